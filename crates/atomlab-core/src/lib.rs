@@ -1,0 +1,29 @@
+//! The data model every atomlab capability speaks.
+//!
+//! A capability (bench, stress, check, audit, …) produces [`Record`]s: one
+//! measured or checked thing each, carrying its parameters, its per-run
+//! samples, a [`Summary`] per [`Metric`], the [`Machine`] it ran on and a
+//! `schema_version`. Every figure carries its [`Unit`] and the [`Source`] it
+//! came from, so that TSC reference cycles are never passed off as core cycles.
+//!
+//! The crate is deliberately small (serde types, units, exit codes, the machine
+//! fingerprint), in the manner of cargo-nextest's metadata crate: tools that
+//! read atomlab's JSON can depend on it without pulling in any capability.
+#![deny(missing_docs)]
+
+pub mod exit;
+pub mod machine;
+pub mod record;
+pub mod summary;
+
+pub use exit::ExitStatus;
+pub use machine::{Machine, PmuStatus};
+pub use record::{Metric, Record, Report, Source, Unit, Verdict};
+pub use summary::Summary;
+
+/// Version of the JSON records' layout. Readers refuse an unknown major
+/// version; a field added without changing meaning keeps the number.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// This atomlab's version, as stamped into every record.
+pub const ATOMLAB_VERSION: &str = env!("CARGO_PKG_VERSION");

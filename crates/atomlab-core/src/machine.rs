@@ -1,0 +1,260 @@
+//! The machine fingerprint stamped on every result.
+//!
+//! What it reads: `/proc/cpuinfo` for the CPU model, `uname(2)` for the
+//! kernel, `sched_getaffinity(2)` for the CPUs this process may use, the
+//! standard library's run-time feature detection (which on Linux reads
+//! `AT_HWCAP`/`AT_HWCAP2` on aarch64 and `cpuid` on x86) for the features
+//! that change how atomics are compiled and what they cost, and the build
+//! script's record of rustc and the target features the binary was built with.
+
+use serde::{Deserialize, Serialize};
+
+/// Whether hardware performance counters can be read here, and if not why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PmuStatus {
+    /// True when `perf_event_open` gave a working hardware counter.
+    pub available: bool,
+    /// Why not, in the kernel's words where it gave any.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+}
+
+impl PmuStatus {
+    /// The status before anyone has tried to open a counter.
+    pub fn not_probed() -> PmuStatus {
+        PmuStatus {
+            available: false,
+            reason: Some("not probed".into()),
+        }
+    }
+}
+
+/// What this machine is, as far as a memory-ordering measurement cares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machine {
+    /// `x86_64`, `aarch64`, `riscv64`…
+    pub arch: String,
+    /// The CPU's marketing or part name.
+    pub cpu_model: String,
+    /// CPUs this process may run on.
+    pub cpus: usize,
+    /// Features that change how atomics compile or what they cost, detected at
+    /// run time (`lse`, `lse2`, `rcpc`, `rcpc2` on aarch64; `cmpxchg16b`,
+    /// `rtm`, `avx2`… on x86_64).
+    pub features: Vec<String>,
+    /// Whether the CPU reports running under a hypervisor (x86 `hypervisor`
+    /// flag), which usually means no PMU and noisy neighbours.
+    pub virtualised: bool,
+    /// Whether the process runs under user-mode emulation (qemu-user): no
+    /// weak-memory behaviour and no meaningful timings.
+    pub emulated: bool,
+    /// `uname -sr`.
+    pub kernel: String,
+    /// The rustc that built this binary.
+    pub rustc: String,
+    /// The target triple this binary was built for.
+    pub target: String,
+    /// `target_feature`s enabled at build time.
+    pub target_features: Vec<String>,
+    /// Hardware counters.
+    pub pmu: PmuStatus,
+}
+
+impl Machine {
+    /// Fingerprints the running machine. Never fails: what cannot be read is
+    /// reported as `unknown`.
+    pub fn detect() -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let virtualised = cpuinfo_flags(&cpuinfo).any(|f| f == "hypervisor");
+        Machine {
+            arch: std::env::consts::ARCH.to_string(),
+            cpu_model: cpu_model(&cpuinfo),
+            cpus: usable_cpus(),
+            features: runtime_features(),
+            virtualised,
+            emulated: under_qemu_user(),
+            kernel: kernel(),
+            rustc: env!("ATOMLAB_RUSTC_VERSION").to_string(),
+            target: env!("ATOMLAB_TARGET").to_string(),
+            target_features: env!("ATOMLAB_TARGET_FEATURES")
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            pmu: PmuStatus::not_probed(),
+        }
+    }
+
+    /// True when the CPU has the named run-time feature.
+    pub fn has_feature(&self, name: &str) -> bool {
+        self.features.iter().any(|f| f == name)
+    }
+}
+
+/// The CPU's name from `/proc/cpuinfo`: `model name` on x86, the implementer
+/// and part numbers on Arm (which has no name line).
+pub fn cpu_model(cpuinfo: &str) -> String {
+    let field = |key: &str| {
+        cpuinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == key).then(|| v.trim().to_string())
+        })
+    };
+    if let Some(name) = field("model name") {
+        return name;
+    }
+    match (field("CPU implementer"), field("CPU part")) {
+        (Some(imp), Some(part)) => match arm_part_name(&imp, &part) {
+            Some(name) => name.to_string(),
+            None => format!("Arm implementer {imp} part {part}"),
+        },
+        _ => field("uarch")
+            .or_else(|| field("isa"))
+            .unwrap_or_else(|| "unknown".into()),
+    }
+}
+
+/// Names of the Arm cores the cases in this project ran on (Neoverse, Cortex,
+/// Apple, Ampere), from the MIDR implementer and part numbers.
+fn arm_part_name(implementer: &str, part: &str) -> Option<&'static str> {
+    let imp = u32::from_str_radix(implementer.trim_start_matches("0x"), 16).ok()?;
+    let part = u32::from_str_radix(part.trim_start_matches("0x"), 16).ok()?;
+    Some(match (imp, part) {
+        (0x41, 0xd03) => "Arm Cortex-A53",
+        (0x41, 0xd04) => "Arm Cortex-A35",
+        (0x41, 0xd05) => "Arm Cortex-A55",
+        (0x41, 0xd07) => "Arm Cortex-A57",
+        (0x41, 0xd08) => "Arm Cortex-A72",
+        (0x41, 0xd0b) => "Arm Cortex-A76",
+        (0x41, 0xd0c) => "Arm Neoverse-N1",
+        (0x41, 0xd40) => "Arm Neoverse-V1",
+        (0x41, 0xd49) => "Arm Neoverse-N2",
+        (0x41, 0xd4f) => "Arm Neoverse-V2",
+        (0xc0, 0xac3) => "Ampere-1",
+        (0x61, _) => "Apple",
+        _ => return None,
+    })
+}
+
+fn cpuinfo_flags(cpuinfo: &str) -> impl Iterator<Item = &str> {
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags") || l.starts_with("Features"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v)
+        .unwrap_or("")
+        .split_whitespace()
+}
+
+fn usable_cpus() -> usize {
+    // SAFETY: `set` is a plain bitmask the kernel fills; zeroed is a valid value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is this thread; the size matches the buffer passed.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc == 0 {
+        // SAFETY: `set` was filled by the kernel above.
+        let n = unsafe { libc::CPU_COUNT(&set) } as usize;
+        if n > 0 {
+            return n;
+        }
+    }
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+fn kernel() -> String {
+    // SAFETY: utsname is plain bytes; zeroed is valid and uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!("{} {}", field(&u.sysname), field(&u.release))
+}
+
+/// qemu-user leaves its own binary as the process's interpreter: the
+/// auxiliary vector's `AT_EXECFN` still names us, but `/proc/self/exe` is the
+/// emulator.
+fn under_qemu_user() -> bool {
+    std::fs::read_link("/proc/self/exe")
+        .map(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("qemu-"))
+        })
+        .unwrap_or(false)
+}
+
+#[cfg(target_arch = "aarch64")]
+fn runtime_features() -> Vec<String> {
+    let mut f = Vec::new();
+    macro_rules! probe {
+        ($($name:tt),*) => {$(
+            if std::arch::is_aarch64_feature_detected!($name) {
+                f.push($name.to_string());
+            }
+        )*};
+    }
+    probe!("lse", "lse2", "rcpc", "rcpc2", "crc", "sve");
+    f
+}
+
+#[cfg(target_arch = "x86_64")]
+fn runtime_features() -> Vec<String> {
+    let mut f = Vec::new();
+    macro_rules! probe {
+        ($($name:tt),*) => {$(
+            if std::arch::is_x86_feature_detected!($name) {
+                f.push($name.to_string());
+            }
+        )*};
+    }
+    probe!("cmpxchg16b", "rtm", "avx2", "sse2");
+    f
+}
+
+#[cfg(not(any(target_arch = "aarch64", target_arch = "x86_64")))]
+fn runtime_features() -> Vec<String> {
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x86_model_name() {
+        let info = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu hypervisor sse2\n";
+        assert_eq!(cpu_model(info), "AMD EPYC 7B13");
+        assert!(cpuinfo_flags(info).any(|f| f == "hypervisor"));
+    }
+
+    #[test]
+    fn arm_parts() {
+        let info = "CPU implementer\t: 0x41\nCPU part\t: 0xd0c\nFeatures\t: fp asimd atomics\n";
+        assert_eq!(cpu_model(info), "Arm Neoverse-N1");
+        let info = "CPU implementer\t: 0x42\nCPU part\t: 0x001\n";
+        assert_eq!(cpu_model(info), "Arm implementer 0x42 part 0x001");
+        assert_eq!(cpu_model(""), "unknown");
+    }
+
+    #[test]
+    fn detect_fills_what_it_can() {
+        let m = Machine::detect();
+        assert_eq!(m.arch, std::env::consts::ARCH);
+        assert!(m.cpus >= 1);
+        assert!(m.kernel.starts_with("Linux"));
+        assert!(m.rustc.starts_with("rustc"), "{}", m.rustc);
+        assert!(!m.target.is_empty());
+    }
+}

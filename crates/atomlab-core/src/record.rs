@@ -1,0 +1,227 @@
+//! One measured or checked thing, as written to `--json` and `--export-json`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{Machine, Summary, ATOMLAB_VERSION, SCHEMA_VERSION};
+
+/// The unit of a figure. Reference cycles (TSC, CNTVCT) and core cycles (PMU)
+/// are distinct units on purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Operations per second, all threads together.
+    OpsPerSecond,
+    /// Nanoseconds per operation, as seen by one thread.
+    NanosPerOp,
+    /// Ticks of a constant-rate counter (TSC, CNTVCT) per operation.
+    RefCyclesPerOp,
+    /// Core clock cycles per operation, from the PMU.
+    CoreCyclesPerOp,
+    /// Retired instructions per operation, from the PMU.
+    InstructionsPerOp,
+    /// Occurrences of a named PMU event per operation.
+    EventsPerOp,
+    /// A dimensionless ratio (fairness: min/max ops across threads).
+    Ratio,
+    /// Per cent (CPU utilisation).
+    Percent,
+    /// Seconds of wall-clock time.
+    Seconds,
+    /// A plain count.
+    Count,
+}
+
+impl Unit {
+    /// Short label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::OpsPerSecond => "ops/s",
+            Unit::NanosPerOp => "ns/op",
+            Unit::RefCyclesPerOp => "ref-cyc/op",
+            Unit::CoreCyclesPerOp => "cyc/op",
+            Unit::InstructionsPerOp => "inst/op",
+            Unit::EventsPerOp => "ev/op",
+            Unit::Ratio => "ratio",
+            Unit::Percent => "%",
+            Unit::Seconds => "s",
+            Unit::Count => "count",
+        }
+    }
+}
+
+/// How a figure was obtained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
+pub enum Source {
+    /// x86 time-stamp counter (`rdtsc`): constant-rate reference cycles.
+    Tsc,
+    /// AArch64 virtual counter (`CNTVCT_EL0`): constant-rate reference ticks.
+    Cntvct,
+    /// `clock_gettime(CLOCK_MONOTONIC)`.
+    ClockGettime,
+    /// `getrusage`/`clock_gettime(CLOCK_PROCESS_CPUTIME_ID)` CPU time.
+    Rusage,
+    /// A hardware counter through `perf_event_open`, named as perf names it.
+    Pmu(String),
+    /// Computed from other figures of the same record.
+    Derived,
+}
+
+/// The outcome of a judged record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Verdict {
+    /// Nothing wrong was seen and the thing is meant to be correct.
+    Pass,
+    /// Something wrong was seen.
+    Fail,
+    /// A known-broken thing whose breakage this run did not observe.
+    NotObserved,
+    /// The run was cut off before it could decide.
+    Timeout,
+}
+
+/// One figure of a record: its samples over the runs and their summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// What it measures (`ops_per_sec`, `ns_per_op`, `event:r6e`…).
+    pub name: String,
+    /// Its unit.
+    pub unit: Unit,
+    /// Where it came from.
+    pub source: Source,
+    /// One sample per run, in run order.
+    pub samples: Vec<f64>,
+    /// Summary of `samples`; absent when there are none.
+    pub summary: Option<Summary>,
+}
+
+impl Metric {
+    /// A metric from its samples, summarised.
+    pub fn new(name: impl Into<String>, unit: Unit, source: Source, samples: Vec<f64>) -> Metric {
+        let summary = Summary::of(&samples);
+        Metric {
+            name: name.into(),
+            unit,
+            source,
+            samples,
+            summary,
+        }
+    }
+
+    /// The median, if there is one.
+    pub fn median(&self) -> Option<f64> {
+        self.summary.map(|s| s.median)
+    }
+}
+
+/// One measured or checked thing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Layout version of this JSON, see [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// atomlab's version.
+    pub atomlab_version: String,
+    /// The subcommand that produced it (`bench`, `stress`, …).
+    pub capability: String,
+    /// Scenario within the capability (`counter`, `lock`, …).
+    pub scenario: String,
+    /// Variant within the scenario (`fetch_add`, `ticket`, …).
+    pub variant: String,
+    /// Every parameter that shaped the run, enough to replay it.
+    pub parameters: Map<String, Value>,
+    /// Measured or counted figures.
+    pub metrics: Vec<Metric>,
+    /// The verdict, for judged capabilities.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub verdict: Option<Verdict>,
+    /// Free-form notes the reader must see (a PMU that was refused, emulation).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub notes: Vec<String>,
+    /// Unix time in seconds when the record was made.
+    pub unix_time: u64,
+}
+
+impl Record {
+    /// A new record stamped with the schema version and the current time.
+    pub fn new(capability: &str, scenario: &str, variant: &str) -> Record {
+        Record {
+            schema_version: SCHEMA_VERSION,
+            atomlab_version: ATOMLAB_VERSION.to_string(),
+            capability: capability.to_string(),
+            scenario: scenario.to_string(),
+            variant: variant.to_string(),
+            parameters: Map::new(),
+            metrics: Vec::new(),
+            verdict: None,
+            notes: Vec::new(),
+            unix_time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        }
+    }
+
+    /// Sets one parameter.
+    pub fn param(&mut self, key: &str, value: impl Into<Value>) -> &mut Self {
+        self.parameters.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// The metric named `name`.
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+}
+
+/// A whole document as atomlab writes it: the machine once, then the records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Layout version of this JSON.
+    pub schema_version: u32,
+    /// The machine every record ran on.
+    pub machine: Machine,
+    /// The records.
+    pub records: Vec<Record>,
+}
+
+impl Report {
+    /// A report over `records` on `machine`.
+    pub fn new(machine: Machine, records: Vec<Record>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            machine,
+            records,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_round_trips_through_json() {
+        let mut r = Record::new("bench", "counter", "fetch_add");
+        r.param("threads", 2);
+        r.metrics.push(Metric::new(
+            "ns_per_op",
+            Unit::NanosPerOp,
+            Source::ClockGettime,
+            vec![3.0, 3.5],
+        ));
+        r.metrics.push(Metric::new(
+            "event:r6e",
+            Unit::EventsPerOp,
+            Source::Pmu("r6e".into()),
+            vec![1.0],
+        ));
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains("\"unit\":\"nanos_per_op\""));
+        assert!(json.contains("{\"kind\":\"pmu\",\"detail\":\"r6e\"}"));
+        let back: Record = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.metric("ns_per_op").unwrap().median(), Some(3.25));
+    }
+}

@@ -1,0 +1,14 @@
+use atomlab_core::{ExitStatus, Machine};
+
+use crate::cli::MachineArgs;
+use crate::render;
+
+pub fn run(args: MachineArgs) -> anyhow::Result<ExitStatus> {
+    let machine = Machine::detect();
+    if args.json {
+        render::json(&machine)?;
+    } else {
+        render::machine_table(&machine)?;
+    }
+    Ok(ExitStatus::Ok)
+}

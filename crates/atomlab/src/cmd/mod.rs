@@ -1,0 +1,16 @@
+//! One module per subcommand; each turns parsed arguments into calls on a
+//! capability crate and hands the results to `render`.
+
+mod machine;
+mod suite;
+
+use atomlab_core::ExitStatus;
+
+use crate::cli::{Cli, Command};
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
+    match cli.command {
+        Command::Machine(args) => machine::run(args),
+        Command::Suite(args) => suite::run(args),
+    }
+}
