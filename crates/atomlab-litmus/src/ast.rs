@@ -1,0 +1,590 @@
+//! The parsed test. Every architecture's thread code is lowered to one small
+//! instruction set ([`Instr`]) over registers and expressions, so the checker
+//! has a single interpreter; what an instruction *was* (a C11 memory order, an
+//! Arm acquire, an x86 lock prefix) survives as an [`Annot`] on its accesses.
+
+use std::fmt;
+
+/// The architecture a test is written for (the first word of the file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// herd's C dialect (C11 atomics).
+    C,
+    /// x86 assembly (Intel syntax as herd writes it).
+    X86,
+    /// AArch64 assembly.
+    AArch64,
+}
+
+impl Arch {
+    /// herd's name for the architecture.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::C => "C",
+            Arch::X86 => "X86",
+            Arch::AArch64 => "AArch64",
+        }
+    }
+}
+
+/// Index of a shared memory location in [`Test::locations`].
+pub type LocId = usize;
+/// Index of a register in [`Thread::regs`].
+pub type Reg = usize;
+
+/// A value in a test: an integer or the address of a location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    /// A plain integer.
+    Int(i64),
+    /// The address of a location (`0:X1=x`).
+    Loc(LocId),
+}
+
+/// C11 memory orders, plus `Na` for plain (non-atomic) accesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    /// A plain access (`*x = 1`): not atomic.
+    Na,
+    /// `memory_order_relaxed`.
+    Relaxed,
+    /// `memory_order_consume`.
+    Consume,
+    /// `memory_order_acquire`.
+    Acquire,
+    /// `memory_order_release`.
+    Release,
+    /// `memory_order_acq_rel`.
+    AcqRel,
+    /// `memory_order_seq_cst`.
+    SeqCst,
+}
+
+impl MemOrder {
+    /// The short name used in event labels.
+    pub fn short(self) -> &'static str {
+        match self {
+            MemOrder::Na => "na",
+            MemOrder::Relaxed => "rlx",
+            MemOrder::Consume => "con",
+            MemOrder::Acquire => "acq",
+            MemOrder::Release => "rel",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => "sc",
+        }
+    }
+}
+
+/// What kind of access an event is, beyond read/write: the C11 order, the
+/// Arm acquire/release flavours, x86 locking, exclusives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Annot {
+    /// The C11 order (C tests only).
+    pub order: Option<MemOrder>,
+    /// Arm acquire (LDAR, LDAXR, …A): herd's set `A`.
+    pub acquire: bool,
+    /// Arm RCpc acquire (LDAPR): herd's set `Q`.
+    pub acquire_pc: bool,
+    /// Arm release (STLR, STLXR, …L): herd's set `L`.
+    pub release: bool,
+    /// x86 locked access (LOCK prefix, XCHG with memory).
+    pub locked: bool,
+    /// Arm exclusive (LDXR/STXR).
+    pub exclusive: bool,
+    /// Arm atomic whose result register is the zero register (STADD…).
+    pub noret: bool,
+}
+
+impl Annot {
+    /// A C11 access with the given order.
+    pub fn c(order: MemOrder) -> Annot {
+        Annot {
+            order: Some(order),
+            ..Annot::default()
+        }
+    }
+}
+
+/// Barriers and fences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fence {
+    /// `atomic_thread_fence(order)`.
+    C(MemOrder),
+    /// x86 MFENCE.
+    Mfence,
+    /// x86 LFENCE.
+    Lfence,
+    /// x86 SFENCE.
+    Sfence,
+    /// Arm DMB/DSB with its option, as written (`SY`, `ISHLD`…).
+    Dmb(Barrier, BarrierOpt),
+    /// Arm ISB.
+    Isb,
+}
+
+/// DMB or DSB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Barrier {
+    /// Data memory barrier.
+    Dmb,
+    /// Data synchronisation barrier (ordered like a DMB for memory accesses).
+    Dsb,
+}
+
+/// What a DMB/DSB orders: everything, loads, or stores, and its domain as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BarrierOpt {
+    /// Full, load or store barrier.
+    pub kind: BarrierKind,
+    /// The option as written (`SY`, `ISH`, `OSHLD`…), for printing.
+    pub name: &'static str,
+}
+
+/// The class of a DMB/DSB option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BarrierKind {
+    /// SY, ISH, OSH, NSH.
+    Full,
+    /// LD, ISHLD, OSHLD, NSHLD.
+    Ld,
+    /// ST, ISHST, OSHST, NSHST.
+    St,
+}
+
+impl fmt::Display for Fence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fence::C(o) => write!(f, "F{}", o.short()),
+            Fence::Mfence => f.write_str("MFENCE"),
+            Fence::Lfence => f.write_str("LFENCE"),
+            Fence::Sfence => f.write_str("SFENCE"),
+            Fence::Dmb(Barrier::Dmb, o) => write!(f, "dmb.{}", o.name.to_ascii_lowercase()),
+            Fence::Dmb(Barrier::Dsb, o) => write!(f, "dsb.{}", o.name.to_ascii_lowercase()),
+            Fence::Isb => f.write_str("isb"),
+        }
+    }
+}
+
+/// Binary operators of expressions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `^`
+    Xor,
+    /// `&`
+    And,
+    /// `|`
+    Or,
+    /// `&` with the second operand complemented (Arm BIC, LDCLR).
+    AndNot,
+    /// `<<`
+    Shl,
+    /// logical `>>`
+    Shr,
+    /// `==` (1 or 0)
+    Eq,
+    /// `!=`
+    Ne,
+    /// signed `<`
+    Lt,
+    /// signed `<=`
+    Le,
+    /// signed `>`
+    Gt,
+    /// signed `>=`
+    Ge,
+    /// unsigned `<`
+    Ult,
+    /// unsigned `<=`
+    Ule,
+    /// unsigned `>`
+    Ugt,
+    /// unsigned `>=`
+    Uge,
+    /// C `&&`
+    LogAnd,
+    /// C `||`
+    LogOr,
+}
+
+/// An expression over registers and constants. Memory is never read inside
+/// an expression: the parser lowers each access to its own instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Expr {
+    /// A constant.
+    Const(Value),
+    /// The current value of a register.
+    Reg(Reg),
+    /// Logical negation (`!e`: 1 if e is 0).
+    Not(Box<Expr>),
+    /// A binary operation.
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// The integer constant `v`.
+    pub fn int(v: i64) -> Expr {
+        Expr::Const(Value::Int(v))
+    }
+    /// `op(a, b)`.
+    pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Bin(op, Box::new(a), Box::new(b))
+    }
+}
+
+/// The operation of a read-modify-write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RmwOp {
+    /// Exchange: the new value is the operand.
+    Xchg,
+    /// `old + operand`
+    Add,
+    /// `old - operand`
+    Sub,
+    /// `old | operand`
+    Or,
+    /// `old & operand`
+    And,
+    /// `old ^ operand`
+    Xor,
+    /// `old & !operand` (Arm LDCLR)
+    Clr,
+}
+
+/// Where a compare-and-swap finds the value it expects, and where the old
+/// value goes when the comparison fails.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CasExpected {
+    /// In a register that receives the old value (Arm `CAS Rs`, x86 `EAX`).
+    Reg(Reg),
+    /// A value that is compared but receives nothing (Arm `CAS WZR, …`).
+    Value(Expr),
+    /// In memory, at this address (C's `expected` pointer): read plainly, and
+    /// written with the old value on failure.
+    Mem(Expr),
+}
+
+/// One instruction of the lowered thread code.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Instr {
+    /// Read memory at `addr` into `dst` (discarded when `None`).
+    Load {
+        /// Destination register.
+        dst: Option<Reg>,
+        /// Address expression.
+        addr: Expr,
+        /// Access kind.
+        annot: Annot,
+    },
+    /// Write `value` to memory at `addr`.
+    Store {
+        /// Address expression.
+        addr: Expr,
+        /// Value expression.
+        value: Expr,
+        /// Access kind.
+        annot: Annot,
+    },
+    /// Store-exclusive: writes and sets `status` to 0 when paired with the
+    /// preceding load-exclusive, or writes nothing and sets it to 1.
+    StoreExclusive {
+        /// Status register.
+        status: Option<Reg>,
+        /// Address expression.
+        addr: Expr,
+        /// Value expression.
+        value: Expr,
+        /// Access kind.
+        annot: Annot,
+    },
+    /// Atomic read-modify-write: `dst := old; mem := op(old, operand)`.
+    Rmw {
+        /// Receives the old value.
+        dst: Option<Reg>,
+        /// Address expression.
+        addr: Expr,
+        /// The operation.
+        op: RmwOp,
+        /// The operand.
+        operand: Expr,
+        /// Annotation of the read (or of the single event).
+        read: Annot,
+        /// Annotation of the write.
+        write: Annot,
+        /// One event that both reads and writes (herd's C), or a read and a
+        /// write linked by `rmw` (the ISAs).
+        single: bool,
+    },
+    /// Compare-and-swap.
+    Cas {
+        /// C's boolean result (1 on success).
+        result: Option<Reg>,
+        /// Address expression.
+        addr: Expr,
+        /// The expected value's home.
+        expected: CasExpected,
+        /// The value written on success.
+        desired: Expr,
+        /// Annotation of the read (or single event) on success.
+        read: Annot,
+        /// Annotation of the write on success.
+        write: Annot,
+        /// Annotation of the read on failure.
+        fail: Annot,
+        /// A weak CAS may fail even when the values are equal.
+        weak: bool,
+        /// One event on success (herd's C) or a read/write pair.
+        single: bool,
+    },
+    /// A barrier or fence.
+    Fence(Fence),
+    /// `dst := expr`.
+    Assign {
+        /// Destination register.
+        dst: Reg,
+        /// The value.
+        expr: Expr,
+    },
+    /// `dst := cond != 0 ? a : b`, with the condition a *pick* (not data)
+    /// dependency, as Arm's CSEL.
+    Select {
+        /// Destination register.
+        dst: Reg,
+        /// The condition.
+        cond: Expr,
+        /// Value when the condition holds.
+        a: Expr,
+        /// Value otherwise.
+        b: Expr,
+    },
+    /// Jump to instruction `target` when `cond` is non-zero (always when `None`).
+    Branch {
+        /// The condition, `None` for an unconditional jump.
+        cond: Option<Expr>,
+        /// Index of the target instruction in the thread's code.
+        target: usize,
+    },
+}
+
+/// A thread of the test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thread {
+    /// Its number (`P0` is 0).
+    pub id: usize,
+    /// Register names, canonical (`X0` for `W0`, `EAX`, `r0`); hidden
+    /// temporaries start with `%`.
+    pub regs: Vec<String>,
+    /// Initial register values (others start at 0).
+    pub init: Vec<(Reg, Value)>,
+    /// The lowered code.
+    pub code: Vec<Instr>,
+}
+
+impl Thread {
+    /// The index of a register by name.
+    pub fn reg(&self, name: &str) -> Option<Reg> {
+        self.regs.iter().position(|r| r == name)
+    }
+}
+
+/// A thing whose final value a condition or `locations` asks about.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StateVar {
+    /// `T:reg`.
+    Reg {
+        /// Thread number.
+        thread: usize,
+        /// Register index in that thread.
+        reg: Reg,
+    },
+    /// `[x]` or `x`.
+    Loc(LocId),
+}
+
+/// Comparison in an atom of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// `=`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+/// A proposition over the final state.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Prop {
+    /// Always holds.
+    True,
+    /// Never holds.
+    False,
+    /// `var = value` or `var != value`.
+    Atom(StateVar, CmpOp, Value),
+    /// `~p`
+    Not(Box<Prop>),
+    /// `p /\ q`
+    And(Box<Prop>, Box<Prop>),
+    /// `p \/ q`
+    Or(Box<Prop>, Box<Prop>),
+}
+
+impl Prop {
+    /// Evaluates the proposition; `get` gives the final value of a variable.
+    pub fn eval(&self, get: &dyn Fn(&StateVar) -> Value) -> bool {
+        match self {
+            Prop::True => true,
+            Prop::False => false,
+            Prop::Atom(v, CmpOp::Eq, x) => get(v) == *x,
+            Prop::Atom(v, CmpOp::Ne, x) => get(v) != *x,
+            Prop::Not(p) => !p.eval(get),
+            Prop::And(a, b) => a.eval(get) && b.eval(get),
+            Prop::Or(a, b) => a.eval(get) || b.eval(get),
+        }
+    }
+
+    /// Every variable the proposition mentions, in order of appearance.
+    pub fn vars(&self, out: &mut Vec<StateVar>) {
+        match self {
+            Prop::True | Prop::False => {}
+            Prop::Atom(v, _, _) => {
+                if !out.contains(v) {
+                    out.push(v.clone())
+                }
+            }
+            Prop::Not(p) => p.vars(out),
+            Prop::And(a, b) | Prop::Or(a, b) => {
+                a.vars(out);
+                b.vars(out);
+            }
+        }
+    }
+}
+
+/// The quantifier of the final condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Quantifier {
+    /// `exists p`: herd's "Allowed" test.
+    Exists,
+    /// `~exists p`: herd's "Forbidden" test.
+    NotExists,
+    /// `forall p`: herd's "Required" test.
+    Forall,
+}
+
+impl Quantifier {
+    /// herd's word for the test kind.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Quantifier::Exists => "Allowed",
+            Quantifier::NotExists => "Forbidden",
+            Quantifier::Forall => "Required",
+        }
+    }
+}
+
+/// The final condition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Condition {
+    /// exists, ~exists or forall.
+    pub quantifier: Quantifier,
+    /// The proposition.
+    pub prop: Prop,
+}
+
+/// A parsed litmus test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Test {
+    /// The file it came from.
+    pub file: String,
+    /// Its architecture.
+    pub arch: Arch,
+    /// Its name (second word of the first line).
+    pub name: String,
+    /// Shared locations, by [`LocId`].
+    pub locations: Vec<String>,
+    /// Initial values of locations (others start at 0).
+    pub init: Vec<(LocId, Value)>,
+    /// The threads.
+    pub threads: Vec<Thread>,
+    /// Extra variables to report (`locations [...]`).
+    pub observed: Vec<StateVar>,
+    /// `filter p`: executions where p fails are discarded.
+    pub filter: Option<Prop>,
+    /// The final condition.
+    pub condition: Condition,
+}
+
+impl Test {
+    /// The variables a final state lists: the condition's, then `locations`.
+    pub fn state_vars(&self) -> Vec<StateVar> {
+        let mut v = Vec::new();
+        self.condition.prop.vars(&mut v);
+        for o in &self.observed {
+            if !v.contains(o) {
+                v.push(o.clone());
+            }
+        }
+        v
+    }
+
+    /// herd's name for a state variable: `1:r0`, `1:X2`, `[x]`.
+    pub fn var_name(&self, v: &StateVar) -> String {
+        match v {
+            StateVar::Reg { thread, reg } => {
+                format!("{}:{}", thread, self.threads[*thread].regs[*reg])
+            }
+            StateVar::Loc(l) => format!("[{}]", self.locations[*l]),
+        }
+    }
+
+    /// herd's rendering of a value.
+    pub fn value_name(&self, v: Value) -> String {
+        match v {
+            Value::Int(i) => i.to_string(),
+            Value::Loc(l) => self.locations[l].clone(),
+        }
+    }
+
+    /// The condition as herd prints it on its `Condition` line.
+    pub fn condition_text(&self) -> String {
+        let q = match self.condition.quantifier {
+            Quantifier::Exists => "exists",
+            Quantifier::NotExists => "~exists",
+            Quantifier::Forall => "forall",
+        };
+        format!("{} {}", q, self.prop_text(&self.condition.prop, true))
+    }
+
+    fn prop_text(&self, p: &Prop, top: bool) -> String {
+        let s = match p {
+            Prop::True => return "true".into(),
+            Prop::False => return "false".into(),
+            Prop::Atom(v, CmpOp::Eq, x) => {
+                let s = format!("{}={}", self.var_name(v), self.value_name(*x));
+                if top {
+                    return format!("({s})");
+                }
+                return s;
+            }
+            Prop::Atom(v, CmpOp::Ne, x) => {
+                format!("not ({}={})", self.var_name(v), self.value_name(*x))
+            }
+            Prop::Not(q) => format!("not ({})", self.prop_text(q, false)),
+            Prop::And(a, b) => format!(
+                "{} /\\ {}",
+                self.prop_text(a, false),
+                self.prop_text(b, false)
+            ),
+            Prop::Or(a, b) => format!(
+                "{} \\/ {}",
+                self.prop_text(a, false),
+                self.prop_text(b, false)
+            ),
+        };
+        format!("({s})")
+    }
+}

@@ -1,0 +1,50 @@
+//! Litmus tests in herdtools7's format: the C dialect, and the X86 and
+//! AArch64 assembly subsets that `atomlab check` judges.
+//!
+//! A test is a header (`C MP`, doc string, `key=value` lines), an initial
+//! state (`{ x=0; 0:X1=x; }`), threads (C functions `P0 (atomic_int* x) {…}`,
+//! or an assembly table `P0 | P1 ;`), optional `locations [...]` and
+//! `filter`, and a final condition (`exists`, `~exists`, `forall`). The
+//! format is herd7's, as documented in the herdtools7 manual ("herd7: the
+//! litmus format") and exercised by its test suites.
+//!
+//! Thread code is lowered to one small instruction set ([`ast::Instr`]) so
+//! the checker (`atomlab-model`) interprets all three architectures alike;
+//! what each access was (C11 order, Arm acquire/release, x86 lock) is kept
+//! as an [`ast::Annot`].
+//!
+//! Anything outside the supported subset is a [`ParseError`] that names the
+//! file, line, column and the construct, never a silently different test.
+//!
+//! The crate has one dependency, `thiserror`, for the error type.
+//!
+//! # Limitations
+//! - Mixed-size accesses, Linux-kernel C primitives, loops in C, and Arm
+//!   system instructions (TLBI, DC, IC), pair loads/stores and
+//!   LDIAPP/STILP are refused.
+//! - Values are 64-bit integers; W-register writes are not truncated.
+#![deny(missing_docs)]
+
+mod asm;
+pub mod ast;
+mod c;
+mod error;
+mod parse;
+mod scan;
+
+pub use ast::*;
+pub use error::ParseError;
+pub use parse::parse;
+
+/// Reads and parses a litmus file.
+pub fn parse_file(path: &std::path::Path) -> Result<Test, ParseError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| ParseError {
+        file: name.clone(),
+        line: 0,
+        column: 0,
+        message: format!("cannot read: {e}"),
+    })?;
+    let src = String::from_utf8_lossy(&bytes);
+    parse(&name, &src)
+}

@@ -1,0 +1,508 @@
+//! The parts of a litmus file every architecture shares: the first line,
+//! header keys, the initial state, `locations`, `filter` and the final
+//! condition. Thread code is handed to [`crate::c`] or [`crate::asm`].
+//!
+//! Follows the format herd7 reads (herdtools7 `litmus/` and `herd/`
+//! documentation: "A litmus test … consists of a header, an initial state, the
+//! code of threads and a final condition").
+
+use crate::ast::*;
+use crate::scan::{blank_comments, Cursor, PResult};
+use crate::ParseError;
+
+/// The things being built while parsing: locations and threads.
+pub(crate) struct Builder {
+    pub arch: Arch,
+    pub locations: Vec<String>,
+    pub threads: Vec<Thread>,
+}
+
+impl Builder {
+    pub fn loc(&mut self, name: &str) -> LocId {
+        if let Some(i) = self.locations.iter().position(|l| l == name) {
+            return i;
+        }
+        self.locations.push(name.to_string());
+        self.locations.len() - 1
+    }
+
+    pub fn thread(&mut self, id: usize) -> &mut Thread {
+        while self.threads.len() <= id {
+            let n = self.threads.len();
+            self.threads.push(Thread {
+                id: n,
+                regs: Vec::new(),
+                init: Vec::new(),
+                code: Vec::new(),
+            });
+        }
+        &mut self.threads[id]
+    }
+}
+
+/// Adds register `name` to `t` if new and returns its index.
+pub(crate) fn reg_of(t: &mut Thread, name: &str) -> Reg {
+    if let Some(r) = t.reg(name) {
+        return r;
+    }
+    t.regs.push(name.to_string());
+    t.regs.len() - 1
+}
+
+/// The canonical name of a register as written in a condition or initial
+/// state, or `None` when it is not one of the architecture's registers.
+pub(crate) fn canonical_reg(arch: Arch, name: &str) -> Option<String> {
+    match arch {
+        Arch::C => Some(name.to_string()),
+        Arch::X86 => crate::asm::x86_reg(name).map(str::to_string),
+        Arch::AArch64 => match crate::asm::arm_reg(name) {
+            Some(crate::asm::ArmReg::Gpr(n)) => Some(format!("X{n}")),
+            _ => None,
+        },
+    }
+}
+
+/// Parses a litmus test. `file` is used in error messages only.
+pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
+    let text = match blank_comments(src) {
+        Ok(t) => t,
+        Err(pos) => {
+            return Err(Cursor::new(file, src).err_at(pos, "unterminated comment '(*'"));
+        }
+    };
+    let mut c = Cursor::new(file, &text);
+    c.ws();
+    let arch_pos = c.pos;
+    let arch = match c.ident() {
+        Some("C") => Arch::C,
+        Some("X86") => Arch::X86,
+        Some("AArch64") => Arch::AArch64,
+        Some(other) => {
+            return Err(c.err_at(
+                arch_pos,
+                format!("unsupported architecture '{other}' (supported: C, X86, AArch64)"),
+            ))
+        }
+        None => {
+            return Err(
+                c.err("expected an architecture name (C, X86, AArch64) at the start of the test")
+            )
+        }
+    };
+    c.ws_inline();
+    let line_end = c.rest().find('\n').map(|i| c.pos + i).unwrap_or(c.end);
+    let name = c.src[c.pos..line_end].trim().to_string();
+    if name.is_empty() {
+        return Err(c.err("expected the test's name after the architecture"));
+    }
+    c.pos = line_end;
+    let mut b = Builder {
+        arch,
+        locations: Vec::new(),
+        threads: Vec::new(),
+    };
+    // Header: a doc string and `key=value` lines, up to the initial state.
+    loop {
+        c.ws();
+        if c.at_end() {
+            return Err(c.err("expected the initial state '{ … }'"));
+        }
+        if c.rest().starts_with('{') {
+            break;
+        }
+        if c.rest().starts_with('"') {
+            let start = c.pos;
+            c.bump();
+            match c.rest().find('"') {
+                Some(i) => c.pos += i + 1,
+                None => return Err(c.err_at(start, "unterminated string in the header")),
+            }
+            continue;
+        }
+        let line_end = c.rest().find('\n').map(|i| c.pos + i).unwrap_or(c.end);
+        let line = &c.src[c.pos..line_end];
+        if !line.contains('=') {
+            return Err(c.err(format!(
+                "expected 'key=value' or the initial state '{{', found {}",
+                c.found()
+            )));
+        }
+        c.pos = line_end;
+    }
+    // Initial state.
+    let open = c.pos;
+    let close = match c.rest().find('}') {
+        Some(i) => c.pos + i,
+        None => return Err(c.err_at(open, "unterminated initial state: no '}'")),
+    };
+    let mut init_regs = Vec::new();
+    let mut init_mem = Vec::new();
+    parse_init(
+        &c.sub(open + 1, close),
+        &mut b,
+        &mut init_regs,
+        &mut init_mem,
+    )?;
+    c.pos = close + 1;
+    // Threads.
+    let tail_start = match arch {
+        Arch::C => crate::c::parse_threads(&mut c, &mut b)?,
+        Arch::X86 | Arch::AArch64 => crate::asm::parse_threads(&mut c, &mut b)?,
+    };
+    c.pos = tail_start;
+    if b.threads.is_empty() {
+        return Err(c.err("the test has no threads"));
+    }
+    for (t, name, v, pos) in init_regs {
+        if t >= b.threads.len() {
+            return Err(c.err_at(
+                pos,
+                format!("initial state names thread {t}, which does not exist"),
+            ));
+        }
+        let th = &mut b.threads[t];
+        let r = reg_of(th, &name);
+        th.init.push((r, v));
+    }
+    // Tail: locations, filter, condition.
+    let mut observed = Vec::new();
+    let mut filter = None;
+    let condition;
+    loop {
+        c.ws();
+        let pos = c.pos;
+        if c.eat_word("locations") {
+            c.expect("[", "after 'locations'")?;
+            loop {
+                c.ws();
+                if c.eat("]") {
+                    break;
+                }
+                let v = parse_var(&mut c, &mut b)?;
+                observed.push(v);
+                c.ws();
+                if !c.eat(";") && !c.rest().starts_with(']') {
+                    return Err(c.err(format!(
+                        "expected ';' or ']' in 'locations', found {}",
+                        c.found()
+                    )));
+                }
+            }
+            continue;
+        }
+        if c.eat_word("filter") {
+            filter = Some(parse_prop(&mut c, &mut b)?);
+            continue;
+        }
+        let q = if c.eat("~exists") || c.eat_word("~ exists") {
+            Quantifier::NotExists
+        } else if c.eat_word("exists") {
+            Quantifier::Exists
+        } else if c.eat_word("forall") {
+            Quantifier::Forall
+        } else if c.at_end() {
+            return Err(c.err_at(
+                pos,
+                "expected a final condition ('exists', '~exists' or 'forall')",
+            ));
+        } else {
+            return Err(c.err(format!(
+                "unsupported construct {} after the threads (expected 'locations', 'filter', 'exists', '~exists' or 'forall')",
+                c.found()
+            )));
+        };
+        let prop = parse_prop(&mut c, &mut b)?;
+        condition = Condition {
+            quantifier: q,
+            prop,
+        };
+        c.eat(";");
+        break;
+    }
+    c.ws();
+    if !c.at_end() {
+        return Err(c.err(format!(
+            "unexpected {} after the final condition",
+            c.found()
+        )));
+    }
+    let init = init_mem;
+    Ok(Test {
+        file: file.to_string(),
+        arch,
+        name,
+        locations: b.locations,
+        init,
+        threads: b.threads,
+        observed,
+        filter,
+        condition,
+    })
+}
+
+/// Integer type words accepted (and ignored) in declarations.
+pub(crate) const TYPE_WORDS: &[&str] = &[
+    "int",
+    "long",
+    "unsigned",
+    "signed",
+    "short",
+    "char",
+    "atomic_int",
+    "atomic_long",
+    "atomic_uint",
+    "atomic_ulong",
+    "atomic_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "intptr_t",
+    "uintptr_t",
+    "volatile",
+    "const",
+    "_Atomic",
+    "atomic_intptr_t",
+    "__int128_t",
+    "__uint128_t",
+    "__int128",
+];
+
+type InitRegs = Vec<(usize, String, Value, usize)>;
+
+fn parse_init(
+    c: &Cursor<'_>,
+    b: &mut Builder,
+    regs: &mut InitRegs,
+    mem: &mut Vec<(LocId, Value)>,
+) -> PResult<()> {
+    let mut c = c.clone();
+    loop {
+        c.ws();
+        if c.at_end() {
+            return Ok(());
+        }
+        if c.eat(";") {
+            continue;
+        }
+        let item_pos = c.pos;
+        // Optional type words.
+        let mut typed = false;
+        loop {
+            let save = c.pos;
+            match c.ident() {
+                Some(w) if TYPE_WORDS.contains(&w) => typed = true,
+                Some(_) => {
+                    c.pos = save;
+                    break;
+                }
+                None => break,
+            }
+        }
+        let pointer = c.eat("*");
+        let _ = typed;
+        // The left-hand side.
+        c.ws();
+        let lhs_pos = c.pos;
+        enum Lhs {
+            Reg(usize, String),
+            Loc(LocId),
+        }
+        let lhs = if let Some(t) = thread_prefix(&mut c) {
+            let name_pos = c.pos;
+            let name = c
+                .ident()
+                .ok_or_else(|| c.err("expected a register name after 'N:'"))?;
+            let canon = canonical_reg(b.arch, name).ok_or_else(|| {
+                c.err_at(
+                    name_pos,
+                    format!("'{name}' is not a {} register", b.arch.name()),
+                )
+            })?;
+            Lhs::Reg(t, canon)
+        } else if c.eat("[") {
+            let name = c.ident().ok_or_else(|| c.err("expected a location name"))?;
+            c.expect("]", "after a location")?;
+            Lhs::Loc(b.loc(name))
+        } else {
+            match c.ident() {
+                Some(name) => Lhs::Loc(b.loc(name)),
+                None => {
+                    return Err(c.err_at(
+                        lhs_pos,
+                        format!("expected an initial-state item, found {}", c.found()),
+                    ))
+                }
+            }
+        };
+        let value = if c.eat("=") {
+            parse_value(&mut c, b)?
+        } else {
+            Value::Int(0)
+        };
+        let _ = pointer;
+        match lhs {
+            Lhs::Reg(t, name) => regs.push((t, name, value, item_pos)),
+            Lhs::Loc(l) => {
+                mem.retain(|(m, _)| *m != l);
+                mem.push((l, value))
+            }
+        }
+        c.ws();
+        if !c.at_end() && !c.eat(";") {
+            // `{ x = 1 }` has no separator; anything else is an error.
+            return Err(c.err(format!(
+                "expected ';' in the initial state, found {}",
+                c.found()
+            )));
+        }
+    }
+}
+
+/// `N:` before a register name.
+fn thread_prefix(c: &mut Cursor<'_>) -> Option<usize> {
+    let save = c.pos;
+    c.ws();
+    let r = c.rest();
+    let len = r.chars().take_while(|ch| ch.is_ascii_digit()).count();
+    if len > 0 {
+        let n: usize = r[..len].parse().ok()?;
+        c.pos += len;
+        c.ws_inline();
+        if c.eat(":") {
+            return Some(n);
+        }
+    }
+    c.pos = save;
+    None
+}
+
+fn parse_value(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Value> {
+    c.ws();
+    if let Some(v) = c.number() {
+        return Ok(Value::Int(v));
+    }
+    let pos = c.pos;
+    if c.eat("&") {
+        let name = c
+            .ident()
+            .ok_or_else(|| c.err("expected a location after '&'"))?;
+        return Ok(Value::Loc(b.loc(name)));
+    }
+    match c.ident() {
+        Some("ATOMIC_INIT") => {
+            c.expect("(", "after ATOMIC_INIT")?;
+            let v = c
+                .number()
+                .ok_or_else(|| c.err("expected a number in ATOMIC_INIT"))?;
+            c.expect(")", "after ATOMIC_INIT's value")?;
+            Ok(Value::Int(v))
+        }
+        Some(name) => Ok(Value::Loc(b.loc(name))),
+        None => Err(c.err_at(pos, format!("expected a value, found {}", c.found()))),
+    }
+}
+
+fn parse_var(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<StateVar> {
+    c.ws();
+    let pos = c.pos;
+    if let Some(t) = thread_prefix(c) {
+        let name_pos = c.pos;
+        let name = c
+            .ident()
+            .ok_or_else(|| c.err("expected a register name after 'N:'"))?;
+        let canon = canonical_reg(b.arch, name).ok_or_else(|| {
+            c.err_at(
+                name_pos,
+                format!("'{name}' is not a {} register", b.arch.name()),
+            )
+        })?;
+        if t >= b.threads.len() {
+            return Err(c.err_at(pos, format!("thread {t} does not exist")));
+        }
+        let th = &mut b.threads[t];
+        if b.arch == Arch::C && th.reg(&canon).is_none() {
+            return Err(c.err_at(name_pos, format!("thread {t} has no register '{name}'")));
+        }
+        let reg = reg_of(th, &canon);
+        return Ok(StateVar::Reg { thread: t, reg });
+    }
+    if c.eat("[") {
+        let name = c.ident().ok_or_else(|| c.err("expected a location name"))?;
+        c.expect("]", "after a location")?;
+        return Ok(StateVar::Loc(b.loc(name)));
+    }
+    match c.ident() {
+        Some(name) => {
+            if !b.locations.iter().any(|l| l == name) {
+                return Err(c.err_at(pos, format!("unknown location '{name}' in the condition")));
+            }
+            Ok(StateVar::Loc(b.loc(name)))
+        }
+        None => Err(c.err_at(
+            pos,
+            format!("expected 'N:reg', '[loc]' or 'loc', found {}", c.found()),
+        )),
+    }
+}
+
+/// prop := conj ('\/' conj)*
+fn parse_prop(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Prop> {
+    let mut p = parse_conj(c, b)?;
+    loop {
+        if c.eat("\\/") {
+            let q = parse_conj(c, b)?;
+            p = Prop::Or(Box::new(p), Box::new(q));
+        } else if c.eat("=>") {
+            let q = parse_conj(c, b)?;
+            p = Prop::Or(Box::new(Prop::Not(Box::new(p))), Box::new(q));
+        } else {
+            return Ok(p);
+        }
+    }
+}
+
+fn parse_conj(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Prop> {
+    let mut p = parse_unary(c, b)?;
+    while c.eat("/\\") {
+        let q = parse_unary(c, b)?;
+        p = Prop::And(Box::new(p), Box::new(q));
+    }
+    Ok(p)
+}
+
+fn parse_unary(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Prop> {
+    c.ws();
+    if c.eat("~") || c.eat_word("not") {
+        return Ok(Prop::Not(Box::new(parse_unary(c, b)?)));
+    }
+    if c.eat("(") {
+        let p = parse_prop(c, b)?;
+        c.expect(")", "to close '('")?;
+        return Ok(p);
+    }
+    if c.eat_word("true") {
+        return Ok(Prop::True);
+    }
+    if c.eat_word("false") {
+        return Ok(Prop::False);
+    }
+    let var = parse_var(c, b)?;
+    c.ws();
+    let op = if c.eat("!=") {
+        CmpOp::Ne
+    } else if c.eat("==") || c.eat("=") {
+        CmpOp::Eq
+    } else {
+        return Err(c.err(format!(
+            "expected '=' or '!=' in the condition, found {}",
+            c.found()
+        )));
+    };
+    let v = parse_value(c, b)?;
+    Ok(Prop::Atom(var, op, v))
+}

@@ -1,0 +1,258 @@
+//! A character cursor over the whole source that knows lines and columns, so
+//! every sub-parser reports positions in the file, not in a fragment.
+
+use crate::ParseError;
+
+/// Cursor over `src[pos..end]`.
+#[derive(Clone)]
+pub(crate) struct Cursor<'a> {
+    pub src: &'a str,
+    pub pos: usize,
+    pub end: usize,
+    pub file: &'a str,
+}
+
+pub(crate) type PResult<T> = Result<T, ParseError>;
+
+impl<'a> Cursor<'a> {
+    pub fn new(file: &'a str, src: &'a str) -> Cursor<'a> {
+        Cursor {
+            src,
+            pos: 0,
+            end: src.len(),
+            file,
+        }
+    }
+
+    /// A cursor over `start..end` of the same source.
+    pub fn sub(&self, start: usize, end: usize) -> Cursor<'a> {
+        Cursor {
+            src: self.src,
+            pos: start,
+            end,
+            file: self.file,
+        }
+    }
+
+    pub fn rest(&self) -> &'a str {
+        &self.src[self.pos..self.end]
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.end
+    }
+
+    pub fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    pub fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        Some(c)
+    }
+
+    /// Skips spaces, tabs and newlines.
+    pub fn ws(&mut self) {
+        while let Some(c) = self.peek() {
+            if c.is_whitespace() {
+                self.bump();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Skips spaces and tabs only.
+    pub fn ws_inline(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == ' ' || c == '\t' || c == '\r' {
+                self.bump();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Consumes `s` (after whitespace) if it comes next.
+    pub fn eat(&mut self, s: &str) -> bool {
+        self.ws();
+        if self.rest().starts_with(s) {
+            self.pos += s.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consumes `s` if it comes next as a whole word.
+    pub fn eat_word(&mut self, s: &str) -> bool {
+        self.ws();
+        let r = self.rest();
+        if let Some(rest) = r.strip_prefix(s) {
+            if !rest.chars().next().is_some_and(is_ident_char) {
+                self.pos += s.len();
+                return true;
+            }
+        }
+        false
+    }
+
+    pub fn expect(&mut self, s: &str, context: &str) -> PResult<()> {
+        if self.eat(s) {
+            Ok(())
+        } else {
+            Err(self.err(format!("expected '{s}' {context}, found {}", self.found())))
+        }
+    }
+
+    /// A description of what comes next, for error messages.
+    pub fn found(&self) -> String {
+        let r = self.rest();
+        let r = r.trim_start();
+        if r.is_empty() {
+            return "end of input".into();
+        }
+        let w: String = r
+            .chars()
+            .take_while(|c| !c.is_whitespace())
+            .take(20)
+            .collect();
+        format!("'{w}'")
+    }
+
+    /// An identifier (letters, digits, `_`, `.`), after whitespace.
+    pub fn ident(&mut self) -> Option<&'a str> {
+        self.ws();
+        let r = self.rest();
+        let mut chars = r.char_indices();
+        match chars.next() {
+            Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
+            _ => return None,
+        }
+        let len = r
+            .char_indices()
+            .find(|&(_, c)| !is_ident_char(c))
+            .map(|(i, _)| i)
+            .unwrap_or(r.len());
+        self.pos += len;
+        Some(&r[..len])
+    }
+
+    /// A decimal or hexadecimal integer, optionally negative.
+    pub fn number(&mut self) -> Option<i64> {
+        self.ws();
+        let save = self.pos;
+        let neg = self.eat("-");
+        self.ws();
+        let r = self.rest();
+        let (digits, radix, skip) = if r.starts_with("0x") || r.starts_with("0X") {
+            (&r[2..], 16, 2)
+        } else {
+            (r, 10, 0)
+        };
+        let len = digits
+            .char_indices()
+            .find(|&(_, c)| !c.is_digit(radix))
+            .map(|(i, _)| i)
+            .unwrap_or(digits.len());
+        if len == 0 {
+            self.pos = save;
+            return None;
+        }
+        let v = match i64::from_str_radix(&digits[..len], radix).ok().or_else(|| {
+            u64::from_str_radix(&digits[..len], radix)
+                .ok()
+                .map(|u| u as i64)
+        }) {
+            Some(v) => v,
+            None => {
+                self.pos = save;
+                return None;
+            }
+        };
+        self.pos += skip + len;
+        Some(if neg { v.wrapping_neg() } else { v })
+    }
+
+    /// (line, column) of byte offset `pos`, both 1-based.
+    pub fn line_col(&self, pos: usize) -> (usize, usize) {
+        let pos = pos.min(self.src.len());
+        let before = &self.src[..pos];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let col = self.src[line_start..pos].chars().count() + 1;
+        (line, col)
+    }
+
+    pub fn err_at(&self, pos: usize, msg: impl Into<String>) -> ParseError {
+        let (line, column) = self.line_col(pos);
+        ParseError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: msg.into(),
+        }
+    }
+
+    /// An error at the next non-blank character.
+    pub fn err(&self, msg: impl Into<String>) -> ParseError {
+        let mut c = self.clone();
+        c.ws();
+        c.err_at(c.pos, msg)
+    }
+}
+
+pub(crate) fn is_ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+/// Replaces OCaml-style comments `(* … *)` (nested) with spaces, keeping
+/// newlines so positions do not move. `(*x` without a space is C, not a
+/// comment. Returns an error position for an unterminated comment.
+pub(crate) fn blank_comments(src: &str) -> Result<String, usize> {
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b'('
+            && b[i + 1] == b'*'
+            && b.get(i + 2)
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_' && *c != b'(')
+        {
+            let start = i;
+            let mut depth = 0usize;
+            loop {
+                if i + 1 >= b.len() {
+                    return Err(start);
+                }
+                if b[i] == b'(' && b[i + 1] == b'*' {
+                    depth += 1;
+                    i += 2;
+                    continue;
+                }
+                if b[i] == b'*' && b[i + 1] == b')' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                i += 1;
+            }
+            for c in &mut out[start..i] {
+                if *c != b'\n' {
+                    *c = b' ';
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+    // Only ASCII bytes were replaced by ASCII spaces, but a comment may have
+    // covered part of a multi-byte character's neighbours only as whole
+    // characters, so the result is still UTF-8; fall back to lossy otherwise.
+    Ok(String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}

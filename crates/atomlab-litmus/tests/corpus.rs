@@ -1,0 +1,48 @@
+//! Parses the shared reference corpus (../shared/litmus, beside the
+//! repository) when it is present: every test either parses or is refused
+//! with a positioned error. Skips silently on a clone without the corpus.
+
+use std::path::{Path, PathBuf};
+
+fn corpus() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/litmus");
+    p.is_dir().then_some(p)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|e| e == "litmus") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn corpus_parses_or_is_refused_with_a_position() {
+    let Some(dir) = corpus() else {
+        eprintln!("no ../shared/litmus: skipped");
+        return;
+    };
+    let mut files = Vec::new();
+    walk(&dir, &mut files);
+    let mut refused = 0;
+    for f in &files {
+        match atomlab_litmus::parse_file(f) {
+            Ok(_) => {}
+            Err(e) => {
+                refused += 1;
+                assert!(e.line > 0 && e.column > 0, "{e}");
+                eprintln!("refused: {e}");
+            }
+        }
+    }
+    eprintln!("{} tests, {} refused", files.len(), refused);
+    assert!(files.len() > 400);
+}

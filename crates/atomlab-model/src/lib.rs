@@ -1,0 +1,2 @@
+//! Axiomatic memory-model checker (work in progress).
+#![deny(missing_docs)]
