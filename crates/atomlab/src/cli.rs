@@ -13,6 +13,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// How binaries do their atomics: LSE, LL/SC, outline helpers, barriers.
+    Audit(crate::cmd::audit::AuditArgs),
     /// Print the machine fingerprint stamped on every result.
     Machine(MachineArgs),
     /// The main job: a quick tour of this machine with every capability.

@@ -1,6 +1,7 @@
 //! One module per subcommand; each turns parsed arguments into calls on a
 //! capability crate and hands the results to `render`.
 
+pub mod audit;
 mod machine;
 mod suite;
 
@@ -10,6 +11,7 @@ use crate::cli::{Cli, Command};
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
+        Command::Audit(args) => audit::run(args),
         Command::Machine(args) => machine::run(args),
         Command::Suite(args) => suite::run(args),
     }

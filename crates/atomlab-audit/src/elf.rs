@@ -1,0 +1,270 @@
+//! Reading an ELF file into what the scanners need: the architecture, the
+//! executable bytes with their addresses, function symbols, `.eh_frame`
+//! function starts (for stripped binaries) and the GOT slots that PLT stubs
+//! jump through. Follows the System V ABI's ELF chapter (gABI) and the
+//! LSB's `.eh_frame` description; parsing is done by the `object` and
+//! `gimli` crates, which return errors rather than panicking on bad input.
+
+use std::collections::HashMap;
+
+use object::{
+    Architecture, Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, RelocationTarget,
+    SectionKind, SegmentFlags, SymbolKind,
+};
+
+use crate::error::AuditError;
+use crate::model::Arch;
+
+/// One run of executable bytes.
+pub(crate) struct CodeRegion<'a> {
+    /// Virtual address of `bytes[0]`.
+    pub addr: u64,
+    /// The bytes.
+    pub bytes: &'a [u8],
+    /// Section name (`.text`, `.plt`), or `PT_LOAD` when read from segments.
+    pub name: String,
+}
+
+/// A function symbol.
+#[derive(Debug, Clone)]
+pub(crate) struct FuncSymbol {
+    pub addr: u64,
+    pub size: u64,
+    pub name: String,
+}
+
+/// What the scanners need from one ELF file.
+pub(crate) struct Image<'a> {
+    pub arch: Arch,
+    pub code: Vec<CodeRegion<'a>>,
+    pub symbols: Vec<FuncSymbol>,
+    pub has_symtab: bool,
+    /// GOT slot address → the imported symbol it is resolved to
+    /// (`R_*_JUMP_SLOT` relocations).
+    pub got_slots: HashMap<u64, String>,
+    /// Function starts from `.eh_frame` FDEs.
+    pub fde_starts: Vec<u64>,
+    pub entry: u64,
+    pub notes: Vec<String>,
+}
+
+fn arch_name(file: &object::File<'_>) -> String {
+    let machine = match file {
+        object::File::Elf32(f) => f.elf_header().e_machine.get(f.endian()).0,
+        object::File::Elf64(f) => f.elf_header().e_machine.get(f.endian()).0,
+        _ => 0,
+    };
+    let bits = if file.is_64() { 64 } else { 32 };
+    match file.architecture() {
+        Architecture::Unknown => format!("ELF e_machine {machine} ({bits}-bit)"),
+        Architecture::Arm => "arm (32-bit, armhf/armel)".to_string(),
+        Architecture::I386 => "i386 (32-bit x86)".to_string(),
+        a => format!("{a:?} ({bits}-bit)").to_lowercase(),
+    }
+}
+
+impl<'a> Image<'a> {
+    /// Parses `data` (the whole file) as ELF.
+    pub fn parse(path: &str, data: &'a [u8]) -> Result<Image<'a>, AuditError> {
+        if data.is_empty() {
+            return Err(AuditError::Empty { path: path.into() });
+        }
+        if !data.starts_with(b"\x7fELF") {
+            let magic = data
+                .iter()
+                .take(4)
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(AuditError::NotElf {
+                path: path.into(),
+                magic,
+            });
+        }
+        let corrupt = |reason: String| AuditError::Corrupt {
+            path: path.into(),
+            reason,
+        };
+        let file = object::File::parse(data).map_err(|e| corrupt(e.to_string()))?;
+        let arch = match (file.architecture(), file.is_64()) {
+            (Architecture::Aarch64, true) => Arch::Aarch64,
+            (Architecture::X86_64, true) => Arch::X86_64,
+            (Architecture::Riscv64, true) => Arch::Riscv64,
+            _ => {
+                return Err(AuditError::UnknownArch {
+                    path: path.into(),
+                    found: arch_name(&file),
+                })
+            }
+        };
+        if file.endianness() != Endianness::Little {
+            return Err(AuditError::UnknownArch {
+                path: path.into(),
+                found: format!("{arch} big-endian"),
+            });
+        }
+
+        let mut notes = Vec::new();
+        let mut code = Vec::new();
+        for section in file.sections() {
+            if section.kind() != SectionKind::Text {
+                continue;
+            }
+            let name = section.name().unwrap_or("?").to_string();
+            let bytes = section.data().map_err(|e| {
+                corrupt(format!(
+                    "section {name} (address {:#x}, {} bytes) lies outside the file: {e}",
+                    section.address(),
+                    section.size()
+                ))
+            })?;
+            if bytes.is_empty() {
+                continue;
+            }
+            if (bytes.len() as u64) < section.size() {
+                return Err(corrupt(format!(
+                    "section {name} claims {} bytes but the file holds {}",
+                    section.size(),
+                    bytes.len()
+                )));
+            }
+            code.push(CodeRegion {
+                addr: section.address(),
+                bytes,
+                name,
+            });
+        }
+        if code.is_empty() {
+            // No section headers (sstrip'd, or a crafted file): fall back to
+            // the executable PT_LOAD segments.
+            for segment in file.segments() {
+                let exec = match segment.flags() {
+                    SegmentFlags::Elf { p_flags, .. } => p_flags.0 & object::elf::PF_X.0 != 0,
+                    _ => false,
+                };
+                if !exec {
+                    continue;
+                }
+                let bytes = segment.data().map_err(|e| {
+                    corrupt(format!(
+                        "executable segment at {:#x} lies outside the file: {e}",
+                        segment.address()
+                    ))
+                })?;
+                if !bytes.is_empty() {
+                    code.push(CodeRegion {
+                        addr: segment.address(),
+                        bytes,
+                        name: "PT_LOAD".into(),
+                    });
+                }
+            }
+            if !code.is_empty() {
+                notes.push("no section headers: scanned executable segments whole".into());
+            }
+        }
+        if code.is_empty() {
+            return Err(AuditError::NoCode { path: path.into() });
+        }
+        code.sort_by_key(|r| r.addr);
+
+        let has_symtab = file.symbol_table().is_some();
+        let mut symbols = Vec::new();
+        for sym in file.symbols().chain(file.dynamic_symbols()) {
+            if sym.kind() != SymbolKind::Text || sym.address() == 0 || sym.is_undefined() {
+                continue;
+            }
+            if let Ok(name) = sym.name() {
+                if !name.is_empty() {
+                    symbols.push(FuncSymbol {
+                        addr: sym.address(),
+                        size: sym.size(),
+                        name: name.to_string(),
+                    });
+                }
+            }
+        }
+        symbols.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        symbols.dedup_by_key(|s| s.addr);
+
+        let mut got_slots = HashMap::new();
+        if let Some(relocs) = file.dynamic_relocations() {
+            for (offset, reloc) in relocs {
+                if let RelocationTarget::Symbol(idx) = reloc.target() {
+                    if let Ok(sym) = file.symbol_by_index(idx) {
+                        if let Ok(name) = sym.name() {
+                            if !name.is_empty() {
+                                got_slots.insert(offset, name.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        let fde_starts = eh_frame_starts(&file, &mut notes);
+        Ok(Image {
+            arch,
+            code,
+            symbols,
+            has_symtab,
+            got_slots,
+            fde_starts,
+            entry: file.entry(),
+            notes,
+        })
+    }
+
+    /// The bytes at `addr`, up to the end of their region.
+    pub fn bytes_at(&self, addr: u64) -> Option<&'a [u8]> {
+        let i = self
+            .code
+            .partition_point(|r| r.addr <= addr)
+            .checked_sub(1)?;
+        let r = &self.code[i];
+        let off = usize::try_from(addr - r.addr).ok()?;
+        r.bytes.get(off..)
+    }
+}
+
+/// Function start addresses from the `.eh_frame` FDEs (gimli's reader), which
+/// survive `strip` because unwinding needs them.
+fn eh_frame_starts(file: &object::File<'_>, notes: &mut Vec<String>) -> Vec<u64> {
+    use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
+    let Some(section) = file.section_by_name(".eh_frame") else {
+        return Vec::new();
+    };
+    let Ok(data) = section.data() else {
+        notes.push(".eh_frame lies outside the file: function starts from symbols only".into());
+        return Vec::new();
+    };
+    let mut bases = BaseAddresses::default().set_eh_frame(section.address());
+    if let Some(text) = file.section_by_name(".text") {
+        bases = bases.set_text(text.address());
+    }
+    if let Some(got) = file.section_by_name(".got") {
+        bases = bases.set_got(got.address());
+    }
+    let eh = EhFrame::new(data, LittleEndian);
+    let mut starts = Vec::new();
+    let mut entries = eh.entries(&bases);
+    // A bounded walk: a corrupt .eh_frame ends it with an error, and we keep
+    // what was read so far.
+    loop {
+        match entries.next() {
+            Ok(Some(CieOrFde::Fde(partial))) => {
+                match partial.parse(|_, bases, offset| eh.cie_from_offset(bases, offset)) {
+                    Ok(fde) => starts.push(fde.initial_address()),
+                    Err(_) => continue,
+                }
+            }
+            Ok(Some(CieOrFde::Cie(_))) => {}
+            Ok(None) => break,
+            Err(e) => {
+                notes.push(format!(".eh_frame unreadable past some entries ({e})"));
+                break;
+            }
+        }
+    }
+    starts
+}

@@ -1,0 +1,333 @@
+//! What an audit finds: atomic sites by class, LL/SC loops, outline helpers,
+//! per-function tallies and the verdict. These are the serde types the CLI
+//! prints as tables or JSON.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+/// Instruction-set architecture of an audited ELF file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arch {
+    /// AArch64 (Arm A64).
+    Aarch64,
+    /// x86-64.
+    X86_64,
+    /// 64-bit RISC-V.
+    Riscv64,
+}
+
+impl Arch {
+    /// The name people and Debian use (`aarch64`, `x86-64`, `riscv64`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Aarch64 => "aarch64",
+            Arch::X86_64 => "x86-64",
+            Arch::Riscv64 => "riscv64",
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What kind of atomic or ordering instruction a site is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// AArch64 LSE (ARMv8.1) atomic: CAS, CASP, SWP, LD<op>, ST<op>.
+    Lse,
+    /// Load-exclusive / load-reserved (LDXR, LDAXR, LDXP…, RISC-V LR).
+    LoadExclusive,
+    /// Store-exclusive / store-conditional (STXR, STLXR, STXP…, RISC-V SC).
+    StoreExclusive,
+    /// A load-exclusive … store-exclusive retry loop.
+    LlscLoop,
+    /// A call (BL, or a tail call B) to an outline-atomics helper.
+    OutlineCall,
+    /// An outline-atomics helper function present in the binary.
+    OutlineHelper,
+    /// A memory barrier: DMB, DSB, ISB; MFENCE, LFENCE, SFENCE; FENCE, FENCE.TSO.
+    Barrier,
+    /// A load-acquire (LDAR, LDARB, LDARH, LDLAR…).
+    AcquireLoad,
+    /// A store-release (STLR, STLUR, STLLR…).
+    ReleaseStore,
+    /// A load-acquire RCpc (LDAPR, LDAPUR…).
+    RcpcLoad,
+    /// x86-64 lock-prefixed read-modify-write.
+    LockedRmw,
+    /// x86-64 XCHG with a memory operand (implicitly locked).
+    XchgMem,
+    /// x86-64 CMPXCHG8B / CMPXCHG16B (locked or not).
+    WideCas,
+    /// RISC-V AMO (A extension).
+    Amo,
+}
+
+impl Class {
+    /// Every class, in table order.
+    pub const ALL: [Class; 14] = [
+        Class::Lse,
+        Class::LoadExclusive,
+        Class::StoreExclusive,
+        Class::LlscLoop,
+        Class::OutlineCall,
+        Class::OutlineHelper,
+        Class::Barrier,
+        Class::AcquireLoad,
+        Class::ReleaseStore,
+        Class::RcpcLoad,
+        Class::LockedRmw,
+        Class::XchgMem,
+        Class::WideCas,
+        Class::Amo,
+    ];
+
+    /// The snake_case name used in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Lse => "lse",
+            Class::LoadExclusive => "load_exclusive",
+            Class::StoreExclusive => "store_exclusive",
+            Class::LlscLoop => "llsc_loop",
+            Class::OutlineCall => "outline_call",
+            Class::OutlineHelper => "outline_helper",
+            Class::Barrier => "barrier",
+            Class::AcquireLoad => "acquire_load",
+            Class::ReleaseStore => "release_store",
+            Class::RcpcLoad => "rcpc_load",
+            Class::LockedRmw => "locked_rmw",
+            Class::XchgMem => "xchg_mem",
+            Class::WideCas => "wide_cas",
+            Class::Amo => "amo",
+        }
+    }
+
+    /// Whether the class is an atomic read-modify-write (what `--by-function`
+    /// ranks on and what decides "no atomics").
+    pub fn is_rmw(self) -> bool {
+        matches!(
+            self,
+            Class::Lse
+                | Class::LlscLoop
+                | Class::OutlineCall
+                | Class::LockedRmw
+                | Class::XchgMem
+                | Class::WideCas
+                | Class::Amo
+        )
+    }
+}
+
+/// Memory ordering carried by an instruction's encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// No ordering bits (relaxed), or not applicable (barriers).
+    Relaxed,
+    /// Acquire (A suffix, `.aq`).
+    Acquire,
+    /// Release (L suffix, `.rl`).
+    Release,
+    /// Both (AL suffix, `.aqrl`).
+    AcqRel,
+    /// x86 locked instructions: sequentially consistent full barrier.
+    SeqCst,
+}
+
+impl Order {
+    /// From an (acquire, release) pair of encoding bits.
+    pub fn from_bits(acquire: bool, release: bool) -> Order {
+        match (acquire, release) {
+            (false, false) => Order::Relaxed,
+            (true, false) => Order::Acquire,
+            (false, true) => Order::Release,
+            (true, true) => Order::AcqRel,
+        }
+    }
+}
+
+/// One atomic or ordering instruction found in the code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Site {
+    /// Virtual address.
+    pub addr: u64,
+    /// Its class.
+    pub class: Class,
+    /// The mnemonic as GNU objdump prints it (`ldaddal`, `stlxrb`, `dmb ish`,
+    /// `lock xadd`, `amoadd.w.aqrl`, `fence rw,rw`).
+    pub mnemonic: String,
+    /// Ordering from the encoding.
+    pub order: Order,
+    /// Bytes accessed (0 for barriers and calls).
+    pub size: u8,
+}
+
+/// An outline-atomics helper (`__aarch64_ldadd4_acq_rel` and kin).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Helper {
+    /// Entry address.
+    pub addr: u64,
+    /// One past its last instruction.
+    pub end: u64,
+    /// Its libgcc name, from the symbol or rebuilt from its shape.
+    pub name: String,
+    /// How it was found: `symbol` or `shape` (stripped binaries).
+    pub found_by: &'static str,
+}
+
+/// Tallies for one function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FunctionTally {
+    /// Entry address.
+    pub addr: u64,
+    /// Symbol name, or `fn@0x…` where the binary is stripped.
+    pub name: String,
+    /// How its start was found: `symbol`, `eh_frame`, `helper-shape`, `entry`.
+    pub found_by: &'static str,
+    /// Atomic read-modify-writes (LSE, LL/SC loops, outline calls, locked, AMO).
+    pub atomics: u64,
+    /// Counts by class.
+    pub by_class: BTreeMap<Class, u64>,
+}
+
+/// The plain-words verdict for one binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// No atomic read-modify-writes at all.
+    NoAtomics,
+    /// aarch64: only calls to outline helpers (LSE picked at run time).
+    OutlineAtomics,
+    /// aarch64: LSE inline, needs ARMv8.1.
+    InlineLse,
+    /// aarch64: LL/SC loops only.
+    LlscOnly,
+    /// aarch64: more than one of the above.
+    Mixed,
+    /// x86-64: locked instructions.
+    X86Locked,
+    /// riscv64: AMOs only.
+    RiscvAmo,
+    /// riscv64: LR/SC only.
+    RiscvLrsc,
+    /// riscv64: both AMOs and LR/SC.
+    RiscvAmoAndLrsc,
+}
+
+/// Verdict on a binary: its kind and the sentence people read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// Machine-readable kind.
+    pub kind: VerdictKind,
+    /// The sentence.
+    pub words: String,
+}
+
+/// Everything the audit found in one ELF file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BinaryAudit {
+    /// The file (for a `.deb` member: `pkg.deb!/usr/lib/…`).
+    pub path: String,
+    /// Architecture.
+    pub arch: Arch,
+    /// Bytes of executable code scanned.
+    pub code_bytes: u64,
+    /// Whether the file had a symbol table (`.symtab`).
+    pub has_symtab: bool,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// Counts by class outside outline helpers (what the program itself does).
+    pub by_class: BTreeMap<Class, u64>,
+    /// Counts by class inside outline helpers (their LSE and LL/SC halves).
+    pub in_helpers: BTreeMap<Class, u64>,
+    /// Every site by mnemonic, helpers included (what `objdump -d` shows).
+    pub by_mnemonic: BTreeMap<String, u64>,
+    /// Outline helpers present.
+    pub helpers: Vec<Helper>,
+    /// Calls to outline helpers by helper name.
+    pub outline_calls: BTreeMap<String, u64>,
+    /// LL/SC loops outside helpers by their load/store-exclusive pair
+    /// (`ldaxr/stlxr`).
+    pub llsc_loops: BTreeMap<String, u64>,
+    /// Functions with atomics, most atomics first.
+    pub functions: Vec<FunctionTally>,
+    /// Functions known (symbols, `.eh_frame`, helper shapes).
+    pub functions_known: u64,
+    /// Things the reader must know (undecodable bytes, missing symbols).
+    pub notes: Vec<String>,
+}
+
+impl BinaryAudit {
+    /// Count of `class` outside helpers.
+    pub fn count(&self, class: Class) -> u64 {
+        self.by_class.get(&class).copied().unwrap_or(0)
+    }
+}
+
+/// A `--require` gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Requirement {
+    /// Inline LSE throughout: no outline calls, no LL/SC loops outside helpers.
+    Lse,
+    /// Outline atomics: no inline LSE (SIGILL on ARMv8.0), no inline LL/SC.
+    Outline,
+    /// No LL/SC loops outside outline helpers.
+    NoLlsc,
+}
+
+impl Requirement {
+    /// Whether `audit` complies; `Err` says why not. Non-aarch64 binaries
+    /// comply: the gate is about Arm's two ways of doing atomics.
+    pub fn check(self, audit: &BinaryAudit) -> Result<(), String> {
+        if audit.arch != Arch::Aarch64 {
+            return Ok(());
+        }
+        let lse = audit.count(Class::Lse);
+        let loops = audit.count(Class::LlscLoop);
+        let excl = audit.count(Class::LoadExclusive);
+        let calls = audit.count(Class::OutlineCall);
+        let llsc = |n: u64, e: u64| {
+            if n > 0 {
+                Err(format!("{n} inline LL/SC loops"))
+            } else if e > 0 {
+                Err(format!("{e} inline load-exclusives"))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Requirement::Lse => {
+                llsc(loops, excl)?;
+                if calls > 0 {
+                    return Err(format!("{calls} calls to outline helpers"));
+                }
+                Ok(())
+            }
+            Requirement::Outline => {
+                llsc(loops, excl)?;
+                if lse > 0 {
+                    return Err(format!("{lse} inline LSE instructions (SIGILL on ARMv8.0)"));
+                }
+                Ok(())
+            }
+            Requirement::NoLlsc => llsc(loops, excl),
+        }
+    }
+
+    /// The flag's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Requirement::Lse => "lse",
+            Requirement::Outline => "outline",
+            Requirement::NoLlsc => "no-llsc",
+        }
+    }
+}

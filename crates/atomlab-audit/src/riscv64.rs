@@ -1,0 +1,188 @@
+//! riscv64 classification, following The RISC-V Instruction Set Manual,
+//! Volume I (Unprivileged): chapter "A" (LR/SC and AMOs with their aq/rl
+//! bits, bits 26 and 25), the FENCE instruction (predecessor and successor
+//! sets in bits 27:24 and 23:20, `fm` in 31:28; FENCE.TSO is fm=1000 with
+//! RW,RW) and Zihintpause (PAUSE is FENCE W,0). Decoding is riscv-decode's;
+//! it exposes the raw word, from which the aq/rl and fm fields are read.
+//! Atomic instructions have no compressed forms, so 16-bit instructions are
+//! stepped over by their length.
+//!
+//! LR/SC loops are paired by position (an SC within 32 bytes after an LR);
+//! riscv-decode does not decode the compressed branch (`c.bnez`) that GCC
+//! often uses for the retry, so the backward branch is not checked here.
+
+use riscv_decode::Instruction as I;
+
+use crate::elf::Image;
+use crate::model::{Class, Order, Site};
+use crate::scan::{Loop, Scan};
+
+fn aqrl(raw: u32) -> (Order, &'static str) {
+    let aq = raw & (1 << 26) != 0;
+    let rl = raw & (1 << 25) != 0;
+    let s = match (aq, rl) {
+        (false, false) => "",
+        (true, false) => ".aq",
+        (false, true) => ".rl",
+        (true, true) => ".aqrl",
+    };
+    (Order::from_bits(aq, rl), s)
+}
+
+fn fence_set(bits: u32) -> String {
+    let mut s = String::new();
+    for (bit, c) in [(8, 'i'), (4, 'o'), (2, 'r'), (1, 'w')] {
+        if bits & bit != 0 {
+            s.push(c);
+        }
+    }
+    if s.is_empty() {
+        s.push('0');
+    }
+    s
+}
+
+/// Classifies one 32-bit instruction word.
+fn classify(word: u32) -> Option<(Class, String, Order, u8)> {
+    // FENCE.TSO (fm=1000, RW,RW, rs1=rd=x0): riscv-decode rejects fm != 0.
+    if word == 0x8330_000f {
+        return Some((Class::Barrier, "fence.tso".into(), Order::Relaxed, 0));
+    }
+    let inst = riscv_decode::decode(word).ok()?;
+    let (class, base, size) = match inst {
+        I::LrW(_) => (Class::LoadExclusive, "lr.w", 4),
+        I::LrD(_) => (Class::LoadExclusive, "lr.d", 8),
+        I::ScW(_) => (Class::StoreExclusive, "sc.w", 4),
+        I::ScD(_) => (Class::StoreExclusive, "sc.d", 8),
+        I::AmoswapW(_) => (Class::Amo, "amoswap.w", 4),
+        I::AmoaddW(_) => (Class::Amo, "amoadd.w", 4),
+        I::AmoxorW(_) => (Class::Amo, "amoxor.w", 4),
+        I::AmoandW(_) => (Class::Amo, "amoand.w", 4),
+        I::AmoorW(_) => (Class::Amo, "amoor.w", 4),
+        I::AmominW(_) => (Class::Amo, "amomin.w", 4),
+        I::AmomaxW(_) => (Class::Amo, "amomax.w", 4),
+        I::AmominuW(_) => (Class::Amo, "amominu.w", 4),
+        I::AmomaxuW(_) => (Class::Amo, "amomaxu.w", 4),
+        I::AmoswapD(_) => (Class::Amo, "amoswap.d", 8),
+        I::AmoaddD(_) => (Class::Amo, "amoadd.d", 8),
+        I::AmoxorD(_) => (Class::Amo, "amoxor.d", 8),
+        I::AmoandD(_) => (Class::Amo, "amoand.d", 8),
+        I::AmoorD(_) => (Class::Amo, "amoor.d", 8),
+        I::AmominD(_) => (Class::Amo, "amomin.d", 8),
+        I::AmomaxD(_) => (Class::Amo, "amomax.d", 8),
+        I::AmominuD(_) => (Class::Amo, "amominu.d", 8),
+        I::AmomaxuD(_) => (Class::Amo, "amomaxu.d", 8),
+        I::Fence(f) => {
+            let fm = word >> 28;
+            let (pred, succ) = (f.pred(), f.succ());
+            let mnemonic = if fm == 0b1000 && pred == 0b0011 && succ == 0b0011 {
+                "fence.tso".to_string()
+            } else if fm == 0 && pred == 0b0001 && succ == 0 {
+                return None; // PAUSE: a hint, not an ordering.
+            } else if pred == 0b1111 && succ == 0b1111 {
+                "fence".to_string()
+            } else {
+                format!("fence {},{}", fence_set(pred), fence_set(succ))
+            };
+            return Some((Class::Barrier, mnemonic, Order::Relaxed, 0));
+        }
+        _ => return None,
+    };
+    let (order, suffix) = aqrl(word);
+    Some((class, format!("{base}{suffix}"), order, size))
+}
+
+/// Scans the image's code.
+pub(crate) fn scan(image: &Image<'_>) -> Scan {
+    let mut out = Scan::default();
+    for region in &image.code {
+        let bytes = region.bytes;
+        let mut off = 0usize;
+        let mut last_lr: Option<(u64, usize)> = None;
+        while off + 2 <= bytes.len() {
+            let low = u16::from_le_bytes([bytes[off], bytes[off + 1]]);
+            let len = riscv_decode::instruction_length(low);
+            if len != 4 {
+                off += if len == 2 { 2 } else { len.max(2) };
+                continue;
+            }
+            let Some(b) = bytes.get(off..off + 4) else {
+                break;
+            };
+            let word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let addr = region.addr + off as u64;
+            off += 4;
+            // Only the AMO (0101111) and MISC-MEM (0001111) major opcodes
+            // hold what we classify; skip the decoder for everything else.
+            let major = word & 0x7f;
+            if major != 0b010_1111 && major != 0b000_1111 {
+                continue;
+            }
+            let Some((class, mnemonic, order, size)) = classify(word) else {
+                continue;
+            };
+            match class {
+                Class::LoadExclusive => last_lr = Some((addr, out.sites.len())),
+                Class::StoreExclusive => {
+                    if let Some((lr_addr, idx)) = last_lr.take() {
+                        if addr - lr_addr <= 32 {
+                            out.loops.push(Loop {
+                                start: lr_addr,
+                                ll: idx,
+                                sc: out.sites.len(),
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+            out.sites.push(Site {
+                addr,
+                class,
+                mnemonic,
+                order,
+                size,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amo_lrsc_fence() {
+        // Words and names from riscv64-linux-gnu-objdump on the fixtures.
+        assert_eq!(
+            classify(0x04e7b52f),
+            Some((Class::Amo, "amoadd.d.aq".into(), Order::Acquire, 8))
+        );
+        assert_eq!(
+            classify(0x140727af),
+            Some((Class::LoadExclusive, "lr.w.aq".into(), Order::Acquire, 4))
+        );
+        assert_eq!(
+            classify(0x1cb726af),
+            Some((Class::StoreExclusive, "sc.w.aq".into(), Order::Acquire, 4))
+        );
+        assert_eq!(
+            classify(0x0f50000f),
+            Some((Class::Barrier, "fence iorw,ow".into(), Order::Relaxed, 0))
+        );
+        assert_eq!(
+            classify(0x0ff0000f),
+            Some((Class::Barrier, "fence".into(), Order::Relaxed, 0))
+        );
+        // fence.tso
+        assert_eq!(
+            classify(0x8330000f),
+            Some((Class::Barrier, "fence.tso".into(), Order::Relaxed, 0))
+        );
+        // pause
+        assert_eq!(classify(0x0100000f), None);
+        // fence.i
+        assert_eq!(classify(0x0000100f), None);
+    }
+}

@@ -1,0 +1,322 @@
+//! From the per-architecture scanners' raw findings to a [`BinaryAudit`]:
+//! outline calls resolved against helpers and PLT stubs, LL/SC loops,
+//! attribution to functions, counts and the verdict.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::elf::Image;
+use crate::model::{Arch, BinaryAudit, Class, FunctionTally, Helper, Site, Verdict, VerdictKind};
+
+/// A direct branch (`bl`, or `b` as a tail call) and its target.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call {
+    pub addr: u64,
+    pub target: u64,
+}
+
+/// A load-exclusive … store-exclusive retry loop: indexes into `Scan::sites`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Loop {
+    pub start: u64,
+    pub ll: usize,
+    pub sc: usize,
+}
+
+/// What a scanner found, before attribution.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    pub sites: Vec<Site>,
+    pub loops: Vec<Loop>,
+    pub calls: Vec<Call>,
+    pub helpers: Vec<Helper>,
+    /// PLT stub address → helper name.
+    pub plt_helpers: HashMap<u64, String>,
+    pub undecodable: u64,
+}
+
+/// Function starts, sorted, with names where the binary has them.
+struct Functions {
+    starts: Vec<(u64, String, &'static str)>,
+}
+
+impl Functions {
+    fn new(image: &Image<'_>, helpers: &[Helper]) -> Functions {
+        let mut starts: Vec<(u64, String, &'static str)> = Vec::new();
+        for s in &image.symbols {
+            starts.push((s.addr, s.name.clone(), "symbol"));
+        }
+        for h in helpers {
+            starts.push((h.addr, h.name.clone(), "helper-shape"));
+        }
+        for &a in &image.fde_starts {
+            starts.push((a, format!("fn@{a:#x}"), "eh_frame"));
+        }
+        if image.entry != 0 {
+            starts.push((image.entry, "_start".into(), "entry"));
+        }
+        // Symbols first among equal addresses, so their names win.
+        let rank = |how: &str| match how {
+            "symbol" => 0,
+            "helper-shape" => 1,
+            "entry" => 2,
+            _ => 3,
+        };
+        starts.sort_by(|a, b| a.0.cmp(&b.0).then(rank(a.2).cmp(&rank(b.2))));
+        starts.dedup_by_key(|s| s.0);
+        Functions { starts }
+    }
+
+    fn containing(&self, addr: u64) -> Option<usize> {
+        self.starts.partition_point(|s| s.0 <= addr).checked_sub(1)
+    }
+}
+
+/// Builds the audit of one binary.
+pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
+    let helpers = scan.helpers;
+    let in_helper = |addr: u64| -> bool {
+        let i = helpers.partition_point(|h| h.addr <= addr);
+        i > 0 && addr < helpers[i - 1].end
+    };
+
+    let mut by_mnemonic: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_class: BTreeMap<Class, u64> = BTreeMap::new();
+    let mut in_helpers: BTreeMap<Class, u64> = BTreeMap::new();
+    // Sites counted for the program itself (outside helpers), for attribution.
+    let mut program: Vec<(u64, Class)> = Vec::new();
+
+    for site in &scan.sites {
+        *by_mnemonic.entry(site.mnemonic.clone()).or_default() += 1;
+        if in_helper(site.addr) {
+            *in_helpers.entry(site.class).or_default() += 1;
+        } else {
+            *by_class.entry(site.class).or_default() += 1;
+            program.push((site.addr, site.class));
+        }
+    }
+    let mut loops: BTreeMap<String, u64> = BTreeMap::new();
+    for lp in &scan.loops {
+        let pair = format!(
+            "{}/{}",
+            scan.sites[lp.ll].mnemonic, scan.sites[lp.sc].mnemonic
+        );
+        if in_helper(lp.start) {
+            *in_helpers.entry(Class::LlscLoop).or_default() += 1;
+        } else {
+            *by_class.entry(Class::LlscLoop).or_default() += 1;
+            *loops.entry(pair).or_default() += 1;
+            program.push((lp.start, Class::LlscLoop));
+        }
+    }
+
+    let helper_at: HashMap<u64, &str> = helpers
+        .iter()
+        .map(|h| (h.addr, h.name.as_str()))
+        .chain(scan.plt_helpers.iter().map(|(a, n)| (*a, n.as_str())))
+        .collect();
+    let mut outline_calls: BTreeMap<String, u64> = BTreeMap::new();
+    let mut call_sites = 0u64;
+    for call in &scan.calls {
+        if let Some(name) = helper_at.get(&call.target) {
+            if in_helper(call.addr) {
+                continue;
+            }
+            *outline_calls.entry((*name).to_string()).or_default() += 1;
+            call_sites += 1;
+            program.push((call.addr, Class::OutlineCall));
+        }
+    }
+    if call_sites > 0 {
+        by_class.insert(Class::OutlineCall, call_sites);
+    }
+    if !helpers.is_empty() {
+        by_class.insert(Class::OutlineHelper, helpers.len() as u64);
+    }
+
+    let functions = Functions::new(image, &helpers);
+    let mut tallies: HashMap<usize, FunctionTally> = HashMap::new();
+    for (addr, class) in &program {
+        let Some(i) = functions.containing(*addr) else {
+            continue;
+        };
+        let (start, name, found_by) = &functions.starts[i];
+        let t = tallies.entry(i).or_insert_with(|| FunctionTally {
+            addr: *start,
+            name: name.clone(),
+            found_by,
+            atomics: 0,
+            by_class: BTreeMap::new(),
+        });
+        *t.by_class.entry(*class).or_default() += 1;
+        if class.is_rmw() {
+            t.atomics += 1;
+        }
+    }
+    let mut functions_list: Vec<FunctionTally> = tallies.into_values().collect();
+    functions_list.sort_by(|a, b| {
+        b.atomics
+            .cmp(&a.atomics)
+            .then_with(|| {
+                let sa: u64 = a.by_class.values().sum();
+                let sb: u64 = b.by_class.values().sum();
+                sb.cmp(&sa)
+            })
+            .then(a.addr.cmp(&b.addr))
+    });
+
+    let mut notes = image.notes.clone();
+    if scan.undecodable > 0 {
+        notes.push(format!(
+            "{} words in executable sections did not decode as instructions (data in code, or padding)",
+            scan.undecodable
+        ));
+    }
+    if !image.has_symtab {
+        notes.push(format!(
+            "stripped: functions found from .dynsym, .eh_frame and helper shapes ({} known)",
+            functions.starts.len()
+        ));
+    }
+
+    let mut audit = BinaryAudit {
+        path: path.to_string(),
+        arch: image.arch,
+        code_bytes: image.code.iter().map(|r| r.bytes.len() as u64).sum(),
+        has_symtab: image.has_symtab,
+        verdict: Verdict {
+            kind: VerdictKind::NoAtomics,
+            words: String::new(),
+        },
+        by_class,
+        in_helpers,
+        by_mnemonic,
+        helpers,
+        outline_calls,
+        llsc_loops: loops,
+        functions: functions_list,
+        functions_known: functions.starts.len() as u64,
+        notes,
+    };
+    audit.verdict = verdict(&audit);
+    audit
+}
+
+fn functions_with(audit: &BinaryAudit, class: Class) -> usize {
+    audit
+        .functions
+        .iter()
+        .filter(|f| f.by_class.get(&class).copied().unwrap_or(0) > 0)
+        .count()
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// The verdict in the words of issue 5.
+pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
+    let c = |k| audit.count(k);
+    let v = |kind, words: String| Verdict { kind, words };
+    match audit.arch {
+        Arch::Aarch64 => {
+            let lse = c(Class::Lse);
+            // Exclusives that did not close into a recognised loop still make
+            // the code LL/SC.
+            let llsc = c(Class::LlscLoop).max(c(Class::StoreExclusive));
+            let outline = c(Class::OutlineCall) + c(Class::OutlineHelper);
+            match (lse > 0, llsc > 0, outline > 0) {
+                (false, false, false) => v(VerdictKind::NoAtomics, "no atomics".into()),
+                (false, false, true) => v(
+                    VerdictKind::OutlineAtomics,
+                    "outline atomics: LSE chosen at run time (ARMv8.0-safe)".into(),
+                ),
+                (true, false, false) => v(
+                    VerdictKind::InlineLse,
+                    "inline LSE: needs ARMv8.1+, SIGILL on ARMv8.0".into(),
+                ),
+                (false, true, false) => v(
+                    VerdictKind::LlscOnly,
+                    "LL/SC only: ARMv8.0 code, slow under contention on large Arm servers".into(),
+                ),
+                _ => {
+                    let mut parts = Vec::new();
+                    if outline > 0 {
+                        parts.push(format!(
+                            "{} to {} (LSE chosen at run time)",
+                            plural(c(Class::OutlineCall), "outline call", "outline calls"),
+                            plural(c(Class::OutlineHelper), "helper", "helpers"),
+                        ));
+                    }
+                    if lse > 0 {
+                        parts.push(format!(
+                            "{} in {} (needs ARMv8.1+, SIGILL on ARMv8.0)",
+                            plural(lse, "inline LSE instruction", "inline LSE instructions"),
+                            plural(
+                                functions_with(audit, Class::Lse) as u64,
+                                "function",
+                                "functions"
+                            ),
+                        ));
+                    }
+                    if llsc > 0 {
+                        parts.push(format!(
+                            "{} in {} (LL/SC even on ARMv8.1+)",
+                            plural(llsc, "inline LL/SC loop", "inline LL/SC loops"),
+                            plural(
+                                functions_with(audit, Class::StoreExclusive) as u64,
+                                "function",
+                                "functions"
+                            ),
+                        ));
+                    }
+                    v(VerdictKind::Mixed, format!("mixed: {}", parts.join("; ")))
+                }
+            }
+        }
+        Arch::X86_64 => {
+            let (locked, xchg, wide) = (c(Class::LockedRmw), c(Class::XchgMem), c(Class::WideCas));
+            if locked + xchg + wide == 0 {
+                return v(VerdictKind::NoAtomics, "no atomics".into());
+            }
+            v(
+                VerdictKind::X86Locked,
+                format!(
+                    "x86-64 locked atomics: {}, {}, {} (each a full barrier under x86-TSO)",
+                    plural(locked, "lock-prefixed op", "lock-prefixed ops"),
+                    plural(xchg, "xchg with memory", "xchg with memory"),
+                    plural(wide, "cmpxchg8b/16b", "cmpxchg8b/16b"),
+                ),
+            )
+        }
+        Arch::Riscv64 => {
+            let amo = c(Class::Amo);
+            let llsc = c(Class::LlscLoop).max(c(Class::StoreExclusive));
+            match (amo > 0, llsc > 0) {
+                (false, false) => v(VerdictKind::NoAtomics, "no atomics".into()),
+                (true, false) => v(
+                    VerdictKind::RiscvAmo,
+                    format!(
+                        "AMO atomics only: {} (A extension)",
+                        plural(amo, "AMO", "AMOs")
+                    ),
+                ),
+                (false, true) => v(
+                    VerdictKind::RiscvLrsc,
+                    format!("LR/SC only: {}", plural(llsc, "LR/SC loop", "LR/SC loops")),
+                ),
+                (true, true) => v(
+                    VerdictKind::RiscvAmoAndLrsc,
+                    format!(
+                        "AMO and LR/SC: {} and {} (compare-and-swap needs LR/SC without Zacas)",
+                        plural(amo, "AMO", "AMOs"),
+                        plural(llsc, "LR/SC loop", "LR/SC loops")
+                    ),
+                ),
+            }
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! `atomlab audit`: how binaries do their atomics (atomlab-audit does the
+//! work; this module parses, renders and picks the exit code).
+
+use std::path::PathBuf;
+
+use atomlab_audit::{AuditRun, BinaryAudit, Class, Requirement};
+use atomlab_core::ExitStatus;
+use serde::Serialize;
+
+use crate::render;
+
+/// `--require` choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RequireArg {
+    /// Inline LSE only: no outline calls and no LL/SC loops (ARMv8.1+ builds).
+    Lse,
+    /// Outline atomics only: no inline LSE (SIGILL on ARMv8.0) and no inline LL/SC.
+    Outline,
+    /// No inline LL/SC loops (LSE inline or through outline helpers).
+    NoLlsc,
+}
+
+impl From<RequireArg> for Requirement {
+    fn from(r: RequireArg) -> Requirement {
+        match r {
+            RequireArg::Lse => Requirement::Lse,
+            RequireArg::Outline => Requirement::Outline,
+            RequireArg::NoLlsc => Requirement::NoLlsc,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    /// ELF files, directories (searched recursively) and .deb packages.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// List the top N functions by atomic count (10 without a value).
+    #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "10")]
+    pub by_function: Option<usize>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 unless every aarch64 binary complies (a CI gate).
+    #[arg(long, value_enum)]
+    pub require: Option<RequireArg>,
+}
+
+#[derive(Serialize)]
+struct RequireResult {
+    requirement: &'static str,
+    met: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+#[derive(Serialize)]
+struct BinaryOut<'a> {
+    #[serde(flatten)]
+    audit: &'a BinaryAudit,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    require: Option<RequireResult>,
+}
+
+#[derive(Serialize)]
+struct ErrorOut {
+    path: String,
+    error: String,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    atomlab_version: &'static str,
+    capability: &'static str,
+    binaries: Vec<BinaryOut<'a>>,
+    errors: Vec<ErrorOut>,
+    skipped_non_elf: u64,
+}
+
+pub fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
+    let mut run: AuditRun = atomlab_audit::audit_paths(&args.paths);
+    let top = args.by_function.unwrap_or(0);
+    for a in &mut run.audits {
+        a.functions.truncate(top);
+    }
+    let require: Option<Requirement> = args.require.map(Into::into);
+    let checks: Vec<Option<RequireResult>> = run
+        .audits
+        .iter()
+        .map(|a| {
+            require.map(|r| match r.check(a) {
+                Ok(()) => RequireResult {
+                    requirement: r.name(),
+                    met: true,
+                    reason: None,
+                },
+                Err(reason) => RequireResult {
+                    requirement: r.name(),
+                    met: false,
+                    reason: Some(reason),
+                },
+            })
+        })
+        .collect();
+    let failed = checks.iter().flatten().filter(|c| !c.met).count();
+
+    for e in &run.errors {
+        eprintln!("atomlab: audit: {e}");
+    }
+    if run.skipped_non_elf > 0 {
+        eprintln!(
+            "atomlab: audit: passed over {} non-ELF files in directories and packages",
+            run.skipped_non_elf
+        );
+    }
+
+    if args.json {
+        let doc = Document {
+            schema_version: atomlab_core::SCHEMA_VERSION,
+            atomlab_version: atomlab_core::ATOMLAB_VERSION,
+            capability: "audit",
+            binaries: run
+                .audits
+                .iter()
+                .zip(checks)
+                .map(|(audit, require)| BinaryOut { audit, require })
+                .collect(),
+            errors: run
+                .errors
+                .iter()
+                .map(|e| ErrorOut {
+                    path: e.path().to_string(),
+                    error: e.to_string(),
+                })
+                .collect(),
+            skipped_non_elf: run.skipped_non_elf,
+        };
+        render::json(&doc)?;
+    } else if run.audits.len() == 1 {
+        print_one(&run.audits[0], checks[0].as_ref())?;
+    } else if !run.audits.is_empty() {
+        print_many(&run.audits, &checks)?;
+    }
+
+    if run.audits.is_empty() {
+        if run.errors.is_empty() {
+            eprintln!("atomlab: audit: nothing to audit");
+        }
+        return Ok(ExitStatus::BadInput);
+    }
+    if failed > 0 {
+        if let Some(r) = require {
+            eprintln!(
+                "atomlab: audit: {failed} of {} binaries do not meet --require {}",
+                run.audits.len(),
+                r.name()
+            );
+        }
+        return Ok(ExitStatus::VerdictFailed);
+    }
+    Ok(ExitStatus::Ok)
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{} KiB", bytes.div_ceil(1024))
+}
+
+fn print_one(a: &BinaryAudit, check: Option<&RequireResult>) -> anyhow::Result<()> {
+    let mut t = render::table();
+    t.set_header(vec![a.path.as_str(), ""]);
+    t.add_row(vec!["verdict".to_string(), a.verdict.words.clone()]);
+    t.add_row(vec![
+        "arch".to_string(),
+        format!(
+            "{}, {} of code, {}",
+            a.arch,
+            kib(a.code_bytes),
+            if a.has_symtab { "symbols" } else { "stripped" }
+        ),
+    ]);
+    if let Some(c) = check {
+        let v = match &c.reason {
+            None => format!("--require {}: met", c.requirement),
+            Some(r) => format!("--require {}: NOT met ({r})", c.requirement),
+        };
+        t.add_row(vec!["require".to_string(), v]);
+    }
+    render::print(&t)?;
+
+    let mut t = render::table();
+    t.set_header(vec!["class", "count", "inside helpers"]);
+    for class in Class::ALL {
+        let n = a.by_class.get(&class).copied().unwrap_or(0);
+        let h = a.in_helpers.get(&class).copied().unwrap_or(0);
+        if n + h > 0 {
+            t.add_row(vec![class.name().to_string(), n.to_string(), h.to_string()]);
+        }
+    }
+    if !a.by_class.is_empty() || !a.in_helpers.is_empty() {
+        println!();
+        render::print(&t)?;
+    }
+
+    if !a.by_mnemonic.is_empty() {
+        let mut t = render::table();
+        t.set_header(vec!["instruction", "count"]);
+        for (m, n) in &a.by_mnemonic {
+            t.add_row(vec![m.clone(), n.to_string()]);
+        }
+        println!();
+        render::print(&t)?;
+    }
+    if !a.outline_calls.is_empty() {
+        let mut t = render::table();
+        t.set_header(vec!["outline helper called", "calls"]);
+        for (m, n) in &a.outline_calls {
+            t.add_row(vec![m.clone(), n.to_string()]);
+        }
+        println!();
+        render::print(&t)?;
+    }
+    if !a.functions.is_empty() {
+        println!();
+        print_functions(a)?;
+    }
+    for n in &a.notes {
+        println!("note: {n}");
+    }
+    Ok(())
+}
+
+fn print_functions(a: &BinaryAudit) -> anyhow::Result<()> {
+    let mut t = render::table();
+    t.set_header(vec![
+        "function", "address", "atomics", "lse", "llsc", "outline", "barrier", "acq/rel",
+    ]);
+    for f in &a.functions {
+        let c = |k: Class| f.by_class.get(&k).copied().unwrap_or(0);
+        t.add_row(vec![
+            f.name.clone(),
+            format!("{:#x}", f.addr),
+            f.atomics.to_string(),
+            c(Class::Lse).to_string(),
+            c(Class::LlscLoop).to_string(),
+            c(Class::OutlineCall).to_string(),
+            c(Class::Barrier).to_string(),
+            (c(Class::AcquireLoad) + c(Class::ReleaseStore) + c(Class::RcpcLoad)).to_string(),
+        ]);
+    }
+    render::print(&t)
+}
+
+fn print_many(audits: &[BinaryAudit], checks: &[Option<RequireResult>]) -> anyhow::Result<()> {
+    let mut t = render::table();
+    let mut header = vec![
+        "file",
+        "arch",
+        "verdict",
+        "lse",
+        "llsc loops",
+        "outline calls",
+        "locked/amo",
+    ];
+    if checks.iter().any(Option::is_some) {
+        header.push("require");
+    }
+    t.set_header(header);
+    for (a, check) in audits.iter().zip(checks) {
+        let mut row = vec![
+            a.path.clone(),
+            a.arch.to_string(),
+            a.verdict.words.clone(),
+            a.count(Class::Lse).to_string(),
+            a.count(Class::LlscLoop).to_string(),
+            a.count(Class::OutlineCall).to_string(),
+            (a.count(Class::LockedRmw)
+                + a.count(Class::XchgMem)
+                + a.count(Class::WideCas)
+                + a.count(Class::Amo))
+            .to_string(),
+        ];
+        if let Some(c) = check {
+            row.push(match &c.reason {
+                None => "met".into(),
+                Some(r) => format!("NOT met: {r}"),
+            });
+        }
+        t.add_row(row);
+    }
+    render::print(&t)?;
+    for a in audits.iter().filter(|a| !a.functions.is_empty()) {
+        println!("\n{}", a.path);
+        print_functions(a)?;
+    }
+    Ok(())
+}
