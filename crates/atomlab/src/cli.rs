@@ -19,6 +19,8 @@ pub enum Command {
     Machine(MachineArgs),
     /// The main job: a quick tour of this machine with every capability.
     Suite(SuiteArgs),
+    /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong.
+    Bench(Box<crate::cmd::bench::BenchArgs>),
 }
 
 #[derive(Debug, clap::Args)]

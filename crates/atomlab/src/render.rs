@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use atomlab_core::Machine;
+use atomlab_core::{Machine, Record, Report};
 use comfy_table::{presets, Table};
 
 /// A fresh table in atomlab's style: plain ASCII, so it survives logs and pipes.
@@ -54,4 +54,226 @@ pub fn machine_table(m: &Machine) -> anyhow::Result<()> {
         t.add_row(vec![k.to_string(), v]);
     }
     print(&t)
+}
+
+/// Writes `value` as pretty JSON to `path` (`-`: stdout), replacing the file
+/// atomically so a reader never sees half a document.
+pub fn export_json<T: serde::Serialize>(path: &std::path::Path, value: &T) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        return json(value);
+    }
+    let tmp = path.with_extension("json.partial");
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// A figure with three significant digits and an SI suffix for big counts.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "-".into()
+    } else if a >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn median(r: &Record, metric: &str) -> String {
+    r.metric(metric)
+        .and_then(|m| m.median())
+        .map(num)
+        .unwrap_or_else(|| "-".into())
+}
+
+fn param(r: &Record, key: &str) -> String {
+    match r.parameters.get(key) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => "-".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+fn variant_label(r: &Record) -> String {
+    match r.parameters.get("ordering").and_then(|o| o.as_str()) {
+        Some(o) => format!("{}/{o}", r.variant),
+        None => r.variant.clone(),
+    }
+}
+
+/// The people's view of bench records: one table per kind of record, then
+/// the notes they carry (each once).
+pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
+    let recs = &report.records;
+    let timed: Vec<&Record> = recs
+        .iter()
+        .filter(|r| r.scenario != "pingpong" && r.parameters.get("mode").is_none())
+        .collect();
+    let fixed: Vec<&Record> = recs
+        .iter()
+        .filter(|r| r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-work"))
+        .collect();
+    let pingpong: Vec<&Record> = recs.iter().filter(|r| r.scenario == "pingpong").collect();
+    if !timed.is_empty() {
+        print(&timed_table(&timed))?;
+    }
+    if !fixed.is_empty() {
+        print(&fixed_table(&fixed))?;
+    }
+    if !pingpong.is_empty() {
+        print(&pingpong_table(&pingpong))?;
+    }
+    let mut out = std::io::stdout().lock();
+    let mut seen = std::collections::BTreeSet::new();
+    for note in recs.iter().flat_map(|r| &r.notes) {
+        if seen.insert(note.as_str()) {
+            writeln!(out, "note: {note}")?;
+        }
+    }
+    if !report.machine.pmu.available {
+        writeln!(
+            out,
+            "note: cyc/op and inst/op need hardware counters, unavailable here: {}",
+            report
+                .machine
+                .pmu
+                .reason
+                .as_deref()
+                .unwrap_or("no reason given")
+        )?;
+    }
+    Ok(())
+}
+
+/// Columns of the timed table: median over the runs of each.
+pub fn timed_table(recs: &[&Record]) -> Table {
+    let mut events: Vec<String> = Vec::new();
+    for r in recs {
+        for m in &r.metrics {
+            if m.name.starts_with("event:") && !events.contains(&m.name) {
+                events.push(m.name.clone());
+            }
+        }
+    }
+    let mut t = table();
+    let mut header: Vec<String> = [
+        "scenario",
+        "variant",
+        "threads",
+        "line",
+        "ops/s",
+        "ns/op",
+        "ref-cyc/op",
+        "cyc/op",
+        "inst/op",
+        "cpu %",
+        "fairness",
+        "cv",
+    ]
+    .map(String::from)
+    .to_vec();
+    header.extend(
+        events
+            .iter()
+            .map(|e| format!("{}/op", e.trim_start_matches("event:"))),
+    );
+    t.set_header(header);
+    for r in recs {
+        let cv = r
+            .metric("ns_per_op")
+            .and_then(|m| m.summary)
+            .map(|s| format!("{:.1}%", s.cv * 100.0))
+            .unwrap_or_else(|| "-".into());
+        let mut row = vec![
+            r.scenario.clone(),
+            variant_label(r),
+            param(r, "threads"),
+            param(r, "contention"),
+            median(r, "ops_per_sec"),
+            median(r, "ns_per_op"),
+            median(r, "ref_cycles_per_op"),
+            median(r, "cycles_per_op"),
+            median(r, "instructions_per_op"),
+            median(r, "cpu_utilisation"),
+            median(r, "fairness"),
+            cv,
+        ];
+        row.extend(events.iter().map(|e| median(r, e)));
+        t.add_row(row);
+    }
+    t
+}
+
+fn fixed_table(recs: &[&Record]) -> Table {
+    let mut t = table();
+    t.set_header(vec![
+        "lock",
+        "increments",
+        "tasks",
+        "workers",
+        "median s",
+        "min s",
+        "max s",
+        "cv",
+        "ns/op",
+    ]);
+    for r in recs {
+        let s = r.metric("seconds").and_then(|m| m.summary);
+        let f = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+        t.add_row(vec![
+            r.variant.clone(),
+            param(r, "increments"),
+            param(r, "tasks"),
+            param(r, "workers"),
+            f(s.map(|s| s.median)),
+            f(s.map(|s| s.min)),
+            f(s.map(|s| s.max)),
+            s.map(|s| format!("{:.1}%", s.cv * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            median(r, "ns_per_op"),
+        ]);
+    }
+    t
+}
+
+fn pingpong_table(recs: &[&Record]) -> Table {
+    let cpus: std::collections::BTreeSet<String> = recs
+        .iter()
+        .flat_map(|r| [param(r, "cpu_a"), param(r, "cpu_b")])
+        .collect();
+    let cpus: Vec<String> = cpus.into_iter().collect();
+    let mut t = table();
+    let mut header = vec!["round trip ns (ref-cyc)".to_string()];
+    header.extend(cpus.iter().map(|c| format!("cpu {c}")));
+    t.set_header(header);
+    for a in &cpus {
+        let mut row = vec![format!("cpu {a}")];
+        for b in &cpus {
+            let cell = recs.iter().find(|r| {
+                let (x, y) = (param(r, "cpu_a"), param(r, "cpu_b"));
+                (&x == a && &y == b) || (&x == b && &y == a)
+            });
+            row.push(match cell {
+                Some(r) if a != b => format!(
+                    "{} ({})",
+                    median(r, "ns_per_roundtrip"),
+                    median(r, "ref_cycles_per_roundtrip")
+                ),
+                _ => "-".into(),
+            });
+        }
+        t.add_row(row);
+    }
+    t
 }

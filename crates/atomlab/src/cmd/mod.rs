@@ -2,6 +2,7 @@
 //! capability crate and hands the results to `render`.
 
 pub mod audit;
+pub mod bench;
 mod machine;
 mod suite;
 
@@ -14,5 +15,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Audit(args) => audit::run(args),
         Command::Machine(args) => machine::run(args),
         Command::Suite(args) => suite::run(args),
+        Command::Bench(args) => bench::run(*args),
     }
 }

@@ -1,0 +1,408 @@
+//! The measurement harness: one cell = one operation × thread count, run
+//! `warmup + runs` times on threads created once.
+//!
+//! How it measures:
+//! - Threads are spawned once per cell, pinned round-robin over the CPUs the
+//!   process may use (unless `pin` is off), and open their PMU counters once.
+//! - Each run starts at a spinning barrier that releases all threads together
+//!   and the coordinator; the coordinator sleeps for the run's duration, then
+//!   raises a stop flag.
+//! - Each thread runs the operation in batches of K and checks the flag
+//!   (one relaxed load of a line that is only read) between batches. K is
+//!   calibrated per thread during warm-up as the smallest power of two whose
+//!   batch takes at least 2 µs, so the check is well under 1 % of the time
+//!   even for sub-nanosecond operations, capped so a batch stays short.
+//! - Every thread times its own window (monotonic clock, reference counter,
+//!   thread CPU time, PMU) and writes its results to its own padded slot.
+//!
+//! What it cannot see: the cost of the loop around the operation is included
+//! (compare against `fence none`, or a hand-written loop: BENCHMARKS.md);
+//! the operation's latency is not separated from its throughput (ops are
+//! issued back to back, so independent ops may overlap in the pipeline);
+//! threads that outnumber CPUs are time-sliced, and their ns/op includes
+//! time spent descheduled (CPU utilisation shows it); on a VM the reference
+//! counter and the scheduler are virtualised.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use atomlab_prims::CachePadded;
+
+use crate::affinity;
+use crate::clock;
+use crate::pmu::{self, EventSpec, Reading};
+
+/// How a cell is run.
+#[derive(Debug, Clone)]
+pub struct CellSpec {
+    /// Worker threads.
+    pub threads: usize,
+    /// Length of each measured run.
+    pub duration: Duration,
+    /// Length of the warm-up run (not reported).
+    pub warmup: Duration,
+    /// Measured runs.
+    pub runs: usize,
+    /// Pin workers to CPUs round-robin.
+    pub pin: bool,
+    /// PMU events to count per thread (cycles and instructions are always
+    /// tried first when the PMU works).
+    pub events: Vec<EventSpec>,
+    /// False when the PMU probe failed: do not try to open counters.
+    pub pmu: bool,
+}
+
+/// One thread's figures for one run.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadSample {
+    /// Operations completed.
+    pub ops: u64,
+    /// Wall time of this thread's window, ns.
+    pub elapsed_ns: u64,
+    /// Reference-counter ticks over the window.
+    pub ref_ticks: u64,
+    /// Thread CPU time over the window, ns.
+    pub cpu_ns: u64,
+    /// PMU readings in the order of [`CellOutcome::events`]; `None` where the
+    /// counter could not be opened or read.
+    pub pmu: Vec<Option<Reading>>,
+}
+
+/// One run: every thread's sample.
+#[derive(Debug, Clone, Default)]
+pub struct RunSample {
+    /// Per-thread samples, by thread index.
+    pub threads: Vec<ThreadSample>,
+}
+
+/// What a cell produced.
+#[derive(Debug, Clone)]
+pub struct CellOutcome {
+    /// The measured runs (warm-up excluded).
+    pub runs: Vec<RunSample>,
+    /// The events counted, in reading order.
+    pub events: Vec<EventSpec>,
+    /// Batch size K per thread.
+    pub batch: Vec<u64>,
+    /// CPU each thread was pinned to (None: not pinned or pinning failed).
+    pub pinned: Vec<Option<usize>>,
+    /// Events that could not be opened, with the reason.
+    pub event_errors: Vec<(String, String)>,
+}
+
+/// A sense-reversing spin barrier (Mellor-Crummey & Scott 1991, §3.1) that
+/// yields after a while, so it also works when threads outnumber CPUs.
+pub struct SpinBarrier {
+    parties: usize,
+    waiting: AtomicUsize,
+    sense: AtomicBool,
+}
+
+impl SpinBarrier {
+    /// A barrier for `parties` threads.
+    pub fn new(parties: usize) -> Self {
+        SpinBarrier {
+            parties,
+            waiting: AtomicUsize::new(0),
+            sense: AtomicBool::new(false),
+        }
+    }
+
+    /// Waits until all parties have arrived.
+    pub fn wait(&self) {
+        // ORDERING: Relaxed: only this barrier's episodes write `sense`, and
+        // we read it before our arrival below can complete the episode.
+        let my_sense = !self.sense.load(Ordering::Relaxed);
+        // ORDERING: AcqRel: Release publishes this thread's earlier writes (its
+        // results) to the last arriver; Acquire lets the last arriver see them all.
+        if self.waiting.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            // ORDERING: Relaxed: reset before the release below publishes it.
+            self.waiting.store(0, Ordering::Relaxed);
+            // ORDERING: Release publishes everything the last arriver saw.
+            self.sense.store(my_sense, Ordering::Release);
+        } else {
+            let mut spins = 0u32;
+            // ORDERING: Acquire pairs with the last arriver's Release.
+            while self.sense.load(Ordering::Acquire) != my_sense {
+                spins += 1;
+                if spins < 10_000 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+}
+
+/// Smallest batch whose running time reaches this, during calibration.
+const BATCH_TARGET_NS: u64 = 2_000;
+const MAX_BATCH: u64 = 1 << 20;
+
+/// Runs a cell: `make_op(thread_index)` builds each thread's operation;
+/// `before_run` is called by the coordinator before every run (warm-up
+/// included) while the workers wait, to reset state; `after_run` after every
+/// run with the run's total operations, to sanity-check the results (an
+/// error there aborts the cell).
+pub fn run_cell<M, F, B, A>(
+    spec: &CellSpec,
+    make_op: M,
+    before_run: B,
+    after_run: A,
+) -> Result<CellOutcome, String>
+where
+    M: Fn(usize) -> F + Sync,
+    F: FnMut(),
+    B: Fn(),
+    A: Fn(u64) -> Result<(), String>,
+{
+    let threads = spec.threads.max(1);
+    let cpus = affinity::allowed_cpus();
+    let total_runs = 1 + spec.runs;
+    let barrier = SpinBarrier::new(threads + 1);
+    let stop = CachePadded::new(AtomicBool::new(false));
+    let slots: Vec<CachePadded<Mutex<Vec<ThreadSample>>>> = (0..threads)
+        .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(total_runs))))
+        .collect();
+    let mut events = Vec::new();
+    if spec.pmu {
+        events.push(EventSpec::cycles());
+        events.push(EventSpec::instructions());
+        for e in &spec.events {
+            if !events.contains(e) {
+                events.push(e.clone());
+            }
+        }
+    }
+    let batches: Vec<CachePadded<AtomicUsize>> = (0..threads)
+        .map(|_| CachePadded::new(AtomicUsize::new(0)))
+        .collect();
+    let pinned: Vec<Mutex<Option<usize>>> = (0..threads).map(|_| Mutex::new(None)).collect();
+    let event_errors: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+    let mut sanity: Result<(), String> = Ok(());
+
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (barrier, stop, slots, make_op, events) =
+                (&barrier, &stop, &slots, &make_op, &events);
+            let (cpus, batches, pinned, event_errors) = (&cpus, &batches, &pinned, &event_errors);
+            s.spawn(move || {
+                if spec.pin {
+                    let cpu = cpus[t % cpus.len()];
+                    if affinity::pin_current_thread(cpu).is_ok() {
+                        *pinned[t].lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu);
+                    }
+                }
+                let counters: Vec<Option<pmu::Counter>> = events
+                    .iter()
+                    .map(|e| match pmu::Counter::open(e) {
+                        Ok(c) => Some(c),
+                        Err(err) => {
+                            if t == 0 {
+                                event_errors
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .push((e.name.clone(), pmu::explain_open_error(&err)));
+                            }
+                            None
+                        }
+                    })
+                    .collect();
+                let mut op = make_op(t);
+                let mut batch = 0u64;
+                for _run in 0..total_runs {
+                    barrier.wait();
+                    for c in counters.iter().flatten() {
+                        let _ = c.start();
+                    }
+                    let cpu0 = clock::thread_cpu_ns();
+                    let t0 = clock::monotonic_ns();
+                    let r0 = clock::ref_ticks();
+                    let mut ops = 0u64;
+                    if batch == 0 {
+                        // Calibration (warm-up run): double the batch until it
+                        // takes BATCH_TARGET_NS.
+                        let mut k = 1u64;
+                        loop {
+                            let b0 = clock::monotonic_ns();
+                            for _ in 0..k {
+                                op();
+                            }
+                            ops += k;
+                            let took = clock::monotonic_ns() - b0;
+                            // ORDERING: Relaxed: the flag only says "stop soon";
+                            // results are published by the barrier.
+                            if took >= BATCH_TARGET_NS
+                                || k >= MAX_BATCH
+                                || stop.load(Ordering::Relaxed)
+                            {
+                                break;
+                            }
+                            k *= 2;
+                        }
+                        batch = k;
+                        // ORDERING: Relaxed: reported after the scope joins.
+                        batches[t].store(k as usize, Ordering::Relaxed);
+                    }
+                    loop {
+                        // ORDERING: Relaxed as above.
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        for _ in 0..batch {
+                            op();
+                        }
+                        ops += batch;
+                    }
+                    let r1 = clock::ref_ticks();
+                    let t1 = clock::monotonic_ns();
+                    let cpu1 = clock::thread_cpu_ns();
+                    let pmu = counters
+                        .iter()
+                        .map(|c| c.as_ref().and_then(|c| c.stop().ok()))
+                        .collect();
+                    slots[t]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(ThreadSample {
+                            ops,
+                            elapsed_ns: t1.saturating_sub(t0),
+                            ref_ticks: r1.wrapping_sub(r0),
+                            cpu_ns: cpu1.saturating_sub(cpu0),
+                            pmu,
+                        });
+                    barrier.wait();
+                }
+            });
+        }
+        for run in 0..total_runs {
+            before_run();
+            // ORDERING: Relaxed: published to the workers by the barrier.
+            stop.store(false, Ordering::Relaxed);
+            barrier.wait();
+            std::thread::sleep(if run == 0 { spec.warmup } else { spec.duration });
+            // ORDERING: Relaxed: the workers only need to see it eventually.
+            stop.store(true, Ordering::Relaxed);
+            barrier.wait();
+            if sanity.is_ok() {
+                let ops: u64 = slots
+                    .iter()
+                    .map(|s| {
+                        s.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .last()
+                            .map_or(0, |t| t.ops)
+                    })
+                    .sum();
+                sanity = after_run(ops);
+            }
+        }
+    });
+    sanity?;
+
+    let per_thread: Vec<Vec<ThreadSample>> = slots
+        .into_iter()
+        .map(|s| s.0.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    let runs = (1..total_runs)
+        .map(|r| RunSample {
+            threads: per_thread.iter().map(|v| v[r].clone()).collect(),
+        })
+        .collect();
+    Ok(CellOutcome {
+        runs,
+        events,
+        // ORDERING: Relaxed: the scope has joined every writer.
+        batch: batches
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed) as u64)
+            .collect(),
+        pinned: pinned
+            .into_iter()
+            .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect(),
+        event_errors: event_errors.into_inner().unwrap_or_else(|e| e.into_inner()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    fn spec(threads: usize) -> CellSpec {
+        CellSpec {
+            threads,
+            duration: Duration::from_millis(30),
+            warmup: Duration::from_millis(10),
+            runs: 3,
+            pin: true,
+            events: vec![],
+            pmu: false,
+        }
+    }
+
+    #[test]
+    fn every_op_is_counted() {
+        let done = AtomicU64::new(0);
+        let resets = AtomicU64::new(0);
+        let out = run_cell(
+            &spec(2),
+            |_| {
+                // ORDERING: Relaxed: a counter read after the scope joins.
+                || {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            },
+            || {
+                resets.fetch_add(1, Ordering::Relaxed);
+            },
+            |_| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(out.runs.len(), 3);
+        assert_eq!(resets.load(Ordering::Relaxed), 4, "warm-up + 3 runs");
+        let counted: u64 = out
+            .runs
+            .iter()
+            .flat_map(|r| &r.threads)
+            .map(|t| t.ops)
+            .sum();
+        assert!(counted > 0);
+        // Warm-up ops are done but not reported.
+        assert!(done.load(Ordering::Relaxed) > counted);
+        for r in &out.runs {
+            for t in &r.threads {
+                assert!(t.elapsed_ns >= 25_000_000, "window {}", t.elapsed_ns);
+                assert!(t.cpu_ns > 0);
+            }
+        }
+        assert!(out.batch.iter().all(|&k| k.is_power_of_two()));
+    }
+
+    #[test]
+    fn sanity_check_failure_aborts() {
+        let err = run_cell(&spec(1), |_| || {}, || {}, |_| Err("nope".into())).unwrap_err();
+        assert_eq!(err, "nope");
+    }
+
+    #[test]
+    fn barrier_releases_all_parties_repeatedly() {
+        let b = SpinBarrier::new(3);
+        let hits = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for round in 1..=100u64 {
+                        hits.fetch_add(1, Ordering::Relaxed);
+                        b.wait();
+                        assert!(hits.load(Ordering::Relaxed) >= round * 3);
+                        b.wait();
+                    }
+                });
+            }
+        });
+        assert_eq!(hits.load(Ordering::Relaxed), 300);
+    }
+}

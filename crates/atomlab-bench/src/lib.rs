@@ -1,0 +1,29 @@
+//! `atomlab bench`: what a memory-ordering choice costs on this machine.
+//!
+//! The crate has two layers. [`harness`] runs one operation on N threads and
+//! measures it (see its docs for how, and for what it cannot see); the
+//! [`scenario`] modules turn the primitives of `atomlab-prims` into
+//! operations and the harness's samples into [`atomlab_core::Record`]s.
+//! [`plan`] validates a request from the command line into a [`plan::Plan`],
+//! with errors that list the valid choices.
+//!
+//! Figures and where they come from: ops/s and ns/op from
+//! `CLOCK_MONOTONIC`; reference cycles per op from the TSC (x86-64) or
+//! CNTVCT (aarch64), never called core cycles; core cycles, instructions and
+//! requested events from `perf_event_open` when the kernel allows it; CPU
+//! utilisation from each thread's `CLOCK_THREAD_CPUTIME_ID`; fairness as the
+//! fewest over the most operations done by one thread. The method follows
+//! ccbench (Trigonakis, David, Guerraoui, "Everything you always wanted to
+//! know about synchronization but were afraid to ask", SOSP 2013) for the
+//! cache-line round trips, and hyperfine for repeated runs with a warm-up.
+#![deny(missing_docs)]
+
+pub mod affinity;
+pub mod clock;
+pub mod harness;
+pub mod plan;
+pub mod pmu;
+pub mod scenario;
+
+pub use plan::{BenchError, Plan, Request};
+pub use scenario::run;

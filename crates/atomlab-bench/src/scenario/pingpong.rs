@@ -1,0 +1,155 @@
+//! `bench pingpong`: core-to-core cache-line round trips, as a matrix over
+//! CPU pairs (ccbench's load-from-modified: Trigonakis et al., SOSP 2013).
+//!
+//! Two threads pinned to CPUs a and b share one padded line. The initiator
+//! stores an odd value and spins until it reads the next even one; the
+//! responder spins until it reads the odd value and stores the even one. A
+//! round trip is therefore two transfers of a modified line between the
+//! cores plus the loads that miss on it. The number of round trips per run is
+//! calibrated to last `--duration`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use atomlab_core::{Metric, Record, Source, Unit};
+use atomlab_prims::CachePadded;
+
+use super::Progress;
+use crate::affinity;
+use crate::clock;
+use crate::harness::SpinBarrier;
+use crate::plan::{BenchError, Plan};
+
+/// The one variant: load from a line the other core has modified.
+pub const VARIANT: &str = "load-from-modified";
+
+/// Runs the pair matrix of `plan`: all pairs of allowed CPUs (a < b), or,
+/// with `--no-pin`, one unpinned pair.
+pub fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+    let cpus = affinity::allowed_cpus();
+    let pairs: Vec<(Option<usize>, Option<usize>)> = if plan.pin {
+        if cpus.len() < 2 {
+            return Err(BenchError::Unavailable(
+                "pingpong needs two CPUs and this process may use one".into(),
+            ));
+        }
+        let mut v = Vec::new();
+        for (i, &a) in cpus.iter().enumerate() {
+            for &b in &cpus[i + 1..] {
+                v.push((Some(a), Some(b)));
+            }
+        }
+        v
+    } else {
+        vec![(None, None)]
+    };
+    let mut records = Vec::new();
+    for (a, b) in pairs {
+        let label = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());
+        progress(&format!(
+            "bench pingpong cpu {} <-> cpu {} ({} x {:.2}s)",
+            label(a),
+            label(b),
+            plan.runs,
+            plan.duration.as_secs_f64()
+        ));
+        records.push(pair(plan, a, b));
+    }
+    Ok(records)
+}
+
+fn pair(plan: &Plan, a: Option<usize>, b: Option<usize>) -> Record {
+    let line = CachePadded::new(AtomicU64::new(0));
+    let barrier = SpinBarrier::new(3);
+    let trips = CachePadded::new(AtomicU64::new(1000));
+    let mut ns = Vec::new();
+    let mut ticks = Vec::new();
+    std::thread::scope(|s| {
+        let (line, barrier, trips) = (&line, &barrier, &trips);
+        let total_runs = plan.runs + 1;
+        let initiator = s.spawn(move || {
+            if let Some(c) = a {
+                let _ = affinity::pin_current_thread(c);
+            }
+            let mut out = Vec::new();
+            for run in 0..total_runs {
+                barrier.wait();
+                // ORDERING: Relaxed: the count was published by the barrier.
+                let n = trips.load(Ordering::Relaxed);
+                let (t0, r0) = (clock::monotonic_ns(), clock::ref_ticks());
+                for i in 0..n {
+                    // ORDERING: Release/Acquire so each side's write is seen as
+                    // a message, as a real hand-off would use; on x86 these
+                    // are plain movs, on aarch64 stlr/ldar.
+                    line.store(2 * i + 1, Ordering::Release);
+                    while line.load(Ordering::Acquire) != 2 * i + 2 {
+                        std::hint::spin_loop();
+                    }
+                }
+                let (t1, r1) = (clock::monotonic_ns(), clock::ref_ticks());
+                out.push((n, t1 - t0, r1.wrapping_sub(r0)));
+                if run == 0 {
+                    // Calibrate from the warm-up: enough round trips to fill
+                    // --duration. The barrier publishes the count.
+                    let per_trip = ((t1 - t0) as f64 / n as f64).max(1.0);
+                    let want = (plan.duration.as_nanos() as f64 / per_trip) as u64;
+                    // ORDERING: Relaxed: published by the barrier below.
+                    trips.store(want.clamp(1000, 1_000_000_000), Ordering::Relaxed);
+                }
+                barrier.wait();
+            }
+            out
+        });
+        s.spawn(move || {
+            if let Some(c) = b {
+                let _ = affinity::pin_current_thread(c);
+            }
+            for _ in 0..total_runs {
+                barrier.wait();
+                // ORDERING: Relaxed: published by the barrier.
+                let n = trips.load(Ordering::Relaxed);
+                for i in 0..n {
+                    // ORDERING: pairs with the initiator's Release store.
+                    while line.load(Ordering::Acquire) != 2 * i + 1 {
+                        std::hint::spin_loop();
+                    }
+                    // ORDERING: Release: the reply the initiator acquires.
+                    line.store(2 * i + 2, Ordering::Release);
+                }
+                barrier.wait();
+            }
+        });
+        for _ in 0..total_runs {
+            // ORDERING: Relaxed: published to both threads by the barrier.
+            line.store(0, Ordering::Relaxed);
+            barrier.wait();
+            barrier.wait();
+        }
+        let samples = initiator.join().unwrap_or_default();
+        for (n, dt, dr) in samples.into_iter().skip(1) {
+            ns.push(dt as f64 / n as f64);
+            ticks.push(dr as f64 / n as f64);
+        }
+    });
+    let mut r = Record::new("bench", "pingpong", VARIANT);
+    r.param("cpu_a", a.map_or(serde_json::Value::Null, |c| c.into()))
+        .param("cpu_b", b.map_or(serde_json::Value::Null, |c| c.into()))
+        .param("threads", 2)
+        .param("duration_s", plan.duration.as_secs_f64())
+        .param("runs", plan.runs)
+        .param("pin", plan.pin);
+    r.metrics.push(Metric::new(
+        "ns_per_roundtrip",
+        Unit::NanosPerOp,
+        Source::ClockGettime,
+        ns,
+    ));
+    if let Some(src) = clock::ref_source() {
+        r.metrics.push(Metric::new(
+            "ref_cycles_per_roundtrip",
+            Unit::RefCyclesPerOp,
+            src,
+            ticks,
+        ));
+    }
+    r
+}

@@ -1,0 +1,172 @@
+//! `bench refcount`: the LKML comparison of a raw atomic increment with the
+//! checked, saturating `refcount_t`, inlined and called, uncontended
+//! (`--contention private`) and contended (`shared`).
+//!
+//! Variants: `atomic-inc` (`atomic_inc`, a `lock inc`/`ldadd`),
+//! `atomic-inc-call`, `refcount-inc` (v5.5 `refcount_inc`: fetch_add then
+//! checks), `refcount-inc-call`, `refcount-cmpxchg-inc` (v4.11: the
+//! compare-exchange loop the thread measured), `refcount-cmpxchg-inc-call`,
+//! and get/put pairs (`inc` then `dec_and_test`): `atomic-get-put`,
+//! `refcount-get-put`, `refcount-get-put-call`.
+//!
+//! Counts start at 1 before every run; a run that saturated a count is an
+//! error (the measurement would be of the saturated path), which at the
+//! default run lengths needs 2^31 increments and does not happen.
+
+use atomlab_core::Record;
+use atomlab_prims::refcount::{called, RawRefcount, SaturatingRefcount};
+use atomlab_prims::CachePadded;
+
+use super::{announce, cell_record, cell_spec, sanity, Progress};
+use crate::harness::run_cell;
+use crate::plan::{BenchError, Contention, Plan};
+
+/// Every refcount variant, in table order.
+pub const REFCOUNT_VARIANTS: [&str; 9] = [
+    "atomic-inc",
+    "atomic-inc-call",
+    "refcount-inc",
+    "refcount-inc-call",
+    "refcount-cmpxchg-inc",
+    "refcount-cmpxchg-inc-call",
+    "atomic-get-put",
+    "refcount-get-put",
+    "refcount-get-put-call",
+];
+
+/// Runs the refcount cells of `plan`.
+pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+    let mut records = Vec::new();
+    for variant in &plan.variants {
+        for &threads in &plan.threads {
+            announce(progress, plan, variant, threads);
+            records.push(cell(plan, variant, threads, pmu)?);
+        }
+    }
+    Ok(records)
+}
+
+fn cell(plan: &Plan, variant: &str, threads: usize, pmu: bool) -> Result<Record, BenchError> {
+    let n = match plan.contention {
+        Contention::Shared => 1,
+        Contention::Private => threads,
+    };
+    let raw: Vec<CachePadded<RawRefcount>> = (0..n)
+        .map(|_| CachePadded::new(RawRefcount::new(1)))
+        .collect();
+    let sat: Vec<CachePadded<SaturatingRefcount>> = (0..n)
+        .map(|_| CachePadded::new(SaturatingRefcount::new(1)))
+        .collect();
+    let idx = |t: usize| if n == 1 { 0 } else { t };
+    let spec = cell_spec(plan, threads, pmu);
+    let check = |_ops: u64| {
+        if sat.iter().any(|s| s.is_saturated()) {
+            Err("a refcount saturated during the run: shorten --duration".to_string())
+        } else {
+            Ok(())
+        }
+    };
+    let out = match variant {
+        "atomic-inc" => run_cell(
+            &spec,
+            |t| {
+                let r = &raw[idx(t)];
+                move || r.inc()
+            },
+            || reset_raw(&raw),
+            check,
+        ),
+        "atomic-inc-call" => run_cell(
+            &spec,
+            |t| {
+                let r = &raw[idx(t)];
+                move || called::raw_inc(r)
+            },
+            || reset_raw(&raw),
+            check,
+        ),
+        "refcount-inc" => run_cell(
+            &spec,
+            |t| {
+                let r = &sat[idx(t)];
+                move || r.inc()
+            },
+            || reset_sat(&sat),
+            check,
+        ),
+        "refcount-inc-call" => run_cell(
+            &spec,
+            |t| {
+                let r = &sat[idx(t)];
+                move || called::saturating_inc(r)
+            },
+            || reset_sat(&sat),
+            check,
+        ),
+        "refcount-cmpxchg-inc" => run_cell(
+            &spec,
+            |t| {
+                let r = &sat[idx(t)];
+                move || r.inc_cmpxchg()
+            },
+            || reset_sat(&sat),
+            check,
+        ),
+        "refcount-cmpxchg-inc-call" => run_cell(
+            &spec,
+            |t| {
+                let r = &sat[idx(t)];
+                move || called::saturating_inc_cmpxchg(r)
+            },
+            || reset_sat(&sat),
+            check,
+        ),
+        "atomic-get-put" => run_cell(
+            &spec,
+            |t| {
+                let r = &raw[idx(t)];
+                move || {
+                    r.inc();
+                    std::hint::black_box(r.dec_and_test());
+                }
+            },
+            || reset_raw(&raw),
+            check,
+        ),
+        "refcount-get-put" => run_cell(
+            &spec,
+            |t| {
+                let r = &sat[idx(t)];
+                move || {
+                    r.inc();
+                    std::hint::black_box(r.dec_and_test());
+                }
+            },
+            || reset_sat(&sat),
+            check,
+        ),
+        "refcount-get-put-call" => run_cell(
+            &spec,
+            |t| {
+                let r = &sat[idx(t)];
+                move || {
+                    called::saturating_inc(r);
+                    std::hint::black_box(called::saturating_dec_and_test(r));
+                }
+            },
+            || reset_sat(&sat),
+            check,
+        ),
+        other => Err(format!("unknown refcount variant {other}")),
+    }
+    .map_err(|reason| sanity(plan, variant, reason))?;
+    Ok(cell_record(plan, variant, threads, &out))
+}
+
+fn reset_raw(counts: &[CachePadded<RawRefcount>]) {
+    counts.iter().for_each(|c| c.set(1));
+}
+
+fn reset_sat(counts: &[CachePadded<SaturatingRefcount>]) {
+    counts.iter().for_each(|c| c.set(1));
+}

@@ -1,0 +1,195 @@
+//! `atomlab bench`: parses the options, probes the PMU once, runs the plan
+//! variant by variant (rewriting `--export-json` after each, so an
+//! interrupted run keeps what it measured) and renders.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use atomlab_bench::{Plan, Request};
+use atomlab_core::{ExitStatus, Machine, PmuStatus, Record, Report};
+
+use crate::render;
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// What to measure: counter, refcount, lock, fence or pingpong.
+    pub scenario: String,
+    /// Variants to run, comma-separated, or `all` (the default: all that run here).
+    #[arg(long, value_delimiter = ',')]
+    pub variant: Vec<String>,
+    /// Orderings for counter: relaxed, acquire, release, acq_rel, seq_cst (default seq_cst).
+    #[arg(long, value_delimiter = ',')]
+    pub ordering: Vec<String>,
+    /// Thread counts, comma-separated (default: 1 and powers of two up to the CPU count).
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Vec<usize>,
+    /// `shared`: every thread on one cache line; `private`: one padded line each.
+    #[arg(long)]
+    pub contention: Option<String>,
+    /// Length of each measured run: seconds, or with a unit (500ms, 2s).
+    #[arg(long, value_parser = parse_seconds)]
+    pub duration: Option<f64>,
+    /// Measured runs per cell (default 5).
+    #[arg(long)]
+    pub runs: Option<usize>,
+    /// Warm-up before the runs: seconds, or with a unit (default 200ms).
+    #[arg(long, value_parser = parse_seconds)]
+    pub warmup: Option<f64>,
+    /// Pin threads to CPUs round-robin (the default).
+    #[arg(long, overrides_with = "no_pin")]
+    pub pin: bool,
+    /// Let the scheduler place threads.
+    #[arg(long, overrides_with = "pin")]
+    pub no_pin: bool,
+    /// PMU events to count besides cycles and instructions: perf names or raw codes (r6e).
+    #[arg(long, value_delimiter = ',')]
+    pub events: Vec<String>,
+    /// Units of work inside each lock's critical section (lock).
+    #[arg(long)]
+    pub cs_work: Option<u32>,
+    /// Fixed-work lock mode: total increments (with --tasks; the Crystal mutex shape).
+    #[arg(long)]
+    pub increments: Option<u64>,
+    /// Fixed-work lock mode: tasks the increments are split over (default 20).
+    #[arg(long)]
+    pub tasks: Option<u64>,
+    /// Print JSON (schema_version, machine, records) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON to FILE (`-` for stdout), rewritten after each variant.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+}
+
+/// Parses `1.5`, `1.5s`, `500ms` or `200us` into seconds.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num.trim().parse().map_err(|_| {
+        format!("'{s}' is not a duration: write seconds (1.5) or with a unit (500ms, 2s)")
+    })?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!(
+            "'{s}' is not a duration: it must be a finite, non-negative time"
+        ));
+    }
+    Ok(v * scale)
+}
+
+impl BenchArgs {
+    fn request(&self) -> Request {
+        Request {
+            scenario: self.scenario.clone(),
+            variants: self.variant.clone(),
+            orderings: self.ordering.clone(),
+            threads: self.threads.clone(),
+            contention: self.contention.clone(),
+            duration: self.duration,
+            runs: self.runs,
+            warmup: self.warmup,
+            pin: !self.no_pin,
+            events: self.events.clone(),
+            cs_work: self.cs_work,
+            increments: self.increments,
+            tasks: self.tasks,
+        }
+    }
+}
+
+/// Probes the PMU once and records the answer in `machine`; says so on
+/// stderr when counters are unavailable.
+pub fn probe_pmu(machine: &mut Machine) -> bool {
+    match atomlab_bench::pmu::probe() {
+        Ok(()) => {
+            machine.pmu = PmuStatus {
+                available: true,
+                reason: None,
+            };
+            true
+        }
+        Err(reason) => {
+            eprintln!(
+                "atomlab: note: hardware counters unavailable, so no core cycles or events: {reason}"
+            );
+            machine.pmu = PmuStatus {
+                available: false,
+                reason: Some(reason),
+            };
+            false
+        }
+    }
+}
+
+/// Runs `plan` variant by variant, calling `after_each` with the records so far.
+pub fn run_plan(
+    plan: &Plan,
+    pmu: bool,
+    mut after_each: impl FnMut(&[Record]) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<Record>> {
+    let mut records = Vec::new();
+    let mut progress = |line: &str| eprintln!("  {line}");
+    for variant in &plan.variants {
+        let mut one = plan.clone();
+        one.variants = vec![variant.clone()];
+        let mut recs = atomlab_bench::run(&one, pmu, &mut progress)?;
+        for (v, why) in &plan.skipped {
+            for r in &mut recs {
+                r.notes.push(format!("variant {v} skipped: {why}"));
+            }
+        }
+        records.append(&mut recs);
+        after_each(&records)?;
+    }
+    Ok(records)
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<ExitStatus> {
+    let mut machine = Machine::detect();
+    let plan = Plan::from_request(&args.request(), machine.cpus)?;
+    for (v, why) in &plan.skipped {
+        eprintln!("atomlab: note: skipping variant {v}: {why}");
+    }
+    if machine.emulated {
+        eprintln!("atomlab: note: running under emulation (qemu-user): timings are not meaningful");
+    }
+    let pmu = probe_pmu(&mut machine);
+    let export = args.export_json.clone();
+    let records = run_plan(&plan, pmu, |so_far| {
+        if let Some(path) = &export {
+            let report = Report::new(machine.clone(), so_far.to_vec());
+            render::export_json(path, &report)
+                .with_context(|| format!("writing --export-json {}", path.display()))?;
+        }
+        Ok(())
+    })?;
+    let report = Report::new(machine, records);
+    if args.json {
+        render::json(&report)?;
+    } else if !matches!(&args.export_json, Some(p) if p.as_os_str() == "-") {
+        render::bench_tables(&report)?;
+    }
+    Ok(ExitStatus::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seconds;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_seconds("1.5").unwrap(), 1.5);
+        assert_eq!(parse_seconds("2s").unwrap(), 2.0);
+        assert!((parse_seconds("500ms").unwrap() - 0.5).abs() < 1e-12);
+        assert!((parse_seconds("200us").unwrap() - 0.0002).abs() < 1e-12);
+        assert!(parse_seconds("soon").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("inf").is_err());
+    }
+}
