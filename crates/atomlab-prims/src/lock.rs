@@ -58,6 +58,42 @@ impl Backoff {
     }
 }
 
+/// `swap(true)`: true when the flag was already set. Under loom the same
+/// effect is a compare-exchange from false: a failed swap writes back the
+/// value it read, which no other thread can tell from no write, and loom
+/// cannot explore an unbounded spin of writing RMWs. The ordering on success
+/// is the one under test.
+#[inline(always)]
+fn test_and_set(flag: &AtomicBool, order: Ordering) -> bool {
+    #[cfg(not(loom))]
+    {
+        // ORDERING: the caller's, see the call sites.
+        flag.swap(true, order)
+    }
+    #[cfg(loom)]
+    {
+        // ORDERING: the caller's on success; a failure acquires nothing we use.
+        flag.compare_exchange(false, true, order, Ordering::Relaxed)
+            .is_err()
+    }
+}
+
+/// [`test_and_set`] for a `u32` lock word (0 free, 1 held).
+#[inline(always)]
+fn test_and_set_u32(word: &AtomicU32, order: Ordering) -> bool {
+    #[cfg(not(loom))]
+    {
+        // ORDERING: the caller's, see the call sites.
+        word.swap(1, order) != 0
+    }
+    #[cfg(loom)]
+    {
+        // ORDERING: the caller's on success; a failure acquires nothing we use.
+        word.compare_exchange(0, 1, order, Ordering::Relaxed)
+            .is_err()
+    }
+}
+
 /// Test-and-set: every waiter swaps the flag, each attempt a write that
 /// bounces the line between cores.
 #[derive(Debug)]
@@ -82,16 +118,8 @@ impl RawLock for TasLock {
     fn lock(&self) -> TasGuard<'_> {
         // ORDERING: Acquire pairs with the Release store in unlock, so the
         // previous holder's critical section happens before ours.
-        while self.locked.swap(true, Ordering::Acquire) {
+        while test_and_set(&self.locked, Ordering::Acquire) {
             spin_hint();
-            // loom cannot explore an unbounded spin of RMWs; under the model a
-            // failed swap waits for a release before retrying. The orderings
-            // under test (Acquire swap, Release store) are unchanged.
-            #[cfg(loom)]
-            // ORDERING: Relaxed: only a hint; the swap re-checks.
-            while self.locked.load(Ordering::Relaxed) {
-                spin_hint();
-            }
         }
         TasGuard(self)
     }
@@ -475,14 +503,8 @@ impl<U: RuntimeUnlock> RawLock for RuntimeLock<U> {
         // ORDERING: SeqCst as the runtime's `@state.swap(LOCKED)` (Crystal
         // atomics default to sequentially consistent); it includes the Acquire
         // that pairs with the unlock's release.
-        while self.state.swap(1, Ordering::SeqCst) != 0 {
+        while test_and_set_u32(&self.state, Ordering::SeqCst) {
             backoff.snooze();
-            // As in TasLock: under loom, wait for a release before retrying.
-            #[cfg(loom)]
-            // ORDERING: Relaxed: only a hint; the swap re-checks.
-            while self.state.load(Ordering::Relaxed) != 0 {
-                spin_hint();
-            }
         }
         RuntimeGuard(self)
     }

@@ -75,3 +75,44 @@ fn runtime_store_release() {
 fn runtime_fence_relaxed() {
     two_threads_increment::<RuntimeFenceRelaxedLock>();
 }
+
+/// A lock released by a relaxed store (the Crystal runtime's original bug):
+/// loom must report the critical sections as unordered. This keeps the tests
+/// above honest: the checker does find a missing release.
+struct RelaxedUnlockLock(loom::sync::atomic::AtomicBool);
+
+struct RelaxedGuard<'a>(&'a RelaxedUnlockLock);
+
+impl RawLock for RelaxedUnlockLock {
+    const NAME: &'static str = "broken-relaxed-unlock";
+    type Guard<'a> = RelaxedGuard<'a>;
+    fn new() -> Self {
+        RelaxedUnlockLock(loom::sync::atomic::AtomicBool::new(false))
+    }
+    fn lock(&self) -> RelaxedGuard<'_> {
+        use std::sync::atomic::Ordering;
+        // ORDERING: Acquire, as a correct lock; the bug is in the unlock.
+        while self
+            .0
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            loom::thread::yield_now();
+        }
+        RelaxedGuard(self)
+    }
+}
+
+impl Drop for RelaxedGuard<'_> {
+    fn drop(&mut self) {
+        // ORDERING: BROKEN on purpose: Relaxed publishes nothing, so the next
+        // holder's critical section is not ordered after ours.
+        self.0 .0.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_catches_a_relaxed_unlock() {
+    two_threads_increment::<RelaxedUnlockLock>();
+}

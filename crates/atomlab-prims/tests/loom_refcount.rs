@@ -98,18 +98,21 @@ fn saturating_refcount() {
 fn inc_not_zero_never_revives() {
     loom::model(|| {
         let r = Arc::new(SaturatingRefcount::new(1));
-        let r2 = r.clone();
+        let frees = Arc::new(AtomicUsize::new(0));
+        let (r2, frees2) = (r.clone(), frees.clone());
         let t = loom::thread::spawn(move || {
-            if r2.inc_not_zero() {
-                // We got a reference while the count was non-zero: we must be
-                // the one to drop the last reference now.
-                assert!(r2.dec_and_test() || r2.get() > 0);
+            // A lookup racing with the final put: it may take a reference only
+            // while the object is alive, and then owes a put of its own.
+            if r2.inc_not_zero() && r2.dec_and_test() {
+                // ORDERING: a test counter, read after join.
+                frees2.fetch_add(1, Ordering::Relaxed);
             }
         });
-        let freed_by_main = r.dec_and_test();
+        if r.dec_and_test() {
+            frees.fetch_add(1, Ordering::Relaxed);
+        }
         t.join().unwrap();
-        // Exactly one party saw the count reach zero, and it stays zero.
-        assert_eq!(r.get(), 0);
-        let _ = freed_by_main;
+        assert_eq!(frees.load(Ordering::Relaxed), 1, "exactly one put frees");
+        assert_eq!(r.get(), 0, "nothing revived the object");
     });
 }
