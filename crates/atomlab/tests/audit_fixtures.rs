@@ -1,0 +1,382 @@
+//! `atomlab audit` on fixtures compiled here with Debian's cross compilers:
+//! every count must equal what GNU objdump shows for the same file, and the
+//! verdicts must be right, with symbols and stripped.
+//!
+//! Without the cross tools these tests print that they skipped and why;
+//! with ATOMLAB_REQUIRE_CROSS=1 (set by .ci/run) a missing tool fails them.
+
+mod audit_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use audit_support::*;
+
+const A64_CC: &str = "aarch64-linux-gnu-gcc";
+const A64_OBJDUMP: &str = "aarch64-linux-gnu-objdump";
+const A64_STRIP: &str = "aarch64-linux-gnu-strip";
+
+fn is_helper(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("__aarch64_") else {
+        return false;
+    };
+    ["cas", "swp", "ldadd", "ldclr", "ldeor", "ldset"]
+        .iter()
+        .any(|op| rest.starts_with(op))
+        && !rest.contains("have_lse")
+}
+
+/// What objdump says about an unstripped aarch64 file, split as atomlab
+/// splits it: outside helpers, inside helpers, calls to helpers.
+struct Reference {
+    by_mnemonic: BTreeMap<String, u64>,
+    outside: BTreeMap<String, u64>,
+    inside: BTreeMap<String, u64>,
+    calls: BTreeMap<String, u64>,
+    helpers: BTreeSet<String>,
+    /// Atomic read-modify-writes per function (LSE, store-exclusive closing
+    /// a loop, helper calls), outside helpers.
+    per_function: BTreeMap<String, u64>,
+}
+
+fn reference(file: &Path) -> Reference {
+    let lines = objdump(A64_OBJDUMP, &[], file);
+    let by_mnemonic = tally(&lines, aarch64_key);
+    let mut r = Reference {
+        by_mnemonic,
+        outside: BTreeMap::new(),
+        inside: BTreeMap::new(),
+        calls: BTreeMap::new(),
+        helpers: BTreeSet::new(),
+        per_function: BTreeMap::new(),
+    };
+    for l in &lines {
+        let helper = is_helper(&l.function);
+        if helper {
+            r.helpers.insert(l.function.clone());
+        }
+        if let Some(class) = aarch64_class(&l.mnemonic) {
+            let side = if helper {
+                &mut r.inside
+            } else {
+                &mut r.outside
+            };
+            *side.entry(class.to_string()).or_insert(0) += 1;
+            // Each of these fixtures' store-exclusives closes one loop.
+            if class == "store_exclusive" {
+                *side.entry("llsc_loop".into()).or_insert(0) += 1;
+            }
+            if !helper && (class == "lse" || class == "store_exclusive") {
+                *r.per_function.entry(l.function.clone()).or_insert(0) += 1;
+            }
+        }
+        if (l.mnemonic == "bl" || l.mnemonic == "b") && !helper {
+            if let Some(target) = l
+                .operands
+                .split_once('<')
+                .map(|(_, t)| t.trim_end_matches('>'))
+            {
+                if is_helper(target) {
+                    *r.calls.entry(target.to_string()).or_insert(0) += 1;
+                    *r.per_function.entry(l.function.clone()).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    r
+}
+
+fn classes_without_helper_rows(v: &serde_json::Value) -> BTreeMap<String, u64> {
+    let mut m = counts(v);
+    m.remove("outline_call");
+    m.remove("outline_helper");
+    m
+}
+
+fn check_variant(dir: &Path, name: &str, flags: &[&str], sources: &[&str], verdict: &str) {
+    let bin = dir.join(name);
+    compile(A64_CC, flags, sources, &bin);
+    let stripped = dir.join(format!("{name}-stripped"));
+    run_ok(
+        std::process::Command::new(A64_STRIP)
+            .arg("-o")
+            .arg(&stripped)
+            .arg(&bin),
+    );
+    let r = reference(&bin);
+    let (a, code) = audit_json(&bin, &[]);
+    assert_eq!(code, 0, "{name}: exit code");
+    assert_eq!(a["verdict"]["kind"], verdict, "{name}: {}", a["verdict"]);
+    assert_eq!(
+        counts(&a["by_mnemonic"]),
+        r.by_mnemonic,
+        "{name}: by mnemonic"
+    );
+    assert_eq!(
+        classes_without_helper_rows(&a["by_class"]),
+        r.outside,
+        "{name}: classes outside helpers"
+    );
+    assert_eq!(counts(&a["in_helpers"]), r.inside, "{name}: inside helpers");
+    assert_eq!(
+        counts(&a["outline_calls"]),
+        r.calls,
+        "{name}: outline calls"
+    );
+    let helpers: BTreeSet<String> = a["helpers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(helpers, r.helpers, "{name}: helpers");
+    assert_eq!(
+        class(&a["by_class"], "outline_call"),
+        r.calls.values().sum::<u64>()
+    );
+    let per_function: BTreeMap<String, u64> = a["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["atomics"].as_u64() > Some(0))
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["atomics"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(per_function, r.per_function, "{name}: per function");
+
+    // Stripped: same verdict, counts, helper names (rebuilt from their shape)
+    // and per-function tallies, now keyed by address.
+    let (s, code) = audit_json(&stripped, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(s["has_symtab"], false);
+    assert_eq!(s["verdict"], a["verdict"], "{name} stripped: verdict");
+    for key in ["by_mnemonic", "by_class", "in_helpers", "outline_calls"] {
+        assert_eq!(s[key], a[key], "{name} stripped: {key}");
+    }
+    let shape_names: BTreeSet<String> = s["helpers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            assert_eq!(h["found_by"], "shape");
+            h["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        shape_names, helpers,
+        "{name} stripped: helper names by shape"
+    );
+    let by_addr = |v: &serde_json::Value| -> BTreeMap<u64, u64> {
+        v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["atomics"].as_u64() > Some(0))
+            .map(|f| (f["addr"].as_u64().unwrap(), f["atomics"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        by_addr(&s),
+        by_addr(&a),
+        "{name} stripped: per-function by address"
+    );
+}
+
+#[test]
+fn aarch64_fixtures_match_objdump() {
+    if !have_tools(
+        "aarch64_fixtures_match_objdump",
+        &[A64_CC, A64_OBJDUMP, A64_STRIP],
+    ) {
+        return;
+    }
+    let dir = scratch("aarch64");
+    let c = &["atomics.c"];
+    check_variant(
+        &dir,
+        "llsc",
+        &["-march=armv8-a", "-mno-outline-atomics"],
+        c,
+        "llsc_only",
+    );
+    check_variant(&dir, "lse", &["-march=armv8.1-a"], c, "inline_lse");
+    // GCC 12's default on aarch64 is -moutline-atomics.
+    check_variant(&dir, "outline", &[], c, "outline_atomics");
+    check_variant(
+        &dir,
+        "rare-forms",
+        &["-march=armv8.4-a+rcpc"],
+        &["asm_main.c", "asm_a64.S"],
+        "mixed",
+    );
+}
+
+#[test]
+fn aarch64_require_gates() {
+    if !have_tools("aarch64_require_gates", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("require");
+    let c = &["atomics.c"];
+    let llsc = dir.join("llsc");
+    compile(
+        A64_CC,
+        &["-march=armv8-a", "-mno-outline-atomics"],
+        c,
+        &llsc,
+    );
+    let lse = dir.join("lse");
+    compile(A64_CC, &["-march=armv8.1-a"], c, &lse);
+    let outline = dir.join("outline");
+    compile(A64_CC, &[], c, &outline);
+    let cases = [
+        (&llsc, "no-llsc", 1),
+        (&llsc, "outline", 1),
+        (&llsc, "lse", 1),
+        (&lse, "lse", 0),
+        (&lse, "no-llsc", 0),
+        (&lse, "outline", 1),
+        (&outline, "outline", 0),
+        (&outline, "no-llsc", 0),
+        (&outline, "lse", 1),
+    ];
+    for (file, req, want) in cases {
+        let (a, code) = audit_json(file, &["--require", req]);
+        assert_eq!(
+            code,
+            want,
+            "{} --require {req}: {}",
+            file.display(),
+            a["require"]
+        );
+        assert_eq!(a["require"]["met"], want == 0);
+    }
+    // Several files: one failing is enough for exit 1; the table says which.
+    let out = atomlab()
+        .args(["audit", "--require", "outline"])
+        .arg(&outline)
+        .arg(&lse)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("NOT met: ") && text.contains(" inline LSE instructions (SIGILL on ARMv8.0)"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 of 2 binaries"));
+}
+
+#[test]
+fn aarch64_table_output_names_the_verdict_and_functions() {
+    if !have_tools("aarch64_table_output", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("table");
+    let bin = dir.join("outline");
+    compile(A64_CC, &[], &["atomics.c"], &bin);
+    let out = run_ok(atomlab().args(["audit", "--by-function=3"]).arg(&bin));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("outline atomics: LSE chosen at run time (ARMv8.0-safe)"),
+        "{text}"
+    );
+    assert!(text.contains("__aarch64_ldadd4_sync"), "{text}");
+    // Three function rows under the function header.
+    let rows = text
+        .lines()
+        .skip_while(|l| !l.starts_with("| function"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .count();
+    assert_eq!(rows, 3, "{text}");
+}
+
+#[test]
+fn x86_64_fixture_matches_objdump() {
+    if !have_tools("x86_64_fixture_matches_objdump", &["gcc", "objdump"]) {
+        return;
+    }
+    if std::env::consts::ARCH != "x86_64" {
+        eprintln!("x86_64_fixture_matches_objdump: skipped: host gcc does not target x86-64");
+        return;
+    }
+    let dir = scratch("x86");
+    let bin = dir.join("x86");
+    compile("gcc", &["-mcx16"], &["atomics.c"], &bin);
+    let lines = objdump("objdump", &["-M", "intel"], &bin);
+    let want = tally(&lines, |l| {
+        let m = l.mnemonic.as_str();
+        if m == "lock" {
+            let op = l.operands.split_whitespace().next().unwrap_or("");
+            return Some(format!("lock {op}"));
+        }
+        match m {
+            "mfence" | "lfence" | "sfence" | "cmpxchg8b" | "cmpxchg16b" => Some(m.to_string()),
+            "xchg" if l.operands.contains("PTR") => Some("xchg".into()),
+            _ => None,
+        }
+    });
+    let (a, code) = audit_json(&bin, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(counts(&a["by_mnemonic"]), want);
+    assert_eq!(a["verdict"]["kind"], "x86_locked");
+    assert!(want.contains_key("lock cmpxchg16b"), "{want:?}");
+    for fence in ["mfence", "lfence", "sfence"] {
+        assert!(want.contains_key(fence), "{want:?}");
+    }
+    assert_eq!(class(&a["by_class"], "wide_cas"), want["lock cmpxchg16b"]);
+    assert_eq!(
+        class(&a["by_class"], "xchg_mem"),
+        want.get("xchg").copied().unwrap_or(0)
+    );
+}
+
+#[test]
+fn riscv64_fixture_matches_objdump() {
+    let (cc, od) = ("riscv64-linux-gnu-gcc", "riscv64-linux-gnu-objdump");
+    if !have_tools("riscv64_fixture_matches_objdump", &[cc, od]) {
+        return;
+    }
+    let dir = scratch("riscv64");
+    let bin = dir.join("rv64");
+    // Sub-word atomics are libatomic calls on RISC-V with GCC 12.
+    compile(cc, &["-latomic"], &["atomics.c"], &bin);
+    let lines = objdump(od, &[], &bin);
+    let want = tally(&lines, |l| {
+        let m = l.mnemonic.as_str();
+        let ok = m.starts_with("amo")
+            || m.starts_with("lr.")
+            || m.starts_with("sc.")
+            || m == "fence"
+            || m == "fence.tso";
+        ok.then(|| {
+            if m == "fence" && !l.operands.is_empty() {
+                format!("fence {}", l.operands)
+            } else {
+                m.to_string()
+            }
+        })
+    });
+    let (a, code) = audit_json(&bin, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(counts(&a["by_mnemonic"]), want);
+    let amo: u64 = want
+        .iter()
+        .filter(|(k, _)| k.starts_with("amo"))
+        .map(|(_, n)| n)
+        .sum();
+    let sc: u64 = want
+        .iter()
+        .filter(|(k, _)| k.starts_with("sc."))
+        .map(|(_, n)| n)
+        .sum();
+    assert!(amo > 0 && sc > 0, "{want:?}");
+    assert_eq!(class(&a["by_class"], "amo"), amo);
+    assert_eq!(class(&a["by_class"], "llsc_loop"), sc);
+    assert_eq!(a["verdict"]["kind"], "riscv_amo_and_lrsc");
+}
