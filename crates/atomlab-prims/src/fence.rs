@@ -16,7 +16,8 @@ pub enum FenceVariant {
     Acquire,
     /// `fence(Release)`: nothing on x86-64, `dmb ish` on aarch64.
     Release,
-    /// `fence(SeqCst)`: `mfence` on x86-64, `dmb ish` on aarch64.
+    /// `fence(SeqCst)`: on x86-64 LLVM emits `lock or [rsp], 0` (older
+    /// compilers `mfence`), `dmb ish` on aarch64.
     SeqCst,
     /// x86-64 `mfence`.
     Mfence,

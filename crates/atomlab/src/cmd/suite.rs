@@ -1,14 +1,102 @@
-use atomlab_core::{ExitStatus, Machine};
+//! `atomlab suite`: the main job, a quick tour of this machine with short
+//! runs of every capability, printed as one summary per capability. Each
+//! capability contributes a list of steps; a step's records join the report.
+
+use atomlab_bench::{Plan, Request};
+use atomlab_core::{ExitStatus, Machine, Record, Report};
 
 use crate::cli::SuiteArgs;
+use crate::cmd::bench::{probe_pmu, run_plan};
 use crate::render;
 
+/// The bench part of the tour: the 003 shape (refcounts and raw atomics,
+/// uncontended and contended), counters, the locks of 002 (timed and in its
+/// fixed-work shape), fences and the core-to-core round trip.
+fn bench_steps(cpus: usize) -> Vec<Request> {
+    let short = |scenario: &str| Request {
+        scenario: scenario.into(),
+        duration: Some(0.1),
+        warmup: Some(0.05),
+        runs: Some(3),
+        pin: true,
+        ..Default::default()
+    };
+    let all_threads = atomlab_bench::plan::default_threads(cpus);
+    vec![
+        Request {
+            variants: vec!["fetch_add".into(), "cas_loop".into()],
+            contention: Some("private".into()),
+            threads: vec![1],
+            ..short("counter")
+        },
+        Request {
+            variants: vec!["fetch_add".into(), "cas_loop".into()],
+            threads: all_threads.clone(),
+            ..short("counter")
+        },
+        Request {
+            variants: vec![
+                "atomic-inc".into(),
+                "refcount-inc".into(),
+                "refcount-inc-call".into(),
+            ],
+            contention: Some("private".into()),
+            threads: vec![1],
+            ..short("refcount")
+        },
+        Request {
+            variants: vec![
+                "atomic-inc".into(),
+                "refcount-inc".into(),
+                "refcount-inc-call".into(),
+            ],
+            threads: all_threads,
+            ..short("refcount")
+        },
+        Request {
+            threads: vec![cpus],
+            cs_work: Some(10),
+            ..short("lock")
+        },
+        Request {
+            increments: Some(1_000_000),
+            tasks: Some(20),
+            ..short("lock")
+        },
+        Request {
+            variants: vec!["all".into()],
+            threads: vec![1],
+            contention: Some("private".into()),
+            ..short("fence")
+        },
+        Request {
+            pin: cpus > 1,
+            ..short("pingpong")
+        },
+    ]
+}
+
 pub fn run(args: SuiteArgs) -> anyhow::Result<ExitStatus> {
-    let machine = Machine::detect();
+    let mut machine = Machine::detect();
+    eprintln!(
+        "atomlab suite: a quick tour of this machine ({} CPUs, {})",
+        machine.cpus, machine.cpu_model
+    );
+    if machine.emulated {
+        eprintln!("atomlab: note: running under emulation (qemu-user): timings are not meaningful");
+    }
+    let pmu = probe_pmu(&mut machine);
+    let mut records: Vec<Record> = Vec::new();
+    for req in bench_steps(machine.cpus) {
+        let plan = Plan::from_request(&req, machine.cpus)?;
+        records.extend(run_plan(&plan, pmu, |_| Ok(()))?);
+    }
+    let report = Report::new(machine, records);
     if args.json {
-        render::json(&machine)?;
+        render::json(&report)?;
     } else {
-        render::machine_table(&machine)?;
+        render::machine_table(&report.machine)?;
+        render::bench_tables(&report)?;
     }
     Ok(ExitStatus::Ok)
 }

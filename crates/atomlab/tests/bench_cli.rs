@@ -1,0 +1,246 @@
+//! Drives the real `atomlab bench` binary: bad input exits 2 with the valid
+//! choices named, and a tiny run's JSON is checked field by field.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn atomlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_atomlab"))
+        .args(args)
+        .output()
+        .expect("run atomlab")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_bad_input(args: &[&str], must_mention: &[&str]) {
+    let o = atomlab(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let err = stderr(&o);
+    for m in must_mention {
+        assert!(err.contains(m), "{args:?}: stderr lacks {m:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout on error");
+}
+
+#[test]
+fn bad_input_exits_2_and_lists_the_choices() {
+    assert_bad_input(
+        &["bench", "spinlock"],
+        &[
+            "unknown scenario 'spinlock'",
+            "counter, refcount, lock, fence, pingpong",
+        ],
+    );
+    assert_bad_input(
+        &["bench", "lock", "--variant", "futex"],
+        &["unknown lock variant 'futex'", "ticket", "mcs"],
+    );
+    assert_bad_input(
+        &["bench", "counter", "--ordering", "sc"],
+        &["unknown ordering 'sc'", "seq_cst"],
+    );
+    assert_bad_input(&["bench", "counter", "--threads", "0"], &["--threads 0"]);
+    assert_bad_input(
+        &["bench", "counter", "--threads", "100000"],
+        &["--threads 100000"],
+    );
+    assert_bad_input(&["bench", "counter", "--threads", "two"], &["two"]);
+    assert_bad_input(&["bench", "counter", "--duration", "0"], &["--duration 0"]);
+    assert_bad_input(
+        &["bench", "counter", "--duration", "forever"],
+        &["not a duration"],
+    );
+    assert_bad_input(&["bench", "counter", "--runs", "0"], &["--runs 0"]);
+    assert_bad_input(
+        &["bench", "counter", "--events", "cylces"],
+        &["unknown event 'cylces'", "r6e"],
+    );
+    assert_bad_input(
+        &["bench", "counter", "--contention", "some"],
+        &["shared or private"],
+    );
+    assert_bad_input(&["bench", "counter", "--frobnicate"], &["--frobnicate"]);
+    assert_bad_input(
+        &["bench", "fence", "--ordering", "relaxed"],
+        &["--ordering applies to the counter scenario"],
+    );
+    if !cfg!(target_arch = "aarch64") {
+        assert_bad_input(&["bench", "counter", "--variant", "lse"], &["aarch64"]);
+        assert_bad_input(
+            &["bench", "fence", "--variant", "dmb_ish"],
+            &["aarch64 only"],
+        );
+    }
+}
+
+fn json_run(args: &[&str]) -> Value {
+    let o = atomlab(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("stdout is one JSON document")
+}
+
+#[test]
+fn tiny_counter_run_json_field_by_field() {
+    let dir = std::env::temp_dir().join(format!("atomlab-bench-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let export = dir.join("out.json");
+    let v = json_run(&[
+        "bench",
+        "counter",
+        "--variant",
+        "fetch_add",
+        "--threads",
+        "1,2",
+        "--contention",
+        "private",
+        "--duration",
+        "20ms",
+        "--warmup",
+        "5ms",
+        "--runs",
+        "2",
+        "--json",
+        "--export-json",
+        export.to_str().unwrap(),
+    ]);
+    assert_eq!(v["schema_version"], 1);
+    let m = &v["machine"];
+    assert_eq!(m["arch"], std::env::consts::ARCH);
+    assert!(m["cpus"].as_u64().unwrap() >= 1);
+    assert!(m["rustc"].as_str().unwrap().starts_with("rustc"));
+    assert!(m["pmu"]["available"].is_boolean());
+    if m["pmu"]["available"] == false {
+        assert!(m["pmu"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("perf_event_open"));
+    }
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2, "one record per thread count");
+    for (r, threads) in records.iter().zip([1, 2]) {
+        assert_eq!(r["schema_version"], 1);
+        assert_eq!(r["capability"], "bench");
+        assert_eq!(r["scenario"], "counter");
+        assert_eq!(r["variant"], "fetch_add");
+        assert_eq!(r["parameters"]["threads"], threads);
+        assert_eq!(r["parameters"]["contention"], "private");
+        assert_eq!(r["parameters"]["ordering"], "seq_cst");
+        assert_eq!(r["parameters"]["runs"], 2);
+        let metric = |name: &str| {
+            r["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == name)
+                .unwrap_or_else(|| panic!("metric {name} missing"))
+                .clone()
+        };
+        let ops = metric("ops_per_sec");
+        assert_eq!(ops["unit"], "ops_per_second");
+        assert_eq!(ops["source"]["kind"], "clock_gettime");
+        assert_eq!(ops["samples"].as_array().unwrap().len(), 2);
+        let s = &ops["summary"];
+        assert!(s["min"].as_f64().unwrap() > 0.0);
+        assert!(
+            s["min"].as_f64() <= s["median"].as_f64() && s["median"].as_f64() <= s["max"].as_f64()
+        );
+        let ns = metric("ns_per_op");
+        assert_eq!(ns["unit"], "nanos_per_op");
+        let ns_med = ns["summary"]["median"].as_f64().unwrap();
+        assert!(ns_med > 0.05 && ns_med < 10_000.0, "ns/op {ns_med}");
+        if cfg!(target_arch = "x86_64") {
+            let rc = metric("ref_cycles_per_op");
+            assert_eq!(rc["unit"], "ref_cycles_per_op");
+            assert_eq!(rc["source"]["kind"], "tsc");
+        }
+        let cpu = metric("cpu_utilisation");
+        assert_eq!(cpu["unit"], "percent");
+        let fair = metric("fairness")["summary"]["median"].as_f64().unwrap();
+        assert!(fair > 0.0 && fair <= 1.0);
+    }
+    let exported: Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    assert_eq!(exported["records"].as_array().unwrap().len(), 2);
+    assert_eq!(exported["machine"], v["machine"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn every_scenario_runs_and_prints_a_table() {
+    for args in [
+        &[
+            "bench",
+            "refcount",
+            "--variant",
+            "refcount-inc,refcount-inc-call",
+            "--threads",
+            "1",
+        ][..],
+        &[
+            "bench",
+            "lock",
+            "--variant",
+            "ticket,mcs",
+            "--threads",
+            "2",
+            "--cs-work",
+            "4",
+        ],
+        &[
+            "bench",
+            "fence",
+            "--variant",
+            "none,seq_cst",
+            "--threads",
+            "1",
+        ],
+        &["bench", "pingpong", "--no-pin"],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--duration", "20ms", "--warmup", "5ms", "--runs", "2"]);
+        let o = atomlab(&a);
+        assert_eq!(o.status.code(), Some(0), "{a:?}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("ns"), "{a:?}: {out}");
+        assert!(out.lines().count() >= 3, "{a:?}: {out}");
+    }
+}
+
+#[test]
+fn fixed_work_lock_counts_every_increment() {
+    let v = json_run(&[
+        "bench",
+        "lock",
+        "--variant",
+        "tas,runtime-store-release",
+        "--increments",
+        "20000",
+        "--tasks",
+        "20",
+        "--threads",
+        "2",
+        "--runs",
+        "2",
+        "--json",
+    ]);
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    for r in records {
+        assert_eq!(r["parameters"]["mode"], "fixed-work");
+        assert_eq!(r["parameters"]["increments"], 20000);
+        assert_eq!(r["parameters"]["tasks"], 20);
+        assert_eq!(r["parameters"]["workers"], 2);
+        let secs = r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "seconds")
+            .unwrap();
+        assert_eq!(secs["samples"].as_array().unwrap().len(), 2);
+        assert!(secs["summary"]["median"].as_f64().unwrap() > 0.0);
+    }
+}
