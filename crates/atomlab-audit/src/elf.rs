@@ -44,6 +44,8 @@ pub(crate) struct Image<'a> {
     pub got_slots: HashMap<u64, String>,
     /// Function starts from `.eh_frame` FDEs.
     pub fde_starts: Vec<u64>,
+    /// Known function extents (FDE ranges, sized symbols), merged and sorted.
+    pub extents: Vec<(u64, u64)>,
     pub entry: u64,
     pub notes: Vec<String>,
 }
@@ -202,7 +204,25 @@ impl<'a> Image<'a> {
             }
         }
 
-        let fde_starts = eh_frame_starts(&file, &mut notes);
+        let fdes = eh_frame_ranges(&file, &mut notes);
+        let fde_starts = fdes.iter().map(|r| r.0).collect();
+        let mut extents: Vec<(u64, u64)> = fdes
+            .into_iter()
+            .chain(
+                symbols
+                    .iter()
+                    .filter(|s| s.size > 0)
+                    .map(|s| (s.addr, s.addr.saturating_add(s.size))),
+            )
+            .collect();
+        extents.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(extents.len());
+        for (a, b) in extents {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
         Ok(Image {
             arch,
             code,
@@ -210,12 +230,23 @@ impl<'a> Image<'a> {
             has_symtab,
             got_slots,
             fde_starts,
+            extents: merged,
             entry: file.entry(),
             notes,
         })
     }
 
     /// The bytes at `addr`, up to the end of their region.
+    /// Whether `addr` lies inside a known function extent; true when the
+    /// file gives no extents at all.
+    pub fn in_known_function(&self, addr: u64) -> bool {
+        if self.extents.is_empty() {
+            return true;
+        }
+        let i = self.extents.partition_point(|e| e.0 <= addr);
+        i > 0 && addr < self.extents[i - 1].1
+    }
+
     pub fn bytes_at(&self, addr: u64) -> Option<&'a [u8]> {
         let i = self
             .code
@@ -227,9 +258,9 @@ impl<'a> Image<'a> {
     }
 }
 
-/// Function start addresses from the `.eh_frame` FDEs (gimli's reader), which
-/// survive `strip` because unwinding needs them.
-fn eh_frame_starts(file: &object::File<'_>, notes: &mut Vec<String>) -> Vec<u64> {
+/// Function extents (start, end) from the `.eh_frame` FDEs (gimli's reader),
+/// which survive `strip` because unwinding needs them.
+fn eh_frame_ranges(file: &object::File<'_>, notes: &mut Vec<String>) -> Vec<(u64, u64)> {
     use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
     let Some(section) = file.section_by_name(".eh_frame") else {
         return Vec::new();
@@ -254,7 +285,10 @@ fn eh_frame_starts(file: &object::File<'_>, notes: &mut Vec<String>) -> Vec<u64>
         match entries.next() {
             Ok(Some(CieOrFde::Fde(partial))) => {
                 match partial.parse(|_, bases, offset| eh.cie_from_offset(bases, offset)) {
-                    Ok(fde) => starts.push(fde.initial_address()),
+                    Ok(fde) => starts.push((
+                        fde.initial_address(),
+                        fde.initial_address().saturating_add(fde.len()),
+                    )),
                     Err(_) => continue,
                 }
             }

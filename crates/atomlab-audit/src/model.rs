@@ -247,6 +247,9 @@ pub struct BinaryAudit {
     pub by_class: BTreeMap<Class, u64>,
     /// Counts by class inside outline helpers (their LSE and LL/SC halves).
     pub in_helpers: BTreeMap<Class, u64>,
+    /// Counts by class of sites outside every known function extent
+    /// (`.eh_frame` FDEs, sized symbols): data in `.text` decoded as code.
+    pub outside_functions: BTreeMap<Class, u64>,
     /// Every site by mnemonic, helpers included (what `objdump -d` shows).
     pub by_mnemonic: BTreeMap<String, u64>,
     /// Outline helpers present.

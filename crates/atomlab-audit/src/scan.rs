@@ -85,9 +85,15 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
     // Sites counted for the program itself (outside helpers), for attribution.
     let mut program: Vec<(u64, Class)> = Vec::new();
 
+    let mut outside: BTreeMap<Class, u64> = BTreeMap::new();
     for site in &scan.sites {
         *by_mnemonic.entry(site.mnemonic.clone()).or_default() += 1;
-        if in_helper(site.addr) {
+        if !image.in_known_function(site.addr) && !in_helper(site.addr) {
+            // Outside every FDE and sized symbol: most likely a constant
+            // table in .text (OpenSSL's precomputed points) that decodes as
+            // instructions. objdump shows it too; the verdict must not.
+            *outside.entry(site.class).or_default() += 1;
+        } else if in_helper(site.addr) {
             *in_helpers.entry(site.class).or_default() += 1;
         } else {
             *by_class.entry(site.class).or_default() += 1;
@@ -171,6 +177,12 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
             scan.undecodable
         ));
     }
+    let n_outside: u64 = outside.values().sum();
+    if n_outside > 0 {
+        notes.push(format!(
+            "{n_outside} atomic-looking words lie outside every known function (likely data in .text); counted under outside_functions, not in the verdict"
+        ));
+    }
     if !image.has_symtab {
         notes.push(format!(
             "stripped: functions found from .dynsym, .eh_frame and helper shapes ({} known)",
@@ -189,6 +201,7 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
         },
         by_class,
         in_helpers,
+        outside_functions: outside,
         by_mnemonic,
         helpers,
         outline_calls,

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -33,7 +34,9 @@ pub fn have_tools(test: &str, tools: &[&str]) -> bool {
             if require_cross() {
                 panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
             }
-            eprintln!("{msg}");
+            // Straight to the process's stderr, past libtest's capture, so
+            // that a skip is seen in a plain `cargo test` run.
+            let _ = writeln!(std::io::stderr(), "{msg}");
             return false;
         }
     }

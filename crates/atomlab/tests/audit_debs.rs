@@ -1,0 +1,126 @@
+//! `atomlab audit` on real Debian arm64 packages, read straight from the
+//! `.deb` files that .ci/run fetches with `apt-get download PKG:arm64` into
+//! $ATOMLAB_AUDIT_DEBS. Without that variable the test says it skipped
+//! (and fails instead under ATOMLAB_REQUIRE_CROSS=1, as in CI).
+
+mod audit_support;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use audit_support::*;
+
+fn debs() -> Option<Vec<PathBuf>> {
+    let Ok(dir) = std::env::var("ATOMLAB_AUDIT_DEBS") else {
+        let msg = "audit_debs: skipped: ATOMLAB_AUDIT_DEBS is not set (.ci/run downloads arm64 packages there)";
+        assert!(
+            !require_cross(),
+            "{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set"
+        );
+        let _ = writeln!(std::io::stderr(), "{msg}");
+        return None;
+    };
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "deb"))
+        .collect();
+    v.sort();
+    Some(v)
+}
+
+fn find<'a>(doc: &'a serde_json::Value, suffix: &str) -> &'a serde_json::Value {
+    doc["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["path"].as_str().unwrap().ends_with(suffix))
+        .unwrap_or_else(|| panic!("no {suffix} in the packages"))
+}
+
+#[test]
+fn debian_arm64_packages_get_the_right_verdicts() {
+    let Some(debs) = debs() else { return };
+    for pkg in ["libc6_", "nginx_", "libatomic1_", "libstdc++6_", "libssl3_"] {
+        assert!(
+            debs.iter()
+                .any(|d| d.file_name().unwrap().to_string_lossy().starts_with(pkg)),
+            "{pkg}*.deb missing from {debs:?}"
+        );
+    }
+    let out = atomlab()
+        .args(["audit", "--json", "--by-function=5"])
+        .args(&debs)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["errors"].as_array().unwrap().is_empty(),
+        "{}",
+        doc["errors"]
+    );
+
+    // Debian builds with GCC's default -moutline-atomics, so these programs
+    // and libraries call libgcc's helpers; the binaries are stripped, so the
+    // helpers are found by their shape.
+    for (suffix, helper) in [
+        ("/usr/sbin/nginx", "__aarch64_ldadd8_sync"),
+        ("/libc.so.6", "__aarch64_cas4_acq"),
+        ("/libstdc++.so.6.0.30", "__aarch64_ldadd4_acq_rel"),
+        ("/libssl.so.3", ""),
+    ] {
+        let b = find(&doc, suffix);
+        assert_eq!(
+            b["verdict"]["kind"], "outline_atomics",
+            "{suffix}: {}",
+            b["verdict"]
+        );
+        assert_eq!(b["has_symtab"], false, "{suffix}");
+        assert!(class(&b["by_class"], "outline_call") > 0, "{suffix}");
+        assert_eq!(class(&b["by_class"], "lse"), 0, "{suffix}");
+        assert_eq!(class(&b["by_class"], "llsc_loop"), 0, "{suffix}");
+        for h in b["helpers"].as_array().unwrap() {
+            assert_eq!(h["found_by"], "shape", "{suffix}");
+        }
+        if !helper.is_empty() {
+            assert!(
+                b["outline_calls"][helper].as_u64() > Some(0),
+                "{suffix}: {}",
+                b["outline_calls"]
+            );
+        }
+        // By-function works on the stripped file: named from .dynsym or
+        // placed by .eh_frame.
+        assert!(!b["functions"].as_array().unwrap().is_empty(), "{suffix}");
+    }
+    // libcrypto's precomputed tables live in .text: objdump decodes them as
+    // LSE and exclusives; the audit keeps them out of the verdict.
+    let crypto = find(&doc, "/libcrypto.so.3");
+    assert_eq!(
+        crypto["verdict"]["kind"], "outline_atomics",
+        "{}",
+        crypto["verdict"]
+    );
+    assert!(class(&crypto["outside_functions"], "lse") > 0);
+    // libatomic picks LSE or LL/SC per call through ifuncs: both are inline.
+    let atomic = find(&doc, "/libatomic.so.1.2.0");
+    assert_eq!(atomic["verdict"]["kind"], "mixed", "{}", atomic["verdict"]);
+    assert!(class(&atomic["by_class"], "lse") > 0);
+    assert!(class(&atomic["by_class"], "llsc_loop") > 0);
+    // --require no-llsc fails on libatomic alone.
+    let out = atomlab()
+        .args(["audit", "--require", "no-llsc"])
+        .args(
+            debs.iter()
+                .filter(|d| d.to_string_lossy().contains("libatomic1_")),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
