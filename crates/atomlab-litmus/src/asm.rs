@@ -626,10 +626,13 @@ fn arm_instr(
                 desired,
                 read: Annot {
                     noret,
-                    ..ann(a, false, false, false)
+                    ..ann(a && !noret, false, false, false)
                 },
                 write: ann(false, false, l, false),
-                fail: ann(a, false, false, false),
+                fail: Annot {
+                    noret,
+                    ..ann(a && !noret, false, false, false)
+                },
                 weak: false,
                 single: false,
             });
@@ -674,7 +677,9 @@ fn arm_instr(
             let operand = arm_read(b, t, rs);
             let addr = arm_addr(&ctx, b, t, addr_i)?;
             let dst = arm_write(b, t, rt);
-            let noret = dst.is_none() && op != RmwOp::Xchg;
+            // With the zero register as destination the read returns nothing
+            // and, as herd models it, loses its acquire semantics (NoRet).
+            let noret = dst.is_none();
             out.push(Instr::Rmw {
                 dst,
                 addr,
@@ -682,7 +687,7 @@ fn arm_instr(
                 operand,
                 read: Annot {
                     noret,
-                    ..ann(a, false, false, false)
+                    ..ann(a && !noret, false, false, false)
                 },
                 write: ann(false, false, l, false),
                 single: false,

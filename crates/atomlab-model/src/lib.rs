@@ -1,2 +1,60 @@
-//! Axiomatic memory-model checker (work in progress).
+//! An axiomatic memory-model checker for litmus tests: the engine of
+//! `atomlab check`.
+//!
+//! The engine ([`exec`], [`interp`]) turns a test into candidate executions:
+//! events with program order, dependencies, reads-from and coherence order,
+//! and derived relations (from-reads, internal/external splits), as in
+//! Alglave, Maranget and Tautschnig, "Herding cats" (TOPLAS 2014). The models
+//! ([`models`]) are separate and each reads like its cat file: `sc`,
+//! `x86tso`, `aarch64` (the Arm ARM's B2.3 model as herd7's aarch64.cat),
+//! `c11` (herd7's c11_partialSC.cat) and `rc11` (Lahav et al., PLDI 2017). A
+//! C test is also judged by the hardware models through a C11→ISA
+//! compilation table ([`mapping`]).
+//!
+//! Enumeration is structured, not blind: per-thread traces are computed once
+//! (with the values reads may return found by a fixpoint), reads-from and
+//! coherence are chosen per location and pruned there by SC-per-location and
+//! RMW atomicity, which every model here implies.
+//!
+//! Dependencies: `atomlab-litmus` (the format), `serde` (result types),
+//! `thiserror` (errors).
+//!
+//! # Limitations
+//! - At most 64 events per execution and 24 values per location.
+//! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
+//!   checker refuses such tests under `c11` ([`CheckError::ThinAir`]).
+//! - `c11` puts non-atomic writes in coherence order (herd orders only atomic
+//!   writes and decides the final non-atomic write separately).
 #![deny(missing_docs)]
+
+pub mod check;
+pub mod exec;
+pub mod explain;
+pub mod herd;
+pub mod interp;
+pub mod mapping;
+pub mod models;
+pub mod rel;
+
+pub use check::{check_test, CheckOptions, ModelOutcome, ModelResult, Observation};
+pub use mapping::AcquireLoad;
+pub use models::MODEL_NAMES;
+
+/// Why a test could not be judged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// The test is outside the checker's bounds.
+    #[error("execution bound exceeded: {0}")]
+    TooBig(String),
+    /// The test does something the semantics cannot follow.
+    #[error("{0}")]
+    Semantics(String),
+    /// The model allows an execution whose values justify themselves
+    /// (a cycle of reads-from and data dependencies): herd7 reports such
+    /// values symbolically; this checker refuses rather than pick one.
+    #[error("out-of-thin-air values: an allowed execution has a cycle of reads-from and data dependencies ({0}); its values are not determined")]
+    ThinAir(&'static str),
+    /// The deadline passed.
+    #[error("timed out")]
+    Timeout,
+}

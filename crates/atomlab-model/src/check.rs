@@ -1,0 +1,448 @@
+//! Judging one test under several models: enumerate candidate executions
+//! once per event structure (the test's own, or its C11→ISA compilation),
+//! judge each under every model that applies, and collect the final states
+//! each model allows, the outcomes it forbids and why.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use atomlab_litmus::{Arch, Quantifier, StateVar, Test, Value};
+
+use crate::exec::{loc_choices, Execution, LocChoice, Skeleton};
+use crate::interp::{decode, encode, explore, Trace};
+use crate::mapping::{compile, mapping_name, AcquireLoad, Target};
+use crate::models::{by_name, Judgement, Model, Violation};
+use crate::CheckError;
+
+/// How to run a check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// Give up (TIMEOUT) after this instant.
+    pub deadline: Option<Instant>,
+    /// Explain every forbidden outcome.
+    pub explain: bool,
+    /// Produce Graphviz graphs.
+    pub graphs: bool,
+    /// How C11 acquire loads compile to AArch64.
+    pub acquire: AcquireLoad,
+}
+
+/// herd's observation of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Observation {
+    /// No allowed execution satisfies the proposition.
+    Never,
+    /// Some do, some do not.
+    Sometimes,
+    /// All do.
+    Always,
+}
+
+impl Observation {
+    /// herd's word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Observation::Never => "Never",
+            Observation::Sometimes => "Sometimes",
+            Observation::Always => "Always",
+        }
+    }
+}
+
+/// An outcome a model forbids, with the reason.
+#[derive(Debug, Clone)]
+pub struct Forbidden {
+    /// The final state.
+    pub state: Vec<Value>,
+    /// The axiom an execution with this outcome breaks, and its cycle.
+    pub violation: Violation,
+    /// Event labels of the cycle (`a: Rx=1`…), aligned with `violation.cycle`.
+    pub labels: Vec<String>,
+    /// A Graphviz graph of that execution, if asked for.
+    pub dot: Option<String>,
+}
+
+/// One model's verdict on one test.
+#[derive(Debug, Clone)]
+pub struct ModelResult {
+    /// The model.
+    pub model: &'static str,
+    /// The C11→ISA mapping the test went through, if any.
+    pub mapping: Option<&'static str>,
+    /// The variables of a final state.
+    pub vars: Vec<StateVar>,
+    /// Allowed final states, sorted, each with whether some execution reaching it races.
+    pub states: Vec<(Vec<Value>, bool)>,
+    /// Allowed executions satisfying the proposition.
+    pub positive: usize,
+    /// Allowed executions not satisfying it.
+    pub negative: usize,
+    /// The observation.
+    pub observation: Observation,
+    /// Whether the test's expectation holds (herd's `Ok`/`No`).
+    pub ok: bool,
+    /// Some allowed execution has a data race (C11/RC11 undefined behaviour).
+    pub racy: bool,
+    /// Forbidden outcomes with reasons (when explanations were asked for).
+    pub forbidden: Vec<Forbidden>,
+    /// A graph of an allowed execution satisfying the proposition, if asked for.
+    pub witness_dot: Option<String>,
+    /// Candidate executions examined.
+    pub candidates: usize,
+    /// Time spent (shared enumeration counted once per event structure).
+    pub elapsed: Duration,
+}
+
+/// The result of asking one model about one test.
+#[derive(Debug, Clone)]
+pub enum ModelOutcome {
+    /// Judged.
+    Done(Box<ModelResult>),
+    /// The deadline passed.
+    Timeout {
+        /// The model.
+        model: &'static str,
+    },
+    /// The model does not apply to the test's architecture.
+    NotApplicable {
+        /// The model.
+        model: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The test could not be judged (an execution bound, a bad address).
+    Failed {
+        /// The model.
+        model: &'static str,
+        /// Why.
+        error: CheckError,
+    },
+}
+
+impl ModelOutcome {
+    /// The model's name.
+    pub fn model(&self) -> &'static str {
+        match self {
+            ModelOutcome::Done(r) => r.model,
+            ModelOutcome::Timeout { model }
+            | ModelOutcome::NotApplicable { model, .. }
+            | ModelOutcome::Failed { model, .. } => model,
+        }
+    }
+}
+
+/// Which event structure a model judges for a test's architecture.
+fn plan(arch: Arch, model: &str, acquire: AcquireLoad) -> Result<Option<Target>, String> {
+    match (arch, model) {
+        (_, "sc") => Ok(None),
+        (Arch::C, "c11" | "rc11") => Ok(None),
+        (_, "c11" | "rc11") => Err(format!("{model} judges C tests only")),
+        (Arch::X86, "x86tso") => Ok(None),
+        (Arch::C, "x86tso") => Ok(Some(Target::X86)),
+        (Arch::AArch64, "aarch64") => Ok(None),
+        (Arch::C, "aarch64") => Ok(Some(Target::AArch64(acquire))),
+        (a, m) => Err(format!("{m} does not judge {} tests", a.name())),
+    }
+}
+
+/// Judges `test` under each of `models` (names as on the command line).
+pub fn check_test(test: &Test, models: &[&str], opts: &CheckOptions) -> Vec<ModelOutcome> {
+    let mut outcomes: Vec<Option<ModelOutcome>> = vec![None; models.len()];
+    let mut groups: Vec<(Option<Target>, Vec<usize>)> = Vec::new();
+    for (i, m) in models.iter().enumerate() {
+        let Some(model) = by_name(m) else {
+            outcomes[i] = Some(ModelOutcome::NotApplicable {
+                model: "?",
+                reason: format!("unknown model {m}"),
+            });
+            continue;
+        };
+        match plan(test.arch, m, opts.acquire) {
+            Err(reason) => {
+                outcomes[i] = Some(ModelOutcome::NotApplicable {
+                    model: model.name(),
+                    reason,
+                })
+            }
+            Ok(t) => match groups.iter_mut().find(|g| g.0 == t) {
+                Some(g) => g.1.push(i),
+                None => groups.push((t, vec![i])),
+            },
+        }
+    }
+    for (target, idx) in groups {
+        let ms: Vec<&'static dyn Model> = idx.iter().filter_map(|&i| by_name(models[i])).collect();
+        let compiled;
+        let t = match target {
+            Some(tg) => {
+                compiled = compile(test, tg);
+                &compiled
+            }
+            None => test,
+        };
+        let start = Instant::now();
+        let res = run(test, t, &ms, opts);
+        let elapsed = start.elapsed();
+        match res {
+            Ok(mut results) => {
+                for (k, &i) in idx.iter().enumerate() {
+                    let mut r = std::mem::replace(&mut results[k], empty_result(ms[k].name()));
+                    r.mapping = target.map(mapping_name);
+                    r.elapsed = elapsed;
+                    outcomes[i] = Some(ModelOutcome::Done(Box::new(r)));
+                }
+            }
+            Err(CheckError::Timeout) => {
+                for (k, &i) in idx.iter().enumerate() {
+                    outcomes[i] = Some(ModelOutcome::Timeout {
+                        model: ms[k].name(),
+                    });
+                }
+            }
+            Err(e) => {
+                for (k, &i) in idx.iter().enumerate() {
+                    outcomes[i] = Some(ModelOutcome::Failed {
+                        model: ms[k].name(),
+                        error: e.clone(),
+                    });
+                }
+            }
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.expect("every model has an outcome"))
+        .collect()
+}
+
+fn empty_result(model: &'static str) -> ModelResult {
+    ModelResult {
+        model,
+        mapping: None,
+        vars: Vec::new(),
+        states: Vec::new(),
+        positive: 0,
+        negative: 0,
+        observation: Observation::Never,
+        ok: false,
+        racy: false,
+        forbidden: Vec::new(),
+        witness_dot: None,
+        candidates: 0,
+        elapsed: Duration::ZERO,
+    }
+}
+
+struct Acc {
+    states: BTreeMap<Vec<Value>, bool>,
+    forbidden: BTreeMap<Vec<Value>, Forbidden>,
+    pos: usize,
+    neg: usize,
+    racy: bool,
+    witness: Option<String>,
+}
+
+/// Enumerates the candidate executions of `t` (which is `orig` or its
+/// compilation) and judges each under `models`.
+fn run(
+    orig: &Test,
+    t: &Test,
+    models: &[&'static dyn Model],
+    opts: &CheckOptions,
+) -> Result<Vec<ModelResult>, CheckError> {
+    let vars = orig.state_vars();
+    let nl = t.locations.len();
+    let (_values, traces) = explore(t)?;
+    let mut init = vec![0i64; nl];
+    for (l, v) in &t.init {
+        init[*l] = encode(*v);
+    }
+    let mut accs: Vec<Acc> = models
+        .iter()
+        .map(|_| Acc {
+            states: BTreeMap::new(),
+            forbidden: BTreeMap::new(),
+            pos: 0,
+            neg: 0,
+            racy: false,
+            witness: None,
+        })
+        .collect();
+    let mut candidates = 0usize;
+    if traces.iter().any(|t| t.is_empty()) {
+        return Err(CheckError::Semantics("a thread has no possible run".into()));
+    }
+    let mut pick = vec![0usize; traces.len()];
+    let want_detail = opts.explain || opts.graphs;
+    loop {
+        let chosen: Vec<&Trace> = pick
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| &traces[i][k])
+            .collect();
+        let sk = Skeleton::build(t, &init, &chosen)?;
+        let choices: Vec<Vec<LocChoice>> = (0..nl).map(|l| loc_choices(&sk, l)).collect();
+        if choices.iter().all(|c| !c.is_empty()) {
+            let mut ci = vec![0usize; nl];
+            loop {
+                candidates += 1;
+                if candidates & 63 == 0 {
+                    if let Some(d) = opts.deadline {
+                        if Instant::now() > d {
+                            return Err(CheckError::Timeout);
+                        }
+                    }
+                }
+                let sel: Vec<&LocChoice> = ci
+                    .iter()
+                    .enumerate()
+                    .map(|(l, &k)| &choices[l][k])
+                    .collect();
+                let x = Execution::from_choices(&sk, &sel);
+                let get = |v: &StateVar| -> Value {
+                    match v {
+                        StateVar::Reg { thread, reg } => {
+                            decode(sk.regs[*thread].get(*reg).copied().unwrap_or(0), nl)
+                        }
+                        StateVar::Loc(l) => decode(sk.events[x.last[*l]].wval, nl),
+                    }
+                };
+                let keep = orig.filter.as_ref().is_none_or(|f| f.eval(&get));
+                if keep {
+                    let state: Vec<Value> = vars.iter().map(&get).collect();
+                    let holds = orig.condition.prop.eval(&get);
+                    for (k, m) in models.iter().enumerate() {
+                        let acc = &mut accs[k];
+                        match m.judge(&x, false) {
+                            Judgement::Allowed { racy } => {
+                                if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
+                                    return Err(CheckError::ThinAir(m.name()));
+                                }
+                                if holds {
+                                    acc.pos += 1;
+                                } else {
+                                    acc.neg += 1;
+                                }
+                                acc.racy |= racy;
+                                let e = acc.states.entry(state.clone()).or_insert(false);
+                                *e |= racy;
+                                if opts.graphs && holds && acc.witness.is_none() {
+                                    acc.witness = Some(crate::explain::dot(
+                                        orig,
+                                        &x,
+                                        None,
+                                        &format!("{} {} witness", orig.name, m.name()),
+                                    ));
+                                }
+                            }
+                            Judgement::Forbidden(_)
+                                if want_detail
+                                    && !acc.forbidden.contains_key(&state)
+                                    && !acc.states.contains_key(&state) =>
+                            {
+                                if let Judgement::Forbidden(v) = m.judge(&x, true) {
+                                    let labels = crate::explain::labels(orig, &x, &v.cycle);
+                                    let dot = opts.graphs.then(|| {
+                                        crate::explain::dot(
+                                            orig,
+                                            &x,
+                                            Some(&v),
+                                            &format!("{} {} forbidden", orig.name, m.name()),
+                                        )
+                                    });
+                                    acc.forbidden.insert(
+                                        state.clone(),
+                                        Forbidden {
+                                            state: state.clone(),
+                                            violation: v,
+                                            labels,
+                                            dot,
+                                        },
+                                    );
+                                }
+                            }
+                            Judgement::Forbidden(_) => {}
+                        }
+                    }
+                }
+                // Next per-location choice.
+                let mut l = 0;
+                loop {
+                    if l == nl {
+                        break;
+                    }
+                    ci[l] += 1;
+                    if ci[l] < choices[l].len() {
+                        break;
+                    }
+                    ci[l] = 0;
+                    l += 1;
+                }
+                if l == nl {
+                    break;
+                }
+            }
+        }
+        // Next trace combination.
+        let mut i = 0;
+        loop {
+            if i == pick.len() {
+                break;
+            }
+            pick[i] += 1;
+            if pick[i] < traces[i].len() {
+                break;
+            }
+            pick[i] = 0;
+            i += 1;
+        }
+        if i == pick.len() {
+            break;
+        }
+        if let Some(d) = opts.deadline {
+            if Instant::now() > d {
+                return Err(CheckError::Timeout);
+            }
+        }
+    }
+    let q = orig.condition.quantifier;
+    Ok(models
+        .iter()
+        .zip(accs)
+        .map(|(m, acc)| {
+            let observation = if acc.pos == 0 {
+                Observation::Never
+            } else if acc.neg == 0 {
+                Observation::Always
+            } else {
+                Observation::Sometimes
+            };
+            let ok = match q {
+                Quantifier::Exists => acc.pos > 0,
+                Quantifier::NotExists => acc.pos == 0,
+                Quantifier::Forall => acc.neg == 0,
+            };
+            let forbidden = acc
+                .forbidden
+                .into_iter()
+                .filter(|(s, _)| !acc.states.contains_key(s))
+                .map(|(_, f)| f)
+                .collect();
+            ModelResult {
+                model: m.name(),
+                mapping: None,
+                vars: vars.clone(),
+                states: acc.states.into_iter().collect(),
+                positive: acc.pos,
+                negative: acc.neg,
+                observation,
+                ok,
+                racy: acc.racy,
+                forbidden,
+                witness_dot: acc.witness,
+                candidates,
+                elapsed: Duration::ZERO,
+            }
+        })
+        .collect())
+}

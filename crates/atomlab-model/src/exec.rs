@@ -1,0 +1,584 @@
+//! Candidate executions: events, program order, dependencies (fixed by the
+//! threads' traces) and the communication relations reads-from and
+//! coherence order (chosen), with from-reads derived, as in Alglave,
+//! Maranget and Tautschnig, "Herding cats" (TOPLAS 2014), section 4.
+//!
+//! Enumeration uses the structure of the problem instead of blind search:
+//! reads-from and coherence are chosen *per location*, and a per-location
+//! choice is kept only if it is coherent on its own (SC per location:
+//! `acyclic po-loc | rf | co | fr`) and respects RMW atomicity; every model
+//! here implies both, so inconsistent partial executions die before any
+//! cross-location combination is formed.
+
+use atomlab_litmus::{Annot, BarrierKind, Fence, MemOrder, Test};
+
+use crate::interp::{Kind, Trace};
+use crate::rel::{members, Rel, Set, MAX_EVENTS};
+use crate::CheckError;
+
+/// One event of a candidate execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// The thread, or `None` for an initial write.
+    pub thread: Option<usize>,
+    /// What it does.
+    pub kind: Kind,
+    /// The location (memory events only).
+    pub loc: Option<usize>,
+    /// Value read.
+    pub rval: i64,
+    /// Value written.
+    pub wval: i64,
+    /// Annotations.
+    pub annot: Annot,
+    /// Dynamic instruction within its thread.
+    pub instance: usize,
+}
+
+/// Named sets of events, as herd's cat files name them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sets {
+    /// Reads (including single-event RMWs).
+    pub r: Set,
+    /// Writes (including initial writes and single-event RMWs).
+    pub w: Set,
+    /// Fences.
+    pub f: Set,
+    /// Memory events.
+    pub m: Set,
+    /// Initial writes.
+    pub iw: Set,
+    /// Single events that read and write (herd's C `RMW`).
+    pub upd: Set,
+    /// C11 atomic accesses (herd's `A`).
+    pub atomic: Set,
+    /// C11 orders: relaxed.
+    pub rlx: Set,
+    /// consume.
+    pub con: Set,
+    /// acquire.
+    pub acq: Set,
+    /// release.
+    pub rel: Set,
+    /// acq_rel.
+    pub acq_rel: Set,
+    /// seq_cst.
+    pub sc: Set,
+    /// Arm acquire (`A`).
+    pub arm_a: Set,
+    /// Arm RCpc acquire (`Q`).
+    pub arm_q: Set,
+    /// Arm release (`L`).
+    pub arm_l: Set,
+    /// Arm atomics without a result register.
+    pub noret: Set,
+    /// x86 locked accesses.
+    pub locked: Set,
+    /// MFENCE.
+    pub mfence: Set,
+    /// DMB/DSB full.
+    pub dmb_full: Set,
+    /// DMB/DSB LD.
+    pub dmb_ld: Set,
+    /// DMB/DSB ST.
+    pub dmb_st: Set,
+    /// ISB.
+    pub isb: Set,
+}
+
+/// The parts of a candidate execution fixed by the threads' traces.
+#[derive(Debug, Clone)]
+pub struct Skeleton {
+    /// Number of events.
+    pub n: usize,
+    /// The events: initial writes first, then each thread's in order.
+    pub events: Vec<Event>,
+    /// Named sets.
+    pub sets: Sets,
+    /// Program order.
+    pub po: Rel,
+    /// Same location (memory events, reflexive).
+    pub loc: Rel,
+    /// Same thread.
+    pub int: Rel,
+    /// Different threads.
+    pub ext: Rel,
+    /// Read and write of one atomic pair.
+    pub rmw: Rel,
+    /// The pairs of `rmw` made by one atomic instruction (not LDXR/STXR).
+    pub amo: Rel,
+    /// Address dependencies.
+    pub addr: Rel,
+    /// Data dependencies.
+    pub data: Rel,
+    /// Control dependencies.
+    pub ctrl: Rel,
+    /// Arm pick dependencies (address, data, control), minus same instance.
+    pub pick_addr: Rel,
+    /// Pick data dependencies.
+    pub pick_data: Rel,
+    /// Pick control dependencies.
+    pub pick_ctrl: Rel,
+    /// Local memory read successor (a write, then a po-later read of the
+    /// same location with no write between).
+    pub lmrs: Rel,
+    /// Events of one dynamic instruction.
+    pub same_instance: Rel,
+    /// The initial write of each location.
+    pub init_of: Vec<usize>,
+    /// Final register values, per thread.
+    pub regs: Vec<Vec<i64>>,
+}
+
+/// A candidate execution: a skeleton plus reads-from and coherence.
+#[derive(Debug, Clone)]
+pub struct Execution<'s> {
+    /// The fixed part.
+    pub s: &'s Skeleton,
+    /// Reads-from.
+    pub rf: Rel,
+    /// Coherence order (transitive).
+    pub co: Rel,
+    /// From-reads: `(rf^-1; co) \ id`.
+    pub fr: Rel,
+    /// The co-last write of each location.
+    pub last: Vec<usize>,
+}
+
+fn order_set(sets: &mut Sets, i: usize, o: MemOrder) {
+    let b = 1u64 << i;
+    match o {
+        MemOrder::Na => {}
+        MemOrder::Relaxed => sets.rlx |= b,
+        MemOrder::Consume => sets.con |= b,
+        MemOrder::Acquire => sets.acq |= b,
+        MemOrder::Release => sets.rel |= b,
+        MemOrder::AcqRel => sets.acq_rel |= b,
+        MemOrder::SeqCst => sets.sc |= b,
+    }
+}
+
+impl Skeleton {
+    /// Builds the skeleton for one trace per thread.
+    pub fn build(
+        test: &Test,
+        init_values: &[i64],
+        traces: &[&Trace],
+    ) -> Result<Skeleton, CheckError> {
+        let nl = test.locations.len();
+        let total = nl + traces.iter().map(|t| t.events.len()).sum::<usize>();
+        if total > MAX_EVENTS {
+            return Err(CheckError::TooBig(format!(
+                "an execution has {total} events; the checker's bound is {MAX_EVENTS}"
+            )));
+        }
+        let n = total;
+        let mut events = Vec::with_capacity(n);
+        let mut sets = Sets::default();
+        for (l, v) in init_values.iter().enumerate() {
+            events.push(Event {
+                thread: None,
+                kind: Kind::Write,
+                loc: Some(l),
+                rval: 0,
+                wval: *v,
+                annot: Annot::default(),
+                instance: 0,
+            });
+            sets.iw |= 1 << l;
+        }
+        let mut s = Skeleton {
+            n,
+            events: Vec::new(),
+            sets,
+            po: Rel::empty(n),
+            loc: Rel::empty(n),
+            int: Rel::empty(n),
+            ext: Rel::empty(n),
+            rmw: Rel::empty(n),
+            amo: Rel::empty(n),
+            addr: Rel::empty(n),
+            data: Rel::empty(n),
+            ctrl: Rel::empty(n),
+            pick_addr: Rel::empty(n),
+            pick_data: Rel::empty(n),
+            pick_ctrl: Rel::empty(n),
+            lmrs: Rel::empty(n),
+            same_instance: Rel::empty(n),
+            init_of: (0..nl).collect(),
+            regs: traces.iter().map(|t| t.regs.clone()).collect(),
+        };
+        let mut thread_sets: Vec<Set> = Vec::new();
+        let mut base = nl;
+        for (t, tr) in traces.iter().enumerate() {
+            let mut tset: Set = 0;
+            let shift = |taint: u64| -> Set { taint << base };
+            for (k, e) in tr.events.iter().enumerate() {
+                let g = base + k;
+                tset |= 1 << g;
+                events.push(Event {
+                    thread: Some(t),
+                    kind: e.kind,
+                    loc: match e.kind {
+                        Kind::Fence(_) => None,
+                        _ => Some(e.loc),
+                    },
+                    rval: e.rval,
+                    wval: e.wval,
+                    annot: e.annot,
+                    instance: e.instance,
+                });
+                let b = 1u64 << g;
+                match e.kind {
+                    Kind::Read => s.sets.r |= b,
+                    Kind::Write => s.sets.w |= b,
+                    Kind::Update => {
+                        s.sets.r |= b;
+                        s.sets.w |= b;
+                        s.sets.upd |= b;
+                    }
+                    Kind::Fence(f) => {
+                        s.sets.f |= b;
+                        match f {
+                            Fence::C(o) => order_set(&mut s.sets, g, o),
+                            Fence::Mfence => s.sets.mfence |= b,
+                            Fence::Lfence | Fence::Sfence => {}
+                            Fence::Dmb(_, o) => match o.kind {
+                                BarrierKind::Full => s.sets.dmb_full |= b,
+                                BarrierKind::Ld => s.sets.dmb_ld |= b,
+                                BarrierKind::St => s.sets.dmb_st |= b,
+                            },
+                            Fence::Isb => s.sets.isb |= b,
+                        }
+                    }
+                }
+                if !matches!(e.kind, Kind::Fence(_)) {
+                    if let Some(o) = e.annot.order {
+                        order_set(&mut s.sets, g, o);
+                        if o != MemOrder::Na {
+                            s.sets.atomic |= b;
+                        }
+                    }
+                    if e.annot.acquire {
+                        s.sets.arm_a |= b;
+                    }
+                    if e.annot.acquire_pc {
+                        s.sets.arm_q |= b;
+                    }
+                    if e.annot.release {
+                        s.sets.arm_l |= b;
+                    }
+                    if e.annot.noret {
+                        s.sets.noret |= b;
+                    }
+                    if e.annot.locked {
+                        s.sets.locked |= b;
+                    }
+                }
+                for j in members(shift(e.addr.dep)) {
+                    s.addr.add(j, g);
+                }
+                for j in members(shift(e.data.dep)) {
+                    s.data.add(j, g);
+                }
+                for j in members(shift(e.ctrl.dep)) {
+                    s.ctrl.add(j, g);
+                }
+                for j in members(shift(e.addr.pick)) {
+                    s.pick_addr.add(j, g);
+                }
+                for j in members(shift(e.data.pick)) {
+                    s.pick_data.add(j, g);
+                }
+                for j in members(shift(e.ctrl.pick)) {
+                    s.pick_ctrl.add(j, g);
+                }
+                if let Some(r) = e.rmw_read {
+                    s.rmw.add(base + r, g);
+                    if e.amo {
+                        s.amo.add(base + r, g);
+                    }
+                }
+            }
+            // Program order, same instance, lmrs.
+            let len = tr.events.len();
+            for i in 0..len {
+                for j in i + 1..len {
+                    s.po.add(base + i, base + j);
+                }
+                for j in 0..len {
+                    if tr.events[i].instance == tr.events[j].instance {
+                        s.same_instance.add(base + i, base + j);
+                    }
+                }
+                let e = &tr.events[i];
+                if matches!(e.kind, Kind::Read | Kind::Update) {
+                    let src = (0..i).rev().find(|&k| {
+                        matches!(tr.events[k].kind, Kind::Write | Kind::Update)
+                            && tr.events[k].loc == e.loc
+                    });
+                    if let Some(k) = src {
+                        s.lmrs.add(base + k, base + i);
+                    }
+                }
+            }
+            thread_sets.push(tset);
+            base += len;
+        }
+        s.sets.w |= s.sets.iw;
+        s.sets.m = s.sets.r | s.sets.w;
+        s.sets.atomic &= s.sets.m;
+        // Same-instance pairs are not dependencies (herd: `& ~same-instance`).
+        s.pick_addr = s.pick_addr - s.same_instance;
+        s.pick_data = s.pick_data - s.same_instance;
+        s.pick_ctrl = s.pick_ctrl - s.same_instance;
+        s.addr = s.addr - s.same_instance;
+        s.data = s.data - s.same_instance;
+        s.ctrl = s.ctrl - s.same_instance;
+        for i in 0..n {
+            for j in 0..n {
+                if let (Some(a), Some(b)) = (events[i].loc, events[j].loc) {
+                    if a == b {
+                        s.loc.add(i, j);
+                    }
+                }
+                let same = match (events[i].thread, events[j].thread) {
+                    (Some(a), Some(b)) => a == b,
+                    (None, None) => true,
+                    _ => false,
+                };
+                if same {
+                    s.int.add(i, j);
+                } else {
+                    s.ext.add(i, j);
+                }
+            }
+        }
+        s.events = events;
+        Ok(s)
+    }
+
+    /// `po & loc`.
+    pub fn po_loc(&self) -> Rel {
+        self.po & self.loc
+    }
+
+    /// A short label for event `i`, such as `Rx=1`, `Wy=2[rel]`, `dmb.ld`.
+    pub fn label(&self, test: &Test, i: usize) -> String {
+        let e = &self.events[i];
+        let loc = |l: Option<usize>| l.map(|l| test.locations[l].clone()).unwrap_or_default();
+        let v = |x: i64| test.value_name(crate::interp::decode(x, test.locations.len()));
+        let mut ann = String::new();
+        if let Some(o) = e.annot.order {
+            if o != MemOrder::Na || e.thread.is_some() {
+                ann = o.short().to_string();
+            }
+        }
+        for (flag, name) in [
+            (e.annot.acquire, "A"),
+            (e.annot.acquire_pc, "Q"),
+            (e.annot.release, "L"),
+            (e.annot.exclusive, "X"),
+            (e.annot.locked, "lock"),
+        ] {
+            if flag {
+                if !ann.is_empty() {
+                    ann.push(',');
+                }
+                ann.push_str(name);
+            }
+        }
+        let ann = if ann.is_empty() {
+            ann
+        } else {
+            format!("[{ann}]")
+        };
+        match e.kind {
+            Kind::Read => format!("R{}={}{}", loc(e.loc), v(e.rval), ann),
+            Kind::Write if e.thread.is_none() => format!("Winit {}={}", loc(e.loc), v(e.wval)),
+            Kind::Write => format!("W{}={}{}", loc(e.loc), v(e.wval), ann),
+            Kind::Update => format!("RMW{}={}->{}{}", loc(e.loc), v(e.rval), v(e.wval), ann),
+            Kind::Fence(f) => f.to_string(),
+        }
+    }
+}
+
+/// One coherent choice of reads-from and coherence for one location.
+#[derive(Debug, Clone)]
+pub struct LocChoice {
+    /// `(write, read)` pairs.
+    pub rf: Vec<(usize, usize)>,
+    /// The coherence order, initial write first.
+    pub co: Vec<usize>,
+}
+
+/// Every coherent, atomic choice of rf and co for location `l`.
+pub fn loc_choices(s: &Skeleton, l: usize) -> Vec<LocChoice> {
+    let init = s.init_of[l];
+    let here: Set = (0..s.n)
+        .filter(|&i| s.events[i].loc == Some(l))
+        .fold(0, |a, i| a | 1 << i);
+    let writes: Vec<usize> = members(here & s.sets.w & !s.sets.iw).collect();
+    let reads: Vec<usize> = members(here & s.sets.r).collect();
+    let po_loc = s.po_loc();
+    let mut out = Vec::new();
+    let mut perm = writes.clone();
+    permutations(&mut perm, 0, &mut |order: &[usize]| {
+        let mut co_list = Vec::with_capacity(order.len() + 1);
+        co_list.push(init);
+        co_list.extend_from_slice(order);
+        let mut pos = [usize::MAX; MAX_EVENTS];
+        for (k, &w) in co_list.iter().enumerate() {
+            pos[w] = k;
+        }
+        // Quick coWW check: po between writes must agree with co.
+        for (a, &x) in co_list.iter().enumerate() {
+            for &y in &co_list[a + 1..] {
+                if s.po.has(y, x) {
+                    return;
+                }
+            }
+        }
+        let mut co = Rel::empty(s.n);
+        for (a, &x) in co_list.iter().enumerate() {
+            for &y in &co_list[a + 1..] {
+                co.add(x, y);
+            }
+        }
+        let cands: Vec<Vec<usize>> = reads
+            .iter()
+            .map(|&r| {
+                co_list
+                    .iter()
+                    .copied()
+                    .filter(|&w| w != r && s.events[w].wval == s.events[r].rval)
+                    .collect()
+            })
+            .collect();
+        let mut choice = vec![0usize; reads.len()];
+        if cands.iter().any(|c| c.is_empty()) {
+            return;
+        }
+        loop {
+            let mut rf = Rel::empty(s.n);
+            let mut ok = true;
+            for (k, &r) in reads.iter().enumerate() {
+                let w = cands[k][choice[k]];
+                rf.add(w, r);
+                // Atomicity of a single-event RMW: reads its co-predecessor.
+                if s.sets.upd >> r & 1 == 1 && pos[w] + 1 != pos[r] {
+                    ok = false;
+                }
+                // Atomicity of a pair: no other thread's write in between.
+                if ok {
+                    for wr in members(s.rmw.row(r)) {
+                        if pos[wr] <= pos[w] {
+                            ok = false;
+                            break;
+                        }
+                        for &mid in &co_list[pos[w] + 1..pos[wr]] {
+                            if s.ext.has(mid, wr) {
+                                ok = false;
+                            }
+                        }
+                    }
+                }
+                if !ok {
+                    break;
+                }
+            }
+            if ok {
+                let fr = rf.inv().seq(&co).noid();
+                if (po_loc | rf | co | fr).acyclic() {
+                    out.push(LocChoice {
+                        rf: reads
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &r)| (cands[k][choice[k]], r))
+                            .collect(),
+                        co: co_list.clone(),
+                    });
+                }
+            }
+            // Next rf combination (odometer).
+            let mut k = 0;
+            loop {
+                if k == reads.len() {
+                    return;
+                }
+                choice[k] += 1;
+                if choice[k] < cands[k].len() {
+                    break;
+                }
+                choice[k] = 0;
+                k += 1;
+            }
+        }
+    });
+    out
+}
+
+fn permutations(v: &mut Vec<usize>, k: usize, f: &mut dyn FnMut(&[usize])) {
+    if k == v.len() {
+        f(v);
+        return;
+    }
+    for i in k..v.len() {
+        v.swap(k, i);
+        permutations(v, k + 1, f);
+        v.swap(k, i);
+    }
+}
+
+impl<'s> Execution<'s> {
+    /// The execution made of one choice per location.
+    pub fn from_choices(s: &'s Skeleton, choices: &[&LocChoice]) -> Execution<'s> {
+        let mut rf = Rel::empty(s.n);
+        let mut co = Rel::empty(s.n);
+        let mut last = Vec::with_capacity(choices.len());
+        for c in choices {
+            for &(w, r) in &c.rf {
+                rf.add(w, r);
+            }
+            for (a, &x) in c.co.iter().enumerate() {
+                for &y in &c.co[a + 1..] {
+                    co.add(x, y);
+                }
+            }
+            last.push(*c.co.last().unwrap_or(&0));
+        }
+        let fr = rf.inv().seq(&co).noid();
+        Execution {
+            s,
+            rf,
+            co,
+            fr,
+            last,
+        }
+    }
+
+    /// `rf & ext`.
+    pub fn rfe(&self) -> Rel {
+        self.rf & self.s.ext
+    }
+    /// `rf & int`.
+    pub fn rfi(&self) -> Rel {
+        self.rf & self.s.int
+    }
+    /// `co & ext`.
+    pub fn coe(&self) -> Rel {
+        self.co & self.s.ext
+    }
+    /// `co & int`.
+    pub fn coi(&self) -> Rel {
+        self.co & self.s.int
+    }
+    /// `fr & ext`.
+    pub fn fre(&self) -> Rel {
+        self.fr & self.s.ext
+    }
+    /// `fr & int`.
+    pub fn fri(&self) -> Rel {
+        self.fr & self.s.int
+    }
+}

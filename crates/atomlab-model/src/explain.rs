@@ -1,0 +1,129 @@
+//! Explanations of forbidden outcomes (the axiom and a smallest cycle, in the
+//! notation `a: Rx=2 -[dmb.ld]-> b: Wy=1 -rfe-> …`) and Graphviz graphs of
+//! executions.
+
+use std::fmt::Write;
+
+use atomlab_litmus::Test;
+
+use crate::exec::Execution;
+use crate::models::Violation;
+use crate::rel::members;
+
+fn letter(k: usize) -> String {
+    let mut s = String::new();
+    let mut k = k;
+    loop {
+        s.insert(0, (b'a' + (k % 26) as u8) as char);
+        if k < 26 {
+            return s;
+        }
+        k = k / 26 - 1;
+    }
+}
+
+/// `a: Rx=1`-style labels for the events of a cycle.
+pub fn labels(test: &Test, x: &Execution<'_>, cycle: &[usize]) -> Vec<String> {
+    cycle
+        .iter()
+        .enumerate()
+        .map(|(k, &e)| {
+            let th = x.s.events[e]
+                .thread
+                .map(|t| format!("P{t} "))
+                .unwrap_or_default();
+            format!("{}: {}{}", letter(k), th, x.s.label(test, e))
+        })
+        .collect()
+}
+
+/// The cycle as one line: `a: Rx=2 -[dmb.ld]-> b: Wy=1 -rfe-> a`.
+pub fn cycle_text(v: &Violation, labels: &[String]) -> String {
+    if v.cycle.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    for (k, l) in labels.iter().enumerate() {
+        let edge = &v.edges[k];
+        let edge = format!("-{edge}->");
+        let _ = write!(s, "{l} {edge} ");
+    }
+    s.push_str(&letter(0));
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// A Graphviz graph of an execution: events by thread, po, rf, co, fr, and
+/// the violation's cycle in bold red.
+pub fn dot(test: &Test, x: &Execution<'_>, v: Option<&Violation>, title: &str) -> String {
+    let s = x.s;
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph \"{}\" {{", esc(title));
+    let _ = writeln!(
+        out,
+        "  label=\"{}\"; labelloc=t; node [shape=box, fontname=monospace];",
+        esc(title)
+    );
+    let init: Vec<usize> = (0..s.n).filter(|&i| s.events[i].thread.is_none()).collect();
+    let _ = writeln!(
+        out,
+        "  subgraph cluster_init {{ label=\"init\"; style=dotted;"
+    );
+    for i in &init {
+        let _ = writeln!(out, "    e{i} [label=\"{}\"];", esc(&s.label(test, *i)));
+    }
+    let _ = writeln!(out, "  }}");
+    for t in 0..test.threads.len() {
+        let _ = writeln!(out, "  subgraph cluster_p{t} {{ label=\"P{t}\";");
+        for i in 0..s.n {
+            if s.events[i].thread == Some(t) {
+                let _ = writeln!(out, "    e{i} [label=\"{}\"];", esc(&s.label(test, i)));
+            }
+        }
+        let _ = writeln!(out, "  }}");
+    }
+    // Immediate program order only.
+    let po = s.po;
+    let po_imm = po - po.seq(&po);
+    for (a, b) in po_imm.pairs() {
+        let _ = writeln!(out, "  e{a} -> e{b} [label=\"po\", color=gray];");
+    }
+    for (a, b) in x.rf.pairs() {
+        let _ = writeln!(
+            out,
+            "  e{a} -> e{b} [label=\"rf\", color=red, constraint=false];"
+        );
+    }
+    let co_imm = x.co - x.co.seq(&x.co);
+    for (a, b) in co_imm.pairs() {
+        let _ = writeln!(
+            out,
+            "  e{a} -> e{b} [label=\"co\", color=blue, constraint=false];"
+        );
+    }
+    for (a, b) in x.fr.pairs() {
+        if members(s.sets.iw).any(|i| i == b) {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  e{a} -> e{b} [label=\"fr\", color=orange, constraint=false];"
+        );
+    }
+    if let Some(v) = v {
+        for k in 0..v.cycle.len() {
+            let (a, b) = (v.cycle[k], v.cycle[(k + 1) % v.cycle.len()]);
+            let _ = writeln!(
+                out,
+                "  e{a} -> e{b} [label=\"{} ({})\", color=crimson, penwidth=3, constraint=false];",
+                esc(&v.edges[k]),
+                esc(v.axiom)
+            );
+        }
+    }
+    out.push_str("}\n");
+    out
+}

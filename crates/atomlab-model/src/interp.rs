@@ -1,0 +1,654 @@
+//! Runs each thread's code on its own, with every value a read might return,
+//! to get the thread's possible *traces*: its memory events (with concrete
+//! locations and values) and the dependencies between them.
+//!
+//! The values a read may return are those some write could store, found by a
+//! fixpoint over all threads (herd7 does the same by solving value equations
+//! after choosing reads-from). Dependencies are tracked as *taints*: the set
+//! of the thread's reads each register value derives from, both through
+//! registers and through memory (a read of a location written earlier by the
+//! same thread inherits that write's taint: Arm's "local memory read
+//! successor", aarch64deps.cat `lmrs`). Arm's "pick" dependencies (through a
+//! CSEL condition or a CAS comparison) are kept in a second, wider taint.
+
+use std::collections::BTreeSet;
+
+use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Test, Thread, Value};
+
+use crate::CheckError;
+
+/// Base of the integers that stand for location addresses.
+pub const LOC_BASE: i64 = 0x4000_0000_0000;
+/// Distance between two locations' addresses.
+pub const LOC_STRIDE: i64 = 0x1_0000;
+
+/// The integer that stands for `v`.
+pub fn encode(v: Value) -> i64 {
+    match v {
+        Value::Int(i) => i,
+        Value::Loc(l) => LOC_BASE + l as i64 * LOC_STRIDE,
+    }
+}
+
+/// The test-level value an integer stands for.
+pub fn decode(v: i64, nlocs: usize) -> Value {
+    if v >= LOC_BASE && (v - LOC_BASE) % LOC_STRIDE == 0 {
+        let l = ((v - LOC_BASE) / LOC_STRIDE) as usize;
+        if l < nlocs {
+            return Value::Loc(l);
+        }
+    }
+    Value::Int(v)
+}
+
+/// Which of a thread's events a value derives from (bit `i` = the thread's
+/// `i`-th event): `dep` for true data flow, `pick` adding Arm's pick edges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Taint {
+    /// Register and memory data flow.
+    pub dep: u64,
+    /// `dep` plus conditions of selects and CAS comparisons.
+    pub pick: u64,
+}
+
+impl Taint {
+    fn union(self, o: Taint) -> Taint {
+        Taint {
+            dep: self.dep | o.dep,
+            pick: self.pick | o.pick,
+        }
+    }
+    fn of(i: usize) -> Taint {
+        Taint {
+            dep: 1 << i,
+            pick: 1 << i,
+        }
+    }
+    /// The taint as a pick-only dependency.
+    fn as_pick(self) -> Taint {
+        Taint {
+            dep: 0,
+            pick: self.dep | self.pick,
+        }
+    }
+}
+
+/// What an event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A read.
+    Read,
+    /// A write.
+    Write,
+    /// One event that reads and writes (herd's C read-modify-writes).
+    Update,
+    /// A fence or barrier.
+    Fence(Fence),
+}
+
+/// One event of a thread trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// What it does.
+    pub kind: Kind,
+    /// The location accessed (none for fences).
+    pub loc: usize,
+    /// The value read.
+    pub rval: i64,
+    /// The value written.
+    pub wval: i64,
+    /// Access annotations.
+    pub annot: Annot,
+    /// Which dynamic instruction produced it (events of one instruction share it).
+    pub instance: usize,
+    /// Taint of its address.
+    pub addr: Taint,
+    /// Taint of the value it writes.
+    pub data: Taint,
+    /// Taint of the branch conditions before it.
+    pub ctrl: Taint,
+    /// For the write of an RMW pair: its read.
+    pub rmw_read: Option<usize>,
+    /// Whether the RMW pair is a single atomic instruction (not LDXR/STXR).
+    pub amo: bool,
+}
+
+/// One way a thread can run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// Its events in program order.
+    pub events: Vec<TraceEvent>,
+    /// Final register values.
+    pub regs: Vec<i64>,
+}
+
+#[derive(Clone)]
+struct State {
+    pc: usize,
+    regs: Vec<(i64, Taint)>,
+    ctrl: Taint,
+    events: Vec<TraceEvent>,
+    last_write: Vec<Option<Taint>>,
+    monitor: Option<(usize, usize)>,
+    instance: usize,
+    steps: usize,
+}
+
+/// Instruction steps allowed on one path (loops are not unrolled further).
+const MAX_STEPS: usize = 2000;
+
+pub(crate) struct Interp<'t> {
+    pub test: &'t Test,
+    pub values: Vec<BTreeSet<i64>>,
+    pub max_traces: usize,
+}
+
+impl Interp<'_> {
+    fn loc_of(&self, addr: i64, t: &Thread) -> Result<usize, CheckError> {
+        match decode(addr, self.test.locations.len()) {
+            Value::Loc(l) => Ok(l),
+            Value::Int(i) => Err(CheckError::Semantics(format!(
+                "thread P{} accesses address {i}, which is not a location",
+                t.id
+            ))),
+        }
+    }
+
+    fn eval(&self, e: &Expr, st: &State) -> (i64, Taint) {
+        match e {
+            Expr::Const(v) => (encode(*v), Taint::default()),
+            Expr::Reg(r) => st.regs[*r],
+            Expr::Not(a) => {
+                let (v, t) = self.eval(a, st);
+                ((v == 0) as i64, t)
+            }
+            Expr::Bin(op, a, b) => {
+                let (x, ta) = self.eval(a, st);
+                let (y, tb) = self.eval(b, st);
+                (binop(*op, x, y), ta.union(tb))
+            }
+        }
+    }
+
+    /// All traces of thread `t`.
+    pub fn traces(&self, t: &Thread) -> Result<Vec<Trace>, CheckError> {
+        let mut regs = vec![(0i64, Taint::default()); t.regs.len()];
+        for (r, v) in &t.init {
+            regs[*r] = (encode(*v), Taint::default());
+        }
+        let st = State {
+            pc: 0,
+            regs,
+            ctrl: Taint::default(),
+            events: Vec::new(),
+            last_write: vec![None; self.test.locations.len()],
+            monitor: None,
+            instance: 0,
+            steps: 0,
+        };
+        let mut out = Vec::new();
+        self.run(t, st, &mut out)?;
+        Ok(out)
+    }
+
+    fn push(&self, st: &mut State, mut ev: TraceEvent) -> Result<usize, CheckError> {
+        if st.events.len() >= 60 {
+            return Err(CheckError::TooBig(
+                "a thread has more than 60 memory events".into(),
+            ));
+        }
+        ev.ctrl = st.ctrl;
+        st.events.push(ev);
+        Ok(st.events.len() - 1)
+    }
+
+    fn read_taint(&self, st: &State, i: usize, loc: usize) -> Taint {
+        let fwd = st.last_write[loc].unwrap_or_default();
+        Taint::of(i).union(fwd)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ev(
+        kind: Kind,
+        loc: usize,
+        rval: i64,
+        wval: i64,
+        annot: Annot,
+        instance: usize,
+        addr: Taint,
+        data: Taint,
+    ) -> TraceEvent {
+        TraceEvent {
+            kind,
+            loc,
+            rval,
+            wval,
+            annot,
+            instance,
+            addr,
+            data,
+            ctrl: Taint::default(),
+            rmw_read: None,
+            amo: false,
+        }
+    }
+
+    fn run(&self, t: &Thread, mut st: State, out: &mut Vec<Trace>) -> Result<(), CheckError> {
+        loop {
+            if out.len() > self.max_traces {
+                return Err(CheckError::TooBig(format!(
+                    "thread P{} has more than {} possible runs",
+                    t.id, self.max_traces
+                )));
+            }
+            let Some(instr) = t.code.get(st.pc) else {
+                out.push(Trace {
+                    events: st.events,
+                    regs: st.regs.iter().map(|r| r.0).collect(),
+                });
+                return Ok(());
+            };
+            st.steps += 1;
+            if st.steps > MAX_STEPS {
+                return Err(CheckError::TooBig(format!(
+                    "thread P{} runs more than {MAX_STEPS} instructions (a loop?)",
+                    t.id
+                )));
+            }
+            st.instance += 1;
+            let inst = st.instance;
+            st.pc += 1;
+            match instr {
+                Instr::Assign { dst, expr } => {
+                    st.regs[*dst] = self.eval(expr, &st);
+                }
+                Instr::Select { dst, cond, a, b } => {
+                    let (c, tc) = self.eval(cond, &st);
+                    let (v, tv) = if c != 0 {
+                        self.eval(a, &st)
+                    } else {
+                        self.eval(b, &st)
+                    };
+                    st.regs[*dst] = (v, tv.union(tc.as_pick()));
+                }
+                Instr::Branch { cond, target } => {
+                    let take = match cond {
+                        None => true,
+                        Some(c) => {
+                            let (v, tc) = self.eval(c, &st);
+                            st.ctrl = st.ctrl.union(tc);
+                            v != 0
+                        }
+                    };
+                    if take {
+                        st.pc = *target;
+                    }
+                }
+                Instr::Fence(f) => {
+                    let e = Self::ev(
+                        Kind::Fence(*f),
+                        0,
+                        0,
+                        0,
+                        Annot::default(),
+                        inst,
+                        Taint::default(),
+                        Taint::default(),
+                    );
+                    self.push(&mut st, e)?;
+                }
+                Instr::Load { dst, addr, annot } => {
+                    let (a, ta) = self.eval(addr, &st);
+                    let loc = self.loc_of(a, t)?;
+                    for &v in &self.values[loc] {
+                        let mut s = st.clone();
+                        let i = self.push(
+                            &mut s,
+                            Self::ev(Kind::Read, loc, v, 0, *annot, inst, ta, Taint::default()),
+                        )?;
+                        if annot.exclusive {
+                            s.monitor = Some((i, loc));
+                        }
+                        if let Some(d) = dst {
+                            s.regs[*d] = (v, self.read_taint(&s, i, loc));
+                        }
+                        self.run(t, s, out)?;
+                    }
+                    return Ok(());
+                }
+                Instr::Store { addr, value, annot } => {
+                    let (a, ta) = self.eval(addr, &st);
+                    let loc = self.loc_of(a, t)?;
+                    let (v, tv) = self.eval(value, &st);
+                    self.push(
+                        &mut st,
+                        Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv),
+                    )?;
+                    st.last_write[loc] = Some(ta.union(tv));
+                }
+                Instr::StoreExclusive {
+                    status,
+                    addr,
+                    value,
+                    annot,
+                } => {
+                    let (a, ta) = self.eval(addr, &st);
+                    let loc = self.loc_of(a, t)?;
+                    let (v, tv) = self.eval(value, &st);
+                    let monitor = st.monitor.take();
+                    // Failure: no write, status 1.
+                    let mut s = st.clone();
+                    if let Some(r) = status {
+                        s.regs[*r] = (1, Taint::default());
+                    }
+                    self.run(t, s, out)?;
+                    if let Some((ri, mloc)) = monitor {
+                        if mloc == loc {
+                            let mut e = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
+                            e.rmw_read = Some(ri);
+                            self.push(&mut st, e)?;
+                            st.last_write[loc] = Some(ta.union(tv));
+                            if let Some(r) = status {
+                                st.regs[*r] = (0, Taint::default());
+                            }
+                            continue;
+                        }
+                    }
+                    return Ok(());
+                }
+                Instr::Rmw {
+                    dst,
+                    addr,
+                    op,
+                    operand,
+                    read,
+                    write,
+                    single,
+                } => {
+                    let (a, ta) = self.eval(addr, &st);
+                    let loc = self.loc_of(a, t)?;
+                    let (x, tx) = self.eval(operand, &st);
+                    for &v in &self.values[loc] {
+                        let mut s = st.clone();
+                        let nv = rmw_apply(*op, v, x);
+                        let i = if *single {
+                            let mut ann = *read;
+                            ann.noret |= write.noret;
+                            self.push(
+                                &mut s,
+                                Self::ev(Kind::Update, loc, v, nv, ann, inst, ta, tx),
+                            )?
+                        } else {
+                            let r = self.push(
+                                &mut s,
+                                Self::ev(Kind::Read, loc, v, 0, *read, inst, ta, Taint::default()),
+                            )?;
+                            let mut w = Self::ev(Kind::Write, loc, 0, nv, *write, inst, ta, tx);
+                            w.rmw_read = Some(r);
+                            w.amo = true;
+                            self.push(&mut s, w)?;
+                            r
+                        };
+                        let rt = self.read_taint(&s, i, loc);
+                        s.last_write[loc] = Some(ta.union(tx));
+                        if let Some(d) = dst {
+                            s.regs[*d] = (v, rt);
+                        }
+                        self.run(t, s, out)?;
+                    }
+                    return Ok(());
+                }
+                Instr::Cas {
+                    result,
+                    addr,
+                    expected,
+                    desired,
+                    read,
+                    write,
+                    fail,
+                    weak,
+                    single,
+                } => {
+                    let (a, ta) = self.eval(addr, &st);
+                    let loc = self.loc_of(a, t)?;
+                    let (d, td) = self.eval(desired, &st);
+                    // The expected value: a register, a constant, or a plain read.
+                    let mut branches: Vec<(State, i64, Taint, Option<usize>)> = Vec::new();
+                    match expected {
+                        CasExpected::Reg(r) => {
+                            let (e, te) = st.regs[*r];
+                            branches.push((st.clone(), e, te, None));
+                        }
+                        CasExpected::Value(x) => {
+                            let (e, te) = self.eval(x, &st);
+                            branches.push((st.clone(), e, te, None));
+                        }
+                        CasExpected::Mem(x) => {
+                            let (ea, tea) = self.eval(x, &st);
+                            let eloc = self.loc_of(ea, t)?;
+                            for &v in &self.values[eloc] {
+                                let mut s = st.clone();
+                                let i = self.push(
+                                    &mut s,
+                                    Self::ev(
+                                        Kind::Read,
+                                        eloc,
+                                        v,
+                                        0,
+                                        Annot::c(atomlab_litmus::MemOrder::Na),
+                                        inst,
+                                        tea,
+                                        Taint::default(),
+                                    ),
+                                )?;
+                                let te = self.read_taint(&s, i, eloc);
+                                branches.push((s, v, te, Some(eloc)));
+                            }
+                        }
+                    }
+                    for (s0, e, te, eloc) in branches {
+                        // Success: read the expected value, write the desired one.
+                        if self.values[loc].contains(&e) {
+                            let mut s = s0.clone();
+                            let rt = if *single {
+                                let i = self.push(
+                                    &mut s,
+                                    Self::ev(Kind::Update, loc, e, d, *read, inst, ta, td),
+                                )?;
+                                self.read_taint(&s, i, loc)
+                            } else {
+                                let r = self.push(
+                                    &mut s,
+                                    Self::ev(
+                                        Kind::Read,
+                                        loc,
+                                        e,
+                                        0,
+                                        *read,
+                                        inst,
+                                        ta,
+                                        Taint::default(),
+                                    ),
+                                )?;
+                                let rt = self.read_taint(&s, r, loc);
+                                // The write happens because the comparison
+                                // succeeded: a pick dependency on the read and
+                                // on the expected value (aarch64deps.cat).
+                                let mut data = td;
+                                data.pick |= te.dep | te.pick | 1 << r;
+                                let mut w =
+                                    Self::ev(Kind::Write, loc, 0, d, *write, inst, ta, data);
+                                w.rmw_read = Some(r);
+                                w.amo = true;
+                                self.push(&mut s, w)?;
+                                rt
+                            };
+                            let wt = s.events.last().map(|w| w.data).unwrap_or(td);
+                            s.last_write[loc] = Some(ta.union(wt));
+                            if let Some(r) = result {
+                                s.regs[*r] = (1, Taint::default());
+                            }
+                            if let CasExpected::Reg(r) = expected {
+                                // herd7 (event.ml, aarch64_cas) offers two
+                                // ways for a successful CAS to write Rs: from
+                                // Rs itself, under the comparison's control
+                                // (`DataFromRRs`), or from the memory read
+                                // (`DataFromRx`). Both are candidates.
+                                let mut s2 = s.clone();
+                                s2.regs[*r] = (
+                                    e,
+                                    Taint {
+                                        dep: te.dep,
+                                        pick: te.pick | te.dep | rt.dep | rt.pick,
+                                    },
+                                );
+                                self.run(t, s2, out)?;
+                                s.regs[*r] = (e, rt);
+                            }
+                            self.run(t, s, out)?;
+                        }
+                        // Failure: read some other value.
+                        for &v in &self.values[loc] {
+                            if v == e && !*weak {
+                                continue;
+                            }
+                            let mut s = s0.clone();
+                            let i = self.push(
+                                &mut s,
+                                Self::ev(Kind::Read, loc, v, 0, *fail, inst, ta, Taint::default()),
+                            )?;
+                            let rt = self.read_taint(&s, i, loc);
+                            match expected {
+                                CasExpected::Reg(r) => s.regs[*r] = (v, rt),
+                                CasExpected::Value(_) => {}
+                                CasExpected::Mem(_) => {
+                                    let eloc = eloc.unwrap_or(loc);
+                                    self.push(
+                                        &mut s,
+                                        Self::ev(
+                                            Kind::Write,
+                                            eloc,
+                                            0,
+                                            v,
+                                            Annot::c(atomlab_litmus::MemOrder::Na),
+                                            inst,
+                                            Taint::default(),
+                                            rt,
+                                        ),
+                                    )?;
+                                    s.last_write[eloc] = Some(rt);
+                                }
+                            }
+                            if let Some(r) = result {
+                                s.regs[*r] = (0, Taint::default());
+                            }
+                            self.run(t, s, out)?;
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+fn binop(op: BinOp, x: i64, y: i64) -> i64 {
+    match op {
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        BinOp::Xor => x ^ y,
+        BinOp::And => x & y,
+        BinOp::Or => x | y,
+        BinOp::AndNot => x & !y,
+        BinOp::Shl => x.wrapping_shl(y as u32),
+        BinOp::Shr => ((x as u64).wrapping_shr(y as u32)) as i64,
+        BinOp::Eq => (x == y) as i64,
+        BinOp::Ne => (x != y) as i64,
+        BinOp::Lt => (x < y) as i64,
+        BinOp::Le => (x <= y) as i64,
+        BinOp::Gt => (x > y) as i64,
+        BinOp::Ge => (x >= y) as i64,
+        BinOp::Ult => ((x as u64) < (y as u64)) as i64,
+        BinOp::Ule => ((x as u64) <= (y as u64)) as i64,
+        BinOp::Ugt => ((x as u64) > (y as u64)) as i64,
+        BinOp::Uge => ((x as u64) >= (y as u64)) as i64,
+        BinOp::LogAnd => (x != 0 && y != 0) as i64,
+        BinOp::LogOr => (x != 0 || y != 0) as i64,
+    }
+}
+
+fn rmw_apply(op: RmwOp, old: i64, x: i64) -> i64 {
+    match op {
+        RmwOp::Xchg => x,
+        RmwOp::Add => old.wrapping_add(x),
+        RmwOp::Sub => old.wrapping_sub(x),
+        RmwOp::Or => old | x,
+        RmwOp::And => old & x,
+        RmwOp::Xor => old ^ x,
+        RmwOp::Clr => old & !x,
+    }
+}
+
+/// The value domain of each location and each thread's traces.
+pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
+
+/// Values each location may hold: the initial value and everything any
+/// thread may write, to a fixpoint. Returns the traces of the last round.
+pub(crate) fn explore(test: &Test) -> Result<Explored, CheckError> {
+    let nl = test.locations.len();
+    let mut values: Vec<BTreeSet<i64>> = vec![BTreeSet::from([0]); nl];
+    for (l, v) in &test.init {
+        values[*l] = BTreeSet::from([encode(*v)]);
+    }
+    // A value at chain depth k (written from a value read at depth k-1)
+    // is found by round k; no execution has more writes than `depth`.
+    let mut depth = 1usize;
+    for round in 0..64 {
+        let interp = Interp {
+            test,
+            values: values.clone(),
+            max_traces: 20_000,
+        };
+        let mut all = Vec::new();
+        let mut grown = false;
+        for t in &test.threads {
+            let traces = interp.traces(t)?;
+            for tr in &traces {
+                for e in &tr.events {
+                    if matches!(e.kind, Kind::Write | Kind::Update) && values[e.loc].insert(e.wval)
+                    {
+                        grown = true;
+                    }
+                }
+            }
+            all.push(traces);
+        }
+        if values.iter().any(|v| v.len() > 24) {
+            return Err(CheckError::TooBig(
+                "a location may hold more than 24 different values".into(),
+            ));
+        }
+        let writes: usize = all
+            .iter()
+            .map(|ts: &Vec<Trace>| {
+                ts.iter()
+                    .map(|t| {
+                        t.events
+                            .iter()
+                            .filter(|e| matches!(e.kind, Kind::Write | Kind::Update))
+                            .count()
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .sum();
+        depth = depth.max(writes + 1);
+        if !grown || round > depth {
+            return Ok((values, all));
+        }
+    }
+    Err(CheckError::TooBig(
+        "the values written do not reach a fixpoint in 64 rounds".into(),
+    ))
+}

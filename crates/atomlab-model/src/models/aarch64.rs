@@ -1,0 +1,158 @@
+//! The Armv8 application-level memory model: the Arm ARM (DDI 0487, B2.3)
+//! as herd7's `aarch64.cat` (herdtools7 7.58, with aarch64hwreqs.cat and
+//! aarch64deps.cat), restricted to explicit memory accesses (no translation
+//! tables, tags or instruction fetches, which the parser refuses):
+//!
+//! ```text
+//! let dob = addr | data | ctrl; [W] | addr; [M]; po; [W]
+//!         | addr; [M]; lmrs; [R] | data; [M]; lmrs; [R]
+//! let pob = pick-addr-dep; [W] | pick-data-dep | pick-ctrl-dep; [W]
+//!         | pick-addr-dep; [M]; po; [W]
+//! let aob = rmw | rmw; lmrs; [A | Q]
+//! let bob = po; [dmb.full]; po | [R \ NoRet]; po; [dmb.ld]; po | [W]; po; [dmb.st]; po; [W]
+//!         | [range([A]; amo; [L])]; po | [L]; po; [A] | [A | Q]; po | po; [L]
+//! let IFB-ob = [R]; (ctrl | pick-ctrl-dep | (addr | pick-addr-dep); [M]; po); [ISB]; po
+//! let lob = (lmws | dob | pob | aob | bob | IFB-ob)+
+//! let local-hw-reqs = (lob | pick-dep; lob; [W])+
+//! let haz-ob = [R]; po-loc; [R]; (ca & ext); [W]
+//! let ob = (local-hw-reqs | haz-ob | rfe | (ca & ext))+
+//! irreflexive ob as external
+//! irreflexive [R]; (po-loc | rmw); [W]; rfi; [R] as coRW1
+//! irreflexive [W]; po-loc; [W]; (ca & int) as coWW
+//! irreflexive [W]; po-loc; [R]; (ca & int) as coWR
+//! empty (rmw & (fr; co)) \ (fri; [W]; coi) as atomic
+//! ```
+//! DSB is ordered as DMB with the same option (the model's DSB-ob adds
+//! nothing for explicit accesses).
+
+use super::{violation, Judgement, Model};
+use crate::exec::Execution;
+use crate::rel::Rel;
+
+/// Armv8 AArch64.
+pub struct AArch64;
+
+impl Model for AArch64 {
+    fn name(&self) -> &'static str {
+        "aarch64"
+    }
+
+    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        let s = x.s;
+        let n = s.n;
+        let st = &s.sets;
+        let (r, w, m) = (st.r, st.w, st.m);
+        let (a, q, l) = (st.arm_a & m, st.arm_q & m, st.arm_l & m);
+        let po = s.po;
+        let po_loc = s.po_loc().dom(m).rng(m);
+        let ca = x.fr | x.co;
+
+        // Internal visibility.
+        let rfi = x.rfi();
+        if !Rel::id(n, r)
+            .seq(&(po_loc | s.rmw))
+            .rng(w)
+            .seq(&rfi)
+            .rng(r)
+            .irreflexive()
+        {
+            return violation(
+                "internal (coRW1)",
+                explain,
+                &[("po-loc", po_loc), ("rmw", s.rmw), ("rfi", rfi)],
+                None,
+            );
+        }
+        let ca_int = ca & s.int;
+        if !po_loc.dom(w).rng(w).seq(&ca_int).irreflexive()
+            || !po_loc.dom(w).rng(r).seq(&ca_int).irreflexive()
+        {
+            return violation(
+                "internal (coWW/coWR)",
+                explain,
+                &[("po-loc", po_loc), ("co", x.co), ("fr", x.fr)],
+                None,
+            );
+        }
+        // Atomicity.
+        let bad = (s.rmw & x.fr.seq(&x.co)) - (s.rmw & x.fri().rng(w).seq(&x.coi()));
+        if !bad.is_empty() {
+            return violation(
+                "atomic",
+                explain,
+                &[("rmw", s.rmw), ("fr", x.fr), ("co", x.co)],
+                None,
+            );
+        }
+
+        // Dependency-ordered-before.
+        let (addr, data, ctrl) = (s.addr.rng(m | st.f), s.data.rng(w), s.ctrl);
+        let lmrs = s.lmrs;
+        let dob_addr = addr.rng(m) | addr.rng(m).seq(&po).rng(w) | addr.rng(m).seq(&lmrs).rng(r);
+        let dob_data = data | data.seq(&lmrs).rng(r);
+        let dob_ctrl = ctrl.rng(w);
+        // Pick-ordered-before.
+        let (paddr, pdata, pctrl) = (s.pick_addr.rng(m), s.pick_data.rng(w), s.pick_ctrl);
+        let pob = paddr.rng(w) | pdata | pctrl.rng(w) | paddr.seq(&po).rng(w);
+        // Atomic-ordered-before.
+        let aob = s.rmw | s.rmw.seq(&lmrs).rng(r & (a | q));
+        // Barrier-ordered-before.
+        let dmb_full = po.rng(st.dmb_full).seq(&po).dom(m).rng(m);
+        let dmb_ld = po.rng(st.dmb_ld).seq(&po).dom(r & !st.noret).rng(m);
+        let dmb_st = po.rng(st.dmb_st).seq(&po).dom(w).rng(w);
+        let amo_al = s.amo.dom(a).rng(l).range();
+        let acq_rel =
+            po.dom(amo_al).rng(m) | po.dom(l).rng(a) | po.dom(a | q).rng(m) | po.dom(m).rng(l);
+        // Instruction-fetch-barrier-ordered-before (ISB after a dependency).
+        let to_isb = (ctrl | pctrl | addr.rng(m).seq(&po) | paddr.seq(&po))
+            .dom(r)
+            .rng(st.isb);
+        let ifb = to_isb.seq(&po).rng(m);
+        let lmws = po_loc.rng(w);
+        let lob = (lmws
+            | dob_addr
+            | dob_data
+            | dob_ctrl
+            | pob
+            | aob
+            | dmb_full
+            | dmb_ld
+            | dmb_st
+            | acq_rel
+            | ifb)
+            .plus();
+        let pick_dep = (s.pick_addr | s.pick_data | s.pick_ctrl).dom(r);
+        let pick_lob = pick_dep.seq(&lob).rng(w);
+        let local = (lob | pick_lob).plus();
+        let haz = po_loc.dom(r).rng(r).seq(&(ca & s.ext)).rng(w);
+        let obs = x.rfe() | (ca & s.ext);
+        let ob = (local | haz | obs).plus();
+        if ob.irreflexive() {
+            return Judgement::Allowed { racy: false };
+        }
+        let dmb_named = |set: u64, name: &'static str| -> (&'static str, Rel) {
+            (
+                name,
+                po.rng(set).seq(&po).dom(m).rng(m) & (dmb_full | dmb_ld | dmb_st),
+            )
+        };
+        let parts = [
+            ("rfe", x.rfe()),
+            ("fre", x.fre()),
+            ("coe", x.coe()),
+            ("addr", dob_addr),
+            ("data", dob_data),
+            ("ctrl", dob_ctrl),
+            dmb_named(st.dmb_full, "[dmb.full]"),
+            dmb_named(st.dmb_ld, "[dmb.ld]"),
+            dmb_named(st.dmb_st, "[dmb.st]"),
+            ("acq/rel", acq_rel),
+            ("rmw", aob),
+            ("pick", pob | pick_lob),
+            ("isb", ifb),
+            ("po-loc", lmws | haz),
+            ("lob", lob),
+        ];
+        violation("external", explain, &parts, None)
+    }
+}

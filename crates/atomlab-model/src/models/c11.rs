@@ -1,0 +1,147 @@
+//! C11 as herd7's `c11_partialSC.cat` (Batty, Owens, Sarkar, Sewell and
+//! Weber, "Mathematizing C++ concurrency", POPL 2011, with the partial-SC
+//! repair of Batty, Donaldson and Wickerson, "Overhauling SC atomics in C11
+//! and OpenCL", POPL 2016). It allows load buffering: nothing forbids
+//! `sb | rf` cycles.
+//!
+//! ```text
+//! let rs = mo & rs_prime \ ((mo \ rs_prime); mo)       rs_prime = int | (_ * (R & W))
+//! let swra = ext & ([crel]; fsb?; [A & W]; rs?; rf; [R & A]; sbf?; [cacq])
+//! let sw = pp_asw | swra
+//! let dob = (ext & ([W & crel]; fsb?; [A & W]; rs?; rf; [ccon])); cad?
+//! let ithb = (sw | dob | sw; sb | sb; (sw | dob | sw; sb))+      let hb = sb | ithb
+//! acyclic hb as Hb           irreflexive (rf^-1)?; mo; rf?; hb as Coh
+//! irreflexive rf; hb as Rf   empty (rf; [R \ A]) \ vis as NaRf
+//! irreflexive rf | mo; mo; rf^-1 | mo; rf as Rmw
+//! acyclic ((SC * SC) & (hb | fsb?; mo; sbf? | rf^-1; [SC]; mo | rf^-1; hbl; [W]
+//!          | fsb; fr | fr; sbf | fsb; fr; sbf)) \ id as Spartial
+//! undefined_unless empty dr as Dr
+//! ```
+//! `mo` is coherence restricted to atomic and initial writes, as herd's
+//! `c11_cos.cat` generates it.
+
+use super::{violation, Judgement, Model};
+use crate::exec::Execution;
+use crate::rel::{full_set, Rel};
+
+/// C11 (herd's c11_partialSC).
+pub struct C11;
+
+impl Model for C11 {
+    fn name(&self) -> &'static str {
+        "c11"
+    }
+
+    fn allows_thin_air(&self) -> bool {
+        true
+    }
+
+    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        let s = x.s;
+        let n = s.n;
+        let st = &s.sets;
+        let all = full_set(n);
+        let (r, w, f, a, iw) = (st.r, st.w, st.f, st.atomic, st.iw);
+        let sb = s.po;
+        let rf = x.rf;
+        let amw = (a & w) | iw;
+        let mo = x.co.dom(amw).rng(amw);
+        let asw = Rel::cross(n, iw, st.m & !iw);
+        let cacq = st.acq | (st.sc & (r | f)) | st.acq_rel | (f & st.con);
+        let crel = st.rel | (st.sc & (w | f)) | st.acq_rel;
+        let ccon = r & st.con;
+        let fr = rf.inv().seq(&mo);
+        let dd = (s.data | s.addr).plus();
+        let fsb = sb.dom(f);
+        let sbf = sb.rng(f);
+        let rs_prime = s.int | Rel::cross(n, all, r & w);
+        let rs = (mo & rs_prime) - (mo - rs_prime).seq(&mo);
+        let swra = s.ext
+            & Rel::id(n, crel)
+                .seq(&fsb.opt())
+                .rng(a & w)
+                .seq(&rs.opt())
+                .seq(&rf)
+                .rng(r & a)
+                .seq(&sbf.opt())
+                .rng(cacq);
+        let pp_asw = asw - asw.seq(&sb);
+        let sw = pp_asw | swra;
+        let cad = ((rf & sb) | dd).plus();
+        let dob = (s.ext
+            & Rel::id(n, w & crel)
+                .seq(&fsb.opt())
+                .rng(a & w)
+                .seq(&rs.opt())
+                .seq(&rf)
+                .rng(ccon))
+        .seq(&cad.opt());
+        let ithbr = sw | dob | sw.seq(&sb);
+        let ithb = (ithbr | sb.seq(&ithbr)).plus();
+        let hb = sb | ithb;
+        if !hb.acyclic() {
+            return violation("Hb", explain, &[("sb", sb), ("sw", sw), ("dob", dob)], None);
+        }
+        let hbl = hb & s.loc;
+        let coh = rf.inv().opt().seq(&mo).seq(&rf.opt()).seq(&hb);
+        if !coh.irreflexive() {
+            return violation(
+                "Coh",
+                explain,
+                &[("hb", hb), ("rf", rf), ("mo", mo), ("rf^-1", rf.inv())],
+                None,
+            );
+        }
+        if !rf.seq(&hb).irreflexive() {
+            return violation("Rf", explain, &[("rf", rf), ("hb", hb)], None);
+        }
+        let vis = (hbl & Rel::cross(n, w, r)) - hbl.rng(w).seq(&hbl);
+        if !(rf.rng(r & !a) - vis).is_empty() {
+            return violation(
+                "NaRf",
+                explain,
+                &[("rf", rf.rng(r & !a)), ("hb", hbl)],
+                None,
+            );
+        }
+        // Final non-atomic writes must not be hb-before another write.
+        let fw = x.last.iter().fold(0u64, |acc, &e| acc | 1 << e);
+        if !Rel::id(n, fw & !a).seq(&hbl).rng(w).is_empty() {
+            return violation("NaRf", explain, &[("hb", hbl)], None);
+        }
+        if !(rf | mo.seq(&mo).seq(&rf.inv()) | mo.seq(&rf)).irreflexive() {
+            return violation("Rmw", explain, &[("rf", rf), ("mo", mo)], None);
+        }
+        let sc = st.sc;
+        let r1 = hb;
+        let r2 = fsb.opt().seq(&mo).seq(&sbf.opt());
+        let r3 = rf.inv().rng(sc).seq(&mo);
+        let r4 = rf.inv().seq(&hbl).rng(w);
+        let r5 = fsb.seq(&fr);
+        let r6 = fr.seq(&sbf);
+        let r7 = fsb.seq(&fr).seq(&sbf);
+        let scp = r1 | r2 | r3 | r4 | r5 | r6 | r7;
+        let spartial = (Rel::cross(n, sc, sc) & scp).noid();
+        if !spartial.acyclic() {
+            let sc2 = |r: Rel| (Rel::cross(n, sc, sc) & r).noid();
+            return violation(
+                "Spartial",
+                explain,
+                &[
+                    ("hb", sc2(r1)),
+                    ("mo", sc2(r2)),
+                    ("rf^-1;mo", sc2(r3)),
+                    ("rf^-1;hb", sc2(r4)),
+                    ("fr", sc2(r5 | r6 | r7)),
+                ],
+                Some(sc),
+            );
+        }
+        let m = st.m;
+        let cnf = (Rel::cross(n, w, all) | Rel::cross(n, all, w)) & s.loc & Rel::cross(n, m, m);
+        let dr = s.ext & (cnf - hb - hb.inv() - Rel::cross(n, a, a));
+        Judgement::Allowed {
+            racy: !dr.is_empty(),
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! RC11: "Repairing Sequential Consistency in C/C++11", Lahav, Vafeiadis,
+//! Kang, Hur and Dreyer, PLDI 2017, as herd7's `rc11.cat`:
+//!
+//! ```text
+//! let rb = (rf^-1; mo) \ id
+//! let eco = (rf | mo | rb)+
+//! let rs = [W]; (sb & loc)?; [W & (RLX|REL|ACQ_REL|ACQ|SC)]; (rf; rmw)*
+//! let sw = [REL|ACQ_REL|SC]; ([F]; sb)?; rs; rf; [R & atomic]; (sb; [F])?; [ACQ|ACQ_REL|SC]
+//! let hb = (sb | sw)+
+//! let scb = sb | sbl; hb; sbl | hbl | mo | rb
+//! let pscb = ([SC] | [F&SC]; hb?); scb; ([SC] | hb?; [F&SC])
+//! let pscf = [F&SC]; (hb | hb; eco; hb); [F&SC]
+//! irreflexive hb; eco? as coherence1      irreflexive rmw; eco as coherencermw
+//! empty rmw & (rb; mo) as atomicity        acyclic pscb | pscf as SC
+//! acyclic sb | rf as no-thin-air
+//! undefined_unless empty dr as Dr         (reported as a data-race flag)
+//! ```
+
+use super::{violation, Judgement, Model};
+use crate::exec::Execution;
+use crate::rel::{full_set, Rel};
+
+/// RC11.
+pub struct Rc11;
+
+impl Model for Rc11 {
+    fn name(&self) -> &'static str {
+        "rc11"
+    }
+
+    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        let s = x.s;
+        let n = s.n;
+        let st = &s.sets;
+        let (r, w, f) = (st.r, st.w, st.f);
+        let sb = s.po;
+        let mo = x.co;
+        let rf = x.rf;
+        let myrmw = Rel::id(n, st.upd) | s.rmw;
+        let rb = x.fr;
+        let eco = (rf | mo | rb).plus();
+        let atomic_w = w & (st.rlx | st.rel | st.acq_rel | st.acq | st.sc);
+        let rs = Rel::id(n, w)
+            .seq(&(sb & s.loc).opt())
+            .rng(atomic_w)
+            .seq(&rf.seq(&myrmw).star());
+        let rel = st.rel | st.acq_rel | st.sc;
+        let acq = st.acq | st.acq_rel | st.sc;
+        let atomic_r = r & (st.rlx | st.rel | st.acq | st.acq_rel | st.sc);
+        let sw = Rel::id(n, rel)
+            .seq(&Rel::id(n, f).seq(&sb).opt())
+            .seq(&rs)
+            .seq(&rf)
+            .rng(atomic_r)
+            .seq(&sb.rng(f).opt())
+            .rng(acq);
+        let hb = (sb | sw).plus();
+
+        // Coherence.
+        if !hb.seq(&eco.opt()).irreflexive() {
+            return violation(
+                "coherence1",
+                explain,
+                &[("hb", hb), ("rf", rf), ("mo", mo), ("rb", rb)],
+                None,
+            );
+        }
+        if !myrmw.seq(&eco).irreflexive() {
+            return violation(
+                "coherencermw",
+                explain,
+                &[("rmw", myrmw), ("rf", rf), ("mo", mo), ("rb", rb)],
+                None,
+            );
+        }
+        if !(myrmw & rb.seq(&mo)).is_empty() {
+            return violation(
+                "atomicity",
+                explain,
+                &[("rmw", myrmw), ("rb", rb), ("mo", mo)],
+                None,
+            );
+        }
+        // SC: partial SC order.
+        let sc = st.sc;
+        let fsc = f & sc;
+        let sbl = sb - s.loc;
+        let hbl = hb & s.loc;
+        let scb = sb | sbl.seq(&hb).seq(&sbl) | hbl | mo | rb;
+        let left = Rel::id(n, sc) | Rel::id(n, fsc).seq(&hb.opt());
+        let right = Rel::id(n, sc) | hb.opt().rng(fsc);
+        let pscb = left.seq(&scb).seq(&right);
+        let pscf = Rel::id(n, fsc).seq(&(hb | hb.seq(&eco).seq(&hb))).rng(fsc);
+        let psc = pscb | pscf;
+        if !psc.acyclic() {
+            return violation("SC", explain, &[("psc", psc)], Some(sc));
+        }
+        if !(sb | rf).acyclic() {
+            return violation("no-thin-air", explain, &[("sb", sb), ("rf", rf)], None);
+        }
+        // Data races: conflicting, not both atomic, unordered by hb.
+        let m = st.m;
+        let not_init = Rel::cross(n, st.iw, full_set(n)) | Rel::cross(n, full_set(n), st.iw);
+        let cnf = ((Rel::cross(n, w, m) | Rel::cross(n, m, w)) & s.loc) - not_init;
+        let a = st.atomic;
+        let dr = (cnf & s.ext) - (hb | hb.inv() | Rel::cross(n, a, a));
+        Judgement::Allowed {
+            racy: !dr.is_empty(),
+        }
+    }
+}
