@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod bench;
+pub mod check;
 mod machine;
 mod suite;
 
@@ -13,6 +14,7 @@ use crate::cli::{Cli, Command};
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Audit(args) => audit::run(args),
+        Command::Check(args) => check::run(args),
         Command::Machine(args) => machine::run(args),
         Command::Suite(args) => suite::run(args),
         Command::Bench(args) => bench::run(*args),
