@@ -301,7 +301,7 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
         let mut pending_sc: Option<PendingSc> = None;
         let words = region.bytes.chunks_exact(4);
         for (i, chunk) in words.enumerate() {
-            let addr = region.addr + 4 * i as u64;
+            let addr = region.addr.wrapping_add(4 * i as u64);
             let word = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
             if let Some(p) = pending_sc.as_mut() {
                 if p.left == 0 {
@@ -376,7 +376,7 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                         // A bti c just before the ADRP is part of the helper.
                         let start = match image.bytes_at(start.wrapping_sub(4)) {
                             Some(b) if b.len() >= 4 && b[..4] == [0x5f, 0x24, 0x03, 0xd5] => {
-                                start - 4
+                                start.wrapping_sub(4)
                             }
                             _ => start,
                         };
@@ -396,7 +396,7 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                     Class::LoadExclusive => last_ll = Some((addr, out.sites.len())),
                     Class::StoreExclusive => {
                         if let Some((ll_addr, idx)) = last_ll {
-                            if addr - ll_addr <= 64 {
+                            if addr.wrapping_sub(ll_addr) <= 64 {
                                 pending_sc = Some(PendingSc {
                                     ll_addr,
                                     ll_index: idx,
@@ -426,9 +426,9 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
     for sym in &image.symbols {
         if parse_helper_name(&sym.name).is_some() {
             let end = if sym.size > 0 {
-                sym.addr + sym.size
+                sym.addr.saturating_add(sym.size)
             } else {
-                helper_end(image, sym.addr).unwrap_or(sym.addr + 4)
+                helper_end(image, sym.addr).unwrap_or(sym.addr.saturating_add(4))
             };
             helpers.insert(
                 sym.addr,
@@ -507,7 +507,7 @@ fn llsc_fallback(image: &Image<'_>, target: u64) -> Option<Fallback> {
         match inst.opcode {
             Opcode::RET => {
                 return (ll && sc).then_some(Fallback {
-                    end: target + 4 * i as u64 + 4,
+                    end: target.wrapping_add(4 * i as u64 + 4),
                     has_dmb: dmb,
                 })
             }
@@ -529,7 +529,7 @@ fn helper_end(image: &Image<'_>, start: u64) -> Option<u64> {
     let mut inst = Instruction::default();
     for (i, chunk) in bytes.chunks_exact(4).take(8).enumerate() {
         if decode_at(&decoder, &mut inst, chunk) && inst.opcode == Opcode::CBZ {
-            let addr = start + 4 * i as u64;
+            let addr = start.wrapping_add(4 * i as u64);
             let target = pc_target(addr, &inst.operands[1])?;
             return llsc_fallback(image, target).map(|f| f.end);
         }
@@ -583,7 +583,7 @@ fn plt_stubs(decoder: &InstDecoder, base: u64, bytes: &[u8]) -> Vec<(u64, u64)> 
     let mut out = Vec::new();
     let mut page: Option<(u64, u64)> = None;
     for (i, chunk) in bytes.chunks_exact(4).enumerate() {
-        let addr = base + 4 * i as u64;
+        let addr = base.wrapping_add(4 * i as u64);
         if !decode_at(decoder, &mut inst, chunk) {
             page = None;
             continue;

@@ -110,7 +110,7 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                 break;
             };
             let word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            let addr = region.addr + off as u64;
+            let addr = region.addr.wrapping_add(off as u64);
             off += 4;
             // Only the AMO (0101111) and MISC-MEM (0001111) major opcodes
             // hold what we classify; skip the decoder for everything else.
@@ -125,7 +125,7 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                 Class::LoadExclusive => last_lr = Some((addr, out.sites.len())),
                 Class::StoreExclusive => {
                     if let Some((lr_addr, idx)) = last_lr.take() {
-                        if addr - lr_addr <= 32 {
+                        if addr.wrapping_sub(lr_addr) <= 32 {
                             out.loops.push(Loop {
                                 start: lr_addr,
                                 ll: idx,
