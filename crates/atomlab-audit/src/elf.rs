@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 
 use object::{
-    Architecture, Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, RelocationTarget,
-    SectionKind, SegmentFlags, SymbolKind,
+    Architecture, Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol,
+    ObjectSymbolTable, RelocationTarget, SectionKind, SegmentFlags, SymbolKind,
 };
 
 use crate::error::AuditError;
@@ -190,10 +190,13 @@ impl<'a> Image<'a> {
         symbols.dedup_by_key(|s| s.addr);
 
         let mut got_slots = HashMap::new();
-        if let Some(relocs) = file.dynamic_relocations() {
+        // Dynamic relocations name symbols by their index in .dynsym.
+        if let (Some(relocs), Some(dynsym)) =
+            (file.dynamic_relocations(), file.dynamic_symbol_table())
+        {
             for (offset, reloc) in relocs {
                 if let RelocationTarget::Symbol(idx) = reloc.target() {
-                    if let Ok(sym) = file.symbol_by_index(idx) {
+                    if let Ok(sym) = dynsym.symbol_by_index(idx) {
                         if let Ok(name) = sym.name() {
                             if !name.is_empty() {
                                 got_slots.insert(offset, name.to_string());

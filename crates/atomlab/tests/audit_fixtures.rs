@@ -380,3 +380,46 @@ fn riscv64_fixture_matches_objdump() {
     assert_eq!(class(&a["by_class"], "llsc_loop"), sc);
     assert_eq!(a["verdict"]["kind"], "riscv_amo_and_lrsc");
 }
+
+#[test]
+fn aarch64_plt_calls_to_helpers() {
+    if !have_tools(
+        "aarch64_plt_calls_to_helpers",
+        &[A64_CC, A64_OBJDUMP, A64_STRIP],
+    ) {
+        return;
+    }
+    let dir = scratch("plt");
+    let lib = dir.join("libplthelper.so");
+    compile(
+        A64_CC,
+        &["-shared", "-fPIC", "-march=armv8.1-a"],
+        &["plt_helper.c"],
+        &lib,
+    );
+    let bin = dir.join("plt-main");
+    let libdir = format!("-L{}", dir.display());
+    compile(A64_CC, &[&libdir, "-lplthelper"], &["plt_main.c"], &bin);
+    let stripped = dir.join("plt-main-stripped");
+    run_ok(
+        std::process::Command::new(A64_STRIP)
+            .arg("-o")
+            .arg(&stripped)
+            .arg(&bin),
+    );
+    let want = tally(&objdump(A64_OBJDUMP, &[], &bin), |l| {
+        let target = l.operands.split_once('<')?.1.trim_end_matches('>');
+        let helper = target.strip_suffix("@plt")?;
+        (l.mnemonic == "bl" && is_helper(helper)).then(|| helper.to_string())
+    });
+    assert!(
+        !want.is_empty(),
+        "the fixture must call a helper through the PLT"
+    );
+    for file in [&bin, &stripped] {
+        let (a, code) = audit_json(file, &[]);
+        assert_eq!(code, 0);
+        assert_eq!(counts(&a["outline_calls"]), want, "{}", file.display());
+        assert_eq!(a["verdict"]["kind"], "outline_atomics");
+    }
+}
