@@ -44,21 +44,109 @@ pub const HARDWARE_EVENTS: [(&str, u64); 10] = [
     ("ref-cycles", 9),
 ];
 
+/// Arm PMU events by name, mapped to their raw event numbers: the
+/// architectural common events of the Arm ARM (DDI 0487, D11.11 "The PMU
+/// event number space and common events"), and two IMPLEMENTATION DEFINED
+/// Cortex-A53/A55 events (`stall_backend_ld` 0xE7, `stall_backend_st` 0xE8,
+/// from their TRMs) that the seL4 SPSC-queue thread (004) used on an i.MX8M.
+/// Note that 001's `perf record -e r6e` counts STREX_FAIL_SPEC, the failed
+/// store-exclusives of LL/SC loops under contention; all store-exclusives
+/// are STREX_SPEC, 0x6F.
+pub const ARM_EVENTS: [(&str, u64, &str); 14] = [
+    ("sw_incr", 0x00, "architectural"),
+    ("l1d_cache_refill", 0x03, "architectural"),
+    ("l1d_cache", 0x04, "architectural"),
+    ("inst_retired", 0x08, "architectural"),
+    ("cpu_cycles", 0x11, "architectural"),
+    ("mem_access", 0x13, "architectural"),
+    ("bus_access", 0x19, "architectural"),
+    ("stall_frontend", 0x23, "architectural"),
+    ("stall_backend", 0x24, "architectural"),
+    ("ldrex_spec", 0x6c, "architectural"),
+    ("strex_pass_spec", 0x6d, "architectural"),
+    ("strex_fail_spec", 0x6e, "architectural"),
+    (
+        "stall_backend_ld",
+        0xe7,
+        "Cortex-A53/A55 implementation defined",
+    ),
+    (
+        "stall_backend_st",
+        0xe8,
+        "Cortex-A53/A55 implementation defined",
+    ),
+];
+
+/// `strex_spec` is listed apart so the table above stays sorted by code.
+const ARM_STREX_SPEC: (&str, u64, &str) = ("strex_spec", 0x6f, "architectural");
+
 /// Why an event name was not understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown event '{name}': expected one of {valid}, or a raw code such as r6e (hex, as perf writes it)", valid = HARDWARE_EVENTS.map(|e| e.0).join(", "))]
-pub struct UnknownEvent {
-    /// The name as given.
-    pub name: String,
+pub enum UnknownEvent {
+    /// Not a name we know.
+    #[error("unknown event '{name}': expected one of {valid}, a raw code such as r6e (hex, as perf writes it){arm}", valid = HARDWARE_EVENTS.map(|e| e.0).join(", "), arm = if *on_arm { format!(", or an Arm event: {}", arm_names().join(", ")) } else { String::new() })]
+    Unknown {
+        /// The name as given.
+        name: String,
+        /// Whether Arm names would have been accepted.
+        on_arm: bool,
+    },
+    /// An Arm event named on another architecture.
+    #[error("event '{name}' is an Arm PMU event (raw 0x{code:x}); this is {arch}: give this CPU's raw code (rNNNN) instead")]
+    WrongArch {
+        /// The name as given.
+        name: String,
+        /// Its Arm code.
+        code: u64,
+        /// The architecture we run on.
+        arch: String,
+    },
+}
+
+fn arm_names() -> Vec<&'static str> {
+    let mut v: Vec<&str> = ARM_EVENTS.iter().map(|e| e.0).collect();
+    v.push(ARM_STREX_SPEC.0);
+    v
+}
+
+fn arm_event(name: &str) -> Option<(&'static str, u64)> {
+    ARM_EVENTS
+        .iter()
+        .chain(std::iter::once(&ARM_STREX_SPEC))
+        .find(|e| e.0 == name)
+        .map(|e| (e.0, e.1))
 }
 
 impl EventSpec {
-    /// Parses a perf-style event name: a generic hardware event, or `rNNNN`
-    /// with a hexadecimal raw code.
+    /// Parses a perf-style event name for this machine's architecture.
     pub fn parse(name: &str) -> Result<EventSpec, UnknownEvent> {
-        let unknown = || UnknownEvent {
+        EventSpec::parse_for(name, std::env::consts::ARCH)
+    }
+
+    /// Parses a perf-style event name for `arch`: a generic hardware event,
+    /// `rNNNN` with a hexadecimal raw code, or on aarch64 an Arm event name
+    /// (case-insensitive, as the Arm ARM writes them in capitals).
+    pub fn parse_for(name: &str, arch: &str) -> Result<EventSpec, UnknownEvent> {
+        let on_arm = arch == "aarch64";
+        let unknown = || UnknownEvent::Unknown {
             name: name.to_string(),
+            on_arm,
         };
+        if let Some((n, code)) = arm_event(&name.to_ascii_lowercase()) {
+            return if on_arm {
+                Ok(EventSpec {
+                    name: n.to_string(),
+                    kind: PERF_TYPE_RAW,
+                    config: code,
+                })
+            } else {
+                Err(UnknownEvent::WrongArch {
+                    name: name.to_string(),
+                    code,
+                    arch: arch.to_string(),
+                })
+            };
+        }
         if let Some(&(n, config)) = HARDWARE_EVENTS.iter().find(|(n, _)| *n == name) {
             return Ok(EventSpec {
                 name: n.to_string(),
@@ -285,9 +373,46 @@ mod tests {
         let r = EventSpec::parse("r01c2").unwrap();
         assert_eq!(r.config, 0x1c2);
         for bad in ["", "r", "rxyz", "cycle", "r12345678901234567", "R6e"] {
-            let e = EventSpec::parse(bad).unwrap_err();
+            let e = EventSpec::parse_for(bad, "x86_64").unwrap_err();
             assert!(e.to_string().contains("instructions"), "{e}");
+            assert!(!e.to_string().contains("strex"), "{e}");
         }
+        let e = EventSpec::parse_for("cycle", "aarch64").unwrap_err();
+        assert!(e.to_string().contains("strex_fail_spec"), "{e}");
+    }
+
+    #[test]
+    fn arm_event_table() {
+        // The Arm ARM's common event numbers, and 001's r6e.
+        let code = |n: &str| EventSpec::parse_for(n, "aarch64").unwrap().config;
+        assert_eq!(code("inst_retired"), 0x08);
+        assert_eq!(code("cpu_cycles"), 0x11);
+        assert_eq!(code("ldrex_spec"), 0x6c);
+        assert_eq!(code("strex_pass_spec"), 0x6d);
+        assert_eq!(
+            code("strex_fail_spec"),
+            EventSpec::parse_for("r6e", "aarch64").unwrap().config
+        );
+        assert_eq!(code("STREX_SPEC"), 0x6f);
+        assert_eq!(code("stall_backend_ld"), 0xe7);
+        assert_eq!(code("stall_backend_st"), 0xe8);
+        assert_eq!(
+            EventSpec::parse_for("strex_spec", "aarch64").unwrap().kind,
+            PERF_TYPE_RAW
+        );
+        // Names are unique and the codes fit the 16-bit event number space.
+        let names = arm_names();
+        let mut dedup = names.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), names.len());
+        assert!(ARM_EVENTS.iter().all(|e| e.1 <= 0xffff));
+        // On x86 an Arm name is refused with its code, not silently mapped.
+        let e = EventSpec::parse_for("strex_fail_spec", "x86_64").unwrap_err();
+        assert!(
+            e.to_string().contains("0x6e") && e.to_string().contains("x86_64"),
+            "{e}"
+        );
     }
 
     #[test]
