@@ -66,15 +66,43 @@ pub struct AuditRun {
     pub skipped_non_elf: u64,
 }
 
+/// Where a long audit has got to, for progress displays.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// Reading a path (a directory walk or a package being unpacked).
+    Reading(&'a std::path::Path),
+    /// Auditing the `index`-th (from 1) of `total` ELF files found so far.
+    Auditing {
+        /// The file.
+        path: &'a str,
+        /// Its position.
+        index: usize,
+        /// Files found under the current path.
+        total: usize,
+    },
+}
+
 /// Audits files, directories (recursively) and `.deb` packages.
 pub fn audit_paths(paths: &[PathBuf]) -> AuditRun {
+    audit_paths_with(paths, &mut |_| {})
+}
+
+/// [`audit_paths`], telling `progress` what it is doing.
+pub fn audit_paths_with(paths: &[PathBuf], progress: &mut dyn FnMut(Progress<'_>)) -> AuditRun {
     let mut run = AuditRun::default();
     for path in paths {
+        progress(Progress::Reading(path));
         let mut expanded = input::Expanded::default();
         input::expand(path, &mut expanded);
         run.errors.append(&mut expanded.errors);
         run.skipped_non_elf += expanded.skipped_non_elf;
-        for inp in expanded.inputs {
+        let total = expanded.inputs.len();
+        for (i, inp) in expanded.inputs.into_iter().enumerate() {
+            progress(Progress::Auditing {
+                path: &inp.path,
+                index: i + 1,
+                total,
+            });
             match audit_bytes(&inp.path, &inp.data) {
                 Ok(a) => run.audits.push(a),
                 Err(e) => run.errors.push(e),

@@ -1,9 +1,10 @@
 //! `atomlab audit`: how binaries do their atomics (atomlab-audit does the
 //! work; this module parses, renders and picks the exit code).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use atomlab_audit::{AuditRun, BinaryAudit, Class, Requirement};
+use atomlab_audit::{AuditRun, BinaryAudit, Class, Progress, Requirement};
 use atomlab_core::ExitStatus;
 use serde::Serialize;
 
@@ -79,7 +80,27 @@ struct Document<'a> {
 }
 
 pub fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
-    let mut run: AuditRun = atomlab_audit::audit_paths(&args.paths);
+    // A one-line progress display on stderr, only for a person watching.
+    let tty = std::io::stderr().is_terminal();
+    let mut shown = false;
+    let mut progress = |p: Progress<'_>| {
+        if !tty {
+            return;
+        }
+        let line = match p {
+            Progress::Reading(path) => format!("reading {}", path.display()),
+            Progress::Auditing { path, index, total } => {
+                format!("auditing {index}/{total} {path}")
+            }
+        };
+        let line: String = line.chars().take(100).collect();
+        eprint!("\r\x1b[2Katomlab: {line}");
+        shown = true;
+    };
+    let mut run: AuditRun = atomlab_audit::audit_paths_with(&args.paths, &mut progress);
+    if shown {
+        eprint!("\r\x1b[2K");
+    }
     let top = args.by_function.unwrap_or(0);
     for a in &mut run.audits {
         a.functions.truncate(top);
