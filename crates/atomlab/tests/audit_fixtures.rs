@@ -255,6 +255,30 @@ fn aarch64_require_gates() {
         );
         assert_eq!(a["require"]["met"], want == 0);
     }
+    // The common JSON envelope: the machine, then one record per binary with
+    // its class counts as metrics and the --require outcome as its verdict.
+    let out = atomlab()
+        .args(["audit", "--json", "--require", "outline"])
+        .arg(&outline)
+        .arg(&lse)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["machine"]["arch"].is_string());
+    let records = doc["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["capability"], "audit");
+    assert_eq!(records[0]["verdict"], "PASS");
+    assert_eq!(records[1]["verdict"], "FAIL");
+    for (rec, bin) in records.iter().zip(doc["binaries"].as_array().unwrap()) {
+        for m in rec["metrics"].as_array().unwrap() {
+            let name = m["name"].as_str().unwrap();
+            assert_eq!(m["unit"], "count");
+            assert_eq!(m["samples"][0].as_f64(), bin["by_class"][name].as_f64());
+        }
+        assert_eq!(rec["notes"][0], bin["verdict"]["words"]);
+    }
+
     // Several files: one failing is enough for exit 1; the table says which.
     let out = atomlab()
         .args(["audit", "--require", "outline"])

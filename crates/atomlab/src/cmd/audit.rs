@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use atomlab_audit::{AuditRun, BinaryAudit, Class, Progress, Requirement};
-use atomlab_core::ExitStatus;
+use atomlab_core::{ExitStatus, Machine, Metric, Record, Report, Source, Unit, Verdict};
 use serde::Serialize;
 
 use crate::render;
@@ -69,14 +69,49 @@ struct ErrorOut {
     error: String,
 }
 
+/// The `--json` document: atomlab's common envelope (`schema_version`,
+/// `machine`, one `records` entry per binary with its counts as metrics and,
+/// under `--require`, a PASS/FAIL verdict), then the audit's own detail.
 #[derive(Serialize)]
 struct Document<'a> {
-    schema_version: u32,
+    #[serde(flatten)]
+    report: Report,
     atomlab_version: &'static str,
     capability: &'static str,
     binaries: Vec<BinaryOut<'a>>,
     errors: Vec<ErrorOut>,
     skipped_non_elf: u64,
+}
+
+/// One binary as a [`Record`]: counts by class are its metrics.
+fn record(a: &BinaryAudit, check: Option<&RequireResult>) -> Record {
+    let mut r = Record::new(
+        "audit",
+        "binary",
+        &format!("{:?}", a.verdict.kind).to_lowercase(),
+    );
+    r.param("path", a.path.clone())
+        .param("arch", a.arch.name())
+        .param("code_bytes", a.code_bytes)
+        .param("has_symtab", a.has_symtab);
+    for class in Class::ALL {
+        if let Some(&n) = a.by_class.get(&class) {
+            // Counted from the disassembly, not sampled: one "run".
+            r.metrics.push(Metric::new(
+                class.name(),
+                Unit::Count,
+                Source::Derived,
+                vec![n as f64],
+            ));
+        }
+    }
+    if let Some(c) = check {
+        r.param("require", c.requirement);
+        r.verdict = Some(if c.met { Verdict::Pass } else { Verdict::Fail });
+    }
+    r.notes.push(a.verdict.words.clone());
+    r.notes.extend(a.notes.iter().cloned());
+    r
 }
 
 pub fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
@@ -137,8 +172,14 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
     }
 
     if args.json {
+        let records = run
+            .audits
+            .iter()
+            .zip(&checks)
+            .map(|(a, c)| record(a, c.as_ref()))
+            .collect();
         let doc = Document {
-            schema_version: atomlab_core::SCHEMA_VERSION,
+            report: Report::new(Machine::detect(), records),
             atomlab_version: atomlab_core::ATOMLAB_VERSION,
             capability: "audit",
             binaries: run
