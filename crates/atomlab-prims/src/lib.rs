@@ -14,11 +14,15 @@
 #![deny(missing_docs)]
 
 pub mod arch;
+pub mod broken;
 pub mod counter;
 pub mod fence;
 pub mod lock;
 pub mod pad;
 pub mod refcount;
+pub mod seqlock;
+pub mod spsc;
 pub mod sync;
+pub mod two_thread;
 
 pub use pad::CachePadded;

@@ -23,6 +23,8 @@ pub enum Command {
     Suite(SuiteArgs),
     /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong.
     Bench(Box<crate::cmd::bench::BenchArgs>),
+    /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
+    Stress(Box<crate::cmd::stress::StressArgs>),
 }
 
 #[derive(Debug, clap::Args)]

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod bench;
 pub mod check;
 mod machine;
+pub mod stress;
 mod suite;
 
 use atomlab_core::ExitStatus;
@@ -18,5 +19,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Machine(args) => machine::run(args),
         Command::Suite(args) => suite::run(args),
         Command::Bench(args) => bench::run(*args),
+        Command::Stress(args) => stress::run(*args),
     }
 }

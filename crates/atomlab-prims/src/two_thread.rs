@@ -1,0 +1,254 @@
+//! Two-thread mutual exclusion from loads and stores alone: Peterson's
+//! algorithm (G. L. Peterson, "Myths about the mutual exclusion problem",
+//! Information Processing Letters 12(3), 1981) and Dekker's (as published by
+//! E. W. Dijkstra, "Cooperating sequential processes", EWD123, 1965).
+//!
+//! Both rest on the store→load order: "I raise my flag, *then* I look at
+//! yours". Store buffering (which x86-TSO allows) lets each thread's load run
+//! ahead of its own store, so both see the other's flag down and both enter.
+//! The correct variants put a sequentially consistent fence (`mfence`,
+//! `dmb ish`) between the two; the `broken-…-nofence` ones leave it out.
+//!
+//! Thread ids are 0 and 1; a lock must only be used by those two.
+
+use crate::sync::{fence, spin_hint, yield_now, AtomicBool, AtomicU32, Ordering};
+
+/// A lock for exactly two threads, identified as 0 and 1.
+pub trait TwoThreadLock: Send + Sync {
+    /// The name used on the command line and in records.
+    const NAME: &'static str;
+    /// Whether the variant is meant to be correct.
+    const CORRECT: bool;
+    /// An unlocked lock.
+    fn new() -> Self;
+    /// Blocks until thread `me` (0 or 1) holds the lock.
+    fn lock(&self, me: usize);
+    /// Releases the lock held by `me`.
+    fn unlock(&self, me: usize);
+}
+
+/// Waits politely: spins a while, then yields, so that two spinners on one
+/// CPU (or threads above the CPU count) still make progress.
+struct Wait(u32);
+
+impl Wait {
+    #[inline(always)]
+    fn snooze(&mut self) {
+        if cfg!(loom) || self.0 >= 1024 {
+            yield_now();
+        } else {
+            self.0 += 1;
+            spin_hint();
+        }
+    }
+}
+
+/// Flags and turn shared by both algorithms.
+#[derive(Debug)]
+struct State {
+    flag: [AtomicBool; 2],
+    turn: AtomicU32,
+}
+
+impl State {
+    fn new() -> Self {
+        State {
+            flag: [AtomicBool::new(false), AtomicBool::new(false)],
+            turn: AtomicU32::new(0),
+        }
+    }
+}
+
+/// Peterson's lock with the store→load fence.
+#[derive(Debug)]
+pub struct PetersonFence(State);
+
+impl TwoThreadLock for PetersonFence {
+    const NAME: &'static str = "peterson-fence";
+    const CORRECT: bool = true;
+
+    fn new() -> Self {
+        PetersonFence(State::new())
+    }
+
+    fn lock(&self, me: usize) {
+        let other = 1 - me;
+        // ORDERING: Relaxed: ordered before our loads by the fence below, and
+        // published to the other locker by the AcqRel swap of `turn`.
+        self.0.flag[me].store(true, Ordering::Relaxed);
+        // ORDERING: an RMW, so two lockers' turns are ordered: the later one
+        // reads the earlier's (Acquire) and so sees its raised flag (Release)
+        // and waits (A. Williams' C++11 form of Peterson's lock).
+        self.0.turn.swap(other as u32, Ordering::AcqRel);
+        // ORDERING: the store→load fence the algorithm needs on hardware
+        // (`mfence` / `dmb ish`): our flag is visible before we read theirs.
+        fence(Ordering::SeqCst);
+        let mut wait = Wait(0);
+        // ORDERING: Acquire on both: entering because their flag is down pairs
+        // with their unlock's Release store; entering because `turn` is ours
+        // pairs with their swap (which follows their previous unlock).
+        while self.0.flag[other].load(Ordering::Acquire)
+            && self.0.turn.load(Ordering::Acquire) == other as u32
+        {
+            wait.snooze();
+        }
+    }
+
+    fn unlock(&self, me: usize) {
+        // ORDERING: Release publishes our critical section to the other's
+        // Acquire load of our flag.
+        self.0.flag[me].store(false, Ordering::Release);
+    }
+}
+
+/// Peterson's lock without the fence: plain stores, then the loads.
+#[derive(Debug)]
+pub struct BrokenPetersonNoFence(State);
+
+impl TwoThreadLock for BrokenPetersonNoFence {
+    const NAME: &'static str = "broken-peterson-nofence";
+    const CORRECT: bool = false;
+
+    fn new() -> Self {
+        BrokenPetersonNoFence(State::new())
+    }
+
+    fn lock(&self, me: usize) {
+        let other = 1 - me;
+        // ORDERING: BROKEN on purpose: plain stores of flag and turn with no
+        // store→load barrier after them. With store buffering (x86-TSO, Arm,
+        // RISC-V) both threads' loads below can run before either store is
+        // visible: both see the other's flag down and both enter.
+        self.0.flag[me].store(true, Ordering::Relaxed);
+        // ORDERING: BROKEN on purpose, see above.
+        self.0.turn.store(other as u32, Ordering::Release);
+        let mut wait = Wait(0);
+        // ORDERING: Acquire pairs with unlock's Release (the correct part).
+        while self.0.flag[other].load(Ordering::Acquire)
+            && self.0.turn.load(Ordering::Acquire) == other as u32
+        {
+            wait.snooze();
+        }
+    }
+
+    fn unlock(&self, me: usize) {
+        // ORDERING: Release publishes our critical section (the correct part).
+        self.0.flag[me].store(false, Ordering::Release);
+    }
+}
+
+/// Dekker's lock with the store→load fence after every raise of the flag.
+#[derive(Debug)]
+pub struct DekkerFence(State);
+
+/// Dekker's lock without the fence.
+#[derive(Debug)]
+pub struct BrokenDekkerNoFence(State);
+
+/// Dekker's entry protocol; `FENCED` chooses the SeqCst fence after each
+/// raise of our flag.
+#[inline(always)]
+fn dekker_lock<const FENCED: bool>(s: &State, me: usize) {
+    let other = 1 - me;
+    // ORDERING: Relaxed: ordered before the load of their flag by the SeqCst
+    // fence (FENCED); without it (BROKEN on purpose) store buffering lets
+    // both threads read the other's flag down and both enter.
+    s.flag[me].store(true, Ordering::Relaxed);
+    if FENCED {
+        // ORDERING: the store→load fence (SB with SC fences is forbidden in
+        // C11 and on hardware): at least one of us sees the other's flag.
+        fence(Ordering::SeqCst);
+    }
+    let mut wait = Wait(0);
+    // ORDERING: Relaxed: the Acquire fence after the loop orders the critical
+    // section after whatever flag store we read (their unlock's Release, or a
+    // lowered flag after their SeqCst fence).
+    while s.flag[other].load(Ordering::Relaxed) {
+        // ORDERING: Relaxed: `turn` only decides who backs off (liveness).
+        if s.turn.load(Ordering::Relaxed) != me as u32 {
+            // ORDERING: Relaxed: lowering our flag publishes nothing.
+            s.flag[me].store(false, Ordering::Relaxed);
+            // ORDERING: Relaxed, as above (liveness only).
+            while s.turn.load(Ordering::Relaxed) != me as u32 {
+                wait.snooze();
+            }
+            // ORDERING: as the first raise of the flag.
+            s.flag[me].store(true, Ordering::Relaxed);
+            if FENCED {
+                // ORDERING: as the first fence.
+                fence(Ordering::SeqCst);
+            }
+        } else {
+            wait.snooze();
+        }
+    }
+    // ORDERING: Acquire pairs with the other's unlock (Release store of its
+    // flag) or its SeqCst fence before lowering its flag: its critical
+    // section happens before ours.
+    fence(Ordering::Acquire);
+}
+
+#[inline(always)]
+fn dekker_unlock(s: &State, me: usize) {
+    // ORDERING: Release; only liveness depends on `turn`, but Release keeps
+    // the critical section before the hand-over.
+    s.turn.store((1 - me) as u32, Ordering::Release);
+    // ORDERING: Release publishes our critical section to the other's
+    // Acquire fence after it reads our flag down.
+    s.flag[me].store(false, Ordering::Release);
+}
+
+impl TwoThreadLock for DekkerFence {
+    const NAME: &'static str = "dekker-fence";
+    const CORRECT: bool = true;
+
+    fn new() -> Self {
+        DekkerFence(State::new())
+    }
+
+    fn lock(&self, me: usize) {
+        dekker_lock::<true>(&self.0, me)
+    }
+
+    fn unlock(&self, me: usize) {
+        dekker_unlock(&self.0, me)
+    }
+}
+
+impl TwoThreadLock for BrokenDekkerNoFence {
+    const NAME: &'static str = "broken-dekker-nofence";
+    const CORRECT: bool = false;
+
+    fn new() -> Self {
+        BrokenDekkerNoFence(State::new())
+    }
+
+    fn lock(&self, me: usize) {
+        dekker_lock::<false>(&self.0, me)
+    }
+
+    fn unlock(&self, me: usize) {
+        dekker_unlock(&self.0, me)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn alternate<L: TwoThreadLock>() {
+        let l = L::new();
+        for i in 0..10 {
+            l.lock(i % 2);
+            l.unlock(i % 2);
+        }
+    }
+
+    #[test]
+    fn uncontended_lock_unlock() {
+        alternate::<PetersonFence>();
+        alternate::<BrokenPetersonNoFence>();
+        alternate::<DekkerFence>();
+        alternate::<BrokenDekkerNoFence>();
+    }
+}

@@ -1,0 +1,176 @@
+//! One variant's result: what ran, what the detectors saw, and the verdict,
+//! with the reason when a broken variant was not caught.
+
+use atomlab_core::{ExitStatus, Metric, Record, Source, Unit, Verdict};
+
+use crate::detect::{Detector, Kind, Violation};
+use crate::plan::{is_broken, Plan};
+
+/// The result of one variant.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The variant.
+    pub variant: &'static str,
+    /// Whether it is meant to be correct.
+    pub correct: bool,
+    /// Operations done.
+    pub ops: u64,
+    /// Wall time of the run, seconds.
+    pub seconds: f64,
+    /// Violations by kind (only kinds seen).
+    pub violations: Vec<(Kind, u64)>,
+    /// The first violation in detail.
+    pub first: Option<Violation>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why (always present: what was shown, or why nothing was).
+    pub reason: String,
+    /// Other things the reader must see.
+    pub notes: Vec<String>,
+    /// The command that replays the run.
+    pub replay: String,
+}
+
+impl Outcome {
+    /// Judges a finished run of `variant`.
+    pub fn judge(
+        plan: &Plan,
+        variant: &'static str,
+        ops: u64,
+        seconds: f64,
+        det: &Detector,
+        notes: Vec<String>,
+    ) -> Outcome {
+        let violations = det.counts();
+        let total: u64 = violations.iter().map(|(_, n)| n).sum();
+        let correct = !is_broken(variant);
+        let unit = plan.scenario.ops_unit();
+        let (verdict, reason) = match (correct, total) {
+            (true, 0) => (Verdict::Pass, format!("no violation in {ops} {unit}")),
+            (true, n) => (
+                Verdict::Fail,
+                format!("{n} violations of a variant meant to be correct"),
+            ),
+            (false, 0) => (
+                Verdict::NotObserved,
+                not_observed_reason(variant, ops, unit),
+            ),
+            (false, n) => (
+                Verdict::Fail,
+                format!("caught: {n} violations (a known-broken variant; the detector works)"),
+            ),
+        };
+        Outcome {
+            variant,
+            correct,
+            ops,
+            seconds,
+            violations,
+            first: det.first(),
+            verdict,
+            reason,
+            notes,
+            replay: plan.replay_line(variant),
+        }
+    }
+
+    /// Total violations.
+    pub fn total_violations(&self) -> u64 {
+        self.violations.iter().map(|(_, n)| n).sum()
+    }
+
+    /// The record written to `--json`.
+    pub fn record(&self, plan: &Plan) -> Record {
+        let mut r = Record::new("stress", plan.scenario.name(), self.variant);
+        r.param("expected", if self.correct { "correct" } else { "broken" })
+            .param("threads", plan.threads)
+            .param("ops", plan.ops)
+            .param("ops_unit", plan.scenario.ops_unit())
+            .param("seed", plan.seed)
+            .param("jitter", plan.jitter)
+            .param("pin", plan.pin.name())
+            .param("replay", self.replay.clone());
+        if plan.scenario == crate::plan::Scenario::Mutex {
+            r.param("tasks", plan.tasks);
+        }
+        let count =
+            |name: &str, v: u64| Metric::new(name, Unit::Count, Source::Derived, vec![v as f64]);
+        r.metrics.push(count("operations", self.ops));
+        r.metrics.push(Metric::new(
+            "seconds",
+            Unit::Seconds,
+            Source::ClockGettime,
+            vec![self.seconds],
+        ));
+        r.metrics.push(count("violations", self.total_violations()));
+        for (k, n) in &self.violations {
+            r.metrics
+                .push(count(&format!("violations:{}", k.name()), *n));
+        }
+        r.notes.push(format!("verdict: {}", self.reason));
+        if let Some(f) = &self.first {
+            r.metrics.push(Metric::new(
+                "time_to_first_violation",
+                Unit::Seconds,
+                Source::ClockGettime,
+                vec![f.after.as_secs_f64()],
+            ));
+            r.notes
+                .push(format!("first violation ({}): {}", f.kind.name(), f.detail));
+        }
+        r.verdict = Some(self.verdict);
+        r.notes.extend(self.notes.iter().cloned());
+        r
+    }
+}
+
+/// Why a broken variant may go uncaught here.
+fn not_observed_reason(variant: &str, ops: u64, unit: &str) -> String {
+    let x86 = cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86");
+    let elsewhere = "run on Arm or RISC-V, or see the loom proof (crates/atomlab-prims/tests/loom_stress.rs) and `atomlab check`";
+    let why = match variant {
+        "broken-relaxed-unlock" if x86 => {
+            format!("x86-TSO makes every store a release, so a relaxed unlock still publishes the critical section; {elsewhere}")
+        }
+        "broken-relaxed-acquire" if x86 => format!(
+            "x86's `xchg` is a full barrier and x86-TSO never reorders loads with loads, so a relaxed swap still acquires; {elsewhere}"
+        ),
+        "broken-relaxed-publish" if x86 => format!(
+            "x86-TSO keeps stores in order and loads in order, so the index is never seen before the item; {elsewhere}"
+        ),
+        "broken-reader-nofence" if x86 => format!(
+            "x86-TSO never reorders loads with loads, so the missing acquire fence changes nothing here; {elsewhere}"
+        ),
+        "broken-relaxed-dec" if x86 => format!(
+            "x86's `lock xadd` is a full barrier, so the missing acquire still happens; {elsewhere}"
+        ),
+        "broken-acquire-fence-dequeue" => "C11 allows this load-buffering outcome, but x86, Arm and RISC-V forbid it (004; the IMM paper), so no hardware run can show it; only the compiler could. The loom proof shows it is a data race in the language; see `atomlab check` for LB+fences".to_string(),
+        "broken-relaxed-unlock" | "broken-relaxed-acquire" | "broken-relaxed-publish"
+        | "broken-reader-nofence" | "broken-relaxed-dec" => {
+            "the reordering is allowed here but was not seen: raise --ops, add --jitter or threads; the loom proof shows the bug".to_string()
+        }
+        "broken-peterson-nofence" | "broken-dekker-nofence" => {
+            "store buffering needs both threads in the entry protocol at once on different CPUs: use --pin spread on 2+ CPUs and raise --ops".to_string()
+        }
+        _ => "the race window is a few instructions wide and was not hit: raise --ops, add --jitter or threads".to_string(),
+    };
+    format!("not observed in {ops} {unit}: {why}")
+}
+
+/// The exit status for a set of outcomes: 1 when a variant meant to be
+/// correct failed; with `expect_fail`, 1 unless every variant was caught
+/// (for CI jobs that check the detectors).
+pub fn exit_status(outcomes: &[Outcome], expect_fail: bool) -> ExitStatus {
+    let bad = if expect_fail {
+        outcomes.iter().any(|o| o.verdict != Verdict::Fail)
+    } else {
+        outcomes
+            .iter()
+            .any(|o| o.correct && o.verdict == Verdict::Fail)
+    };
+    if bad {
+        ExitStatus::VerdictFailed
+    } else {
+        ExitStatus::Ok
+    }
+}

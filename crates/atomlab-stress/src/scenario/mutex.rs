@@ -1,0 +1,159 @@
+//! `stress mutex`: the 002 shape. T tasks (default 20) share N increments
+//! (default 1,000,000) and are taken from a queue by W workers (default one
+//! per CPU). Every increment is a critical section that
+//! - counts itself in an occupancy counter that must read exactly one
+//!   (mutual exclusion),
+//! - increments a counter with a relaxed load and a separate relaxed store,
+//!   which only the lock makes atomic (lost updates: expected minus final),
+//! - appends a tagged item to a shared ring buffer and reads it back
+//!   (buffer corruption), and the buffer's length must end at N.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use atomlab_prims::lock::RawLock;
+use atomlab_prims::{with_broken_lock, with_lock, CachePadded};
+
+use super::{common_notes, run_threads};
+use crate::detect::{Detector, Kind};
+use crate::outcome::Outcome;
+use crate::plan::Plan;
+use crate::rng::{jitter, XorShift};
+
+/// Slots of the shared buffer (a power of two): small, so that overlapping
+/// sections write the same slots.
+const BUF: usize = 1024;
+
+/// The data a lock protects, with its detectors.
+pub(crate) struct Protected {
+    occupancy: CachePadded<AtomicU32>,
+    counter: CachePadded<AtomicU64>,
+    len: CachePadded<AtomicU64>,
+    buf: Box<[AtomicU64]>,
+}
+
+impl Protected {
+    pub(crate) fn new() -> Self {
+        Protected {
+            occupancy: CachePadded::new(AtomicU32::new(0)),
+            counter: CachePadded::new(AtomicU64::new(0)),
+            len: CachePadded::new(AtomicU64::new(0)),
+            buf: (0..BUF).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// One critical section by thread `who`, its `op`-th; call with the lock held.
+    #[inline(always)]
+    pub(crate) fn section(
+        &self,
+        det: &Detector,
+        who: usize,
+        op: u64,
+        rng: &mut XorShift,
+        jit: bool,
+    ) {
+        // ORDERING: Relaxed: an RMW always reads the latest value, so an
+        // overlap of two sections is seen whatever the lock orders.
+        let inside = self.occupancy.fetch_add(1, Ordering::Relaxed);
+        if inside != 0 {
+            det.report(Kind::MutualExclusion, 1, || {
+                format!("thread {who} entered critical section {op} while {inside} other thread(s) were inside")
+            });
+        }
+        // ORDERING: Relaxed on purpose: the load and the store are separate,
+        // and only the lock under test orders them with other sections.
+        let c = self.counter.load(Ordering::Relaxed);
+        jitter(rng, jit);
+        // ORDERING: as above.
+        self.counter.store(c + 1, Ordering::Relaxed);
+        // ORDERING: Relaxed, ordered by the lock under test, as the counter.
+        let n = self.len.load(Ordering::Relaxed);
+        let tag = ((who as u64) << 40 | (op & ((1 << 40) - 1))) + 1;
+        let slot = &self.buf[n as usize & (BUF - 1)];
+        // ORDERING: as above.
+        slot.store(tag, Ordering::Relaxed);
+        // ORDERING: as above.
+        self.len.store(n + 1, Ordering::Relaxed);
+        // ORDERING: as above; within the section nobody else may write it.
+        let back = slot.load(Ordering::Relaxed);
+        if back != tag {
+            det.report(Kind::BufferCorruption, 1, || {
+                format!(
+                    "thread {who} appended item {n} in section {op}; the slot then held thread {}'s item",
+                    (back.wrapping_sub(1)) >> 40
+                )
+            });
+        }
+        // ORDERING: Relaxed, as the fetch_add above.
+        self.occupancy.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// After the threads have joined: the counter and the buffer's length
+    /// must both equal the number of sections run.
+    pub(crate) fn finish(&self, det: &Detector, expected: u64) {
+        // ORDERING: after join, which synchronises with every worker.
+        let count = self.counter.load(Ordering::Relaxed);
+        if count != expected {
+            det.report(Kind::LostUpdate, expected.abs_diff(count), || {
+                format!(
+                    "expected {expected} increments, the protected counter reads {count} ({} lost)",
+                    expected as i128 - count as i128
+                )
+            });
+        }
+        // ORDERING: as above.
+        let len = self.len.load(Ordering::Relaxed);
+        if len != expected {
+            det.report(Kind::BufferCorruption, expected.abs_diff(len), || {
+                format!("expected {expected} appends, the buffer's length reads {len}")
+            });
+        }
+    }
+}
+
+/// Runs `variant` (a lock of `bench lock`, or a broken one).
+pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    with_lock!(variant, L => run_lock::<L>(plan, variant))
+        .or_else(|| with_broken_lock!(variant, L => run_lock::<L>(plan, variant)))
+}
+
+struct Shared<L> {
+    lock: L,
+    data: Protected,
+}
+
+fn run_lock<L: RawLock>(plan: &Plan, variant: &'static str) -> Outcome {
+    let s = Shared {
+        lock: L::new(),
+        data: Protected::new(),
+    };
+    let det = Detector::new();
+    let next_task = AtomicU64::new(0);
+    let (tasks, ops) = (plan.tasks, plan.ops);
+    let (per_task, remainder) = (ops / tasks, ops % tasks);
+    let (_, seconds) = run_threads(plan, plan.threads, &det, |w| {
+        let mut rng = XorShift::new(plan.seed, w as u64);
+        loop {
+            // ORDERING: Relaxed: the task index only partitions the work.
+            let task = next_task.fetch_add(1, Ordering::Relaxed);
+            if task >= tasks {
+                break;
+            }
+            let n = per_task + u64::from(task < remainder);
+            for k in 0..n {
+                {
+                    let _g = s.lock.lock();
+                    s.data
+                        .section(&det, w, task * (per_task + 1) + k, &mut rng, plan.jitter);
+                }
+                jitter(&mut rng, plan.jitter);
+            }
+        }
+    });
+    s.data.finish(&det, ops);
+    let mut notes = common_notes(plan);
+    notes.push(format!(
+        "{ops} increments in {tasks} tasks on {} workers",
+        plan.threads
+    ));
+    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+}

@@ -1,0 +1,308 @@
+//! `stress refcount`: objects shared by every thread through a reference
+//! count. Each object starts with one reference per thread; each thread
+//! takes and drops extra references while holding its own (using the
+//! object each time), then drops its own; whoever drops the last one
+//! releases the object. Detectors, with generation tags and poisoning
+//! rather than real frees (no undefined behaviour even when broken):
+//! - released twice (a release counter per object),
+//! - used after release (the releaser poisons the object and clears its
+//!   generation tag; every use checks both),
+//! - released while a reference is still held (an extra reference's drop
+//!   returned "last"),
+//! - never released although every reference was dropped (a lost decrement).
+//!
+//! All threads meet at each object before hammering it, so that the
+//! operations on one object really overlap. Objects come in batches of 1024
+//! (a barrier between batches), so memory
+//! stays small for any `--ops`. Then, for saturating counts, a saturation
+//! storm: every thread increments a count near `i32::MAX` and decrements it
+//! again; it must end pinned at `REFCOUNT_SATURATED` and never reach zero.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use atomlab_prims::broken::{BrokenRacyRefcount, BrokenRelaxedRefcount};
+use atomlab_prims::refcount::{RawRefcount, SaturatingRefcount, REFCOUNT_SATURATED};
+
+use super::{common_notes, run_threads, Patience};
+use crate::detect::{Detector, Kind};
+use crate::outcome::Outcome;
+use crate::plan::Plan;
+use crate::rng::{jitter, XorShift};
+
+/// The variants, correct first.
+pub const REFCOUNT_NAMES: [&str; 5] = [
+    "saturating",
+    "saturating-cmpxchg",
+    "raw",
+    "broken-racy-dec",
+    "broken-relaxed-dec",
+];
+
+/// Extra references each thread takes and drops per object.
+const ROUNDS: u64 = 16;
+/// Objects per batch.
+const BATCH: u64 = 1024;
+/// Increments (then decrements) per thread in the saturation storm.
+const STORM: i32 = 20_000;
+
+/// A reference count as the scenario drives it.
+trait Count: Send + Sync {
+    const SATURATES: bool;
+    fn with(n: i32) -> Self;
+    fn get_ref(&self);
+    fn put(&self) -> bool;
+    fn value(&self) -> i32;
+}
+
+impl Count for SaturatingRefcount {
+    const SATURATES: bool = true;
+    fn with(n: i32) -> Self {
+        SaturatingRefcount::new(n)
+    }
+    fn get_ref(&self) {
+        self.inc()
+    }
+    fn put(&self) -> bool {
+        self.dec_and_test()
+    }
+    fn value(&self) -> i32 {
+        self.get()
+    }
+}
+
+/// The v4.11 compare-exchange increment.
+struct Cmpxchg(SaturatingRefcount);
+
+impl Count for Cmpxchg {
+    const SATURATES: bool = true;
+    fn with(n: i32) -> Self {
+        Cmpxchg(SaturatingRefcount::new(n))
+    }
+    fn get_ref(&self) {
+        self.0.inc_cmpxchg()
+    }
+    fn put(&self) -> bool {
+        self.0.dec_and_test()
+    }
+    fn value(&self) -> i32 {
+        self.0.get()
+    }
+}
+
+macro_rules! plain_count {
+    ($t:ty) => {
+        impl Count for $t {
+            const SATURATES: bool = false;
+            fn with(n: i32) -> Self {
+                <$t>::new(n)
+            }
+            fn get_ref(&self) {
+                self.inc()
+            }
+            fn put(&self) -> bool {
+                self.dec_and_test()
+            }
+            fn value(&self) -> i32 {
+                self.get()
+            }
+        }
+    };
+}
+plain_count!(RawRefcount);
+plain_count!(BrokenRacyRefcount);
+plain_count!(BrokenRelaxedRefcount);
+
+/// Runs a refcount variant.
+pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    Some(match variant {
+        "saturating" => run_count::<SaturatingRefcount>(plan, variant),
+        "saturating-cmpxchg" => run_count::<Cmpxchg>(plan, variant),
+        "raw" => run_count::<RawRefcount>(plan, variant),
+        "broken-racy-dec" => run_count::<BrokenRacyRefcount>(plan, variant),
+        "broken-relaxed-dec" => run_count::<BrokenRelaxedRefcount>(plan, variant),
+        _ => return None,
+    })
+}
+
+struct Object<C> {
+    refs: C,
+    tag: AtomicU64,
+    poisoned: AtomicBool,
+    releases: AtomicU32,
+    /// Threads that have reached this object: each waits for all, so that
+    /// every object is hammered by all threads at once.
+    arrived: AtomicU32,
+}
+
+impl<C: Count> Object<C> {
+    /// A use of the object by a reference holder.
+    #[inline(always)]
+    fn touch(&self, det: &Detector, who: usize, tag: u64) {
+        // ORDERING: Relaxed: a correct count orders every use before the
+        // release (Release decrements, Acquire on zero); these loads only
+        // look for the poison a premature release leaves.
+        let poisoned = self.poisoned.load(Ordering::Relaxed);
+        // ORDERING: as above.
+        let now = self.tag.load(Ordering::Relaxed);
+        if poisoned || now != tag {
+            det.report(Kind::UseAfterRelease, 1, || {
+                format!("thread {who} used object {tag} after its release (poisoned {poisoned}, tag now {now})")
+            });
+        }
+    }
+
+    #[inline(always)]
+    fn release(&self, det: &Detector, who: usize, tag: u64) {
+        // ORDERING: Relaxed: an RMW sees every earlier release.
+        let before = self.releases.fetch_add(1, Ordering::Relaxed);
+        if before != 0 {
+            det.report(Kind::DoubleRelease, 1, || {
+                format!("thread {who} released object {tag}, already released {before} time(s)")
+            });
+        }
+        // ORDERING: Relaxed: poisoning, read by `touch` (see there).
+        self.tag.store(0, Ordering::Relaxed);
+        // ORDERING: as above.
+        self.poisoned.store(true, Ordering::Relaxed);
+    }
+}
+
+fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
+    let det = Detector::new();
+    let threads = plan.threads;
+    let per_object = threads as u64 * (2 * ROUNDS + 1);
+    let objects = plan.ops.div_ceil(per_object);
+    let batches = objects.div_ceil(BATCH);
+    let current: Mutex<Arc<Vec<Object<C>>>> = Mutex::new(Arc::new(Vec::new()));
+    let barrier = std::sync::Barrier::new(threads + 1);
+    let make_batch = |b: u64| -> Arc<Vec<Object<C>>> {
+        let n = BATCH.min(objects - b * BATCH);
+        Arc::new(
+            (0..n)
+                .map(|i| Object {
+                    refs: C::with(threads as i32),
+                    tag: AtomicU64::new(b * BATCH + i + 1),
+                    poisoned: AtomicBool::new(false),
+                    releases: AtomicU32::new(0),
+                    arrived: AtomicU32::new(0),
+                })
+                .collect(),
+        )
+    };
+    let mut seconds = 0.0;
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (current, barrier, det) = (&current, &barrier, &det);
+                s.spawn(move || {
+                    super::place(plan, t);
+                    let mut rng = XorShift::new(plan.seed, t as u64);
+                    for _ in 0..batches {
+                        barrier.wait();
+                        let batch = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        for o in batch.iter() {
+                            // ORDERING: Relaxed: the tag is immutable until release.
+                            let tag = o.tag.load(Ordering::Relaxed);
+                            let tag = if tag == 0 { u64::MAX } else { tag };
+                            o.touch(det, t, tag);
+                            // ORDERING: Relaxed: a rendezvous for timing only;
+                            // the count under test orders the object.
+                            o.arrived.fetch_add(1, Ordering::Relaxed);
+                            let mut p = Patience::new();
+                            // ORDERING: as above.
+                            while o.arrived.load(Ordering::Relaxed) < threads as u32 {
+                                p.wait();
+                            }
+                            for _ in 0..ROUNDS {
+                                o.refs.get_ref();
+                                o.touch(det, t, tag);
+                                jitter(&mut rng, plan.jitter);
+                                if o.refs.put() {
+                                    det.report(Kind::EarlyRelease, 1, || {
+                                        format!("thread {t} dropped an extra reference to object {tag} and was told it was the last, while its own reference was still held")
+                                    });
+                                    o.release(det, t, tag);
+                                }
+                            }
+                            if o.refs.put() {
+                                o.release(det, t, tag);
+                            }
+                        }
+                        barrier.wait();
+                    }
+                })
+            })
+            .collect();
+        det.restart();
+        let t0 = std::time::Instant::now();
+        for b in 0..batches {
+            *current.lock().unwrap_or_else(|e| e.into_inner()) = make_batch(b);
+            barrier.wait();
+            barrier.wait();
+            let batch = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            for (i, o) in batch.iter().enumerate() {
+                // ORDERING: after the barrier, which orders every worker's
+                // release before this check.
+                if o.releases.load(Ordering::Relaxed) == 0 {
+                    let tag = b * BATCH + i as u64 + 1;
+                    let left = o.refs.value();
+                    det.report(Kind::NeverReleased, 1, || {
+                        format!("object {tag} was never released although all {threads} threads dropped every reference (count left at {left})")
+                    });
+                }
+            }
+        }
+        seconds = t0.elapsed().as_secs_f64();
+        for w in workers {
+            if let Err(e) = w.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+    });
+    let mut ops = objects * per_object;
+    let mut notes = common_notes(plan);
+    notes.push(format!(
+        "{objects} objects, each shared by {threads} threads taking and dropping {ROUNDS} extra references"
+    ));
+    if C::SATURATES {
+        let (storm_ops, storm_seconds) = storm::<C>(plan, &det);
+        ops += storm_ops;
+        seconds += storm_seconds;
+        notes.push(format!(
+            "saturation storm: {threads} threads x {STORM} increments then decrements from i32::MAX - 1000; the count must stay pinned at REFCOUNT_SATURATED"
+        ));
+    } else {
+        notes.push(
+            "no saturation storm: this count does not saturate by design (a raw atomic_t wraps; see `bench refcount` for the cost of checking)"
+                .into(),
+        );
+    }
+    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+}
+
+/// Hammers a count near overflow; it must saturate, never wrap or reach 0.
+fn storm<C: Count>(plan: &Plan, det: &Detector) -> (u64, f64) {
+    let count = C::with(i32::MAX - 1000);
+    let (_, seconds) = run_threads(plan, plan.threads, det, |t| {
+        for _ in 0..STORM {
+            count.get_ref();
+        }
+        for _ in 0..STORM {
+            if count.put() {
+                let v = count.value();
+                det.report(Kind::SaturationBroken, 1, || {
+                    format!("thread {t}'s decrement of a count pushed past i32::MAX reported the last reference (count now {v})")
+                });
+            }
+        }
+    });
+    let end = count.value();
+    let slack = i64::from(STORM) * 2 * plan.threads as i64;
+    if (i64::from(end) - i64::from(REFCOUNT_SATURATED)).abs() > slack {
+        det.report(Kind::SaturationBroken, 1, || {
+            format!("after the storm the count reads {end}, not pinned near REFCOUNT_SATURATED ({REFCOUNT_SATURATED}): it wrapped")
+        });
+    }
+    (2 * STORM as u64 * plan.threads as u64, seconds)
+}

@@ -1,0 +1,42 @@
+//! `stress peterson` and `stress dekker`: two threads take turns through a
+//! two-thread lock, each section checked as in `stress mutex` (occupancy,
+//! lost updates, buffer corruption).
+
+use atomlab_prims::two_thread::*;
+
+use super::mutex::Protected;
+use super::{common_notes, run_threads};
+use crate::detect::Detector;
+use crate::outcome::Outcome;
+use crate::plan::Plan;
+use crate::rng::{jitter, XorShift};
+
+/// Runs a Peterson or Dekker variant.
+pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    Some(match variant {
+        "peterson-fence" => run_pair::<PetersonFence>(plan, variant),
+        "broken-peterson-nofence" => run_pair::<BrokenPetersonNoFence>(plan, variant),
+        "dekker-fence" => run_pair::<DekkerFence>(plan, variant),
+        "broken-dekker-nofence" => run_pair::<BrokenDekkerNoFence>(plan, variant),
+        _ => return None,
+    })
+}
+
+fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> Outcome {
+    let lock = L::new();
+    let data = Protected::new();
+    let det = Detector::new();
+    let ops = plan.ops;
+    let (_, seconds) = run_threads(plan, 2, &det, |me| {
+        let mut rng = XorShift::new(plan.seed, me as u64);
+        let n = ops / 2 + if me == 0 { ops % 2 } else { 0 };
+        for op in 0..n {
+            lock.lock(me);
+            data.section(&det, me, op, &mut rng, plan.jitter);
+            lock.unlock(me);
+            jitter(&mut rng, plan.jitter);
+        }
+    });
+    data.finish(&det, ops);
+    Outcome::judge(plan, variant, ops, seconds, &det, common_notes(plan))
+}

@@ -1,0 +1,174 @@
+//! `atomlab stress`: validates the options into a plan, runs it variant by
+//! variant (progress on stderr), renders a table and the details that
+//! matter (first violation, why a broken variant went uncaught, the replay
+//! line), and turns the verdicts into the exit code.
+
+use std::io::Write;
+
+use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
+use atomlab_stress::{Plan, Request};
+
+use crate::render;
+
+#[derive(Debug, clap::Args)]
+pub struct StressArgs {
+    /// What to torture: mutex, peterson, dekker, refcount, spsc or seqlock.
+    pub scenario: String,
+    /// Variants, comma-separated; `correct` (the default), `broken` or `all`.
+    /// Broken variants (`broken-…`) run only when named or with broken/all.
+    #[arg(long, value_delimiter = ',')]
+    pub variant: Vec<String>,
+    /// Threads (mutex: workers, default one per CPU; seqlock: a writer and
+    /// readers; refcount: holders). Above the CPU count is allowed.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Operations in all: critical sections (mutex, peterson, dekker), items
+    /// (spsc), accepted reads (seqlock), reference operations (refcount).
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// mutex: tasks the operations are split over (default 20, as in 002).
+    #[arg(long)]
+    pub tasks: Option<u64>,
+    /// Seed of the jitter and payloads (default: from the clock; printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Random short spins between operations, to shift race windows.
+    #[arg(long)]
+    pub jitter: bool,
+    /// Thread placement: spread (round-robin over the CPUs, default), same
+    /// (all on one CPU) or none (the scheduler's choice).
+    #[arg(long)]
+    pub pin: Option<String>,
+    /// Exit 0 only if every variant run FAILED (for CI jobs that check that
+    /// the detectors catch the broken variants); 1 otherwise.
+    #[arg(long)]
+    pub expect_fail: bool,
+    /// Print JSON (schema_version, machine, records) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl StressArgs {
+    fn request(&self) -> Request {
+        Request {
+            scenario: self.scenario.clone(),
+            variants: self.variant.clone(),
+            threads: self.threads,
+            ops: self.ops,
+            tasks: self.tasks,
+            seed: self.seed,
+            jitter: self.jitter,
+            pin: self.pin.clone(),
+        }
+    }
+}
+
+/// Runs `plan`, returning its records and the exit status its verdicts give.
+pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
+    let outcomes = atomlab_stress::run(plan, &mut |line| eprintln!("  {line}"));
+    let status = atomlab_stress::exit_status(&outcomes, expect_fail);
+    (outcomes.iter().map(|o| o.record(plan)).collect(), status)
+}
+
+pub fn run(args: StressArgs) -> anyhow::Result<ExitStatus> {
+    let machine = Machine::detect();
+    let plan = Plan::from_request(&args.request(), &atomlab_stress::affinity::allowed_cpus())?;
+    eprintln!(
+        "atomlab stress {}: seed {} ({} CPUs, {})",
+        plan.scenario.name(),
+        plan.seed,
+        plan.cpus.len(),
+        machine.arch
+    );
+    let (records, status) = run_plan(&plan, args.expect_fail);
+    let report = Report::new(machine, records);
+    if args.json {
+        render::json(&report)?;
+    } else {
+        tables(&report.records)?;
+    }
+    Ok(status)
+}
+
+fn metric(r: &Record, name: &str) -> Option<f64> {
+    r.metric(name).and_then(|m| m.median())
+}
+
+fn verdict_word(v: Option<Verdict>) -> &'static str {
+    match v {
+        Some(Verdict::Pass) => "PASS",
+        Some(Verdict::Fail) => "FAIL",
+        Some(Verdict::NotObserved) => "NOT OBSERVED",
+        Some(Verdict::Timeout) => "TIMEOUT",
+        None => "-",
+    }
+}
+
+/// The people's view of stress records: one table, then per variant the
+/// verdict's reason, the first violation and the replay line.
+pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
+    let recs: Vec<&Record> = recs.iter().filter(|r| r.capability == "stress").collect();
+    if recs.is_empty() {
+        return Ok(());
+    }
+    let mut t = render::table();
+    t.set_header(vec![
+        "scenario",
+        "variant",
+        "expected",
+        "threads",
+        "ops",
+        "seconds",
+        "violations",
+        "first after s",
+        "verdict",
+    ]);
+    for r in &recs {
+        let s = |k: &str| match r.parameters.get(k) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => "-".into(),
+        };
+        t.add_row(vec![
+            r.scenario.clone(),
+            r.variant.clone(),
+            s("expected"),
+            s("threads"),
+            metric(r, "operations").map_or("-".into(), render::num),
+            metric(r, "seconds").map_or("-".into(), |v| format!("{v:.3}")),
+            metric(r, "violations").map_or("-".into(), |v| format!("{v}")),
+            metric(r, "time_to_first_violation").map_or("-".into(), |v| format!("{v:.6}")),
+            verdict_word(r.verdict).to_string(),
+        ]);
+    }
+    render::print(&t)?;
+    let mut out = std::io::stdout().lock();
+    for r in &recs {
+        writeln!(
+            out,
+            "{} {}: {}",
+            r.scenario,
+            r.variant,
+            verdict_word(r.verdict)
+        )?;
+        for n in &r.notes {
+            let n = n.strip_prefix("verdict: ").unwrap_or(n);
+            writeln!(out, "  {n}")?;
+        }
+        let by_kind: Vec<String> = r
+            .metrics
+            .iter()
+            .filter_map(|m| {
+                let k = m.name.strip_prefix("violations:")?;
+                Some(format!("{k} {}", m.median()?))
+            })
+            .collect();
+        if !by_kind.is_empty() {
+            writeln!(out, "  violations by kind: {}", by_kind.join(", "))?;
+        }
+        if let Some(serde_json::Value::String(line)) = r.parameters.get("replay") {
+            writeln!(out, "  replay: {line}")?;
+        }
+    }
+    Ok(())
+}

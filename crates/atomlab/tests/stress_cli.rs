@@ -1,0 +1,218 @@
+//! Drives the real `atomlab stress` binary: bad input exits 2 with the
+//! valid choices named; broken variants that x86 cannot hide are caught
+//! (FAIL) while the run still exits 0; a correct variant passes; the JSON
+//! carries the verdict, the counts, the seed and the replay line.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn atomlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_atomlab"))
+        .args(args)
+        .output()
+        .expect("run atomlab")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_bad_input(args: &[&str], must_mention: &[&str]) {
+    let o = atomlab(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let err = stderr(&o);
+    for m in must_mention {
+        assert!(err.contains(m), "{args:?}: stderr lacks {m:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout on error");
+}
+
+/// Runs with `--json` and returns the exit code and the records.
+fn json_run(args: &[&str]) -> (i32, Vec<Value>) {
+    let mut all = vec!["stress"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let o = atomlab(&all);
+    let doc: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{all:?}: not JSON ({e}): {}", stderr(&o)));
+    assert_eq!(doc["schema_version"], 1);
+    assert!(doc["machine"]["arch"].is_string());
+    let recs = doc["records"].as_array().expect("records").clone();
+    (o.status.code().unwrap_or(-1), recs)
+}
+
+fn metric(r: &Value, name: &str) -> Option<f64> {
+    r["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["samples"][0]
+        .as_f64()
+}
+
+#[test]
+fn bad_input_exits_2_and_lists_the_choices() {
+    assert_bad_input(
+        &["stress", "mutx"],
+        &[
+            "unknown scenario 'mutx'",
+            "mutex, peterson, dekker, refcount, spsc, seqlock",
+        ],
+    );
+    assert_bad_input(
+        &["stress", "mutex", "--variant", "futex"],
+        &[
+            "unknown mutex variant 'futex'",
+            "ticket",
+            "broken-tas-not-atomic",
+        ],
+    );
+    assert_bad_input(&["stress", "mutex", "--threads", "0"], &["--threads 0"]);
+    assert_bad_input(
+        &["stress", "peterson", "--threads", "3"],
+        &["exactly 2 threads"],
+    );
+    assert_bad_input(&["stress", "mutex", "--ops", "0"], &["--ops 0"]);
+    assert_bad_input(
+        &["stress", "mutex", "--ops", "99999999999999999999999"],
+        &["--ops"],
+    );
+    assert_bad_input(
+        &["stress", "mutex", "--ops", "10", "--tasks", "11"],
+        &["--tasks 11"],
+    );
+    assert_bad_input(
+        &["stress", "spsc", "--tasks", "4"],
+        &["--tasks applies to the mutex scenario only"],
+    );
+    assert_bad_input(&["stress", "mutex", "--pin", "diagonal"], &["spread"]);
+}
+
+#[test]
+fn broken_test_and_set_is_caught_on_this_machine() {
+    let (code, recs) = json_run(&[
+        "mutex",
+        "--variant",
+        "broken-tas-not-atomic",
+        "--ops",
+        "200000",
+        "--seed",
+        "7",
+    ]);
+    // A broken variant failing is the expected outcome: exit 0.
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["capability"], "stress");
+    assert_eq!(r["variant"], "broken-tas-not-atomic");
+    assert_eq!(r["parameters"]["expected"], "broken");
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(metric(r, "violations").unwrap() > 0.0);
+    assert!(metric(r, "violations:mutual_exclusion").unwrap() > 0.0);
+    assert!(metric(r, "time_to_first_violation").unwrap() >= 0.0);
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("first violation (mutual_exclusion)"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn broken_peterson_without_fence_is_caught_on_this_machine() {
+    // Store buffering needs two CPUs; this machine (and CI) has them.
+    let (code, recs) = json_run(&[
+        "peterson",
+        "--variant",
+        "broken-peterson-nofence",
+        "--ops",
+        "400000",
+        "--jitter",
+        "--expect-fail",
+    ]);
+    assert_eq!(recs[0]["verdict"], "FAIL", "{}", recs[0]);
+    assert_eq!(code, 0, "--expect-fail: every variant caught exits 0");
+}
+
+#[test]
+fn correct_variants_pass_and_the_json_replays() {
+    let (code, recs) = json_run(&[
+        "mutex",
+        "--variant",
+        "ticket,runtime-store-release",
+        "--ops",
+        "20000",
+        "--tasks",
+        "4",
+        "--seed",
+        "42",
+        "--jitter",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_eq!(r["verdict"], "PASS", "{r}");
+        assert_eq!(r["parameters"]["expected"], "correct");
+        assert_eq!(r["parameters"]["seed"], 42);
+        assert_eq!(r["parameters"]["tasks"], 4);
+        assert_eq!(metric(r, "operations"), Some(20000.0));
+        assert_eq!(metric(r, "violations"), Some(0.0));
+        assert!(metric(r, "seconds").unwrap() > 0.0);
+        assert!(metric(r, "time_to_first_violation").is_none());
+        let replay = r["parameters"]["replay"].as_str().unwrap();
+        assert!(
+            replay.starts_with("atomlab stress mutex --variant ")
+                && replay.contains("--ops 20000 --tasks 4 --seed 42")
+                && replay.ends_with("--jitter"),
+            "{replay}"
+        );
+    }
+    // --expect-fail turns a correct variant's PASS into exit 1.
+    let (code, _) = json_run(&["seqlock", "--ops", "1000", "--expect-fail"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn broken_variants_run_only_when_asked_and_are_never_a_bare_pass() {
+    let (_, recs) = json_run(&["spsc", "--ops", "2000"]);
+    assert!(recs
+        .iter()
+        .all(|r| r["parameters"]["expected"] == "correct"));
+    let (code, recs) = json_run(&["spsc", "--variant", "broken", "--ops", "2000"]);
+    assert_eq!(code, 0, "broken variants never make the run fail");
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert!(r["variant"].as_str().unwrap().starts_with("broken-"));
+        assert_ne!(r["verdict"], "PASS", "{r}");
+        if r["verdict"] == "NOT_OBSERVED" {
+            assert!(
+                r["notes"]
+                    .to_string()
+                    .contains("not observed in 2000 items"),
+                "{r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn tables_for_people() {
+    let o = atomlab(&[
+        "stress",
+        "refcount",
+        "--variant",
+        "raw",
+        "--ops",
+        "5000",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("| refcount"), "{out}");
+    assert!(out.contains("PASS"), "{out}");
+    assert!(
+        out.contains("replay: atomlab stress refcount --variant raw"),
+        "{out}"
+    );
+    assert!(stderr(&o).contains("seed 3"));
+}
