@@ -559,6 +559,20 @@ impl Test {
         format!("{} {}", q, self.prop_text(&self.condition.prop, true))
     }
 
+    fn flatten<'p>(&self, p: &'p Prop, and: bool, out: &mut Vec<&'p Prop>) {
+        match p {
+            Prop::And(a, b) if and => {
+                self.flatten(a, and, out);
+                self.flatten(b, and, out);
+            }
+            Prop::Or(a, b) if !and => {
+                self.flatten(a, and, out);
+                self.flatten(b, and, out);
+            }
+            _ => out.push(p),
+        }
+    }
+
     fn prop_text(&self, p: &Prop, top: bool) -> String {
         let s = match p {
             Prop::True => return "true".into(),
@@ -574,16 +588,17 @@ impl Test {
                 format!("not ({}={})", self.var_name(v), self.value_name(*x))
             }
             Prop::Not(q) => format!("not ({})", self.prop_text(q, false)),
-            Prop::And(a, b) => format!(
-                "{} /\\ {}",
-                self.prop_text(a, false),
-                self.prop_text(b, false)
-            ),
-            Prop::Or(a, b) => format!(
-                "{} \\/ {}",
-                self.prop_text(a, false),
-                self.prop_text(b, false)
-            ),
+            Prop::And(..) | Prop::Or(..) => {
+                let is_and = matches!(p, Prop::And(..));
+                let mut items = Vec::new();
+                self.flatten(p, is_and, &mut items);
+                let sep = if is_and { " /\\ " } else { " \\/ " };
+                items
+                    .iter()
+                    .map(|q| self.prop_text(q, false))
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            }
         };
         format!("({s})")
     }

@@ -87,6 +87,9 @@ pub struct ModelResult {
     pub forbidden: Vec<Forbidden>,
     /// A graph of an allowed execution satisfying the proposition, if asked for.
     pub witness_dot: Option<String>,
+    /// With explanations: the reads-from of an allowed execution satisfying
+    /// the proposition (why the outcome can happen).
+    pub witness: Option<String>,
     /// Candidate executions examined.
     pub candidates: usize,
     /// Time spent (shared enumeration counted once per event structure).
@@ -228,6 +231,7 @@ fn empty_result(model: &'static str) -> ModelResult {
         racy: false,
         forbidden: Vec::new(),
         witness_dot: None,
+        witness: None,
         candidates: 0,
         elapsed: Duration::ZERO,
     }
@@ -240,6 +244,7 @@ struct Acc {
     neg: usize,
     racy: bool,
     witness: Option<String>,
+    witness_text: Option<String>,
 }
 
 /// Enumerates the candidate executions of `t` (which is `orig` or its
@@ -266,6 +271,7 @@ fn run(
             neg: 0,
             racy: false,
             witness: None,
+            witness_text: None,
         })
         .collect();
     let mut candidates = 0usize;
@@ -326,6 +332,13 @@ fn run(
                                 acc.racy |= racy;
                                 let e = acc.states.entry(state.clone()).or_insert(false);
                                 *e |= racy;
+                                if opts.explain && holds && acc.witness_text.is_none() {
+                                    let mut w = crate::explain::reads_from(orig, &x);
+                                    if !(x.rf | sk.po).acyclic() {
+                                        w.push_str(" (sb | rf is cyclic: load buffering, which this model has no axiom against)");
+                                    }
+                                    acc.witness_text = Some(w);
+                                }
                                 if opts.graphs && holds && acc.witness.is_none() {
                                     acc.witness = Some(crate::explain::dot(
                                         orig,
@@ -440,6 +453,7 @@ fn run(
                 racy: acc.racy,
                 forbidden,
                 witness_dot: acc.witness,
+                witness: acc.witness_text,
                 candidates,
                 elapsed: Duration::ZERO,
             }

@@ -52,6 +52,28 @@ pub fn cycle_text(v: &Violation, labels: &[String]) -> String {
     s
 }
 
+/// The reads-from of an execution, read by read: `P1 Rx=1 <-rf- P0 Wx=1`.
+pub fn reads_from(test: &Test, x: &Execution<'_>) -> String {
+    let s = x.s;
+    let mut items = Vec::new();
+    for (w, r) in x.rf.pairs() {
+        let who = |e: usize| {
+            s.events[e]
+                .thread
+                .map(|t| format!("P{t} "))
+                .unwrap_or_default()
+        };
+        items.push(format!(
+            "{}{} <-rf- {}{}",
+            who(r),
+            s.label(test, r),
+            who(w),
+            s.label(test, w)
+        ));
+    }
+    items.join("; ")
+}
+
 fn esc(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }

@@ -129,6 +129,7 @@ struct State {
     ctrl: Taint,
     events: Vec<TraceEvent>,
     last_write: Vec<Option<Taint>>,
+    own: Vec<Option<i64>>,
     monitor: Option<(usize, usize)>,
     instance: usize,
     steps: usize,
@@ -139,7 +140,10 @@ const MAX_STEPS: usize = 2000;
 
 pub(crate) struct Interp<'t> {
     pub test: &'t Test,
-    pub values: Vec<BTreeSet<i64>>,
+    /// Initial value of each location.
+    pub init: Vec<i64>,
+    /// Values other threads may write, per location.
+    pub others: Vec<BTreeSet<i64>>,
     pub max_traces: usize,
 }
 
@@ -182,6 +186,7 @@ impl Interp<'_> {
             ctrl: Taint::default(),
             events: Vec::new(),
             last_write: vec![None; self.test.locations.len()],
+            own: vec![None; self.test.locations.len()],
             monitor: None,
             instance: 0,
             steps: 0,
@@ -200,6 +205,15 @@ impl Interp<'_> {
         ev.ctrl = st.ctrl;
         st.events.push(ev);
         Ok(st.events.len() - 1)
+    }
+
+    /// The values a read of `loc` may return, by coherence: the thread's own
+    /// last write to `loc` (or the initial value if it wrote none), or any
+    /// value another thread may write there.
+    fn domain(&self, st: &State, loc: usize) -> Vec<i64> {
+        let mut d = self.others[loc].clone();
+        d.insert(st.own[loc].unwrap_or(self.init[loc]));
+        d.into_iter().collect()
     }
 
     fn read_taint(&self, st: &State, i: usize, loc: usize) -> Taint {
@@ -300,7 +314,7 @@ impl Interp<'_> {
                 Instr::Load { dst, addr, annot } => {
                     let (a, ta) = self.eval(addr, &st);
                     let loc = self.loc_of(a, t)?;
-                    for &v in &self.values[loc] {
+                    for &v in &self.domain(&st, loc) {
                         let mut s = st.clone();
                         let i = self.push(
                             &mut s,
@@ -325,6 +339,7 @@ impl Interp<'_> {
                         Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv),
                     )?;
                     st.last_write[loc] = Some(ta.union(tv));
+                    st.own[loc] = Some(v);
                 }
                 Instr::StoreExclusive {
                     status,
@@ -348,6 +363,7 @@ impl Interp<'_> {
                             e.rmw_read = Some(ri);
                             self.push(&mut st, e)?;
                             st.last_write[loc] = Some(ta.union(tv));
+                            st.own[loc] = Some(v);
                             if let Some(r) = status {
                                 st.regs[*r] = (0, Taint::default());
                             }
@@ -368,7 +384,7 @@ impl Interp<'_> {
                     let (a, ta) = self.eval(addr, &st);
                     let loc = self.loc_of(a, t)?;
                     let (x, tx) = self.eval(operand, &st);
-                    for &v in &self.values[loc] {
+                    for &v in &self.domain(&st, loc) {
                         let mut s = st.clone();
                         let nv = rmw_apply(*op, v, x);
                         let i = if *single {
@@ -391,6 +407,7 @@ impl Interp<'_> {
                         };
                         let rt = self.read_taint(&s, i, loc);
                         s.last_write[loc] = Some(ta.union(tx));
+                        s.own[loc] = Some(nv);
                         if let Some(d) = dst {
                             s.regs[*d] = (v, rt);
                         }
@@ -426,7 +443,7 @@ impl Interp<'_> {
                         CasExpected::Mem(x) => {
                             let (ea, tea) = self.eval(x, &st);
                             let eloc = self.loc_of(ea, t)?;
-                            for &v in &self.values[eloc] {
+                            for &v in &self.domain(&st, eloc) {
                                 let mut s = st.clone();
                                 let i = self.push(
                                     &mut s,
@@ -448,7 +465,7 @@ impl Interp<'_> {
                     }
                     for (s0, e, te, eloc) in branches {
                         // Success: read the expected value, write the desired one.
-                        if self.values[loc].contains(&e) {
+                        if self.domain(&s0, loc).contains(&e) {
                             let mut s = s0.clone();
                             let rt = if *single {
                                 let i = self.push(
@@ -485,6 +502,7 @@ impl Interp<'_> {
                             };
                             let wt = s.events.last().map(|w| w.data).unwrap_or(td);
                             s.last_write[loc] = Some(ta.union(wt));
+                            s.own[loc] = Some(d);
                             if let Some(r) = result {
                                 s.regs[*r] = (1, Taint::default());
                             }
@@ -508,7 +526,7 @@ impl Interp<'_> {
                             self.run(t, s, out)?;
                         }
                         // Failure: read some other value.
-                        for &v in &self.values[loc] {
+                        for &v in &self.domain(&s0, loc) {
                             if v == e && !*weak {
                                 continue;
                             }
@@ -537,6 +555,7 @@ impl Interp<'_> {
                                         ),
                                     )?;
                                     s.last_write[eloc] = Some(rt);
+                                    s.own[eloc] = Some(v);
                                 }
                             }
                             if let Some(r) = result {
@@ -597,26 +616,40 @@ pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
 /// thread may write, to a fixpoint. Returns the traces of the last round.
 pub(crate) fn explore(test: &Test) -> Result<Explored, CheckError> {
     let nl = test.locations.len();
-    let mut values: Vec<BTreeSet<i64>> = vec![BTreeSet::from([0]); nl];
+    let nt = test.threads.len();
+    let mut init = vec![0i64; nl];
     for (l, v) in &test.init {
-        values[*l] = BTreeSet::from([encode(*v)]);
+        init[*l] = encode(*v);
     }
+    // written[t][l]: values thread t may write to l.
+    let mut written: Vec<Vec<BTreeSet<i64>>> = vec![vec![BTreeSet::new(); nl]; nt];
     // A value at chain depth k (written from a value read at depth k-1)
     // is found by round k; no execution has more writes than `depth`.
     let mut depth = 1usize;
     for round in 0..64 {
-        let interp = Interp {
-            test,
-            values: values.clone(),
-            max_traces: 20_000,
-        };
         let mut all = Vec::new();
         let mut grown = false;
-        for t in &test.threads {
+        let mut next = written.clone();
+        for (ti, t) in test.threads.iter().enumerate() {
+            let others: Vec<BTreeSet<i64>> = (0..nl)
+                .map(|l| {
+                    (0..nt)
+                        .filter(|&u| u != ti)
+                        .flat_map(|u| written[u][l].iter().copied())
+                        .collect()
+                })
+                .collect();
+            let interp = Interp {
+                test,
+                init: init.clone(),
+                others,
+                max_traces: 20_000,
+            };
             let traces = interp.traces(t)?;
             for tr in &traces {
                 for e in &tr.events {
-                    if matches!(e.kind, Kind::Write | Kind::Update) && values[e.loc].insert(e.wval)
+                    if matches!(e.kind, Kind::Write | Kind::Update)
+                        && next[ti][e.loc].insert(e.wval)
                     {
                         grown = true;
                     }
@@ -624,9 +657,10 @@ pub(crate) fn explore(test: &Test) -> Result<Explored, CheckError> {
             }
             all.push(traces);
         }
-        if values.iter().any(|v| v.len() > 24) {
+        written = next;
+        if (0..nl).any(|l| written.iter().map(|w| w[l].len()).sum::<usize>() > 64) {
             return Err(CheckError::TooBig(
-                "a location may hold more than 24 different values".into(),
+                "a location may hold more than 64 different values".into(),
             ));
         }
         let writes: usize = all
@@ -645,6 +679,14 @@ pub(crate) fn explore(test: &Test) -> Result<Explored, CheckError> {
             .sum();
         depth = depth.max(writes + 1);
         if !grown || round > depth {
+            let values = (0..nl)
+                .map(|l| {
+                    let mut v: BTreeSet<i64> =
+                        written.iter().flat_map(|w| w[l].iter().copied()).collect();
+                    v.insert(init[l]);
+                    v
+                })
+                .collect();
             return Ok((values, all));
         }
     }

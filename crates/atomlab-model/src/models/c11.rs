@@ -20,7 +20,7 @@
 //! `mo` is coherence restricted to atomic and initial writes, as herd's
 //! `c11_cos.cat` generates it.
 
-use super::{violation, Judgement, Model};
+use super::{violation, violation_path, Judgement, Model, Step};
 use crate::exec::Execution;
 use crate::rel::{full_set, Rel};
 
@@ -84,16 +84,58 @@ impl Model for C11 {
         }
         let hbl = hb & s.loc;
         let coh = rf.inv().opt().seq(&mo).seq(&rf.opt()).seq(&hb);
+        let hb_parts = [("sb", sb), ("sw", sw), ("dob", dob)];
         if !coh.irreflexive() {
-            return violation(
+            return violation_path(
                 "Coh",
                 explain,
-                &[("hb", hb), ("rf", rf), ("mo", mo), ("rf^-1", rf.inv())],
-                None,
+                &[
+                    Step {
+                        name: "rf^-1",
+                        rel: rf.inv(),
+                        optional: true,
+                        parts: &[],
+                    },
+                    Step {
+                        name: "mo",
+                        rel: mo,
+                        optional: false,
+                        parts: &[],
+                    },
+                    Step {
+                        name: "rf",
+                        rel: rf,
+                        optional: true,
+                        parts: &[],
+                    },
+                    Step {
+                        name: "hb",
+                        rel: hb,
+                        optional: false,
+                        parts: &hb_parts,
+                    },
+                ],
             );
         }
         if !rf.seq(&hb).irreflexive() {
-            return violation("Rf", explain, &[("rf", rf), ("hb", hb)], None);
+            return violation_path(
+                "Rf",
+                explain,
+                &[
+                    Step {
+                        name: "rf",
+                        rel: rf,
+                        optional: false,
+                        parts: &[],
+                    },
+                    Step {
+                        name: "hb",
+                        rel: hb,
+                        optional: false,
+                        parts: &hb_parts,
+                    },
+                ],
+            );
         }
         let vis = (hbl & Rel::cross(n, w, r)) - hbl.rng(w).seq(&hbl);
         if !(rf.rng(r & !a) - vis).is_empty() {

@@ -85,6 +85,156 @@ pub(crate) fn violation(
     })
 }
 
+/// One step of an irreflexive axiom's composition (`hb; eco?`), with the
+/// relations an edge of it is made of, for printing.
+pub(crate) struct Step<'a> {
+    pub name: &'a str,
+    pub rel: Rel,
+    pub optional: bool,
+    pub parts: &'a [(&'a str, Rel)],
+}
+
+/// A violation of `irreflexive s1; s2; …`, with a shortest cycle that
+/// follows the steps in order, each edge expanded into its parts.
+pub(crate) fn violation_path(axiom: &'static str, explain: bool, steps: &[Step<'_>]) -> Judgement {
+    if !explain || steps.is_empty() {
+        return Judgement::Forbidden(Violation {
+            axiom,
+            cycle: Vec::new(),
+            edges: Vec::new(),
+        });
+    }
+    let n = steps[0].rel.n();
+    let k = steps.len();
+    let mut best: Option<Vec<(usize, usize)>> = None; // (event, step taken to reach the next)
+    for start in 0..n {
+        // BFS over (event, step index); prev stores the predecessor state.
+        let idx = |e: usize, i: usize| e * (k + 1) + i;
+        let mut prev = vec![usize::MAX; n * (k + 1)];
+        let mut seen = vec![false; n * (k + 1)];
+        let mut queue = std::collections::VecDeque::new();
+        seen[idx(start, 0)] = true;
+        queue.push_back((start, 0usize));
+        let mut goal = None;
+        while let Some((e, i)) = queue.pop_front() {
+            if i == k {
+                if e == start {
+                    goal = Some((e, i));
+                    break;
+                }
+                continue;
+            }
+            let mut next: Vec<usize> = Vec::new();
+            if steps[i].optional && !seen[idx(e, i + 1)] {
+                seen[idx(e, i + 1)] = true;
+                prev[idx(e, i + 1)] = idx(e, i);
+                queue.push_back((e, i + 1));
+            }
+            next.extend(crate::rel::members(steps[i].rel.row(e)));
+            for f in next {
+                if !seen[idx(f, i + 1)] {
+                    seen[idx(f, i + 1)] = true;
+                    prev[idx(f, i + 1)] = idx(e, i);
+                    queue.push_back((f, i + 1));
+                }
+            }
+        }
+        let Some((e, i)) = goal else { continue };
+        // Rebuild the list of (event, step) edges.
+        let mut states = vec![(e, i)];
+        let mut cur = idx(e, i);
+        while prev[cur] != usize::MAX {
+            cur = prev[cur];
+            states.push((cur / (k + 1), cur % (k + 1)));
+        }
+        states.reverse();
+        let mut edges = Vec::new();
+        for w in states.windows(2) {
+            if w[0].0 != w[1].0 || !steps[w[0].1].optional {
+                edges.push((w[0].0, w[0].1));
+            }
+        }
+        if !edges.is_empty() && best.as_ref().is_none_or(|b| edges.len() < b.len()) {
+            best = Some(edges);
+        }
+    }
+    let Some(edges) = best else {
+        return Judgement::Forbidden(Violation {
+            axiom,
+            cycle: Vec::new(),
+            edges: Vec::new(),
+        });
+    };
+    // Expand each step edge into a shortest path of its parts.
+    let mut cycle = Vec::new();
+    let mut names = Vec::new();
+    for (j, &(a, step)) in edges.iter().enumerate() {
+        let b = edges[(j + 1) % edges.len()].0;
+        let st = &steps[step];
+        match expand(a, b, st.parts) {
+            Some(path) => {
+                for (e, name) in path {
+                    cycle.push(e);
+                    names.push(name);
+                }
+            }
+            None => {
+                cycle.push(a);
+                names.push(st.name.to_string());
+            }
+        }
+    }
+    Judgement::Forbidden(Violation {
+        axiom,
+        cycle,
+        edges: names,
+    })
+}
+
+/// A shortest path from `a` to `b` in the union of `parts`, as (event, name of
+/// the edge leaving it).
+fn expand(a: usize, b: usize, parts: &[(&str, Rel)]) -> Option<Vec<(usize, String)>> {
+    if parts.is_empty() {
+        return None;
+    }
+    let n = parts[0].1.n();
+    let all = parts.iter().fold(Rel::empty(n), |x, (_, r)| x | *r);
+    let mut prev = vec![usize::MAX; n];
+    let mut seen: u64 = 1 << a;
+    let mut frontier = vec![a];
+    while !frontier.is_empty() && seen >> b & 1 == 0 {
+        let mut next = Vec::new();
+        for &u in &frontier {
+            for v in crate::rel::members(all.row(u)) {
+                if seen >> v & 1 == 0 {
+                    seen |= 1 << v;
+                    prev[v] = u;
+                    next.push(v);
+                }
+            }
+        }
+        frontier = next;
+    }
+    if seen >> b & 1 == 0 || a == b {
+        return None;
+    }
+    let mut path = vec![b];
+    while *path.last()? != a {
+        path.push(prev[*path.last()?]);
+    }
+    path.reverse();
+    let mut out = Vec::new();
+    for w in path.windows(2) {
+        let name = parts
+            .iter()
+            .find(|(_, r)| r.has(w[0], w[1]))
+            .map(|(n, _)| n.to_string())
+            .unwrap_or_default();
+        out.push((w[0], name));
+    }
+    Some(out)
+}
+
 /// `fencerel(S)`: events separated in program order by an event of `s`.
 pub(crate) fn fencerel(x: &Execution<'_>, s: Set) -> Rel {
     x.s.po.rng(s).seq(&x.s.po)

@@ -16,7 +16,7 @@
 //! undefined_unless empty dr as Dr         (reported as a data-race flag)
 //! ```
 
-use super::{violation, Judgement, Model};
+use super::{violation, violation_path, Judgement, Model, Step};
 use crate::exec::Execution;
 use crate::rel::{full_set, Rel};
 
@@ -57,20 +57,46 @@ impl Model for Rc11 {
         let hb = (sb | sw).plus();
 
         // Coherence.
+        let hb_parts = [("sb", sb), ("sw", sw)];
+        let eco_parts = [("rf", rf), ("mo", mo), ("rb", rb)];
         if !hb.seq(&eco.opt()).irreflexive() {
-            return violation(
+            return violation_path(
                 "coherence1",
                 explain,
-                &[("hb", hb), ("rf", rf), ("mo", mo), ("rb", rb)],
-                None,
+                &[
+                    Step {
+                        name: "hb",
+                        rel: hb,
+                        optional: false,
+                        parts: &hb_parts,
+                    },
+                    Step {
+                        name: "eco",
+                        rel: eco,
+                        optional: true,
+                        parts: &eco_parts,
+                    },
+                ],
             );
         }
         if !myrmw.seq(&eco).irreflexive() {
-            return violation(
+            return violation_path(
                 "coherencermw",
                 explain,
-                &[("rmw", myrmw), ("rf", rf), ("mo", mo), ("rb", rb)],
-                None,
+                &[
+                    Step {
+                        name: "rmw",
+                        rel: myrmw,
+                        optional: false,
+                        parts: &[],
+                    },
+                    Step {
+                        name: "eco",
+                        rel: eco,
+                        optional: false,
+                        parts: &eco_parts,
+                    },
+                ],
             );
         }
         if !(myrmw & rb.seq(&mo)).is_empty() {

@@ -302,6 +302,13 @@ fn write_explanations(
 ) -> anyhow::Result<()> {
     for r in res {
         let ModelOutcome::Done(d) = r else { continue };
+        if let Some(w) = &d.witness {
+            writeln!(
+                out,
+                "{} [{}]: the condition's proposition holds in an allowed execution: {w}",
+                test.name, d.model
+            )?;
+        }
         if d.forbidden.is_empty() {
             writeln!(
                 out,
@@ -349,9 +356,7 @@ fn print_herd(outcomes: &[Outcome], explain: bool) -> anyhow::Result<()> {
                         test.condition.quantifier.kind()
                     )?;
                 }
-                ModelOutcome::NotApplicable { model, reason } => {
-                    eprintln!("atomlab: {}: {model} skipped: {reason}", test.name);
-                }
+                ModelOutcome::NotApplicable { .. } => {}
                 ModelOutcome::Failed { .. } => {}
             }
         }

@@ -1,0 +1,125 @@
+//! Golden tests: every `tests/litmus/**/X.litmus` is checked against its
+//! `X.MODEL.expected` files (herd7's log format: the Observation and the set
+//! of final states must match), and every `X.error` names the position and
+//! message the parser must refuse `X.litmus` with.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use atomlab_model::{check_test, herd, CheckOptions, ModelOutcome};
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    for p in v {
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|e| e == "litmus") {
+            out.push(p);
+        }
+    }
+}
+
+/// Observation and sorted state lines of a herd log.
+fn summary(log: &str) -> (String, BTreeSet<String>) {
+    let lines: Vec<&str> = log.lines().collect();
+    let mut obs = String::new();
+    let mut states = BTreeSet::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(r) = l.strip_prefix("Observation ") {
+            obs = r.split_whitespace().nth(1).unwrap_or("").to_string();
+        }
+        if let Some(n) = l.strip_prefix("States ") {
+            let n: usize = n.trim().parse().unwrap();
+            for s in &lines[i + 1..i + 1 + n] {
+                let mut items: Vec<&str> = s
+                    .split(';')
+                    .map(str::trim)
+                    .filter(|x| !x.is_empty())
+                    .collect();
+                items.sort();
+                states.insert(items.join("; "));
+            }
+        }
+    }
+    (obs, states)
+}
+
+#[test]
+fn golden_litmus_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    assert!(files.len() >= 30, "golden tests missing: {}", files.len());
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        let err_file = f.with_file_name(format!("{stem}.error"));
+        let parsed = atomlab_litmus::parse_file(f);
+        if err_file.exists() {
+            let want = std::fs::read_to_string(&err_file).unwrap();
+            match parsed {
+                Ok(_) => failures.push(format!(
+                    "{}: parsed, but should fail with {want}",
+                    f.display()
+                )),
+                Err(e) => {
+                    let got = e.to_string();
+                    if !got.contains(want.trim()) {
+                        failures.push(format!(
+                            "{}: error {got:?} does not contain {:?}",
+                            f.display(),
+                            want.trim()
+                        ));
+                    }
+                }
+            }
+            checked += 1;
+            continue;
+        }
+        let test = match parsed {
+            Ok(t) => t,
+            Err(e) => {
+                failures.push(format!("{e}"));
+                continue;
+            }
+        };
+        let mut any = false;
+        for model in atomlab_model::MODEL_NAMES {
+            let exp = f.with_file_name(format!("{stem}.{model}.expected"));
+            let Ok(want) = std::fs::read_to_string(&exp) else {
+                continue;
+            };
+            any = true;
+            checked += 1;
+            let out = check_test(&test, &[model], &CheckOptions::default());
+            match &out[0] {
+                ModelOutcome::Done(r) => {
+                    let got = summary(&herd::log(&test, r));
+                    let want = summary(&want);
+                    if got != want {
+                        failures.push(format!(
+                            "{} [{model}]: expected {want:?}, got {got:?}",
+                            f.display()
+                        ));
+                    }
+                }
+                other => failures.push(format!("{} [{model}]: {other:?}", f.display())),
+            }
+        }
+        if !any {
+            failures.push(format!("{}: no .expected file", f.display()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} golden checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
