@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use atomlab_litmus::{Arch, Quantifier, StateVar, Test, Value};
 
-use crate::exec::{loc_choices, Execution, LocChoice, Skeleton};
+use crate::exec::{loc_choices, Budget, Execution, LocChoice, Skeleton};
 use crate::interp::{decode, encode, explore, Trace};
 use crate::mapping::{compile, mapping_name, AcquireLoad, Target};
 use crate::models::{by_name, Judgement, Model, Violation};
@@ -279,6 +279,11 @@ fn run(
         return Err(CheckError::Semantics("a thread has no possible run".into()));
     }
     let mut pick = vec![0usize; traces.len()];
+    let mut budget = Budget {
+        deadline: opts.deadline,
+        steps: 0,
+        max_choices: 1_000_000,
+    };
     let want_detail = opts.explain || opts.graphs;
     loop {
         let chosen: Vec<&Trace> = pick
@@ -287,8 +292,16 @@ fn run(
             .map(|(i, &k)| &traces[i][k])
             .collect();
         let sk = Skeleton::build(t, &init, &chosen)?;
-        let choices: Vec<Vec<LocChoice>> = (0..nl).map(|l| loc_choices(&sk, l)).collect();
-        if choices.iter().all(|c| !c.is_empty()) {
+        let mut choices: Vec<Vec<LocChoice>> = Vec::with_capacity(nl);
+        for l in 0..nl {
+            let c = loc_choices(&sk, l, &mut budget)?;
+            let empty = c.is_empty();
+            choices.push(c);
+            if empty {
+                break;
+            }
+        }
+        if choices.len() == nl && choices.iter().all(|c| !c.is_empty()) {
             let mut ci = vec![0usize; nl];
             loop {
                 candidates += 1;

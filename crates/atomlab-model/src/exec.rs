@@ -412,8 +412,40 @@ pub struct LocChoice {
     pub co: Vec<usize>,
 }
 
-/// Every coherent, atomic choice of rf and co for location `l`.
-pub fn loc_choices(s: &Skeleton, l: usize) -> Vec<LocChoice> {
+/// Work done so far, checked against a deadline and a bound so that huge
+/// tests end with TIMEOUT or a bound error instead of hanging.
+pub struct Budget {
+    /// Give up after this instant.
+    pub deadline: Option<std::time::Instant>,
+    /// Steps taken.
+    pub steps: u64,
+    /// Most coherent choices kept for one location.
+    pub max_choices: usize,
+}
+
+impl Budget {
+    fn tick(&mut self) -> Result<(), CheckError> {
+        self.steps += 1;
+        if self.steps & 1023 == 0 {
+            if let Some(d) = self.deadline {
+                if std::time::Instant::now() > d {
+                    return Err(CheckError::Timeout);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every coherent, atomic choice of rf and co for location `l`. Coherence
+/// orders are generated as linear extensions of program order (coWW), and
+/// each is paired with every value-matching reads-from that passes
+/// SC-per-location and atomicity.
+pub fn loc_choices(
+    s: &Skeleton,
+    l: usize,
+    budget: &mut Budget,
+) -> Result<Vec<LocChoice>, CheckError> {
     let init = s.init_of[l];
     let here: Set = (0..s.n)
         .filter(|&i| s.events[i].loc == Some(l))
@@ -422,112 +454,141 @@ pub fn loc_choices(s: &Skeleton, l: usize) -> Vec<LocChoice> {
     let reads: Vec<usize> = members(here & s.sets.r).collect();
     let po_loc = s.po_loc();
     let mut out = Vec::new();
-    let mut perm = writes.clone();
-    permutations(&mut perm, 0, &mut |order: &[usize]| {
-        let mut co_list = Vec::with_capacity(order.len() + 1);
-        co_list.push(init);
-        co_list.extend_from_slice(order);
-        let mut pos = [usize::MAX; MAX_EVENTS];
-        for (k, &w) in co_list.iter().enumerate() {
-            pos[w] = k;
-        }
-        // Quick coWW check: po between writes must agree with co.
-        for (a, &x) in co_list.iter().enumerate() {
-            for &y in &co_list[a + 1..] {
-                if s.po.has(y, x) {
-                    return;
+    let mut order = Vec::with_capacity(writes.len() + 1);
+    order.push(init);
+    extensions(
+        s,
+        &writes,
+        0,
+        &mut order,
+        budget,
+        &mut |co_list: &[usize], budget: &mut Budget| {
+            let mut pos = [usize::MAX; MAX_EVENTS];
+            for (k, &w) in co_list.iter().enumerate() {
+                pos[w] = k;
+            }
+            let mut co = Rel::empty(s.n);
+            for (a, &x) in co_list.iter().enumerate() {
+                for &y in &co_list[a + 1..] {
+                    co.add(x, y);
                 }
             }
-        }
-        let mut co = Rel::empty(s.n);
-        for (a, &x) in co_list.iter().enumerate() {
-            for &y in &co_list[a + 1..] {
-                co.add(x, y);
+            let cands: Vec<Vec<usize>> = reads
+                .iter()
+                .map(|&r| {
+                    co_list
+                        .iter()
+                        .copied()
+                        .filter(|&w| {
+                            w != r && s.events[w].wval == s.events[r].rval && !s.po.has(r, w)
+                        })
+                        .collect()
+                })
+                .collect();
+            if cands.iter().any(|c| c.is_empty()) {
+                return Ok(());
             }
-        }
-        let cands: Vec<Vec<usize>> = reads
-            .iter()
-            .map(|&r| {
-                co_list
-                    .iter()
-                    .copied()
-                    .filter(|&w| w != r && s.events[w].wval == s.events[r].rval)
-                    .collect()
-            })
-            .collect();
-        let mut choice = vec![0usize; reads.len()];
-        if cands.iter().any(|c| c.is_empty()) {
-            return;
-        }
-        loop {
-            let mut rf = Rel::empty(s.n);
-            let mut ok = true;
-            for (k, &r) in reads.iter().enumerate() {
-                let w = cands[k][choice[k]];
-                rf.add(w, r);
-                // Atomicity of a single-event RMW: reads its co-predecessor.
-                if s.sets.upd >> r & 1 == 1 && pos[w] + 1 != pos[r] {
-                    ok = false;
-                }
-                // Atomicity of a pair: no other thread's write in between.
-                if ok {
-                    for wr in members(s.rmw.row(r)) {
-                        if pos[wr] <= pos[w] {
-                            ok = false;
-                            break;
-                        }
-                        for &mid in &co_list[pos[w] + 1..pos[wr]] {
-                            if s.ext.has(mid, wr) {
+            let mut choice = vec![0usize; reads.len()];
+            loop {
+                budget.tick()?;
+                let mut rf = Rel::empty(s.n);
+                let mut ok = true;
+                for (k, &r) in reads.iter().enumerate() {
+                    let w = cands[k][choice[k]];
+                    rf.add(w, r);
+                    // Atomicity of a single-event RMW: reads its co-predecessor.
+                    if s.sets.upd >> r & 1 == 1 && pos[w] + 1 != pos[r] {
+                        ok = false;
+                    }
+                    // Atomicity of a pair: no other thread's write in between.
+                    if ok {
+                        for wr in members(s.rmw.row(r)) {
+                            if pos[wr] <= pos[w] {
                                 ok = false;
+                                break;
+                            }
+                            for &mid in &co_list[pos[w] + 1..pos[wr]] {
+                                if s.ext.has(mid, wr) {
+                                    ok = false;
+                                }
                             }
                         }
                     }
+                    if !ok {
+                        break;
+                    }
                 }
-                if !ok {
-                    break;
+                if ok {
+                    let fr = rf.inv().seq(&co).noid();
+                    if (po_loc | rf | co | fr).acyclic() {
+                        if out.len() >= budget.max_choices {
+                            return Err(CheckError::TooBig(format!(
+                            "more than {} coherent reads-from/coherence choices for one location",
+                            budget.max_choices
+                        )));
+                        }
+                        out.push(LocChoice {
+                            rf: reads
+                                .iter()
+                                .enumerate()
+                                .map(|(k, &r)| (cands[k][choice[k]], r))
+                                .collect(),
+                            co: co_list.to_vec(),
+                        });
+                    }
+                }
+                // Next rf combination (odometer).
+                let mut k = 0;
+                loop {
+                    if k == reads.len() {
+                        return Ok(());
+                    }
+                    choice[k] += 1;
+                    if choice[k] < cands[k].len() {
+                        break;
+                    }
+                    choice[k] = 0;
+                    k += 1;
                 }
             }
-            if ok {
-                let fr = rf.inv().seq(&co).noid();
-                if (po_loc | rf | co | fr).acyclic() {
-                    out.push(LocChoice {
-                        rf: reads
-                            .iter()
-                            .enumerate()
-                            .map(|(k, &r)| (cands[k][choice[k]], r))
-                            .collect(),
-                        co: co_list.clone(),
-                    });
-                }
-            }
-            // Next rf combination (odometer).
-            let mut k = 0;
-            loop {
-                if k == reads.len() {
-                    return;
-                }
-                choice[k] += 1;
-                if choice[k] < cands[k].len() {
-                    break;
-                }
-                choice[k] = 0;
-                k += 1;
-            }
-        }
-    });
-    out
+        },
+    )?;
+    Ok(out)
 }
 
-fn permutations(v: &mut Vec<usize>, k: usize, f: &mut dyn FnMut(&[usize])) {
-    if k == v.len() {
-        f(v);
-        return;
+type Visit<'a> = dyn FnMut(&[usize], &mut Budget) -> Result<(), CheckError> + 'a;
+
+/// Calls `f` on every order of `writes` (after the prefix in `order`) that
+/// extends program order.
+fn extensions(
+    s: &Skeleton,
+    writes: &[usize],
+    placed: u64,
+    order: &mut Vec<usize>,
+    budget: &mut Budget,
+    f: &mut Visit<'_>,
+) -> Result<(), CheckError> {
+    if order.len() == writes.len() + 1 {
+        return f(order, budget);
     }
-    for i in k..v.len() {
-        v.swap(k, i);
-        permutations(v, k + 1, f);
-        v.swap(k, i);
+    for (i, &w) in writes.iter().enumerate() {
+        if placed >> i & 1 == 1 {
+            continue;
+        }
+        // Every po-earlier write to the location must already be placed.
+        let blocked = writes
+            .iter()
+            .enumerate()
+            .any(|(j, &v)| placed >> j & 1 == 0 && j != i && s.po.has(v, w));
+        if blocked {
+            continue;
+        }
+        budget.tick()?;
+        order.push(w);
+        extensions(s, writes, placed | 1 << i, order, budget, f)?;
+        order.pop();
     }
+    Ok(())
 }
 
 impl<'s> Execution<'s> {
