@@ -150,7 +150,7 @@ fn not_observed_reason(variant: &str, ops: u64, unit: &str) -> String {
             "the reordering is allowed here but was not seen: raise --ops, add --jitter or threads; the loom proof shows the bug".to_string()
         }
         "broken-peterson-nofence" | "broken-dekker-nofence" => {
-            "store buffering needs both threads in the entry protocol at once on different CPUs: use --pin spread on 2+ CPUs and raise --ops".to_string()
+            "store buffering needs both threads to enter the protocol at the same moment on different CPUs, and two threads that take turns rarely do: add --jitter, keep --pin spread on 2+ CPUs, raise --ops".to_string()
         }
         _ => "the race window is a few instructions wide and was not hit: raise --ops, add --jitter or threads".to_string(),
     };

@@ -7,7 +7,7 @@ pub mod seqlock;
 pub mod spsc;
 pub mod two_thread;
 
-use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::detect::Detector;
@@ -22,6 +22,46 @@ pub(crate) fn place(plan: &Plan, t: usize) {
     }
 }
 
+/// A start line the threads spin at, so that they are all running when it
+/// opens (a futex barrier wakes them one by one, tens of microseconds apart,
+/// long enough for a fast thread to finish a short run alone).
+pub(crate) struct StartLine {
+    ready: AtomicUsize,
+    go: AtomicBool,
+}
+
+impl StartLine {
+    pub(crate) fn new() -> Self {
+        StartLine {
+            ready: AtomicUsize::new(0),
+            go: AtomicBool::new(false),
+        }
+    }
+
+    /// A worker: checks in and spins until the line opens.
+    pub(crate) fn wait(&self) {
+        // ORDERING: Release/Acquire pair the check-in with `open`'s wait;
+        // nothing else is published through the start line.
+        self.ready.fetch_add(1, Ordering::Release);
+        let mut p = Patience::new();
+        // ORDERING: Acquire pairs with the Release store in `open`.
+        while !self.go.load(Ordering::Acquire) {
+            p.wait();
+        }
+    }
+
+    /// The coordinator: waits until `n` workers are spinning, then opens.
+    pub(crate) fn open(&self, n: usize) {
+        let mut p = Patience::new();
+        // ORDERING: Acquire pairs with the workers' check-in.
+        while self.ready.load(Ordering::Acquire) < n {
+            p.wait();
+        }
+        // ORDERING: Release pairs with the workers' Acquire spin.
+        self.go.store(true, Ordering::Release);
+    }
+}
+
 /// Runs `body(t)` on `n` threads released together; returns their results
 /// and the wall time from release to the last join, in seconds. The
 /// detector's clock starts at the release.
@@ -31,20 +71,20 @@ pub(crate) fn run_threads<T: Send>(
     det: &Detector,
     body: impl Fn(usize) -> T + Sync,
 ) -> (Vec<T>, f64) {
-    let barrier = Barrier::new(n + 1);
+    let line = StartLine::new();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|t| {
-                let (barrier, body) = (&barrier, &body);
+                let (line, body) = (&line, &body);
                 s.spawn(move || {
                     place(plan, t);
-                    barrier.wait();
+                    line.wait();
                     body(t)
                 })
             })
             .collect();
         det.restart();
-        barrier.wait();
+        line.open(n);
         let t0 = Instant::now();
         let out = handles
             .into_iter()

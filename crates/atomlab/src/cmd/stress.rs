@@ -135,7 +135,7 @@ pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
             s("expected"),
             s("threads"),
             metric(r, "operations").map_or("-".into(), render::num),
-            metric(r, "seconds").map_or("-".into(), |v| format!("{v:.3}")),
+            metric(r, "seconds").map_or("-".into(), |v| format!("{v:.4}")),
             metric(r, "violations").map_or("-".into(), |v| format!("{v}")),
             metric(r, "time_to_first_violation").map_or("-".into(), |v| format!("{v:.6}")),
             verdict_word(r.verdict).to_string(),

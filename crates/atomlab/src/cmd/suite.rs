@@ -76,6 +76,46 @@ fn bench_steps(cpus: usize) -> Vec<Request> {
     ]
 }
 
+/// The stress part of the tour: every correct variant in a short run, and
+/// the broken variants that any multi-core machine can expose (test-and-set
+/// from a load and a store, Peterson and Dekker without the fence, a racy
+/// refcount decrement), which must be caught. A few seconds in all; the
+/// status is 1 when a correct variant failed.
+fn stress_pass(records: &mut Vec<Record>) -> anyhow::Result<ExitStatus> {
+    use atomlab_stress::Request as StressRequest;
+    let cpus = atomlab_stress::affinity::allowed_cpus();
+    let step = |scenario: &str, variants: &[&str], ops: u64, jitter: bool| StressRequest {
+        scenario: scenario.into(),
+        variants: variants.iter().map(|v| v.to_string()).collect(),
+        ops: Some(ops),
+        jitter,
+        ..Default::default()
+    };
+    let steps = [
+        step(
+            "mutex",
+            &["correct", "broken-tas-not-atomic"],
+            50_000,
+            false,
+        ),
+        step("peterson", &["all"], 50_000, true),
+        step("dekker", &["all"], 50_000, true),
+        step("spsc", &["correct"], 200_000, false),
+        step("seqlock", &["correct"], 100_000, false),
+        step("refcount", &["correct", "broken-racy-dec"], 100_000, false),
+    ];
+    let mut status = ExitStatus::Ok;
+    for req in steps {
+        let plan = atomlab_stress::Plan::from_request(&req, &cpus)?;
+        let (recs, st) = crate::cmd::stress::run_plan(&plan, false);
+        if st != ExitStatus::Ok {
+            status = st;
+        }
+        records.extend(recs);
+    }
+    Ok(status)
+}
+
 pub fn run(args: SuiteArgs) -> anyhow::Result<ExitStatus> {
     let mut machine = Machine::detect();
     eprintln!(
@@ -91,12 +131,24 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitStatus> {
         let plan = Plan::from_request(&req, machine.cpus)?;
         records.extend(run_plan(&plan, pmu, |_| Ok(()))?);
     }
+    let stress_status = stress_pass(&mut records)?;
     let report = Report::new(machine, records);
     if args.json {
         render::json(&report)?;
     } else {
         render::machine_table(&report.machine)?;
-        render::bench_tables(&report)?;
+        // bench's tables read every record; give them only bench's.
+        let bench_only = Report {
+            records: report
+                .records
+                .iter()
+                .filter(|r| r.capability == "bench")
+                .cloned()
+                .collect(),
+            ..report.clone()
+        };
+        render::bench_tables(&bench_only)?;
+        crate::cmd::stress::tables(&report.records)?;
     }
-    Ok(ExitStatus::Ok)
+    Ok(stress_status)
 }
