@@ -363,6 +363,12 @@ impl Body<'_, '_> {
         if name.starts_with("memory_order_") {
             return Err(self.c.err_at(pos, format!("unknown memory order '{name}'")));
         }
+        if name.starts_with("__") || self.c.rest().starts_with('{') {
+            return Err(self.c.err_at(
+                pos,
+                format!("unsupported C construct '{name}' (Linux-kernel and compiler primitives)"),
+            ));
+        }
         Err(self
             .c
             .err_at(pos, format!("undeclared identifier '{name}'")))

@@ -325,12 +325,33 @@ fn parse_init(
             })?;
             Lhs::Reg(t, canon)
         } else if c.eat("[") {
+            let npos = c.pos;
             let name = c.ident().ok_or_else(|| c.err("expected a location name"))?;
+            if c.rest().starts_with('(') {
+                return Err(c.err_at(npos, format!("unsupported initial-state construct '{name}(…)' (page tables and physical addresses)")));
+            }
             c.expect("]", "after a location")?;
             Lhs::Loc(b.loc(name))
         } else {
             match c.ident() {
-                Some(name) => Lhs::Loc(b.loc(name)),
+                Some(name) => {
+                    c.ws_inline();
+                    if c.rest().starts_with('[') {
+                        return Err(c.err_at(
+                            lhs_pos,
+                            format!("unsupported initial-state construct: array '{name}[…]'"),
+                        ));
+                    }
+                    if c.rest()
+                        .starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
+                    {
+                        return Err(c.err_at(
+                            lhs_pos,
+                            format!("unsupported type '{name}' in the initial state"),
+                        ));
+                    }
+                    Lhs::Loc(b.loc(name))
+                }
                 None => {
                     return Err(c.err_at(
                         lhs_pos,
@@ -393,7 +414,18 @@ fn parse_value(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Value> {
             .ok_or_else(|| c.err("expected a location after '&'"))?;
         return Ok(Value::Loc(b.loc(name)));
     }
+    if c.rest().starts_with('{') {
+        return Err(c.err_at(pos, "unsupported initial value: arrays ('{…}')"));
+    }
     match c.ident() {
+        Some(name)
+            if c.rest().starts_with(':') || c.rest().starts_with('(') && name != "ATOMIC_INIT" =>
+        {
+            Err(c.err_at(
+                pos,
+                format!("unsupported initial value '{name}…' (instructions, page-table entries)"),
+            ))
+        }
         Some("ATOMIC_INIT") => {
             c.expect("(", "after ATOMIC_INIT")?;
             let v = c

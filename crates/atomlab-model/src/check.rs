@@ -187,12 +187,19 @@ pub fn check_test(test: &Test, models: &[&str], opts: &CheckOptions) -> Vec<Mode
         let res = run(test, t, &ms, opts);
         let elapsed = start.elapsed();
         match res {
-            Ok(mut results) => {
-                for (k, &i) in idx.iter().enumerate() {
-                    let mut r = std::mem::replace(&mut results[k], empty_result(ms[k].name()));
-                    r.mapping = target.map(mapping_name);
-                    r.elapsed = elapsed;
-                    outcomes[i] = Some(ModelOutcome::Done(Box::new(r)));
+            Ok(results) => {
+                for (k, (&i, r)) in idx.iter().zip(results).enumerate() {
+                    outcomes[i] = Some(match r {
+                        Ok(mut r) => {
+                            r.mapping = target.map(mapping_name);
+                            r.elapsed = elapsed;
+                            ModelOutcome::Done(Box::new(r))
+                        }
+                        Err(error) => ModelOutcome::Failed {
+                            model: ms[k].name(),
+                            error,
+                        },
+                    });
                 }
             }
             Err(CheckError::Timeout) => {
@@ -218,25 +225,6 @@ pub fn check_test(test: &Test, models: &[&str], opts: &CheckOptions) -> Vec<Mode
         .collect()
 }
 
-fn empty_result(model: &'static str) -> ModelResult {
-    ModelResult {
-        model,
-        mapping: None,
-        vars: Vec::new(),
-        states: Vec::new(),
-        positive: 0,
-        negative: 0,
-        observation: Observation::Never,
-        ok: false,
-        racy: false,
-        forbidden: Vec::new(),
-        witness_dot: None,
-        witness: None,
-        candidates: 0,
-        elapsed: Duration::ZERO,
-    }
-}
-
 struct Acc {
     states: BTreeMap<Vec<Value>, bool>,
     forbidden: BTreeMap<Vec<Value>, Forbidden>,
@@ -245,6 +233,7 @@ struct Acc {
     racy: bool,
     witness: Option<String>,
     witness_text: Option<String>,
+    thin_air: bool,
 }
 
 /// Enumerates the candidate executions of `t` (which is `orig` or its
@@ -254,7 +243,7 @@ fn run(
     t: &Test,
     models: &[&'static dyn Model],
     opts: &CheckOptions,
-) -> Result<Vec<ModelResult>, CheckError> {
+) -> Result<Vec<Result<ModelResult, CheckError>>, CheckError> {
     let vars = orig.state_vars();
     let nl = t.locations.len();
     let (_values, traces) = explore(t)?;
@@ -272,6 +261,7 @@ fn run(
             racy: false,
             witness: None,
             witness_text: None,
+            thin_air: false,
         })
         .collect();
     let mut candidates = 0usize;
@@ -335,7 +325,7 @@ fn run(
                         match m.judge(&x, false) {
                             Judgement::Allowed { racy } => {
                                 if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
-                                    return Err(CheckError::ThinAir(m.name()));
+                                    acc.thin_air = true;
                                 }
                                 if holds {
                                     acc.pos += 1;
@@ -436,6 +426,9 @@ fn run(
         .iter()
         .zip(accs)
         .map(|(m, acc)| {
+            if acc.thin_air {
+                return Err(CheckError::ThinAir(m.name()));
+            }
             let observation = if acc.pos == 0 {
                 Observation::Never
             } else if acc.neg == 0 {
@@ -454,7 +447,7 @@ fn run(
                 .filter(|(s, _)| !acc.states.contains_key(s))
                 .map(|(_, f)| f)
                 .collect();
-            ModelResult {
+            Ok(ModelResult {
                 model: m.name(),
                 mapping: None,
                 vars: vars.clone(),
@@ -469,7 +462,7 @@ fn run(
                 witness: acc.witness_text,
                 candidates,
                 elapsed: Duration::ZERO,
-            }
+            })
         })
         .collect())
 }
