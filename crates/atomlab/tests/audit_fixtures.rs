@@ -8,6 +8,7 @@
 mod audit_support;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::Path;
 
 use audit_support::*;
@@ -326,7 +327,10 @@ fn x86_64_fixture_matches_objdump() {
         return;
     }
     if std::env::consts::ARCH != "x86_64" {
-        eprintln!("x86_64_fixture_matches_objdump: skipped: host gcc does not target x86-64");
+        let _ = writeln!(
+            std::io::stderr(),
+            "x86_64_fixture_matches_objdump: skipped: host gcc does not target x86-64"
+        );
         return;
     }
     let dir = scratch("x86");
