@@ -364,18 +364,9 @@ fn x86_64_fixture_matches_objdump() {
     );
 }
 
-#[test]
-fn riscv64_fixture_matches_objdump() {
-    let (cc, od) = ("riscv64-linux-gnu-gcc", "riscv64-linux-gnu-objdump");
-    if !have_tools("riscv64_fixture_matches_objdump", &[cc, od]) {
-        return;
-    }
-    let dir = scratch("riscv64");
-    let bin = dir.join("rv64");
-    // Sub-word atomics are libatomic calls on RISC-V with GCC 12.
-    compile(cc, &["-latomic"], &["atomics.c"], &bin);
-    let lines = objdump(od, &[], &bin);
-    let want = tally(&lines, |l| {
+fn riscv64_reference(od: &str, bin: &Path) -> BTreeMap<String, u64> {
+    let lines = objdump(od, &[], bin);
+    tally(&lines, |l| {
         let m = l.mnemonic.as_str();
         let ok = m.starts_with("amo")
             || m.starts_with("lr.")
@@ -389,24 +380,48 @@ fn riscv64_fixture_matches_objdump() {
                 m.to_string()
             }
         })
-    });
-    let (a, code) = audit_json(&bin, &[]);
-    assert_eq!(code, 0);
-    assert_eq!(counts(&a["by_mnemonic"]), want);
-    let amo: u64 = want
-        .iter()
-        .filter(|(k, _)| k.starts_with("amo"))
-        .map(|(_, n)| n)
-        .sum();
-    let sc: u64 = want
-        .iter()
-        .filter(|(k, _)| k.starts_with("sc."))
-        .map(|(_, n)| n)
-        .sum();
-    assert!(amo > 0 && sc > 0, "{want:?}");
-    assert_eq!(class(&a["by_class"], "amo"), amo);
-    assert_eq!(class(&a["by_class"], "llsc_loop"), sc);
-    assert_eq!(a["verdict"]["kind"], "riscv_amo_and_lrsc");
+    })
+}
+
+#[test]
+fn riscv64_fixtures_match_objdump() {
+    let (cc, od) = ("riscv64-linux-gnu-gcc", "riscv64-linux-gnu-objdump");
+    if !have_tools("riscv64_fixtures_match_objdump", &[cc, od]) {
+        return;
+    }
+    let dir = scratch("riscv64");
+    let c = dir.join("rv64");
+    // Sub-word atomics are libatomic calls on RISC-V with GCC 12.
+    compile(cc, &["-latomic"], &["atomics.c"], &c);
+    let asm = dir.join("rv64-rare-forms");
+    compile(cc, &[], &["asm_main.c", "asm_rv64.S"], &asm);
+    for bin in [&c, &asm] {
+        let want = riscv64_reference(od, bin);
+        let (a, code) = audit_json(bin, &[]);
+        assert_eq!(code, 0);
+        assert_eq!(counts(&a["by_mnemonic"]), want, "{}", bin.display());
+        let sum = |prefix: &str| -> u64 {
+            want.iter()
+                .filter(|(k, _)| k.starts_with(prefix))
+                .map(|(_, n)| n)
+                .sum()
+        };
+        let (amo, sc) = (sum("amo"), sum("sc."));
+        assert!(amo > 0 && sc > 0, "{want:?}");
+        assert_eq!(class(&a["by_class"], "amo"), amo);
+        // Each fixture SC closes one LR/SC loop.
+        assert_eq!(class(&a["by_class"], "llsc_loop"), sc);
+        assert_eq!(
+            class(&a["by_class"], "barrier"),
+            sum("fence"),
+            "{}",
+            bin.display()
+        );
+        assert_eq!(a["verdict"]["kind"], "riscv_amo_and_lrsc");
+    }
+    let want = riscv64_reference(od, &asm);
+    assert_eq!(want.get("fence.tso"), Some(&1), "{want:?}");
+    assert_eq!(want.get("lr.d.aqrl"), Some(&1), "{want:?}");
 }
 
 #[test]
