@@ -39,6 +39,18 @@ fn each_kind_of_bad_file_gets_its_reason() {
     let mut far = elf.clone();
     far[0x28..0x30].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
     let far = write(&dir, "shoff-past-end", &far);
+    // Executable sections whose sh_offset points past the end of the file.
+    let mut outside = elf.clone();
+    let shoff = u64::from_le_bytes(elf[0x28..0x30].try_into().unwrap()) as usize;
+    let shnum = u16::from_le_bytes([elf[0x3c], elf[0x3d]]) as usize;
+    for i in 0..shnum {
+        let sh = shoff + 64 * i;
+        let flags = u64::from_le_bytes(elf[sh + 8..sh + 16].try_into().unwrap());
+        if flags & 0x4 != 0 {
+            outside[sh + 0x18..sh + 0x20].copy_from_slice(&0x7fff_ffff_0000u64.to_le_bytes());
+        }
+    }
+    let outside = write(&dir, "text-outside", &outside);
     // Cut in half: the section header table (at the end) is gone.
     let half = write(&dir, "half", &elf[..elf.len() / 2]);
     // e_machine = EM_PPC64 (21).
@@ -60,11 +72,12 @@ fn each_kind_of_bad_file_gets_its_reason() {
     std::fs::create_dir_all(&empty_dir).unwrap();
     write(&empty_dir, "README", b"nothing to see");
 
-    let cases: [(&Path, &str); 8] = [
+    let cases: [(&Path, &str); 9] = [
         (&empty, "empty file"),
         (&text, "not an ELF file (it starts with 68 65 6c 6c)"),
         (&header_only, "truncated or corrupt ELF"),
         (&far, "truncated or corrupt ELF"),
+        (&outside, "truncated or corrupt ELF: section ."),
         (&half, "truncated or corrupt ELF"),
         (&ppc, "unsupported architecture powerpc64"),
         (&i386, "unsupported architecture i386"),
@@ -75,6 +88,9 @@ fn each_kind_of_bad_file_gets_its_reason() {
         assert_eq!(code, 2, "{}: {err}", path.display());
         let want = format!("{}: {reason}", path.display());
         assert!(err.contains(&want), "want `{want}` in: {err}");
+        if path == outside.as_path() {
+            assert!(err.contains("lies outside the file"), "{err}");
+        }
     }
 
     // One good file among bad ones: the bad are reported, the exit is 0.
