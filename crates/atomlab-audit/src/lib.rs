@@ -11,8 +11,8 @@
 //! Then it gives a verdict in plain words ("outline atomics: LSE chosen at
 //! run time (ARMv8.0-safe)") and tallies per function.
 //!
-//! Crates: `object` reads ELF and `ar` (it never panics on bad input and is
-//! what the Rust toolchain itself uses), `gimli` reads `.eh_frame` for
+//! Crates: `object` reads ELF and `ar` (it returns errors rather than
+//! panicking on bad input, which tests/audit_fuzz.rs in the CLI crate checks), `gimli` reads `.eh_frame` for
 //! function starts in stripped binaries, `yaxpeax-arm` decodes A64 (pure
 //! Rust, no C toolchain, covers LSE, RCpc and LOR), `iced-x86` decodes x86
 //! with only its decoder compiled, `riscv-decode` decodes RV64 base and A.
@@ -20,12 +20,16 @@
 //! `.deb` data archives in pure Rust.
 //!
 //! # Limitations
-//! - The scan is linear over executable sections: data embedded in code is
-//!   decoded as if it were instructions (counted in a note when it does not
-//!   decode); objdump does the same, so counts agree with it.
+//! - The scan is a linear sweep over executable sections, like objdump's, so
+//!   `by_mnemonic` agrees with objdump. Data embedded in `.text` decodes as
+//!   instructions too: sites outside every `.eh_frame` FDE and sized symbol
+//!   are counted apart (`outside_functions`) and kept out of the verdict,
+//!   which also drops atomics in hand-written assembly that has neither.
 //! - A helper is recognised by shape only in libgcc's form
 //!   (`adrp; ldrb; cbz` then an LSE instruction and an LL/SC fallback).
 //! - riscv64 LR/SC loops are paired by position, not by the retry branch.
+//! - In a stripped binary, a function with no FDE and no `.dynsym` entry is
+//!   merged into the function before it in `--by-function`.
 #![deny(missing_docs)]
 
 mod aarch64;
