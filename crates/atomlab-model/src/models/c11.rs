@@ -51,31 +51,41 @@ impl Model for C11 {
         let crel = st.rel | (st.sc & (w | f)) | st.acq_rel;
         let ccon = r & st.con;
         let fr = rf.inv().seq(&mo);
-        let dd = (s.data | s.addr).plus();
         let fsb = sb.dom(f);
         let sbf = sb.rng(f);
-        let rs_prime = s.int | Rel::cross(n, all, r & w);
-        let rs = (mo & rs_prime) - (mo - rs_prime).seq(&mo);
-        let swra = s.ext
-            & Rel::id(n, crel)
-                .seq(&fsb.opt())
-                .rng(a & w)
-                .seq(&rs.opt())
-                .seq(&rf)
-                .rng(r & a)
-                .seq(&sbf.opt())
-                .rng(cacq);
-        let pp_asw = asw - asw.seq(&sb);
-        let sw = pp_asw | swra;
-        let cad = ((rf & sb) | dd).plus();
-        let dob = (s.ext
-            & Rel::id(n, w & crel)
-                .seq(&fsb.opt())
-                .rng(a & w)
-                .seq(&rs.opt())
-                .seq(&rf)
-                .rng(ccon))
-        .seq(&cad.opt());
+        // Release sequences feed synchronisation (swra) and consume ordering
+        // (dob); without release writes both are empty.
+        let (sw, dob) = if crel & (w | f) == 0 {
+            (asw - asw.seq(&sb), Rel::empty(n))
+        } else {
+            let rs_prime = s.int | Rel::cross(n, all, r & w);
+            let rs = (mo & rs_prime) - (mo - rs_prime).seq(&mo);
+            let swra = s.ext
+                & Rel::id(n, crel)
+                    .seq(&fsb.opt())
+                    .rng(a & w)
+                    .seq(&rs.opt())
+                    .seq(&rf)
+                    .rng(r & a)
+                    .seq(&sbf.opt())
+                    .rng(cacq);
+            let pp_asw = asw - asw.seq(&sb);
+            let dob = if ccon == 0 {
+                Rel::empty(n)
+            } else {
+                let dd = (s.data | s.addr).plus();
+                let cad = ((rf & sb) | dd).plus();
+                (s.ext
+                    & Rel::id(n, w & crel)
+                        .seq(&fsb.opt())
+                        .rng(a & w)
+                        .seq(&rs.opt())
+                        .seq(&rf)
+                        .rng(ccon))
+                .seq(&cad.opt())
+            };
+            (pp_asw | swra, dob)
+        };
         let ithbr = sw | dob | sw.seq(&sb);
         let ithb = (ithbr | sb.seq(&ithbr)).plus();
         let hb = sb | ithb;
@@ -155,29 +165,32 @@ impl Model for C11 {
             return violation("Rmw", explain, &[("rf", rf), ("mo", mo)], None);
         }
         let sc = st.sc;
-        let r1 = hb;
-        let r2 = fsb.opt().seq(&mo).seq(&sbf.opt());
-        let r3 = rf.inv().rng(sc).seq(&mo);
-        let r4 = rf.inv().seq(&hbl).rng(w);
-        let r5 = fsb.seq(&fr);
-        let r6 = fr.seq(&sbf);
-        let r7 = fsb.seq(&fr).seq(&sbf);
-        let scp = r1 | r2 | r3 | r4 | r5 | r6 | r7;
-        let spartial = (Rel::cross(n, sc, sc) & scp).noid();
-        if !spartial.acyclic() {
-            let sc2 = |r: Rel| (Rel::cross(n, sc, sc) & r).noid();
-            return violation(
-                "Spartial",
-                explain,
-                &[
-                    ("hb", sc2(r1)),
-                    ("mo", sc2(r2)),
-                    ("rf^-1;mo", sc2(r3)),
-                    ("rf^-1;hb", sc2(r4)),
-                    ("fr", sc2(r5 | r6 | r7)),
-                ],
-                Some(sc),
-            );
+        if sc != 0 {
+            let sc = st.sc;
+            let r1 = hb;
+            let r2 = fsb.opt().seq(&mo).seq(&sbf.opt());
+            let r3 = rf.inv().rng(sc).seq(&mo);
+            let r4 = rf.inv().seq(&hbl).rng(w);
+            let r5 = fsb.seq(&fr);
+            let r6 = fr.seq(&sbf);
+            let r7 = fsb.seq(&fr).seq(&sbf);
+            let scp = r1 | r2 | r3 | r4 | r5 | r6 | r7;
+            let spartial = (Rel::cross(n, sc, sc) & scp).noid();
+            if !spartial.acyclic() {
+                let sc2 = |r: Rel| (Rel::cross(n, sc, sc) & r).noid();
+                return violation(
+                    "Spartial",
+                    explain,
+                    &[
+                        ("hb", sc2(r1)),
+                        ("mo", sc2(r2)),
+                        ("rf^-1;mo", sc2(r3)),
+                        ("rf^-1;hb", sc2(r4)),
+                        ("fr", sc2(r5 | r6 | r7)),
+                    ],
+                    Some(sc),
+                );
+            }
         }
         let m = st.m;
         let cnf = (Rel::cross(n, w, all) | Rel::cross(n, all, w)) & s.loc & Rel::cross(n, m, m);

@@ -23,6 +23,30 @@ use crate::rel::{full_set, Rel};
 /// RC11.
 pub struct Rc11;
 
+impl Rc11 {
+    /// `rs` and `sw` (release sequences and synchronises-with).
+    fn sw(&self, x: &Execution<'_>, atomic_w: u64, rel: u64, acq: u64, myrmw: &Rel) -> Rel {
+        let s = x.s;
+        let n = s.n;
+        let st = &s.sets;
+        let (r, w, f) = (st.r, st.w, st.f);
+        let sb = s.po;
+        let rf = x.rf;
+        let rs = Rel::id(n, w)
+            .seq(&(sb & s.loc).opt())
+            .rng(atomic_w)
+            .seq(&rf.seq(myrmw).star());
+        let atomic_r = r & (st.rlx | st.rel | st.acq | st.acq_rel | st.sc);
+        Rel::id(n, rel)
+            .seq(&Rel::id(n, f).seq(&sb).opt())
+            .seq(&rs)
+            .seq(&rf)
+            .rng(atomic_r)
+            .seq(&sb.rng(f).opt())
+            .rng(acq)
+    }
+}
+
 impl Model for Rc11 {
     fn name(&self) -> &'static str {
         "rc11"
@@ -32,28 +56,27 @@ impl Model for Rc11 {
         let s = x.s;
         let n = s.n;
         let st = &s.sets;
-        let (r, w, f) = (st.r, st.w, st.f);
+        let (w, f) = (st.w, st.f);
         let sb = s.po;
         let mo = x.co;
         let rf = x.rf;
         let myrmw = Rel::id(n, st.upd) | s.rmw;
         let rb = x.fr;
         let eco = (rf | mo | rb).plus();
+        // Cheap axioms first when no explanation is wanted (the verdict does
+        // not depend on the order).
+        if !explain && !(sb | rf).acyclic() {
+            return violation("no-thin-air", false, &[], None);
+        }
         let atomic_w = w & (st.rlx | st.rel | st.acq_rel | st.acq | st.sc);
-        let rs = Rel::id(n, w)
-            .seq(&(sb & s.loc).opt())
-            .rng(atomic_w)
-            .seq(&rf.seq(&myrmw).star());
         let rel = st.rel | st.acq_rel | st.sc;
         let acq = st.acq | st.acq_rel | st.sc;
-        let atomic_r = r & (st.rlx | st.rel | st.acq | st.acq_rel | st.sc);
-        let sw = Rel::id(n, rel)
-            .seq(&Rel::id(n, f).seq(&sb).opt())
-            .seq(&rs)
-            .seq(&rf)
-            .rng(atomic_r)
-            .seq(&sb.rng(f).opt())
-            .rng(acq);
+        // Without release and acquire events there is no synchronisation.
+        let sw = if rel == 0 || acq == 0 {
+            Rel::empty(n)
+        } else {
+            self.sw(x, atomic_w, rel, acq, &myrmw)
+        };
         let hb = (sb | sw).plus();
 
         // Coherence.
@@ -110,16 +133,18 @@ impl Model for Rc11 {
         // SC: partial SC order.
         let sc = st.sc;
         let fsc = f & sc;
-        let sbl = sb - s.loc;
-        let hbl = hb & s.loc;
-        let scb = sb | sbl.seq(&hb).seq(&sbl) | hbl | mo | rb;
-        let left = Rel::id(n, sc) | Rel::id(n, fsc).seq(&hb.opt());
-        let right = Rel::id(n, sc) | hb.opt().rng(fsc);
-        let pscb = left.seq(&scb).seq(&right);
-        let pscf = Rel::id(n, fsc).seq(&(hb | hb.seq(&eco).seq(&hb))).rng(fsc);
-        let psc = pscb | pscf;
-        if !psc.acyclic() {
-            return violation("SC", explain, &[("psc", psc)], Some(sc));
+        if sc != 0 {
+            let sbl = sb - s.loc;
+            let hbl = hb & s.loc;
+            let scb = sb | sbl.seq(&hb).seq(&sbl) | hbl | mo | rb;
+            let left = Rel::id(n, sc) | Rel::id(n, fsc).seq(&hb.opt());
+            let right = Rel::id(n, sc) | hb.opt().rng(fsc);
+            let pscb = left.seq(&scb).seq(&right);
+            let pscf = Rel::id(n, fsc).seq(&(hb | hb.seq(&eco).seq(&hb))).rng(fsc);
+            let psc = pscb | pscf;
+            if !psc.acyclic() {
+                return violation("SC", explain, &[("psc", psc)], Some(sc));
+            }
         }
         if !(sb | rf).acyclic() {
             return violation("no-thin-air", explain, &[("sb", sb), ("rf", rf)], None);
