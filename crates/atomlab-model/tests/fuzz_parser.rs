@@ -1,0 +1,270 @@
+//! Property-based fuzzing of the litmus parser and the checker behind it
+//! (proptest): for mutated versions of the golden tests and for random text
+//! in the litmus alphabet, parsing returns a test or a positioned error and
+//! never panics; whatever parses is checked under every model with a short
+//! deadline, which must return a verdict, TIMEOUT, n/a or an error, never
+//! panic or hang.
+//!
+//! `cargo test` runs a small number of cases. A long run:
+//! `ATOMLAB_FUZZ_CASES=2000000 nice -n 19 cargo test --release -p atomlab-model --test fuzz_parser`
+//! (BENCHMARKS.md records how long it ran clean).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use atomlab_model::{check_test, CheckOptions, MODEL_NAMES};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+fn seeds() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        v.sort();
+        for p in v {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "litmus") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus"),
+        &mut files,
+    );
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect()
+}
+
+/// One edit to a test's text.
+#[derive(Debug, Clone)]
+enum Edit {
+    Delete(usize, usize),
+    Insert(usize, String),
+    Replace(usize, String),
+    Duplicate(usize, usize),
+    Truncate(usize),
+}
+
+const TOKENS: &[&str] = &[
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ";",
+    "|",
+    ",",
+    ":",
+    "=",
+    "!=",
+    "/\\",
+    "\\/",
+    "~",
+    "*",
+    "&",
+    "#",
+    "$",
+    "-",
+    "P0",
+    "P1",
+    "P9",
+    "0:",
+    "1:",
+    "7:",
+    "X0",
+    "W1",
+    "WZR",
+    "EAX",
+    "r0",
+    "x",
+    "y",
+    "exists",
+    "forall",
+    "~exists",
+    "filter",
+    "locations",
+    "LDR",
+    "STR",
+    "LDAR",
+    "STLR",
+    "CAS",
+    "SWP",
+    "LDADDAL",
+    "DMB",
+    "ISB",
+    "CBNZ",
+    "B.EQ",
+    "L0:",
+    "MOV",
+    "EOR",
+    "MFENCE",
+    "LOCK",
+    "XCHG",
+    "CMPXCHG",
+    "[x]",
+    "atomic_load_explicit",
+    "atomic_store_explicit",
+    "atomic_fetch_add_explicit",
+    "atomic_compare_exchange_strong",
+    "memory_order_seq_cst",
+    "memory_order_relaxed",
+    "if",
+    "else",
+    "int",
+    "(*",
+    "*)",
+    "\"",
+    "\n",
+    " ",
+    "0x",
+    "99999999999999999999",
+    "-1",
+    "é",
+    "\0",
+];
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let tok = proptest::sample::select(TOKENS).prop_map(str::to_string);
+    let text = prop_oneof![tok.clone(), "[ -~\n]{0,12}"];
+    prop_oneof![
+        (any::<usize>(), 1usize..20).prop_map(|(a, n)| Edit::Delete(a, n)),
+        (any::<usize>(), text.clone()).prop_map(|(a, s)| Edit::Insert(a, s)),
+        (any::<usize>(), text).prop_map(|(a, s)| Edit::Replace(a, s)),
+        (any::<usize>(), 1usize..40).prop_map(|(a, n)| Edit::Duplicate(a, n)),
+        any::<usize>().prop_map(Edit::Truncate),
+    ]
+}
+
+fn boundary(s: &str, at: usize) -> usize {
+    let mut i = at % (s.len() + 1);
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn apply(mut s: String, edits: &[Edit]) -> String {
+    for e in edits {
+        match e {
+            Edit::Delete(a, n) => {
+                let i = boundary(&s, *a);
+                let j = boundary(&s, i + n);
+                if j > i {
+                    s.replace_range(i..j, "");
+                }
+            }
+            Edit::Insert(a, t) => {
+                let i = boundary(&s, *a);
+                s.insert_str(i, t);
+            }
+            Edit::Replace(a, t) => {
+                let i = boundary(&s, *a);
+                let j = boundary(&s, i + t.len());
+                if j >= i {
+                    s.replace_range(i..j, t);
+                }
+            }
+            Edit::Duplicate(a, n) => {
+                let i = boundary(&s, *a);
+                let j = boundary(&s, i + n);
+                if j > i {
+                    let piece = s[i..j].to_string();
+                    s.insert_str(j, &piece);
+                }
+            }
+            Edit::Truncate(a) => {
+                let i = boundary(&s, *a);
+                s.truncate(i);
+            }
+        }
+    }
+    s
+}
+
+/// Parses and, if that works, checks under every model with a deadline.
+fn exercise(src: &str) {
+    match atomlab_litmus::parse("<fuzz>", src) {
+        Err(e) => {
+            assert!(
+                e.line >= 1 && e.column >= 1,
+                "error without a position: {e}"
+            );
+            assert!(!e.message.is_empty());
+        }
+        Ok(t) => {
+            let opts = CheckOptions {
+                deadline: Some(Instant::now() + Duration::from_millis(50)),
+                explain: true,
+                ..CheckOptions::default()
+            };
+            let start = Instant::now();
+            let out = check_test(&t, MODEL_NAMES, &opts);
+            assert_eq!(out.len(), MODEL_NAMES.len());
+            // The deadline is honoured (generously, for a loaded machine).
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "check took {:?}",
+                start.elapsed()
+            );
+        }
+    }
+}
+
+fn cases() -> u32 {
+    std::env::var("ATOMLAB_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300)
+}
+
+#[test]
+fn mutated_tests_never_panic() {
+    let seeds = seeds();
+    assert!(!seeds.is_empty());
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (0..seeds.len(), proptest::collection::vec(edit(), 1..6));
+    let start = Instant::now();
+    runner
+        .run(&strategy, |(k, edits)| {
+            let src = apply(seeds[k].clone(), &edits);
+            exercise(&src);
+            Ok(())
+        })
+        .unwrap();
+    eprintln!(
+        "mutated_tests_never_panic: {} cases in {:.1} s",
+        cases(),
+        start.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn random_text_never_panics() {
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let tok = proptest::sample::select(TOKENS).prop_map(str::to_string);
+    let strategy =
+        proptest::collection::vec(prop_oneof![tok, "[ -~]{0,6}"], 0..60).prop_map(|v| v.join(" "));
+    let heads = ["C t\n{}\n", "X86 t\n{}\n", "AArch64 t\n{}\n", ""];
+    runner
+        .run(&(0..heads.len(), strategy), |(h, body)| {
+            exercise(&format!("{}{}", heads[h], body));
+            Ok(())
+        })
+        .unwrap();
+}
