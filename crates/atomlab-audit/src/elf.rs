@@ -209,15 +209,26 @@ impl<'a> Image<'a> {
 
         let fdes = eh_frame_ranges(&file, &mut notes);
         let fde_starts = fdes.iter().map(|r| r.0).collect();
-        let mut extents: Vec<(u64, u64)> = fdes
-            .into_iter()
-            .chain(
-                symbols
-                    .iter()
-                    .filter(|s| s.size > 0)
-                    .map(|s| (s.addr, s.addr.saturating_add(s.size))),
-            )
+        // A function symbol without a size (hand-written assembly without
+        // `.size`) reaches to the next known start.
+        let mut starts: Vec<u64> = symbols
+            .iter()
+            .map(|s| s.addr)
+            .chain(fdes.iter().map(|f| f.0))
             .collect();
+        starts.sort_unstable();
+        let next_start = |a: u64| {
+            let i = starts.partition_point(|&s| s <= a);
+            starts.get(i).copied().unwrap_or(a)
+        };
+        let sized: Vec<(u64, u64)> = symbols
+            .iter()
+            .map(|s| match s.size {
+                0 => (s.addr, next_start(s.addr)),
+                n => (s.addr, s.addr.saturating_add(n)),
+            })
+            .collect();
+        let mut extents: Vec<(u64, u64)> = fdes.into_iter().chain(sized).collect();
         extents.sort_unstable();
         let mut merged: Vec<(u64, u64)> = Vec::with_capacity(extents.len());
         for (a, b) in extents {

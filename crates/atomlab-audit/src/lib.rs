@@ -22,9 +22,10 @@
 //! # Limitations
 //! - The scan is a linear sweep over executable sections, like objdump's, so
 //!   `by_mnemonic` agrees with objdump. Data embedded in `.text` decodes as
-//!   instructions too: sites outside every `.eh_frame` FDE and sized symbol
-//!   are counted apart (`outside_functions`) and kept out of the verdict,
-//!   which also drops atomics in hand-written assembly that has neither.
+//!   instructions too: sites outside every `.eh_frame` FDE and function
+//!   symbol (an unsized one reaches to the next start) are counted apart
+//!   (`outside_functions`) and kept out of the verdict; in a stripped binary
+//!   that also drops atomics in hand-written assembly that has no CFI.
 //! - A helper is recognised by shape only in libgcc's form
 //!   (`adrp; ldrb; cbz` then an LSE instruction and an LL/SC fallback).
 //! - riscv64 LR/SC loops are paired by position, not by the retry branch.

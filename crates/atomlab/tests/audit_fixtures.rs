@@ -466,3 +466,32 @@ fn aarch64_plt_calls_to_helpers() {
         assert_eq!(a["verdict"]["kind"], "outline_atomics");
     }
 }
+
+#[test]
+fn aarch64_asm_without_size_or_cfi_still_counts_when_it_has_a_symbol() {
+    if !have_tools("aarch64_asm_without_size_or_cfi", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("unsized");
+    let src = std::fs::read_to_string(support_dir().join("asm_a64.S")).unwrap();
+    let bare: String = src
+        .lines()
+        .filter(|l| !l.contains(".size") && !l.contains(".cfi_"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let asm = dir.join("bare.S");
+    std::fs::write(&asm, bare).unwrap();
+    let bin = dir.join("bare");
+    run_ok(
+        std::process::Command::new(A64_CC)
+            .args(["-O2", "-march=armv8.4-a+rcpc", "-o"])
+            .arg(&bin)
+            .arg(support_dir().join("asm_main.c"))
+            .arg(&asm),
+    );
+    let (a, _) = audit_json(&bin, &[]);
+    // rare_forms: 8 LSE instructions and 2 LL/SC loops, none lost as "data".
+    assert_eq!(class(&a["by_class"], "lse"), 8, "{}", a["by_class"]);
+    assert_eq!(class(&a["by_class"], "llsc_loop"), 2, "{}", a["by_class"]);
+    assert!(a["outside_functions"].as_object().unwrap().is_empty());
+}
