@@ -92,6 +92,7 @@ pub struct Detector {
     counts: [AtomicU64; 12],
     seen: AtomicBool,
     first: Mutex<Option<Violation>>,
+    cpu_ns: AtomicU64,
 }
 
 impl Default for Detector {
@@ -108,6 +109,7 @@ impl Detector {
             counts: Default::default(),
             seen: AtomicBool::new(false),
             first: Mutex::new(None),
+            cpu_ns: AtomicU64::new(0),
         }
     }
 
@@ -140,6 +142,18 @@ impl Detector {
                 });
             }
         }
+    }
+
+    /// Adds a worker's CPU time during the run.
+    pub fn add_cpu_ns(&self, ns: u64) {
+        // ORDERING: Relaxed: a sum read after the threads are joined.
+        self.cpu_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    /// The workers' CPU time during the run, in seconds.
+    pub fn cpu_seconds(&self) -> f64 {
+        // ORDERING: read after the threads are joined (join synchronises).
+        self.cpu_ns.load(Ordering::Relaxed) as f64 / 1e9
     }
 
     /// Violations by kind (only kinds seen).

@@ -29,6 +29,9 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// The command that replays the run.
     pub replay: String,
+    /// The workers' CPU time over the wall time: how many of them really ran
+    /// at once, on average (spinning counts as running).
+    pub parallelism: Option<f64>,
 }
 
 impl Outcome {
@@ -42,6 +45,16 @@ impl Outcome {
         notes: Vec<String>,
     ) -> Outcome {
         let violations = det.counts();
+        let cpu = det.cpu_seconds();
+        let parallelism = (cpu > 0.0 && seconds > 0.0).then(|| cpu / seconds);
+        let possible = plan.threads.min(plan.cpus.len().max(1)) as f64;
+        let mut notes = notes;
+        if let Some(p) = parallelism {
+            notes.push(format!(
+                "parallelism {p:.2} of {possible} possible (worker CPU time over wall time)"
+            ));
+        }
+        let starved = parallelism.is_some_and(|p| possible >= 2.0 && p < 0.75 * possible);
         let total: u64 = violations.iter().map(|(_, n)| n).sum();
         let correct = !is_broken(variant);
         let unit = plan.scenario.ops_unit();
@@ -50,6 +63,14 @@ impl Outcome {
             (true, n) => (
                 Verdict::Fail,
                 format!("{n} violations of a variant meant to be correct"),
+            ),
+            (false, 0) if starved => (
+                Verdict::NotObserved,
+                format!(
+                    "{}; and the threads seldom ran at the same time (parallelism {:.2} of {possible}: the machine is busy), so this run is weak evidence",
+                    not_observed_reason(variant, ops, unit),
+                    parallelism.unwrap_or(0.0)
+                ),
             ),
             (false, 0) => (
                 Verdict::NotObserved,
@@ -71,6 +92,7 @@ impl Outcome {
             reason,
             notes,
             replay: plan.replay_line(variant),
+            parallelism,
         }
     }
 
@@ -103,6 +125,14 @@ impl Outcome {
             vec![self.seconds],
         ));
         r.metrics.push(count("violations", self.total_violations()));
+        if let Some(p) = self.parallelism {
+            r.metrics.push(Metric::new(
+                "parallelism",
+                Unit::Ratio,
+                Source::Rusage,
+                vec![p],
+            ));
+        }
         for (k, n) in &self.violations {
             r.metrics
                 .push(count(&format!("violations:{}", k.name()), *n));

@@ -165,6 +165,7 @@ fn correct_variants_pass_and_the_json_replays() {
         assert_eq!(metric(r, "violations"), Some(0.0));
         assert!(metric(r, "seconds").unwrap() > 0.0);
         assert!(metric(r, "time_to_first_violation").is_none());
+        assert!(metric(r, "parallelism").unwrap() > 0.0, "{r}");
         let replay = r["parameters"]["replay"].as_str().unwrap();
         assert!(
             replay.starts_with("atomlab stress mutex --variant ")

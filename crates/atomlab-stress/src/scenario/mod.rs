@@ -79,7 +79,10 @@ pub(crate) fn run_threads<T: Send>(
                 s.spawn(move || {
                     place(plan, t);
                     line.wait();
-                    body(t)
+                    let cpu0 = crate::affinity::thread_cpu_ns();
+                    let out = body(t);
+                    det.add_cpu_ns(crate::affinity::thread_cpu_ns().saturating_sub(cpu0));
+                    out
                 })
             })
             .collect();
