@@ -65,14 +65,21 @@ impl Machine {
     /// reported as `unknown`.
     pub fn detect() -> Machine {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let virtualised = cpuinfo_flags(&cpuinfo).any(|f| f == "hypervisor");
+        let emulated = under_qemu_user() || cpuinfo_is_foreign(&cpuinfo, std::env::consts::ARCH);
+        // Under user-mode emulation /proc/cpuinfo describes the host.
+        let virtualised = !emulated && cpuinfo_flags(&cpuinfo).any(|f| f == "hypervisor");
+        let cpu_model = if emulated {
+            format!("emulated {} (host: {})", std::env::consts::ARCH, cpu_model(&cpuinfo))
+        } else {
+            cpu_model(&cpuinfo)
+        };
         Machine {
             arch: std::env::consts::ARCH.to_string(),
-            cpu_model: cpu_model(&cpuinfo),
+            cpu_model,
             cpus: usable_cpus(),
             features: runtime_features(),
             virtualised,
-            emulated: under_qemu_user(),
+            emulated,
             kernel: kernel(),
             rustc: env!("ATOMLAB_RUSTC_VERSION").to_string(),
             target: env!("ATOMLAB_TARGET").to_string(),
@@ -182,6 +189,31 @@ fn kernel() -> String {
     format!("{} {}", field(&u.sysname), field(&u.release))
 }
 
+/// The architecture a `/proc/cpuinfo` describes, from the fields each kernel
+/// port writes: `vendor_id` on x86, `CPU implementer` on Arm, `isa` on RISC-V.
+pub fn cpuinfo_arch(cpuinfo: &str) -> Option<&'static str> {
+    let has = |key: &str| {
+        cpuinfo
+            .lines()
+            .any(|l| l.split_once(':').is_some_and(|(k, _)| k.trim() == key))
+    };
+    if has("vendor_id") {
+        Some("x86_64")
+    } else if has("CPU implementer") {
+        Some("aarch64")
+    } else if has("isa") && has("mmu") {
+        Some("riscv64")
+    } else {
+        None
+    }
+}
+
+/// True when `/proc/cpuinfo` describes another architecture than the one we
+/// were built for: qemu-user passes the host's file through.
+fn cpuinfo_is_foreign(cpuinfo: &str, arch: &str) -> bool {
+    cpuinfo_arch(cpuinfo).is_some_and(|a| a != arch)
+}
+
 /// qemu-user leaves its own binary as the process's interpreter: the
 /// auxiliary vector's `AT_EXECFN` still names us, but `/proc/self/exe` is the
 /// emulator.
@@ -246,6 +278,20 @@ mod tests {
         let info = "CPU implementer\t: 0x42\nCPU part\t: 0x001\n";
         assert_eq!(cpu_model(info), "Arm implementer 0x42 part 0x001");
         assert_eq!(cpu_model(""), "unknown");
+    }
+
+    #[test]
+    fn a_foreign_cpuinfo_means_emulation() {
+        let x86 = "vendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\n";
+        let arm = "CPU implementer\t: 0x41\nCPU part\t: 0xd0c\n";
+        let rv = "isa\t\t: rv64imafdc\nmmu\t\t: sv48\n";
+        assert_eq!(cpuinfo_arch(x86), Some("x86_64"));
+        assert_eq!(cpuinfo_arch(arm), Some("aarch64"));
+        assert_eq!(cpuinfo_arch(rv), Some("riscv64"));
+        assert_eq!(cpuinfo_arch(""), None);
+        assert!(cpuinfo_is_foreign(x86, "aarch64"));
+        assert!(!cpuinfo_is_foreign(arm, "aarch64"));
+        assert!(!cpuinfo_is_foreign("", "riscv64"));
     }
 
     #[test]
