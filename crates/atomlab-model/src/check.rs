@@ -225,6 +225,31 @@ pub fn check_test(test: &Test, models: &[&str], opts: &CheckOptions) -> Vec<Mode
         .collect()
 }
 
+/// Whether every read of the chosen traces can read from some write of
+/// theirs or the initial state (same location, same value).
+fn values_feasible(chosen: &[&Trace], init: &[i64]) -> bool {
+    use crate::interp::Kind;
+    for (ti, tr) in chosen.iter().enumerate() {
+        for e in &tr.events {
+            if !matches!(e.kind, Kind::Read | Kind::Update) || init[e.loc] == e.rval {
+                continue;
+            }
+            let found = chosen.iter().enumerate().any(|(tj, other)| {
+                other.events.iter().any(|w| {
+                    matches!(w.kind, Kind::Write | Kind::Update)
+                        && w.loc == e.loc
+                        && w.wval == e.rval
+                        && !(tj == ti && std::ptr::eq(w, e))
+                })
+            });
+            if !found {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 struct Acc {
     states: BTreeMap<Vec<Value>, bool>,
     forbidden: BTreeMap<Vec<Value>, Forbidden>,
@@ -281,17 +306,28 @@ fn run(
             .enumerate()
             .map(|(i, &k)| &traces[i][k])
             .collect();
-        let sk = Skeleton::build(t, &init, &chosen)?;
+        // Every value read must be written by someone in this combination
+        // (or be the initial value); otherwise no reads-from exists.
+        let feasible = values_feasible(&chosen, &init);
+        let sk = if feasible {
+            Some(Skeleton::build(t, &init, &chosen)?)
+        } else {
+            None
+        };
         let mut choices: Vec<Vec<LocChoice>> = Vec::with_capacity(nl);
         for l in 0..nl {
-            let c = loc_choices(&sk, l, &mut budget)?;
+            let Some(sk) = sk.as_ref() else { break };
+            let c = loc_choices(sk, l, &mut budget)?;
             let empty = c.is_empty();
             choices.push(c);
             if empty {
                 break;
             }
         }
-        if choices.len() == nl && choices.iter().all(|c| !c.is_empty()) {
+        if let (Some(sk), true) = (
+            sk.as_ref(),
+            choices.len() == nl && choices.iter().all(|c| !c.is_empty()),
+        ) {
             let mut ci = vec![0usize; nl];
             loop {
                 candidates += 1;
@@ -307,7 +343,7 @@ fn run(
                     .enumerate()
                     .map(|(l, &k)| &choices[l][k])
                     .collect();
-                let x = Execution::from_choices(&sk, &sel);
+                let x = Execution::from_choices(sk, &sel);
                 let get = |v: &StateVar| -> Value {
                     match v {
                         StateVar::Reg { thread, reg } => {
