@@ -47,6 +47,9 @@ pub(crate) struct Image<'a> {
     /// Known function extents (FDE ranges, sized symbols), merged and sorted.
     pub extents: Vec<(u64, u64)>,
     pub entry: u64,
+    /// GNU indirect functions (STT_GNU_IFUNC) defined here: implementations
+    /// picked at load time, often by CPU feature.
+    pub ifuncs: usize,
     pub notes: Vec<String>,
 }
 
@@ -172,7 +175,13 @@ impl<'a> Image<'a> {
 
         let has_symtab = file.symbol_table().is_some();
         let mut symbols = Vec::new();
+        let mut ifuncs = std::collections::HashSet::new();
         for sym in file.symbols().chain(file.dynamic_symbols()) {
+            if let object::SymbolFlags::Elf { st_info, .. } = sym.flags() {
+                if st_info.st_type() == object::elf::STT_GNU_IFUNC && !sym.is_undefined() {
+                    ifuncs.insert(sym.address());
+                }
+            }
             if sym.kind() != SymbolKind::Text || sym.address() == 0 || sym.is_undefined() {
                 continue;
             }
@@ -246,6 +255,7 @@ impl<'a> Image<'a> {
             fde_starts,
             extents: merged,
             entry: file.entry(),
+            ifuncs: ifuncs.len(),
             notes,
         })
     }

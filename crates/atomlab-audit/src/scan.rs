@@ -190,6 +190,12 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
         ));
     }
 
+    if image.ifuncs > 0 && image.arch == Arch::Aarch64 && by_class.contains_key(&Class::Lse) {
+        notes.push(format!(
+            "{} GNU ifuncs: implementations are picked at load time, so inline LSE here may be reached only on CPUs that have it (libatomic does this)",
+            image.ifuncs
+        ));
+    }
     let mut audit = BinaryAudit {
         path: path.to_string(),
         arch: image.arch,

@@ -113,6 +113,8 @@ fn debian_arm64_packages_get_the_right_verdicts() {
     assert_eq!(atomic["verdict"]["kind"], "mixed", "{}", atomic["verdict"]);
     assert!(class(&atomic["by_class"], "lse") > 0);
     assert!(class(&atomic["by_class"], "llsc_loop") > 0);
+    let notes = atomic["notes"].to_string();
+    assert!(notes.contains("GNU ifuncs"), "{notes}");
     // --require no-llsc fails on libatomic alone.
     let out = atomlab()
         .args(["audit", "--require", "no-llsc"])
