@@ -51,7 +51,7 @@ impl Outcome {
         let mut notes = notes;
         if let Some(p) = parallelism {
             notes.push(format!(
-                "parallelism {p:.2} of {possible} possible (worker CPU time over wall time)"
+                "parallelism {p:.2} of {possible} possible (worker CPU time over wall time; waiters that yield do not count)"
             ));
         }
         let starved = parallelism.is_some_and(|p| possible >= 2.0 && p < 0.75 * possible);
@@ -67,7 +67,7 @@ impl Outcome {
             (false, 0) if starved => (
                 Verdict::NotObserved,
                 format!(
-                    "{}; and the threads seldom ran at the same time (parallelism {:.2} of {possible}: the machine is busy), so this run is weak evidence",
+                    "{}; and the threads seldom ran at the same time (parallelism {:.2} of {possible}: a busy machine, or waiters that yield), so this run is weak evidence",
                     not_observed_reason(variant, ops, unit),
                     parallelism.unwrap_or(0.0)
                 ),
@@ -157,7 +157,7 @@ impl Outcome {
 /// Why a broken variant may go uncaught here.
 fn not_observed_reason(variant: &str, ops: u64, unit: &str) -> String {
     let x86 = cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86");
-    let elsewhere = "run on Arm or RISC-V, or see the loom proof (crates/atomlab-prims/tests/loom_stress.rs) and `atomlab check`";
+    let elsewhere = "run on Arm or RISC-V, or see the loom proof (crates/atomlab-prims/tests/loom_stress.rs) and `atomlab check crates/atomlab-model/tests/litmus/c/MP+rlx.litmus` (message passing without release/acquire)";
     let why = match variant {
         "broken-relaxed-unlock" if x86 => {
             format!("x86-TSO makes every store a release, so a relaxed unlock still publishes the critical section; {elsewhere}")
@@ -174,13 +174,13 @@ fn not_observed_reason(variant: &str, ops: u64, unit: &str) -> String {
         "broken-relaxed-dec" if x86 => format!(
             "x86's `lock xadd` is a full barrier, so the missing acquire still happens; {elsewhere}"
         ),
-        "broken-acquire-fence-dequeue" => "C11 allows this load-buffering outcome, but x86, Arm and RISC-V forbid it (004; the IMM paper), so no hardware run can show it; only the compiler could. The loom proof shows it is a data race in the language; see `atomlab check` for LB+fences".to_string(),
+        "broken-acquire-fence-dequeue" => "C11 allows this load-buffering outcome, but x86, Arm and RISC-V forbid it (004; the IMM paper), so no hardware run can show it; only the compiler could. The loom proof shows it is a data race in the language; see `atomlab check --explain crates/atomlab-model/tests/litmus/c/LB+fence.acqs.litmus`".to_string(),
         "broken-relaxed-unlock" | "broken-relaxed-acquire" | "broken-relaxed-publish"
         | "broken-reader-nofence" | "broken-relaxed-dec" => {
             "the reordering is allowed here but was not seen: raise --ops, add --jitter or threads; the loom proof shows the bug".to_string()
         }
         "broken-peterson-nofence" | "broken-dekker-nofence" => {
-            "store buffering needs both threads to enter the protocol at the same moment on different CPUs, and two threads that take turns rarely do: add --jitter, keep --pin spread on 2+ CPUs, raise --ops".to_string()
+            "store buffering needs both threads to enter the protocol at the same moment on different CPUs, and two threads that take turns rarely do: add --jitter, keep --pin spread on 2+ CPUs, raise --ops; `atomlab check crates/atomlab-model/tests/litmus/c/SB+rel-acq.litmus` shows the reordering".to_string()
         }
         _ => "the race window is a few instructions wide and was not hit: raise --ops, add --jitter or threads".to_string(),
     };
