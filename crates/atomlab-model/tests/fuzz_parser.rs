@@ -5,8 +5,8 @@
 //! deadline, which must return a verdict, TIMEOUT, n/a or an error, never
 //! panic or hang.
 //!
-//! `cargo test` runs a small number of cases. A long run:
-//! `ATOMLAB_FUZZ_CASES=2000000 nice -n 19 cargo test --release -p atomlab-model --test fuzz_parser`
+//! `cargo test` runs a small number of cases. A long run, for a given time:
+//! `ATOMLAB_FUZZ_SECS=600 nice -n 19 cargo test --release -p atomlab-model --test fuzz_parser -- --nocapture`
 //! (BENCHMARKS.md records how long it ran clean).
 
 use std::path::{Path, PathBuf};
@@ -225,46 +225,65 @@ fn cases() -> u32 {
         .unwrap_or(300)
 }
 
+/// Seconds to keep fuzzing (0: one batch of `cases()`).
+fn secs() -> f64 {
+    std::env::var("ATOMLAB_FUZZ_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Runs batches of `cases()` with fresh seeds until `secs()` have passed;
+/// returns the number of cases run.
+fn fuzz<S: Strategy>(strategy: &S, test: impl Fn(S::Value)) -> u64 {
+    let start = Instant::now();
+    let mut total = 0u64;
+    loop {
+        let mut runner = TestRunner::new(Config {
+            cases: cases(),
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(strategy, |v| {
+                test(v);
+                Ok(())
+            })
+            .unwrap();
+        total += u64::from(cases());
+        if start.elapsed().as_secs_f64() >= secs() {
+            return total;
+        }
+    }
+}
+
 #[test]
 fn mutated_tests_never_panic() {
     let seeds = seeds();
     assert!(!seeds.is_empty());
-    let mut runner = TestRunner::new(Config {
-        cases: cases(),
-        failure_persistence: None,
-        ..Config::default()
-    });
     let strategy = (0..seeds.len(), proptest::collection::vec(edit(), 1..6));
     let start = Instant::now();
-    runner
-        .run(&strategy, |(k, edits)| {
-            let src = apply(seeds[k].clone(), &edits);
-            exercise(&src);
-            Ok(())
-        })
-        .unwrap();
+    let n = fuzz(&strategy, |(k, edits)| {
+        exercise(&apply(seeds[k].clone(), &edits))
+    });
     eprintln!(
-        "mutated_tests_never_panic: {} cases in {:.1} s",
-        cases(),
+        "mutated_tests_never_panic: {n} cases in {:.1} s",
         start.elapsed().as_secs_f64()
     );
 }
 
 #[test]
 fn random_text_never_panics() {
-    let mut runner = TestRunner::new(Config {
-        cases: cases(),
-        failure_persistence: None,
-        ..Config::default()
-    });
     let tok = proptest::sample::select(TOKENS).prop_map(str::to_string);
     let strategy =
         proptest::collection::vec(prop_oneof![tok, "[ -~]{0,6}"], 0..60).prop_map(|v| v.join(" "));
     let heads = ["C t\n{}\n", "X86 t\n{}\n", "AArch64 t\n{}\n", ""];
-    runner
-        .run(&(0..heads.len(), strategy), |(h, body)| {
-            exercise(&format!("{}{}", heads[h], body));
-            Ok(())
-        })
-        .unwrap();
+    let start = Instant::now();
+    let n = fuzz(&(0..heads.len(), strategy), |(h, body)| {
+        exercise(&format!("{}{}", heads[h], body))
+    });
+    eprintln!(
+        "random_text_never_panics: {n} cases in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
 }
