@@ -27,6 +27,7 @@
 //!   writes and decides the final non-atomic write separately).
 #![deny(missing_docs)]
 
+pub mod builtin;
 pub mod check;
 pub mod exec;
 pub mod explain;
