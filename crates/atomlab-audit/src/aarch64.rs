@@ -474,13 +474,11 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
     let mut helpers: Vec<Helper> = helpers.into_values().collect();
     helpers.sort_by_key(|h| h.addr);
 
-    // PLT stubs that jump to a helper through the GOT.
+    // PLT stubs and the imports they jump to through the GOT.
     for region in image.code.iter().filter(|r| r.name.starts_with(".plt")) {
         for (addr, slot) in plt_stubs(&decoder, region.addr, region.bytes) {
             if let Some(name) = image.got_slots.get(&slot) {
-                if parse_helper_name(name).is_some() {
-                    out.plt_helpers.insert(addr, name.clone());
-                }
+                out.plt.insert(addr, name.clone());
             }
         }
     }

@@ -68,11 +68,14 @@ pub enum Class {
     WideCas,
     /// RISC-V AMO (A extension).
     Amo,
+    /// A call to libatomic (`__atomic_fetch_add_4`…), which picks its
+    /// implementation at run time.
+    LibatomicCall,
 }
 
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 14] = [
+    pub const ALL: [Class; 15] = [
         Class::Lse,
         Class::LoadExclusive,
         Class::StoreExclusive,
@@ -87,6 +90,7 @@ impl Class {
         Class::XchgMem,
         Class::WideCas,
         Class::Amo,
+        Class::LibatomicCall,
     ];
 
     /// The snake_case name used in tables and JSON.
@@ -106,6 +110,7 @@ impl Class {
             Class::XchgMem => "xchg_mem",
             Class::WideCas => "wide_cas",
             Class::Amo => "amo",
+            Class::LibatomicCall => "libatomic_call",
         }
     }
 
@@ -121,6 +126,7 @@ impl Class {
                 | Class::XchgMem
                 | Class::WideCas
                 | Class::Amo
+                | Class::LibatomicCall
         )
     }
 }
@@ -219,6 +225,8 @@ pub enum VerdictKind {
     RiscvLrsc,
     /// riscv64: both AMOs and LR/SC.
     RiscvAmoAndLrsc,
+    /// Any architecture: atomics only through calls to libatomic.
+    LibatomicOnly,
 }
 
 /// Verdict on a binary: its kind and the sentence people read.
@@ -256,6 +264,8 @@ pub struct BinaryAudit {
     pub helpers: Vec<Helper>,
     /// Calls to outline helpers by helper name.
     pub outline_calls: BTreeMap<String, u64>,
+    /// Calls to libatomic by function name.
+    pub libatomic_calls: BTreeMap<String, u64>,
     /// LL/SC loops outside helpers by their load/store-exclusive pair
     /// (`ldaxr/stlxr`).
     pub llsc_loops: BTreeMap<String, u64>,
@@ -296,7 +306,7 @@ impl Requirement {
         let lse = audit.count(Class::Lse);
         let loops = audit.count(Class::LlscLoop);
         let excl = audit.count(Class::LoadExclusive);
-        let calls = audit.count(Class::OutlineCall);
+        let calls = audit.count(Class::OutlineCall) + audit.count(Class::LibatomicCall);
         let llsc = |n: u64, e: u64| {
             if n > 0 {
                 Err(format!("{n} inline LL/SC loops"))
@@ -310,7 +320,7 @@ impl Requirement {
             Requirement::Lse => {
                 llsc(loops, excl)?;
                 if calls > 0 {
-                    return Err(format!("{calls} calls to outline helpers"));
+                    return Err(format!("{calls} calls to outline helpers or libatomic"));
                 }
                 Ok(())
             }

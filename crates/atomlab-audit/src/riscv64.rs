@@ -15,7 +15,8 @@ use riscv_decode::Instruction as I;
 
 use crate::elf::Image;
 use crate::model::{Class, Order, Site};
-use crate::scan::{Loop, Scan};
+use crate::scan::{Call, Loop, Scan};
+use raki::{BaseIOpcode, COpcode, Decode, Isa, OpcodeKind};
 
 fn aqrl(raw: u32) -> (Order, &'static str) {
     let aq = raw & (1 << 26) != 0;
@@ -99,11 +100,28 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
         let bytes = region.bytes;
         let mut off = 0usize;
         let mut last_lr: Option<(u64, usize)> = None;
+        // The last AUIPC (register, pc + upper immediate), for AUIPC+JALR calls.
+        let mut last_auipc: Option<(usize, u64)> = None;
         while off + 2 <= bytes.len() {
             let low = u16::from_le_bytes([bytes[off], bytes[off + 1]]);
             let len = riscv_decode::instruction_length(low);
+            if len == 2 {
+                // C.J (quadrant 1, funct3 101): tail calls to the PLT.
+                if low & 0b11 == 0b01 && low >> 13 == 0b101 {
+                    if let Some(t) =
+                        branch_target(low.decode(Isa::Rv64).ok(), addr_at(region.addr, off))
+                    {
+                        out.calls.push(Call {
+                            addr: addr_at(region.addr, off),
+                            target: t,
+                        });
+                    }
+                }
+                off += 2;
+                continue;
+            }
             if len != 4 {
-                off += if len == 2 { 2 } else { len.max(2) };
+                off += len.max(2);
                 continue;
             }
             let Some(b) = bytes.get(off..off + 4) else {
@@ -113,10 +131,35 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
             let addr = region.addr.wrapping_add(off as u64);
             off += 4;
             // Only the AMO (0101111) and MISC-MEM (0001111) major opcodes
-            // hold what we classify; skip the decoder for everything else.
+            // hold what we classify; calls are JAL (1101111) and AUIPC
+            // (0010111) + JALR (1100111). Skip the decoder for the rest.
             let major = word & 0x7f;
-            if major != 0b010_1111 && major != 0b000_1111 {
-                continue;
+            match major {
+                0b110_1111 => {
+                    if let Some(t) = branch_target(word.decode(Isa::Rv64).ok(), addr) {
+                        out.calls.push(Call { addr, target: t });
+                    }
+                    continue;
+                }
+                0b001_0111 => {
+                    if let Ok(i) = word.decode(Isa::Rv64) {
+                        if let (Some(rd), Some(imm)) = (i.rd, i.imm) {
+                            last_auipc = Some((rd, addr.wrapping_add(upper20(imm))));
+                        }
+                    }
+                    continue;
+                }
+                0b110_0111 => {
+                    if let (Ok(i), Some((reg, base))) = (word.decode(Isa::Rv64), last_auipc) {
+                        if i.rs1 == Some(reg) {
+                            let t = base.wrapping_add(i.imm.unwrap_or(0) as i64 as u64);
+                            out.calls.push(Call { addr, target: t });
+                        }
+                    }
+                    continue;
+                }
+                0b010_1111 | 0b000_1111 => {}
+                _ => continue,
             }
             let Some((class, mnemonic, order, size)) = classify(word) else {
                 continue;
@@ -145,7 +188,54 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
             });
         }
     }
+    // PLT entries (RISC-V ELF psABI, "Procedure Linkage Table"):
+    // `auipc t3, %pcrel_hi(slot); ld t3, %pcrel_lo(slot)(t3); jalr t1, t3; nop`.
+    for region in image.code.iter().filter(|r| r.name.starts_with(".plt")) {
+        let words: Vec<u32> = region
+            .bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        for (i, pair) in words.windows(2).enumerate() {
+            let (Ok(a), Ok(l)) = (pair[0].decode(Isa::Rv64), pair[1].decode(Isa::Rv64)) else {
+                continue;
+            };
+            let is = |inst: &raki::Instruction, op: BaseIOpcode| matches!(&inst.opc, OpcodeKind::BaseI(o) if *o == op);
+            if is(&a, BaseIOpcode::AUIPC) && is(&l, BaseIOpcode::LD) && a.rd == l.rs1 {
+                let stub = addr_at(region.addr, 4 * i);
+                let slot = stub
+                    .wrapping_add(upper20(a.imm.unwrap_or(0)))
+                    .wrapping_add(l.imm.unwrap_or(0) as i64 as u64);
+                if let Some(name) = image.got_slots.get(&slot) {
+                    out.plt.insert(stub, name.clone());
+                }
+            }
+        }
+    }
     out
+}
+
+fn addr_at(base: u64, off: usize) -> u64 {
+    base.wrapping_add(off as u64)
+}
+
+/// AUIPC's 20-bit immediate (raki gives the raw field) as a byte offset.
+fn upper20(imm: i32) -> u64 {
+    ((((imm as u32) << 12) as i32) as i64) as u64
+}
+
+/// Target of a JAL or C.J decoded by raki (its immediates are sign-extended
+/// byte offsets).
+fn branch_target(inst: Option<raki::Instruction>, addr: u64) -> Option<u64> {
+    let inst = inst?;
+    let jump = matches!(
+        inst.opc,
+        OpcodeKind::BaseI(BaseIOpcode::JAL) | OpcodeKind::C(COpcode::J)
+    );
+    if !jump {
+        return None;
+    }
+    Some(addr.wrapping_add(inst.imm? as i64 as u64))
 }
 
 #[cfg(test)]

@@ -29,8 +29,8 @@ pub(crate) struct Scan {
     pub loops: Vec<Loop>,
     pub calls: Vec<Call>,
     pub helpers: Vec<Helper>,
-    /// PLT stub address → helper name.
-    pub plt_helpers: HashMap<u64, String>,
+    /// PLT stub address → the imported function it jumps to.
+    pub plt: HashMap<u64, String>,
     pub undecodable: u64,
 }
 
@@ -68,6 +68,26 @@ impl Functions {
 
     fn containing(&self, addr: u64) -> Option<usize> {
         self.starts.partition_point(|s| s.0 <= addr).checked_sub(1)
+    }
+}
+
+/// libatomic's entry points (`__atomic_fetch_add_4`, `__atomic_load_16`…).
+fn is_libatomic(name: &str) -> bool {
+    name.starts_with("__atomic_") && name != "__atomic_is_lock_free"
+}
+
+/// The start of the symbol containing `addr` (or `addr` itself).
+fn function_start(image: &Image<'_>, addr: u64) -> u64 {
+    let i = image.symbols.partition_point(|s| s.addr <= addr);
+    if i > 0
+        && addr
+            < image.symbols[i - 1]
+                .addr
+                .saturating_add(image.symbols[i - 1].size)
+    {
+        image.symbols[i - 1].addr
+    } else {
+        addr
     }
 }
 
@@ -118,19 +138,45 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
     let helper_at: HashMap<u64, &str> = helpers
         .iter()
         .map(|h| (h.addr, h.name.as_str()))
-        .chain(scan.plt_helpers.iter().map(|(a, n)| (*a, n.as_str())))
+        .chain(
+            scan.plt
+                .iter()
+                .filter(|(_, n)| crate::aarch64::parse_helper_name(n).is_some())
+                .map(|(a, n)| (*a, n.as_str())),
+        )
+        .collect();
+    // libatomic's entry points, through the PLT or linked in statically.
+    let libatomic_at: HashMap<u64, &str> = scan
+        .plt
+        .iter()
+        .map(|(a, n)| (*a, n.as_str()))
+        .chain(image.symbols.iter().map(|s| (s.addr, s.name.as_str())))
+        .filter(|(_, n)| is_libatomic(n))
         .collect();
     let mut outline_calls: BTreeMap<String, u64> = BTreeMap::new();
+    let mut libatomic_calls: BTreeMap<String, u64> = BTreeMap::new();
     let mut call_sites = 0u64;
+    let mut libatomic_sites = 0u64;
     for call in &scan.calls {
+        if in_helper(call.addr) {
+            continue;
+        }
         if let Some(name) = helper_at.get(&call.target) {
-            if in_helper(call.addr) {
-                continue;
-            }
             *outline_calls.entry((*name).to_string()).or_default() += 1;
             call_sites += 1;
             program.push((call.addr, Class::OutlineCall));
+        } else if let Some(name) = libatomic_at.get(&call.target) {
+            // libatomic calling itself is not the program's doing.
+            if libatomic_at.contains_key(&function_start(image, call.addr)) {
+                continue;
+            }
+            *libatomic_calls.entry((*name).to_string()).or_default() += 1;
+            libatomic_sites += 1;
+            program.push((call.addr, Class::LibatomicCall));
         }
+    }
+    if libatomic_sites > 0 {
+        by_class.insert(Class::LibatomicCall, libatomic_sites);
     }
     if call_sites > 0 {
         by_class.insert(Class::OutlineCall, call_sites);
@@ -211,6 +257,7 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
         by_mnemonic,
         helpers,
         outline_calls,
+        libatomic_calls,
         llsc_loops: loops,
         functions: functions_list,
         functions_known: functions.starts.len() as u64,
@@ -236,6 +283,28 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     }
 }
 
+fn libatomic_part(n: u64) -> String {
+    format!(
+        "{} (it picks its implementation at run time)",
+        plural(n, "call to libatomic", "calls to libatomic")
+    )
+}
+
+fn and_libatomic(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!("; and {}", libatomic_part(n))
+    }
+}
+
+fn libatomic_only(n: u64) -> Verdict {
+    Verdict {
+        kind: VerdictKind::LibatomicOnly,
+        words: format!("libatomic only: {}", libatomic_part(n)),
+    }
+}
+
 /// The verdict in the words of issue 5.
 pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
     let c = |k| audit.count(k);
@@ -246,8 +315,12 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
             // Exclusives that did not close into a recognised loop still make
             // the code LL/SC.
             let llsc = c(Class::LlscLoop).max(c(Class::StoreExclusive));
+            let libatomic = c(Class::LibatomicCall);
             let outline = c(Class::OutlineCall) + c(Class::OutlineHelper);
-            match (lse > 0, llsc > 0, outline > 0) {
+            if lse + llsc + outline == 0 && libatomic > 0 {
+                return libatomic_only(libatomic);
+            }
+            match (lse > 0, llsc > 0, outline + libatomic > 0) {
                 (false, false, false) => v(VerdictKind::NoAtomics, "no atomics".into()),
                 (false, false, true) => v(
                     VerdictKind::OutlineAtomics,
@@ -263,6 +336,9 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                 ),
                 _ => {
                     let mut parts = Vec::new();
+                    if libatomic > 0 {
+                        parts.push(libatomic_part(libatomic));
+                    }
                     if outline > 0 {
                         parts.push(format!(
                             "{} to {} (LSE chosen at run time)",
@@ -298,39 +374,50 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
         }
         Arch::X86_64 => {
             let (locked, xchg, wide) = (c(Class::LockedRmw), c(Class::XchgMem), c(Class::WideCas));
+            let libatomic = c(Class::LibatomicCall);
             if locked + xchg + wide == 0 {
+                if libatomic > 0 {
+                    return libatomic_only(libatomic);
+                }
                 return v(VerdictKind::NoAtomics, "no atomics".into());
             }
             v(
                 VerdictKind::X86Locked,
                 format!(
-                    "x86-64 locked atomics: {}, {}, {} (each a full barrier under x86-TSO)",
+                    "x86-64 locked atomics: {}, {}, {} (each a full barrier under x86-TSO){}",
                     plural(locked, "lock-prefixed op", "lock-prefixed ops"),
                     plural(xchg, "xchg with memory", "xchg with memory"),
                     plural(wide, "cmpxchg8b/16b", "cmpxchg8b/16b"),
+                    and_libatomic(libatomic),
                 ),
             )
         }
         Arch::Riscv64 => {
             let amo = c(Class::Amo);
             let llsc = c(Class::LlscLoop).max(c(Class::StoreExclusive));
+            let libatomic = c(Class::LibatomicCall);
+            let more = and_libatomic(libatomic);
             match (amo > 0, llsc > 0) {
+                (false, false) if libatomic > 0 => libatomic_only(libatomic),
                 (false, false) => v(VerdictKind::NoAtomics, "no atomics".into()),
                 (true, false) => v(
                     VerdictKind::RiscvAmo,
                     format!(
-                        "AMO atomics only: {} (A extension)",
+                        "AMO atomics only: {} (A extension){more}",
                         plural(amo, "AMO", "AMOs")
                     ),
                 ),
                 (false, true) => v(
                     VerdictKind::RiscvLrsc,
-                    format!("LR/SC only: {}", plural(llsc, "LR/SC loop", "LR/SC loops")),
+                    format!(
+                        "LR/SC only: {}{more}",
+                        plural(llsc, "LR/SC loop", "LR/SC loops")
+                    ),
                 ),
                 (true, true) => v(
                     VerdictKind::RiscvAmoAndLrsc,
                     format!(
-                        "AMO and LR/SC: {} and {} (compare-and-swap needs LR/SC without Zacas)",
+                        "AMO and LR/SC: {} and {} (compare-and-swap needs LR/SC without Zacas){more}",
                         plural(amo, "AMO", "AMOs"),
                         plural(llsc, "LR/SC loop", "LR/SC loops")
                     ),

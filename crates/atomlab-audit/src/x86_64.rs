@@ -9,7 +9,7 @@ use iced_x86::{Decoder, DecoderOptions, Instruction, MemorySize, Mnemonic, OpKin
 
 use crate::elf::Image;
 use crate::model::{Class, Order, Site};
-use crate::scan::Scan;
+use crate::scan::{Call, Scan};
 
 fn name(m: Mnemonic) -> String {
     format!("{m:?}").to_ascii_lowercase()
@@ -77,6 +77,15 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                 out.undecodable += 1;
                 continue;
             }
+            // Direct calls and jumps, to find calls to libatomic.
+            if matches!(inst.mnemonic(), Mnemonic::Call | Mnemonic::Jmp)
+                && inst.op0_kind() == OpKind::NearBranch64
+            {
+                out.calls.push(Call {
+                    addr: inst.ip(),
+                    target: inst.near_branch_target(),
+                });
+            }
             if let Some((class, mnemonic, order, size)) = classify(&inst) {
                 out.sites.push(Site {
                     addr: inst.ip(),
@@ -85,6 +94,23 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                     order,
                     size,
                 });
+            }
+        }
+    }
+    // PLT stubs (`.plt`, `.plt.sec`: 16-byte entries, System V x86-64 ABI
+    // §5.2) jump through their GOT slot with `jmp [rip+disp]`.
+    for region in image.code.iter().filter(|r| r.name.starts_with(".plt")) {
+        let mut decoder = Decoder::with_ip(64, region.bytes, region.addr, DecoderOptions::NONE);
+        while decoder.can_decode() {
+            decoder.decode_out(&mut inst);
+            if inst.mnemonic() == Mnemonic::Jmp && inst.is_ip_rel_memory_operand() {
+                let slot = inst.ip_rel_memory_address();
+                if let Some(name) = image.got_slots.get(&slot) {
+                    let stub = region
+                        .addr
+                        .wrapping_add(inst.ip().wrapping_sub(region.addr) & !15);
+                    out.plt.insert(stub, name.clone());
+                }
             }
         }
     }

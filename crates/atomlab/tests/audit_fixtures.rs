@@ -495,3 +495,62 @@ fn aarch64_asm_without_size_or_cfi_still_counts_when_it_has_a_symbol() {
     assert_eq!(class(&a["by_class"], "llsc_loop"), 2, "{}", a["by_class"]);
     assert!(a["outside_functions"].as_object().unwrap().is_empty());
 }
+
+/// Calls to `<__atomic_…@plt>` in objdump's listing, by function.
+fn libatomic_reference(od: &str, flags: &[&str], bin: &Path) -> BTreeMap<String, u64> {
+    tally(&objdump(od, flags, bin), |l| {
+        let target = l.operands.split_once('<')?.1.trim_end_matches('>');
+        let name = target.strip_suffix("@plt")?;
+        let call = ["bl", "b", "call", "jmp", "jal", "j", "tail"].contains(&l.mnemonic.as_str());
+        (call && name.starts_with("__atomic_")).then(|| name.to_string())
+    })
+}
+
+#[test]
+fn libatomic_calls_match_objdump() {
+    let arches = [
+        ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-objdump"),
+        ("riscv64-linux-gnu-gcc", "riscv64-linux-gnu-objdump"),
+        ("gcc", "objdump"),
+    ];
+    for (cc, od) in arches {
+        if !have_tools("libatomic_calls_match_objdump", &[cc, od]) {
+            continue;
+        }
+        if cc == "gcc" && std::env::consts::ARCH != "x86_64" {
+            continue;
+        }
+        let dir = scratch(&format!("libatomic-{cc}"));
+        let bin = dir.join("wide");
+        compile(
+            cc,
+            &["-mcx16", "-latomic"][usize::from(cc != "gcc")..],
+            &["wide.c"],
+            &bin,
+        );
+        let want = libatomic_reference(od, &[], &bin);
+        assert_eq!(want.len(), 2, "{cc}: {want:?}");
+        let (a, code) = audit_json(&bin, &[]);
+        assert_eq!(code, 0);
+        assert_eq!(counts(&a["libatomic_calls"]), want, "{cc}");
+        assert_eq!(a["verdict"]["kind"], "libatomic_only", "{cc}");
+        assert_eq!(
+            class(&a["by_class"], "libatomic_call"),
+            want.values().sum::<u64>()
+        );
+    }
+    // riscv64's sub-word atomics are libatomic calls too (tail calls by c.j).
+    let (cc, od) = ("riscv64-linux-gnu-gcc", "riscv64-linux-gnu-objdump");
+    if have_tools("libatomic_calls_match_objdump", &[cc, od]) {
+        let bin = scratch("libatomic-rv-subword").join("rv64");
+        compile(cc, &["-latomic"], &["atomics.c"], &bin);
+        let want = libatomic_reference(od, &[], &bin);
+        assert!(!want.is_empty());
+        let (a, _) = audit_json(&bin, &[]);
+        assert_eq!(counts(&a["libatomic_calls"]), want);
+        assert!(a["verdict"]["words"]
+            .as_str()
+            .unwrap()
+            .ends_with("calls to libatomic (it picks its implementation at run time)"));
+    }
+}
