@@ -28,7 +28,6 @@
 //!   that also drops atomics in hand-written assembly that has no CFI.
 //! - A helper is recognised by shape only in libgcc's form
 //!   (`adrp; ldrb; cbz` then an LSE instruction and an LL/SC fallback).
-//! - riscv64 LR/SC loops are paired by position, not by the retry branch.
 //! - In a stripped binary, a function with no FDE and no `.dynsym` entry is
 //!   merged into the function before it in `--by-function`.
 #![deny(missing_docs)]

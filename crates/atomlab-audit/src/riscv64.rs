@@ -7,9 +7,10 @@
 //! Atomic instructions have no compressed forms, so 16-bit instructions are
 //! stepped over by their length.
 //!
-//! LR/SC loops are paired by position (an SC within 32 bytes after an LR);
-//! riscv-decode does not decode the compressed branch (`c.bnez`) that GCC
-//! often uses for the retry, so the backward branch is not checked here.
+//! An LR/SC loop is an LR, an SC within 32 bytes, and within three
+//! instructions after the SC a conditional branch back to the LR (GCC often
+//! uses the compressed `c.bnez`, which riscv-decode does not decode: `raki`
+//! decodes branches and calls).
 
 use riscv_decode::Instruction as I;
 
@@ -93,6 +94,35 @@ fn classify(word: u32) -> Option<(Class, String, Order, u8)> {
     Some((class, format!("{base}{suffix}"), order, size))
 }
 
+/// An SC waiting for its retry branch.
+struct PendingSc {
+    lr_addr: u64,
+    lr_index: usize,
+    sc_index: usize,
+    /// Instructions left in which the branch may come.
+    left: u8,
+}
+
+/// Target of a conditional branch (B-type or C.BEQZ/C.BNEZ) decoded by raki.
+fn conditional_target(inst: Option<raki::Instruction>, addr: u64) -> Option<u64> {
+    let inst = inst?;
+    let branch = matches!(
+        inst.opc,
+        OpcodeKind::BaseI(
+            BaseIOpcode::BEQ
+                | BaseIOpcode::BNE
+                | BaseIOpcode::BLT
+                | BaseIOpcode::BGE
+                | BaseIOpcode::BLTU
+                | BaseIOpcode::BGEU
+        ) | OpcodeKind::C(COpcode::BEQZ | COpcode::BNEZ)
+    );
+    if !branch {
+        return None;
+    }
+    Some(addr.wrapping_add(inst.imm? as i64 as u64))
+}
+
 /// Scans the image's code.
 pub(crate) fn scan(image: &Image<'_>) -> Scan {
     let mut out = Scan::default();
@@ -100,11 +130,42 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
         let bytes = region.bytes;
         let mut off = 0usize;
         let mut last_lr: Option<(u64, usize)> = None;
+        let mut pending: Option<PendingSc> = None;
         // The last AUIPC (register, pc + upper immediate), for AUIPC+JALR calls.
         let mut last_auipc: Option<(usize, u64)> = None;
         while off + 2 <= bytes.len() {
             let low = u16::from_le_bytes([bytes[off], bytes[off + 1]]);
             let len = riscv_decode::instruction_length(low);
+            // After an SC, look for its retry branch back to the LR.
+            if let Some(p) = pending.as_mut() {
+                let here = addr_at(region.addr, off);
+                let inst = match len {
+                    2 => low.decode(Isa::Rv64).ok(),
+                    4 => bytes.get(off..off + 4).and_then(|b| {
+                        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+                            .decode(Isa::Rv64)
+                            .ok()
+                    }),
+                    _ => None,
+                };
+                if let Some(t) = conditional_target(inst, here) {
+                    if t <= p.lr_addr && p.lr_addr - t <= 32 {
+                        out.loops.push(Loop {
+                            start: p.lr_addr,
+                            ll: p.lr_index,
+                            sc: p.sc_index,
+                        });
+                        pending = None;
+                    }
+                }
+                if let Some(p) = pending.as_mut() {
+                    if p.left == 0 {
+                        pending = None;
+                    } else {
+                        p.left -= 1;
+                    }
+                }
+            }
             if len == 2 {
                 // C.J (quadrant 1, funct3 101): tail calls to the PLT.
                 if low & 0b11 == 0b01 && low >> 13 == 0b101 {
@@ -169,10 +230,11 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                 Class::StoreExclusive => {
                     if let Some((lr_addr, idx)) = last_lr.take() {
                         if addr.wrapping_sub(lr_addr) <= 32 {
-                            out.loops.push(Loop {
-                                start: lr_addr,
-                                ll: idx,
-                                sc: out.sites.len(),
+                            pending = Some(PendingSc {
+                                lr_addr,
+                                lr_index: idx,
+                                sc_index: out.sites.len(),
+                                left: 3,
                             });
                         }
                     }
