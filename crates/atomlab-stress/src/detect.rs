@@ -93,6 +93,8 @@ pub struct Detector {
     seen: AtomicBool,
     first: Mutex<Option<Violation>>,
     cpu_ns: AtomicU64,
+    stop: AtomicBool,
+    clock_started: AtomicBool,
 }
 
 impl Default for Detector {
@@ -110,12 +112,18 @@ impl Detector {
             seen: AtomicBool::new(false),
             first: Mutex::new(None),
             cpu_ns: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            clock_started: AtomicBool::new(false),
         }
     }
 
-    /// Restarts the clock (call when the threads are released).
+    /// Starts the clock when the threads are first released; later phases
+    /// of the same run (a second set of threads) keep the first start.
     pub fn restart(&self) {
-        *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        // ORDERING: Relaxed: only the coordinating thread calls this.
+        if !self.clock_started.swap(true, Ordering::Relaxed) {
+            *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        }
     }
 
     /// Records `n` violations of `kind`; `detail` is only built for the
@@ -142,6 +150,19 @@ impl Detector {
                 });
             }
         }
+    }
+
+    /// Asks the workers to stop at their next operation (`--time-limit`).
+    pub fn request_stop(&self) {
+        // ORDERING: Relaxed: a request; the workers' results are read after join.
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the run was asked to stop.
+    #[inline(always)]
+    pub fn stopping(&self) -> bool {
+        // ORDERING: Relaxed: a request (see `request_stop`).
+        self.stop.load(Ordering::Relaxed)
     }
 
     /// Adds a worker's CPU time during the run.

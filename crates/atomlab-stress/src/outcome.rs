@@ -58,7 +58,15 @@ impl Outcome {
         let total: u64 = violations.iter().map(|(_, n)| n).sum();
         let correct = !is_broken(variant);
         let unit = plan.scenario.ops_unit();
+        let timed_out = det.stopping();
         let (verdict, reason) = match (correct, total) {
+            (_, 0) if timed_out => (
+                Verdict::Timeout,
+                format!(
+                    "stopped at the time limit ({} s) after {ops} of {} {unit}, with no violation in those: undecided (raise --time-limit, or lower --ops or --threads)",
+                    plan.time_limit, plan.ops
+                ),
+            ),
             (true, 0) => (Verdict::Pass, format!("no violation in {ops} {unit}")),
             (true, n) => (
                 Verdict::Fail,
@@ -188,19 +196,76 @@ fn not_observed_reason(variant: &str, ops: u64, unit: &str) -> String {
 }
 
 /// The exit status for a set of outcomes: 1 when a variant meant to be
-/// correct failed; with `expect_fail`, 1 unless every variant was caught
-/// (for CI jobs that check the detectors).
+/// correct failed or timed out undecided; with `expect_fail`, 1 unless
+/// every variant was caught (for CI jobs that check the detectors).
 pub fn exit_status(outcomes: &[Outcome], expect_fail: bool) -> ExitStatus {
     let bad = if expect_fail {
         outcomes.iter().any(|o| o.verdict != Verdict::Fail)
     } else {
         outcomes
             .iter()
-            .any(|o| o.correct && o.verdict == Verdict::Fail)
+            .any(|o| o.correct && matches!(o.verdict, Verdict::Fail | Verdict::Timeout))
     };
     if bad {
         ExitStatus::VerdictFailed
     } else {
         ExitStatus::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Plan, Request};
+
+    fn outcome(variant: &'static str, det: &Detector) -> Outcome {
+        let plan = Plan::from_request(
+            &Request {
+                scenario: "mutex".into(),
+                variants: vec!["all".into()],
+                seed: Some(1),
+                ..Default::default()
+            },
+            &[0, 1],
+        )
+        .unwrap();
+        Outcome::judge(&plan, variant, 10, 0.5, det, vec![])
+    }
+
+    #[test]
+    fn verdicts_and_exit_codes() {
+        let clean = Detector::new();
+        let dirty = Detector::new();
+        dirty.report(Kind::LostUpdate, 3, || "three lost".into());
+        let stopped = Detector::new();
+        stopped.request_stop();
+
+        let pass = outcome("tas", &clean);
+        let fail = outcome("tas", &dirty);
+        let caught = outcome("broken-tas-not-atomic", &dirty);
+        let missed = outcome("broken-relaxed-unlock", &clean);
+        let undecided = outcome("tas", &stopped);
+        assert_eq!(pass.verdict, Verdict::Pass);
+        assert_eq!(fail.verdict, Verdict::Fail);
+        assert_eq!(caught.verdict, Verdict::Fail);
+        assert_eq!(missed.verdict, Verdict::NotObserved);
+        assert!(missed
+            .reason
+            .starts_with("not observed in 10 critical sections"));
+        assert_eq!(undecided.verdict, Verdict::Timeout);
+        assert_eq!(fail.first.as_ref().unwrap().detail, "three lost");
+
+        let code = |os: &[&Outcome], expect_fail| {
+            exit_status(
+                &os.iter().map(|o| (*o).clone()).collect::<Vec<_>>(),
+                expect_fail,
+            )
+        };
+        assert_eq!(code(&[&pass, &caught, &missed], false), ExitStatus::Ok);
+        assert_eq!(code(&[&pass, &fail], false), ExitStatus::VerdictFailed);
+        assert_eq!(code(&[&undecided], false), ExitStatus::VerdictFailed);
+        assert_eq!(code(&[&caught], true), ExitStatus::Ok);
+        assert_eq!(code(&[&caught, &missed], true), ExitStatus::VerdictFailed);
+        assert_eq!(code(&[&pass], true), ExitStatus::VerdictFailed);
     }
 }

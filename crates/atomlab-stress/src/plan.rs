@@ -10,6 +10,8 @@ use crate::scenario::refcount::REFCOUNT_NAMES;
 
 /// More threads than this is a typo, not a stress test.
 pub const MAX_THREADS: usize = 1024;
+/// Seconds a variant may run before it is stopped with a TIMEOUT verdict.
+pub const DEFAULT_TIME_LIMIT: f64 = 60.0;
 /// More operations than this would run for days.
 pub const MAX_OPS: u64 = 1_000_000_000_000;
 
@@ -202,6 +204,8 @@ pub struct Request {
     pub jitter: bool,
     /// `spread`, `same` or `none`.
     pub pin: Option<String>,
+    /// Seconds after which a variant's run is stopped (TIMEOUT); default 60.
+    pub time_limit: Option<f64>,
 }
 
 /// A validated stress run.
@@ -225,6 +229,8 @@ pub struct Plan {
     pub pin: Pin,
     /// The CPUs this process may use.
     pub cpus: Vec<usize>,
+    /// Seconds after which a variant's run is stopped.
+    pub time_limit: f64,
 }
 
 impl Plan {
@@ -340,7 +346,16 @@ impl Plan {
             Some("none") => Pin::None,
             Some(other) => return Err(StressError::UnknownPin(other.to_string())),
         };
+        let time_limit = req.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
+        if !time_limit.is_finite() || time_limit <= 0.0 {
+            return Err(StressError::OutOfRange {
+                flag: "--time-limit",
+                value: time_limit.to_string(),
+                why: "a positive number of seconds".into(),
+            });
+        }
         Ok(Plan {
+            time_limit,
             scenario,
             variants,
             threads,
@@ -366,6 +381,9 @@ impl Plan {
             s.push_str(&format!(" --tasks {}", self.tasks));
         }
         s.push_str(&format!(" --seed {} --pin {}", self.seed, self.pin.name()));
+        if self.time_limit != DEFAULT_TIME_LIMIT {
+            s.push_str(&format!(" --time-limit {}", self.time_limit));
+        }
         if self.jitter {
             s.push_str(" --jitter");
         }

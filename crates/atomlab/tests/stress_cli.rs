@@ -92,6 +92,14 @@ fn bad_input_exits_2_and_lists_the_choices() {
         &["--tasks applies to the mutex scenario only"],
     );
     assert_bad_input(&["stress", "mutex", "--pin", "diagonal"], &["spread"]);
+    assert_bad_input(
+        &["stress", "mutex", "--time-limit", "0"],
+        &["--time-limit 0"],
+    );
+    assert_bad_input(
+        &["stress", "mutex", "--time-limit", "soon"],
+        &["not a duration"],
+    );
 }
 
 #[test]
@@ -223,4 +231,21 @@ fn tables_for_people() {
         "{out}"
     );
     assert!(stderr(&o).contains("seed 3"));
+}
+
+#[test]
+fn a_run_cut_off_by_the_time_limit_is_undecided_and_exits_1() {
+    let (code, recs) = json_run(&["seqlock", "--ops", "1000000000000", "--time-limit", "300ms"]);
+    assert_eq!(code, 1, "a correct variant that timed out is not a pass");
+    let r = &recs[0];
+    assert_eq!(r["verdict"], "TIMEOUT", "{r}");
+    let done = metric(r, "operations").unwrap();
+    assert!(done > 0.0 && done < 1e12, "{done}");
+    assert!(r["notes"]
+        .to_string()
+        .contains("stopped at the time limit (0.3 s)"));
+    assert!(r["parameters"]["replay"]
+        .as_str()
+        .unwrap()
+        .ends_with("--time-limit 0.3"));
 }

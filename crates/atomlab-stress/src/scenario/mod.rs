@@ -89,12 +89,26 @@ pub(crate) fn run_threads<T: Send>(
         det.restart();
         line.open(n);
         let t0 = Instant::now();
+        watch(plan, det, t0, || handles.iter().all(|h| h.is_finished()));
         let out = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect();
         (out, t0.elapsed().as_secs_f64())
     })
+}
+
+/// Waits until `done()` or the plan's time limit, then asks the workers to
+/// stop (they check between operations).
+pub(crate) fn watch(plan: &Plan, det: &Detector, t0: Instant, done: impl Fn() -> bool) {
+    let limit = std::time::Duration::from_secs_f64(plan.time_limit);
+    while !done() {
+        if t0.elapsed() >= limit {
+            det.request_stop();
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
 }
 
 /// Notes every run of `plan` carries.

@@ -130,9 +130,10 @@ fn run_lock<L: RawLock>(plan: &Plan, variant: &'static str) -> Outcome {
     let next_task = AtomicU64::new(0);
     let (tasks, ops) = (plan.tasks, plan.ops);
     let (per_task, remainder) = (ops / tasks, ops % tasks);
-    let (_, seconds) = run_threads(plan, plan.threads, &det, |w| {
+    let (done, seconds) = run_threads(plan, plan.threads, &det, |w| {
         let mut rng = XorShift::new(plan.seed, w as u64);
-        loop {
+        let mut done = 0u64;
+        'tasks: loop {
             // ORDERING: Relaxed: the task index only partitions the work.
             let task = next_task.fetch_add(1, Ordering::Relaxed);
             if task >= tasks {
@@ -140,20 +141,26 @@ fn run_lock<L: RawLock>(plan: &Plan, variant: &'static str) -> Outcome {
             }
             let n = per_task + u64::from(task < remainder);
             for k in 0..n {
+                if det.stopping() {
+                    break 'tasks;
+                }
                 {
                     let _g = s.lock.lock();
                     s.data
                         .section(&det, w, task * (per_task + 1) + k, &mut rng, plan.jitter);
                 }
                 jitter(&mut rng, plan.jitter);
+                done += 1;
             }
         }
+        done
     });
-    s.data.finish(&det, ops);
+    let done: u64 = done.iter().sum();
+    s.data.finish(&det, done);
     let mut notes = common_notes(plan);
     notes.push(format!(
         "{ops} increments in {tasks} tasks on {} workers",
         plan.threads
     ));
-    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+    Outcome::judge(plan, variant, done, seconds, &det, notes)
 }

@@ -191,6 +191,7 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
         )
     };
     let mut seconds = 0.0;
+    let mut objects_done = 0u64;
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
@@ -202,6 +203,11 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
                     for _ in 0..batches {
                         barrier.wait();
                         let batch = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        if batch.is_empty() {
+                            // The time limit: the coordinator sends no more.
+                            barrier.wait();
+                            break;
+                        }
                         for o in batch.iter() {
                             // ORDERING: Relaxed: the tag is immutable until release.
                             let tag = o.tag.load(Ordering::Relaxed);
@@ -239,9 +245,21 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
         det.restart();
         let t0 = std::time::Instant::now();
         for b in 0..batches {
-            *current.lock().unwrap_or_else(|e| e.into_inner()) = make_batch(b);
+            // Past the time limit, the remaining batches are empty.
+            let batch = if t0.elapsed().as_secs_f64() >= plan.time_limit {
+                det.request_stop();
+                Arc::new(Vec::new())
+            } else {
+                make_batch(b)
+            };
+            objects_done += batch.len() as u64;
+            let last = batch.is_empty();
+            *current.lock().unwrap_or_else(|e| e.into_inner()) = batch;
             barrier.wait();
             barrier.wait();
+            if last {
+                break;
+            }
             let batch = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
             for (i, o) in batch.iter().enumerate() {
                 // ORDERING: after the barrier, which orders every worker's
@@ -262,18 +280,20 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
             }
         }
     });
-    let mut ops = objects * per_object;
+    let mut ops = objects_done * per_object;
     let mut notes = common_notes(plan);
     notes.push(format!(
-        "{objects} objects, each shared by {threads} threads taking and dropping {ROUNDS} extra references"
+        "{objects_done} objects, each shared by {threads} threads taking and dropping {ROUNDS} extra references"
     ));
-    if C::SATURATES {
+    if C::SATURATES && !det.stopping() {
         let (storm_ops, storm_seconds) = storm::<C>(plan, &det);
         ops += storm_ops;
         seconds += storm_seconds;
         notes.push(format!(
             "saturation storm: {threads} threads x {STORM} increments then decrements from i32::MAX - 1000; the count must stay pinned at REFCOUNT_SATURATED"
         ));
+    } else if det.stopping() {
+        notes.push("no saturation storm: the run reached its time limit first".into());
     } else {
         notes.push(
             "no saturation storm: this count does not saturate by design (a raw atomic_t wraps; see `bench refcount` for the cost of checking)"

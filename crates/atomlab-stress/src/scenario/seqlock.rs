@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use atomlab_prims::seqlock::{BrokenReaderNoFence, FencedReader, SeqLock, SeqlockReader, WORDS};
 
-use super::{common_notes, run_threads};
+use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
 use crate::plan::Plan;
@@ -33,8 +33,7 @@ fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> Outcome {
     let det = Detector::new();
     let done = AtomicU64::new(0);
     let readers = (plan.threads - 1) as u64;
-    let ops = plan.ops;
-    let (writes, seconds) = run_threads(plan, plan.threads, &det, |t| {
+    let (counts, seconds) = run_threads(plan, plan.threads, &det, |t| {
         let mut rng = XorShift::new(seed, t as u64);
         if t == 0 {
             let mut v = 0u64;
@@ -45,16 +44,22 @@ fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> Outcome {
                 lock.write(encode(v, seed));
                 jitter(&mut rng, plan.jitter);
             }
-            return v;
+            return (v, 0);
         }
+        let ops = plan.ops;
         let n = ops / readers + u64::from(((t - 1) as u64) < ops % readers);
         let mut last = 0u64;
+        let mut reads = 0u64;
         for _ in 0..n {
+            if det.stopping() {
+                break;
+            }
+            let mut p = Patience::new();
             let snap = loop {
                 if let Some(s) = lock.try_read() {
                     break s;
                 }
-                std::hint::spin_loop();
+                p.wait();
             };
             let v = snap[0] ^ seed;
             if snap != encode(v, seed) {
@@ -69,15 +74,17 @@ fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> Outcome {
                 last = v;
             }
             jitter(&mut rng, plan.jitter);
+            reads += 1;
         }
         // ORDERING: Relaxed: see the writer's load.
         done.fetch_add(1, Ordering::Relaxed);
-        0
+        (0, reads)
     });
+    let ops: u64 = counts.iter().map(|c| c.1).sum();
     let mut notes = common_notes(plan);
     notes.push(format!(
         "1 writer ({} writes) and {readers} reader(s)",
-        writes[0]
+        counts[0].0
     ));
     Outcome::judge(plan, variant, ops, seconds, &det, notes)
 }

@@ -4,6 +4,8 @@
 //! (out of order: lost, duplicated or stale) and that its checksum matches
 //! (corrupt payload).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use atomlab_prims::spsc::{SpscBarriers, SpscRing};
 use atomlab_prims::with_spsc;
 
@@ -33,25 +35,43 @@ fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> Outcome {
     let ring = SpscRing::<V>::new(CAPACITY);
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
-    let (_, seconds) = run_threads(plan, 2, &det, |t| {
+    // Items the producer pushed in all, once it has stopped (MAX until then).
+    let produced = AtomicU64::new(u64::MAX);
+    let (consumed, seconds) = run_threads(plan, 2, &det, |t| {
         let mut rng = XorShift::new(seed, t as u64);
         if t == 0 {
+            let mut pushed = 0;
             for seq in 1..=ops {
+                if det.stopping() {
+                    break;
+                }
                 let mut p = Patience::new();
                 while !ring.try_push((seq, checksum(seq, seed))) {
                     p.wait();
                 }
+                pushed = seq;
                 jitter(&mut rng, plan.jitter);
             }
-        } else {
-            for expected in 1..=ops {
-                let mut p = Patience::new();
-                let (seq, sum) = loop {
-                    if let Some(item) = ring.try_pop() {
-                        break item;
-                    }
-                    p.wait();
-                };
+            // ORDERING: Relaxed: the consumer only compares it with its own
+            // count; the items themselves come through the ring.
+            produced.store(pushed, Ordering::Relaxed);
+            return 0;
+        }
+        let mut consumed = 0;
+        'items: for expected in 1..=ops {
+            let mut p = Patience::new();
+            let (seq, sum) = loop {
+                if let Some(item) = ring.try_pop() {
+                    break item;
+                }
+                // ORDERING: Relaxed: see the store; once the producer has
+                // stopped and every item it pushed has come, we are done.
+                if expected > produced.load(Ordering::Relaxed) {
+                    break 'items;
+                }
+                p.wait();
+            };
+            {
                 if seq != expected {
                     det.report(Kind::OutOfOrder, 1, || {
                         format!("expected item {expected}, the consumer got item {seq}")
@@ -66,8 +86,11 @@ fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> Outcome {
                 }
                 jitter(&mut rng, plan.jitter);
             }
+            consumed = expected;
         }
+        consumed
     });
+    let ops = consumed[1];
     let mut notes = common_notes(plan);
     notes.push(format!(
         "a {CAPACITY}-slot ring, one producer, one consumer"

@@ -33,17 +33,24 @@ fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> Outcome {
     let data = Protected::new();
     let det = Detector::new();
     let ops = plan.ops;
-    let (_, seconds) = run_threads(plan, 2, &det, |me| {
+    let (done, seconds) = run_threads(plan, 2, &det, |me| {
         let mut rng = XorShift::new(plan.seed, me as u64);
         let n = ops / 2 + if me == 0 { ops % 2 } else { 0 };
+        let mut done = 0u64;
         for op in 0..n {
+            if det.stopping() {
+                break;
+            }
             lock.lock(me);
             data.section(&det, me, op, &mut rng, plan.jitter);
             lock.unlock(me);
             // Work outside the lock: always (see the module docs).
             jitter(&mut rng, true);
+            done += 1;
         }
+        done
     });
-    data.finish(&det, ops);
-    Outcome::judge(plan, variant, ops, seconds, &det, common_notes(plan))
+    let done: u64 = done.iter().sum();
+    data.finish(&det, done);
+    Outcome::judge(plan, variant, done, seconds, &det, common_notes(plan))
 }

@@ -39,6 +39,10 @@ pub struct StressArgs {
     /// (all on one CPU) or none (the scheduler's choice).
     #[arg(long)]
     pub pin: Option<String>,
+    /// Seconds after which a variant's run is stopped and judged TIMEOUT
+    /// (default 60); a correct variant that times out exits 1.
+    #[arg(long, value_parser = crate::cmd::bench::parse_seconds)]
+    pub time_limit: Option<f64>,
     /// Exit 0 only if every variant run FAILED (for CI jobs that check that
     /// the detectors catch the broken variants); 1 otherwise.
     #[arg(long)]
@@ -59,6 +63,7 @@ impl StressArgs {
             seed: self.seed,
             jitter: self.jitter,
             pin: self.pin.clone(),
+            time_limit: self.time_limit,
         }
     }
 }
