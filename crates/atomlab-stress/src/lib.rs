@@ -15,6 +15,10 @@
 //! that this run did not catch (x86-TSO hides most missing-barrier bugs;
 //! the loom tests in `atomlab-prims/tests/loom_stress.rs` show every one).
 //!
+//! Dependencies: `libc` (thread placement and the per-thread CPU clock
+//! behind the `parallelism` figure) and `thiserror`; the seeded generator
+//! for jitter and payloads is a dozen lines of xorshift ([`rng`]).
+//!
 //! Limitations: a stress run samples interleavings, it does not enumerate
 //! them; `PASS` means "not seen in N operations on this machine", and the
 //! seed fixes the jitter and payloads but not the OS's scheduling, so a
