@@ -596,8 +596,11 @@ mod tests {
             lock: L::new(),
             value: UnsafeCell::new(0),
         };
+        // Two threads: FIFO spin locks (ticket, MCS) hand the lock to a
+        // waiter that may be descheduled, and with more threads than CPUs
+        // (or under qemu on a busy host) every hand-off can cost a timeslice.
         std::thread::scope(|sc| {
-            for _ in 0..4 {
+            for _ in 0..2 {
                 let s = &s;
                 sc.spawn(move || {
                     for _ in 0..20_000 {
@@ -615,7 +618,7 @@ mod tests {
     fn every_lock_excludes() {
         for name in LOCK_NAMES {
             let n = with_lock!(name, L => hammer::<L>()).unwrap();
-            assert_eq!(n, 80_000, "{name} lost updates");
+            assert_eq!(n, 40_000, "{name} lost updates");
         }
         assert!(with_lock!("nope", L => hammer::<L>()).is_none());
     }
