@@ -8,6 +8,10 @@
 //! ahead of its own store, so both see the other's flag down and both enter.
 //! The correct variants put a sequentially consistent fence (`mfence`,
 //! `dmb ish`) between the two; the `broken-…-nofence` ones leave it out.
+//! Peterson's correct form also takes `turn` with an atomic swap (A.
+//! Williams' C++11 form): with plain stores of `flag` and `turn`, even an SC
+//! fence does not make the algorithm correct in the C11 model, which orders
+//! two plain stores to `turn` with nothing that the fences see.
 //!
 //! Thread ids are 0 and 1; a lock must only be used by those two.
 
@@ -80,8 +84,11 @@ impl TwoThreadLock for PetersonFence {
         // reads the earlier's (Acquire) and so sees its raised flag (Release)
         // and waits (A. Williams' C++11 form of Peterson's lock).
         self.0.turn.swap(other as u32, Ordering::AcqRel);
-        // ORDERING: the store→load fence the algorithm needs on hardware
-        // (`mfence` / `dmb ish`): our flag is visible before we read theirs.
+        // ORDERING: the textbook store→load fence (`mfence` / `dmb ish`):
+        // our flag is visible before we read theirs. In C11 terms the AcqRel
+        // swap above already carries the proof (and `xchg` is a full barrier
+        // on x86); the fence keeps this the fenced form of the algorithm,
+        // which `broken-peterson-nofence` differs from.
         fence(Ordering::SeqCst);
         let mut wait = Wait(0);
         // ORDERING: Acquire on both: entering because their flag is down pairs
