@@ -271,7 +271,7 @@ fn run(
 ) -> Result<Vec<Result<ModelResult, CheckError>>, CheckError> {
     let vars = orig.state_vars();
     let nl = t.locations.len();
-    let (_values, traces) = explore(t)?;
+    let (_values, traces) = explore(t, opts.deadline)?;
     let mut init = vec![0i64; nl];
     for (l, v) in &t.init {
         init[*l] = encode(*v);

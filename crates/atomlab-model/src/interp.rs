@@ -145,6 +145,10 @@ pub(crate) struct Interp<'t> {
     /// Values other threads may write, per location.
     pub others: Vec<BTreeSet<i64>>,
     pub max_traces: usize,
+    /// Give up (TIMEOUT) after this instant.
+    pub deadline: Option<std::time::Instant>,
+    /// Instructions interpreted, for the deadline checks.
+    pub ticks: std::cell::Cell<u64>,
 }
 
 impl Interp<'_> {
@@ -249,6 +253,14 @@ impl Interp<'_> {
 
     fn run(&self, t: &Thread, mut st: State, out: &mut Vec<Trace>) -> Result<(), CheckError> {
         loop {
+            self.ticks.set(self.ticks.get() + 1);
+            if self.ticks.get() & 1023 == 0 {
+                if let Some(d) = self.deadline {
+                    if std::time::Instant::now() > d {
+                        return Err(CheckError::Timeout);
+                    }
+                }
+            }
             if out.len() > self.max_traces {
                 return Err(CheckError::TooBig(format!(
                     "thread P{} has more than {} possible runs",
@@ -614,7 +626,10 @@ pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
 
 /// Values each location may hold: the initial value and everything any
 /// thread may write, to a fixpoint. Returns the traces of the last round.
-pub(crate) fn explore(test: &Test) -> Result<Explored, CheckError> {
+pub(crate) fn explore(
+    test: &Test,
+    deadline: Option<std::time::Instant>,
+) -> Result<Explored, CheckError> {
     let nl = test.locations.len();
     let nt = test.threads.len();
     let mut init = vec![0i64; nl];
@@ -644,6 +659,8 @@ pub(crate) fn explore(test: &Test) -> Result<Explored, CheckError> {
                 init: init.clone(),
                 others,
                 max_traces: 20_000,
+                deadline,
+                ticks: std::cell::Cell::new(0),
             };
             let traces = interp.traces(t)?;
             for tr in &traces {
