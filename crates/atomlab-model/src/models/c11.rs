@@ -193,6 +193,10 @@ impl Model for C11 {
             }
         }
         let m = st.m;
+        // A race needs a non-atomic access; initial writes are hb-before all.
+        if m & !a & !st.iw == 0 {
+            return Judgement::Allowed { racy: false };
+        }
         let cnf = (Rel::cross(n, w, all) | Rel::cross(n, all, w)) & s.loc & Rel::cross(n, m, m);
         let dr = s.ext & (cnf - hb - hb.inv() - Rel::cross(n, a, a));
         Judgement::Allowed {

@@ -160,6 +160,10 @@ impl Model for Rc11 {
         }
         // Data races: conflicting, not both atomic, unordered by hb.
         let m = st.m;
+        // A race needs a non-atomic access (initial writes excluded).
+        if m & !st.atomic & !st.iw == 0 {
+            return Judgement::Allowed { racy: false };
+        }
         let not_init = Rel::cross(n, st.iw, full_set(n)) | Rel::cross(n, full_set(n), st.iw);
         let cnf = ((Rel::cross(n, w, m) | Rel::cross(n, m, w)) & s.loc) - not_init;
         let a = st.atomic;
