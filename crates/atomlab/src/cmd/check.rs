@@ -1,7 +1,7 @@
 //! `atomlab check`: judge litmus tests under memory models (atomlab-model),
 //! in parallel over tests, and render a table, herd7 logs or JSON.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -175,6 +175,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
     // ORDERING: the counter only hands out distinct indices; the results are
     // published by the Mutexes and the scope's join, so Relaxed suffices.
     let next = AtomicUsize::new(0);
+    // Progress on stderr for runs over a second, when a person is watching.
+    let show_progress = std::io::stderr().is_terminal();
+    let run_start = Instant::now();
+    let finished = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..jobs.min(files.len().max(1)) {
             s.spawn(|| loop {
@@ -193,9 +197,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
                 if let Ok(mut slot) = results[i].lock() {
                     *slot = Some(outcome);
                 }
+                // ORDERING: a progress count only; nothing is published through it.
+                let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                if show_progress && run_start.elapsed() > Duration::from_secs(1) {
+                    eprint!("\rchecked {done}/{} tests", files.len());
+                }
             });
         }
     });
+    if show_progress && run_start.elapsed() > Duration::from_secs(1) {
+        eprintln!();
+    }
     let outcomes: Vec<Outcome> = results
         .into_iter()
         .filter_map(|m| m.into_inner().ok().flatten())
