@@ -85,7 +85,14 @@ pub fn run(args: StressArgs) -> anyhow::Result<ExitStatus> {
         plan.cpus.len(),
         machine.arch
     );
-    let (records, status) = run_plan(&plan, args.expect_fail);
+    let (mut records, status) = run_plan(&plan, args.expect_fail);
+    if machine.emulated {
+        let note = "running under emulation (qemu-user), which shows none of a real Arm or RISC-V CPU's weak-memory reorderings: a NOT OBSERVED here says nothing about that hardware";
+        eprintln!("atomlab: note: {note}");
+        for r in &mut records {
+            r.notes.push(note.to_string());
+        }
+    }
     let report = Report::new(machine, records);
     if args.json {
         render::json(&report)?;
