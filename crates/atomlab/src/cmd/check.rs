@@ -472,3 +472,47 @@ fn write_graphs(dir: &Path, outcomes: &[Outcome]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The check part of `atomlab suite`: atomlab-model's built-in tests (the
+/// load-buffering test of case 004 and the classic shapes) under every
+/// model, printed as the side-by-side table (unless `print` is false), and
+/// returned as records (capability `check`, scenario = test, variant = model).
+pub fn suite_pass(print: bool) -> anyhow::Result<Vec<atomlab_core::Record>> {
+    let models: Vec<&'static str> = MODEL_NAMES.to_vec();
+    let opts = CheckOptions {
+        deadline: None,
+        explain: false,
+        graphs: false,
+        acquire: AcquireLoad::Ldar,
+    };
+    let outcomes: Vec<Outcome> = atomlab_model::builtin::suite()
+        .into_iter()
+        .map(|test| {
+            let start = Instant::now();
+            let res = atomlab_model::check_test(&test, &models, &opts);
+            Outcome::Checked(Box::new(test), res, start.elapsed())
+        })
+        .collect();
+    if print {
+        print_table(&models, &outcomes, false)?;
+    }
+    let mut records = Vec::new();
+    for o in &outcomes {
+        let Outcome::Checked(test, res, elapsed) = o else {
+            continue;
+        };
+        for r in res {
+            if let ModelOutcome::Done(d) = r {
+                let mut rec = atomlab_core::Record::new("check", &test.name, d.model);
+                rec.param("condition", test.condition_text())
+                    .param("observation", d.observation.word())
+                    .param("states", d.states.len())
+                    .param("data_race", d.racy)
+                    .param("mapping", d.mapping.unwrap_or("-"))
+                    .param("seconds", elapsed.as_secs_f64());
+                records.push(rec);
+            }
+        }
+    }
+    Ok(records)
+}

@@ -132,6 +132,10 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitStatus> {
         records.extend(run_plan(&plan, pmu, |_| Ok(()))?);
     }
     let stress_status = stress_pass(&mut records)?;
+    eprintln!("  check: built-in litmus tests (case 004 among them) under every model");
+    if args.json {
+        records.extend(crate::cmd::check::suite_pass(false)?);
+    }
     let report = Report::new(machine, records);
     if args.json {
         render::json(&report)?;
@@ -149,6 +153,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitStatus> {
         };
         render::bench_tables(&bench_only)?;
         crate::cmd::stress::tables(&report.records)?;
+        crate::cmd::check::suite_pass(true)?;
     }
     Ok(stress_status)
 }
