@@ -69,7 +69,11 @@ impl Machine {
         // Under user-mode emulation /proc/cpuinfo describes the host.
         let virtualised = !emulated && cpuinfo_flags(&cpuinfo).any(|f| f == "hypervisor");
         let cpu_model = if emulated {
-            format!("emulated {} (host: {})", std::env::consts::ARCH, cpu_model(&cpuinfo))
+            format!(
+                "emulated {} (host: {})",
+                std::env::consts::ARCH,
+                cpu_model(&cpuinfo)
+            )
         } else {
             cpu_model(&cpuinfo)
         };
