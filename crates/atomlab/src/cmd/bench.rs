@@ -169,6 +169,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitStatus> {
         }
         Ok(())
     })?;
+    let mut records = records;
+    if machine.emulated {
+        for r in &mut records {
+            r.notes
+                .push("measured under emulation (qemu-user): timings are not meaningful".into());
+        }
+    }
     let report = Report::new(machine, records);
     if args.json {
         render::json(&report)?;
