@@ -70,7 +70,7 @@ impl Outcome {
             (true, 0) if starved => (
                 Verdict::Pass,
                 format!(
-                    "no violation in {ops} {unit}; the threads seldom ran at the same time (parallelism {:.2} of {possible}: a busy machine, or waiters that yield), so this run is weaker evidence than its count suggests",
+                    "no violation in {ops} {unit}; the threads ran together only part of the time (parallelism {:.2} of {possible}: a busy machine, or waiters that yield), so this run is weaker evidence than its count suggests",
                     parallelism.unwrap_or(0.0)
                 ),
             ),
@@ -82,7 +82,7 @@ impl Outcome {
             (false, 0) if starved => (
                 Verdict::NotObserved,
                 format!(
-                    "{}; and the threads seldom ran at the same time (parallelism {:.2} of {possible}: a busy machine, or waiters that yield), so this run is weak evidence",
+                    "{}; and the threads ran together only part of the time (parallelism {:.2} of {possible}: a busy machine, or waiters that yield), so this run is weak evidence",
                     not_observed_reason(variant, ops, unit),
                     parallelism.unwrap_or(0.0)
                 ),
