@@ -50,15 +50,18 @@ impl StartLine {
         }
     }
 
-    /// The coordinator: waits until `n` workers are spinning, then opens.
-    pub(crate) fn open(&self, n: usize) {
+    /// The coordinator: waits until `n` workers are spinning, then opens;
+    /// returns the time of opening.
+    pub(crate) fn open(&self, n: usize) -> Instant {
         let mut p = Patience::new();
         // ORDERING: Acquire pairs with the workers' check-in.
         while self.ready.load(Ordering::Acquire) < n {
             p.wait();
         }
+        let t0 = Instant::now();
         // ORDERING: Release pairs with the workers' Acquire spin.
         self.go.store(true, Ordering::Release);
+        t0
     }
 }
 
@@ -81,20 +84,27 @@ pub(crate) fn run_threads<T: Send>(
                     line.wait();
                     let cpu0 = crate::affinity::thread_cpu_ns();
                     let out = body(t);
+                    let end = Instant::now();
                     det.add_cpu_ns(crate::affinity::thread_cpu_ns().saturating_sub(cpu0));
-                    out
+                    (out, end)
                 })
             })
             .collect();
         det.restart();
-        line.open(n);
-        let t0 = Instant::now();
+        let t0 = line.open(n);
         watch(plan, det, t0, || handles.iter().all(|h| h.is_finished()));
+        let mut last = t0;
         let out = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .map(|h| {
+                let (out, end) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                last = last.max(end);
+                out
+            })
             .collect();
-        (out, t0.elapsed().as_secs_f64())
+        // Wall time ends when the last worker does, not when the watcher,
+        // which polls every 2 ms, notices.
+        (out, last.duration_since(t0).as_secs_f64())
     })
 }
 
