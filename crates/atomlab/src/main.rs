@@ -19,6 +19,8 @@ fn main() -> ExitCode {
             if err.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
                     .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+                    || c.downcast_ref::<serde_json::Error>()
+                        .is_some_and(|e| e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
             }) {
                 return ExitCode::SUCCESS;
             }
