@@ -1,31 +1,10 @@
 //! Drives the real `atomlab bench` binary: bad input exits 2 with the valid
 //! choices named, and a tiny run's JSON is checked field by field.
 
-use std::process::{Command, Output};
+mod cli_support;
 
+use cli_support::{assert_bad_input, atomlab, stderr};
 use serde_json::Value;
-
-fn atomlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_atomlab"))
-        .args(args)
-        .output()
-        .expect("run atomlab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_bad_input(args: &[&str], must_mention: &[&str]) {
-    let o = atomlab(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    let err = stderr(&o);
-    for m in must_mention {
-        assert!(err.contains(m), "{args:?}: stderr lacks {m:?}: {err}");
-    }
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout on error");
-}
 
 #[test]
 fn bad_input_exits_2_and_lists_the_choices() {

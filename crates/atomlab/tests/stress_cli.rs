@@ -3,36 +3,10 @@
 //! (FAIL) while the run still exits 0; a correct variant passes; the JSON
 //! carries the verdict, the counts, the seed and the replay line.
 
-use std::process::{Command, Output};
+mod cli_support;
 
+use cli_support::{assert_bad_input, atomlab, stderr};
 use serde_json::Value;
-
-/// One stress run at a time: cargo runs tests in parallel, and runs that
-/// compete for the CPUs overlap their threads less and catch less.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn atomlab(args: &[&str]) -> Output {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    Command::new(env!("CARGO_BIN_EXE_atomlab"))
-        .args(args)
-        .output()
-        .expect("run atomlab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_bad_input(args: &[&str], must_mention: &[&str]) {
-    let o = atomlab(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    let err = stderr(&o);
-    for m in must_mention {
-        assert!(err.contains(m), "{args:?}: stderr lacks {m:?}: {err}");
-    }
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout on error");
-}
 
 /// Runs with `--json` and returns the exit code and the records.
 fn json_run(args: &[&str]) -> (i32, Vec<Value>) {

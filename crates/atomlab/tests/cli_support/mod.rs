@@ -1,0 +1,37 @@
+//! What the CLI tests share: running the real binary and checking that bad
+//! input is refused properly.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+/// One atomlab run at a time within a test binary: cargo runs tests in
+/// parallel, and measuring or stressing runs that compete for the CPUs
+/// overlap their threads less (stress catches less, bench measures noise).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs the `atomlab` binary under test with `args`.
+pub fn atomlab(args: &[&str]) -> Output {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    Command::new(env!("CARGO_BIN_EXE_atomlab"))
+        .args(args)
+        .output()
+        .expect("run atomlab")
+}
+
+/// The run's stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `args` must be refused: exit 2, every `must_mention` on stderr, no panic,
+/// nothing on stdout.
+pub fn assert_bad_input(args: &[&str], must_mention: &[&str]) {
+    let o = atomlab(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let err = stderr(&o);
+    for m in must_mention {
+        assert!(err.contains(m), "{args:?}: stderr lacks {m:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout on error");
+}
