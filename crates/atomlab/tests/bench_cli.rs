@@ -140,7 +140,8 @@ fn tiny_counter_run_json_field_by_field() {
         let cpu = metric("cpu_utilisation");
         assert_eq!(cpu["unit"], "percent");
         let fair = metric("fairness")["summary"]["median"].as_f64().unwrap();
-        assert!(fair > 0.0 && fair <= 1.0);
+        // A thread starved for a whole 20 ms run on a busy machine gives 0.
+        assert!((0.0..=1.0).contains(&fair), "fairness {fair}");
     }
     let exported: Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
     assert_eq!(exported["records"].as_array().unwrap().len(), 2);
