@@ -20,7 +20,7 @@
 //!   reaching zero, so the freeing thread may not see other holders' uses
 //!   (the reason std's `Arc::drop` has its `Acquire` fence).
 
-use crate::lock::RawLock;
+use crate::lock::{test_and_set, RawLock};
 use crate::sync::{spin_hint, AtomicBool, AtomicI32, Ordering};
 
 /// Names of the broken locks, in the order tables list them.
@@ -29,24 +29,6 @@ pub const BROKEN_LOCK_NAMES: [&str; 3] = [
     BrokenTasNotAtomicLock::NAME,
     BrokenRelaxedAcquireLock::NAME,
 ];
-
-/// `swap(true, order)`: true when the flag was already set; a
-/// compare-exchange under loom, which cannot explore an unbounded spin of
-/// writing RMWs (see `lock.rs`).
-#[inline(always)]
-fn swap_true(flag: &AtomicBool, order: Ordering) -> bool {
-    #[cfg(not(loom))]
-    {
-        // ORDERING: the caller's, see the call sites.
-        flag.swap(true, order)
-    }
-    #[cfg(loom)]
-    {
-        // ORDERING: the caller's on success; a failure acquires nothing we use.
-        flag.compare_exchange(false, true, order, Ordering::Relaxed)
-            .is_err()
-    }
-}
 
 /// The 002 bug: taken with an acquiring swap, released by a relaxed store.
 #[derive(Debug)]
@@ -70,7 +52,7 @@ impl RawLock for BrokenRelaxedUnlockLock {
     #[inline]
     fn lock(&self) -> BrokenRelaxedUnlockGuard<'_> {
         // ORDERING: SeqCst as the Crystal runtime's swap; the bug is in unlock.
-        while swap_true(&self.locked, Ordering::SeqCst) {
+        while test_and_set(&self.locked, Ordering::SeqCst) {
             spin_hint();
         }
         BrokenRelaxedUnlockGuard(self)
@@ -154,7 +136,7 @@ impl RawLock for BrokenRelaxedAcquireLock {
         // holds) but acquires nothing, so our critical section's loads may be
         // satisfied before the previous holder's stores are visible (Arm,
         // RISC-V; x86's `xchg` is a full barrier and hides it).
-        while swap_true(&self.locked, Ordering::Relaxed) {
+        while test_and_set(&self.locked, Ordering::Relaxed) {
             spin_hint();
         }
         BrokenRelaxedAcquireGuard(self)

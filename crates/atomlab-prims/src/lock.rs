@@ -64,7 +64,7 @@ impl Backoff {
 /// cannot explore an unbounded spin of writing RMWs. The ordering on success
 /// is the one under test.
 #[inline(always)]
-fn test_and_set(flag: &AtomicBool, order: Ordering) -> bool {
+pub(crate) fn test_and_set(flag: &AtomicBool, order: Ordering) -> bool {
     #[cfg(not(loom))]
     {
         // ORDERING: the caller's, see the call sites.
