@@ -60,6 +60,8 @@ pub struct ThreadSample {
     pub ops: u64,
     /// Wall time of this thread's window, ns.
     pub elapsed_ns: u64,
+    /// `CLOCK_MONOTONIC` at the start of this thread's window, ns.
+    pub start_ns: u64,
     /// Reference-counter ticks over the window.
     pub ref_ticks: u64,
     /// Thread CPU time over the window, ns.
@@ -74,6 +76,39 @@ pub struct ThreadSample {
 pub struct RunSample {
     /// Per-thread samples, by thread index.
     pub threads: Vec<ThreadSample>,
+}
+
+impl RunSample {
+    /// The run's wall time: from the first thread's start to the last
+    /// thread's end, which encloses every operation of the run.
+    pub fn wall_ns(&self) -> u64 {
+        let start = self.threads.iter().map(|t| t.start_ns).min().unwrap_or(0);
+        let end = self
+            .threads
+            .iter()
+            .map(|t| t.start_ns + t.elapsed_ns)
+            .max()
+            .unwrap_or(0);
+        end.saturating_sub(start)
+    }
+
+    /// Operations of every thread.
+    pub fn total_ops(&self) -> u64 {
+        self.threads.iter().map(|t| t.ops).sum()
+    }
+
+    /// CPU time of every thread, ns.
+    pub fn cpu_ns(&self) -> u64 {
+        self.threads.iter().map(|t| t.cpu_ns).sum()
+    }
+
+    /// How many threads ran at once on average: CPU time over wall time.
+    pub fn parallelism(&self) -> f64 {
+        match self.wall_ns() {
+            0 => 0.0,
+            wall => self.cpu_ns() as f64 / wall as f64,
+        }
+    }
 }
 
 /// What a cell produced.
@@ -268,6 +303,7 @@ where
                         .push(ThreadSample {
                             ops,
                             elapsed_ns: t1.saturating_sub(t0),
+                            start_ns: t0,
                             ref_ticks: r1.wrapping_sub(r0),
                             cpu_ns: cpu1.saturating_sub(cpu0),
                             pmu,
@@ -324,6 +360,92 @@ where
             .collect(),
         event_errors: event_errors.into_inner().unwrap_or_else(|e| e.into_inner()),
     })
+}
+
+/// One worker's part of a fixed-work run, timed by the worker itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WorkerSpan {
+    /// `CLOCK_MONOTONIC` when the worker left the start barrier, ns.
+    pub start_ns: u64,
+    /// `CLOCK_MONOTONIC` when it finished its last piece of work, ns.
+    pub end_ns: u64,
+    /// Its CPU time over that span, ns.
+    pub cpu_ns: u64,
+}
+
+/// One fixed-work run: every worker's span.
+#[derive(Debug, Clone, Default)]
+pub struct FixedRun {
+    /// Spans by worker index.
+    pub workers: Vec<WorkerSpan>,
+}
+
+impl FixedRun {
+    /// The run's wall time: from the first worker's start to the last
+    /// worker's end. No work can happen outside it, whatever the
+    /// coordinating thread was doing (it may be descheduled right after it
+    /// releases the workers; a clock it read then would start late).
+    pub fn wall_ns(&self) -> u64 {
+        let start = self.workers.iter().map(|w| w.start_ns).min().unwrap_or(0);
+        let end = self.workers.iter().map(|w| w.end_ns).max().unwrap_or(0);
+        end.saturating_sub(start)
+    }
+
+    /// How many workers ran at once on average: CPU time over wall time.
+    pub fn parallelism(&self) -> f64 {
+        let cpu: u64 = self.workers.iter().map(|w| w.cpu_ns).sum();
+        match self.wall_ns() {
+            0 => 0.0,
+            wall => cpu as f64 / wall as f64,
+        }
+    }
+}
+
+/// Runs `work(worker)` once on `workers` threads released together by a
+/// spin barrier; each worker times itself from the moment it leaves the
+/// barrier until its work is done. `coordinator` runs on the calling
+/// thread after the release, while the workers work (tests use it to
+/// stand for a coordinator that is descheduled).
+pub fn run_fixed_work<W, C>(workers: usize, pin: bool, work: W, coordinator: C) -> FixedRun
+where
+    W: Fn(usize) + Sync,
+    C: FnOnce(),
+{
+    let workers = workers.max(1);
+    let cpus = affinity::allowed_cpus();
+    let barrier = SpinBarrier::new(workers + 1);
+    let spans: Vec<CachePadded<Mutex<WorkerSpan>>> = (0..workers)
+        .map(|_| CachePadded::new(Mutex::new(WorkerSpan::default())))
+        .collect();
+    std::thread::scope(|s| {
+        for w in 0..workers {
+            let (barrier, spans, work, cpus) = (&barrier, &spans, &work, &cpus);
+            s.spawn(move || {
+                if pin {
+                    let _ = affinity::pin_current_thread(cpus[w % cpus.len()]);
+                }
+                barrier.wait();
+                let cpu0 = clock::thread_cpu_ns();
+                let start_ns = clock::monotonic_ns();
+                work(w);
+                let end_ns = clock::monotonic_ns();
+                let cpu_ns = clock::thread_cpu_ns().saturating_sub(cpu0);
+                *spans[w].lock().unwrap_or_else(|e| e.into_inner()) = WorkerSpan {
+                    start_ns,
+                    end_ns,
+                    cpu_ns,
+                };
+            });
+        }
+        barrier.wait();
+        coordinator();
+    });
+    FixedRun {
+        workers: spans
+            .into_iter()
+            .map(|s| s.0.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]
@@ -391,6 +513,45 @@ mod tests {
             );
         }
         assert!(out.batch.iter().all(|&k| k.is_power_of_two()));
+    }
+
+    /// The defect of issue 9: the fixed-work clock was started by the
+    /// coordinator after it released the workers, so a coordinator that was
+    /// descheduled then (here: asleep for 50 ms) started it after the work
+    /// was done and reported an impossibly short run. The workers' own spans
+    /// must enclose the work whatever the coordinator does.
+    #[test]
+    fn fixed_work_timing_ignores_a_late_coordinator() {
+        let run = run_fixed_work(
+            2,
+            false,
+            |_| std::thread::sleep(Duration::from_millis(20)),
+            || std::thread::sleep(Duration::from_millis(50)),
+        );
+        let wall = run.wall_ns();
+        assert!(
+            wall >= 20_000_000,
+            "the work took 20 ms but the run measured {wall} ns"
+        );
+        assert!(wall < 1_000_000_000, "run measured {wall} ns");
+        assert_eq!(run.workers.len(), 2);
+    }
+
+    #[test]
+    fn wall_time_spans_first_start_to_last_end() {
+        let t = |start_ns, elapsed_ns, ops, cpu_ns| ThreadSample {
+            ops,
+            elapsed_ns,
+            start_ns,
+            cpu_ns,
+            ..Default::default()
+        };
+        let run = RunSample {
+            threads: vec![t(1_000, 9_000, 10, 9_000), t(4_000, 8_000, 30, 2_000)],
+        };
+        assert_eq!(run.wall_ns(), 11_000);
+        assert_eq!(run.total_ops(), 40);
+        assert!((run.parallelism() - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //! with errors that list the valid choices.
 //!
 //! Figures and where they come from: ops/s and ns/op from
-//! `CLOCK_MONOTONIC`; reference cycles per op from the TSC (x86-64) or
+//! `CLOCK_MONOTONIC` (ops/s: every thread's operations over the run's wall
+//! time, from the first thread's start to the last one's end; ns/op: the
+//! time one thread spends per operation, threads × wall time over
+//! operations, so ns/op = threads × 10⁹ / ops/s in every cell); reference cycles per op from the TSC (x86-64) or
 //! CNTVCT (aarch64), never called core cycles; core cycles, instructions and
 //! requested events from `perf_event_open` when the kernel allows it; CPU
 //! utilisation from each thread's `CLOCK_THREAD_CPUTIME_ID`; fairness as the
@@ -22,6 +25,7 @@ pub mod affinity;
 pub mod clock;
 pub mod harness;
 pub mod plan;
+pub mod plausible;
 pub mod pmu;
 pub mod scenario;
 

@@ -18,7 +18,7 @@ pub mod summary;
 
 pub use exit::ExitStatus;
 pub use machine::{Machine, PmuStatus};
-pub use record::{Metric, Record, Report, Source, Unit, Verdict};
+pub use record::{Flag, FlagKind, Metric, Record, Report, Source, Unit, Verdict};
 pub use summary::Summary;
 
 /// Version of the JSON records' layout. Readers refuse an unknown major

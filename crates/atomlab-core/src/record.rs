@@ -82,6 +82,45 @@ pub enum Verdict {
     Timeout,
 }
 
+/// Why a record's figures must not be read as plain data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlagKind {
+    /// A figure is physically impossible (faster than one atomic
+    /// read-modify-write of this machine, or longer than the run): the
+    /// clock or the harness misbehaved. The figure is not data.
+    Implausible,
+    /// The threads did not run together, so the cell did not measure the
+    /// contention it was asked to (time-sliced, descheduled, or asleep).
+    NotContended,
+    /// Some runs were left out of the summary because their timing could
+    /// not be trusted; the rest are data.
+    RunsExcluded,
+}
+
+impl FlagKind {
+    /// The words a table prints for it.
+    pub fn words(self) -> &'static str {
+        match self {
+            FlagKind::Implausible => "implausible",
+            FlagKind::NotContended => "not contended as asked",
+            FlagKind::RunsExcluded => "runs excluded",
+        }
+    }
+}
+
+/// A mark on a record saying its figures need care, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flag {
+    /// What kind of trouble.
+    pub kind: FlagKind,
+    /// The metric it concerns, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub metric: Option<String>,
+    /// What was seen, with the figures.
+    pub detail: String,
+}
+
 /// One figure of a record: its samples over the runs and their summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
@@ -139,6 +178,9 @@ pub struct Record {
     /// Free-form notes the reader must see (a PMU that was refused, emulation).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notes: Vec<String>,
+    /// Marks on figures that must not be read as plain data.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub flags: Vec<Flag>,
     /// Unix time in seconds when the record was made.
     pub unix_time: u64,
 }
@@ -156,6 +198,7 @@ impl Record {
             metrics: Vec::new(),
             verdict: None,
             notes: Vec::new(),
+            flags: Vec::new(),
             unix_time: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -172,6 +215,20 @@ impl Record {
     /// The metric named `name`.
     pub fn metric(&self, name: &str) -> Option<&Metric> {
         self.metrics.iter().find(|m| m.name == name)
+    }
+
+    /// Adds a flag.
+    pub fn flag(&mut self, kind: FlagKind, metric: Option<&str>, detail: impl Into<String>) {
+        self.flags.push(Flag {
+            kind,
+            metric: metric.map(str::to_string),
+            detail: detail.into(),
+        });
+    }
+
+    /// Whether a flag of `kind` is set.
+    pub fn flagged(&self, kind: FlagKind) -> bool {
+        self.flags.iter().any(|f| f.kind == kind)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use atomlab_core::{Machine, Record, Report};
+use atomlab_core::{FlagKind, Machine, Record, Report};
 use comfy_table::{presets, Table};
 
 /// A fresh table in atomlab's style: plain ASCII, so it survives logs and pipes.
@@ -90,11 +90,44 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A metric's median for a table; a record whose timing is implausible
+/// shows no figure at all, so nobody copies it as data.
 fn median(r: &Record, metric: &str) -> String {
+    if r.flagged(FlagKind::Implausible) {
+        return "implausible".into();
+    }
     r.metric(metric)
         .and_then(|m| m.median())
         .map(num)
         .unwrap_or_else(|| "-".into())
+}
+
+/// The status column: `ok`, or the words of each flag.
+fn status(r: &Record) -> String {
+    if r.flags.is_empty() {
+        return "ok".into();
+    }
+    let mut words: Vec<&str> = r.flags.iter().map(|f| f.kind.words()).collect();
+    words.dedup();
+    words.join(", ")
+}
+
+/// The flags' details under a table, one line per flagged record.
+fn flag_lines(out: &mut impl Write, recs: &[&Record]) -> anyhow::Result<()> {
+    for r in recs {
+        for f in &r.flags {
+            writeln!(
+                out,
+                "{}: {} {} threads={}: {}",
+                f.kind.words(),
+                r.scenario,
+                variant_label(r),
+                param(r, "threads"),
+                f.detail
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn param(r: &Record, key: &str) -> String {
@@ -135,6 +168,7 @@ pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
         print(&pingpong_table(&pingpong))?;
     }
     let mut out = std::io::stdout().lock();
+    flag_lines(&mut out, &recs.iter().collect::<Vec<_>>())?;
     let mut seen = std::collections::BTreeSet::new();
     for note in recs.iter().flat_map(|r| &r.notes) {
         if seen.insert(note.as_str()) {
@@ -180,6 +214,7 @@ pub fn timed_table(recs: &[&Record]) -> Table {
         "cpu %",
         "fairness",
         "cv",
+        "status",
     ]
     .map(String::from)
     .to_vec();
@@ -208,6 +243,7 @@ pub fn timed_table(recs: &[&Record]) -> Table {
             median(r, "cpu_utilisation"),
             median(r, "fairness"),
             cv,
+            status(r),
         ];
         row.extend(events.iter().map(|e| median(r, e)));
         t.add_row(row);
@@ -227,10 +263,16 @@ fn fixed_table(recs: &[&Record]) -> Table {
         "max s",
         "cv",
         "ns/op",
+        "status",
     ]);
     for r in recs {
         let s = r.metric("seconds").and_then(|m| m.summary);
-        let f = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+        let implausible = r.flagged(FlagKind::Implausible);
+        let f = |v: Option<f64>| match v {
+            _ if implausible => "implausible".into(),
+            Some(v) => format!("{v:.4}"),
+            None => "-".into(),
+        };
         t.add_row(vec![
             r.variant.clone(),
             param(r, "increments"),
@@ -242,6 +284,7 @@ fn fixed_table(recs: &[&Record]) -> Table {
             s.map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "-".into()),
             median(r, "ns_per_op"),
+            status(r),
         ]);
     }
     t

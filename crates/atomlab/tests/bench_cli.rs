@@ -224,3 +224,71 @@ fn fixed_work_lock_counts_every_increment() {
         assert!(secs["summary"]["median"].as_f64().unwrap() > 0.0);
     }
 }
+
+/// Issue 9: with more threads than CPUs, `ops/s` (sum of per-thread rates)
+/// and `ns/op` (mean of per-thread times) disagreed by orders of magnitude
+/// (335k ops/s beside 72 ms per op for 16 ticket-lock threads), and
+/// nothing said the threads had not contended. Now both come from the same
+/// wall time, in every sample, and the cell is flagged.
+#[test]
+fn oversubscribed_cells_are_consistent_and_flagged() {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = (cpus * 2 + 1).to_string();
+    let v = json_run(&[
+        "bench",
+        "lock",
+        "--variant",
+        "ticket",
+        "--threads",
+        &threads,
+        "--duration",
+        "30ms",
+        "--warmup",
+        "10ms",
+        "--runs",
+        "2",
+        "--json",
+    ]);
+    let r = &v["records"][0];
+    let samples = |name: &str| -> Vec<f64> {
+        r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("metric {name} missing"))["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let t = (cpus * 2 + 1) as f64;
+    for (ns, ops) in samples("ns_per_op").iter().zip(samples("ops_per_sec")) {
+        assert!(
+            (ns * ops / (t * 1e9) - 1.0).abs() < 1e-6,
+            "ns/op {ns} and ops/s {ops} disagree for {t} threads"
+        );
+    }
+    let flags = r["flags"].as_array().expect("the cell is flagged");
+    assert!(
+        flags.iter().any(|f| f["kind"] == "not_contended"
+            && f["detail"].as_str().unwrap().contains("time-sliced")),
+        "{flags:?}"
+    );
+    let table = atomlab(&[
+        "bench",
+        "lock",
+        "--variant",
+        "ticket",
+        "--threads",
+        &threads,
+        "--duration",
+        "20ms",
+        "--warmup",
+        "5ms",
+        "--runs",
+        "1",
+    ]);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("not contended as asked"));
+}

@@ -17,14 +17,13 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use atomlab_core::{Metric, Record, Source, Unit};
+use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 use atomlab_prims::lock::RawLock;
 use atomlab_prims::{with_lock, CachePadded};
 
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::affinity;
-use crate::clock;
-use crate::harness::{run_cell, SpinBarrier};
+use crate::harness::{run_cell, run_fixed_work};
 use crate::plan::{BenchError, Contention, Plan};
 
 /// A lock and the data it protects.
@@ -147,42 +146,46 @@ fn fixed_work<L: RawLock>(
     tasks: u64,
     workers: usize,
 ) -> Result<Record, BenchError> {
+    fixed_work_with::<L>(plan, variant, increments, tasks, workers, || {})
+}
+
+/// The fixed-work cell; `coordinator` runs on the calling thread while the
+/// workers work (tests make it sleep, as a descheduled thread would).
+pub(crate) fn fixed_work_with<L: RawLock>(
+    plan: &Plan,
+    variant: &str,
+    increments: u64,
+    tasks: u64,
+    workers: usize,
+    coordinator: impl Fn(),
+) -> Result<Record, BenchError> {
     let guarded = Guarded::<L>::new();
-    let cpus = affinity::allowed_cpus();
-    let mut seconds = Vec::new();
     let per_task = increments / tasks;
     let remainder = increments % tasks;
+    let mut seconds = Vec::new();
+    let mut parallelism = Vec::new();
+    let mut excluded = Vec::new();
     for run in 0..=plan.runs {
         let next_task = AtomicU64::new(0);
-        let barrier = SpinBarrier::new(workers + 1);
-        let (t0, t1) = std::thread::scope(|s| {
-            for w in 0..workers {
-                let (guarded, next_task, barrier, cpus) = (&guarded, &next_task, &barrier, &cpus);
-                s.spawn(move || {
-                    if plan.pin {
-                        let _ = affinity::pin_current_thread(cpus[w % cpus.len()]);
-                    }
-                    barrier.wait();
-                    loop {
-                        // ORDERING: Relaxed: the task index only partitions work;
-                        // the data is protected by the lock under test.
-                        let task = next_task.fetch_add(1, Ordering::Relaxed);
-                        if task >= tasks {
-                            break;
-                        }
-                        let n = per_task + u64::from(task < remainder);
-                        for _ in 0..n {
-                            guarded.section(plan.cs_work);
-                        }
-                    }
-                    barrier.wait();
-                });
-            }
-            barrier.wait();
-            let t0 = clock::monotonic_ns();
-            barrier.wait();
-            (t0, clock::monotonic_ns())
-        });
+        // Each worker times itself from its release to its last increment:
+        // the run is the first start to the last end (see `FixedRun`).
+        let timed = run_fixed_work(
+            workers,
+            plan.pin,
+            |_| loop {
+                // ORDERING: Relaxed: the task index only partitions work;
+                // the data is protected by the lock under test.
+                let task = next_task.fetch_add(1, Ordering::Relaxed);
+                if task >= tasks {
+                    break;
+                }
+                let n = per_task + u64::from(task < remainder);
+                for _ in 0..n {
+                    guarded.section(plan.cs_work);
+                }
+            },
+            &coordinator,
+        );
         let held = guarded.take();
         if held != increments {
             return Err(sanity(
@@ -191,8 +194,16 @@ fn fixed_work<L: RawLock>(
                 format!("lost updates: expected {increments}, the protected counter reads {held}"),
             ));
         }
-        if run > 0 {
-            seconds.push((t1 - t0) as f64 / 1e9);
+        if run == 0 {
+            continue; // warm-up
+        }
+        let wall = timed.wall_ns();
+        match crate::plausible::serial_rmw_implausible(wall as f64 / increments as f64) {
+            Some(why) => excluded.push(format!("run {run}: {why}")),
+            None => {
+                seconds.push(wall as f64 / 1e9);
+                parallelism.push(timed.parallelism());
+            }
         }
     }
     let mut r = Record::new("bench", "lock", variant);
@@ -201,14 +212,36 @@ fn fixed_work<L: RawLock>(
         .param("tasks", tasks)
         .param("workers", workers)
         .param("threads", workers)
+        .param("contention", "shared")
         .param("cs_work", plan.cs_work)
         .param("runs", plan.runs)
         .param("pin", plan.pin);
+    if !excluded.is_empty() {
+        let kind = if seconds.is_empty() {
+            FlagKind::Implausible
+        } else {
+            FlagKind::RunsExcluded
+        };
+        r.flag(
+            kind,
+            Some("seconds"),
+            format!(
+                "{} of {} runs left out of every figure: {}",
+                excluded.len(),
+                plan.runs,
+                excluded.join("; ")
+            ),
+        );
+    }
+    // ops/s: increments over the wall time; ns/op: the wall time per
+    // increment (the lock serialises them, so this is the time between two
+    // critical sections' starts, whatever the number of workers).
     let ops: Vec<f64> = seconds.iter().map(|s| increments as f64 / s).collect();
     let ns: Vec<f64> = seconds
         .iter()
         .map(|s| s * 1e9 / increments as f64)
         .collect();
+    super::flag_overlap(&mut r, plan, workers, &parallelism, &[]);
     r.metrics.push(Metric::new(
         "seconds",
         Unit::Seconds,
@@ -227,8 +260,58 @@ fn fixed_work<L: RawLock>(
         Source::ClockGettime,
         ns,
     ));
+    r.metrics.push(Metric::new(
+        "parallelism",
+        Unit::Ratio,
+        Source::Rusage,
+        parallelism,
+    ));
     r.notes.push(format!(
         "all {increments} increments of every run were found in the protected counter"
     ));
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Request;
+    use atomlab_prims::lock::TtasLock;
+
+    /// Issue 9: `bench lock --increments 1000000 --tasks 20` printed 0.0007 s
+    /// (0.75 ns per locked increment) when the coordinating thread was
+    /// descheduled right after releasing the workers, because it started the
+    /// clock then. With a coordinator that sleeps through the work, the old
+    /// code measured about nothing; the run must still take at least the
+    /// machine's serial RMW time per increment.
+    #[test]
+    fn a_late_coordinator_does_not_shorten_the_run() {
+        let plan = Plan::from_request(
+            &Request {
+                scenario: "lock".into(),
+                increments: Some(200_000),
+                tasks: Some(20),
+                runs: Some(2),
+                ..Default::default()
+            },
+            2,
+        )
+        .unwrap();
+        let r = fixed_work_with::<TtasLock>(&plan, "ttas", 200_000, 20, 2, || {
+            std::thread::sleep(std::time::Duration::from_millis(100))
+        })
+        .unwrap();
+        let s = r.metric("seconds").unwrap();
+        assert_eq!(s.samples.len(), 2, "{:?}", r.flags);
+        let floor = crate::plausible::rmw_floor_ns() * 0.5 * 200_000.0 / 1e9;
+        for &sec in &s.samples {
+            assert!(sec >= floor, "{sec} s for 200,000 locked increments");
+        }
+        // ns/op and ops/s describe the same runs.
+        let ns = r.metric("ns_per_op").unwrap().samples.clone();
+        let ops = r.metric("ops_per_sec").unwrap().samples.clone();
+        for (n, o) in ns.iter().zip(&ops) {
+            assert!((n * o / 1e9 - 1.0).abs() < 1e-9);
+        }
+    }
 }

@@ -7,11 +7,11 @@ pub mod lock;
 pub mod pingpong;
 pub mod refcount;
 
-use atomlab_core::{Metric, Record, Source, Unit};
+use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 
 use crate::clock;
-use crate::harness::{CellOutcome, CellSpec};
-use crate::plan::{BenchError, Plan, Scenario};
+use crate::harness::{CellOutcome, CellSpec, RunSample};
+use crate::plan::{BenchError, Contention, Plan, Scenario};
 
 /// Where progress lines go (stderr in the CLI, nowhere in tests).
 pub type Progress<'a> = &'a mut dyn FnMut(&str);
@@ -59,27 +59,61 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
                 .collect::<Vec<_>>(),
         );
 
-    let per_run = |f: &dyn Fn(&crate::harness::RunSample) -> Option<f64>| -> Vec<f64> {
-        out.runs.iter().filter_map(f).collect()
+    // Runs whose timing cannot be trusted are flagged and left out of every
+    // figure: a window that never opened, or a time per operation faster
+    // than this machine's atomic RMW (see `crate::plausible`).
+    let mut kept: Vec<&RunSample> = Vec::new();
+    let mut implausible = Vec::new();
+    for (i, run) in out.runs.iter().enumerate() {
+        let (ops, wall) = (run.total_ops(), run.wall_ns());
+        if ops == 0 || wall == 0 {
+            implausible.push(format!(
+                "run {}: {ops} operations in {wall} ns: no measurement",
+                i + 1
+            ));
+            continue;
+        }
+        let ns_per_op = threads as f64 * wall as f64 / ops as f64;
+        let why = match plan.scenario {
+            Scenario::Lock if plan.contention == Contention::Shared => {
+                crate::plausible::serial_rmw_implausible(wall as f64 / ops as f64)
+            }
+            Scenario::Lock | Scenario::Counter | Scenario::Refcount => {
+                crate::plausible::thread_rmw_implausible(ns_per_op)
+            }
+            Scenario::Fence | Scenario::Pingpong => None,
+        };
+        match why {
+            Some(why) => implausible.push(format!("run {}: {why}", i + 1)),
+            None => kept.push(run),
+        }
+    }
+    if !implausible.is_empty() {
+        let kind = if kept.is_empty() {
+            FlagKind::Implausible
+        } else {
+            FlagKind::RunsExcluded
+        };
+        r.flag(
+            kind,
+            Some("ns_per_op"),
+            format!(
+                "{} of {} runs left out of every figure: {}",
+                implausible.len(),
+                out.runs.len(),
+                implausible.join("; ")
+            ),
+        );
+    }
+    let per_run = |f: &dyn Fn(&RunSample) -> Option<f64>| -> Vec<f64> {
+        kept.iter().filter_map(|run| f(run)).collect()
     };
-    let ops_per_sec = per_run(&|run| {
-        Some(
-            run.threads
-                .iter()
-                .filter(|t| t.elapsed_ns > 0)
-                .map(|t| t.ops as f64 * 1e9 / t.elapsed_ns as f64)
-                .sum(),
-        )
-    });
-    let ns_per_op = per_run(&|run| {
-        let v: Vec<f64> = run
-            .threads
-            .iter()
-            .filter(|t| t.ops > 0)
-            .map(|t| t.elapsed_ns as f64 / t.ops as f64)
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    });
+    // ops/s: all threads' operations over the run's wall time. ns/op: the
+    // time one thread spends per operation, threads x wall / operations;
+    // the two are consistent by construction (ns/op = threads x 1e9 / ops/s).
+    let ops_per_sec = per_run(&|run| Some(run.total_ops() as f64 * 1e9 / run.wall_ns() as f64));
+    let ns_per_op =
+        per_run(&|run| Some(threads as f64 * run.wall_ns() as f64 / run.total_ops() as f64));
     r.metrics.push(Metric::new(
         "ops_per_sec",
         Unit::OpsPerSecond,
@@ -93,14 +127,15 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
         ns_per_op,
     ));
     if let Some(src) = clock::ref_source() {
+        // The reference counter's rate over the threads' windows, times the
+        // same per-thread time per operation as ns/op.
         let ref_per_op = per_run(&|run| {
-            let v: Vec<f64> = run
-                .threads
-                .iter()
-                .filter(|t| t.ops > 0)
-                .map(|t| t.ref_ticks as f64 / t.ops as f64)
-                .collect();
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            let ticks: u64 = run.threads.iter().map(|t| t.ref_ticks).sum();
+            let ns: u64 = run.threads.iter().map(|t| t.elapsed_ns).sum();
+            (ns > 0).then(|| {
+                ticks as f64 / ns as f64 * threads as f64 * run.wall_ns() as f64
+                    / run.total_ops() as f64
+            })
         });
         r.metrics.push(Metric::new(
             "ref_cycles_per_op",
@@ -120,22 +155,27 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
             ));
         }
     }
-    let cpu = per_run(&|run| {
-        let wall: u64 = run.threads.iter().map(|t| t.elapsed_ns).sum();
-        let cpu: u64 = run.threads.iter().map(|t| t.cpu_ns).sum();
-        (wall > 0).then(|| cpu as f64 * 100.0 / wall as f64)
-    });
+    let cpu =
+        per_run(&|run| Some(run.cpu_ns() as f64 * 100.0 / (threads as f64 * run.wall_ns() as f64)));
     r.metrics.push(Metric::new(
         "cpu_utilisation",
         Unit::Percent,
         Source::Rusage,
         cpu,
     ));
+    let parallelism = per_run(&|run| Some(run.parallelism()));
     let fairness = per_run(&|run| {
         let max = run.threads.iter().map(|t| t.ops).max()?;
         let min = run.threads.iter().map(|t| t.ops).min()?;
         (max > 0).then(|| min as f64 / max as f64)
     });
+    flag_overlap(&mut r, plan, threads, &parallelism, &fairness);
+    r.metrics.push(Metric::new(
+        "parallelism",
+        Unit::Ratio,
+        Source::Rusage,
+        parallelism,
+    ));
     r.metrics.push(Metric::new(
         "fairness",
         Unit::Ratio,
@@ -179,6 +219,48 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
         r.notes.push(format!("event {event} not counted: {why}"));
     }
     r
+}
+
+/// Flags a cell whose threads did not contend as asked: more threads than
+/// CPUs (time-sliced: at most one per CPU ran at once), threads that ran
+/// one at a time (parallelism near 1: another process held the CPUs, or
+/// waiters slept), or a thread that did no operation in a run.
+pub(crate) fn flag_overlap(
+    r: &mut Record,
+    plan: &Plan,
+    threads: usize,
+    parallelism: &[f64],
+    fairness: &[f64],
+) {
+    if threads < 2 || plan.contention != Contention::Shared {
+        return;
+    }
+    let cpus = crate::affinity::allowed_cpus().len().max(1);
+    let mut why = Vec::new();
+    if threads > cpus {
+        why.push(format!(
+            "{threads} threads on {cpus} CPUs: time-sliced, at most {cpus} ran at once"
+        ));
+    }
+    let median = |v: &[f64]| atomlab_core::Summary::of(v).map(|s| s.median);
+    if let Some(p) = median(parallelism) {
+        if p < 1.25 && threads.min(cpus) >= 2 {
+            why.push(format!(
+                "the threads ran one at a time (parallelism {p:.2} of {}: another process held the CPUs, or waiters slept)",
+                threads.min(cpus)
+            ));
+        }
+    }
+    let starved = fairness.iter().filter(|&&f| f == 0.0).count();
+    if starved > 0 {
+        why.push(format!(
+            "a thread did no operation in {starved} of {} runs",
+            fairness.len()
+        ));
+    }
+    if !why.is_empty() {
+        r.flag(FlagKind::NotContended, None, why.join("; "));
+    }
 }
 
 /// Labels a progress line for a cell.
