@@ -18,12 +18,15 @@ pub mod summary;
 
 pub use exit::ExitStatus;
 pub use machine::{Machine, PmuStatus};
-pub use record::{Flag, FlagKind, Metric, Record, Report, Source, Unit, Verdict};
+pub use record::{Flag, FlagKind, InputError, Metric, Record, Report, Source, Unit, Verdict};
 pub use summary::Summary;
 
 /// Version of the JSON records' layout. Readers refuse an unknown major
 /// version; a field added without changing meaning keeps the number.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2: one document shape for every subcommand (`command`,
+/// `atomlab_version`, `errors`), record `flags` and `detail`, and ns/op
+/// defined from the run's wall time (threads × wall / operations).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// This atomlab's version, as stamped into every record.
 pub const ATOMLAB_VERSION: &str = env!("CARGO_PKG_VERSION");

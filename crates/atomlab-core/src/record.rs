@@ -80,6 +80,9 @@ pub enum Verdict {
     NotObserved,
     /// The run was cut off before it could decide.
     Timeout,
+    /// The input exceeds a fixed limit of the tool (a checker's execution
+    /// bound), so nothing was decided; not bad input.
+    Bound,
 }
 
 /// Why a record's figures must not be read as plain data.
@@ -181,6 +184,11 @@ pub struct Record {
     /// Marks on figures that must not be read as plain data.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub flags: Vec<Flag>,
+    /// The capability's structured detail that is not a figure (a check's
+    /// allowed states and forbidden cycles, an audit's functions), for tools
+    /// that want more than the metrics.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<Value>,
     /// Unix time in seconds when the record was made.
     pub unix_time: u64,
 }
@@ -199,6 +207,7 @@ impl Record {
             verdict: None,
             notes: Vec::new(),
             flags: Vec::new(),
+            detail: None,
             unix_time: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -232,24 +241,70 @@ impl Record {
     }
 }
 
-/// A whole document as atomlab writes it: the machine once, then the records.
+/// An input a command could not use (a litmus test outside the supported
+/// subset, a file that is not an ELF), named with where and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputError {
+    /// The file or argument.
+    pub input: String,
+    /// Line and column, when the error has a place in a text file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub line: Option<usize>,
+    /// Column of `line`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub column: Option<usize>,
+    /// What was wrong, and what to do.
+    pub message: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.input)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The document every subcommand writes with `--json` (and `--export-json`,
+/// and the results store keeps): the machine once, then the records, then
+/// the inputs that could not be used. `schema/atomlab.schema.json` in the
+/// repository is its JSON Schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// Layout version of this JSON.
     pub schema_version: u32,
+    /// atomlab's version.
+    pub atomlab_version: String,
+    /// The subcommand that wrote it (`bench`, `check`, `suite`, `machine`…).
+    pub command: String,
     /// The machine every record ran on.
     pub machine: Machine,
     /// The records.
     pub records: Vec<Record>,
+    /// Inputs that could not be used, each with its reason.
+    #[serde(default)]
+    pub errors: Vec<InputError>,
+    /// Notes about the run as a whole (inputs passed over, emulation).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 impl Report {
-    /// A report over `records` on `machine`.
-    pub fn new(machine: Machine, records: Vec<Record>) -> Report {
+    /// A report of `command` over `records` on `machine`.
+    pub fn new(command: &str, machine: Machine, records: Vec<Record>) -> Report {
         Report {
             schema_version: SCHEMA_VERSION,
+            atomlab_version: ATOMLAB_VERSION.to_string(),
+            command: command.to_string(),
             machine,
             records,
+            errors: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }

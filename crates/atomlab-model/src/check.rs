@@ -19,6 +19,9 @@ use crate::CheckError;
 pub struct CheckOptions {
     /// Give up (TIMEOUT) after this instant.
     pub deadline: Option<Instant>,
+    /// A running count of candidate executions explored, added to every 64
+    /// candidates, for progress lines on long tests (shared by the caller).
+    pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Explain every forbidden outcome.
     pub explain: bool,
     /// Produce Graphviz graphs.
@@ -332,6 +335,11 @@ fn run(
             loop {
                 candidates += 1;
                 if candidates & 63 == 0 {
+                    if let Some(e) = &opts.explored {
+                        // ORDERING: Relaxed: a progress count; nothing is
+                        // published through it.
+                        e.fetch_add(64, std::sync::atomic::Ordering::Relaxed);
+                    }
                     if let Some(d) = opts.deadline {
                         if Instant::now() > d {
                             return Err(CheckError::Timeout);

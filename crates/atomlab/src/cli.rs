@@ -7,6 +7,10 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "atomlab", version, about, long_about = None)]
 pub struct Cli {
+    /// Print one JSON document (schema_version, machine, records, errors;
+    /// schema/atomlab.schema.json) on stdout instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -18,7 +22,7 @@ pub enum Command {
     /// Judge litmus tests under memory models: sc, x86tso, aarch64, c11, rc11.
     Check(crate::cmd::check::CheckArgs),
     /// Print the machine fingerprint stamped on every result.
-    Machine(MachineArgs),
+    Machine,
     /// The main job: a quick tour of this machine with every capability.
     Suite(SuiteArgs),
     /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong.
@@ -28,15 +32,8 @@ pub enum Command {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct MachineArgs {
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, clap::Args)]
 pub struct SuiteArgs {
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    /// Print every table, not only the one-screen summary.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }

@@ -29,6 +29,9 @@ pub fn print(table: &Table) -> anyhow::Result<()> {
 
 pub fn machine_table(m: &Machine) -> anyhow::Result<()> {
     let mut t = table();
+    // The PMU's reason is a sentence: wrap it instead of a 200-column row.
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    t.set_width(100);
     t.set_header(vec!["machine", ""]);
     let pmu = if m.pmu.available {
         "available".to_string()
@@ -54,6 +57,26 @@ pub fn machine_table(m: &Machine) -> anyhow::Result<()> {
         t.add_row(vec![k.to_string(), v]);
     }
     print(&t)
+}
+
+/// Checks, before any measurement, that `path` (`-`: stdout) can be
+/// written: its directory exists and accepts a new file.
+pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    if path.is_dir() {
+        anyhow::bail!("{} is a directory; give a file name", path.display());
+    }
+    let probe = path.with_extension("json.partial");
+    std::fs::write(&probe, b"").map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write {}: {e}; create its directory or pick another path",
+            path.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// Writes `value` as pretty JSON to `path` (`-`: stdout), replacing the file

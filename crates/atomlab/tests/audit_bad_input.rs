@@ -114,8 +114,11 @@ fn each_kind_of_bad_file_gets_its_reason() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["binaries"].as_array().unwrap().len(), 1);
-    assert_eq!(doc["skipped_non_elf"], 1);
+    assert_eq!(doc["records"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        doc["notes"][0],
+        "passed over 1 non-ELF files in directories and packages"
+    );
 }
 
 #[test]

@@ -30,10 +30,11 @@ fn debs() -> Option<Vec<PathBuf>> {
 }
 
 fn find<'a>(doc: &'a serde_json::Value, suffix: &str) -> &'a serde_json::Value {
-    doc["binaries"]
+    doc["records"]
         .as_array()
         .unwrap()
         .iter()
+        .map(|r| &r["detail"])
         .find(|b| b["path"].as_str().unwrap().ends_with(suffix))
         .unwrap_or_else(|| panic!("no {suffix} in the packages"))
 }

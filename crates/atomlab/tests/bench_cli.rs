@@ -35,6 +35,21 @@ fn bad_input_exits_2_and_lists_the_choices() {
         &["not a duration"],
     );
     assert_bad_input(&["bench", "counter", "--runs", "0"], &["--runs 0"]);
+    // Issue 9: clap answered a negative number with "use -- -1".
+    assert_bad_input(
+        &["bench", "counter", "--duration", "-1"],
+        &["'-1' is not a duration", "non-negative"],
+    );
+    // Output paths are checked before anything is measured.
+    assert_bad_input(
+        &[
+            "bench",
+            "counter",
+            "--export-json",
+            "/nonexistent-dir/out.json",
+        ],
+        &["--export-json", "cannot write /nonexistent-dir/out.json"],
+    );
     assert_bad_input(
         &["bench", "counter", "--events", "cylces"],
         &["unknown event 'cylces'", "r6e"],
@@ -87,7 +102,7 @@ fn tiny_counter_run_json_field_by_field() {
         "--export-json",
         export.to_str().unwrap(),
     ]);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     let m = &v["machine"];
     assert_eq!(m["arch"], std::env::consts::ARCH);
     assert!(m["cpus"].as_u64().unwrap() >= 1);
@@ -102,7 +117,7 @@ fn tiny_counter_run_json_field_by_field() {
     let records = v["records"].as_array().unwrap();
     assert_eq!(records.len(), 2, "one record per thread count");
     for (r, threads) in records.iter().zip([1, 2]) {
-        assert_eq!(r["schema_version"], 1);
+        assert_eq!(r["schema_version"], 2);
         assert_eq!(r["capability"], "bench");
         assert_eq!(r["scenario"], "counter");
         assert_eq!(r["variant"], "fetch_add");

@@ -1,6 +1,8 @@
 //! `atomlab check` driven as a user drives it: the real binary, its stdout,
 //! stderr and exit status.
 
+mod cli_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -129,7 +131,7 @@ fn herd_format_reads_like_herd() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     let s = text(&out.stdout);
-    let want = "Test MP+dmb.ishst+po Allowed\nStates 4\n1:X0=0; 1:X4=0;\n1:X0=0; 1:X4=1;\n1:X0=1; 1:X4=0;\n1:X0=1; 1:X4=1;\nOk\nWitnesses\n";
+    let want = "% Model aarch64 (atomlab)\nTest MP+dmb.ishst+po Allowed\nStates 4\n1:X0=0; 1:X4=0;\n1:X0=0; 1:X4=1;\n1:X0=1; 1:X4=0;\n1:X0=1; 1:X4=1;\nOk\nWitnesses\n";
     assert!(s.starts_with(want), "{s}");
     assert!(
         s.contains(
@@ -139,25 +141,40 @@ fn herd_format_reads_like_herd() {
     );
 }
 
+/// `--format json` and `--json` give atomlab's one document shape: a record
+/// per test and model with its counts as metrics, refusals under `errors`.
 #[test]
 fn json_lists_models_states_and_refusals() {
-    let out = atomlab(&[
-        "check",
-        "--format",
-        "json",
-        "--model",
-        "c11,rc11",
-        &golden("c/race.litmus"),
-        &golden("errors/c-loop.litmus"),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let t = &v["tests"][0];
-    assert_eq!(t["name"], "race");
-    assert_eq!(t["models"][0]["model"], "c11");
-    assert_eq!(t["models"][1]["verdict"], "Sometimes");
-    assert_eq!(t["models"][1]["data_race"], true);
-    assert_eq!(v["refused"][0]["line"], 4);
+    let (race, looping) = (golden("c/race.litmus"), golden("errors/c-loop.litmus"));
+    for flag in [&["--format", "json"][..], &["--json"]] {
+        let mut args = vec!["check"];
+        args.extend(flag);
+        args.extend(["--model", "c11,rc11", &race, &looping]);
+        let out = atomlab(&args);
+        assert_eq!(out.status.code(), Some(2));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v["schema_version"], 2);
+        assert_eq!(v["command"], "check");
+        let r = &v["records"];
+        assert_eq!(r[0]["capability"], "check");
+        assert_eq!(r[0]["scenario"], "race");
+        assert_eq!(r[0]["variant"], "c11");
+        assert_eq!(r[1]["variant"], "rc11");
+        assert_eq!(r[1]["parameters"]["observation"], "Sometimes");
+        assert_eq!(r[1]["parameters"]["data_race"], true);
+        let states = r[1]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "allowed_states")
+            .expect("allowed_states metric");
+        assert_eq!(states["unit"], "count");
+        assert_eq!(
+            states["samples"][0].as_f64().unwrap() as usize,
+            r[1]["detail"]["states"].as_array().unwrap().len()
+        );
+        assert_eq!(v["errors"][0]["line"], 4);
+    }
 }
 
 #[test]
@@ -260,4 +277,68 @@ fn dot_writes_graphs_of_chosen_executions() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(d.join("LB+fence.acqs.c11.witness.dot").exists());
+}
+
+/// Issue 9: a valid test past the checker's execution bound was reported
+/// as bad input (exit 2, "execution bound exceeded" among the errors). It
+/// is a BOUND cell, in the legend, and exit 1 like a TIMEOUT.
+#[test]
+fn a_test_past_the_bound_is_a_bound_cell_not_bad_input() {
+    let d = scratch("bound");
+    let mut body = String::from("C long\n{}\nP0 (atomic_int* x) {\n");
+    for v in 1..=70 {
+        body.push_str(&format!(
+            "  atomic_store_explicit(x, {v}, memory_order_relaxed);\n"
+        ));
+    }
+    body.push_str("}\nexists (x=70)\n");
+    let f = d.join("long.litmus");
+    std::fs::write(&f, body).unwrap();
+    let out = atomlab(&["check", "--model", "sc,rc11", &f.display().to_string()]);
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{s}{}", text(&out.stderr));
+    assert!(s.contains("| BOUND"), "{s}");
+    assert!(s.contains("BOUND: the test exceeds a fixed limit"), "{s}");
+    let out = atomlab(&["check", "--json", "--model", "sc", &f.display().to_string()]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["records"][0]["verdict"], "BOUND");
+    assert!(v["errors"].as_array().unwrap().is_empty());
+}
+
+/// With several models, `--format herd` says which model each block is
+/// for, on a `%` line that herd log readers pass over.
+#[test]
+fn herd_blocks_name_their_model() {
+    let out = atomlab(&[
+        "check",
+        "--format",
+        "herd",
+        "--model",
+        "c11,rc11",
+        &golden("c/LB+fence.acqs.litmus"),
+    ]);
+    let s = text(&out.stdout);
+    let blocks: Vec<&str> = s.split("% Model ").skip(1).collect();
+    assert_eq!(blocks.len(), 2, "{s}");
+    assert!(blocks[0].starts_with("c11 (atomlab)\nTest LB+fence.acqs"));
+    assert!(blocks[0].contains("Observation LB+fence.acqs Sometimes"));
+    assert!(blocks[1].starts_with("rc11 (atomlab)\nTest LB+fence.acqs"));
+    assert!(blocks[1].contains("Observation LB+fence.acqs Never"));
+}
+
+#[test]
+fn timeout_zero_means_none_and_negative_is_refused() {
+    let out = atomlab(&[
+        "check",
+        "--timeout",
+        "0",
+        "--model",
+        "sc",
+        &golden("x86/MP.litmus"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    cli_support::assert_bad_input(
+        &["check", "--timeout", "-1", &golden("x86/MP.litmus")],
+        &["--timeout"],
+    );
 }

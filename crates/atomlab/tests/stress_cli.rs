@@ -16,7 +16,7 @@ fn json_run(args: &[&str]) -> (i32, Vec<Value>) {
     let o = atomlab(&all);
     let doc: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{all:?}: not JSON ({e}): {}", stderr(&o)));
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert!(doc["machine"]["arch"].is_string());
     let recs = doc["records"].as_array().expect("records").clone();
     (o.status.code().unwrap_or(-1), recs)

@@ -5,9 +5,12 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use atomlab_audit::{AuditRun, BinaryAudit, Class, Progress, Requirement};
-use atomlab_core::{ExitStatus, Machine, Metric, Record, Report, Source, Unit, Verdict};
+use atomlab_core::{
+    ExitStatus, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict,
+};
 use serde::Serialize;
 
+use super::Outcome;
 use crate::render;
 
 /// `--require` choices.
@@ -39,51 +42,35 @@ pub struct AuditArgs {
     /// List the top N functions by atomic count (10 without a value).
     #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "10")]
     pub by_function: Option<usize>,
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    pub json: bool,
     /// Exit 1 unless every aarch64 binary complies (a CI gate).
     #[arg(long, value_enum)]
     pub require: Option<RequireArg>,
 }
 
+/// A `--require` judgement of one binary. `met` is `None` where the
+/// requirement does not apply (it is about aarch64's atomics; an x86-64 or
+/// riscv64 binary neither meets nor breaks it).
 #[derive(Serialize)]
 struct RequireResult {
     requirement: &'static str,
-    met: bool,
+    met: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
 }
 
-#[derive(Serialize)]
-struct BinaryOut<'a> {
-    #[serde(flatten)]
-    audit: &'a BinaryAudit,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    require: Option<RequireResult>,
+impl RequireResult {
+    fn words(&self) -> String {
+        match (self.met, &self.reason) {
+            (None, _) => "not applicable (aarch64 only)".into(),
+            (Some(true), _) => "met".into(),
+            (Some(false), Some(r)) => format!("NOT met: {r}"),
+            (Some(false), None) => "NOT met".into(),
+        }
+    }
 }
 
-#[derive(Serialize)]
-struct ErrorOut {
-    path: String,
-    error: String,
-}
-
-/// The `--json` document: atomlab's common envelope (`schema_version`,
-/// `machine`, one `records` entry per binary with its counts as metrics and,
-/// under `--require`, a PASS/FAIL verdict), then the audit's own detail.
-#[derive(Serialize)]
-struct Document<'a> {
-    #[serde(flatten)]
-    report: Report,
-    atomlab_version: &'static str,
-    capability: &'static str,
-    binaries: Vec<BinaryOut<'a>>,
-    errors: Vec<ErrorOut>,
-    skipped_non_elf: u64,
-}
-
-/// One binary as a [`Record`]: counts by class are its metrics.
+/// One binary as a [`Record`]: counts by class are its metrics, the whole
+/// audit (instructions, helpers, functions) its detail.
 fn record(a: &BinaryAudit, check: Option<&RequireResult>) -> Record {
     let mut r = Record::new(
         "audit",
@@ -107,14 +94,25 @@ fn record(a: &BinaryAudit, check: Option<&RequireResult>) -> Record {
     }
     if let Some(c) = check {
         r.param("require", c.requirement);
-        r.verdict = Some(if c.met { Verdict::Pass } else { Verdict::Fail });
+        r.verdict = c
+            .met
+            .map(|met| if met { Verdict::Pass } else { Verdict::Fail });
     }
     r.notes.push(a.verdict.words.clone());
     r.notes.extend(a.notes.iter().cloned());
+    r.detail = serde_json::to_value(a).ok().map(|mut v| {
+        if let (Some(obj), Some(c)) = (v.as_object_mut(), check) {
+            obj.insert(
+                "require".into(),
+                serde_json::to_value(c).unwrap_or_default(),
+            );
+        }
+        v
+    });
     r
 }
 
-pub fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
     // A one-line progress display on stderr, only for a person watching.
     let tty = std::io::stderr().is_terminal();
     let mut shown = false;
@@ -146,72 +144,63 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
         .iter()
         .map(|a| {
             require.map(|r| match r.check(a) {
+                _ if a.arch != atomlab_audit::Arch::Aarch64 => RequireResult {
+                    requirement: r.name(),
+                    met: None,
+                    reason: None,
+                },
                 Ok(()) => RequireResult {
                     requirement: r.name(),
-                    met: true,
+                    met: Some(true),
                     reason: None,
                 },
                 Err(reason) => RequireResult {
                     requirement: r.name(),
-                    met: false,
+                    met: Some(false),
                     reason: Some(reason),
                 },
             })
         })
         .collect();
-    let failed = checks.iter().flatten().filter(|c| !c.met).count();
+    let failed = checks
+        .iter()
+        .flatten()
+        .filter(|c| c.met == Some(false))
+        .count();
 
-    for e in &run.errors {
-        eprintln!("atomlab: audit: {e}");
-    }
-    if run.skipped_non_elf > 0 {
-        eprintln!(
-            "atomlab: audit: passed over {} non-ELF files in directories and packages",
+    let passed_over = (run.skipped_non_elf > 0).then(|| {
+        let note = format!(
+            "passed over {} non-ELF files in directories and packages",
             run.skipped_non_elf
         );
-    }
+        eprintln!("atomlab: audit: {note}");
+        note
+    });
 
-    if args.json {
-        let records = run
-            .audits
-            .iter()
-            .zip(&checks)
-            .map(|(a, c)| record(a, c.as_ref()))
-            .collect();
-        let doc = Document {
-            report: Report::new(Machine::detect(), records),
-            atomlab_version: atomlab_core::ATOMLAB_VERSION,
-            capability: "audit",
-            binaries: run
-                .audits
-                .iter()
-                .zip(checks)
-                .map(|(audit, require)| BinaryOut { audit, require })
-                .collect(),
-            errors: run
-                .errors
-                .iter()
-                .map(|e| ErrorOut {
-                    path: e.path().to_string(),
-                    error: e.to_string(),
-                })
-                .collect(),
-            skipped_non_elf: run.skipped_non_elf,
-        };
-        render::json(&doc)?;
-    } else if run.audits.len() == 1 {
-        print_one(&run.audits[0], checks[0].as_ref())?;
-    } else if !run.audits.is_empty() {
-        print_many(&run.audits, &checks)?;
-    }
-
-    if run.audits.is_empty() {
+    let records = run
+        .audits
+        .iter()
+        .zip(&checks)
+        .map(|(a, c)| record(a, c.as_ref()))
+        .collect();
+    let mut report = Report::new("audit", Machine::detect(), records);
+    report.errors = run
+        .errors
+        .iter()
+        .map(|e| InputError {
+            input: e.path().to_string(),
+            line: None,
+            column: None,
+            message: e.to_string(),
+        })
+        .collect();
+    report.notes.extend(passed_over);
+    let status = if run.audits.is_empty() {
         if run.errors.is_empty() {
             eprintln!("atomlab: audit: nothing to audit");
         }
-        return Ok(ExitStatus::BadInput);
-    }
-    if failed > 0 {
+        ExitStatus::BadInput
+    } else if failed > 0 {
         if let Some(r) = require {
             eprintln!(
                 "atomlab: audit: {failed} of {} binaries do not meet --require {}",
@@ -219,9 +208,24 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
                 r.name()
             );
         }
-        return Ok(ExitStatus::VerdictFailed);
-    }
-    Ok(ExitStatus::Ok)
+        ExitStatus::VerdictFailed
+    } else {
+        ExitStatus::Ok
+    };
+    let audits = run.audits;
+    Ok(Outcome {
+        report,
+        status,
+        people: Box::new(move |_| {
+            if audits.len() == 1 {
+                print_one(&audits[0], checks[0].as_ref())
+            } else if !audits.is_empty() {
+                print_many(&audits, &checks)
+            } else {
+                Ok(())
+            }
+        }),
+    })
 }
 
 fn kib(bytes: u64) -> String {
@@ -242,10 +246,7 @@ fn print_one(a: &BinaryAudit, check: Option<&RequireResult>) -> anyhow::Result<(
         ),
     ]);
     if let Some(c) = check {
-        let v = match &c.reason {
-            None => format!("--require {}: met", c.requirement),
-            Some(r) => format!("--require {}: NOT met ({r})", c.requirement),
-        };
+        let v = format!("--require {}: {}", c.requirement, c.words());
         t.add_row(vec!["require".to_string(), v]);
     }
     render::print(&t)?;
@@ -343,10 +344,7 @@ fn print_many(audits: &[BinaryAudit], checks: &[Option<RequireResult>]) -> anyho
             .to_string(),
         ];
         if let Some(c) = check {
-            row.push(match &c.reason {
-                None => "met".into(),
-                Some(r) => format!("NOT met: {r}"),
-            });
+            row.push(c.words());
         }
         t.add_row(row);
     }

@@ -8,9 +8,13 @@ use anyhow::Context;
 use atomlab_bench::{Plan, Request};
 use atomlab_core::{ExitStatus, Machine, PmuStatus, Record, Report};
 
+use super::Outcome;
 use crate::render;
 
 #[derive(Debug, clap::Args)]
+// Negative numbers reach the value parsers, which say what is wrong with
+// them, instead of clap's "use -- -1" tip.
+#[command(allow_negative_numbers = true)]
 pub struct BenchArgs {
     /// What to measure: counter, refcount, lock, fence or pingpong.
     pub scenario: String,
@@ -53,9 +57,6 @@ pub struct BenchArgs {
     /// Fixed-work lock mode: tasks the increments are split over (default 20).
     #[arg(long)]
     pub tasks: Option<u64>,
-    /// Print JSON (schema_version, machine, records) instead of a table.
-    #[arg(long)]
-    pub json: bool,
     /// Also write the JSON to FILE (`-` for stdout), rewritten after each variant.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
@@ -103,8 +104,8 @@ impl BenchArgs {
     }
 }
 
-/// Probes the PMU once and records the answer in `machine`; says so on
-/// stderr when counters are unavailable.
+/// Probes the PMU once and records the answer in `machine` (the tables say
+/// it once, under the figures; `--json` carries it in `machine.pmu`).
 pub fn probe_pmu(machine: &mut Machine) -> bool {
     match atomlab_bench::pmu::probe() {
         Ok(()) => {
@@ -115,9 +116,6 @@ pub fn probe_pmu(machine: &mut Machine) -> bool {
             true
         }
         Err(reason) => {
-            eprintln!(
-                "atomlab: note: hardware counters unavailable, so no core cycles or events: {reason}"
-            );
             machine.pmu = PmuStatus {
                 available: false,
                 reason: Some(reason),
@@ -150,9 +148,12 @@ pub fn run_plan(
     Ok(records)
 }
 
-pub fn run(args: BenchArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let mut machine = Machine::detect();
     let plan = Plan::from_request(&args.request(), machine.cpus)?;
+    if let Some(path) = &args.export_json {
+        render::check_writable(path).context("--export-json")?;
+    }
     for (v, why) in &plan.skipped {
         eprintln!("atomlab: note: skipping variant {v}: {why}");
     }
@@ -163,7 +164,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitStatus> {
     let export = args.export_json.clone();
     let records = run_plan(&plan, pmu, |so_far| {
         if let Some(path) = &export {
-            let report = Report::new(machine.clone(), so_far.to_vec());
+            let report = Report::new("bench", machine.clone(), so_far.to_vec());
             render::export_json(path, &report)
                 .with_context(|| format!("writing --export-json {}", path.display()))?;
         }
@@ -176,13 +177,18 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitStatus> {
                 .push("measured under emulation (qemu-user): timings are not meaningful".into());
         }
     }
-    let report = Report::new(machine, records);
-    if args.json {
-        render::json(&report)?;
-    } else if !matches!(&args.export_json, Some(p) if p.as_os_str() == "-") {
-        render::bench_tables(&report)?;
-    }
-    Ok(ExitStatus::Ok)
+    let to_stdout = matches!(&args.export_json, Some(p) if p.as_os_str() == "-");
+    Ok(Outcome {
+        report: Report::new("bench", machine, records),
+        status: ExitStatus::Ok,
+        people: Box::new(move |report| {
+            if to_stdout {
+                Ok(())
+            } else {
+                render::bench_tables(report)
+            }
+        }),
+    })
 }
 
 #[cfg(test)]

@@ -8,13 +8,16 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use atomlab_core::ExitStatus;
+use atomlab_core::{
+    ExitStatus, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict,
+};
 use atomlab_litmus::{ParseError, Test};
 use atomlab_model::check::{CheckOptions, ModelOutcome};
-use atomlab_model::{explain, herd, AcquireLoad, MODEL_NAMES};
+use atomlab_model::{explain, herd, AcquireLoad, CheckError, MODEL_NAMES};
 use clap::builder::PossibleValuesParser;
-use serde_json::{json, Value};
+use serde_json::json;
 
+use super::Outcome;
 use crate::render;
 
 /// Output formats.
@@ -38,8 +41,12 @@ pub enum ArmAcquire {
 }
 
 #[derive(Debug, clap::Args)]
+// Negative numbers reach the value parsers, which say what is wrong with
+// them, instead of clap's "use -- -1" tip.
+#[command(allow_negative_numbers = true)]
 #[command(
-    after_help = "Exit status: 0 every test judged; 1 some test timed out; 2 bad input \
+    after_help = "Exit status: 0 every test judged; 1 some test timed out (TIMEOUT) or exceeded the \
+checker's fixed bound (BOUND); 2 bad input \
 (unreadable or unsupported test, unknown model or flag).\n\
 C tests are judged by x86tso and aarch64 through the C11->ISA mapping tables (see --help of \
 --arm-acquire and atomlab-model's mapping module)."
@@ -61,9 +68,9 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Give up on a test after S seconds (TIMEOUT verdict).
-    #[arg(long, value_name = "S")]
-    pub timeout: Option<f64>,
+    /// Give up on a test after S seconds (a TIMEOUT cell, exit 1); 0 for no limit.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_TIMEOUT_S)]
+    pub timeout: f64,
     /// Tests checked in parallel (default: the CPUs available).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
@@ -73,13 +80,13 @@ pub struct CheckArgs {
 }
 
 /// One input's result.
-enum Outcome {
+enum TestResult {
     Checked(Box<Test>, Vec<ModelOutcome>, Duration),
     Refused(ParseError),
 }
 
 /// Expands directories and @lists into litmus files, in a stable order.
-fn expand(inputs: &[String], errors: &mut Vec<String>) -> Vec<PathBuf> {
+fn expand(inputs: &[String], errors: &mut Vec<(String, String)>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for i in inputs {
         if let Some(list) = i.strip_prefix('@') {
@@ -101,7 +108,7 @@ fn expand(inputs: &[String], errors: &mut Vec<String>) -> Vec<PathBuf> {
                         .collect();
                     out.extend(expand(&items, errors));
                 }
-                Err(e) => errors.push(format!("{list}: cannot read list: {e}")),
+                Err(e) => errors.push((list.to_string(), format!("cannot read list: {e}"))),
             }
             continue;
         }
@@ -110,13 +117,13 @@ fn expand(inputs: &[String], errors: &mut Vec<String>) -> Vec<PathBuf> {
             let mut found = Vec::new();
             walk(&p, &mut found);
             if found.is_empty() {
-                errors.push(format!("{i}: no .litmus files in this directory"));
+                errors.push((i.clone(), "no .litmus files in this directory".into()));
             }
             out.extend(found);
         } else if p.is_file() {
             out.push(p);
         } else {
-            errors.push(format!("{i}: no such file or directory"));
+            errors.push((i.clone(), "no such file or directory".into()));
         }
     }
     out
@@ -137,7 +144,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
+/// The per-test timeout when `--timeout` is not given.
+pub const DEFAULT_TIMEOUT_S: f64 = 60.0;
+
+pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     let models: Vec<&'static str> = if args.model.iter().any(|m| m == "all") {
         MODEL_NAMES.to_vec()
     } else {
@@ -147,10 +157,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
             .filter(|m| args.model.iter().any(|a| a == m))
             .collect()
     };
+    if let Some(dir) = &args.dot {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--dot {}: cannot create the directory", dir.display()))?;
+    }
     let mut errors = Vec::new();
     let files = expand(&args.files, &mut errors);
+    let explored = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let opts = CheckOptions {
         deadline: None,
+        explored: Some(explored.clone()),
         explain: args.explain,
         graphs: args.dot.is_some(),
         acquire: match args.arm_acquire {
@@ -159,9 +175,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
         },
     };
     let timeout = match args.timeout {
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => anyhow::bail!("--timeout must be a positive number of seconds, not {s}"),
-        None => None,
+        0.0 => None,
+        s if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        s => anyhow::bail!("--timeout must be a number of seconds (0 for none), not {s}"),
     };
     let jobs = args
         .jobs
@@ -171,65 +187,76 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
                 .unwrap_or(1)
         })
         .clamp(1, 256);
-    let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<TestResult>>> = files.iter().map(|_| Mutex::new(None)).collect();
     // ORDERING: the counter only hands out distinct indices; the results are
     // published by the Mutexes and the scope's join, so Relaxed suffices.
     let next = AtomicUsize::new(0);
-    // Progress on stderr for runs over a second, when a person is watching.
-    let show_progress = std::io::stderr().is_terminal();
-    let run_start = Instant::now();
-    let finished = AtomicUsize::new(0);
+    let progress = Progress::new(files.len(), explored);
     std::thread::scope(|s| {
-        for _ in 0..jobs.min(files.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = files.get(i) else { break };
-                let outcome = match atomlab_litmus::parse_file(path) {
-                    Err(e) => Outcome::Refused(e),
-                    Ok(test) => {
-                        let start = Instant::now();
-                        let mut o = opts.clone();
-                        o.deadline = timeout.map(|t| start + t);
-                        let res = atomlab_model::check_test(&test, &models, &o);
-                        Outcome::Checked(Box::new(test), res, start.elapsed())
+        let workers: Vec<_> = (0..jobs.min(files.len().max(1)))
+            .map(|_| {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = files.get(i) else { break };
+                    let outcome = match atomlab_litmus::parse_file(path) {
+                        Err(e) => TestResult::Refused(e),
+                        Ok(test) => {
+                            progress.started(&test.name);
+                            let start = Instant::now();
+                            let mut o = opts.clone();
+                            o.deadline = timeout.map(|t| start + t);
+                            let res = atomlab_model::check_test(&test, &models, &o);
+                            TestResult::Checked(Box::new(test), res, start.elapsed())
+                        }
+                    };
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(outcome);
                     }
-                };
-                if let Ok(mut slot) = results[i].lock() {
-                    *slot = Some(outcome);
-                }
-                // ORDERING: a progress count only; nothing is published through it.
-                let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
-                if show_progress && run_start.elapsed() > Duration::from_secs(1) {
-                    eprint!("\rchecked {done}/{} tests", files.len());
-                }
-            });
-        }
+                    progress.finished();
+                })
+            })
+            .collect();
+        progress.watch(|| workers.iter().all(|w| w.is_finished()));
     });
-    if show_progress && run_start.elapsed() > Duration::from_secs(1) {
-        eprintln!();
-    }
-    let outcomes: Vec<Outcome> = results
+    progress.clear();
+    let outcomes: Vec<TestResult> = results
         .into_iter()
         .filter_map(|m| m.into_inner().ok().flatten())
         .collect();
 
     let mut bad_input = !errors.is_empty();
-    let mut timed_out = false;
+    let mut report_errors: Vec<InputError> = errors
+        .iter()
+        .map(|(input, message)| InputError {
+            input: input.clone(),
+            line: None,
+            column: None,
+            message: message.clone(),
+        })
+        .collect();
     for o in &outcomes {
         match o {
-            Outcome::Refused(e) => {
+            TestResult::Refused(e) => {
                 bad_input = true;
-                errors.push(e.to_string());
+                report_errors.push(InputError {
+                    input: e.file.clone(),
+                    line: Some(e.line),
+                    column: Some(e.column),
+                    message: e.message.clone(),
+                });
             }
-            Outcome::Checked(t, res, _) => {
+            TestResult::Checked(t, res, _) => {
                 for r in res {
-                    match r {
-                        ModelOutcome::Failed { model, error } => {
+                    if let ModelOutcome::Failed { model, error } = r {
+                        if !matches!(error, CheckError::TooBig(_)) {
                             bad_input = true;
-                            errors.push(format!("{}: {} [{model}]: {error}", t.file, t.name));
+                            report_errors.push(InputError {
+                                input: t.file.clone(),
+                                line: None,
+                                column: None,
+                                message: format!("{} [{model}]: {error}", t.name),
+                            });
                         }
-                        ModelOutcome::Timeout { .. } => timed_out = true,
-                        _ => {}
                     }
                 }
             }
@@ -239,21 +266,201 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
     if let Some(dir) = &args.dot {
         write_graphs(dir, &outcomes)?;
     }
-    match args.format {
-        Format::Table => print_table(&models, &outcomes, args.explain)?,
-        Format::Herd => print_herd(&outcomes, args.explain)?,
-        Format::Json => render::json(&to_json(&outcomes))?,
+    let records = records(&outcomes);
+    let undecided = records
+        .iter()
+        .any(|r| matches!(r.verdict, Some(Verdict::Timeout | Verdict::Bound)));
+    let status = if bad_input {
+        ExitStatus::BadInput
+    } else if undecided {
+        ExitStatus::VerdictFailed
+    } else {
+        ExitStatus::Ok
+    };
+    let mut report = Report::new("check", Machine::detect(), records);
+    report.errors = report_errors;
+    let (format, explain) = (args.format, args.explain);
+    Ok(Outcome {
+        report,
+        status,
+        people: Box::new(move |_| {
+            if !outcomes
+                .iter()
+                .any(|o| matches!(o, TestResult::Checked(..)))
+            {
+                return Ok(()); // every input refused: no empty table
+            }
+            match format {
+                Format::Table | Format::Json => print_table(&models, &outcomes, explain),
+                Format::Herd => print_herd(&outcomes, explain),
+            }
+        }),
+    })
+}
+
+/// Progress on stderr: a bar with tests done, the current test and the
+/// executions explored when stderr is a terminal and the run passes a
+/// second; without a terminal, a line every 10 s while a test runs long.
+struct Progress {
+    total: usize,
+    done: AtomicUsize,
+    current: Mutex<(String, Instant)>,
+    explored: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    bar: Option<indicatif::ProgressBar>,
+    start: Instant,
+}
+
+impl Progress {
+    fn new(total: usize, explored: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(total as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "checked {pos}/{len} tests [{elapsed_precise}, ETA {eta}] {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        Progress {
+            total,
+            done: AtomicUsize::new(0),
+            current: Mutex::new((String::new(), Instant::now())),
+            explored,
+            bar,
+            start: Instant::now(),
+        }
     }
-    for e in &errors {
-        eprintln!("atomlab: {e}");
+
+    fn started(&self, name: &str) {
+        if let Ok(mut c) = self.current.lock() {
+            *c = (name.to_string(), Instant::now());
+        }
     }
-    if bad_input {
-        return Ok(ExitStatus::BadInput);
+
+    fn finished(&self) {
+        // ORDERING: a progress count only; nothing is published through it.
+        self.done.fetch_add(1, Ordering::Relaxed);
     }
-    if timed_out {
-        return Ok(ExitStatus::VerdictFailed);
+
+    /// Refreshes the display until `done()`.
+    fn watch(&self, done: impl Fn() -> bool) {
+        let mut last_line = Instant::now();
+        while !done() {
+            std::thread::sleep(Duration::from_millis(100));
+            // ORDERING: Relaxed: progress counts only.
+            let finished = self.done.load(Ordering::Relaxed);
+            let explored = self.explored.load(Ordering::Relaxed);
+            let (name, since) = self
+                .current
+                .lock()
+                .map(|c| c.clone())
+                .unwrap_or_else(|_| (String::new(), Instant::now()));
+            match &self.bar {
+                Some(bar) if self.start.elapsed() > Duration::from_secs(1) => {
+                    bar.set_position(finished as u64);
+                    bar.set_message(format!("{name}: {explored} executions explored"));
+                }
+                Some(_) => {}
+                None if since.elapsed() > Duration::from_secs(10)
+                    && last_line.elapsed() > Duration::from_secs(10) =>
+                {
+                    eprintln!(
+                        "atomlab check: {finished}/{} tests done; {name} running for {:.0} s, {explored} executions explored so far",
+                        self.total,
+                        since.elapsed().as_secs_f64()
+                    );
+                    last_line = Instant::now();
+                }
+                None => {}
+            }
+        }
     }
-    Ok(ExitStatus::Ok)
+
+    fn clear(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// One record per test and model that judged it (or ran out of time or
+/// of bound): capability `check`, scenario = the test, variant = the
+/// model; the observation as a parameter, the counts as metrics.
+fn records(outcomes: &[TestResult]) -> Vec<Record> {
+    let mut out = Vec::new();
+    for o in outcomes {
+        let TestResult::Checked(test, res, elapsed) = o else {
+            continue;
+        };
+        for r in res {
+            let model = match r {
+                ModelOutcome::Done(d) => d.model,
+                ModelOutcome::Timeout { model } => model,
+                ModelOutcome::Failed {
+                    model,
+                    error: CheckError::TooBig(_),
+                } => model,
+                _ => continue,
+            };
+            let mut rec = Record::new("check", &test.name, model);
+            rec.param("file", test.file.clone())
+                .param("arch", test.arch.name())
+                .param("condition", test.condition_text());
+            let count =
+                |name: &str, n: f64| Metric::new(name, Unit::Count, Source::Derived, vec![n]);
+            rec.metrics.push(Metric::new(
+                "seconds",
+                Unit::Seconds,
+                Source::ClockGettime,
+                vec![elapsed.as_secs_f64()],
+            ));
+            match r {
+                ModelOutcome::Done(d) => {
+                    rec.param("observation", d.observation.word())
+                        .param("mapping", d.mapping)
+                        .param("data_race", d.racy);
+                    rec.metrics
+                        .push(count("allowed_states", d.states.len() as f64));
+                    rec.metrics.push(count("positive", d.positive as f64));
+                    rec.metrics.push(count("negative", d.negative as f64));
+                    rec.metrics.push(count("candidates", d.candidates as f64));
+                    rec.metrics
+                        .push(count("forbidden_outcomes", d.forbidden.len() as f64));
+                    rec.detail = Some(json!({
+                        "states": d.states.iter().map(|(s, racy)| json!({
+                            "state": herd::state_line(test, &d.vars, s), "data_race": racy,
+                        })).collect::<Vec<_>>(),
+                        "forbidden": d.forbidden.iter().map(|f| json!({
+                            "state": herd::state_line(test, &d.vars, &f.state),
+                            "axiom": f.violation.axiom,
+                            "cycle": explain::cycle_text(&f.violation, &f.labels),
+                        })).collect::<Vec<_>>(),
+                        "witness": d.witness,
+                    }));
+                }
+                ModelOutcome::Timeout { .. } => {
+                    rec.verdict = Some(Verdict::Timeout);
+                    rec.notes.push(format!(
+                        "gave up after the per-test timeout ({:.1} s); raise it with --timeout S, or --timeout 0 for none",
+                        elapsed.as_secs_f64()
+                    ));
+                }
+                ModelOutcome::Failed { error, .. } => {
+                    rec.verdict = Some(Verdict::Bound);
+                    rec.notes.push(format!(
+                        "{error}: a fixed limit of this checker, which no option raises; split the test into smaller ones"
+                    ));
+                }
+                ModelOutcome::NotApplicable { .. } => {}
+            }
+            out.push(rec);
+        }
+    }
+    out
 }
 
 fn cell(o: &ModelOutcome) -> String {
@@ -264,18 +471,22 @@ fn cell(o: &ModelOutcome) -> String {
         }
         ModelOutcome::Timeout { .. } => "TIMEOUT".into(),
         ModelOutcome::NotApplicable { .. } => "-".into(),
+        ModelOutcome::Failed {
+            error: CheckError::TooBig(_),
+            ..
+        } => "BOUND".into(),
         ModelOutcome::Failed { .. } => "ERROR".into(),
     }
 }
 
-fn print_table(models: &[&str], outcomes: &[Outcome], explain: bool) -> anyhow::Result<()> {
+fn print_table(models: &[&str], outcomes: &[TestResult], explain: bool) -> anyhow::Result<()> {
     let mut t = render::table();
     let mut header = vec!["test".to_string(), "condition".to_string()];
     header.extend(models.iter().map(|m| m.to_string()));
     t.set_header(header);
     let mut mappings: Vec<(&str, &str)> = Vec::new();
     for o in outcomes {
-        let Outcome::Checked(test, res, _) = o else {
+        let TestResult::Checked(test, res, _) = o else {
             continue;
         };
         let mut row = vec![test.name.clone(), test.condition_text()];
@@ -293,13 +504,34 @@ fn print_table(models: &[&str], outcomes: &[Outcome], explain: bool) -> anyhow::
     }
     let mut out = std::io::stdout().lock();
     writeln!(out, "{t}")?;
-    writeln!(out, "cells: observation of the condition (allowed final states); \"race\": a data race (undefined behaviour); \"-\": model does not apply")?;
+    writeln!(out, "cells: Never/Sometimes/Always: observation of the condition (allowed final states); \"race\": a data race (undefined behaviour); \"-\": model does not apply")?;
+    let words: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            TestResult::Checked(_, res, _) => Some(res),
+            TestResult::Refused(_) => None,
+        })
+        .flatten()
+        .map(cell)
+        .collect();
+    if words.iter().any(|w| w == "TIMEOUT") {
+        writeln!(out, "TIMEOUT: gave up at the per-test timeout (default {DEFAULT_TIMEOUT_S} s; --timeout S raises it, --timeout 0 removes it)")?;
+    }
+    if words.iter().any(|w| w == "BOUND") {
+        writeln!(out, "BOUND: the test exceeds a fixed limit of this checker (64 events per execution, 2000 instructions per thread), which no option raises: split the test")?;
+    }
+    if words.iter().any(|w| w == "ERROR") {
+        writeln!(
+            out,
+            "ERROR: the model could not follow the test (see the message on stderr)"
+        )?;
+    }
     for (model, m) in mappings {
         writeln!(out, "{model} judges C tests through {m}")?;
     }
     if explain {
         for o in outcomes {
-            if let Outcome::Checked(test, res, _) = o {
+            if let TestResult::Checked(test, res, _) = o {
                 write_explanations(&mut out, test, res)?;
             }
         }
@@ -345,15 +577,19 @@ fn write_explanations(
     Ok(())
 }
 
-fn print_herd(outcomes: &[Outcome], explain: bool) -> anyhow::Result<()> {
+fn print_herd(outcomes: &[TestResult], explain: bool) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     for o in outcomes {
-        let Outcome::Checked(test, res, _) = o else {
+        let TestResult::Checked(test, res, _) = o else {
             continue;
         };
         for r in res {
+            // herd7 logs have no model line; log readers (mcompare7,
+            // litmus-agree) pass over lines starting with `%`, as in
+            // litmus7's `% Results for` banners.
             match r {
                 ModelOutcome::Done(d) => {
+                    writeln!(out, "% Model {} (atomlab)", d.model)?;
                     write!(out, "{}", herd::log(test, d))?;
                     if explain {
                         write_explanations(&mut out, test, std::slice::from_ref(r))?;
@@ -363,7 +599,7 @@ fn print_herd(outcomes: &[Outcome], explain: bool) -> anyhow::Result<()> {
                 ModelOutcome::Timeout { model } => {
                     writeln!(
                         out,
-                        "Test {} {}\nTIMEOUT [{model}]\n",
+                        "% Model {model} (atomlab)\nTest {} {}\nTIMEOUT [{model}]\n",
                         test.name,
                         test.condition.quantifier.kind()
                     )?;
@@ -374,67 +610,6 @@ fn print_herd(outcomes: &[Outcome], explain: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-fn to_json(outcomes: &[Outcome]) -> Value {
-    let mut tests = Vec::new();
-    let mut refused = Vec::new();
-    for o in outcomes {
-        match o {
-            Outcome::Refused(e) => refused.push(json!({
-                "file": e.file, "line": e.line, "column": e.column, "message": e.message,
-            })),
-            Outcome::Checked(test, res, elapsed) => {
-                let models: Vec<Value> = res
-                    .iter()
-                    .map(|r| match r {
-                        ModelOutcome::Done(d) => json!({
-                            "model": d.model,
-                            "mapping": d.mapping,
-                            "verdict": d.observation.word(),
-                            "ok": d.ok,
-                            "states": d.states.iter().map(|(s, racy)| json!({
-                                "state": herd::state_line(test, &d.vars, s), "data_race": racy,
-                            })).collect::<Vec<_>>(),
-                            "positive": d.positive,
-                            "negative": d.negative,
-                            "data_race": d.racy,
-                            "candidates": d.candidates,
-                            "forbidden": d.forbidden.iter().map(|f| json!({
-                                "state": herd::state_line(test, &d.vars, &f.state),
-                                "axiom": f.violation.axiom,
-                                "cycle": explain::cycle_text(&f.violation, &f.labels),
-                            })).collect::<Vec<_>>(),
-                        }),
-                        ModelOutcome::Timeout { model } => {
-                            json!({"model": model, "verdict": "TIMEOUT"})
-                        }
-                        ModelOutcome::NotApplicable { model, reason } => {
-                            json!({"model": model, "verdict": "n/a", "reason": reason})
-                        }
-                        ModelOutcome::Failed { model, error } => {
-                            json!({"model": model, "verdict": "ERROR", "error": error.to_string()})
-                        }
-                    })
-                    .collect();
-                tests.push(json!({
-                    "file": test.file,
-                    "name": test.name,
-                    "arch": test.arch.name(),
-                    "condition": test.condition_text(),
-                    "seconds": elapsed.as_secs_f64(),
-                    "models": models,
-                }));
-            }
-        }
-    }
-    json!({
-        "schema_version": atomlab_core::SCHEMA_VERSION,
-        "atomlab_version": atomlab_core::ATOMLAB_VERSION,
-        "capability": "check",
-        "tests": tests,
-        "refused": refused,
-    })
 }
 
 fn file_stem(name: &str) -> String {
@@ -449,10 +624,10 @@ fn file_stem(name: &str) -> String {
         .collect()
 }
 
-fn write_graphs(dir: &Path, outcomes: &[Outcome]) -> anyhow::Result<()> {
+fn write_graphs(dir: &Path, outcomes: &[TestResult]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for o in outcomes {
-        let Outcome::Checked(test, res, _) = o else {
+        let TestResult::Checked(test, res, _) = o else {
             continue;
         };
         for r in res {
@@ -477,42 +652,76 @@ fn write_graphs(dir: &Path, outcomes: &[Outcome]) -> anyhow::Result<()> {
 /// load-buffering test of case 004 and the classic shapes) under every
 /// model, printed as the side-by-side table (unless `print` is false), and
 /// returned as records (capability `check`, scenario = test, variant = model).
-pub fn suite_pass(print: bool) -> anyhow::Result<Vec<atomlab_core::Record>> {
+pub fn suite_pass() -> Vec<atomlab_core::Record> {
     let models: Vec<&'static str> = MODEL_NAMES.to_vec();
-    let opts = CheckOptions {
-        deadline: None,
-        explain: false,
-        graphs: false,
-        acquire: AcquireLoad::Ldar,
-    };
-    let outcomes: Vec<Outcome> = atomlab_model::builtin::suite()
+    let opts = CheckOptions::default();
+    let outcomes: Vec<TestResult> = atomlab_model::builtin::suite()
         .into_iter()
         .map(|test| {
             let start = Instant::now();
             let res = atomlab_model::check_test(&test, &models, &opts);
-            Outcome::Checked(Box::new(test), res, start.elapsed())
+            TestResult::Checked(Box::new(test), res, start.elapsed())
         })
         .collect();
-    if print {
-        print_table(&models, &outcomes, false)?;
-    }
-    let mut records = Vec::new();
-    for o in &outcomes {
-        let Outcome::Checked(test, res, elapsed) = o else {
-            continue;
-        };
-        for r in res {
-            if let ModelOutcome::Done(d) = r {
-                let mut rec = atomlab_core::Record::new("check", &test.name, d.model);
-                rec.param("condition", test.condition_text())
-                    .param("observation", d.observation.word())
-                    .param("states", d.states.len())
-                    .param("data_race", d.racy)
-                    .param("mapping", d.mapping.unwrap_or("-"))
-                    .param("seconds", elapsed.as_secs_f64());
-                records.push(rec);
-            }
+    records(&outcomes)
+}
+
+/// The side-by-side table of check records (test rows, model columns), for
+/// `suite`, from the records alone.
+pub fn records_table(recs: &[&Record]) -> anyhow::Result<()> {
+    let mut models: Vec<&str> = Vec::new();
+    let mut tests: Vec<(&str, String)> = Vec::new();
+    for r in recs {
+        if !models.contains(&r.variant.as_str()) {
+            models.push(&r.variant);
+        }
+        let cond = r
+            .parameters
+            .get("condition")
+            .and_then(|c| c.as_str())
+            .unwrap_or("-");
+        if !tests.iter().any(|(t, _)| *t == r.scenario) {
+            tests.push((&r.scenario, cond.to_string()));
         }
     }
-    Ok(records)
+    let mut t = render::table();
+    let mut header = vec!["test".to_string(), "condition".to_string()];
+    header.extend(models.iter().map(|m| m.to_string()));
+    t.set_header(header);
+    for (test, cond) in &tests {
+        let mut row = vec![test.to_string(), cond.clone()];
+        for m in &models {
+            let r = recs.iter().find(|r| r.scenario == *test && r.variant == *m);
+            row.push(match r {
+                Some(r) => record_cell(r),
+                None => "-".into(),
+            });
+        }
+        t.add_row(row);
+    }
+    render::print(&t)
+}
+
+/// A check record's cell, as the table of `check` prints it.
+pub fn record_cell(r: &Record) -> String {
+    match r.verdict {
+        Some(Verdict::Timeout) => return "TIMEOUT".into(),
+        Some(Verdict::Bound) => return "BOUND".into(),
+        _ => {}
+    }
+    let obs = r
+        .parameters
+        .get("observation")
+        .and_then(|o| o.as_str())
+        .unwrap_or("-");
+    let states = r
+        .metric("allowed_states")
+        .and_then(|m| m.median())
+        .unwrap_or(0.0);
+    let race = if r.parameters.get("data_race").and_then(|d| d.as_bool()) == Some(true) {
+        " race"
+    } else {
+        ""
+    };
+    format!("{obs} ({states}){race}")
 }

@@ -1,14 +1,17 @@
-use atomlab_core::{ExitStatus, Machine};
+//! `atomlab machine`: the fingerprint stamped on every result, with the PMU
+//! probed (not assumed) so the answer is the one `bench` would get.
 
-use crate::cli::MachineArgs;
+use atomlab_core::{ExitStatus, Machine, Report};
+
+use super::Outcome;
 use crate::render;
 
-pub fn run(args: MachineArgs) -> anyhow::Result<ExitStatus> {
-    let machine = Machine::detect();
-    if args.json {
-        render::json(&machine)?;
-    } else {
-        render::machine_table(&machine)?;
+pub fn run() -> Outcome {
+    let mut machine = Machine::detect();
+    crate::cmd::bench::probe_pmu(&mut machine);
+    Outcome {
+        report: Report::new("machine", machine, Vec::new()),
+        status: ExitStatus::Ok,
+        people: Box::new(|r| render::machine_table(&r.machine)),
     }
-    Ok(ExitStatus::Ok)
 }

@@ -1,5 +1,9 @@
-//! One module per subcommand; each turns parsed arguments into calls on a
-//! capability crate and hands the results to `render`.
+//! One module per subcommand. Each turns parsed arguments into calls on a
+//! capability crate and returns an [`Outcome`]: the records as one
+//! [`Report`], the exit status their verdicts give, and the people's view.
+//! Rendering (`--json` or the view) and the exit code are applied here,
+//! once, the same way for every subcommand (DESIGN.md, "How a result
+//! flows").
 
 pub mod audit;
 pub mod bench;
@@ -8,17 +12,48 @@ mod machine;
 pub mod stress;
 mod suite;
 
-use atomlab_core::ExitStatus;
+use atomlab_core::{ExitStatus, Report};
 
 use crate::cli::{Cli, Command};
+use crate::render;
+
+/// How a command shows its report to people (tables, herd logs).
+pub type PeopleView = Box<dyn FnOnce(&Report) -> anyhow::Result<()>>;
+
+/// What a subcommand hands back to the dispatcher.
+pub struct Outcome {
+    /// The document `--json` prints: machine, records, unusable inputs.
+    pub report: Report,
+    /// The exit status the records' verdicts give.
+    pub status: ExitStatus,
+    /// The people's view, printed on stdout unless `--json`.
+    pub people: PeopleView,
+}
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
-    match cli.command {
-        Command::Audit(args) => audit::run(args),
-        Command::Check(args) => check::run(args),
-        Command::Machine(args) => machine::run(args),
-        Command::Suite(args) => suite::run(args),
-        Command::Bench(args) => bench::run(*args),
-        Command::Stress(args) => stress::run(*args),
+    // `check --format json` is `--json`: one document shape everywhere.
+    let json =
+        cli.json || matches!(&cli.command, Command::Check(a) if a.format == check::Format::Json);
+    let outcome = match cli.command {
+        Command::Audit(args) => audit::run(args)?,
+        Command::Check(args) => check::run(args)?,
+        Command::Machine => machine::run(),
+        Command::Suite(args) => suite::run(args)?,
+        Command::Bench(args) => bench::run(*args)?,
+        Command::Stress(args) => stress::run(*args)?,
+    };
+    let Outcome {
+        report,
+        status,
+        people,
+    } = outcome;
+    if json {
+        render::json(&report)?;
+    } else {
+        people(&report)?;
     }
+    for e in &report.errors {
+        eprintln!("atomlab: {e}");
+    }
+    Ok(status)
 }

@@ -8,9 +8,13 @@ use std::io::Write;
 use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
 use atomlab_stress::{Plan, Request};
 
+use super::Outcome;
 use crate::render;
 
 #[derive(Debug, clap::Args)]
+// Negative numbers reach the value parsers, which say what is wrong with
+// them, instead of clap's "use -- -1" tip.
+#[command(allow_negative_numbers = true)]
 pub struct StressArgs {
     /// What to torture: mutex, peterson, dekker, refcount, spsc or seqlock.
     pub scenario: String,
@@ -47,9 +51,6 @@ pub struct StressArgs {
     /// the detectors catch the broken variants); 1 otherwise.
     #[arg(long)]
     pub expect_fail: bool,
-    /// Print JSON (schema_version, machine, records) instead of tables.
-    #[arg(long)]
-    pub json: bool,
 }
 
 impl StressArgs {
@@ -75,7 +76,7 @@ pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
     (outcomes.iter().map(|o| o.record(plan)).collect(), status)
 }
 
-pub fn run(args: StressArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     let machine = Machine::detect();
     let plan = Plan::from_request(&args.request(), &atomlab_stress::affinity::allowed_cpus())?;
     eprintln!(
@@ -93,13 +94,11 @@ pub fn run(args: StressArgs) -> anyhow::Result<ExitStatus> {
             r.notes.push(note.to_string());
         }
     }
-    let report = Report::new(machine, records);
-    if args.json {
-        render::json(&report)?;
-    } else {
-        tables(&report.records)?;
-    }
-    Ok(status)
+    Ok(Outcome {
+        report: Report::new("stress", machine, records),
+        status,
+        people: Box::new(|report| tables(&report.records)),
+    })
 }
 
 fn metric(r: &Record, name: &str) -> Option<f64> {
@@ -112,6 +111,7 @@ fn verdict_word(v: Option<Verdict>) -> &'static str {
         Some(Verdict::Fail) => "FAIL",
         Some(Verdict::NotObserved) => "NOT OBSERVED",
         Some(Verdict::Timeout) => "TIMEOUT",
+        Some(Verdict::Bound) => "BOUND",
         None => "-",
     }
 }

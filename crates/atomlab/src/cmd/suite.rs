@@ -2,9 +2,12 @@
 //! runs of every capability, printed as one summary per capability. Each
 //! capability contributes a list of steps; a step's records join the report.
 
-use atomlab_bench::{Plan, Request};
-use atomlab_core::{ExitStatus, Machine, Record, Report};
+use std::io::Write;
 
+use atomlab_bench::{Plan, Request};
+use atomlab_core::{ExitStatus, FlagKind, Machine, Record, Report, Verdict};
+
+use super::Outcome;
 use crate::cli::SuiteArgs;
 use crate::cmd::bench::{probe_pmu, run_plan};
 use crate::render;
@@ -116,7 +119,7 @@ fn stress_pass(records: &mut Vec<Record>) -> anyhow::Result<ExitStatus> {
     Ok(status)
 }
 
-pub fn run(args: SuiteArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     let mut machine = Machine::detect();
     eprintln!(
         "atomlab suite: a quick tour of this machine ({} CPUs, {})",
@@ -133,27 +136,243 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitStatus> {
     }
     let stress_status = stress_pass(&mut records)?;
     eprintln!("  check: built-in litmus tests (case 004 among them) under every model");
-    if args.json {
-        records.extend(crate::cmd::check::suite_pass(false)?);
-    }
-    let report = Report::new(machine, records);
-    if args.json {
-        render::json(&report)?;
-    } else {
-        render::machine_table(&report.machine)?;
-        // bench's tables read every record; give them only bench's.
-        let bench_only = Report {
-            records: report
-                .records
-                .iter()
-                .filter(|r| r.capability == "bench")
-                .cloned()
-                .collect(),
-            ..report.clone()
-        };
-        render::bench_tables(&bench_only)?;
-        crate::cmd::stress::tables(&report.records)?;
-        crate::cmd::check::suite_pass(true)?;
-    }
-    Ok(stress_status)
+    records.extend(crate::cmd::check::suite_pass());
+    let verbose = args.verbose;
+    Ok(Outcome {
+        report: Report::new("suite", machine, records),
+        status: stress_status,
+        people: Box::new(move |report| {
+            if verbose {
+                detail(report)
+            } else {
+                summary(report)
+            }
+        }),
+    })
+}
+
+/// Every table of every capability.
+fn detail(report: &Report) -> anyhow::Result<()> {
+    render::machine_table(&report.machine)?;
+    // bench's tables read every record; give them only bench's.
+    let bench_only = Report {
+        records: report
+            .records
+            .iter()
+            .filter(|r| r.capability == "bench")
+            .cloned()
+            .collect(),
+        ..report.clone()
+    };
+    render::bench_tables(&bench_only)?;
+    crate::cmd::stress::tables(&report.records)?;
+    let checks: Vec<&Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "check")
+        .collect();
+    crate::cmd::check::records_table(&checks)
+}
+
+/// One screen: the machine in a line, then a line per capability with its
+/// verdict and headline figures; `--verbose` (or `--json`) has the rest.
+fn summary(report: &Report) -> anyhow::Result<()> {
+    let m = &report.machine;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "machine: {} {}, {} CPUs{}{}; PMU {}",
+        m.arch,
+        m.cpu_model,
+        m.cpus,
+        if m.virtualised { ", virtualised" } else { "" },
+        if m.emulated {
+            ", EMULATED (timings meaningless)"
+        } else {
+            ""
+        },
+        if m.pmu.available {
+            "available"
+        } else {
+            "unavailable (no core cycles or events)"
+        }
+    )?;
+    let mut t = render::table();
+    t.set_header(vec!["capability", "verdict", "headline"]);
+    let bench = |scenario: &str| -> Vec<&Record> {
+        report
+            .records
+            .iter()
+            .filter(|r| r.capability == "bench" && r.scenario == scenario)
+            .collect()
+    };
+    let ns = |r: &Record| {
+        if r.flagged(FlagKind::Implausible) {
+            "implausible".to_string()
+        } else {
+            r.metric("ns_per_op")
+                .and_then(|m| m.median())
+                .map(|v| format!("{} ns", render::num(v)))
+                .unwrap_or_else(|| "-".into())
+        }
+    };
+    let param = |r: &Record, k: &str| {
+        r.parameters
+            .get(k)
+            .map(|v| v.to_string().trim_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let flagged = |recs: &[&Record]| -> String {
+        match recs.iter().filter(|r| !r.flags.is_empty()).count() {
+            0 => "ok".into(),
+            n => format!("{n} cells flagged"),
+        }
+    };
+    let counter = bench("counter");
+    t.add_row(vec![
+        "bench counter".into(),
+        flagged(&counter),
+        counter
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}x{}: {}/op",
+                    r.variant,
+                    param(r, "threads"),
+                    param(r, "contention"),
+                    ns(r)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    ]);
+    let rc = bench("refcount");
+    t.add_row(vec![
+        "bench refcount (003)".into(),
+        flagged(&rc),
+        rc.iter()
+            .filter(|r| param(r, "threads") == "1")
+            .map(|r| format!("{} {}", r.variant, ns(r)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    ]);
+    let locks = bench("lock");
+    let fixed: Vec<&Record> = locks
+        .iter()
+        .copied()
+        .filter(|r| param(r, "mode") == "fixed-work")
+        .collect();
+    let secs = |r: &Record| r.metric("seconds").and_then(|m| m.median());
+    let fastest = fixed
+        .iter()
+        .filter_map(|r| secs(r).map(|s| (s, r)))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    let slowest = fixed
+        .iter()
+        .filter_map(|r| secs(r).map(|s| (s, r)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    t.add_row(vec![
+        "bench lock (002)".into(),
+        flagged(&locks),
+        match (fastest, slowest) {
+            (Some((f, fr)), Some((s, sr))) => format!(
+                "1M increments in 20 tasks: fastest {} {:.4} s, slowest {} {:.4} s ({} locks)",
+                fr.variant,
+                f,
+                sr.variant,
+                s,
+                fixed.len()
+            ),
+            _ => "-".into(),
+        },
+    ]);
+    let fences = bench("fence");
+    t.add_row(vec![
+        "bench fence".into(),
+        flagged(&fences),
+        fences
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.variant.as_str(),
+                    "none" | "seq_cst" | "mfence" | "dmb_ish"
+                )
+            })
+            .map(|r| format!("{} {}", r.variant, ns(r)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    ]);
+    let pp = bench("pingpong");
+    let trips: Vec<f64> = pp
+        .iter()
+        .filter_map(|r| r.metric("ns_per_roundtrip").and_then(|m| m.median()))
+        .collect();
+    t.add_row(vec![
+        "bench pingpong".into(),
+        flagged(&pp),
+        match (
+            trips.iter().copied().reduce(f64::min),
+            trips.iter().copied().reduce(f64::max),
+        ) {
+            (Some(lo), Some(hi)) => format!(
+                "core-to-core round trip {} to {} ns",
+                render::num(lo),
+                render::num(hi)
+            ),
+            _ => "-".into(),
+        },
+    ]);
+    let stress: Vec<&Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "stress")
+        .collect();
+    let count = |v: Verdict| stress.iter().filter(|r| r.verdict == Some(v)).count();
+    let correct_failed = stress
+        .iter()
+        .filter(|r| !r.variant.starts_with("broken") && r.verdict != Some(Verdict::Pass))
+        .count();
+    t.add_row(vec![
+        "stress".into(),
+        if correct_failed == 0 { "PASS".into() } else { format!("FAIL ({correct_failed} correct variants)") },
+        format!(
+            "{} variants: {} PASS, {} FAIL (broken ones caught), {} NOT OBSERVED (broken, needs weaker hardware), {} TIMEOUT",
+            stress.len(),
+            count(Verdict::Pass),
+            count(Verdict::Fail),
+            count(Verdict::NotObserved),
+            count(Verdict::Timeout)
+        ),
+    ]);
+    let checks: Vec<&Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "check")
+        .collect();
+    let tests: std::collections::BTreeSet<&str> =
+        checks.iter().map(|r| r.scenario.as_str()).collect();
+    let lb: Vec<String> = checks
+        .iter()
+        .filter(|r| r.scenario == "LB+fence.acqs")
+        .map(|r| format!("{} {}", r.variant, crate::cmd::check::record_cell(r)))
+        .collect();
+    t.add_row(vec![
+        "check".into(),
+        if checks.iter().any(|r| r.verdict.is_some()) {
+            "undecided tests".into()
+        } else {
+            "ok".into()
+        },
+        format!(
+            "{} built-in tests under every model; 004's LB+fence.acqs: {}",
+            tests.len(),
+            lb.join(", ")
+        ),
+    ]);
+    writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "detail: atomlab suite --verbose (every table), or --json"
+    )?;
+    Ok(())
 }

@@ -95,7 +95,7 @@ pub fn audit_json(file: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    let bin = doc["binaries"][0].clone();
+    let bin = doc["records"][0]["detail"].clone();
     (bin, out.status.code().unwrap_or(-1))
 }
 
