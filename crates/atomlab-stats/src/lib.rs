@@ -3,11 +3,17 @@
 //!
 //! [`mann_whitney_u`]: two-sided Mann–Whitney U test (Mann & Whitney 1947),
 //! exact or normal-approximated by scipy 1.17's `method="auto"` rule.
+//! [`hodges_lehmann`]: the shift estimate (Hodges & Lehmann 1963) with Moses'
+//! distribution-free interval (Hollander & Wolfe, ch. 4), reporting the
+//! confidence it achieves. [`bootstrap_relative_change`]: seeded percentile
+//! bootstrap (Efron 1979) of the relative change of medians.
 #![deny(missing_docs)]
 
 mod mwu;
+mod shift;
 
 pub use mwu::{exact_critical_u, mann_whitney_u, MannWhitney};
+pub use shift::{bootstrap_relative_change, hodges_lehmann, HodgesLehmann, Interval};
 
 /// How a p-value or an interval index was computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

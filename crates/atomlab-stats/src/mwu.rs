@@ -170,6 +170,21 @@ pub(crate) fn norm_sf(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
 }
 
+/// The `z` with `P(Z > z) = p`, for `p` in (0, 1), by bisection (monotone,
+/// so exact to the last bit of `norm_sf`'s accuracy).
+pub(crate) fn norm_isf(p: f64) -> f64 {
+    let (mut lo, mut hi) = (-40.0_f64, 40.0_f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if norm_sf(mid) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// Complementary error function to about 1e-15 relative: the power series of
 /// erf (all terms positive) below 2.5, Laplace's continued fraction above.
 fn erfc(x: f64) -> f64 {
@@ -226,6 +241,7 @@ mod tests {
         // (scipy 1.17.1 `scipy.special.ndtr(-3)`, `ndtr(-6)`).
         assert!((norm_sf(3.0) / 1.349_898_031_630_093_3e-3 - 1.0).abs() < 1e-13);
         assert!((norm_sf(6.0) / 9.865_876_450_376_946e-10 - 1.0).abs() < 1e-13);
+        assert!((norm_isf(0.025) - 1.959_963_984_540_054).abs() < 1e-12);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `python -c "from scipy.stats import mannwhitneyu as M; print(M(a, b))"`
 //! (default `method="auto"`, two-sided) in scipy 1.17.1.
 
-use atomlab_stats::{exact_critical_u, mann_whitney_u, PMethod};
+use atomlab_stats::{exact_critical_u, hodges_lehmann, mann_whitney_u, PMethod};
 
 /// (a, b, U of a, two-sided p, method).
 type Case<'a> = (&'a [f64], &'a [f64], f64, f64, PMethod);
@@ -60,6 +60,29 @@ fn textbook_critical_values_of_u() {
         assert_eq!(exact_critical_u(m, n, 0.05), want, "{m} vs {n}");
         assert_eq!(exact_critical_u(n, m, 0.05), want, "{n} vs {m}");
     }
+}
+
+#[test]
+#[allow(clippy::approx_constant)] // 3.140 is a measurement, not π.
+fn hollander_wolfe_chicken_hodges_lehmann_and_moses() {
+    // Hollander, Wolfe & Chicken's two-sample example as run through SAS
+    // PROC NPAR1WAY HL (PHUSE CAMIS, "Non-parametric point estimation"):
+    // location shift A − B = 0.5600, asymptotic (Moses) 95 % limits
+    // -0.3700 and 1.1830. Our exact index is the same k = 18 here. (SAS's
+    // "Exact" row, -0.22 to 1.082, conditions on the data's ties; we don't.)
+    let a = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30];
+    let b = [
+        0.878, 0.647, 0.598, 2.050, 1.060, 1.290, 1.060, 3.140, 1.290,
+    ];
+    let hl = hodges_lehmann(&b, &a, 0.95).unwrap();
+    close(hl.shift, 0.56, 1e-12);
+    close(hl.ci.low, -0.37, 1e-12);
+    close(hl.ci.high, 1.183, 1e-12);
+    assert!(hl.ci.confidence >= 0.95);
+    // scipy 1.17.1: ties, so asymptotic: U = 58, p = 0.13291945818531892.
+    let r = mann_whitney_u(&a, &b).unwrap();
+    assert_eq!((r.u_a, r.method), (58.0, PMethod::Normal));
+    close(r.p_value, 0.132_919_458_185_318_92, 1e-14);
 }
 
 #[test]
@@ -130,4 +153,22 @@ fn scipy_cross_checks() {
         assert_eq!((r.u_a, r.method), (u_a, method), "{a:?} vs {b:?}");
         close(r.p_value, p, 1e-13);
     }
+}
+
+#[test]
+fn moses_interval_achieved_confidence() {
+    // 3 vs 3: P(U <= 0) = 1/20 > 0.025, so 95 % is unattainable; the full
+    // range of differences is returned with its 90 % coverage.
+    let hl = hodges_lehmann(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], 0.95).unwrap();
+    assert_eq!((hl.ci.low, hl.ci.high, hl.shift), (1.0, 5.0, 3.0));
+    close(hl.ci.confidence, 0.9, 1e-12);
+    // 5 vs 5 at 95 %: critical U = 2 (table above), so k = 3 with coverage
+    // 1 − 2·4/252.
+    let a = [1.0, 2.0, 3.0, 4.0, 5.0];
+    let b = [1.5, 2.5, 3.5, 4.5, 5.5];
+    let hl = hodges_lehmann(&a, &b, 0.95).unwrap();
+    close(hl.ci.confidence, 1.0 - 8.0 / 252.0, 1e-12);
+    // Differences b − a: 25 values from −3.5 to 4.5; the 3rd smallest is
+    // −2.5 and the 3rd largest 3.5.
+    assert_eq!((hl.ci.low, hl.ci.high, hl.shift), (-2.5, 3.5, 0.5));
 }
