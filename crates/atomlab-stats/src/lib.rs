@@ -1,0 +1,367 @@
+//! Did a metric change between two sets of runs? The statistics behind
+//! `atomlab compare`, in the manner of benchstat and hyperfine.
+//!
+//! Input is one value per run (e.g. ns/op of each of 5 runs before, `a`, and
+//! 5 after, `b`). [`compare`] reports the medians, the relative change of the
+//! medians, a confidence interval for it, a Mann–Whitney p-value and a
+//! [`Verdict`]. The pieces are public too: [`median`], [`mann_whitney_u`],
+//! [`exact_critical_u`], [`hodges_lehmann`], [`bootstrap_relative_change`].
+//! Everything is std-only and deterministic (the bootstrap is seeded).
+//! A sample that is empty or holds a NaN or an infinity gives `None`, never a
+//! panic.
+//!
+//! ```
+//! use atomlab_stats::{compare, regression_beyond, Direction, Settings, Verdict};
+//!
+//! let before = [101.2, 100.8, 101.0, 100.9, 101.1]; // ns/op, 5 runs
+//! let after = [104.1, 103.8, 104.3, 104.0, 103.9];
+//! let c = compare(&before, &after, Direction::LowerIsBetter, Settings::default()).unwrap();
+//! assert_eq!(c.verdict, Verdict::Worse); // +3 %, p = 0.0079 (exact)
+//! assert!(c.ci_low > 0.02 && c.ci_high < 0.04);
+//! assert!(regression_beyond(&c, 0.02)); // a CI gate at 2 % fails
+//! ```
+//!
+//! # What each statistic assumes
+//!
+//! All of them assume the runs are **independent** draws (no warm-up trend, no
+//! run influencing the next) and say nothing about effects that move every run
+//! of both samples alike.
+//!
+//! * **Mann–Whitney U** (Mann & Whitney 1947), two-sided. Null hypothesis: both
+//!   samples come from the same distribution. `u_a` counts the pairs with
+//!   `a_i > b_j`, a tie counting 1/2. The p-value is **exact** (the U
+//!   distribution counted over all `C(n_a + n_b, n_a)` equally likely
+//!   arrangements) when `min(n_a, n_b) <= 8` and no value occurs twice in the
+//!   pooled sample, which is scipy 1.17's `method="auto"` rule; otherwise it is
+//!   the **normal approximation** with tie correction and continuity correction,
+//!   as scipy's `method="asymptotic"` (also when the exact table would be too
+//!   big: `n_a·n_b > 250 000` or `C(n_a + n_b, n_a) > 2¹²⁵`). Ties get
+//!   mid-ranks; the exact distribution assumes continuous data, which is why
+//!   ties switch to the approximation.
+//!   The smallest exact two-sided p is `2 / C(n_a + n_b, n_a)`: **0.1 for
+//!   3 vs 3 runs**, 0.057 for 3 vs 4, 0.029 for 4 vs 4, **0.0079 for 5 vs 5**.
+//!   So with `alpha = 0.05` a 3-vs-3 comparison can never be significant: use
+//!   at least 5 runs a side.
+//! * **Hodges–Lehmann shift** (Hodges & Lehmann 1963): the median of all
+//!   `n_a·n_b` differences `b_j − a_i`, with **Moses' distribution-free
+//!   interval** (Hollander & Wolfe, *Nonparametric Statistical Methods*, ch. 4):
+//!   order statistics of those differences picked with the exact U
+//!   distribution (the normal approximation when it cannot be tabulated). It
+//!   assumes the **shift model**: `b` is distributed as `a + Δ` for continuous
+//!   distributions, the same shape and spread. Ties make the stated coverage
+//!   approximate. When the requested confidence is unattainable (3 vs 3 runs
+//!   reach at most 90 %), the full range of differences is returned and
+//!   [`Interval::confidence`] says what it achieves.
+//! * **Bootstrap** (Efron 1979): a percentile interval of
+//!   `(median(b) − median(a)) / |median(a)|` over resamples drawn with
+//!   replacement. It assumes each sample represents its distribution well,
+//!   which a handful of runs does not: with few runs its intervals are too
+//!   narrow. [`compare`] uses it only as a fallback (below).
+//!
+//! # The comparison
+//!
+//! [`compare`] reports `median_a`, `median_b`, `change = (median_b −
+//! median_a) / |median_a|` (a fraction; `None` when `median_a == 0`), the
+//! Mann–Whitney `p_value`, and `[ci_low, ci_high]`, an interval for the
+//! relative change: **Moses' interval for the Hodges–Lehmann shift divided by
+//! `|median_a|`** ([`CiMethod::HodgesLehmann`]), which treats `median_a` as
+//! known. When `n_a·n_b > 1 000 000` (too many pairwise differences to hold)
+//! it falls back to the **percentile bootstrap** ([`CiMethod::Bootstrap`],
+//! `Settings::resamples` rounds seeded with `Settings::seed`).
+//! `ci_confidence` is the interval's achieved confidence.
+//!
+//! ## Verdict rules
+//!
+//! With `t = Settings::threshold`, tried in this order:
+//!
+//! 1. **Better / Worse** when the change is *significant and large*.
+//!    Significant means: `p_value < alpha`, the interval reaches the requested
+//!    `Settings::confidence`, and it lies wholly on one side of zero
+//!    (`ci_low > 0` or `ci_high < 0`). Large means: `change` is on that same
+//!    side with `|change| > t`. (The confidence condition matters with ties:
+//!    scipy's normal approximation gives p = 0.047 for `[1, 1, 1]` vs
+//!    `[2, 2, 2]`, though no arrangement of 3 vs 3 runs is rarer than 1 in
+//!    10 two-sided.) An increase is `Better` for
+//!    [`Direction::HigherIsBetter`] and `Worse` for
+//!    [`Direction::LowerIsBetter`]; a decrease the other way round.
+//! 2. **TooNoisy** when the data cannot support a "no change" claim: the
+//!    interval is wider than `2·t` (no interval that wide fits inside
+//!    `[−t, t]`, so a change of `t` either way cannot be ruled out), or its
+//!    achieved confidence is below `Settings::confidence` (too few runs, e.g.
+//!    3 vs 3 at 95 %).
+//! 3. **NoChange** otherwise: not significant, or significant but not beyond
+//!    `t`, and measured precisely enough.
+//!
+//! [`regression_beyond`] is the CI gate: true when the comparison is
+//! significant (as in rule 1) on the worse side and the change in the worse
+//! direction exceeds the gate's own threshold.
+//!
+//! # Sources
+//!
+//! * H. B. Mann, D. R. Whitney (1947), "On a test of whether one of two random
+//!   variables is stochastically larger than the other", *Ann. Math. Statist.*
+//!   18(1), 50–60.
+//! * J. L. Hodges, E. L. Lehmann (1963), "Estimates of location based on rank
+//!   tests", *Ann. Math. Statist.* 34(2), 598–611.
+//! * M. Hollander, D. A. Wolfe (and E. Chicken), *Nonparametric Statistical
+//!   Methods*, Wiley, chapter 4: the two-sample shift estimate and Moses'
+//!   interval, with the large-sample index used here.
+//! * B. Efron (1979), "Bootstrap methods: another look at the jackknife",
+//!   *Ann. Statist.* 7(1), 1–26; Efron & Tibshirani (1993), *An Introduction to
+//!   the Bootstrap*, for the percentile interval.
+//! * scipy.stats.mannwhitneyu (scipy 1.17.1) for the method choice and the
+//!   normal approximation's exact form.
+//!
+//! # Limitations
+//!
+//! * Runs must be independent. Drift (thermal, frequency scaling, a noisy
+//!   neighbour) within a session violates that and no statistic here detects
+//!   it; interleave `a` and `b` runs where possible.
+//! * The tests detect a shift. A change of spread or shape with the same median
+//!   may go unnoticed, and the Hodges–Lehmann interval is only meaningful under
+//!   the shift model.
+//! * The relative interval divides by `median_a` as if it were exact; its
+//!   uncertainty is ignored.
+//! * Ties (e.g. coarse timer resolution) force the normal approximation, which
+//!   is poor for very small samples, and make the interval's coverage
+//!   approximate.
+//! * Few runs cap what can be shown: the smallest exact p is `2 / C(n_a + n_b,
+//!   n_a)`, so 3 vs 3 and 3 vs 4 can never be significant at `alpha = 0.05`,
+//!   and 3 vs 3 is always `TooNoisy` at 95 %. Use 5 or more runs a side.
+//! * The bootstrap fallback (huge samples only) has the percentile bootstrap's
+//!   usual slight undercoverage; the p-value is not adjusted for comparing
+//!   many metrics at once.
+#![deny(missing_docs)]
+
+mod mwu;
+mod shift;
+
+pub use mwu::{exact_critical_u, mann_whitney_u, MannWhitney};
+pub use shift::{bootstrap_relative_change, hodges_lehmann, HodgesLehmann, Interval};
+
+/// Above this many pairwise differences, [`compare`] uses the bootstrap
+/// instead of the Hodges–Lehmann interval (8 MB of differences).
+const MAX_HL_PAIRS: usize = 1_000_000;
+
+/// Which way is good for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// E.g. throughput, ops/s.
+    HigherIsBetter,
+    /// E.g. latency, ns/op.
+    LowerIsBetter,
+}
+
+/// How a p-value or an interval index was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PMethod {
+    /// From the exact distribution of U.
+    Exact,
+    /// From U's normal approximation.
+    Normal,
+}
+
+/// Which interval [`Comparison::ci_low`]/[`Comparison::ci_high`] are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CiMethod {
+    /// Moses' interval for the Hodges–Lehmann shift, divided by `|median_a|`.
+    HodgesLehmann,
+    /// Percentile bootstrap of the relative change of medians.
+    Bootstrap,
+}
+
+/// Outcome of [`compare`]; the rules are in the crate documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Significantly better by more than the threshold.
+    Better,
+    /// Significantly worse by more than the threshold.
+    Worse,
+    /// No change beyond the threshold, measured precisely enough to say so.
+    NoChange,
+    /// Too few runs or too much noise to tell.
+    TooNoisy,
+}
+
+/// Knobs of [`compare`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Smallest relative change that matters, as a fraction (0.01 = 1 %).
+    pub threshold: f64,
+    /// Requested confidence of the interval.
+    pub confidence: f64,
+    /// Bootstrap resamples (used only by the bootstrap fallback).
+    pub resamples: usize,
+    /// Bootstrap seed.
+    pub seed: u64,
+    /// Significance level for the Mann–Whitney p-value.
+    pub alpha: f64,
+}
+
+impl Default for Settings {
+    /// Threshold 1 %, confidence 95 %, 10 000 resamples, seed 0, alpha 0.05.
+    fn default() -> Self {
+        Settings {
+            threshold: 0.01,
+            confidence: 0.95,
+            resamples: 10_000,
+            seed: 0,
+            alpha: 0.05,
+        }
+    }
+}
+
+/// Result of [`compare`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// Number of runs in `a`.
+    pub n_a: usize,
+    /// Number of runs in `b`.
+    pub n_b: usize,
+    /// Median of `a` (before).
+    pub median_a: f64,
+    /// Median of `b` (after).
+    pub median_b: f64,
+    /// `(median_b − median_a) / |median_a|`, a fraction.
+    pub change: f64,
+    /// Lower end of the interval for `change`.
+    pub ci_low: f64,
+    /// Upper end of the interval for `change`.
+    pub ci_high: f64,
+    /// Achieved confidence of the interval.
+    pub ci_confidence: f64,
+    /// How the interval was computed.
+    pub ci_method: CiMethod,
+    /// Two-sided Mann–Whitney p-value.
+    pub p_value: f64,
+    /// How the p-value was computed.
+    pub p_method: PMethod,
+    /// The metric's good direction, as given.
+    pub direction: Direction,
+    /// `p_value < alpha`, the interval reaches the requested confidence and
+    /// excludes zero.
+    pub significant: bool,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// Median of `x` (mean of the middle two for an even count); `None` when `x`
+/// is empty or holds a NaN or an infinity.
+pub fn median(x: &[f64]) -> Option<f64> {
+    if !finite_nonempty(x) {
+        return None;
+    }
+    let mut s = x.to_vec();
+    s.sort_unstable_by(f64::total_cmp);
+    Some(median_sorted(&s))
+}
+
+/// Compares runs `a` (before) with runs `b` (after); see the crate
+/// documentation for what is computed and the verdict rules. `None` when a
+/// sample is empty or non-finite, `median_a == 0`, `threshold` is negative
+/// or not finite, `confidence` or `alpha` lies outside (0, 1), or the
+/// bootstrap fallback is needed with `resamples == 0`.
+pub fn compare(
+    a: &[f64],
+    b: &[f64],
+    direction: Direction,
+    settings: Settings,
+) -> Option<Comparison> {
+    let Settings {
+        threshold,
+        confidence,
+        resamples,
+        seed,
+        alpha,
+    } = settings;
+    let threshold_ok = threshold.is_finite() && threshold >= 0.0;
+    if !(threshold_ok && open_unit(confidence) && open_unit(alpha)) {
+        return None;
+    }
+    let (median_a, median_b) = (median(a)?, median(b)?);
+    if median_a == 0.0 {
+        return None;
+    }
+    let scale = median_a.abs();
+    let mw = mann_whitney_u(a, b)?;
+    let (ci, ci_method) = if a.len().saturating_mul(b.len()) <= MAX_HL_PAIRS {
+        let hl = hodges_lehmann(a, b, confidence)?;
+        let ci = Interval {
+            low: hl.ci.low / scale,
+            high: hl.ci.high / scale,
+            ..hl.ci
+        };
+        (ci, CiMethod::HodgesLehmann)
+    } else {
+        (
+            bootstrap_relative_change(a, b, confidence, resamples, seed)?,
+            CiMethod::Bootstrap,
+        )
+    };
+    let change = (median_b - median_a) / scale;
+    let confident = ci.confidence >= confidence * (1.0 - 1e-12);
+    let significant = mw.p_value < alpha && confident && (ci.low > 0.0 || ci.high < 0.0);
+    let verdict = if significant && ci.low > 0.0 && change > threshold {
+        match direction {
+            Direction::HigherIsBetter => Verdict::Better,
+            Direction::LowerIsBetter => Verdict::Worse,
+        }
+    } else if significant && ci.high < 0.0 && change < -threshold {
+        match direction {
+            Direction::HigherIsBetter => Verdict::Worse,
+            Direction::LowerIsBetter => Verdict::Better,
+        }
+    } else if ci.high - ci.low > 2.0 * threshold || !confident {
+        Verdict::TooNoisy
+    } else {
+        Verdict::NoChange
+    };
+    Some(Comparison {
+        n_a: a.len(),
+        n_b: b.len(),
+        median_a,
+        median_b,
+        change,
+        ci_low: ci.low,
+        ci_high: ci.high,
+        ci_confidence: ci.confidence,
+        ci_method,
+        p_value: mw.p_value,
+        p_method: mw.method,
+        direction,
+        significant,
+        verdict,
+    })
+}
+
+/// CI gate: true when `c` is significantly worse ([`Comparison::significant`]
+/// with the interval on the worse side of zero) and the change in the worse
+/// direction exceeds `threshold` (a fraction). Independent of the threshold
+/// the comparison's verdict used, so a gate can be looser than the report.
+pub fn regression_beyond(c: &Comparison, threshold: f64) -> bool {
+    let (worse_change, interval_worse) = match c.direction {
+        Direction::LowerIsBetter => (c.change, c.ci_low > 0.0),
+        Direction::HigherIsBetter => (-c.change, c.ci_high < 0.0),
+    };
+    c.significant && interval_worse && worse_change > threshold
+}
+
+/// `x` lies in (0, 1) (false for NaN).
+fn open_unit(x: f64) -> bool {
+    x > 0.0 && x < 1.0
+}
+
+fn finite_nonempty(x: &[f64]) -> bool {
+    !x.is_empty() && x.iter().all(|v| v.is_finite())
+}
+
+/// Median of sorted, non-empty `s`.
+fn median_sorted(s: &[f64]) -> f64 {
+    let mid = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[mid]
+    } else {
+        // Halve first: the sum of two large finite values could overflow.
+        s[mid - 1] / 2.0 + s[mid] / 2.0
+    }
+}
