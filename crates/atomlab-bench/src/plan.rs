@@ -166,6 +166,44 @@ pub struct Plan {
     pub fixed_work: Option<(u64, u64)>,
 }
 
+impl Plan {
+    /// How many cells the plan measures (for progress bars): one per
+    /// variant, ordering and thread count; fixed-work: per variant and
+    /// worker count; pingpong: per pair of allowed CPUs.
+    pub fn cells(&self) -> usize {
+        let v = self.variants.len().max(1);
+        match self.scenario {
+            Scenario::Pingpong => {
+                let n = crate::affinity::allowed_cpus().len();
+                if self.pin && n > 1 {
+                    n * (n - 1) / 2
+                } else {
+                    1
+                }
+            }
+            Scenario::Lock if self.fixed_work.is_some() => {
+                v * if self.threads_explicit {
+                    self.threads.len()
+                } else {
+                    1
+                }
+            }
+            Scenario::Counter => v * self.orderings.len().max(1) * self.threads.len(),
+            _ => v * self.threads.len(),
+        }
+    }
+
+    /// Seconds the plan takes at least: warm-up and runs of every cell
+    /// (fixed-work runs are not timed in advance, so 0 for them).
+    pub fn estimated_seconds(&self) -> f64 {
+        if self.fixed_work.is_some() {
+            return 0.0;
+        }
+        self.cells() as f64
+            * (self.warmup.as_secs_f64() + self.runs as f64 * self.duration.as_secs_f64())
+    }
+}
+
 /// What was wrong with a request.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {

@@ -29,6 +29,14 @@ pub enum Command {
     Bench(Box<crate::cmd::bench::BenchArgs>),
     /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
     Stress(Box<crate::cmd::stress::StressArgs>),
+    /// Print a shell completion script: `atomlab completions bash > /etc/bash_completion.d/atomlab`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `atomlab man > ~/.local/share/man/man1/atomlab.1`.
+    Man,
 }
 
 #[derive(Debug, clap::Args)]

@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod progress;
 mod render;
 
 use std::process::ExitCode;

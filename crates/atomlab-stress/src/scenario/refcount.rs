@@ -286,6 +286,14 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
         "{objects_done} objects, each shared by {threads} threads taking and dropping {ROUNDS} extra references"
     ));
     if C::SATURATES && !det.stopping() {
+        use atomlab_prims::refcount::{warned, Saturation};
+        if !warned(Saturation::AddOverflow) || !warned(Saturation::Underflow) {
+            // The primitive warns once per process, as the kernel's
+            // WARN_ONCE does; say before it speaks that here it is expected.
+            eprintln!(
+                "  saturation storm: the 'refcount_t: saturated' and 'underflow' warnings below are expected: they are the count saturating instead of wrapping, which this test checks"
+            );
+        }
         let (storm_ops, storm_seconds) = storm::<C>(plan, &det);
         ops += storm_ops;
         seconds += storm_seconds;

@@ -18,25 +18,25 @@ use crate::render;
 pub struct BenchArgs {
     /// What to measure: counter, refcount, lock, fence or pingpong.
     pub scenario: String,
-    /// Variants to run, comma-separated, or `all` (the default: all that run here).
+    /// Variants to run, comma-separated, or `all` [default: all that run here].
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
-    /// Orderings for counter: relaxed, acquire, release, acq_rel, seq_cst (default seq_cst).
+    /// Orderings for counter: relaxed, acquire, release, acq_rel, seq_cst [default: seq_cst].
     #[arg(long, value_delimiter = ',')]
     pub ordering: Vec<String>,
-    /// Thread counts, comma-separated (default: 1 and powers of two up to the CPU count).
+    /// Thread counts, comma-separated [default: 1 and powers of two up to the CPU count]; fixed-work lock: workers [default: one per CPU].
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
-    /// `shared`: every thread on one cache line; `private`: one padded line each.
+    /// `shared`: every thread on one cache line; `private`: one padded line each [default: shared].
     #[arg(long)]
     pub contention: Option<String>,
-    /// Length of each measured run: seconds, or with a unit (500ms, 2s).
+    /// Length of each measured run: seconds, or with a unit (500ms, 2s) [default: 1s].
     #[arg(long, value_parser = parse_seconds)]
     pub duration: Option<f64>,
-    /// Measured runs per cell (default 5).
+    /// Measured runs per cell [default: 5].
     #[arg(long)]
     pub runs: Option<usize>,
-    /// Warm-up before the runs: seconds, or with a unit (default 200ms).
+    /// Warm-up before the runs: seconds, or with a unit [default: 200ms].
     #[arg(long, value_parser = parse_seconds)]
     pub warmup: Option<f64>,
     /// Pin threads to CPUs round-robin (the default).
@@ -45,16 +45,16 @@ pub struct BenchArgs {
     /// Let the scheduler place threads.
     #[arg(long, overrides_with = "pin")]
     pub no_pin: bool,
-    /// PMU events to count besides cycles and instructions: perf names or raw codes (r6e).
+    /// PMU events to count besides cycles and instructions: perf names or raw codes (r6e) [default: none].
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
-    /// Units of work inside each lock's critical section (lock).
+    /// Units of work inside each lock's critical section (lock) [default: 0].
     #[arg(long)]
     pub cs_work: Option<u32>,
-    /// Fixed-work lock mode: total increments (with --tasks; the Crystal mutex shape).
+    /// Fixed-work lock mode: total increments (the Crystal mutex shape) [default with --tasks: 1000000].
     #[arg(long)]
     pub increments: Option<u64>,
-    /// Fixed-work lock mode: tasks the increments are split over (default 20).
+    /// Fixed-work lock mode: tasks the increments are split over [default with --increments: 20].
     #[arg(long)]
     pub tasks: Option<u64>,
     /// Also write the JSON to FILE (`-` for stdout), rewritten after each variant.
@@ -132,7 +132,8 @@ pub fn run_plan(
     mut after_each: impl FnMut(&[Record]) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Record>> {
     let mut records = Vec::new();
-    let mut progress = |line: &str| eprintln!("  {line}");
+    let mut steps = crate::progress::Steps::new(plan.cells(), "cells");
+    let mut progress = |line: &str| steps.begin(line);
     for variant in &plan.variants {
         let mut one = plan.clone();
         one.variants = vec![variant.clone()];
@@ -145,6 +146,7 @@ pub fn run_plan(
         records.append(&mut recs);
         after_each(&records)?;
     }
+    steps.finish();
     Ok(records)
 }
 

@@ -31,6 +31,20 @@ pub struct Outcome {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
+    // Completions and the man page describe the tool; they have no records.
+    match &cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cmd, "atomlab", &mut std::io::stdout());
+            return Ok(ExitStatus::Ok);
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            return Ok(ExitStatus::Ok);
+        }
+        _ => {}
+    }
     // `check --format json` is `--json`: one document shape everywhere.
     let json =
         cli.json || matches!(&cli.command, Command::Check(a) if a.format == check::Format::Json);
@@ -41,6 +55,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Suite(args) => suite::run(args)?,
         Command::Bench(args) => bench::run(*args)?,
         Command::Stress(args) => stress::run(*args)?,
+        Command::Completions { .. } | Command::Man => unreachable!("handled above"),
     };
     let Outcome {
         report,

@@ -18,33 +18,36 @@ use crate::render;
 pub struct StressArgs {
     /// What to torture: mutex, peterson, dekker, refcount, spsc or seqlock.
     pub scenario: String,
-    /// Variants, comma-separated; `correct` (the default), `broken` or `all`.
+    /// Variants, comma-separated; `correct`, `broken` or `all` [default: correct].
     /// Broken variants (`broken-…`) run only when named or with broken/all.
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
-    /// Threads (mutex: workers, default one per CPU; seqlock: a writer and
-    /// readers; refcount: holders). Above the CPU count is allowed.
+    /// Threads (mutex: workers; seqlock: a writer and readers; refcount:
+    /// holders; peterson, dekker, spsc: always 2). Above the CPU count is
+    /// allowed [default: one per CPU].
     #[arg(long)]
     pub threads: Option<usize>,
     /// Operations in all: critical sections (mutex, peterson, dekker), items
-    /// (spsc), accepted reads (seqlock), reference operations (refcount).
+    /// (spsc), accepted reads (seqlock), reference operations (refcount)
+    /// [default: mutex 1000000, peterson/dekker 2000000, refcount 4000000,
+    /// spsc 10000000, seqlock 2000000].
     #[arg(long)]
     pub ops: Option<u64>,
-    /// mutex: tasks the operations are split over (default 20, as in 002).
+    /// mutex: tasks the operations are split over, as in 002 [default: 20].
     #[arg(long)]
     pub tasks: Option<u64>,
-    /// Seed of the jitter and payloads (default: from the clock; printed).
+    /// Seed of the jitter and payloads [default: from the clock; printed].
     #[arg(long)]
     pub seed: Option<u64>,
     /// Random short spins between operations, to shift race windows.
     #[arg(long)]
     pub jitter: bool,
-    /// Thread placement: spread (round-robin over the CPUs, default), same
-    /// (all on one CPU) or none (the scheduler's choice).
+    /// Thread placement: spread (round-robin over the CPUs), same (all on
+    /// one CPU) or none (the scheduler's choice) [default: spread].
     #[arg(long)]
     pub pin: Option<String>,
-    /// Seconds after which a variant's run is stopped and judged TIMEOUT
-    /// (default 60); a correct variant that times out exits 1.
+    /// Seconds after which a variant's run is stopped and judged TIMEOUT;
+    /// a correct variant that times out exits 1 [default: 60].
     #[arg(long, value_parser = crate::cmd::bench::parse_seconds)]
     pub time_limit: Option<f64>,
     /// Exit 0 only if every variant run FAILED (for CI jobs that check that
@@ -71,7 +74,9 @@ impl StressArgs {
 
 /// Runs `plan`, returning its records and the exit status its verdicts give.
 pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
-    let outcomes = atomlab_stress::run(plan, &mut |line| eprintln!("  {line}"));
+    let mut steps = crate::progress::Steps::new(plan.variants.len(), "variants");
+    let outcomes = atomlab_stress::run(plan, &mut |line| steps.begin(line));
+    steps.finish();
     let status = atomlab_stress::exit_status(&outcomes, expect_fail);
     (outcomes.iter().map(|o| o.record(plan)).collect(), status)
 }
