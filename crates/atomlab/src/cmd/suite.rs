@@ -198,6 +198,8 @@ fn summary(report: &Report) -> anyhow::Result<()> {
         }
     )?;
     let mut t = render::table();
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    t.set_width(110);
     t.set_header(vec!["capability", "verdict", "headline"]);
     let bench = |scenario: &str| -> Vec<&Record> {
         report
@@ -223,9 +225,20 @@ fn summary(report: &Report) -> anyhow::Result<()> {
             .unwrap_or_default()
     };
     let flagged = |recs: &[&Record]| -> String {
-        match recs.iter().filter(|r| !r.flags.is_empty()).count() {
-            0 => "ok".into(),
-            n => format!("{n} cells flagged"),
+        let count = |k: FlagKind| recs.iter().filter(|r| r.flagged(k)).count();
+        let words: Vec<String> = [
+            FlagKind::Implausible,
+            FlagKind::RunsExcluded,
+            FlagKind::NotContended,
+        ]
+        .into_iter()
+        .filter(|&k| count(k) > 0)
+        .map(|k| format!("{} {}", count(k), k.words()))
+        .collect();
+        if words.is_empty() {
+            "ok".into()
+        } else {
+            format!("ok; cells: {}", words.join(", "))
         }
     };
     let counter = bench("counter");
@@ -234,27 +247,31 @@ fn summary(report: &Report) -> anyhow::Result<()> {
         flagged(&counter),
         counter
             .iter()
+            .filter(|r| r.variant == "fetch_add")
             .map(|r| {
                 format!(
-                    "{} {}x{}: {}/op",
-                    r.variant,
+                    "fetch_add {} thr {}: {}",
                     param(r, "threads"),
                     param(r, "contention"),
                     ns(r)
                 )
             })
             .collect::<Vec<_>>()
-            .join("; "),
+            .join("; ")
+            + " per op",
     ]);
     let rc = bench("refcount");
     t.add_row(vec![
         "bench refcount (003)".into(),
         flagged(&rc),
-        rc.iter()
-            .filter(|r| param(r, "threads") == "1")
-            .map(|r| format!("{} {}", r.variant, ns(r)))
-            .collect::<Vec<_>>()
-            .join("; "),
+        "1 thread: ".to_string()
+            + &rc
+                .iter()
+                .filter(|r| param(r, "threads") == "1" && param(r, "contention") == "private")
+                .map(|r| format!("{} {}", r.variant, ns(r)))
+                .collect::<Vec<_>>()
+                .join(", ")
+            + " per op",
     ]);
     let locks = bench("lock");
     let fixed: Vec<&Record> = locks
@@ -336,7 +353,7 @@ fn summary(report: &Report) -> anyhow::Result<()> {
         "stress".into(),
         if correct_failed == 0 { "PASS".into() } else { format!("FAIL ({correct_failed} correct variants)") },
         format!(
-            "{} variants: {} PASS, {} FAIL (broken ones caught), {} NOT OBSERVED (broken, needs weaker hardware), {} TIMEOUT",
+            "{} variants: {} PASS, {} FAIL (broken, caught), {} NOT OBSERVED (broken, needs weaker hardware), {} TIMEOUT",
             stress.len(),
             count(Verdict::Pass),
             count(Verdict::Fail),
