@@ -137,6 +137,7 @@ mod mwu;
 mod shift;
 
 pub use mwu::{exact_critical_u, mann_whitney_u, MannWhitney};
+pub mod ab;
 pub use shift::{bootstrap_relative_change, hodges_lehmann, HodgesLehmann, Interval};
 
 /// Above this many pairwise differences, [`compare`] uses the bootstrap
