@@ -193,6 +193,37 @@ impl Plan {
         }
     }
 
+    /// The plan split into one plan per cell (variant x ordering x thread
+    /// count; fixed-work without explicit workers and pingpong stay whole),
+    /// in table order: the unit that `--shard` distributes.
+    pub fn split_cells(&self) -> Vec<Plan> {
+        let mut out = Vec::new();
+        for v in &self.variants {
+            let mut by_variant = self.clone();
+            by_variant.variants = vec![v.clone()];
+            let whole_threads = self.scenario == Scenario::Pingpong
+                || (self.fixed_work.is_some() && !self.threads_explicit);
+            if whole_threads {
+                out.push(by_variant);
+                continue;
+            }
+            let orderings = if self.scenario == Scenario::Counter {
+                self.orderings.iter().map(|o| vec![*o]).collect()
+            } else {
+                vec![self.orderings.clone()]
+            };
+            for o in orderings {
+                for &t in &self.threads {
+                    let mut cell = by_variant.clone();
+                    cell.orderings = o.clone();
+                    cell.threads = vec![t];
+                    out.push(cell);
+                }
+            }
+        }
+        out
+    }
+
     /// Seconds the plan takes at least: warm-up and runs of every cell
     /// (fixed-work runs are not timed in advance, so 0 for them).
     pub fn estimated_seconds(&self) -> f64 {

@@ -14,11 +14,13 @@
 pub mod exit;
 pub mod machine;
 pub mod record;
+pub mod shard;
 pub mod summary;
 
 pub use exit::ExitStatus;
 pub use machine::{Machine, PmuStatus};
 pub use record::{Flag, FlagKind, InputError, Metric, Record, Report, Source, Unit, Verdict};
+pub use shard::Shard;
 pub use summary::Summary;
 
 /// Version of the JSON records' layout. Readers refuse an unknown major

@@ -32,6 +32,7 @@ pub const VOLATILE_PARAMETERS: &[&str] = &[
     "warmup_s",
     "file",
     "path",
+    "shard",
     "observation",
     "data_race",
     "mapping",

@@ -307,3 +307,38 @@ fn oversubscribed_cells_are_consistent_and_flagged() {
     ]);
     assert!(String::from_utf8_lossy(&table.stdout).contains("not contended as asked"));
 }
+
+/// `bench --shard I/N` splits the cells (variant x threads) round-robin.
+#[test]
+fn shards_split_the_cells() {
+    let cells = |shard: &str| -> Vec<String> {
+        let v = json_run(&[
+            "bench",
+            "counter",
+            "--variant",
+            "fetch_add,cas_loop",
+            "--threads",
+            "1,2",
+            "--duration",
+            "10ms",
+            "--warmup",
+            "2ms",
+            "--runs",
+            "1",
+            "--shard",
+            shard,
+            "--json",
+        ]);
+        v["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                assert_eq!(r["parameters"]["shard"], shard);
+                format!("{}x{}", r["variant"], r["parameters"]["threads"])
+            })
+            .collect()
+    };
+    assert_eq!(cells("0/2"), ["\"fetch_add\"x1", "\"cas_loop\"x1"]);
+    assert_eq!(cells("1/2"), ["\"fetch_add\"x2", "\"cas_loop\"x2"]);
+}

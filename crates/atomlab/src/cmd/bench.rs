@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use atomlab_bench::{Plan, Request};
-use atomlab_core::{ExitStatus, Machine, PmuStatus, Record, Report};
+use atomlab_core::{ExitStatus, Machine, PmuStatus, Record, Report, Shard};
 
 use super::Outcome;
 use crate::render;
@@ -57,7 +57,11 @@ pub struct BenchArgs {
     /// Fixed-work lock mode: tasks the increments are split over [default with --increments: 20].
     #[arg(long)]
     pub tasks: Option<u64>,
-    /// Also write the JSON to FILE (`-` for stdout), rewritten after each variant.
+    /// Run only part I of N of the cells (0 <= I < N), for a batch
+    /// scheduler's array job; the parts of one --label merge in compare and report.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// Also write the JSON to FILE (`-` for stdout), rewritten after each cell.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 }
@@ -129,15 +133,24 @@ pub fn probe_pmu(machine: &mut Machine) -> bool {
 pub fn run_plan(
     plan: &Plan,
     pmu: bool,
+    shard: Option<Shard>,
     mut after_each: impl FnMut(&[Record]) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Record>> {
     let mut records = Vec::new();
-    let mut steps = crate::progress::Steps::new(plan.cells(), "cells");
+    let cells = match shard {
+        Some(s) => s.select(plan.split_cells()),
+        None => plan.split_cells(),
+    };
+    let total: usize = cells.iter().map(Plan::cells).sum();
+    let mut steps = crate::progress::Steps::new(total, "cells");
     let mut progress = |line: &str| steps.begin(line);
-    for variant in &plan.variants {
-        let mut one = plan.clone();
-        one.variants = vec![variant.clone()];
-        let mut recs = atomlab_bench::run(&one, pmu, &mut progress)?;
+    for one in &cells {
+        let mut recs = atomlab_bench::run(one, pmu, &mut progress)?;
+        if let Some(s) = shard {
+            for r in &mut recs {
+                r.param("shard", s.to_string());
+            }
+        }
         for (v, why) in &plan.skipped {
             for r in &mut recs {
                 r.notes.push(format!("variant {v} skipped: {why}"));
@@ -164,7 +177,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     }
     let pmu = probe_pmu(&mut machine);
     let export = args.export_json.clone();
-    let records = run_plan(&plan, pmu, |so_far| {
+    let records = run_plan(&plan, pmu, args.shard, |so_far| {
         if let Some(path) = &export {
             let report = Report::new("bench", machine.clone(), so_far.to_vec());
             render::export_json(path, &report)

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use atomlab_core::{
-    ExitStatus, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict,
+    ExitStatus, InputError, Machine, Metric, Record, Report, Shard, Source, Unit, Verdict,
 };
 use atomlab_litmus::{ParseError, Test};
 use atomlab_model::check::{CheckOptions, ModelOutcome};
@@ -74,6 +74,10 @@ pub struct CheckArgs {
     /// Tests checked in parallel (default: the CPUs available).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// Check only part I of N of the test files (0 <= I < N), for a batch
+    /// scheduler's array job; the parts of one --label merge in compare and report.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
     /// How C11 acquire loads compile to AArch64 for the `aarch64` column of C tests.
     #[arg(long, value_enum, default_value = "ldar")]
     pub arm_acquire: ArmAcquire,
@@ -162,7 +166,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("--dot {}: cannot create the directory", dir.display()))?;
     }
     let mut errors = Vec::new();
-    let files = expand(&args.files, &mut errors);
+    let mut files = expand(&args.files, &mut errors);
+    if let Some(s) = args.shard {
+        files = s.select(files);
+    }
     let explored = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let opts = CheckOptions {
         deadline: None,
@@ -266,7 +273,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.dot {
         write_graphs(dir, &outcomes)?;
     }
-    let records = records(&outcomes);
+    let mut records = records(&outcomes);
+    if let Some(s) = args.shard {
+        for r in &mut records {
+            r.param("shard", s.to_string());
+        }
+    }
     let undecided = records
         .iter()
         .any(|r| matches!(r.verdict, Some(Verdict::Timeout | Verdict::Bound)));

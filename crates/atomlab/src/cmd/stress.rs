@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
+use atomlab_core::{ExitStatus, Machine, Record, Report, Shard, Verdict};
 use atomlab_stress::{Plan, Request};
 
 use super::Outcome;
@@ -54,6 +54,10 @@ pub struct StressArgs {
     /// the detectors catch the broken variants); 1 otherwise.
     #[arg(long)]
     pub expect_fail: bool,
+    /// Run only part I of N of the variants (0 <= I < N), for a batch
+    /// scheduler's array job; the parts of one --label merge in compare and report.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
 }
 
 impl StressArgs {
@@ -83,7 +87,10 @@ pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
 
 pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     let machine = Machine::detect();
-    let plan = Plan::from_request(&args.request(), &atomlab_stress::affinity::allowed_cpus())?;
+    let mut plan = Plan::from_request(&args.request(), &atomlab_stress::affinity::allowed_cpus())?;
+    if let Some(s) = args.shard {
+        plan.variants = s.select(plan.variants.clone());
+    }
     eprintln!(
         "atomlab stress {}: seed {} ({} CPUs, {})",
         plan.scenario.name(),
@@ -92,6 +99,11 @@ pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
         machine.arch
     );
     let (mut records, status) = run_plan(&plan, args.expect_fail);
+    if let Some(s) = args.shard {
+        for r in &mut records {
+            r.param("shard", s.to_string());
+        }
+    }
     if machine.emulated {
         let note = "running under emulation (qemu-user), which shows none of a real Arm or RISC-V CPU's weak-memory reorderings: a NOT OBSERVED here says nothing about that hardware";
         eprintln!("atomlab: note: {note}");

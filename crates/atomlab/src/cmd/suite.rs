@@ -132,7 +132,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     let mut records: Vec<Record> = Vec::new();
     for req in bench_steps(machine.cpus) {
         let plan = Plan::from_request(&req, machine.cpus)?;
-        records.extend(run_plan(&plan, pmu, |_| Ok(()))?);
+        records.extend(run_plan(&plan, pmu, None, |_| Ok(()))?);
     }
     let stress_status = stress_pass(&mut records)?;
     eprintln!("  check: built-in litmus tests (case 004 among them) under every model");
