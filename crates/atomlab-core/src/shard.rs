@@ -63,7 +63,7 @@ mod tests {
     #[test]
     fn shards_are_disjoint_and_cover_everything() {
         for n in 1..6 {
-            let mut seen = vec![0; 23];
+            let mut seen = [0; 23];
             for i in 0..n {
                 let s = Shard::parse(&format!("{i}/{n}")).unwrap();
                 let part = s.select(0..23);
