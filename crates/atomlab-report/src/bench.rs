@@ -1,0 +1,531 @@
+//! The bench section: per scenario a chart of ns/op against threads (or per
+//! variant, or per CPU pair) and the tables of every record.
+
+use std::fmt::Write;
+
+use atomlab_core::{FlagKind, Record};
+
+use crate::charts::{self, Point, Series};
+use crate::html::{esc, num, param, slug, status, status_class, variant_label, Cell, Table};
+use crate::{run_name, RunView};
+
+/// A record and the index of the run it came from.
+#[derive(Clone, Copy)]
+pub struct Rec<'a> {
+    /// Index into the runs.
+    pub run: usize,
+    /// The record.
+    pub r: &'a Record,
+}
+
+/// What shape of bench record it is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Runs for a duration, ns/op per thread (counter, refcount, lock, fence).
+    Timed,
+    /// A fixed number of increments, timed to completion (lock 002).
+    FixedWork,
+    /// Round trips between two CPUs.
+    PingPong,
+}
+
+fn shape(r: &Record) -> Shape {
+    if r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-work") {
+        Shape::FixedWork
+    } else if r.metric("ns_per_roundtrip").is_some() || r.scenario == "pingpong" {
+        Shape::PingPong
+    } else {
+        Shape::Timed
+    }
+}
+
+/// The chart's y (or x) metric of a shape and the words of its axis.
+fn chart_metric(s: Shape) -> (&'static str, &'static str) {
+    match s {
+        Shape::Timed => ("ns_per_op", "ns per op (median; bars: min–max over runs)"),
+        Shape::FixedWork => (
+            "ns_per_op",
+            "ns per increment (median; bars: min–max over runs)",
+        ),
+        Shape::PingPong => (
+            "ns_per_roundtrip",
+            "ns per round trip (median; bars: min–max over runs)",
+        ),
+    }
+}
+
+fn point(r: &Record, metric: &str, x: usize) -> Option<Point> {
+    let s = r.metric(metric)?.summary?;
+    Some(Point {
+        x,
+        median: s.median,
+        min: s.min,
+        max: s.max,
+        hollow: r.flagged(FlagKind::NotContended),
+    })
+}
+
+fn threads(r: &Record) -> Option<u64> {
+    r.parameters.get("threads").and_then(|t| t.as_u64())
+}
+
+/// A series' name: variant/ordering and contention, after the run's name
+/// when several runs share the chart.
+fn series_name(runs: &[RunView], rec: Rec<'_>, multi: bool) -> String {
+    let mut name = String::new();
+    if multi {
+        let _ = write!(name, "{}: ", run_name(&runs[rec.run]));
+    }
+    name.push_str(&variant_label(rec.r));
+    if let Some(c) = rec.r.parameters.get("contention").and_then(|c| c.as_str()) {
+        let _ = write!(name, " · {c}");
+    }
+    name
+}
+
+fn cpu_pair(r: &Record) -> String {
+    format!("cpu {} ↔ cpu {}", param(r, "cpu_a"), param(r, "cpu_b"))
+}
+
+/// A metric's median for a table; nothing for an implausible record.
+fn median(r: &Record, metric: &str) -> Cell {
+    if r.flagged(FlagKind::Implausible) {
+        return Cell::text("implausible").class("bad");
+    }
+    Cell::num(
+        r.metric(metric)
+            .and_then(|m| m.median())
+            .map(num)
+            .unwrap_or_else(|| "-".into()),
+    )
+}
+
+fn spread(r: &Record, metric: &str) -> Cell {
+    if r.flagged(FlagKind::Implausible) {
+        return Cell::text("-");
+    }
+    Cell::num(
+        r.metric(metric)
+            .and_then(|m| m.summary)
+            .map(|s| format!("{}–{}", num(s.min), num(s.max)))
+            .unwrap_or_else(|| "-".into()),
+    )
+}
+
+fn cv(r: &Record, metric: &str) -> Cell {
+    Cell::num(
+        r.metric(metric)
+            .and_then(|m| m.summary)
+            .filter(|s| s.n > 1)
+            .map(|s| format!("{:.1}%", s.cv * 100.0))
+            .unwrap_or_else(|| "-".into()),
+    )
+}
+
+fn status_cell(r: &Record) -> Cell {
+    Cell::text(status(r)).class(status_class(r))
+}
+
+/// Renders the bench section of `recs` (all bench records of all runs).
+pub fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    let mut scenarios: Vec<&str> = Vec::new();
+    for rec in recs {
+        if !scenarios.contains(&rec.r.scenario.as_str()) {
+            scenarios.push(&rec.r.scenario);
+        }
+    }
+    out.push_str("<section id=\"bench\">\n<h2>bench</h2>\n");
+    out.push_str(
+        "<p class=\"lead\">Medians over each record's runs; the bars span the fastest and \
+         the slowest run. Records flagged <em>implausible</em> are left out of the charts \
+         and show no figures in the tables.</p>\n",
+    );
+    for sc in scenarios {
+        let mine: Vec<Rec<'_>> = recs
+            .iter()
+            .copied()
+            .filter(|x| x.r.scenario == sc)
+            .collect();
+        scenario(out, runs, sc, &mine);
+    }
+    out.push_str("</section>\n");
+}
+
+fn scenario(out: &mut String, runs: &[RunView], sc: &str, recs: &[Rec<'_>]) {
+    let id = slug(sc);
+    let _ = writeln!(
+        out,
+        "<section class=\"scenario\" id=\"bench-{id}\">\n<h3>bench {}</h3>",
+        esc(sc)
+    );
+    let mut multi_runs: Vec<usize> = recs.iter().map(|x| x.run).collect();
+    multi_runs.dedup();
+    multi_runs.sort_unstable();
+    multi_runs.dedup();
+    let multi = multi_runs.len() > 1;
+
+    let of =
+        |s: Shape| -> Vec<Rec<'_>> { recs.iter().copied().filter(|x| shape(x.r) == s).collect() };
+    let (timed, fixed, pingpong) = (of(Shape::Timed), of(Shape::FixedWork), of(Shape::PingPong));
+    // One chart per scenario: the timed records when there are any (their
+    // ns/op is per operation and thread); else the fixed-work records
+    // (ns per increment), else the round trips.
+    let (charted, s) = if !timed.is_empty() {
+        (&timed, Shape::Timed)
+    } else if !fixed.is_empty() {
+        (&fixed, Shape::FixedWork)
+    } else {
+        (&pingpong, Shape::PingPong)
+    };
+    chart(out, runs, sc, &id, charted, s, multi);
+
+    if !timed.is_empty() {
+        timed_table(out, runs, &timed, multi);
+    }
+    if !fixed.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h4>fixed work: every increment done, timed to the end</h4>"
+        );
+        fixed_table(out, runs, &fixed, multi);
+    }
+    if !pingpong.is_empty() {
+        pingpong_table(out, runs, &pingpong, multi);
+    }
+    flags_and_notes(out, runs, recs, multi);
+    out.push_str("</section>\n");
+}
+
+fn chart(
+    out: &mut String,
+    runs: &[RunView],
+    sc: &str,
+    id: &str,
+    recs: &[Rec<'_>],
+    s: Shape,
+    multi: bool,
+) {
+    let (metric, axis) = chart_metric(s);
+    let implausible = recs
+        .iter()
+        .filter(|x| x.r.flagged(FlagKind::Implausible))
+        .count();
+    let data: Vec<Rec<'_>> = recs
+        .iter()
+        .copied()
+        .filter(|x| !x.r.flagged(FlagKind::Implausible))
+        .filter(|x| x.r.metric(metric).and_then(|m| m.summary).is_some())
+        .collect();
+    let mut counts: Vec<u64> = data.iter().filter_map(|x| threads(x.r)).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let hollow = data.iter().any(|x| x.r.flagged(FlagKind::NotContended));
+
+    let _ = writeln!(out, "<figure class=\"chart\" data-chart=\"bench-{id}\">");
+    let mut caption = String::new();
+    let mut legend = String::new();
+    let svg = if s != Shape::PingPong && counts.len() > 1 {
+        // ns/op against threads, a line per variant and contention.
+        let labels: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+        let mut series: Vec<Series> = Vec::new();
+        for x in &data {
+            let name = series_name(runs, *x, multi);
+            let Some(t) = threads(x.r) else { continue };
+            let at = counts.iter().position(|c| *c == t).unwrap_or(0);
+            let Some(p) = point(x.r, metric, at) else {
+                continue;
+            };
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push(p),
+                None => series.push(Series {
+                    dashed: x.r.parameters.get("contention").and_then(|c| c.as_str())
+                        == Some("private"),
+                    name,
+                    points: vec![p],
+                }),
+            }
+        }
+        for s in &mut series {
+            s.points.sort_by_key(|p| p.x);
+        }
+        let _ = write!(
+            caption,
+            "bench {}: {} against threads, one line per variant",
+            esc(sc),
+            if s == Shape::FixedWork {
+                "ns per increment"
+            } else {
+                "ns/op"
+            }
+        );
+        if series.iter().any(|s| s.dashed) {
+            caption.push_str(" (solid: shared counter, dashed: private counter per thread)");
+        }
+        legend.push_str("<ul class=\"legend\">");
+        for (i, s) in series.iter().enumerate() {
+            let _ = write!(
+                legend,
+                "<li><span class=\"swatch\" style=\"border-top: 3px {} {}\"></span>{}</li>",
+                if s.dashed { "dashed" } else { "solid" },
+                charts::css_color(i),
+                esc(&s.name)
+            );
+        }
+        legend.push_str("</ul>\n");
+        charts::line_chart(&labels, "threads", axis, &series)
+    } else {
+        // One thread count (or CPU pairs): a row per variant.
+        let rows: Vec<(String, Point)> = data
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| {
+                let label = if s == Shape::PingPong {
+                    let mut l = String::new();
+                    if multi {
+                        let _ = write!(l, "{}: ", run_name(&runs[x.run]));
+                    }
+                    l + &cpu_pair(x.r)
+                } else {
+                    series_name(runs, *x, multi)
+                };
+                point(x.r, metric, i).map(|p| (label, p))
+            })
+            .collect();
+        let _ = write!(caption, "bench {}: ", esc(sc));
+        match (s, counts.as_slice()) {
+            (Shape::PingPong, _) => caption.push_str("round-trip time per CPU pair"),
+            (_, [t]) => {
+                let _ = write!(
+                    caption,
+                    "{} per variant at {t} thread(s)",
+                    esc(axis_word(s))
+                );
+            }
+            _ => {
+                let _ = write!(caption, "{} per variant", esc(axis_word(s)));
+            }
+        }
+        charts::dot_chart(&rows, axis)
+    };
+    if hollow {
+        caption
+            .push_str("; hollow points: the threads did not run together (not contended as asked)");
+    }
+    if implausible > 0 {
+        let _ = write!(
+            caption,
+            "; {implausible} record(s) flagged implausible are not drawn"
+        );
+    }
+    if data.is_empty() {
+        caption.push_str("; nothing to draw");
+    }
+    match svg {
+        Ok(svg) => out.push_str(&charts::labelled(&svg, &format!("bench {sc}: {axis}"))),
+        Err(e) => {
+            let _ = writeln!(out, "<p class=\"bad\">chart not drawn: {}</p>", esc(&e));
+        }
+    }
+    out.push('\n');
+    out.push_str(&legend);
+    let _ = writeln!(out, "<figcaption>{caption}.</figcaption>\n</figure>");
+}
+
+fn axis_word(s: Shape) -> &'static str {
+    match s {
+        Shape::FixedWork => "ns per increment",
+        _ => "ns/op",
+    }
+}
+
+fn run_cell(runs: &[RunView], x: Rec<'_>) -> Cell {
+    Cell::text(run_name(&runs[x.run]))
+}
+
+fn timed_table(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {
+    let mut header = vec![];
+    if multi {
+        header.push("run");
+    }
+    header.extend([
+        "variant",
+        "threads",
+        "contention",
+        "cs work",
+        "ops/s",
+        "ns/op",
+        "ns/op min–max",
+        "ref-cyc/op",
+        "cyc/op",
+        "inst/op",
+        "cpu %",
+        "parallelism",
+        "fairness",
+        "cv (ns/op)",
+        "status",
+    ]);
+    let mut t = Table::new(&header);
+    for x in recs {
+        let r = x.r;
+        let mut row = Vec::new();
+        if multi {
+            row.push(run_cell(runs, *x));
+        }
+        row.extend([
+            Cell::text(variant_label(r)),
+            Cell::num(param(r, "threads")),
+            Cell::text(param(r, "contention")),
+            Cell::num(param(r, "cs_work")),
+            median(r, "ops_per_sec"),
+            median(r, "ns_per_op"),
+            spread(r, "ns_per_op"),
+            median(r, "ref_cycles_per_op"),
+            median(r, "cycles_per_op"),
+            median(r, "instructions_per_op"),
+            median(r, "cpu_utilisation"),
+            median(r, "parallelism"),
+            median(r, "fairness"),
+            cv(r, "ns_per_op"),
+            status_cell(r),
+        ]);
+        t.row(row);
+    }
+    t.drop_blank_columns();
+    t.render(out);
+}
+
+fn fixed_table(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {
+    let mut header = vec![];
+    if multi {
+        header.push("run");
+    }
+    header.extend([
+        "lock",
+        "increments",
+        "tasks",
+        "workers",
+        "median s",
+        "min s",
+        "max s",
+        "cv",
+        "ns per increment",
+        "ops/s",
+        "status",
+    ]);
+    let mut t = Table::new(&header);
+    for x in recs {
+        let r = x.r;
+        let s = r.metric("seconds").and_then(|m| m.summary);
+        let implausible = r.flagged(FlagKind::Implausible);
+        let secs = |v: Option<f64>| match v {
+            _ if implausible => Cell::text("implausible").class("bad"),
+            Some(v) => Cell::num(format!("{v:.4}")),
+            None => Cell::text("-"),
+        };
+        let mut row = Vec::new();
+        if multi {
+            row.push(run_cell(runs, *x));
+        }
+        row.extend([
+            Cell::text(&r.variant),
+            Cell::num(param(r, "increments")),
+            Cell::num(param(r, "tasks")),
+            Cell::num(param(r, "workers")),
+            secs(s.map(|s| s.median)),
+            secs(s.map(|s| s.min)),
+            secs(s.map(|s| s.max)),
+            cv(r, "seconds"),
+            median(r, "ns_per_op"),
+            median(r, "ops_per_sec"),
+            status_cell(r),
+        ]);
+        t.row(row);
+    }
+    t.render(out);
+}
+
+fn pingpong_table(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {
+    let mut header = vec![];
+    if multi {
+        header.push("run");
+    }
+    header.extend([
+        "CPUs",
+        "variant",
+        "ns per round trip",
+        "min–max",
+        "ref-cyc per round trip",
+        "cv",
+        "status",
+    ]);
+    let mut t = Table::new(&header);
+    for x in recs {
+        let r = x.r;
+        let mut row = Vec::new();
+        if multi {
+            row.push(run_cell(runs, *x));
+        }
+        row.extend([
+            Cell::text(cpu_pair(r)),
+            Cell::text(&r.variant),
+            median(r, "ns_per_roundtrip"),
+            spread(r, "ns_per_roundtrip"),
+            median(r, "ref_cycles_per_roundtrip"),
+            cv(r, "ns_per_roundtrip"),
+            status_cell(r),
+        ]);
+        t.row(row);
+    }
+    t.drop_blank_columns();
+    t.render(out);
+}
+
+fn flags_and_notes(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {
+    let flagged: Vec<&Rec<'_>> = recs.iter().filter(|x| !x.r.flags.is_empty()).collect();
+    if !flagged.is_empty() {
+        out.push_str("<ul class=\"flags\">\n");
+        for x in flagged {
+            for f in &x.r.flags {
+                let who = if multi {
+                    format!("{}: ", run_name(&runs[x.run]))
+                } else {
+                    String::new()
+                };
+                let metric = f
+                    .metric
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "<li><strong class=\"{}\">{}</strong>{}: {}{} threads={}: {}</li>",
+                    if f.kind == FlagKind::Implausible {
+                        "bad"
+                    } else {
+                        "warn"
+                    },
+                    esc(f.kind.words()),
+                    esc(&metric),
+                    esc(&who),
+                    esc(&variant_label(x.r)),
+                    esc(&param(x.r, "threads")),
+                    esc(&f.detail)
+                );
+            }
+        }
+        out.push_str("</ul>\n");
+    }
+    let mut notes: Vec<&str> = Vec::new();
+    for n in recs.iter().flat_map(|x| &x.r.notes) {
+        if !notes.contains(&n.as_str()) {
+            notes.push(n);
+        }
+    }
+    if !notes.is_empty() {
+        out.push_str("<ul class=\"notes\">\n");
+        for n in notes {
+            let _ = writeln!(out, "<li>note: {}</li>", esc(n));
+        }
+        out.push_str("</ul>\n");
+    }
+}

@@ -1,0 +1,245 @@
+//! The comparison section: changed verdicts, the judged metrics, and a
+//! chart of the changes with their intervals against the threshold.
+
+use std::fmt::Write;
+
+use atomlab_stats::ab::{Key, MetricRow};
+use atomlab_stats::{Direction, Verdict};
+
+use crate::charts::{self, ChangeBar};
+use crate::html::{esc, num, pct, Cell, Table};
+use crate::ComparisonView;
+
+fn verdict_words(v: Verdict) -> (&'static str, &'static str) {
+    match v {
+        Verdict::Better => ("better", "ok"),
+        Verdict::Worse => ("worse", "bad"),
+        Verdict::NoChange => ("no change", ""),
+        Verdict::TooNoisy => ("too noisy to tell", "warn"),
+    }
+}
+
+fn tone(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::NoChange => "same",
+        Verdict::TooNoisy => "noisy",
+    }
+}
+
+/// A short label for a chart row: `#3 counter fetch_add 2t ns_per_op`.
+fn short(i: usize, row: &MetricRow) -> String {
+    let threads = row
+        .key
+        .parameters
+        .split(' ')
+        .find_map(|p| p.strip_prefix("threads="))
+        .map(|t| format!(" {t}t"))
+        .unwrap_or_default();
+    let ordering = row
+        .key
+        .parameters
+        .split(' ')
+        .find_map(|p| p.strip_prefix("ordering="))
+        .map(|o| format!("/{o}"))
+        .unwrap_or_default();
+    let contention = row
+        .key
+        .parameters
+        .split(' ')
+        .find_map(|p| p.strip_prefix("contention="))
+        .map(|c| format!(" {c}"))
+        .unwrap_or_default();
+    let mut s = format!(
+        "#{} {} {}{ordering}{threads}{contention} {}",
+        i + 1,
+        row.key.scenario,
+        row.key.variant,
+        row.metric
+    );
+    if s.chars().count() > 60 {
+        s = s.chars().take(59).collect::<String>() + "…";
+    }
+    s
+}
+
+fn key_cell(k: &Key) -> Cell {
+    let mut html = format!(
+        "{} {} <strong>{}</strong>",
+        esc(&k.capability),
+        esc(&k.scenario),
+        esc(&k.variant)
+    );
+    if !k.parameters.is_empty() {
+        let _ = write!(html, "<br><small>{}</small>", esc(&k.parameters));
+    }
+    Cell::html(html)
+}
+
+/// Renders the comparison of `c`.
+pub fn section(out: &mut String, c: &ComparisonView) {
+    let res = &c.result;
+    let (a, b) = (esc(&c.a_name), esc(&c.b_name));
+    out.push_str("<section id=\"comparison\">\n<h2>comparison</h2>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"lead\">A = <strong>{a}</strong> (before), B = <strong>{b}</strong> \
+         (after). Change = (median B − median A) / |median A|; the interval is for that \
+         change; p is the two-sided Mann–Whitney p-value. A change counts when it is \
+         significant and beyond the threshold of {}.</p>",
+        esc(&format!("±{:.1}%", c.threshold.abs() * 100.0))
+    );
+    let regressions = res.regressions();
+    let count = |v: Verdict| {
+        res.rows
+            .iter()
+            .filter(|r| r.comparison.is_some_and(|c| c.verdict == v))
+            .count()
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"summary\"><span class=\"{}\">{regressions} regression(s)</span>; \
+         {} verdict change(s); metrics: {} worse, {} better, {} unchanged, {} too noisy, \
+         {} not comparable; {} record(s) only in A, {} only in B.</p>",
+        if regressions > 0 { "bad" } else { "ok" },
+        res.verdict_changes.len(),
+        count(Verdict::Worse),
+        count(Verdict::Better),
+        count(Verdict::NoChange),
+        count(Verdict::TooNoisy),
+        res.rows.iter().filter(|r| r.comparison.is_none()).count(),
+        res.only_a.len(),
+        res.only_b.len(),
+    );
+
+    if !res.verdict_changes.is_empty() {
+        out.push_str("<h3>changed verdicts</h3>\n");
+        let mut t = Table::new(&["record", "A", "B", "regression"]);
+        for v in &res.verdict_changes {
+            t.row(vec![
+                key_cell(&v.key),
+                Cell::text(&v.before),
+                Cell::text(&v.after).class(if v.regression { "bad" } else { "ok" }),
+                Cell::text(if v.regression { "yes" } else { "no" }).class(if v.regression {
+                    "bad"
+                } else {
+                    ""
+                }),
+            ]);
+        }
+        t.render(out);
+    }
+
+    if !res.rows.is_empty() {
+        let bars: Vec<ChangeBar> = res
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let cmp = r.comparison?;
+                Some(ChangeBar {
+                    label: short(i, r),
+                    change: cmp.change,
+                    low: cmp.ci_low,
+                    high: cmp.ci_high,
+                    tone: tone(cmp.verdict),
+                })
+            })
+            .collect();
+        out.push_str("<h3>metrics</h3>\n");
+        out.push_str("<figure class=\"chart\" data-chart=\"comparison\">\n");
+        match charts::change_chart(&bars, c.threshold) {
+            Ok(svg) => out.push_str(&charts::labelled(
+                &svg,
+                "relative change of each metric, B against A, with its interval",
+            )),
+            Err(e) => {
+                let _ = writeln!(out, "<p class=\"bad\">chart not drawn: {}</p>", esc(&e));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\n<figcaption>Relative change of each metric's median, B ({b}) against A ({a}), \
+             in %, with its confidence interval; the shaded band is ±threshold. \
+             <span class=\"bad\">Red: worse</span>, <span class=\"ok\">green: better</span>, \
+             grey: no change, <span class=\"warn\">amber: too noisy to tell</span>. Whether \
+             up is worse depends on the metric (ns/op up is worse, ops/s up is better). \
+             Rows are numbered as in the table below.</figcaption>\n</figure>"
+        );
+        let mut t = Table::new(&[
+            "#", "record", "metric", "median A", "median B", "change", "interval", "p", "verdict",
+        ]);
+        for (i, r) in res.rows.iter().enumerate() {
+            let metric = format!(
+                "{} ({}, {})",
+                r.metric,
+                r.unit.label(),
+                match r.comparison.map(|c| c.direction) {
+                    Some(Direction::LowerIsBetter) => "lower is better",
+                    Some(Direction::HigherIsBetter) => "higher is better",
+                    None => "-",
+                }
+            );
+            let mut row = vec![
+                Cell::num((i + 1).to_string()),
+                key_cell(&r.key),
+                Cell::text(metric),
+            ];
+            match r.comparison {
+                Some(cmp) => {
+                    let (words, class) = verdict_words(cmp.verdict);
+                    let words = if r.regression {
+                        format!("{words} (regression)")
+                    } else {
+                        words.to_string()
+                    };
+                    row.extend([
+                        Cell::num(format!("{} (n={})", num(cmp.median_a), cmp.n_a)),
+                        Cell::num(format!("{} (n={})", num(cmp.median_b), cmp.n_b)),
+                        Cell::num(pct(cmp.change)),
+                        Cell::num(format!(
+                            "{} … {} ({:.0}%)",
+                            pct(cmp.ci_low),
+                            pct(cmp.ci_high),
+                            cmp.ci_confidence * 100.0
+                        )),
+                        Cell::num(format!("{:.3}", cmp.p_value)),
+                        Cell::text(words).class(class),
+                    ]);
+                }
+                None => {
+                    row.extend([
+                        Cell::text("-"),
+                        Cell::text("-"),
+                        Cell::text("-"),
+                        Cell::text("-"),
+                        Cell::text("-"),
+                        Cell::text("not comparable (no usable samples on one side)"),
+                    ]);
+                }
+            }
+            t.row(row);
+        }
+        t.render(out);
+    }
+
+    for (title, keys) in [
+        (format!("only in A ({a})"), &res.only_a),
+        (format!("only in B ({b})"), &res.only_b),
+    ] {
+        if keys.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<details><summary>{} record(s) {title}</summary><ul>",
+            keys.len()
+        );
+        for k in keys {
+            let _ = writeln!(out, "<li>{}</li>", esc(&k.to_string()));
+        }
+        out.push_str("</ul></details>\n");
+    }
+    out.push_str("</section>\n");
+}

@@ -1,0 +1,354 @@
+//! Small pieces of HTML: escaping, tables, numbers and times.
+//!
+//! Every string that comes from a report (a test's name, a label, a note, a
+//! command line) goes through [`esc`] before it reaches the page.
+
+use std::fmt::Write;
+
+use atomlab_core::{FlagKind, Record};
+use serde_json::Value;
+
+/// `s` with the five characters that mean something in HTML text and in
+/// quoted attribute values replaced by their entities.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A name usable in an `id` or a `data-` attribute: lower-case ASCII
+/// letters, digits and `-`, nothing else.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let t = out.trim_matches('-');
+    if t.is_empty() {
+        "x".into()
+    } else {
+        t.to_string()
+    }
+}
+
+/// A figure with about three significant digits and an SI suffix for big
+/// values, as atomlab's terminal tables print it.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "-".into()
+    } else if a >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 0.01 || a == 0.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// An axis tick: up to three decimals without trailing zeros, big values
+/// as [`num`].
+pub fn tick(v: f64) -> String {
+    if !v.is_finite() || v.abs() >= 1e4 {
+        return num(v);
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// A count: whole numbers in full, anything else as [`num`].
+pub fn count(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        num(v)
+    }
+}
+
+/// A fraction as a signed percentage, `+3.1%`.
+pub fn pct(f: f64) -> String {
+    if f.is_finite() {
+        format!("{:+.1}%", f * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian).
+pub fn utc(unix: f64) -> String {
+    if !unix.is_finite() {
+        return "-".into();
+    }
+    let secs = unix.floor() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A command line as a person would type it: arguments with spaces or
+/// shell characters in single quotes.
+pub fn command_line(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+            if plain {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A parameter of a record as text (`-` when absent or null).
+pub fn param(r: &Record, key: &str) -> String {
+    match r.parameters.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "-".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// `variant/ordering` when the record has an ordering, else the variant.
+pub fn variant_label(r: &Record) -> String {
+    match r.parameters.get("ordering").and_then(|o| o.as_str()) {
+        Some(o) => format!("{}/{o}", r.variant),
+        None => r.variant.clone(),
+    }
+}
+
+/// The status words of a record: `ok`, or each flag's words once.
+pub fn status(r: &Record) -> String {
+    if r.flags.is_empty() {
+        return "ok".into();
+    }
+    let mut words: Vec<&str> = Vec::new();
+    for f in &r.flags {
+        if !words.contains(&f.kind.words()) {
+            words.push(f.kind.words());
+        }
+    }
+    words.join(", ")
+}
+
+/// The CSS class of a record's status cell.
+pub fn status_class(r: &Record) -> &'static str {
+    if r.flagged(FlagKind::Implausible) {
+        "bad"
+    } else if r.flags.is_empty() {
+        "ok"
+    } else {
+        "warn"
+    }
+}
+
+/// One table cell: its text (already HTML) and an optional class.
+pub struct Cell {
+    html: String,
+    class: &'static str,
+}
+
+impl Cell {
+    /// A cell showing `text`, escaped.
+    pub fn text(text: impl AsRef<str>) -> Cell {
+        Cell {
+            html: esc(text.as_ref()),
+            class: "",
+        }
+    }
+
+    /// A right-aligned figure.
+    pub fn num(text: impl AsRef<str>) -> Cell {
+        Cell {
+            html: esc(text.as_ref()),
+            class: "n",
+        }
+    }
+
+    /// A cell of markup the caller built (and escaped) itself.
+    pub fn html(html: String) -> Cell {
+        Cell { html, class: "" }
+    }
+
+    /// The same cell with `class`.
+    pub fn class(mut self, class: &'static str) -> Cell {
+        self.class = class;
+        self
+    }
+
+    fn is_blank(&self) -> bool {
+        self.html.is_empty() || self.html == "-"
+    }
+}
+
+/// A table: a header and rows of cells.
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<Cell>>,
+    class: &'static str,
+}
+
+impl Table {
+    /// A table with these column titles.
+    pub fn new<S: AsRef<str>>(header: &[S]) -> Table {
+        Table {
+            header: header.iter().map(|h| h.as_ref().to_string()).collect(),
+            rows: Vec::new(),
+            class: "",
+        }
+    }
+
+    /// The same table with a CSS class.
+    pub fn class(mut self, class: &'static str) -> Table {
+        self.class = class;
+        self
+    }
+
+    /// Appends a row; it must have one cell per column.
+    pub fn row(&mut self, cells: Vec<Cell>) {
+        debug_assert_eq!(cells.len(), self.header.len());
+        self.rows.push(cells);
+    }
+
+    /// Leaves out the columns (other than the first) whose every cell is
+    /// empty or `-`: a PMU column on a machine without counters.
+    pub fn drop_blank_columns(&mut self) {
+        let keep: Vec<bool> = (0..self.header.len())
+            .map(|c| c == 0 || self.rows.iter().any(|r| !r[c].is_blank()))
+            .collect();
+        fn filter<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        filter(&mut self.header, &keep);
+        for r in &mut self.rows {
+            filter(r, &keep);
+        }
+    }
+
+    /// The table as HTML.
+    pub fn render(&self, out: &mut String) {
+        let class = if self.class.is_empty() {
+            String::new()
+        } else {
+            format!(" class=\"{}\"", self.class)
+        };
+        let _ = write!(out, "<div class=\"scroll\"><table{class}>\n<thead><tr>");
+        for h in &self.header {
+            let _ = write!(out, "<th scope=\"col\">{}</th>", esc(h));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for r in &self.rows {
+            out.push_str("<tr>");
+            for c in r {
+                if c.class.is_empty() {
+                    let _ = write!(out, "<td>{}</td>", c.html);
+                } else {
+                    let _ = write!(out, "<td class=\"{}\">{}</td>", c.class, c.html);
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn ticks_and_counts() {
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(12.0), "12");
+        assert_eq!(tick(2.5), "2.5");
+        assert_eq!(tick(0.125), "0.125");
+        assert_eq!(tick(25_000.0), "25.0k");
+        assert_eq!(count(439.0), "439");
+        assert_eq!(count(2.5), "2.50");
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0.0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400.5), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_796_099_546.0), "2026-12-01 04:32:26 UTC");
+        assert_eq!(utc(-1.0), "1969-12-31 23:59:59 UTC");
+    }
+
+    #[test]
+    fn slugs_and_command_lines() {
+        assert_eq!(slug("MP+rel+acq"), "mp-rel-acq");
+        assert_eq!(slug("<>"), "x");
+        let args = ["atomlab", "check", "a b.litmus", "it's"].map(String::from);
+        assert_eq!(
+            command_line(&args),
+            r#"atomlab check 'a b.litmus' 'it'\''s'"#
+        );
+    }
+
+    #[test]
+    fn blank_columns_go() {
+        let mut t = Table::new(&["a", "b", "c"]);
+        t.row(vec![Cell::text("x"), Cell::text("-"), Cell::num("1")]);
+        t.drop_blank_columns();
+        let mut s = String::new();
+        t.render(&mut s);
+        assert!(!s.contains(">b<"));
+        assert!(s.contains(">c<"));
+    }
+}

@@ -1,0 +1,559 @@
+//! The judged capabilities: stress verdicts, check observations with their
+//! explanations, audit verdicts per binary, and any other record.
+
+use std::fmt::Write;
+
+use atomlab_core::{Record, Verdict};
+use serde_json::Value;
+
+use crate::bench::Rec;
+use crate::html::{count, esc, num, param, slug, Cell, Table};
+use crate::{run_name, RunView};
+
+/// A verdict in the words atomlab prints.
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "FAIL",
+        Verdict::NotObserved => "NOT_OBSERVED",
+        Verdict::Timeout => "TIMEOUT",
+        Verdict::Bound => "BOUND",
+    }
+}
+
+fn runs_differ(recs: &[Rec<'_>]) -> bool {
+    recs.windows(2).any(|w| w[0].run != w[1].run)
+}
+
+fn metric_median(r: &Record, name: &str) -> Option<f64> {
+    r.metric(name).and_then(|m| m.median())
+}
+
+/// Stress: one row per variant, its expectation beside its verdict.
+pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    let multi = runs_differ(recs);
+    out.push_str("<section id=\"stress\">\n<h2>stress</h2>\n");
+    out.push_str(
+        "<p class=\"lead\">A correct variant should PASS; a known-broken one should FAIL \
+         (its violations caught, so the detector works). NOT_OBSERVED is a broken variant \
+         whose breakage this run did not hit: weak evidence, not a pass.</p>\n",
+    );
+    let mut header = vec![];
+    if multi {
+        header.push("run");
+    }
+    header.extend([
+        "scenario",
+        "variant",
+        "expected",
+        "verdict",
+        "violations",
+        "operations",
+        "seconds",
+        "notes",
+    ]);
+    let mut t = Table::new(&header);
+    for x in recs {
+        let r = x.r;
+        let expected = param(r, "expected");
+        let word = r.verdict.map(verdict_word).unwrap_or("-");
+        let class = match (expected.as_str(), r.verdict) {
+            (_, Some(Verdict::Timeout | Verdict::Bound)) => "warn",
+            ("correct", Some(Verdict::Pass)) | ("broken", Some(Verdict::Fail)) => "ok",
+            ("broken", Some(Verdict::NotObserved)) => "warn",
+            (_, Some(Verdict::Fail)) => "bad",
+            _ => "",
+        };
+        let mut violations = esc(&metric_median(r, "violations")
+            .map(count)
+            .unwrap_or_else(|| "-".into()));
+        for m in &r.metrics {
+            if let (Some(kind), Some(n)) = (m.name.strip_prefix("violations:"), m.median()) {
+                let _ = write!(violations, "<br><small>{} {}</small>", esc(kind), count(n));
+            }
+        }
+        let ops = match metric_median(r, "operations") {
+            Some(n) => format!("{} {}", count(n), param(r, "ops_unit")).replace(" -", ""),
+            None => "-".into(),
+        };
+        let mut notes = String::new();
+        if let Some((first, rest)) = r.notes.split_first() {
+            notes.push_str(&esc(first));
+            if !rest.is_empty() || r.parameters.contains_key("replay") {
+                let _ = write!(
+                    notes,
+                    "<details><summary>more</summary><ul>{}</ul>",
+                    rest.iter()
+                        .map(|n| format!("<li>{}</li>", esc(n)))
+                        .collect::<String>()
+                );
+                if let Some(replay) = r.parameters.get("replay").and_then(|v| v.as_str()) {
+                    let _ = write!(notes, "<p>replay: <code>{}</code></p>", esc(replay));
+                }
+                notes.push_str("</details>");
+            }
+        }
+        let mut row = Vec::new();
+        if multi {
+            row.push(Cell::text(run_name(&runs[x.run])));
+        }
+        row.extend([
+            Cell::text(&r.scenario),
+            Cell::text(&r.variant),
+            Cell::text(&expected),
+            Cell::text(word).class(class),
+            Cell::html(violations),
+            Cell::text(ops),
+            Cell::num(
+                metric_median(r, "seconds")
+                    .map(|s| format!("{s:.3}"))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            Cell::html(notes).class("wide"),
+        ]);
+        t.row(row);
+    }
+    t.render(out);
+    out.push_str("</section>\n");
+}
+
+/// A check record's cell as `atomlab check` prints it: `Never (3)`,
+/// `Sometimes (4) race`, `TIMEOUT`, `BOUND`.
+pub fn check_cell(r: &Record) -> String {
+    match r.verdict {
+        Some(Verdict::Timeout) => return "TIMEOUT".into(),
+        Some(Verdict::Bound) => return "BOUND".into(),
+        _ => {}
+    }
+    let obs = r
+        .parameters
+        .get("observation")
+        .and_then(|o| o.as_str())
+        .unwrap_or("-");
+    let states = metric_median(r, "allowed_states").unwrap_or(0.0);
+    let race = if r.parameters.get("data_race").and_then(|d| d.as_bool()) == Some(true) {
+        " race"
+    } else {
+        ""
+    };
+    format!("{obs} ({states}){race}")
+}
+
+fn check_class(r: &Record) -> &'static str {
+    match r.verdict {
+        Some(Verdict::Timeout | Verdict::Bound) => "warn",
+        _ => match r.parameters.get("observation").and_then(|o| o.as_str()) {
+            Some("Never") => "never",
+            Some("Sometimes") => "sometimes",
+            Some("Always") => "always",
+            _ => "",
+        },
+    }
+}
+
+/// Check: tests × models, then each test's explanation in a `<details>`.
+pub fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    let multi = runs_differ(recs);
+    let mut models: Vec<&str> = Vec::new();
+    // Rows: (run, test), in first-seen order.
+    let mut rows: Vec<(usize, &str)> = Vec::new();
+    for x in recs {
+        if !models.contains(&x.r.variant.as_str()) {
+            models.push(&x.r.variant);
+        }
+        let key = (x.run, x.r.scenario.as_str());
+        if !rows.contains(&key) {
+            rows.push(key);
+        }
+    }
+    let find = |run: usize, test: &str, model: &str| {
+        recs.iter()
+            .find(|x| x.run == run && x.r.scenario == test && x.r.variant == model)
+    };
+    out.push_str("<section id=\"check\">\n<h2>check</h2>\n");
+    out.push_str(
+        "<p class=\"lead\">Each cell: whether the test's condition is observable under \
+         the model (Never, Sometimes, Always) and, in brackets, how many final states the \
+         model allows; <q>race</q>: a data race (undefined behaviour); TIMEOUT: gave up at \
+         the per-test timeout; BOUND: the test exceeds a fixed limit of the checker; \
+         <q>-</q>: not checked under that model.</p>\n",
+    );
+    let mut header: Vec<String> = Vec::new();
+    if multi {
+        header.push("run".into());
+    }
+    header.push("test".into());
+    header.push("condition".into());
+    header.extend(models.iter().map(|m| m.to_string()));
+    let mut t = Table::new(&header).class("check");
+    for &(run, test) in &rows {
+        let mut row = Vec::new();
+        if multi {
+            row.push(Cell::text(run_name(&runs[run])));
+        }
+        let cond = models
+            .iter()
+            .find_map(|m| find(run, test, m))
+            .map(|x| param(x.r, "condition"))
+            .unwrap_or_else(|| "-".into());
+        row.push(Cell::html(format!(
+            "<a href=\"#{}\">{}</a>",
+            explain_id(run, test),
+            esc(test)
+        )));
+        row.push(Cell::html(format!("<code>{}</code>", esc(&cond))));
+        for m in &models {
+            row.push(match find(run, test, m) {
+                Some(x) => Cell::text(check_cell(x.r)).class(check_class(x.r)),
+                None => Cell::text("-"),
+            });
+        }
+        t.row(row);
+    }
+    t.render(out);
+    let mut mappings: Vec<(&str, &str)> = Vec::new();
+    for x in recs {
+        if let Some(m) = x.r.parameters.get("mapping").and_then(|m| m.as_str()) {
+            if !mappings.contains(&(x.r.variant.as_str(), m)) {
+                mappings.push((&x.r.variant, m));
+            }
+        }
+    }
+    if !mappings.is_empty() {
+        out.push_str("<ul class=\"notes\">\n");
+        for (model, m) in mappings {
+            let _ = writeln!(
+                out,
+                "<li>{} judges C tests through {}</li>",
+                esc(model),
+                esc(m)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("<h3>explanations</h3>\n");
+    for &(run, test) in &rows {
+        let mine: Vec<&Record> = models
+            .iter()
+            .filter_map(|m| find(run, test, m))
+            .map(|x| x.r)
+            .collect();
+        explanation(out, runs, multi.then_some(run), test, &mine);
+    }
+    out.push_str("</section>\n");
+}
+
+fn explain_id(run: usize, test: &str) -> String {
+    format!("check-{run}-{}", slug(test))
+}
+
+fn explanation(
+    out: &mut String,
+    runs: &[RunView],
+    run: Option<usize>,
+    test: &str,
+    recs: &[&Record],
+) {
+    let detail = |r: &Record, key: &str| -> Vec<Value> {
+        r.detail
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .and_then(|v| v.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let forbidden: usize = recs.iter().map(|r| detail(r, "forbidden").len()).sum();
+    let witnessed: Vec<&str> = recs
+        .iter()
+        .filter(|r| {
+            r.detail
+                .as_ref()
+                .and_then(|d| d.get("witness"))
+                .is_some_and(|w| w.is_string())
+        })
+        .map(|r| r.variant.as_str())
+        .collect();
+    let mut summary = String::new();
+    if let Some(run) = run {
+        let _ = write!(summary, "{}: ", esc(&run_name(&runs[run])));
+    }
+    let _ = write!(summary, "<strong>{}</strong>: ", esc(test));
+    let mut parts: Vec<String> = Vec::new();
+    if forbidden > 0 {
+        parts.push(format!("{forbidden} forbidden outcome(s) explained"));
+    }
+    if !witnessed.is_empty() {
+        parts.push(format!("witness under {}", esc(&witnessed.join(", "))));
+    }
+    if parts.is_empty() {
+        parts.push("allowed states".into());
+    }
+    summary.push_str(&parts.join("; "));
+    let _ = writeln!(
+        out,
+        "<details class=\"explain\" id=\"{}\"><summary>{summary}</summary>",
+        explain_id(run.unwrap_or(0), test)
+    );
+    if let Some(r) = recs.first() {
+        let _ = writeln!(
+            out,
+            "<p>condition <code>{}</code>; file <code>{}</code></p>",
+            esc(&param(r, "condition")),
+            esc(&param(r, "file"))
+        );
+    }
+    for r in recs {
+        let _ = writeln!(
+            out,
+            "<h4>{}: <span class=\"{}\">{}</span></h4>",
+            esc(&r.variant),
+            check_class(r),
+            esc(&check_cell(r))
+        );
+        for n in &r.notes {
+            let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(n));
+        }
+        let forbidden = detail(r, "forbidden");
+        if !forbidden.is_empty() {
+            let mut t = Table::new(&["forbidden final state", "axiom", "cycle"]);
+            for f in &forbidden {
+                let s = |k: &str| f.get(k).and_then(|v| v.as_str()).unwrap_or("-");
+                t.row(vec![
+                    Cell::html(format!("<code>{}</code>", esc(s("state")))),
+                    Cell::text(s("axiom")),
+                    Cell::html(format!("<code>{}</code>", esc(s("cycle")))).class("wide"),
+                ]);
+            }
+            t.render(out);
+        }
+        if let Some(w) = r
+            .detail
+            .as_ref()
+            .and_then(|d| d.get("witness"))
+            .and_then(|w| w.as_str())
+        {
+            let _ = writeln!(
+                out,
+                "<p>witness (an execution with the condition's outcome):</p><pre>{}</pre>",
+                esc(&w.replace("; ", ";\n"))
+            );
+        }
+        let states = detail(r, "states");
+        if !states.is_empty() {
+            let _ = write!(
+                out,
+                "<details><summary>allowed final states ({})</summary><p class=\"states\">",
+                states.len()
+            );
+            for s in &states {
+                let line = s.get("state").and_then(|v| v.as_str()).unwrap_or("-");
+                let race = if s.get("data_race").and_then(|v| v.as_bool()) == Some(true) {
+                    " <span class=\"bad\">(data race)</span>"
+                } else {
+                    ""
+                };
+                let _ = write!(out, "<span><code>{}</code>{race}</span> ", esc(line));
+            }
+            out.push_str("</p></details>\n");
+        }
+    }
+    out.push_str("</details>\n");
+}
+
+fn object_table(out: &mut String, title: &str, v: Option<&Value>) {
+    let Some(obj) = v.and_then(|v| v.as_object()) else {
+        return;
+    };
+    if obj.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h4>{}</h4>", esc(title));
+    let mut t = Table::new(&["name", "count"]);
+    for (k, v) in obj {
+        t.row(vec![
+            Cell::html(format!("<code>{}</code>", esc(k))),
+            Cell::num(match v {
+                Value::Number(n) => n.to_string(),
+                v => v.to_string(),
+            }),
+        ]);
+    }
+    t.render(out);
+}
+
+/// Audit: a row per binary with its verdict in words and its counts.
+pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    let multi = runs_differ(recs);
+    out.push_str("<section id=\"audit\">\n<h2>audit</h2>\n");
+    let mut header = vec![];
+    if multi {
+        header.push("run");
+    }
+    header.extend([
+        "binary",
+        "arch",
+        "verdict",
+        "counts",
+        "code bytes",
+        "requirement",
+    ]);
+    let mut t = Table::new(&header);
+    for x in recs {
+        let r = x.r;
+        let words = r
+            .notes
+            .first()
+            .cloned()
+            .or_else(|| {
+                r.detail
+                    .as_ref()
+                    .and_then(|d| d.pointer("/verdict/words"))
+                    .and_then(|w| w.as_str())
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| r.variant.clone());
+        let counts: Vec<String> = r
+            .metrics
+            .iter()
+            .filter_map(|m| Some(format!("{} {}", m.name, count(m.median()?))))
+            .collect();
+        let require = match (r.parameters.get("require"), r.verdict) {
+            (Some(req), v) => format!(
+                "{}: {}",
+                match req {
+                    Value::String(s) => s.clone(),
+                    v => v.to_string(),
+                },
+                v.map(verdict_word).unwrap_or("not applicable")
+            ),
+            (None, _) => "-".into(),
+        };
+        let mut row = Vec::new();
+        if multi {
+            row.push(Cell::text(run_name(&runs[x.run])));
+        }
+        row.extend([
+            Cell::html(format!("<code>{}</code>", esc(&param(r, "path")))),
+            Cell::text(param(r, "arch")),
+            Cell::text(words).class("wide"),
+            Cell::text(if counts.is_empty() {
+                "none".to_string()
+            } else {
+                counts.join(", ")
+            }),
+            Cell::num(param(r, "code_bytes")),
+            Cell::text(require).class(match r.verdict {
+                Some(Verdict::Pass) => "ok",
+                Some(Verdict::Fail) => "bad",
+                _ => "",
+            }),
+        ]);
+        t.row(row);
+    }
+    t.drop_blank_columns();
+    t.render(out);
+    for x in recs {
+        let r = x.r;
+        let Some(d) = r.detail.as_ref() else { continue };
+        let _ = writeln!(
+            out,
+            "<details class=\"explain\"><summary><code>{}</code>: instructions, helpers and functions</summary>",
+            esc(&param(r, "path"))
+        );
+        for n in r.notes.iter().skip(1) {
+            let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(n));
+        }
+        object_table(out, "by mnemonic (helpers included)", d.get("by_mnemonic"));
+        object_table(out, "inside outline helpers, by class", d.get("in_helpers"));
+        object_table(
+            out,
+            "outside every known function, by class",
+            d.get("outside_functions"),
+        );
+        object_table(out, "calls to outline helpers", d.get("outline_calls"));
+        object_table(out, "calls to libatomic", d.get("libatomic_calls"));
+        object_table(out, "LL/SC loops outside helpers", d.get("llsc_loops"));
+        if let Some(fs) = d.get("functions").and_then(|f| f.as_array()) {
+            if !fs.is_empty() {
+                const SHOWN: usize = 100;
+                let _ = writeln!(
+                    out,
+                    "<h4>functions with atomics ({}{})</h4>",
+                    fs.len(),
+                    if fs.len() > SHOWN {
+                        format!(", the first {SHOWN}")
+                    } else {
+                        String::new()
+                    }
+                );
+                let mut t = Table::new(&["function", "atomics", "by class"]);
+                for f in fs.iter().take(SHOWN) {
+                    let by = f
+                        .get("by_class")
+                        .and_then(|b| b.as_object())
+                        .map(|o| {
+                            o.iter()
+                                .map(|(k, v)| format!("{k} {v}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .unwrap_or_default();
+                    t.row(vec![
+                        Cell::html(format!(
+                            "<code>{}</code>",
+                            esc(f.get("name").and_then(|n| n.as_str()).unwrap_or("-"))
+                        )),
+                        Cell::num(f.get("atomics").map(|a| a.to_string()).unwrap_or_default()),
+                        Cell::text(by),
+                    ]);
+                }
+                t.render(out);
+            }
+        }
+        if let Some(known) = d.get("functions_known") {
+            let _ = writeln!(out, "<p>functions known: {}</p>", esc(&known.to_string()));
+        }
+        out.push_str("</details>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// Records of capabilities this report has no section for: their medians.
+pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    out.push_str("<section id=\"other\">\n<h2>other records</h2>\n");
+    let mut t = Table::new(&[
+        "run",
+        "capability",
+        "scenario",
+        "variant",
+        "verdict",
+        "medians",
+        "notes",
+    ]);
+    for x in recs {
+        let r = x.r;
+        let medians: Vec<String> = r
+            .metrics
+            .iter()
+            .filter_map(|m| {
+                Some(format!(
+                    "{} {} {}",
+                    m.name,
+                    num(m.median()?),
+                    m.unit.label()
+                ))
+            })
+            .collect();
+        t.row(vec![
+            Cell::text(run_name(&runs[x.run])),
+            Cell::text(&r.capability),
+            Cell::text(&r.scenario),
+            Cell::text(&r.variant),
+            Cell::text(r.verdict.map(verdict_word).unwrap_or("-")),
+            Cell::text(medians.join(", ")),
+            Cell::text(r.notes.join("; ")).class("wide"),
+        ]);
+    }
+    t.render(out);
+    out.push_str("</section>\n");
+}
