@@ -11,6 +11,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::StoreError;
+
 /// How long `git rev-parse HEAD` may take before the commit is left out.
 const GIT_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -89,6 +91,20 @@ fn random_suffix() -> u16 {
     });
     let n = COUNT.fetch_add(1, Ordering::Relaxed);
     start.wrapping_add(n.wrapping_mul(0x9e37))
+}
+
+/// Checks that a run id can be typed back: 1 to 64 of `[A-Za-z0-9._-]`.
+pub(crate) fn check_run_id(id: &str) -> Result<(), StoreError> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidRunId { id: id.to_string() })
+    }
 }
 
 /// Year, month, day, hour, minute, second of a Unix time, in UTC (Howard
@@ -183,11 +199,20 @@ mod tests {
         let a = new_run_id(1_796_098_927.5);
         assert!(a.starts_with("20261201-042207-"), "{a}");
         assert_eq!(a.len(), "20261201-042207-3fa1".len());
+        check_run_id(&a).unwrap();
         let b = new_run_id(1_796_098_928.0);
         assert!(a < b);
         let ids: std::collections::HashSet<String> =
             (0..1000).map(|_| new_run_id(1_796_098_927.0)).collect();
         assert_eq!(ids.len(), 1000);
+    }
+
+    #[test]
+    fn run_ids_must_be_typable() {
+        for bad in ["", "a b", "x;drop", "é", &"a".repeat(65)] {
+            assert!(check_run_id(bad).is_err(), "{bad:?}");
+        }
+        check_run_id("imported.1_a-B").unwrap();
     }
 
     #[test]
