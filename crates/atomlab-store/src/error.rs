@@ -109,6 +109,45 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// A PostgreSQL operation failed after connecting.
+    #[cfg(feature = "postgres")]
+    #[error("PostgreSQL results store {store}: {detail}")]
+    Postgres {
+        /// The store's URL, without the password.
+        store: String,
+        /// The client's error with its causes (the server's message).
+        detail: String,
+        /// The client's error.
+        #[source]
+        source: postgres::Error,
+    },
+
+    /// The PostgreSQL server could not be reached or refused the connection.
+    #[error(
+        "cannot connect to the PostgreSQL results store {url}: {reason}; check that the \
+         server is running and reachable from here and that the URL's host, port, user, \
+         password and database are right (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE), \
+         or keep results in a SQLite file with --store PATH"
+    )]
+    PostgresConnect {
+        /// The URL, without the password.
+        url: String,
+        /// Why, in the client's words.
+        reason: String,
+    },
+
+    /// A `postgres://` location that is not a valid connection URL.
+    #[error(
+        "{url} is not a valid PostgreSQL URL ({reason}); expected \
+         postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+    )]
+    BadUrl {
+        /// The URL, without the password.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// This build has no PostgreSQL client.
     #[error(
         "{url}: this atomlab was built without PostgreSQL support (the `postgres` feature of \

@@ -33,7 +33,8 @@
 //!
 //! Indexes: `runs(started_unix, id)`, `runs(label, started_unix, id)`,
 //! `runs(command, started_unix, id)`, `records(capability, run_id)`,
-//! `run_capabilities(run_id)`.
+//! `run_capabilities(run_id)`. PostgreSQL has the same tables, in the first
+//! schema of the connection's `search_path`.
 //!
 //! # What is refused, and what survives
 //!
@@ -54,6 +55,8 @@
 mod error;
 mod location;
 mod meta;
+#[cfg(feature = "postgres")]
+mod pg;
 mod sqlite;
 
 use std::collections::BTreeMap;
@@ -183,11 +186,15 @@ impl Store {
     /// Opens (creating when missing) the store at `location`, migrating an
     /// older store schema. Refuses, without changing anything, a store of a
     /// newer atomlab, a file that is not a SQLite database or is damaged,
-    /// and a database of something else.
+    /// and a database of something else. A PostgreSQL server that cannot be
+    /// reached is reported within about 5 s.
     pub fn open(location: &Location) -> Result<Store, StoreError> {
         let name = location.to_string();
         let backend: Box<dyn Backend> = match location {
             Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => Box::new(pg::Pg::open(url)?),
+            #[cfg(not(feature = "postgres"))]
             Location::Postgres(_) => return Err(StoreError::PostgresUnsupported { url: name }),
         };
         Ok(Store { backend, name })
