@@ -1,0 +1,245 @@
+//! What can go wrong with a results store, each case naming the file or URL
+//! and saying what to do about it.
+
+use std::path::PathBuf;
+
+/// An error of the results store. Every message names the store (its path,
+/// or its URL without the password) and says what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Neither a flag, `ATOMLAB_STORE`, `ATOMLAB_DB`, `XDG_DATA_HOME` nor
+    /// `HOME` says where the store is.
+    #[error(
+        "cannot tell where to keep the results store: neither XDG_DATA_HOME nor HOME is set; \
+         pass --store PATH (a SQLite file) or --store postgres://…, or set ATOMLAB_STORE"
+    )]
+    NoDefaultLocation,
+
+    /// The store location was given but empty.
+    #[error("{origin} is empty: give a SQLite file path or a postgres:// URL")]
+    EmptyLocation {
+        /// Where it came from (`--store`, `ATOMLAB_STORE`, `ATOMLAB_DB`).
+        origin: &'static str,
+    },
+
+    /// A file-system operation on the store's path failed.
+    #[error(
+        "{}: cannot {action}: {source}; check the path and its permissions, or pass another --store",
+        path.display()
+    )]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done (`create the directory`, `read`…).
+        action: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The path holds something that is not a SQLite database. It is left
+    /// untouched.
+    #[error(
+        "{} is not a SQLite database ({detail}); atomlab left it untouched: \
+         pass another --store path, or move the file away",
+        path.display()
+    )]
+    NotADatabase {
+        /// The file.
+        path: PathBuf,
+        /// What was found instead.
+        detail: String,
+    },
+
+    /// The path holds a damaged SQLite database. It is left untouched.
+    #[error(
+        "{} is a damaged SQLite database ({detail}); atomlab left it untouched: \
+         restore it from a backup or salvage it with `sqlite3 {} .recover`, \
+         or pass another --store path",
+        path.display(), path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+
+    /// The database holds tables of something else. It is left untouched.
+    #[error(
+        "{store} is a database but not an atomlab results store (it has {}); \
+         atomlab left it untouched: pass another --store",
+        tables.join(", ")
+    )]
+    NotAStore {
+        /// The store's path or URL.
+        store: String,
+        /// The tables that are not atomlab's.
+        tables: Vec<String>,
+    },
+
+    /// The store was written by a newer atomlab, with a store schema this
+    /// one cannot read. It is left untouched.
+    #[error(
+        "the results store {store} has store schema version {found} (written by atomlab \
+         {written_by}), but this atomlab {ours} reads versions up to {supported}; \
+         the store was not changed: upgrade atomlab to use it, or pass another --store"
+    )]
+    TooNew {
+        /// The store's path or URL.
+        store: String,
+        /// Its store schema version.
+        found: i64,
+        /// The atomlab version that last set it.
+        written_by: String,
+        /// The newest version this atomlab reads ([`crate::STORE_SCHEMA_VERSION`]).
+        supported: u32,
+        /// This atomlab's version.
+        ours: &'static str,
+    },
+
+    /// A SQLite operation failed.
+    #[error("results store {store}: {source}")]
+    Sqlite {
+        /// The store's path.
+        store: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// A PostgreSQL operation failed after connecting.
+    #[cfg(feature = "postgres")]
+    #[error("PostgreSQL results store {store}: {detail}")]
+    Postgres {
+        /// The store's URL, without the password.
+        store: String,
+        /// The client's error with its causes (the server's message).
+        detail: String,
+        /// The client's error.
+        #[source]
+        source: postgres::Error,
+    },
+
+    /// The PostgreSQL server could not be reached or refused the connection.
+    #[error(
+        "cannot connect to the PostgreSQL results store {url}: {reason}; check that the \
+         server is running and reachable from here and that the URL's host, port, user, \
+         password and database are right (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE), \
+         or keep results in a SQLite file with --store PATH"
+    )]
+    PostgresConnect {
+        /// The URL, without the password.
+        url: String,
+        /// Why, in the client's words.
+        reason: String,
+    },
+
+    /// A `postgres://` location that is not a valid connection URL.
+    #[error(
+        "{url} is not a valid PostgreSQL URL ({reason}); expected \
+         postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+    )]
+    BadUrl {
+        /// The URL, without the password.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// This build has no PostgreSQL client.
+    #[error(
+        "{url}: this atomlab was built without PostgreSQL support (the `postgres` feature of \
+         atomlab-store); rebuild with it, or keep results in a SQLite file with --store PATH"
+    )]
+    PostgresUnsupported {
+        /// The URL, without the password.
+        url: String,
+    },
+
+    /// No stored run has this id or id prefix.
+    #[error("no run `{id}` in {store}{hint}; `atomlab runs` lists the stored runs")]
+    UnknownRun {
+        /// The id or prefix asked for.
+        id: String,
+        /// The store's path or URL.
+        store: String,
+        /// The ids nearest to it and the most recent ones, for the message.
+        hint: String,
+    },
+
+    /// An id prefix that matches more than one run.
+    #[error(
+        "`{prefix}` matches {} runs in {store}: {}{}; give more characters of the id",
+        if *more { "more than ".to_string() + &candidates.len().to_string() } else { candidates.len().to_string() },
+        candidates.join(", "),
+        if *more { ", …" } else { "" }
+    )]
+    AmbiguousRun {
+        /// The prefix asked for.
+        prefix: String,
+        /// The store's path or URL.
+        store: String,
+        /// Matching ids (the first few, in id order).
+        candidates: Vec<String>,
+        /// Whether more ids match than are listed.
+        more: bool,
+    },
+
+    /// A run with this id is already stored.
+    #[error(
+        "a run with id `{id}` is already in {store}; each run needs its own id \
+         (make a new one with RunMeta::new)"
+    )]
+    DuplicateRun {
+        /// The id.
+        id: String,
+        /// The store's path or URL.
+        store: String,
+    },
+
+    /// A run id with characters a user could not type back.
+    #[error(
+        "`{id}` is not a valid run id: ids are 1 to 64 characters of letters, digits, \
+         `-`, `_` and `.`"
+    )]
+    InvalidRunId {
+        /// The id.
+        id: String,
+    },
+
+    /// A report of another JSON schema version than this atomlab's.
+    #[error(
+        "the report has schema_version {found}, but this atomlab stores schema_version \
+         {expected}; re-run the command with this atomlab, or import it with the atomlab \
+         version that wrote it"
+    )]
+    SchemaVersion {
+        /// The report's version.
+        found: u32,
+        /// [`atomlab_core::SCHEMA_VERSION`].
+        expected: u32,
+    },
+
+    /// A report that JSON cannot hold (a NaN or infinite sample).
+    #[error("the report cannot be stored: {detail}")]
+    BadReport {
+        /// What is wrong, naming the record and metric.
+        detail: String,
+    },
+
+    /// A stored run that this atomlab cannot read back.
+    #[error(
+        "run `{id}` in {store} cannot be read ({detail}); it may have been written by \
+         another atomlab: export it with that version, or remove it"
+    )]
+    BadStoredRun {
+        /// The run id.
+        id: String,
+        /// The store's path or URL.
+        store: String,
+        /// What failed.
+        detail: String,
+    },
+}
