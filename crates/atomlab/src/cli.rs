@@ -11,6 +11,17 @@ pub struct Cli {
     /// schema/atomlab.schema.json) on stdout instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Do not save this run in the results store.
+    #[arg(long, global = true)]
+    pub no_save: bool,
+    /// A label saved with the run (shards of one job share a label; compare
+    /// and report take labels).
+    #[arg(long, global = true, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// The results store: a SQLite file or postgres://user@host/db
+    /// [default: $ATOMLAB_STORE, else $ATOMLAB_DB, else ~/.local/share/atomlab/results.db].
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -29,6 +40,30 @@ pub enum Command {
     Bench(Box<crate::cmd::bench::BenchArgs>),
     /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
     Stress(Box<crate::cmd::stress::StressArgs>),
+    /// List the saved runs, newest first.
+    Runs(crate::cmd::store::RunsArgs),
+    /// Print a saved run as its command did (or its JSON with --json).
+    Show {
+        /// A run id or a unique prefix of one.
+        run: String,
+    },
+    /// Print a saved run as JSON (the --json document) or CSV (a row per metric).
+    Export {
+        /// A run id or a unique prefix of one.
+        run: String,
+        /// json or csv.
+        #[arg(long, value_enum, default_value = "json")]
+        format: crate::cmd::store::ExportFormat,
+    },
+    /// Save a --json document from another machine (or an earlier run) in the store.
+    Import {
+        /// The JSON file (`-` for stdin).
+        file: std::path::PathBuf,
+    },
+    /// Judge B against A: medians, change, confidence interval, p-value, verdict per metric.
+    Compare(Box<crate::cmd::compare::CompareArgs>),
+    /// Write an HTML report (self-contained: inline SVG charts, no network) of saved runs.
+    Report(crate::cmd::report::ReportArgs),
     /// Print a shell completion script: `atomlab completions bash > /etc/bash_completion.d/atomlab`.
     Completions {
         /// The shell.
@@ -44,4 +79,12 @@ pub struct SuiteArgs {
     /// Print every table, not only the one-screen summary.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Where to write the suite's HTML report.
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "atomlab-report.html"
+    )]
+    pub output: std::path::PathBuf,
 }

@@ -343,3 +343,37 @@ fn pingpong_table(recs: &[&Record]) -> Table {
     }
     t
 }
+
+/// Any records as a table (the view of a document from a command this
+/// atomlab has no table for): key, verdict and every metric's median.
+pub fn records_table(records: &[Record]) -> anyhow::Result<()> {
+    let mut t = table();
+    t.set_header(vec![
+        "capability",
+        "scenario",
+        "variant",
+        "verdict",
+        "metrics (median)",
+    ]);
+    for r in records {
+        let metrics: Vec<String> = r
+            .metrics
+            .iter()
+            .filter_map(|m| {
+                m.median()
+                    .map(|v| format!("{} {} {}", m.name, num(v), m.unit.label()))
+            })
+            .collect();
+        t.add_row(vec![
+            r.capability.clone(),
+            r.scenario.clone(),
+            r.variant.clone(),
+            r.verdict
+                .and_then(|v| serde_json::to_value(v).ok())
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_else(|| "-".into()),
+            metrics.join("; "),
+        ]);
+    }
+    print(&t)
+}

@@ -5,6 +5,7 @@
 //! compiler.
 
 mod audit_support;
+mod cli_support;
 
 use std::path::{Path, PathBuf};
 

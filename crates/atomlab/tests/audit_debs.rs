@@ -4,6 +4,7 @@
 //! (and fails instead under ATOMLAB_REQUIRE_CROSS=1, as in CI).
 
 mod audit_support;
+mod cli_support;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -6,6 +6,7 @@
 //! with ATOMLAB_REQUIRE_CROSS=1 (set by .ci/run) a missing tool fails them.
 
 mod audit_support;
+mod cli_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;

@@ -10,6 +10,7 @@
 //! ATOMLAB_FUZZ_SEED replays a reported case.
 
 mod audit_support;
+mod cli_support;
 
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -4,10 +4,11 @@
 mod cli_support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn atomlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_atomlab"))
+    // Not serialised: checking is single-process work.
+    cli_support::command()
         .args(args)
         .output()
         .expect("run atomlab")

@@ -228,6 +228,61 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
     })
 }
 
+/// A saved audit (`atomlab show`): a row per binary from its record.
+pub fn records_table(records: &[Record]) -> anyhow::Result<()> {
+    let mut t = render::table();
+    t.set_header(vec![
+        "file",
+        "arch",
+        "verdict",
+        "lse",
+        "llsc loops",
+        "outline calls",
+        "locked/amo",
+        "require",
+    ]);
+    let count = |r: &Record, names: &[&str]| -> String {
+        let n: f64 = names
+            .iter()
+            .filter_map(|n| r.metric(n).and_then(|m| m.median()))
+            .sum();
+        format!("{n}")
+    };
+    for r in records {
+        let p = |k: &str| {
+            r.parameters
+                .get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or("-")
+                .to_string()
+        };
+        t.add_row(vec![
+            p("path"),
+            p("arch"),
+            r.notes.first().cloned().unwrap_or_default(),
+            count(r, &[Class::Lse.name()]),
+            count(r, &[Class::LlscLoop.name()]),
+            count(r, &[Class::OutlineCall.name()]),
+            count(
+                r,
+                &[
+                    Class::LockedRmw.name(),
+                    Class::XchgMem.name(),
+                    Class::WideCas.name(),
+                    Class::Amo.name(),
+                ],
+            ),
+            match (r.parameters.get("require"), r.verdict) {
+                (None, _) => "-".into(),
+                (Some(_), Some(Verdict::Pass)) => "met".into(),
+                (Some(_), Some(_)) => "NOT met".into(),
+                (Some(_), None) => "not applicable".into(),
+            },
+        ]);
+    }
+    render::print(&t)
+}
+
 fn kib(bytes: u64) -> String {
     format!("{} KiB", bytes.div_ceil(1024))
 }

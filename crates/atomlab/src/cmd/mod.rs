@@ -8,7 +8,10 @@
 pub mod audit;
 pub mod bench;
 pub mod check;
+pub mod compare;
 mod machine;
+pub mod report;
+pub mod store;
 pub mod stress;
 mod suite;
 
@@ -31,23 +34,33 @@ pub struct Outcome {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
-    // Completions and the man page describe the tool; they have no records.
-    match &cli.command {
-        Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(*shell, &mut cmd, "atomlab", &mut std::io::stdout());
-            return Ok(ExitStatus::Ok);
-        }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
-            return Ok(ExitStatus::Ok);
-        }
-        _ => {}
-    }
     // `check --format json` is `--json`: one document shape everywhere.
     let json =
         cli.json || matches!(&cli.command, Command::Check(a) if a.format == check::Format::Json);
+    let command_name = match &cli.command {
+        Command::Audit(_) => "audit",
+        Command::Check(_) => "check",
+        Command::Suite(_) => "suite",
+        Command::Bench(_) => "bench",
+        Command::Stress(_) => "stress",
+        Command::Machine => "machine",
+        // Commands that describe the tool or read the store have no run.
+        other => return tools(other, &cli, json),
+    };
+    // Commands that measure or judge save their run: the store is opened
+    // first, so a bad one stops the command before anything is measured.
+    let saves = command_name != "machine" && !cli.no_save;
+    let mut store = if saves {
+        Some(store::open(cli.store.as_deref())?)
+    } else {
+        None
+    };
+    let suite_report = match &cli.command {
+        Command::Suite(a) => Some(a.output.clone()),
+        _ => None,
+    };
+    let meta =
+        atomlab_store::RunMeta::new(command_name, std::env::args().collect(), cli.label.clone());
     let outcome = match cli.command {
         Command::Audit(args) => audit::run(args)?,
         Command::Check(args) => check::run(args)?,
@@ -55,7 +68,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Suite(args) => suite::run(args)?,
         Command::Bench(args) => bench::run(*args)?,
         Command::Stress(args) => stress::run(*args)?,
-        Command::Completions { .. } | Command::Man => unreachable!("handled above"),
+        _ => unreachable!("tools() took the others"),
     };
     let Outcome {
         report,
@@ -70,5 +83,76 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     for e in &report.errors {
         eprintln!("atomlab: {e}");
     }
+    if let Some(store) = &mut store {
+        if !report.records.is_empty() {
+            store::save(store, &meta, &report)?;
+        }
+    }
+    if let Some(path) = suite_report {
+        // The suite's report: the run just made, in one HTML file.
+        let view = atomlab_report::RunView {
+            id: meta.id.clone(),
+            label: meta.label.clone(),
+            command_line: meta.command_line.clone(),
+            started_unix: meta.started_unix,
+            host: meta.host.clone(),
+            report,
+        };
+        let html = atomlab_report::render_html(std::slice::from_ref(&view), None);
+        report::write(&path, &html)?;
+        eprintln!("atomlab: wrote the suite's report to {}", path.display());
+    }
     Ok(status)
+}
+
+/// The commands without a run of their own: completions and the man page,
+/// and those that read the store.
+fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus> {
+    match command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cmd, "atomlab", &mut std::io::stdout());
+            Ok(ExitStatus::Ok)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            Ok(ExitStatus::Ok)
+        }
+        Command::Runs(args) => store::runs(
+            &store::open(cli.store.as_deref())?,
+            args,
+            cli.label.clone(),
+            json,
+        ),
+        Command::Show { run } => store::show(&store::open(cli.store.as_deref())?, run, json),
+        Command::Export { run, format } => {
+            store::export(&store::open(cli.store.as_deref())?, run, *format)
+        }
+        Command::Import { file } => store::import(
+            &mut store::open(cli.store.as_deref())?,
+            file,
+            cli.label.clone(),
+        ),
+        Command::Compare(args) => compare::run(args, cli, json),
+        Command::Report(args) => report::run(args, cli),
+        _ => unreachable!("dispatch() runs the commands with records"),
+    }
+}
+
+/// A saved report as its command printed it (`atomlab show`), from its
+/// records alone.
+pub fn view(report: &Report) -> anyhow::Result<()> {
+    match report.command.as_str() {
+        "bench" => render::bench_tables(report),
+        "stress" => stress::tables(&report.records),
+        "check" => {
+            let recs: Vec<&atomlab_core::Record> = report.records.iter().collect();
+            check::records_table(&recs)
+        }
+        "audit" => audit::records_table(&report.records),
+        "suite" => suite::summary(report),
+        "machine" => render::machine_table(&report.machine),
+        _ => render::records_table(&report.records),
+    }
 }

@@ -176,7 +176,7 @@ fn detail(report: &Report) -> anyhow::Result<()> {
 
 /// One screen: the machine in a line, then a line per capability with its
 /// verdict and headline figures; `--verbose` (or `--json`) has the rest.
-fn summary(report: &Report) -> anyhow::Result<()> {
+pub fn summary(report: &Report) -> anyhow::Result<()> {
     let m = &report.machine;
     let mut out = std::io::stdout().lock();
     writeln!(

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 /// The `atomlab` binary under test.
 pub fn atomlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_atomlab"))
+    crate::cli_support::command()
 }
 
 /// Whether a missing tool must fail the test rather than skip it.

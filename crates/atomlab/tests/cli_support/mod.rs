@@ -9,13 +9,22 @@ use std::process::{Command, Output};
 /// overlap their threads less (stress catches less, bench measures noise).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs the `atomlab` binary under test with `args`.
+/// The `atomlab` binary under test, saving into a scratch store (one per
+/// test process), never the user's.
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_atomlab"));
+    c.env(
+        "ATOMLAB_DB",
+        std::env::temp_dir().join(format!("atomlab-tests-{}.db", std::process::id())),
+    )
+    .env_remove("ATOMLAB_STORE");
+    c
+}
+
+/// Runs the `atomlab` binary under test with `args`, one at a time.
 pub fn atomlab(args: &[&str]) -> Output {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    Command::new(env!("CARGO_BIN_EXE_atomlab"))
-        .args(args)
-        .output()
-        .expect("run atomlab")
+    command().args(args).output().expect("run atomlab")
 }
 
 /// The run's stderr as text.

@@ -1,0 +1,127 @@
+//! `atomlab report`: one self-contained HTML file (inline SVG charts, no
+//! network, readable without JavaScript) of saved runs, drawn by
+//! atomlab-report; with `--compare A B`, the comparison and its chart too.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use atomlab_core::ExitStatus;
+use atomlab_report::{ComparisonView, RunView};
+use atomlab_store::{RunFilter, Store, StoredRun};
+
+use crate::cli::Cli;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Without RUN: the runs of the global --label (every shard of a job), \
+or else the latest run."
+)]
+pub struct ReportArgs {
+    /// Run ids (or unique prefixes) to include.
+    pub runs: Vec<String>,
+    /// Where to write the HTML file.
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "atomlab-report.html"
+    )]
+    pub output: PathBuf,
+    /// Add the comparison of B against A (run ids, labels or --json files).
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub compare: Vec<String>,
+    /// The comparison's threshold, in per cent [default: 1].
+    #[arg(long, value_name = "P", default_value_t = 1.0)]
+    pub threshold: f64,
+}
+
+/// A stored run as the report crate wants it.
+pub fn view(run: StoredRun) -> RunView {
+    RunView {
+        id: run.meta.id,
+        label: run.meta.label,
+        command_line: run.meta.command_line,
+        started_unix: run.meta.started_unix,
+        host: run.meta.host,
+        report: run.report,
+    }
+}
+
+/// Writes `html` to `path` through a temporary file, so a reader never sees
+/// half a report.
+pub fn write(path: &std::path::Path, html: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension("html.partial");
+    std::fs::write(&tmp, html).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<ExitStatus> {
+    let store: Store = crate::cmd::store::open(cli.store.as_deref())?;
+    let mut runs: Vec<StoredRun> = Vec::new();
+    for id in &args.runs {
+        runs.push(store.load(id)?);
+    }
+    if runs.is_empty() {
+        if let Some(label) = &cli.label {
+            runs = store.runs_with_label(label)?;
+            if runs.is_empty() {
+                anyhow::bail!(
+                    "no saved run has the label '{label}' in {}",
+                    store.location()
+                );
+            }
+        } else if args.compare.is_empty() {
+            let latest = store.runs(&RunFilter {
+                limit: 1,
+                ..RunFilter::default()
+            })?;
+            let Some(latest) = latest.first() else {
+                anyhow::bail!(
+                    "no saved runs in {}: run a command (atomlab suite) first, or give --store",
+                    store.location()
+                );
+            };
+            runs.push(store.load(&latest.meta.id)?);
+        }
+    }
+    let mut store = Some(store);
+    let comparison = match args.compare.as_slice() {
+        [a, b] => {
+            let (a, b) = (
+                crate::cmd::compare::side(a, &mut store, cli)?,
+                crate::cmd::compare::side(b, &mut store, cli)?,
+            );
+            let gate = args.threshold / 100.0;
+            let settings = atomlab_stats::Settings {
+                threshold: gate,
+                ..Default::default()
+            };
+            Some(ComparisonView {
+                result: atomlab_stats::ab::compare_records(
+                    &a.records, &b.records, settings, None, gate,
+                ),
+                a_name: a.name,
+                b_name: b.name,
+                threshold: gate,
+            })
+        }
+        _ => None,
+    };
+    let views: Vec<RunView> = runs.into_iter().map(view).collect();
+    let html = atomlab_report::render_html(&views, comparison.as_ref());
+    write(&args.output, &html)?;
+    eprintln!(
+        "atomlab: wrote {} ({} run{}{})",
+        args.output.display(),
+        views.len(),
+        if views.len() == 1 { "" } else { "s" },
+        if comparison.is_some() {
+            " and a comparison"
+        } else {
+            ""
+        }
+    );
+    println!("{}", args.output.display());
+    Ok(ExitStatus::Ok)
+}
