@@ -66,7 +66,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::StoreError;
 pub use location::Location;
-pub use meta::{new_run_id, RunMeta};
+pub use meta::{git_commit, new_run_id, RunMeta};
 
 /// The layout version of the store's tables. A store with a higher version
 /// was written by a newer atomlab and is refused; a lower one is migrated.

@@ -200,30 +200,28 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     let next = AtomicUsize::new(0);
     let progress = Progress::new(files.len(), explored);
     std::thread::scope(|s| {
-        let workers: Vec<_> = (0..jobs.min(files.len().max(1)))
-            .map(|_| {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = files.get(i) else { break };
-                    let outcome = match atomlab_litmus::parse_file(path) {
-                        Err(e) => TestResult::Refused(e),
-                        Ok(test) => {
-                            progress.started(&test.name);
-                            let start = Instant::now();
-                            let mut o = opts.clone();
-                            o.deadline = timeout.map(|t| start + t);
-                            let res = atomlab_model::check_test(&test, &models, &o);
-                            TestResult::Checked(Box::new(test), res, start.elapsed())
-                        }
-                    };
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(outcome);
+        for _ in 0..jobs.min(files.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(i) else { break };
+                let outcome = match atomlab_litmus::parse_file(path) {
+                    Err(e) => TestResult::Refused(e),
+                    Ok(test) => {
+                        progress.started(&test.name);
+                        let start = Instant::now();
+                        let mut o = opts.clone();
+                        o.deadline = timeout.map(|t| start + t);
+                        let res = atomlab_model::check_test(&test, &models, &o);
+                        TestResult::Checked(Box::new(test), res, start.elapsed())
                     }
-                    progress.finished();
-                })
-            })
-            .collect();
-        progress.watch(|| workers.iter().all(|w| w.is_finished()));
+                };
+                if let Ok(mut slot) = results[i].lock() {
+                    *slot = Some(outcome);
+                }
+                progress.finished();
+            });
+        }
+        progress.watch();
     });
     progress.clear();
     let outcomes: Vec<TestResult> = results
@@ -320,6 +318,8 @@ struct Progress {
     explored: std::sync::Arc<std::sync::atomic::AtomicU64>,
     bar: Option<indicatif::ProgressBar>,
     start: Instant,
+    /// The watching thread, woken when the last test is done.
+    watcher: std::thread::Thread,
 }
 
 impl Progress {
@@ -344,6 +344,7 @@ impl Progress {
             explored,
             bar,
             start: Instant::now(),
+            watcher: std::thread::current(),
         }
     }
 
@@ -355,14 +356,20 @@ impl Progress {
 
     fn finished(&self) {
         // ORDERING: a progress count only; nothing is published through it.
-        self.done.fetch_add(1, Ordering::Relaxed);
+        if self.done.fetch_add(1, Ordering::Relaxed) + 1 == self.total {
+            self.watcher.unpark();
+        }
     }
 
-    /// Refreshes the display until `done()`.
-    fn watch(&self, done: impl Fn() -> bool) {
+    /// Refreshes the display until every test is done.
+    fn watch(&self) {
         let mut last_line = Instant::now();
-        while !done() {
-            std::thread::sleep(Duration::from_millis(100));
+        // ORDERING: Relaxed: the count only decides when to stop showing
+        // progress; the results are published by the scope's join.
+        while self.done.load(Ordering::Relaxed) < self.total {
+            // Woken early by the last test (or spuriously): a short check
+            // never waits for the display's period.
+            std::thread::park_timeout(Duration::from_millis(100));
             // ORDERING: Relaxed: progress counts only.
             let finished = self.done.load(Ordering::Relaxed);
             let explored = self.explored.load(Ordering::Relaxed);

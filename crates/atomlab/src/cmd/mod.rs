@@ -59,8 +59,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Suite(a) => Some(a.output.clone()),
         _ => None,
     };
-    let meta =
-        atomlab_store::RunMeta::new(command_name, std::env::args().collect(), cli.label.clone());
+    let mut meta = atomlab_store::RunMeta::without_commit(
+        command_name,
+        std::env::args().collect(),
+        cli.label.clone(),
+    );
+    // git runs beside the command, not before it.
+    let git = saves.then(|| std::thread::spawn(atomlab_store::git_commit));
     let outcome = match cli.command {
         Command::Audit(args) => audit::run(args)?,
         Command::Check(args) => check::run(args)?,
@@ -82,6 +87,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     }
     for e in &report.errors {
         eprintln!("atomlab: {e}");
+    }
+    if let Some(git) = git {
+        meta.git_commit = git.join().ok().flatten();
     }
     if let Some(store) = &mut store {
         if !report.records.is_empty() {
