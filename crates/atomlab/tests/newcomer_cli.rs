@@ -143,3 +143,39 @@ fn suite_fits_on_one_screen() {
         assert!(s.contains(cap), "no {cap} line: {s}");
     }
 }
+
+/// Before: `stress refcount` printed "refcount_t: underflow; use-after-free"
+/// with nothing saying it was the saturation test working.
+#[test]
+fn refcount_saturation_warnings_are_announced() {
+    let o = atomlab(&[
+        "stress",
+        "refcount",
+        "--variant",
+        "saturating",
+        "--ops",
+        "20000",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    let announced = e.find("warnings below are expected").expect(&e);
+    if let Some(warning) = e.find("atomlab-prims: refcount_t: saturated") {
+        assert!(announced < warning, "{e}");
+    }
+}
+
+/// Before: an empty table was printed when every input was refused.
+#[test]
+fn no_empty_table_when_every_input_is_refused() {
+    let bad = std::env::temp_dir().join(format!("atomlab-refused-{}.litmus", std::process::id()));
+    std::fs::write(&bad, "C broken\n{ x = ; }\n").unwrap();
+    let o = atomlab(&["check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty(), "{}", out(&o));
+    assert!(stderr(&o).contains("broken") || stderr(&o).contains(bad.to_str().unwrap()));
+    let notelf = std::env::temp_dir().join(format!("atomlab-notelf-{}", std::process::id()));
+    std::fs::write(&notelf, "not an ELF").unwrap();
+    let o = atomlab(&["audit", notelf.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty(), "{}", out(&o));
+}
