@@ -214,7 +214,7 @@ fn main() {
     let n = time("runs(limit 20)", reps, || {
         store.runs(&filter(None, None, 20)).unwrap()
     });
-    assert_eq!(n.len(), 20);
+    assert_eq!(n.len(), 24);
     time("runs(label, limit 20)", reps, || {
         store.runs(&filter(Some("nightly-7"), None, 20)).unwrap()
     });

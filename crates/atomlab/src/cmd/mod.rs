@@ -93,7 +93,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     }
     if let Some(store) = &mut store {
         if !report.records.is_empty() {
-            store::save(store, &meta, &report)?;
+            store::save(store, &mut meta, &report)?;
         }
     }
     if let Some(path) = suite_report {

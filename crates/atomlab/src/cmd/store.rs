@@ -19,9 +19,17 @@ pub fn open(flag: Option<&str>) -> anyhow::Result<Store> {
 }
 
 /// Saves `report` as the run `meta` and says where on stderr.
-pub fn save(store: &mut Store, meta: &RunMeta, report: &Report) -> anyhow::Result<()> {
+pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::Result<()> {
     let start = Instant::now();
-    store.save(meta, report)?;
+    if let Err(e) = store.save(meta, report) {
+        // Another process took this id in the same second (a 2^-32
+        // chance): a new id, once.
+        if !matches!(e, atomlab_store::StoreError::DuplicateRun { .. }) {
+            return Err(e.into());
+        }
+        meta.id = atomlab_store::new_run_id(meta.started_unix);
+        store.save(meta, report)?;
+    }
     let label = meta
         .label
         .as_deref()
