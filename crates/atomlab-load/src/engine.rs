@@ -177,6 +177,8 @@ struct Worker<'a> {
     /// Open loop: requests scheduled so far.
     scheduled: u64,
     interval_ns: f64,
+    /// Whether the measured window has begun (updated once per poll).
+    measuring: bool,
 }
 
 /// Runs one thread's share until its deadline and returns what it measured.
@@ -204,6 +206,7 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
         tally: Tally::new(plan.seconds),
         scheduled: 0,
         interval_ns: plan.rate.map(|r| 1e9 / r).unwrap_or(0.0),
+        measuring: false,
     };
     let mut events = Events::with_capacity(1024);
     for i in 0..w.conns.len() {
@@ -215,6 +218,7 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
         if now >= plan.deadline {
             break;
         }
+        w.measuring = now >= plan.measure_start;
         // Reconnects and timeouts, every 5 ms.
         if now.duration_since(last_sweep) >= Duration::from_millis(5) {
             last_sweep = now;
@@ -410,7 +414,11 @@ impl Worker<'_> {
                     Ok(n) => {
                         c.written += n;
                         if c.written == req.len() {
+                            // The answer cannot be there yet: wait for the
+                            // readable edge instead of a read that would
+                            // only say EAGAIN (one syscall less a request).
                             c.phase = Phase::Head;
+                            return Step::Block;
                         }
                         Step::Again
                     }
@@ -466,8 +474,7 @@ impl Worker<'_> {
             }
             Ok(n) => {
                 c.end += n;
-                let now = Instant::now();
-                if now >= self.plan.measure_start {
+                if self.measuring {
                     self.tally.bytes += n as u64;
                 }
                 Step::Again
