@@ -584,6 +584,56 @@ mod tests {
         }
     }
 
+    fn cfg() -> Config {
+        Config {
+            url: "http://h:8080/p".into(),
+            connections: 1,
+            threads: 1,
+            duration: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            rate: None,
+            timeout: Duration::from_secs(1),
+            method: "POST".into(),
+            headers: vec!["X-A:  b ".into()],
+            body: Some(b"hi".to_vec()),
+            server_pids: vec![],
+            spawn: None,
+        }
+    }
+
+    #[test]
+    fn the_request_is_serialised_once_with_host_and_length() {
+        let c = cfg();
+        let t = Target::parse(&c.url).unwrap();
+        let r = serialize_request(&c, &t).unwrap();
+        assert_eq!(
+            String::from_utf8(r).unwrap(),
+            "POST /p HTTP/1.1\r\nX-A: b\r\nHost: h:8080\r\nContent-Length: 2\r\n\r\nhi"
+        );
+        let mut bad = cfg();
+        bad.headers = vec!["nocolon".into()];
+        assert!(serialize_request(&bad, &t).is_err());
+        bad = cfg();
+        bad.method = "get me".into();
+        assert!(serialize_request(&bad, &t).is_err());
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let mut c = cfg();
+        c.threads = 2;
+        assert!(check_config(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("fewer than --threads"));
+        c = cfg();
+        c.server_pids = vec![i32::MAX];
+        assert!(check_config(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("no such process"));
+    }
+
     #[test]
     fn rates() {
         assert_eq!(parse_rate("2000"), Ok(2000.0));

@@ -213,3 +213,47 @@ impl Drop for Spawned {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_follows_children_and_counts_cpu() {
+        let me = std::process::id() as i32;
+        let mut child = Command::new("sleep").arg("5").spawn().unwrap();
+        // Burn a little CPU so our own ticks move.
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(50) {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        assert!(x > 0);
+        let snap = snapshot(&[me]);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(snap.contains_key(&me));
+        assert!(snap.contains_key(&(child.id() as i32)), "{snap:?}");
+        assert!(snap[&me].voluntary + snap[&me].nonvoluntary > 0);
+        let d = delta(&Snapshot::new(), &snap);
+        assert_eq!(d.len(), snap.len());
+        assert!(ticks_per_second() > 0.0);
+    }
+
+    #[test]
+    fn spawn_that_never_listens_is_refused_and_stopped() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        drop(l);
+        let e = Spawned::start("exit 3", addr, Duration::from_secs(2))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("exited"), "{e}");
+        let t = Instant::now();
+        let e = Spawned::start("sleep 30", addr, Duration::from_millis(300))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("did not accept"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+}

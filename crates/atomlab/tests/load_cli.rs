@@ -328,23 +328,7 @@ fn nginx_with_its_cpu() {
         println!("skipped: nginx is not installed (apt-get install nginx-light)");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("atomlab-load-nginx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let d = dir.display();
-    let conf = format!(
-        "daemon off; master_process on; worker_processes 1;\n\
-         error_log {d}/error.log; pid {d}/nginx.pid;\n\
-         events {{}}\n\
-         http {{ access_log off; client_body_temp_path {d}/cb; proxy_temp_path {d}/px;\n\
-           fastcgi_temp_path {d}/fc; uwsgi_temp_path {d}/uw; scgi_temp_path {d}/sc;\n\
-           server {{ listen 127.0.0.1:{port}; location / {{ return 200 \"ok\\n\"; }} }} }}\n"
-    );
-    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let (dir, port) = nginx_prefix("pid");
     let mut child = std::process::Command::new(nginx)
         .arg("-p")
         .arg(&dir)
@@ -397,4 +381,59 @@ fn stop_nginx(pid: u32) {
         .arg("-QUIT")
         .arg(pid.to_string())
         .status();
+}
+
+/// A temporary nginx prefix with a minimal nginx.conf (1 worker, "ok" for
+/// every path) on a free port of 127.0.0.1.
+fn nginx_prefix(tag: &str) -> (std::path::PathBuf, u16) {
+    let dir = std::env::temp_dir().join(format!("atomlab-load-nginx-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let d = dir.display();
+    let conf = format!(
+        "daemon off; master_process on; worker_processes 1;\n\
+         error_log {d}/error.log; pid {d}/nginx.pid;\n\
+         events {{}}\n\
+         http {{ access_log off; client_body_temp_path {d}/cb; proxy_temp_path {d}/px;\n\
+           fastcgi_temp_path {d}/fc; uwsgi_temp_path {d}/uw; scgi_temp_path {d}/sc;\n\
+           server {{ listen 127.0.0.1:{port}; location / {{ return 200 \"ok\\n\"; }} }} }}\n"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    (dir, port)
+}
+
+#[test]
+fn spawned_nginx_is_measured_and_stopped() {
+    let nginx = std::path::Path::new("/usr/sbin/nginx");
+    if !nginx.exists() {
+        println!("skipped: nginx is not installed (apt-get install nginx-light)");
+        return;
+    }
+    let (dir, port) = nginx_prefix("spawn");
+    let d = dir.display();
+    let cmd = format!("exec /usr/sbin/nginx -p {d} -c {d}/nginx.conf 2>/dev/null");
+    let url = format!("http://127.0.0.1:{port}/");
+    let (code, r, err) = load(
+        &url,
+        &[
+            "-c", "4", "-d", "1", "--warmup", "0.2", "--rate", "1k", "--spawn", &cmd,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") > 900.0, "{r}");
+    assert!(metric(&r, "server_cpu_percent_per_1k_rps") > 0.0, "{r}");
+    // Stopped: the port no longer accepts.
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "spawned nginx still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
