@@ -157,6 +157,26 @@ fn connection(
     }
 }
 
+/// Every document must match schema/atomlab.schema.json (as in json_schema.rs).
+fn assert_schema(doc: &Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/atomlab.schema.json"
+    );
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(path).expect("schema file")).expect("schema JSON");
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    let url = "https://atomlab.invalid/schema/atomlab.schema.json";
+    compiler.add_resource(url, schema).expect("schema resource");
+    let index = compiler
+        .compile(url, &mut schemas)
+        .expect("the schema compiles");
+    if let Err(e) = schemas.validate(doc, index) {
+        panic!("does not match schema/atomlab.schema.json:\n{e:#}");
+    }
+}
+
 /// Runs `atomlab load URL args --json`: exit code, the record, stderr.
 fn load(url: &str, args: &[&str]) -> (i32, Value, String) {
     let mut all = vec!["load", url];
@@ -167,6 +187,7 @@ fn load(url: &str, args: &[&str]) -> (i32, Value, String) {
     let doc: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{all:?}: not JSON ({e}): {err}"));
     assert_eq!(doc["command"], "load");
+    assert_schema(&doc);
     let rec = doc["records"][0].clone();
     assert_eq!(rec["capability"], "load");
     assert_eq!(rec["scenario"], "http");
