@@ -366,7 +366,33 @@ impl Worker<'_> {
     fn step(&mut self, i: usize) -> Step {
         let now_phase = self.conns[i].phase;
         match now_phase {
-            Phase::Down | Phase::Idle => Step::Block,
+            Phase::Down => Step::Block,
+            Phase::Idle => {
+                // Nothing is in flight: readable means the server closed
+                // an idle keep-alive connection (not an error: reconnect)
+                // or sent what nobody asked for (a read error).
+                let c = &mut self.conns[i];
+                let s = c.stream.as_mut().expect("idle has a stream");
+                match s.read(&mut c.buf[..]) {
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        self.dispatch(Instant::now());
+                        Step::Block
+                    }
+                    Err(e) if e.kind() == ErrorKind::Interrupted => Step::Again,
+                    Ok(0) => {
+                        let now = Instant::now();
+                        self.down(i, now);
+                        self.connect(i, now);
+                        Step::Block
+                    }
+                    Ok(_) | Err(_) => {
+                        let now = Instant::now();
+                        self.error(|e| &mut e.read, now);
+                        self.down(i, now);
+                        Step::Block
+                    }
+                }
+            }
             Phase::Connecting => {
                 let c = &mut self.conns[i];
                 let s = c.stream.as_ref().expect("connecting has a stream");
@@ -609,10 +635,11 @@ impl Worker<'_> {
             return Step::Block;
         }
         if self.plan.rate.is_some() {
+            // Idle: its step probes for a close that arrived with the
+            // response (the edge is spent), then sends what is due.
             self.conns[i].phase = Phase::Idle;
             self.idle.push(i);
-            self.dispatch(now);
-            Step::Block
+            Step::Again
         } else {
             self.start_request(i, now, now);
             Step::Again

@@ -34,6 +34,8 @@ enum Mode {
     Silent,
     /// A chunked 500.
     Chunked500,
+    /// 200 at once, then the connection is closed (without saying so).
+    CloseAfterReply,
 }
 
 struct Server {
@@ -128,7 +130,7 @@ fn connection(
         born.lock().unwrap().get_or_insert_with(Instant::now);
         let ok: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
         let reply: &[u8] = match mode {
-            Mode::Ok | Mode::DieAfter(_) => ok,
+            Mode::Ok | Mode::DieAfter(_) | Mode::CloseAfterReply => ok,
             Mode::Delay(d) => {
                 std::thread::sleep(d);
                 ok
@@ -151,7 +153,7 @@ fn connection(
                 b"HTTP/1.1 500 Oops\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nno\r\n5\r\n, sir\r\n0\r\nX-T: 1\r\n\r\n"
             }
         };
-        if c.write_all(reply).is_err() {
+        if c.write_all(reply).is_err() || matches!(mode, Mode::CloseAfterReply) {
             return;
         }
     }
@@ -292,6 +294,24 @@ fn a_server_that_dies_ends_the_run_with_errors() {
     );
     assert!(err.contains("errors"), "{err}");
     assert!(err.contains("stopped answering"), "{err}");
+}
+
+#[test]
+fn idle_connections_closed_by_the_server_are_reopened_quietly() {
+    // 100 requests/s over 2 connections: each is idle ~20 ms between
+    // requests, long after the server's close has arrived.
+    let s = serve(Mode::CloseAfterReply);
+    let (code, r, err) = load(
+        &url(&s),
+        &["-c", "2", "-d", "1", "--warmup", "0.2", "--rate", "100"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") >= 95.0, "{r}");
+    let errors: f64 = ["connect", "read", "write", "timeout", "status"]
+        .iter()
+        .map(|e| metric(&r, &format!("errors_{e}")))
+        .sum();
+    assert!(errors <= 3.0, "{r}");
 }
 
 #[test]
