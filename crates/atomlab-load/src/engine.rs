@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 /// Bytes a connection buffers; a response head must fit in it.
@@ -209,6 +210,19 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
         measuring: false,
     };
     let mut events = Events::with_capacity(1024);
+    // Open loop: epoll's own timeout has 1 ms steps; a timerfd wakes the
+    // thread within the kernel's timer slack (~50 µs) of a send's due time.
+    let timer = match plan.rate {
+        Some(_) => {
+            let t = Timer::new()?;
+            w.poll
+                .registry()
+                .register(&mut SourceFd(&t.fd), TIMER, Interest::READABLE)?;
+            Some(t)
+        }
+        None => None,
+    };
+    let mut armed_for = None;
     for i in 0..w.conns.len() {
         w.connect(i, now);
     }
@@ -229,9 +243,12 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
         }
         let mut wait = plan.deadline - now;
         wait = wait.min(Duration::from_millis(5));
-        if plan.rate.is_some() && !w.idle.is_empty() {
+        if let (Some(t), false) = (&timer, w.idle.is_empty()) {
             let due = w.due(w.scheduled);
-            wait = wait.min(due.saturating_duration_since(now));
+            if due > now && armed_for != Some(due) {
+                t.arm(due - now);
+                armed_for = Some(due);
+            }
         }
         match w.poll.poll(&mut events, Some(wait)) {
             Ok(()) => {}
@@ -239,11 +256,73 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
             Err(e) => return Err(e),
         }
         for ev in events.iter() {
-            let i = ev.token().0;
-            w.drive(i);
+            if ev.token() == TIMER {
+                if let Some(t) = &timer {
+                    t.drain();
+                }
+                continue;
+            }
+            w.drive(ev.token().0);
         }
     }
     Ok(w.tally)
+}
+
+/// The timer's token: no connection has it.
+const TIMER: Token = Token(usize::MAX);
+
+/// A one-shot, non-blocking CLOCK_MONOTONIC timerfd.
+struct Timer {
+    fd: i32,
+}
+
+impl Timer {
+    fn new() -> std::io::Result<Timer> {
+        // SAFETY: timerfd_create takes no pointers; the result is checked.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Timer { fd })
+    }
+
+    /// Fires once after `d` (at least 1 ns: zero would disarm it).
+    fn arm(&self, d: Duration) {
+        let d = d.max(Duration::from_nanos(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: d.as_secs() as libc::time_t,
+                tv_nsec: d.subsec_nanos() as _,
+            },
+        };
+        // SAFETY: `spec` is a valid itimerspec that outlives the call; the
+        // old value is not asked for (null); `fd` is our open timerfd.
+        unsafe { libc::timerfd_settime(self.fd, 0, &spec, std::ptr::null_mut()) };
+    }
+
+    /// Consumes the expiry count, so the next expiry is a new edge.
+    fn drain(&self) {
+        let mut n = [0u8; 8];
+        // SAFETY: `n` is 8 writable bytes, as a timerfd read needs; `fd`
+        // is non-blocking, so this returns at once.
+        unsafe { libc::read(self.fd, n.as_mut_ptr().cast(), n.len()) };
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        // SAFETY: `fd` is ours and closed once, here.
+        unsafe { libc::close(self.fd) };
+    }
 }
 
 impl Worker<'_> {

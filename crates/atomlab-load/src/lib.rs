@@ -515,7 +515,7 @@ fn record(
     );
     if cfg.rate.is_some() {
         r.notes.push("open loop (wrk2's model): latency from each request's intended send time, corrected for coordinated omission".to_string());
-        r.notes.push("the client wakes to send on epoll's 1 ms timer, so at a fixed rate a request may leave up to ~1 ms after its intended time, and that lag is in its latency (as in wrk2)".to_string());
+        r.notes.push("the client wakes to send on a timerfd, so at a fixed rate a request may leave a little (the kernel's timer slack, ~50 µs, plus scheduling) after its intended time, and that lag is in its latency".to_string());
     } else {
         r.notes.push(
             "closed loop (wrk's model): latency from each request's actual send time".to_string(),
