@@ -30,6 +30,8 @@ pub enum Unit {
     Seconds,
     /// A plain count.
     Count,
+    /// Bytes per second (a load run's received throughput).
+    BytesPerSecond,
 }
 
 impl Unit {
@@ -46,6 +48,7 @@ impl Unit {
             Unit::Percent => "%",
             Unit::Seconds => "s",
             Unit::Count => "count",
+            Unit::BytesPerSecond => "B/s",
         }
     }
 }

@@ -85,7 +85,7 @@ impl std::fmt::Display for Key {
 /// The direction of a metric, or `None` when it is not judged.
 pub fn direction(name: &str, unit: Unit) -> Option<Direction> {
     match unit {
-        Unit::OpsPerSecond => Some(Direction::HigherIsBetter),
+        Unit::OpsPerSecond | Unit::BytesPerSecond => Some(Direction::HigherIsBetter),
         Unit::NanosPerOp
         | Unit::RefCyclesPerOp
         | Unit::CoreCyclesPerOp

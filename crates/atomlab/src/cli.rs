@@ -40,6 +40,8 @@ pub enum Command {
     Bench(Box<crate::cmd::bench::BenchArgs>),
     /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
     Stress(Box<crate::cmd::stress::StressArgs>),
+    /// Load an HTTP server: closed loop (wrk) or a fixed rate (wrk2), with the server's CPU.
+    Load(Box<crate::cmd::load::LoadArgs>),
     /// List the saved runs, newest first.
     Runs(crate::cmd::store::RunsArgs),
     /// Print a saved run as its command did (or its JSON with --json).

@@ -9,6 +9,7 @@ pub mod audit;
 pub mod bench;
 pub mod check;
 pub mod compare;
+pub mod load;
 mod machine;
 pub mod report;
 pub mod store;
@@ -43,6 +44,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Suite(_) => "suite",
         Command::Bench(_) => "bench",
         Command::Stress(_) => "stress",
+        Command::Load(_) => "load",
         Command::Machine => "machine",
         // Commands that describe the tool or read the store have no run.
         other => return tools(other, &cli, json),
@@ -73,6 +75,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Suite(args) => suite::run(args)?,
         Command::Bench(args) => bench::run(*args)?,
         Command::Stress(args) => stress::run(*args)?,
+        Command::Load(args) => load::run(*args)?,
         _ => unreachable!("tools() took the others"),
     };
     let Outcome {

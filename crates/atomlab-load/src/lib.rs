@@ -1,0 +1,647 @@
+//! `atomlab load`: an HTTP/1.1 load generator in the shape of wrk (closed
+//! loop, flat out) and wrk2 (open loop at a fixed offered rate, latency from
+//! each request's intended send time: Gil Tene's coordinated-omission
+//! correction), with the server's CPU over the measured window read from
+//! /proc. See [`engine`] for the client and [`server`] for the server side.
+
+pub mod engine;
+pub mod server;
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use atomlab_core::{Metric, Record, Source, Unit};
+use serde_json::{json, Value};
+
+/// What was wrong with a load run's input or target.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The URL cannot be used.
+    #[error("bad URL '{0}': {1}")]
+    Url(String, String),
+    /// The target does not accept connections.
+    #[error("cannot connect to {0} ({1}): {2}")]
+    Connect(String, SocketAddr, String),
+    /// An option's value cannot be used.
+    #[error("{0}")]
+    Option(String),
+    /// `--spawn`'s command could not be started or never listened.
+    #[error("--spawn '{0}': {1}")]
+    Spawn(String, String),
+    /// The body file could not be read.
+    #[error("--body {0}: {1}")]
+    Body(String, String),
+    /// A `--server-pid` that is not a running process.
+    #[error("--server-pid {0}: no such process")]
+    NoProcess(i32),
+    /// A client thread's event loop failed.
+    #[error("client thread: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A parsed `http://host[:port]/path` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub host: String,
+    pub port: u16,
+    /// Path and query, starting with '/'.
+    pub path: String,
+}
+
+impl Target {
+    /// Parses an `http://` URL (https is not supported).
+    pub fn parse(url: &str) -> Result<Target, LoadError> {
+        let bad = |why: &str| LoadError::Url(url.to_string(), why.to_string());
+        let rest = if let Some(r) = url.strip_prefix("http://") {
+            r
+        } else if url.starts_with("https://") {
+            return Err(bad("https is not supported; use http://"));
+        } else {
+            return Err(bad("expected http://host[:port]/path"));
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.contains('@') {
+            return Err(bad("user info is not supported"));
+        }
+        let (host, port) = if let Some(h) = authority.strip_prefix('[') {
+            let end = h.find(']').ok_or_else(|| bad("unclosed '[' in the host"))?;
+            let after = &h[end + 1..];
+            let port = match after.strip_prefix(':') {
+                Some(p) => p
+                    .parse()
+                    .map_err(|_| bad("the port is not a number 1-65535"))?,
+                None if after.is_empty() => 80,
+                None => return Err(bad("junk after the host")),
+            };
+            (h[..end].to_string(), port)
+        } else {
+            match authority.rsplit_once(':') {
+                Some((h, p)) => (
+                    h.to_string(),
+                    p.parse::<u16>()
+                        .map_err(|_| bad("the port is not a number 1-65535"))?,
+                ),
+                None => (authority.to_string(), 80),
+            }
+        };
+        if host.is_empty() {
+            return Err(bad("no host"));
+        }
+        if port == 0 {
+            return Err(bad("port 0"));
+        }
+        Ok(Target {
+            host,
+            port,
+            path: path.to_string(),
+        })
+    }
+
+    /// The `Host` header's value.
+    fn host_header(&self) -> String {
+        let h = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == 80 {
+            h
+        } else {
+            format!("{h}:{}", self.port)
+        }
+    }
+
+    /// The first address the host resolves to.
+    pub fn resolve(&self, url: &str) -> Result<SocketAddr, LoadError> {
+        (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .map_err(|e| LoadError::Url(url.to_string(), format!("cannot resolve host: {e}")))?
+            .next()
+            .ok_or_else(|| LoadError::Url(url.to_string(), "the host has no address".into()))
+    }
+}
+
+/// Parses a rate: a number with an optional `k` (×1,000) or `M` (×1,000,000).
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let (num, scale) = if let Some(n) = s.strip_suffix(['k', 'K']) {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix('M') {
+        (n, 1e6)
+    } else {
+        (s, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v * scale),
+        _ => Err(format!(
+            "'{s}' is not a rate: a positive number of requests per second, optionally with k or M (10k, 1.5M)"
+        )),
+    }
+}
+
+/// Everything one load run needs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub url: String,
+    pub connections: usize,
+    pub threads: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// Offered rate, all threads together; `None` is closed loop.
+    pub rate: Option<f64>,
+    pub timeout: Duration,
+    pub method: String,
+    /// `K: V` lines.
+    pub headers: Vec<String>,
+    pub body: Option<Vec<u8>>,
+    pub server_pids: Vec<i32>,
+    pub spawn: Option<String>,
+}
+
+/// The request serialised once, sent as is for every request.
+pub fn serialize_request(cfg: &Config, target: &Target) -> Result<Vec<u8>, LoadError> {
+    if cfg.method.is_empty() || !cfg.method.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err(LoadError::Option(format!(
+            "--method '{}': expected an upper-case HTTP method (GET, POST…)",
+            cfg.method
+        )));
+    }
+    let mut r = format!("{} {} HTTP/1.1\r\n", cfg.method, target.path);
+    let mut has_host = false;
+    for h in &cfg.headers {
+        let Some((k, v)) = h.split_once(':') else {
+            return Err(LoadError::Option(format!(
+                "--header '{h}': expected 'Name: value'"
+            )));
+        };
+        let k = k.trim();
+        if k.is_empty() || k.contains(|c: char| c.is_whitespace()) || h.contains(['\r', '\n']) {
+            return Err(LoadError::Option(format!(
+                "--header '{h}': expected 'Name: value'"
+            )));
+        }
+        if k.eq_ignore_ascii_case("host") {
+            has_host = true;
+        }
+        r.push_str(&format!("{k}: {}\r\n", v.trim()));
+    }
+    if !has_host {
+        r.push_str(&format!("Host: {}\r\n", target.host_header()));
+    }
+    if let Some(b) = &cfg.body {
+        r.push_str(&format!("Content-Length: {}\r\n", b.len()));
+    }
+    r.push_str("\r\n");
+    let mut bytes = r.into_bytes();
+    if let Some(b) = &cfg.body {
+        bytes.extend_from_slice(b);
+    }
+    Ok(bytes)
+}
+
+/// What a run measured, before it becomes a record.
+pub struct Outcome {
+    pub record: Record,
+    /// Lines people must read (a server that went away).
+    pub warnings: Vec<String>,
+}
+
+fn check_config(cfg: &Config) -> Result<(), LoadError> {
+    let opt = |s: String| Err(LoadError::Option(s));
+    if cfg.connections == 0 {
+        return opt("--connections 0: at least one connection is needed".into());
+    }
+    if cfg.threads == 0 {
+        return opt("--threads 0: at least one thread is needed".into());
+    }
+    if cfg.connections < cfg.threads {
+        return opt(format!(
+            "--connections {} is fewer than --threads {}: each thread needs a connection",
+            cfg.connections, cfg.threads
+        ));
+    }
+    if cfg.duration.is_zero() {
+        return opt("--duration must be above 0".into());
+    }
+    if cfg.duration > Duration::from_secs(24 * 3600) {
+        return opt("--duration above a day".into());
+    }
+    if cfg.timeout.is_zero() {
+        return opt("--timeout must be above 0".into());
+    }
+    if !cfg.server_pids.is_empty() && cfg.spawn.is_some() {
+        return opt("--server-pid and --spawn exclude each other".into());
+    }
+    for &p in &cfg.server_pids {
+        if p <= 0 || !std::path::Path::new(&format!("/proc/{p}/stat")).exists() {
+            return Err(LoadError::NoProcess(p));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the load described by `cfg`.
+pub fn run(cfg: &Config) -> Result<Outcome, LoadError> {
+    let target = Target::parse(&cfg.url)?;
+    check_config(cfg)?;
+    let addr = target.resolve(&cfg.url)?;
+    let request: Arc<[u8]> = serialize_request(cfg, &target)?.into();
+    let mut spawned = match &cfg.spawn {
+        Some(cmd) => Some(server::Spawned::start(cmd, addr, Duration::from_secs(10))?),
+        None => None,
+    };
+    let result = measure(cfg, addr, request, spawned.as_ref().map(|s| s.pid()));
+    if let Some(s) = &mut spawned {
+        s.stop();
+    }
+    result
+}
+
+fn measure(
+    cfg: &Config,
+    addr: SocketAddr,
+    request: Arc<[u8]>,
+    spawned: Option<i32>,
+) -> Result<Outcome, LoadError> {
+    // Refused or unreachable targets are bad input, not a run of errors.
+    if let Err(e) = TcpStream::connect_timeout(&addr, cfg.timeout.min(Duration::from_secs(5))) {
+        return Err(LoadError::Connect(cfg.url.clone(), addr, e.to_string()));
+    }
+    let roots: Vec<i32> = match spawned {
+        Some(p) => vec![p],
+        None => cfg.server_pids.clone(),
+    };
+    let seconds = cfg.duration.as_secs_f64().ceil() as usize;
+    let start = Instant::now();
+    let measure_start = start + cfg.warmup;
+    let deadline = measure_start + cfg.duration;
+    let mut handles = Vec::new();
+    for t in 0..cfg.threads {
+        let conns = cfg.connections / cfg.threads + usize::from(t < cfg.connections % cfg.threads);
+        let plan = engine::ThreadPlan {
+            addr,
+            request: request.clone(),
+            connections: conns,
+            rate: cfg.rate.map(|r| r * conns as f64 / cfg.connections as f64),
+            timeout: cfg.timeout,
+            start,
+            measure_start,
+            deadline,
+            seconds: seconds.max(1),
+        };
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("load-{t}"))
+                .spawn(move || engine::run_thread(&plan))?,
+        );
+    }
+    std::thread::sleep(measure_start.saturating_duration_since(Instant::now()));
+    let before = server::snapshot(&roots);
+    let self_before = server::snapshot(&[std::process::id() as i32]);
+    let t0 = Instant::now();
+    std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+    let after = server::snapshot(&roots);
+    let self_after = server::snapshot(&[std::process::id() as i32]);
+    let window = t0.elapsed().as_secs_f64();
+    let mut tally: Option<engine::Tally> = None;
+    for h in handles {
+        let t = h
+            .join()
+            .map_err(|_| LoadError::Option("a client thread panicked".into()))??;
+        match &mut tally {
+            None => tally = Some(t),
+            Some(all) => all.merge(&t),
+        }
+    }
+    let tally = tally.expect("at least one thread");
+    Ok(record(
+        cfg,
+        &tally,
+        &roots,
+        &before,
+        &after,
+        &self_before,
+        &self_after,
+        window,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    cfg: &Config,
+    tally: &engine::Tally,
+    roots: &[i32],
+    before: &server::Snapshot,
+    after: &server::Snapshot,
+    self_before: &server::Snapshot,
+    self_after: &server::Snapshot,
+    window: f64,
+) -> Outcome {
+    let variant = if cfg.rate.is_some() { "rate" } else { "closed" };
+    let mut r = Record::new("load", "http", variant);
+    r.param("url", cfg.url.clone());
+    r.param("connections", cfg.connections as u64);
+    r.param("threads", cfg.threads as u64);
+    r.param("duration_s", cfg.duration.as_secs_f64());
+    r.param("warmup_s", cfg.warmup.as_secs_f64());
+    r.param("rate", cfg.rate.map(Value::from).unwrap_or(Value::Null));
+    r.param("timeout_s", cfg.timeout.as_secs_f64());
+    r.param("method", cfg.method.clone());
+    r.param("headers", cfg.headers.clone());
+    r.param(
+        "body_bytes",
+        cfg.body.as_ref().map(|b| b.len()).unwrap_or(0) as u64,
+    );
+    r.param("server_pids", cfg.server_pids.clone());
+    if let Some(s) = &cfg.spawn {
+        r.param("spawn", s.clone());
+    }
+    let dur = cfg.duration.as_secs_f64();
+    let one =
+        |name: &str, unit: Unit, source: Source, v: f64| Metric::new(name, unit, source, vec![v]);
+    let rps = tally.requests as f64 / dur;
+    r.metrics.push(one(
+        "requests_per_sec",
+        Unit::OpsPerSecond,
+        Source::ClockGettime,
+        rps,
+    ));
+    r.metrics.push(one(
+        "bytes_per_sec",
+        Unit::BytesPerSecond,
+        Source::ClockGettime,
+        tally.bytes as f64 / dur,
+    ));
+    r.metrics.push(one(
+        "requests",
+        Unit::Count,
+        Source::ClockGettime,
+        tally.requests as f64,
+    ));
+    let h = &tally.hist;
+    let q = |p: f64| h.value_at_quantile(p) as f64 / 1e9;
+    let mut hist = serde_json::Map::new();
+    if tally.requests > 0 {
+        for (name, p) in [
+            ("latency_p50_s", 0.5),
+            ("latency_p90_s", 0.9),
+            ("latency_p99_s", 0.99),
+            ("latency_p999_s", 0.999),
+            ("latency_p9999_s", 0.9999),
+        ] {
+            r.metrics
+                .push(one(name, Unit::Seconds, Source::ClockGettime, q(p)));
+            hist.insert(name.into(), json!(q(p)));
+        }
+        let max = h.max() as f64 / 1e9;
+        let mean = h.mean() / 1e9;
+        r.metrics.push(one(
+            "latency_max_s",
+            Unit::Seconds,
+            Source::ClockGettime,
+            max,
+        ));
+        r.metrics.push(one(
+            "latency_mean_s",
+            Unit::Seconds,
+            Source::ClockGettime,
+            mean,
+        ));
+        hist.insert("latency_max_s".into(), json!(max));
+        hist.insert("latency_mean_s".into(), json!(mean));
+        hist.insert("latency_min_s".into(), json!(h.min() as f64 / 1e9));
+        hist.insert("latency_stdev_s".into(), json!(h.stdev() / 1e9));
+        hist.insert("count".into(), json!(h.len()));
+    }
+    let e = tally.errors;
+    for (name, v) in [
+        ("errors_connect", e.connect),
+        ("errors_read", e.read),
+        ("errors_write", e.write),
+        ("errors_timeout", e.timeout),
+        ("errors_status", e.status),
+    ] {
+        r.metrics
+            .push(one(name, Unit::Count, Source::ClockGettime, v as f64));
+    }
+    let tck = server::ticks_per_second();
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1) as f64;
+    let client: u64 = server::delta(self_before, self_after)
+        .iter()
+        .map(|(_, s)| s.ticks)
+        .sum();
+    r.metrics.push(one(
+        "client_cpu_percent",
+        Unit::Percent,
+        Source::Rusage,
+        client as f64 / tck / window * 100.0,
+    ));
+    let mut warnings = Vec::new();
+    let mut processes = Vec::new();
+    if !roots.is_empty() {
+        let d = server::delta(before, after);
+        let ticks: u64 = d.iter().map(|(_, s)| s.ticks).sum();
+        let vol: u64 = d.iter().map(|(_, s)| s.voluntary).sum();
+        let nonvol: u64 = d.iter().map(|(_, s)| s.nonvoluntary).sum();
+        let pct = ticks as f64 / tck / window * 100.0;
+        r.metrics.push(one(
+            "server_cpu_percent",
+            Unit::Percent,
+            Source::Rusage,
+            pct,
+        ));
+        r.metrics.push(one(
+            "server_cpu_machine_percent",
+            Unit::Percent,
+            Source::Rusage,
+            pct / cpus,
+        ));
+        r.metrics.push(one(
+            "server_ctx_voluntary",
+            Unit::Count,
+            Source::Rusage,
+            vol as f64,
+        ));
+        r.metrics.push(one(
+            "server_ctx_nonvoluntary",
+            Unit::Count,
+            Source::Rusage,
+            nonvol as f64,
+        ));
+        if rps > 0.0 {
+            r.metrics.push(one(
+                "server_cpu_percent_per_1k_rps",
+                Unit::Percent,
+                Source::Derived,
+                pct / (rps / 1000.0),
+            ));
+        }
+        for (pid, s) in &d {
+            processes.push(json!({
+                "pid": pid,
+                "comm": s.comm,
+                "cpu_s": s.ticks as f64 / tck,
+                "cpu_percent": s.ticks as f64 / tck / window * 100.0,
+                "ctx_voluntary": s.voluntary,
+                "ctx_nonvoluntary": s.nonvoluntary,
+            }));
+        }
+        let gone: Vec<String> = before
+            .keys()
+            .filter(|p| !after.contains_key(p))
+            .map(|p| p.to_string())
+            .collect();
+        if !gone.is_empty() {
+            let w = format!(
+                "server processes {} exited during the measured window; their CPU is not counted",
+                gone.join(", ")
+            );
+            r.notes.push(w.clone());
+            warnings.push(w);
+        }
+        r.notes.push(format!(
+            "server CPU is utime+stime from /proc over the {window:.3} s measured window, as % of one CPU (server_cpu_percent) and of the machine's {cpus} CPUs (server_cpu_machine_percent)"
+        ));
+    }
+    r.notes
+        .push("PMU events for load are not implemented yet".to_string());
+    r.notes.push(
+        "errors are counted over the whole run, warm-up included; requests, bytes and latencies over the measured window".to_string(),
+    );
+    if cfg.rate.is_some() {
+        r.notes.push("open loop (wrk2's model): latency from each request's intended send time, corrected for coordinated omission".to_string());
+        r.notes.push("the client wakes to send on a timerfd, so at a fixed rate a request may leave a little (the kernel's timer slack, ~50 µs, plus scheduling) after its intended time, and that lag is in its latency".to_string());
+    } else {
+        r.notes.push(
+            "closed loop (wrk's model): latency from each request's actual send time".to_string(),
+        );
+    }
+    if e.total() > 0 {
+        let mut w = format!(
+            "{} errors: connect {}, read {}, write {}, timeout {}, status {}",
+            e.total(),
+            e.connect,
+            e.read,
+            e.write,
+            e.timeout,
+            e.status
+        );
+        let last = tally.timeline.last().copied().unwrap_or(0);
+        if e.connect > 0 && last == 0 {
+            w.push_str(&format!(
+                "; the server at {} stopped answering during the run",
+                cfg.url
+            ));
+        }
+        warnings.push(w);
+    }
+    let timeline: Vec<Value> = tally
+        .timeline
+        .iter()
+        .zip(&tally.timeline_errors)
+        .enumerate()
+        .map(|(s, (n, e))| json!({"second": s, "requests": n, "errors": e}))
+        .collect();
+    r.detail = Some(json!({
+        "timeline": timeline,
+        "histogram": hist,
+        "server_processes": processes,
+    }));
+    Outcome {
+        record: r,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let t = Target::parse("http://127.0.0.1:8080/a?b=1").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.path.as_str()),
+            ("127.0.0.1", 8080, "/a?b=1")
+        );
+        let t = Target::parse("http://example.org").unwrap();
+        assert_eq!((t.port, t.path.as_str()), (80, "/"));
+        let t = Target::parse("http://[::1]:99/").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("::1", 99));
+        for bad in [
+            "ftp://x",
+            "https://x",
+            "http://",
+            "http://x:0/",
+            "http://x:70000/",
+            "x",
+        ] {
+            assert!(Target::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn cfg() -> Config {
+        Config {
+            url: "http://h:8080/p".into(),
+            connections: 1,
+            threads: 1,
+            duration: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            rate: None,
+            timeout: Duration::from_secs(1),
+            method: "POST".into(),
+            headers: vec!["X-A:  b ".into()],
+            body: Some(b"hi".to_vec()),
+            server_pids: vec![],
+            spawn: None,
+        }
+    }
+
+    #[test]
+    fn the_request_is_serialised_once_with_host_and_length() {
+        let c = cfg();
+        let t = Target::parse(&c.url).unwrap();
+        let r = serialize_request(&c, &t).unwrap();
+        assert_eq!(
+            String::from_utf8(r).unwrap(),
+            "POST /p HTTP/1.1\r\nX-A: b\r\nHost: h:8080\r\nContent-Length: 2\r\n\r\nhi"
+        );
+        let mut bad = cfg();
+        bad.headers = vec!["nocolon".into()];
+        assert!(serialize_request(&bad, &t).is_err());
+        bad = cfg();
+        bad.method = "get me".into();
+        assert!(serialize_request(&bad, &t).is_err());
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let mut c = cfg();
+        c.threads = 2;
+        assert!(check_config(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("fewer than --threads"));
+        c = cfg();
+        c.server_pids = vec![i32::MAX];
+        assert!(check_config(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("no such process"));
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("2000"), Ok(2000.0));
+        assert_eq!(parse_rate("10k"), Ok(10_000.0));
+        assert_eq!(parse_rate("1.5M"), Ok(1_500_000.0));
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("-1").is_err());
+        assert!(parse_rate("fast").is_err());
+    }
+}

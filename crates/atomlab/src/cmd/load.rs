@@ -1,0 +1,170 @@
+//! `atomlab load`: parses the options into an `atomlab_load::Config`, runs
+//! it, and renders the figures (requests/s, latency percentiles, errors by
+//! kind, the server's CPU). All the work is in the atomlab-load crate.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use atomlab_core::{ExitStatus, Machine, Record, Report};
+
+use super::Outcome;
+use crate::cmd::bench::parse_seconds;
+
+#[derive(Debug, clap::Args)]
+// Negative numbers reach the value parsers, which say what is wrong with
+// them, instead of clap's "use -- -1" tip.
+#[command(allow_negative_numbers = true)]
+pub struct LoadArgs {
+    /// The URL to load: http://host[:port]/path.
+    pub url: String,
+    /// Keep-alive connections, spread over the threads.
+    #[arg(long, short = 'c', default_value_t = 16)]
+    pub connections: usize,
+    /// Client threads, each with its own event loop.
+    #[arg(long, short = 't', default_value_t = 1)]
+    pub threads: usize,
+    /// Measured time: seconds, or with a unit (500ms, 2s).
+    #[arg(long, short = 'd', value_parser = parse_seconds, default_value = "10")]
+    pub duration: f64,
+    /// Load before the measured window, not counted.
+    #[arg(long, value_parser = parse_seconds, default_value = "1")]
+    pub warmup: f64,
+    /// Offered rate in requests/s, all threads together (k and M suffixes:
+    /// 10k, 1.5M); open loop, latency from each request's intended send
+    /// time [default: closed loop, flat out].
+    #[arg(long, short = 'R', value_parser = atomlab_load::parse_rate)]
+    pub rate: Option<f64>,
+    /// A request without a complete response after this long is counted
+    /// as a timeout and its connection reopened.
+    #[arg(long, value_parser = parse_seconds, default_value = "2")]
+    pub timeout: f64,
+    /// The HTTP method.
+    #[arg(long, default_value = "GET")]
+    pub method: String,
+    /// A request header 'Name: value'; repeatable.
+    #[arg(long, short = 'H')]
+    pub header: Vec<String>,
+    /// A file whose bytes are every request's body (with Content-Length).
+    #[arg(long)]
+    pub body: Option<PathBuf>,
+    /// The server's process (its threads and children are followed);
+    /// repeatable. Its CPU over the measured window is reported.
+    #[arg(long)]
+    pub server_pid: Vec<i32>,
+    /// Start the server with `sh -c CMD`, wait for the URL's port to
+    /// accept, measure it, stop it (SIGTERM, then SIGKILL).
+    #[arg(long, value_name = "CMD")]
+    pub spawn: Option<String>,
+}
+
+pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
+    let body =
+        match &args.body {
+            Some(p) => Some(std::fs::read(p).map_err(|e| {
+                atomlab_load::LoadError::Body(p.display().to_string(), e.to_string())
+            })?),
+            None => None,
+        };
+    let secs = |name: &str, v: f64| -> anyhow::Result<Duration> {
+        Duration::try_from_secs_f64(v).map_err(|_| anyhow::anyhow!("--{name} {v}: too long"))
+    };
+    let cfg = atomlab_load::Config {
+        url: args.url.clone(),
+        connections: args.connections,
+        threads: args.threads,
+        duration: secs("duration", args.duration)?,
+        warmup: secs("warmup", args.warmup)?,
+        rate: args.rate,
+        timeout: secs("timeout", args.timeout)?,
+        method: args.method.clone(),
+        headers: args.header.clone(),
+        body,
+        server_pids: args.server_pid.clone(),
+        spawn: args.spawn.clone(),
+    };
+    let machine = Machine::detect();
+    eprintln!(
+        "atomlab load {}: {} connections over {} threads, {} s after {} s warm-up, {}",
+        cfg.url,
+        cfg.connections,
+        cfg.threads,
+        args.duration,
+        args.warmup,
+        match cfg.rate {
+            Some(r) => format!("{r} requests/s offered"),
+            None => "closed loop".to_string(),
+        }
+    );
+    let out = atomlab_load::run(&cfg)?;
+    for w in &out.warnings {
+        eprintln!("atomlab: warning: {w}");
+    }
+    Ok(Outcome {
+        report: Report::new("load", machine, vec![out.record]),
+        status: ExitStatus::Ok,
+        people: Box::new(|report| {
+            for r in &report.records {
+                view(r);
+            }
+            Ok(())
+        }),
+    })
+}
+
+fn m(r: &Record, name: &str) -> Option<f64> {
+    r.metric(name).and_then(|m| m.median())
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map(|s| format!("{:.3} ms", s * 1e3))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The people's view of one load record.
+fn view(r: &Record) {
+    let g = |n: &str| m(r, n).unwrap_or(0.0);
+    println!(
+        "load {} ({})",
+        r.parameters["url"].as_str().unwrap_or("?"),
+        r.variant
+    );
+    println!(
+        "  requests/s {:.1}   bytes/s {:.0}   requests {:.0}",
+        g("requests_per_sec"),
+        g("bytes_per_sec"),
+        g("requests")
+    );
+    println!(
+        "  latency p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
+        ms(m(r, "latency_p50_s")),
+        ms(m(r, "latency_p90_s")),
+        ms(m(r, "latency_p99_s")),
+        ms(m(r, "latency_p999_s")),
+        ms(m(r, "latency_p9999_s")),
+        ms(m(r, "latency_max_s")),
+    );
+    println!(
+        "  errors: connect {:.0}, read {:.0}, write {:.0}, timeout {:.0}, status>=400 {:.0}",
+        g("errors_connect"),
+        g("errors_read"),
+        g("errors_write"),
+        g("errors_timeout"),
+        g("errors_status")
+    );
+    println!("  client CPU {:.1}% of one CPU", g("client_cpu_percent"));
+    if let Some(cpu) = m(r, "server_cpu_percent") {
+        println!(
+            "  server CPU {:.1}% of one CPU ({:.1}% of the machine), context switches {:.0} voluntary, {:.0} nonvoluntary",
+            cpu,
+            g("server_cpu_machine_percent"),
+            g("server_ctx_voluntary"),
+            g("server_ctx_nonvoluntary")
+        );
+        if let Some(per) = m(r, "server_cpu_percent_per_1k_rps") {
+            println!("  server CPU per 1,000 requests/s: {per:.3}% of one CPU");
+        }
+    }
+    for n in &r.notes {
+        println!("  note: {n}");
+    }
+}

@@ -1,0 +1,480 @@
+//! Drives the real `atomlab load` binary against tiny HTTP/1.1 servers
+//! inside the test (std::net, a thread per connection, 127.0.0.1:0): one
+//! that answers at once, one that delays every response by 20 ms, one that
+//! stalls for 300 ms once during a fixed-rate run (the percentiles must show
+//! it: coordinated omission corrected), one that dies mid-run, one that never
+//! answers, one that answers chunked 500s; refused and bad URLs exit 2; a
+//! fixed rate is achieved within 1%. And, when nginx is installed, a real
+//! nginx with its CPU followed through `--server-pid`.
+
+mod cli_support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cli_support::{assert_bad_input, atomlab, stderr};
+use serde_json::Value;
+
+#[derive(Clone, Copy)]
+enum Mode {
+    /// 200 at once.
+    Ok,
+    /// 200 after this delay.
+    Delay(Duration),
+    /// 200 at once, except that the first request after `at` (since the
+    /// first request) stalls every response for `stall`.
+    StallOnce { at: Duration, stall: Duration },
+    /// 200 at once until this long after the first request, then every
+    /// connection is closed and the listener goes away.
+    DieAfter(Duration),
+    /// Reads requests, never answers.
+    Silent,
+    /// A chunked 500.
+    Chunked500,
+    /// 200 at once, then the connection is closed (without saying so).
+    CloseAfterReply,
+}
+
+struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // ORDERING: a plain flag polled by the server's threads; no other
+        // data is published with it.
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn serve(mode: Mode) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Times count from the first request, not from the bind: the test may
+    // wait its turn (one atomlab run at a time) before the load starts.
+    let born: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let stall_until: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let s = stop.clone();
+    std::thread::spawn(move || loop {
+        // ORDERING: as in Drop, a lone flag.
+        if s.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Mode::DieAfter(d) = mode {
+            if since(&born) >= d {
+                return; // drops the listener: new connects are refused
+            }
+        }
+        match listener.accept() {
+            Ok((conn, _)) => {
+                let s = s.clone();
+                let stall_until = stall_until.clone();
+                let born = born.clone();
+                std::thread::spawn(move || connection(conn, mode, &born, &s, &stall_until));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    });
+    Server { addr, stop }
+}
+
+/// Time since the first request (zero before it).
+fn since(born: &Mutex<Option<Instant>>) -> Duration {
+    born.lock()
+        .unwrap()
+        .map(|b| b.elapsed())
+        .unwrap_or_default()
+}
+
+fn connection(
+    mut c: TcpStream,
+    mode: Mode,
+    born: &Mutex<Option<Instant>>,
+    stop: &AtomicBool,
+    stall_until: &Mutex<Option<Instant>>,
+) {
+    c.set_nonblocking(false).unwrap();
+    c.set_nodelay(true).unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        // ORDERING: a lone flag.
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Mode::DieAfter(d) = mode {
+            if since(born) >= d {
+                let _ = c.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        }
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            match c.read(&mut chunk) {
+                Ok(0) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        || e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => return,
+            }
+            continue;
+        };
+        buf.drain(..end + 4);
+        born.lock().unwrap().get_or_insert_with(Instant::now);
+        let ok: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        let reply: &[u8] = match mode {
+            Mode::Ok | Mode::DieAfter(_) | Mode::CloseAfterReply => ok,
+            Mode::Delay(d) => {
+                std::thread::sleep(d);
+                ok
+            }
+            Mode::StallOnce { at, stall } => {
+                let until = {
+                    let mut u = stall_until.lock().unwrap();
+                    if u.is_none() && since(born) >= at {
+                        *u = Some(Instant::now() + stall);
+                    }
+                    *u
+                };
+                if let Some(u) = until {
+                    std::thread::sleep(u.saturating_duration_since(Instant::now()));
+                }
+                ok
+            }
+            Mode::Silent => continue,
+            Mode::Chunked500 => {
+                b"HTTP/1.1 500 Oops\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nno\r\n5\r\n, sir\r\n0\r\nX-T: 1\r\n\r\n"
+            }
+        };
+        if c.write_all(reply).is_err() || matches!(mode, Mode::CloseAfterReply) {
+            return;
+        }
+    }
+}
+
+/// Every document must match schema/atomlab.schema.json (as in json_schema.rs).
+fn assert_schema(doc: &Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/atomlab.schema.json"
+    );
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(path).expect("schema file")).expect("schema JSON");
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    let url = "https://atomlab.invalid/schema/atomlab.schema.json";
+    compiler.add_resource(url, schema).expect("schema resource");
+    let index = compiler
+        .compile(url, &mut schemas)
+        .expect("the schema compiles");
+    if let Err(e) = schemas.validate(doc, index) {
+        panic!("does not match schema/atomlab.schema.json:\n{e:#}");
+    }
+}
+
+/// Runs `atomlab load URL args --json`: exit code, the record, stderr.
+fn load(url: &str, args: &[&str]) -> (i32, Value, String) {
+    let mut all = vec!["load", url];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let o = atomlab(&all);
+    let err = stderr(&o);
+    let doc: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{all:?}: not JSON ({e}): {err}"));
+    assert_eq!(doc["command"], "load");
+    assert_schema(&doc);
+    let rec = doc["records"][0].clone();
+    assert_eq!(rec["capability"], "load");
+    assert_eq!(rec["scenario"], "http");
+    (o.status.code().unwrap_or(-1), rec, err)
+}
+
+fn metric(r: &Value, name: &str) -> f64 {
+    r["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name} in {r}"))["samples"][0]
+        .as_f64()
+        .unwrap()
+}
+
+fn url(s: &Server) -> String {
+    format!("http://{}/", s.addr)
+}
+
+#[test]
+fn closed_loop_against_an_immediate_server() {
+    let s = serve(Mode::Ok);
+    let (code, r, err) = load(&url(&s), &["-c", "4", "-d", "1", "--warmup", "0.2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["variant"], "closed");
+    assert!(metric(&r, "requests") > 100.0, "{r}");
+    assert!(metric(&r, "requests_per_sec") > 100.0);
+    assert!(metric(&r, "bytes_per_sec") > 0.0);
+    for e in ["connect", "read", "write", "timeout", "status"] {
+        assert_eq!(metric(&r, &format!("errors_{e}")), 0.0, "{e}: {r}");
+    }
+    let p50 = metric(&r, "latency_p50_s");
+    assert!(p50 > 0.0 && p50 < 0.1, "{p50}");
+    assert!(metric(&r, "latency_max_s") >= metric(&r, "latency_p99_s"));
+    assert_eq!(r["detail"]["timeline"].as_array().unwrap().len(), 1);
+    assert!(r["notes"]
+        .to_string()
+        .contains("PMU events for load are not implemented yet"));
+}
+
+#[test]
+fn a_20ms_delay_is_the_median() {
+    let s = serve(Mode::Delay(Duration::from_millis(20)));
+    let (code, r, err) = load(&url(&s), &["-c", "4", "-d", "1", "--warmup", "0.2"]);
+    assert_eq!(code, 0, "{err}");
+    let p50 = metric(&r, "latency_p50_s");
+    assert!((0.020..0.060).contains(&p50), "p50 {p50}");
+    // 4 connections, 20 ms each: at most 200 requests/s.
+    assert!(metric(&r, "requests_per_sec") <= 205.0, "{r}");
+}
+
+#[test]
+fn a_stall_at_a_fixed_rate_shows_in_the_tail() {
+    // 500 requests/s; 300 ms of stall delays ~150 of ~1,100 requests, so the
+    // corrected p99 shows it. Uncorrected, only the 8 in flight would.
+    let s = serve(Mode::StallOnce {
+        at: Duration::from_millis(1000),
+        stall: Duration::from_millis(300),
+    });
+    let (code, r, err) = load(
+        &url(&s),
+        &["-c", "8", "-d", "2", "--warmup", "0.2", "--rate", "500"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["variant"], "rate");
+    let max = metric(&r, "latency_max_s");
+    let p99 = metric(&r, "latency_p99_s");
+    assert!(max >= 0.29, "max {max}");
+    assert!(
+        p99 >= 0.15,
+        "p99 {p99}: coordinated omission not corrected?"
+    );
+    assert!(metric(&r, "latency_p50_s") < 0.1);
+}
+
+#[test]
+fn a_fixed_rate_is_achieved_within_1_percent() {
+    let s = serve(Mode::Ok);
+    let (code, r, err) = load(
+        &url(&s),
+        &["-c", "8", "-d", "2", "--warmup", "0.3", "--rate", "2k"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let rps = metric(&r, "requests_per_sec");
+    assert!((rps - 2000.0).abs() <= 20.0, "{rps} requests/s");
+    assert_eq!(r["parameters"]["rate"], 2000.0);
+}
+
+#[test]
+fn a_server_that_dies_ends_the_run_with_errors() {
+    let s = serve(Mode::DieAfter(Duration::from_millis(800)));
+    let t = Instant::now();
+    let (code, r, err) = load(&url(&s), &["-c", "4", "-d", "2", "--warmup", "0.2"]);
+    assert!(t.elapsed() < Duration::from_secs(15), "hung");
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") > 0.0);
+    assert!(
+        metric(&r, "errors_connect") + metric(&r, "errors_read") > 0.0,
+        "{r}"
+    );
+    assert!(err.contains("errors"), "{err}");
+    assert!(err.contains("stopped answering"), "{err}");
+}
+
+#[test]
+fn idle_connections_closed_by_the_server_are_reopened_quietly() {
+    // 100 requests/s over 2 connections: each is idle ~20 ms between
+    // requests, long after the server's close has arrived.
+    let s = serve(Mode::CloseAfterReply);
+    let (code, r, err) = load(
+        &url(&s),
+        &["-c", "2", "-d", "1", "--warmup", "0.2", "--rate", "100"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") >= 95.0, "{r}");
+    let errors: f64 = ["connect", "read", "write", "timeout", "status"]
+        .iter()
+        .map(|e| metric(&r, &format!("errors_{e}")))
+        .sum();
+    assert!(errors <= 3.0, "{r}");
+}
+
+#[test]
+fn requests_without_an_answer_time_out() {
+    let s = serve(Mode::Silent);
+    let (code, r, err) = load(
+        &url(&s),
+        &["-c", "2", "-d", "1", "--warmup", "0", "--timeout", "200ms"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(metric(&r, "requests"), 0.0);
+    assert!(metric(&r, "errors_timeout") >= 2.0, "{r}");
+}
+
+#[test]
+fn chunked_errors_are_parsed_and_counted_by_status() {
+    let s = serve(Mode::Chunked500);
+    let (code, r, err) = load(&url(&s), &["-c", "2", "-d", "0.5", "--warmup", "0"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") > 10.0, "{r}");
+    assert!(metric(&r, "errors_status") >= metric(&r, "requests"));
+    assert_eq!(metric(&r, "errors_read"), 0.0, "{r}");
+}
+
+#[test]
+fn refused_and_bad_urls_exit_2() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let refused = format!("http://127.0.0.1:{port}/");
+    assert_bad_input(
+        &["load", &refused, "-d", "1"],
+        &["cannot connect", &refused, "refused"],
+    );
+    assert_bad_input(&["load", "ftp://x/", "-d", "1"], &["bad URL 'ftp://x/'"]);
+    assert_bad_input(&["load", "https://x/"], &["https is not supported"]);
+    assert_bad_input(&["load", "http://127.0.0.1:99999/"], &["port"]);
+    assert_bad_input(&["load", "http://x/", "--rate", "fast"], &["not a rate"]);
+    assert_bad_input(
+        &["load", "http://x/", "--connections", "0"],
+        &["--connections 0"],
+    );
+    assert_bad_input(
+        &["load", "http://127.0.0.1:1/", "--header", "nocolon"],
+        &["--header 'nocolon'"],
+    );
+}
+
+#[test]
+fn nginx_with_its_cpu() {
+    let nginx = std::path::Path::new("/usr/sbin/nginx");
+    if !nginx.exists() {
+        println!("skipped: nginx is not installed (apt-get install nginx-light)");
+        return;
+    }
+    let (dir, port) = nginx_prefix("pid");
+    let mut child = std::process::Command::new(nginx)
+        .arg("-p")
+        .arg(&dir)
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let t = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(5), "nginx did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    let url = format!("http://{addr}/");
+    let (code, r, err) = load(
+        &url,
+        &[
+            "-c",
+            "16",
+            "-d",
+            "2",
+            "--warmup",
+            "0.3",
+            "--server-pid",
+            &pid,
+        ],
+    );
+    stop_nginx(child.id());
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") > 100.0, "{r}");
+    assert_eq!(metric(&r, "errors_read") + metric(&r, "errors_status"), 0.0);
+    assert!(metric(&r, "server_cpu_percent") > 0.0, "{r}");
+    assert!(metric(&r, "server_cpu_percent_per_1k_rps") > 0.0);
+    assert!(metric(&r, "server_ctx_voluntary") >= 0.0);
+    // The master and its worker.
+    assert!(
+        r["detail"]["server_processes"].as_array().unwrap().len() >= 2,
+        "{r}"
+    );
+}
+
+/// SIGQUIT (graceful stop) to the nginx master this test started, through
+/// kill(1): the tests do not link libc.
+fn stop_nginx(pid: u32) {
+    let _ = std::process::Command::new("kill")
+        .arg("-QUIT")
+        .arg(pid.to_string())
+        .status();
+}
+
+/// A temporary nginx prefix with a minimal nginx.conf (1 worker, "ok" for
+/// every path) on a free port of 127.0.0.1.
+fn nginx_prefix(tag: &str) -> (std::path::PathBuf, u16) {
+    let dir = std::env::temp_dir().join(format!("atomlab-load-nginx-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let d = dir.display();
+    let conf = format!(
+        "daemon off; master_process on; worker_processes 1;\n\
+         error_log {d}/error.log; pid {d}/nginx.pid;\n\
+         events {{}}\n\
+         http {{ access_log off; client_body_temp_path {d}/cb; proxy_temp_path {d}/px;\n\
+           fastcgi_temp_path {d}/fc; uwsgi_temp_path {d}/uw; scgi_temp_path {d}/sc;\n\
+           server {{ listen 127.0.0.1:{port}; location / {{ return 200 \"ok\\n\"; }} }} }}\n"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    (dir, port)
+}
+
+#[test]
+fn spawned_nginx_is_measured_and_stopped() {
+    let nginx = std::path::Path::new("/usr/sbin/nginx");
+    if !nginx.exists() {
+        println!("skipped: nginx is not installed (apt-get install nginx-light)");
+        return;
+    }
+    let (dir, port) = nginx_prefix("spawn");
+    let d = dir.display();
+    let cmd = format!("exec /usr/sbin/nginx -p {d} -c {d}/nginx.conf 2>/dev/null");
+    let url = format!("http://127.0.0.1:{port}/");
+    let (code, r, err) = load(
+        &url,
+        &[
+            "-c", "4", "-d", "1", "--warmup", "0.2", "--rate", "1k", "--spawn", &cmd,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") > 900.0, "{r}");
+    assert!(metric(&r, "server_cpu_percent_per_1k_rps") > 0.0, "{r}");
+    // Stopped: the port no longer accepts.
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "spawned nginx still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
