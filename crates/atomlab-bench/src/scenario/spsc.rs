@@ -32,7 +32,9 @@
 //!   thread that spins or yields while waiting is on the CPU all the time,
 //!   so this is near 100% for both: it is what a polling design costs. The
 //!   busy share (`producer_busy`, `consumer_busy`, fixed rate only) is the
-//!   counter ticks spent in push calls and successful pops over the window:
+//!   counter ticks spent in push calls (failed ones included, the waits
+//!   between them not) and successful pops over the window, leaving out a
+//!   bracket longer than 20 µs (the thread was descheduled inside it):
 //!   what an event-driven design (004's PDs, which sleep when idle) would
 //!   spend on the queue. The counter reads around each operation are
 //!   included; `--variant schedule-only` keeps the schedule and stamps with
@@ -105,6 +107,21 @@ fn ticks_per_ns() -> f64 {
             1.0
         }
     })
+}
+
+/// Brackets longer than this held a deschedule, not queue work.
+const BRACKET_MAX_NS: f64 = 20_000.0;
+
+/// Ticks from `a` to `b` as queue work, or 0 when the bracket is longer
+/// than [`BRACKET_MAX_NS`] (the thread was descheduled inside it).
+#[inline(always)]
+fn busy_bracket(a: u64, b: u64, tpn: f64) -> u64 {
+    let d = b.wrapping_sub(a);
+    if (d as f64) < BRACKET_MAX_NS * tpn {
+        d
+    } else {
+        0
+    }
 }
 
 #[inline(always)]
@@ -220,7 +237,7 @@ where
                             match pop() {
                                 Some(v) => {
                                     let b = now();
-                                    side.busy_ticks += b.wrapping_sub(a);
+                                    side.busy_ticks += busy_bracket(a, b, tpn);
                                     h.saturating_record(b.saturating_sub(v).max(1));
                                     check(v, side.items);
                                     side.items += 1;
@@ -296,10 +313,15 @@ where
                             t = now();
                         }
                         p.max_lag_ticks = p.max_lag_ticks.max(t.saturating_sub(due));
-                        while !push(t) {
+                        loop {
+                            let a = now();
+                            let ok = push(t);
+                            p.busy_ticks += busy_bracket(a, now(), tpn);
+                            if ok {
+                                break;
+                            }
                             wait(mode);
                         }
-                        p.busy_ticks += now().wrapping_sub(t);
                         p.items += 1;
                     }
                 }
@@ -601,6 +623,19 @@ fn record(
             if clock::ref_source().is_some() { clock::ref_name() } else { "monotonic clock" },
             tpn
         ));
+    }
+    // A waiting thread spins or yields, so it is on the CPU unless another
+    // process took it: a low CPU % means the figures are the scheduler's.
+    let on_cpu: Vec<f64> = ["producer_cpu", "consumer_cpu"]
+        .iter()
+        .filter_map(|m| r.metric(m).and_then(|m| m.median()))
+        .collect();
+    if let Some(low) = on_cpu.iter().copied().reduce(f64::min) {
+        if low < 90.0 {
+            r.notes.push(format!(
+                "spsc {variant}: a side was on its CPU {low:.0}% of the time: other processes held the CPUs, so rates and latencies include their time slices"
+            ));
+        }
     }
     if plan.wait == WaitMode::Spin || plan.wait == WaitMode::Yield {
         r.notes.push(
