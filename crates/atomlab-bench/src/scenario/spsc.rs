@@ -632,9 +632,9 @@ fn record(
         .collect();
     if let Some(low) = on_cpu.iter().copied().reduce(f64::min) {
         if low < 90.0 {
-            r.notes.push(format!(
-                "spsc {variant}: a side was on its CPU {low:.0}% of the time: other processes held the CPUs, so rates and latencies include their time slices"
-            ));
+            r.notes.push(
+                "spsc: where a side's cpu % is below 90, other processes held its CPU, so that row's rates and latencies include their time slices".into(),
+            );
         }
     }
     if plan.wait == WaitMode::Spin || plan.wait == WaitMode::Yield {
