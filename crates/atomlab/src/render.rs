@@ -332,6 +332,8 @@ pub fn spsc_table(recs: &[&Record]) -> Table {
         "cons cpu %",
         "prod busy %",
         "cons busy %",
+        "push ns",
+        "pop ns",
         "p50 ns",
         "p99 ns",
         "p99.9 ns",
@@ -349,12 +351,19 @@ pub fn spsc_table(recs: &[&Record]) -> Table {
             r.variant.clone(),
             param(r, "placement"),
             offered,
-            median(r, "items_per_sec"),
+            // Fixed rate: items over the schedule's length; flat out: items/s.
+            if r.metric("rate_achieved").is_some() {
+                median(r, "rate_achieved")
+            } else {
+                median(r, "items_per_sec")
+            },
             median(r, "ns_per_item"),
             median(r, "producer_cpu"),
             median(r, "consumer_cpu"),
             median(r, "producer_busy"),
             median(r, "consumer_busy"),
+            median(r, "push_ns"),
+            median(r, "pop_ns"),
             median(r, "latency_p50_ns"),
             median(r, "latency_p99_ns"),
             median(r, "latency_p999_ns"),

@@ -427,6 +427,8 @@ fn spsc_absurd_rate_is_flagged_not_sustained() {
         "consumer_cpu",
         "producer_busy",
         "consumer_busy",
+        "push_ns",
+        "pop_ns",
         "latency_p50_ns",
         "latency_p99_ns",
         "latency_p999_ns",
