@@ -27,7 +27,11 @@
 //!   due (the producer was descheduled, or the ring was full).
 //! - Latency: the consumer reads the counter after each successful pop and
 //!   records now minus the item's stamp in an HdrHistogram (3 significant
-//!   digits); p50, p99, p99.9 and max per run.
+//!   digits; G. Tene's HdrHistogram, via the `hdrhistogram` crate); p50,
+//!   p99, p99.9 and max per run. The stamp is the push attempt's time, not
+//!   the item's due time, so a producer that fell behind does not add its
+//!   lateness to the latency (coordinated omission, in Tene's words):
+//!   `schedule_lag_max_ns` reports that lateness separately.
 //! - CPU: each side's `CLOCK_THREAD_CPUTIME_ID` over its own window. A
 //!   thread that spins or yields while waiting is on the CPU all the time,
 //!   so this is near 100% for both: it is what a polling design costs. The
