@@ -24,16 +24,19 @@ pub enum Scenario {
     Fence,
     /// Core-to-core cache-line round trips.
     Pingpong,
+    /// A single-producer single-consumer ring, flat out or at a fixed rate.
+    Spsc,
 }
 
 impl Scenario {
     /// Every scenario.
-    pub const ALL: [Scenario; 5] = [
+    pub const ALL: [Scenario; 6] = [
         Scenario::Counter,
         Scenario::Refcount,
         Scenario::Lock,
         Scenario::Fence,
         Scenario::Pingpong,
+        Scenario::Spsc,
     ];
 
     /// The name on the command line.
@@ -44,6 +47,7 @@ impl Scenario {
             Scenario::Lock => "lock",
             Scenario::Fence => "fence",
             Scenario::Pingpong => "pingpong",
+            Scenario::Spsc => "spsc",
         }
     }
 
@@ -55,6 +59,7 @@ impl Scenario {
             Scenario::Lock => LOCK_NAMES.to_vec(),
             Scenario::Fence => FenceVariant::ALL.map(|v| v.name()).to_vec(),
             Scenario::Pingpong => vec![crate::scenario::pingpong::VARIANT],
+            Scenario::Spsc => crate::scenario::spsc::variant_names(),
         }
     }
 
@@ -102,6 +107,63 @@ impl Contention {
     }
 }
 
+/// Where the spsc producer and consumer run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Two CPUs: the indices and slots cross between cores.
+    CrossCore,
+    /// One CPU: the two threads time-slice (004's unicore case).
+    SameCore,
+}
+
+impl Placement {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::CrossCore => "cross-core",
+            Placement::SameCore => "same-core",
+        }
+    }
+}
+
+/// What an spsc thread does while it cannot make progress (ring empty or
+/// full, or the next deadline not yet reached).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMode {
+    /// Spin with the CPU's pause hint.
+    Spin,
+    /// `sched_yield(2)` between checks.
+    Yield,
+}
+
+impl WaitMode {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitMode::Spin => "spin",
+            WaitMode::Yield => "yield",
+        }
+    }
+}
+
+/// Parses an offered rate in items per second: `250000`, `100k`, `1M`,
+/// `2.5G`; `max` means flat out (`None`).
+pub fn parse_rate(s: &str) -> Result<Option<f64>, BenchError> {
+    if s == "max" {
+        return Ok(None);
+    }
+    let (num, scale) = match s.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&s[..i], 1e3),
+        Some((i, 'M')) => (&s[..i], 1e6),
+        Some((i, 'G')) => (&s[..i], 1e9),
+        _ => (s, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 1e12 => Ok(Some(v * scale)),
+        _ => Err(BenchError::BadRate(s.to_string())),
+    }
+}
+
 /// The command line's words, before validation.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -131,6 +193,14 @@ pub struct Request {
     pub increments: Option<u64>,
     /// Lock fixed-work mode: tasks the increments are split over.
     pub tasks: Option<u64>,
+    /// spsc: offered rates (`100k`, `1M`, `max`); empty means flat out.
+    pub rates: Vec<String>,
+    /// spsc: `cross-core` or `same-core`.
+    pub placement: Option<String>,
+    /// spsc: ring capacity in items.
+    pub capacity: Option<usize>,
+    /// spsc: `spin` or `yield`.
+    pub wait: Option<String>,
 }
 
 /// A validated request.
@@ -164,6 +234,14 @@ pub struct Plan {
     pub cs_work: u32,
     /// Fixed-work lock mode: (total increments, tasks).
     pub fixed_work: Option<(u64, u64)>,
+    /// spsc: offered rates in items/s, `None` for flat out (one cell each).
+    pub rates: Vec<Option<f64>>,
+    /// spsc: where the two threads run.
+    pub placement: Placement,
+    /// spsc: ring capacity in items.
+    pub capacity: usize,
+    /// spsc: how a thread waits.
+    pub wait: WaitMode,
 }
 
 impl Plan {
@@ -189,6 +267,7 @@ impl Plan {
                 }
             }
             Scenario::Counter => v * self.orderings.len().max(1) * self.threads.len(),
+            Scenario::Spsc => v * self.rates.len().max(1),
             _ => v * self.threads.len(),
         }
     }
@@ -201,6 +280,14 @@ impl Plan {
         for v in &self.variants {
             let mut by_variant = self.clone();
             by_variant.variants = vec![v.clone()];
+            if self.scenario == Scenario::Spsc {
+                for &rate in &self.rates {
+                    let mut cell = by_variant.clone();
+                    cell.rates = vec![rate];
+                    out.push(cell);
+                }
+                continue;
+            }
             let whole_threads = self.scenario == Scenario::Pingpong
                 || (self.fixed_work.is_some() && !self.threads_explicit);
             if whole_threads {
@@ -281,6 +368,12 @@ pub enum BenchError {
     /// Fixed-work parameters out of range.
     #[error("{0}")]
     BadFixedWork(String),
+    /// An offered rate that is not a positive number of items per second.
+    #[error("--rate {0}: expected items per second above 0 and at most 1000G, with an optional k, M or G suffix (100k, 1M, 2.5G), or max for flat out")]
+    BadRate(String),
+    /// Another spsc option out of range.
+    #[error("{0}")]
+    BadSpsc(String),
     /// A run whose results failed their sanity check.
     #[error("{scenario} {variant}: {reason}")]
     Sanity {
@@ -446,6 +539,54 @@ impl Plan {
                 Some((inc, tasks))
             }
         };
+        let spsc_opts = !req.rates.is_empty()
+            || req.placement.is_some()
+            || req.capacity.is_some()
+            || req.wait.is_some();
+        if spsc_opts && scenario != Scenario::Spsc {
+            return Err(BenchError::BadSpsc(
+                "--rate, --placement, --capacity and --wait apply to the spsc scenario".into(),
+            ));
+        }
+        let mut rates = Vec::new();
+        for r in &req.rates {
+            let r = parse_rate(r)?;
+            if !rates.contains(&r) {
+                rates.push(r);
+            }
+        }
+        if rates.is_empty() {
+            rates.push(None);
+        }
+        let placement = match req.placement.as_deref() {
+            None | Some("cross-core") => Placement::CrossCore,
+            Some("same-core") => Placement::SameCore,
+            Some(other) => {
+                return Err(BenchError::BadSpsc(format!(
+                    "unknown placement '{other}': expected cross-core or same-core"
+                )))
+            }
+        };
+        let wait = match req.wait.as_deref() {
+            None | Some("spin") => WaitMode::Spin,
+            Some("yield") => WaitMode::Yield,
+            Some(other) => {
+                return Err(BenchError::BadSpsc(format!(
+                    "unknown wait '{other}': expected spin or yield (notify is not implemented yet)"
+                )))
+            }
+        };
+        let capacity = req.capacity.unwrap_or(1024);
+        if capacity == 0 || capacity > 1 << 24 {
+            return Err(BenchError::BadSpsc(format!(
+                "--capacity {capacity}: expected between 1 and 16777216 items"
+            )));
+        }
+        if scenario == Scenario::Spsc && placement == Placement::CrossCore && cpus < 2 {
+            return Err(BenchError::Unavailable(
+                "spsc --placement cross-core needs two CPUs and this process may use one; use --placement same-core".into(),
+            ));
+        }
         Ok(Plan {
             scenario,
             variants,
@@ -461,6 +602,10 @@ impl Plan {
             events,
             cs_work,
             fixed_work,
+            rates,
+            placement,
+            capacity,
+            wait,
         })
     }
 }
@@ -537,6 +682,42 @@ mod tests {
         assert!(Plan::from_request(&r, 2).is_err());
         let mut r = req("lock");
         r.tasks = Some(0);
+        assert!(Plan::from_request(&r, 2).is_err());
+    }
+
+    #[test]
+    fn spsc_options() {
+        assert_eq!(parse_rate("100k").unwrap(), Some(1e5));
+        assert_eq!(parse_rate("1M").unwrap(), Some(1e6));
+        assert_eq!(parse_rate("2.5G").unwrap(), Some(2.5e9));
+        assert_eq!(parse_rate("250").unwrap(), Some(250.0));
+        assert_eq!(parse_rate("max").unwrap(), None);
+        for bad in ["0", "-1", "fast", "", "k", "inf", "NaN", "1T", "2000G"] {
+            assert!(
+                matches!(parse_rate(bad), Err(BenchError::BadRate(_))),
+                "{bad}"
+            );
+        }
+        let mut r = req("spsc");
+        r.rates = vec!["max".into(), "1M".into()];
+        let p = Plan::from_request(&r, 2).unwrap();
+        assert_eq!(p.rates, vec![None, Some(1e6)]);
+        assert_eq!(p.capacity, 1024);
+        assert_eq!(p.cells(), p.variants.len() * 2);
+        assert_eq!(p.split_cells().len(), p.cells());
+        assert!(p.variants.contains(&"rtrb".to_string()));
+        assert!(!p.variants.iter().any(|v| v.starts_with("broken")));
+        let mut r = req("spsc");
+        r.capacity = Some(0);
+        assert!(Plan::from_request(&r, 2).is_err());
+        let mut r = req("spsc");
+        r.placement = Some("numa".into());
+        assert!(Plan::from_request(&r, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("same-core"));
+        let mut r = req("counter");
+        r.rates = vec!["1M".into()];
         assert!(Plan::from_request(&r, 2).is_err());
     }
 

@@ -102,6 +102,9 @@ pub enum FlagKind {
     /// Some runs were left out of the summary because their timing could
     /// not be trusted; the rest are data.
     RunsExcluded,
+    /// A fixed-rate run achieved less than 99% of the offered rate: the
+    /// figures describe a saturated system, not the load asked for.
+    RateNotSustained,
 }
 
 impl FlagKind {
@@ -111,6 +114,7 @@ impl FlagKind {
             FlagKind::Implausible => "implausible",
             FlagKind::NotContended => "not contended as asked",
             FlagKind::RunsExcluded => "runs excluded",
+            FlagKind::RateNotSustained => "rate not sustained",
         }
     }
 }

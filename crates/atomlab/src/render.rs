@@ -174,13 +174,16 @@ pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
     let recs = &report.records;
     let timed: Vec<&Record> = recs
         .iter()
-        .filter(|r| r.scenario != "pingpong" && r.parameters.get("mode").is_none())
+        .filter(|r| {
+            r.scenario != "pingpong" && r.scenario != "spsc" && r.parameters.get("mode").is_none()
+        })
         .collect();
     let fixed: Vec<&Record> = recs
         .iter()
         .filter(|r| r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-work"))
         .collect();
     let pingpong: Vec<&Record> = recs.iter().filter(|r| r.scenario == "pingpong").collect();
+    let spsc: Vec<&Record> = recs.iter().filter(|r| r.scenario == "spsc").collect();
     if !timed.is_empty() {
         print(&timed_table(&timed))?;
     }
@@ -189,6 +192,9 @@ pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
     }
     if !pingpong.is_empty() {
         print(&pingpong_table(&pingpong))?;
+    }
+    if !spsc.is_empty() {
+        print(&spsc_table(&spsc))?;
     }
     let mut out = std::io::stdout().lock();
     flag_lines(&mut out, &recs.iter().collect::<Vec<_>>())?;
@@ -307,6 +313,61 @@ fn fixed_table(recs: &[&Record]) -> Table {
             s.map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "-".into()),
             median(r, "ns_per_op"),
+            status(r),
+        ]);
+    }
+    t
+}
+
+/// `bench spsc`: one row per variant, placement and offered rate.
+pub fn spsc_table(recs: &[&Record]) -> Table {
+    let mut t = table();
+    t.set_header(vec![
+        "variant",
+        "placement",
+        "offered/s",
+        "achieved/s",
+        "ns/item",
+        "prod cpu %",
+        "cons cpu %",
+        "prod busy %",
+        "cons busy %",
+        "push ns",
+        "pop ns",
+        "p50 ns",
+        "p99 ns",
+        "p99.9 ns",
+        "max ns",
+        "status",
+    ]);
+    for r in recs {
+        let offered = r
+            .parameters
+            .get("rate_offered")
+            .and_then(|v| v.as_f64())
+            .map(num)
+            .unwrap_or_else(|| "max".into());
+        t.add_row(vec![
+            r.variant.clone(),
+            param(r, "placement"),
+            offered,
+            // Fixed rate: items over the schedule's length; flat out: items/s.
+            if r.metric("rate_achieved").is_some() {
+                median(r, "rate_achieved")
+            } else {
+                median(r, "items_per_sec")
+            },
+            median(r, "ns_per_item"),
+            median(r, "producer_cpu"),
+            median(r, "consumer_cpu"),
+            median(r, "producer_busy"),
+            median(r, "consumer_busy"),
+            median(r, "push_ns"),
+            median(r, "pop_ns"),
+            median(r, "latency_p50_ns"),
+            median(r, "latency_p99_ns"),
+            median(r, "latency_p999_ns"),
+            median(r, "latency_max_ns"),
             status(r),
         ]);
     }

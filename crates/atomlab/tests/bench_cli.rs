@@ -59,6 +59,38 @@ fn bad_input_exits_2_and_lists_the_choices() {
         &["shared or private"],
     );
     assert_bad_input(&["bench", "counter", "--frobnicate"], &["--frobnicate"]);
+    // Issue 12: bench spsc's rate and ring options.
+    for rate in ["0", "-1", "fast", "1T", "inf"] {
+        assert_bad_input(
+            &["bench", "spsc", "--rate", rate],
+            &[&format!("--rate {rate}"), "100k, 1M", "max"],
+        );
+    }
+    assert_bad_input(
+        &["bench", "spsc", "--capacity", "0"],
+        &["--capacity 0", "between 1 and"],
+    );
+    assert_bad_input(
+        &["bench", "spsc", "--variant", "lamport"],
+        &[
+            "unknown spsc variant 'lamport'",
+            "c11-acq-rel",
+            "rtrb",
+            "schedule-only",
+        ],
+    );
+    assert_bad_input(
+        &["bench", "spsc", "--placement", "numa"],
+        &["unknown placement 'numa'", "cross-core or same-core"],
+    );
+    assert_bad_input(
+        &["bench", "spsc", "--wait", "sleep"],
+        &["unknown wait 'sleep'", "spin or yield"],
+    );
+    assert_bad_input(
+        &["bench", "counter", "--rate", "1M"],
+        &["apply to the spsc scenario"],
+    );
     assert_bad_input(
         &["bench", "fence", "--ordering", "relaxed"],
         &["--ordering applies to the counter scenario"],
@@ -341,4 +373,98 @@ fn shards_split_the_cells() {
     };
     assert_eq!(cells("0/2"), ["\"fetch_add\"x1", "\"cas_loop\"x1"]);
     assert_eq!(cells("1/2"), ["\"fetch_add\"x2", "\"cas_loop\"x2"]);
+}
+
+fn metric_median(r: &Value, name: &str) -> f64 {
+    r["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("metric {name} missing"))["summary"]["median"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("metric {name} has no median"))
+}
+
+/// Issue 12: an absurd offered rate is reported as not sustained, in the
+/// JSON (flag) and in the table (status), never as met.
+#[test]
+fn spsc_absurd_rate_is_flagged_not_sustained() {
+    let v = json_run(&[
+        "bench",
+        "spsc",
+        "--variant",
+        "c11-acq-rel",
+        "--rate",
+        "10G",
+        "--placement",
+        "same-core",
+        "--wait",
+        "yield",
+        "--duration",
+        "50ms",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    let r = &v["records"][0];
+    assert_eq!(r["scenario"], "spsc");
+    assert_eq!(r["parameters"]["load"], "fixed-rate");
+    assert_eq!(r["parameters"]["rate_offered"], 1e10);
+    assert_eq!(r["parameters"]["placement"], "same-core");
+    assert!(r["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["kind"] == "rate_not_sustained"));
+    assert!(metric_median(r, "rate_achieved") < 0.99e10);
+    for m in [
+        "items_per_sec",
+        "ns_per_item",
+        "producer_cpu",
+        "consumer_cpu",
+        "producer_busy",
+        "consumer_busy",
+        "push_ns",
+        "pop_ns",
+        "latency_p50_ns",
+        "latency_p99_ns",
+        "latency_p999_ns",
+        "latency_max_ns",
+        "schedule_lag_max_ns",
+    ] {
+        assert!(metric_median(r, m) >= 0.0, "{m}");
+    }
+
+    let o = atomlab(&[
+        "bench",
+        "spsc",
+        "--variant",
+        "rtrb",
+        "--rate",
+        "10G",
+        "--duration",
+        "30ms",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--wait",
+        "yield",
+        "--placement",
+        "same-core",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("achieved/s") && table.contains("p99.9 ns"),
+        "{table}"
+    );
+    let row = table
+        .lines()
+        .find(|l| l.contains("| rtrb"))
+        .expect("rtrb row");
+    assert!(row.contains("rate not sustained"), "{row}");
 }

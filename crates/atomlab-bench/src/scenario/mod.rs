@@ -6,6 +6,7 @@ pub mod fence;
 pub mod lock;
 pub mod pingpong;
 pub mod refcount;
+pub mod spsc;
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 
@@ -25,6 +26,7 @@ pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>
         Scenario::Lock => lock::run(plan, pmu, progress),
         Scenario::Fence => fence::run(plan, pmu, progress),
         Scenario::Pingpong => pingpong::run(plan, progress),
+        Scenario::Spsc => spsc::run(plan, progress),
     }
 }
 
@@ -81,7 +83,7 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
             Scenario::Lock | Scenario::Counter | Scenario::Refcount => {
                 crate::plausible::thread_rmw_implausible(ns_per_op)
             }
-            Scenario::Fence | Scenario::Pingpong => None,
+            Scenario::Fence | Scenario::Pingpong | Scenario::Spsc => None,
         };
         match why {
             Some(why) => implausible.push(format!("run {}: {why}", i + 1)),

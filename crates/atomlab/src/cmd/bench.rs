@@ -16,7 +16,7 @@ use crate::render;
 // them, instead of clap's "use -- -1" tip.
 #[command(allow_negative_numbers = true)]
 pub struct BenchArgs {
-    /// What to measure: counter, refcount, lock, fence or pingpong.
+    /// What to measure: counter, refcount, lock, fence, pingpong or spsc.
     pub scenario: String,
     /// Variants to run, comma-separated, or `all` [default: all that run here].
     #[arg(long, value_delimiter = ',')]
@@ -57,6 +57,18 @@ pub struct BenchArgs {
     /// Fixed-work lock mode: tasks the increments are split over [default with --increments: 20].
     #[arg(long)]
     pub tasks: Option<u64>,
+    /// spsc: offered rates in items/s, comma-separated, with k, M or G (100k,1M), or max for flat out [default: max].
+    #[arg(long, value_delimiter = ',')]
+    pub rate: Vec<String>,
+    /// spsc: cross-core (producer and consumer on two CPUs) or same-core (one CPU, time-sliced) [default: cross-core].
+    #[arg(long)]
+    pub placement: Option<String>,
+    /// spsc: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024].
+    #[arg(long)]
+    pub capacity: Option<usize>,
+    /// spsc: how a side waits for room, items or its next deadline: spin or yield [default: spin].
+    #[arg(long)]
+    pub wait: Option<String>,
     /// Run only part I of N of the cells (0 <= I < N), for a batch
     /// scheduler's array job; the parts of one --label merge in compare and report.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
@@ -104,6 +116,10 @@ impl BenchArgs {
             cs_work: self.cs_work,
             increments: self.increments,
             tasks: self.tasks,
+            rates: self.rate.clone(),
+            placement: self.placement.clone(),
+            capacity: self.capacity,
+            wait: self.wait.clone(),
         }
     }
 }
