@@ -10,7 +10,7 @@
 //!
 //! Metrics compared: the timings and rates, each with its direction (ops/s
 //! and fairness higher is better; ns/op, cycles, instructions, events and
-//! seconds lower is better). Counts (a checker's states, an audit's
+//! seconds lower is better; a loaded server's CPU % lower is better). Counts (a checker's states, an audit's
 //! instructions) are deterministic: a change there shows as a verdict or
 //! observation change. Descriptive figures (CPU %, parallelism) are not
 //! judged. A record that carries a verdict or an observation (stress,
@@ -93,6 +93,9 @@ pub fn direction(name: &str, unit: Unit) -> Option<Direction> {
         | Unit::EventsPerOp
         | Unit::Seconds => Some(Direction::LowerIsBetter),
         Unit::Ratio if name == "fairness" => Some(Direction::HigherIsBetter),
+        // A server's CPU for the same load (load's headline, and 004's
+        // measure) is a cost; a benchmark thread's CPU % only describes.
+        Unit::Percent if name.starts_with("server_cpu") => Some(Direction::LowerIsBetter),
         Unit::Ratio | Unit::Percent | Unit::Count => None,
     }
 }
