@@ -181,7 +181,9 @@ pub fn summary(report: &Report) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "machine: {} {}, {} CPUs{}{}; PMU {}",
+        // Two lines: an emulated CPU's name and the notes would pass 120
+        // columns on one.
+        "machine: {} {}, {} CPUs{}{}\nPMU: {}",
         m.arch,
         m.cpu_model,
         m.cpus,
