@@ -118,8 +118,17 @@ fn save_list_show_export_import() {
     );
     let metrics = doc["records"][0]["metrics"].as_array().unwrap().len();
     assert_eq!(csv.lines().count(), 1 + metrics, "{csv}");
+    // n is the runs kept: a run the harness had to leave out (a starved
+    // thread on a busy machine) is not counted.
+    let n = doc["records"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "ns_per_op")
+        .unwrap()["summary"]["n"]
+        .clone();
     assert!(
-        csv.contains(",ns_per_op,nanos_per_op,clock_gettime,5,"),
+        csv.contains(&format!(",ns_per_op,nanos_per_op,clock_gettime,{n},")),
         "{csv}"
     );
 
