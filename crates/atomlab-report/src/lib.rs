@@ -37,6 +37,12 @@ mod compare;
 mod html;
 mod verdicts;
 
+/// A figure as atomlab's tables print it (three significant digits, SI
+/// suffixes); the terminal tables use it too.
+pub use html::num as figure;
+/// A check record's cell (`Never (3)`, `TIMEOUT`…), for the terminal too.
+pub use verdicts::check_cell;
+
 use std::fmt::Write;
 
 use atomlab_core::{Machine, Report};

@@ -93,24 +93,10 @@ pub fn export_json<T: serde::Serialize>(path: &std::path::Path, value: &T) -> an
     Ok(())
 }
 
-/// A figure with three significant digits and an SI suffix for big counts.
+/// A figure with three significant digits and an SI suffix for big counts
+/// (the report's formatting, so the terminal and the HTML agree).
 pub fn num(v: f64) -> String {
-    let a = v.abs();
-    if !v.is_finite() {
-        "-".into()
-    } else if a >= 1e9 {
-        format!("{:.2}G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.1}k", v / 1e3)
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    atomlab_report::figure(v)
 }
 
 /// A metric's median for a table; a record whose timing is implausible

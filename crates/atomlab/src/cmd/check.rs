@@ -723,24 +723,5 @@ pub fn records_table(recs: &[&Record]) -> anyhow::Result<()> {
 
 /// A check record's cell, as the table of `check` prints it.
 pub fn record_cell(r: &Record) -> String {
-    match r.verdict {
-        Some(Verdict::Timeout) => return "TIMEOUT".into(),
-        Some(Verdict::Bound) => return "BOUND".into(),
-        _ => {}
-    }
-    let obs = r
-        .parameters
-        .get("observation")
-        .and_then(|o| o.as_str())
-        .unwrap_or("-");
-    let states = r
-        .metric("allowed_states")
-        .and_then(|m| m.median())
-        .unwrap_or(0.0);
-    let race = if r.parameters.get("data_race").and_then(|d| d.as_bool()) == Some(true) {
-        " race"
-    } else {
-        ""
-    };
-    format!("{obs} ({states}){race}")
+    atomlab_report::check_cell(r)
 }
