@@ -36,6 +36,11 @@ fn every_subcommand_writes_the_schema() {
     let me = env!("CARGO_BIN_EXE_atomlab");
     let (mp, refused) = (golden("x86/MP.litmus"), golden("errors/c-loop.litmus"));
     let race = golden("c/race.litmus");
+    // The suite's HTML report goes to a scratch file, not the source tree.
+    let suite_html = std::env::temp_dir()
+        .join(format!("atomlab-schema-suite-{}.html", std::process::id()))
+        .display()
+        .to_string();
     let runs: Vec<(Vec<&str>, i32)> = vec![
         (vec!["machine", "--json"], 0),
         (
@@ -101,7 +106,7 @@ fn every_subcommand_writes_the_schema() {
             vec!["audit", "--json", "--require", "lse", me],
             if cfg!(target_arch = "aarch64") { -1 } else { 0 },
         ),
-        (vec!["suite", "--json"], 0),
+        (vec!["suite", "--json", "-o", &suite_html], 0),
     ];
     for (args, want) in runs {
         let o = atomlab(&args);

@@ -134,7 +134,8 @@ fn no_progress_lines_when_piped() {
 /// Now one screen: a line per capability.
 #[test]
 fn suite_fits_on_one_screen() {
-    let o = atomlab(&["suite"]);
+    let html = std::env::temp_dir().join(format!("atomlab-suite-{}.html", std::process::id()));
+    let o = atomlab(&["suite", "-o", html.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let s = out(&o);
     assert!(s.lines().count() <= 40, "{} lines: {s}", s.lines().count());
@@ -142,6 +143,14 @@ fn suite_fits_on_one_screen() {
     for cap in ["bench counter", "bench lock", "stress", "check"] {
         assert!(s.contains(cap), "no {cap} line: {s}");
     }
+    // The suite writes its report and says where.
+    assert!(
+        stderr(&o).contains(html.to_str().unwrap()),
+        "{}",
+        stderr(&o)
+    );
+    let page = std::fs::read_to_string(&html).expect("the suite's report");
+    assert!(page.contains("<svg"));
 }
 
 /// Before: `stress refcount` printed "refcount_t: underflow; use-after-free"
