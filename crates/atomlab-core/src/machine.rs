@@ -61,6 +61,32 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// The fingerprint as labelled facts, in the order every table shows
+    /// them (the terminal's `atomlab machine` and the HTML report).
+    pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let pmu = if self.pmu.available {
+            "available".to_string()
+        } else {
+            format!(
+                "unavailable ({})",
+                self.pmu.reason.as_deref().unwrap_or("no reason given")
+            )
+        };
+        vec![
+            ("arch", self.arch.clone()),
+            ("cpu", self.cpu_model.clone()),
+            ("cpus", self.cpus.to_string()),
+            ("features", self.features.join(" ")),
+            ("virtualised", self.virtualised.to_string()),
+            ("emulated", self.emulated.to_string()),
+            ("kernel", self.kernel.clone()),
+            ("rustc", self.rustc.clone()),
+            ("target", self.target.clone()),
+            ("target features", self.target_features.join(" ")),
+            ("pmu", pmu),
+        ]
+    }
+
     /// Fingerprints the running machine. Never fails: what cannot be read is
     /// reported as `unknown`.
     pub fn detect() -> Machine {

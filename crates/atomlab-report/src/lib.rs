@@ -280,28 +280,8 @@ fn runs_section(out: &mut String, runs: &[RunView]) {
 
     for (i, m) in machines.iter().enumerate() {
         let _ = writeln!(out, "<h3>machine #{}</h3>", i + 1);
-        let pmu = if m.pmu.available {
-            "available".to_string()
-        } else {
-            format!(
-                "unavailable ({})",
-                m.pmu.reason.as_deref().unwrap_or("no reason given")
-            )
-        };
         let mut t = Table::new(&["", ""]).class("kv");
-        for (k, v) in [
-            ("arch", m.arch.clone()),
-            ("cpu", m.cpu_model.clone()),
-            ("cpus", m.cpus.to_string()),
-            ("features", m.features.join(" ")),
-            ("virtualised", m.virtualised.to_string()),
-            ("emulated", m.emulated.to_string()),
-            ("kernel", m.kernel.clone()),
-            ("rustc", m.rustc.clone()),
-            ("target", m.target.clone()),
-            ("target features", m.target_features.join(" ")),
-            ("pmu", pmu),
-        ] {
+        for (k, v) in m.facts() {
             t.row(vec![Cell::text(k), Cell::text(v)]);
         }
         t.render(out);

@@ -33,26 +33,7 @@ pub fn machine_table(m: &Machine) -> anyhow::Result<()> {
     t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
     t.set_width(100);
     t.set_header(vec!["machine", ""]);
-    let pmu = if m.pmu.available {
-        "available".to_string()
-    } else {
-        format!(
-            "unavailable ({})",
-            m.pmu.reason.as_deref().unwrap_or("no reason given")
-        )
-    };
-    let rows: Vec<(&str, String)> = vec![
-        ("arch", m.arch.clone()),
-        ("cpu", m.cpu_model.clone()),
-        ("cpus", m.cpus.to_string()),
-        ("features", m.features.join(" ")),
-        ("virtualised", m.virtualised.to_string()),
-        ("emulated", m.emulated.to_string()),
-        ("kernel", m.kernel.clone()),
-        ("rustc", m.rustc.clone()),
-        ("target", m.target.clone()),
-        ("pmu", pmu),
-    ];
+    let rows = m.facts();
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
     }
