@@ -290,6 +290,21 @@ fn compare_gates_on_a_regression_beyond_the_threshold() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["command"], "compare");
     assert_eq!(v["records"][0]["verdict"], "FAIL");
+    // A record the harness flagged is compared, and the output says so.
+    let mut flagged: Value = serde_json::from_slice(&std::fs::read(&b).unwrap()).unwrap();
+    flagged["records"][0]["flags"] =
+        serde_json::json!([{"kind": "not_contended", "detail": "test"}]);
+    let fb = d.join("flagged.json");
+    std::fs::write(&fb, serde_json::to_vec(&flagged).unwrap()).unwrap();
+    let o = run(
+        &db,
+        &["compare", &a, fb.to_str().unwrap(), "--threshold", "50"],
+    );
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("note: 1 flagged record(s) in B") && out.contains("not contended as asked"),
+        "{out}"
+    );
     // An unknown metric is bad input.
     let o = run(&db, &["compare", &a, &b, "--metric", "furlongs"]);
     assert_eq!(o.status.code(), Some(2));

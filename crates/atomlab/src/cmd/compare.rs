@@ -135,6 +135,27 @@ pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStat
         ))?;
     } else {
         print(&result, &a.name, &b.name, args.threshold)?;
+        // Figures the harness itself marked (not contended, runs left out)
+        // are compared as measured, but the reader must know.
+        for (tag, side) in [("A", &a), ("B", &b)] {
+            let flagged: Vec<String> = side
+                .records
+                .iter()
+                .filter(|r| !r.flags.is_empty())
+                .map(|r| {
+                    let mut words: Vec<&str> = r.flags.iter().map(|f| f.kind.words()).collect();
+                    words.dedup();
+                    format!("{} {} ({})", r.scenario, r.variant, words.join(", "))
+                })
+                .collect();
+            if !flagged.is_empty() {
+                println!(
+                    "note: {} flagged record(s) in {tag}, compared as measured: {}",
+                    flagged.len(),
+                    flagged.join("; ")
+                );
+            }
+        }
     }
     if result.regressions() > 0 {
         eprintln!(
