@@ -134,6 +134,11 @@ pub enum WaitMode {
     Spin,
     /// `sched_yield(2)` between checks.
     Yield,
+    /// The consumer sleeps on a futex when the ring is empty and the
+    /// producer wakes it only when it said it is sleeping
+    /// (`atomlab_prims::doorbell`); the producer sleeps until shortly before
+    /// an item is due at low fixed rates, and yields when the ring is full.
+    Notify,
 }
 
 impl WaitMode {
@@ -142,6 +147,7 @@ impl WaitMode {
         match self {
             WaitMode::Spin => "spin",
             WaitMode::Yield => "yield",
+            WaitMode::Notify => "notify",
         }
     }
 }
@@ -570,9 +576,10 @@ impl Plan {
         let wait = match req.wait.as_deref() {
             None | Some("spin") => WaitMode::Spin,
             Some("yield") => WaitMode::Yield,
+            Some("notify") => WaitMode::Notify,
             Some(other) => {
                 return Err(BenchError::BadSpsc(format!(
-                    "unknown wait '{other}': expected spin or yield (notify is not implemented yet)"
+                    "unknown wait '{other}': expected spin, yield or notify"
                 )))
             }
         };

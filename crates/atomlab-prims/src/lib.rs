@@ -16,6 +16,7 @@
 pub mod arch;
 pub mod broken;
 pub mod counter;
+pub mod doorbell;
 pub mod fence;
 pub mod lock;
 pub mod pad;

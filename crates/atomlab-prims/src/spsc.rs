@@ -354,6 +354,19 @@ impl<V: SpscBarriers> SpscRing<V> {
         true
     }
 
+    /// Consumer only: whether an item is ready to pop, reading the
+    /// producer's index with the variant's ordering (the check a consumer
+    /// makes before it sleeps: [`crate::doorbell::Doorbell::sleep_unless`]).
+    #[inline]
+    pub fn consumer_has_item(&self) -> bool {
+        // ORDERING: Relaxed: only the consumer writes `head`.
+        let h = self.head.load(Ordering::Relaxed);
+        let t = V::consumer_load_tail(&self.tail);
+        // ORDERING: Relaxed: consumer-private, as in `try_pop`.
+        self.tail_seen.store(t, Ordering::Relaxed);
+        t != h
+    }
+
     /// Consumer only: takes the oldest item, or `None` when the ring is empty.
     #[inline]
     pub fn try_pop(&self) -> Option<(u64, u64)> {

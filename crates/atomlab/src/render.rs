@@ -289,7 +289,11 @@ fn fixed_table(recs: &[&Record]) -> Table {
 /// `bench spsc`: one row per variant, placement and offered rate.
 pub fn spsc_table(recs: &[&Record]) -> Table {
     let mut t = table();
-    t.set_header(vec![
+    // --wait notify: the producer's wake calls per item, in its own column.
+    let notify = recs
+        .iter()
+        .any(|r| r.metric("notifications_per_item").is_some());
+    let mut header = vec![
         "variant",
         "placement",
         "offered/s",
@@ -305,8 +309,12 @@ pub fn spsc_table(recs: &[&Record]) -> Table {
         "p99 ns",
         "p99.9 ns",
         "max ns",
-        "status",
-    ]);
+    ];
+    if notify {
+        header.push("wakes/item");
+    }
+    header.push("status");
+    t.set_header(header);
     for r in recs {
         let offered = r
             .parameters
@@ -314,7 +322,7 @@ pub fn spsc_table(recs: &[&Record]) -> Table {
             .and_then(|v| v.as_f64())
             .map(num)
             .unwrap_or_else(|| "max".into());
-        t.add_row(vec![
+        let mut row = vec![
             r.variant.clone(),
             param(r, "placement"),
             offered,
@@ -335,8 +343,12 @@ pub fn spsc_table(recs: &[&Record]) -> Table {
             median(r, "latency_p99_ns"),
             median(r, "latency_p999_ns"),
             median(r, "latency_max_ns"),
-            status(r),
-        ]);
+        ];
+        if notify {
+            row.push(median(r, "notifications_per_item"));
+        }
+        row.push(status(r));
+        t.add_row(row);
     }
     t
 }

@@ -85,7 +85,7 @@ fn bad_input_exits_2_and_lists_the_choices() {
     );
     assert_bad_input(
         &["bench", "spsc", "--wait", "sleep"],
-        &["unknown wait 'sleep'", "spin or yield"],
+        &["unknown wait 'sleep'", "spin, yield or notify"],
     );
     assert_bad_input(
         &["bench", "counter", "--rate", "1M"],
@@ -384,6 +384,37 @@ fn metric_median(r: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("metric {name} missing"))["summary"]["median"]
         .as_f64()
         .unwrap_or_else(|| panic!("metric {name} has no median"))
+}
+
+/// Issue 12: `--wait notify` puts the consumer to sleep between items at a
+/// low rate, and the record counts the wake-ups.
+#[test]
+fn spsc_notify_counts_wake_ups() {
+    let v = json_run(&[
+        "bench",
+        "spsc",
+        "--variant",
+        "fences",
+        "--rate",
+        "2k",
+        "--placement",
+        "same-core",
+        "--wait",
+        "notify",
+        "--duration",
+        "200ms",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    let r = &v["records"][0];
+    assert_eq!(r["parameters"]["wait"], "notify");
+    let wakes = metric_median(r, "notifications_per_item");
+    // 500 µs between items: the consumer is asleep when most arrive.
+    assert!(wakes > 0.3 && wakes <= 1.0, "{wakes}");
+    assert!(metric_median(r, "consumer_sleeps_per_item") > 0.3);
 }
 
 /// Issue 12: an absurd offered rate is reported as not sustained, in the

@@ -53,7 +53,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
-use atomlab_prims::spsc::SPSC_NAMES;
+use atomlab_prims::doorbell::Doorbell;
+use atomlab_prims::spsc::{SpscBarriers, SpscRing, SPSC_NAMES};
 use atomlab_prims::{with_spsc, CachePadded};
 use hdrhistogram::Histogram;
 
@@ -128,11 +129,76 @@ fn busy_bracket(a: u64, b: u64, tpn: f64) -> u64 {
     }
 }
 
+/// One wait for room in the ring (or, in spin and yield modes, for an item).
 #[inline(always)]
 fn wait(mode: WaitMode) {
     match mode {
         WaitMode::Spin => std::hint::spin_loop(),
-        WaitMode::Yield => std::thread::yield_now(),
+        // A notify-mode producer facing a full ring yields: the consumer is
+        // awake (it was rung for the items that filled it).
+        WaitMode::Yield | WaitMode::Notify => std::thread::yield_now(),
+    }
+}
+
+/// Notify mode sleeps until this long before an item is due, then spins,
+/// when the next item is due later than [`SLEEP_MIN_NS`]: timer slack and
+/// wake-up latency are tens of µs, so the spin absorbs them.
+const SLEEP_MARGIN_NS: f64 = 100_000.0;
+/// Below this distance to the next item a notify-mode producer spins.
+const SLEEP_MIN_NS: f64 = 200_000.0;
+
+/// The consumer's end of a queue: what the measured loop calls.
+trait ConsumerEnd: Send {
+    /// Takes the oldest item.
+    fn pop(&mut self) -> Option<u64>;
+    /// Whether an item is ready, without taking it: the check a notify-mode
+    /// consumer makes after announcing that it is going to sleep.
+    fn has_item(&mut self) -> bool;
+}
+
+/// atomlab-prims' ring, in one barrier variant.
+struct RingEnd<'a, V>(&'a SpscRing<V>);
+
+impl<V: SpscBarriers> ConsumerEnd for RingEnd<'_, V> {
+    fn pop(&mut self) -> Option<u64> {
+        self.0.try_pop().map(|x| x.0)
+    }
+    fn has_item(&mut self) -> bool {
+        self.0.consumer_has_item()
+    }
+}
+
+struct RtrbEnd(rtrb::Consumer<u64>);
+
+impl ConsumerEnd for RtrbEnd {
+    fn pop(&mut self) -> Option<u64> {
+        self.0.pop().ok()
+    }
+    fn has_item(&mut self) -> bool {
+        !self.0.is_empty()
+    }
+}
+
+struct CrossbeamEnd<'a>(&'a crossbeam_queue::ArrayQueue<u64>);
+
+impl ConsumerEnd for CrossbeamEnd<'_> {
+    fn pop(&mut self) -> Option<u64> {
+        self.0.pop()
+    }
+    fn has_item(&mut self) -> bool {
+        !self.0.is_empty()
+    }
+}
+
+/// `schedule-only`'s consumer: there is no queue.
+struct NoQueue;
+
+impl ConsumerEnd for NoQueue {
+    fn pop(&mut self) -> Option<u64> {
+        None
+    }
+    fn has_item(&mut self) -> bool {
+        false
     }
 }
 
@@ -148,6 +214,9 @@ struct Side {
     /// Producer at a fixed rate: the most ticks an item was pushed after
     /// it was due (descheduling, a full ring, or a slow push).
     max_lag_ticks: u64,
+    /// Notify mode: the producer's wake system calls, or the consumer's
+    /// sleeps (wait system calls).
+    notifications: u64,
 }
 
 impl Side {
@@ -177,9 +246,9 @@ impl RunOut {
     }
 }
 
-/// The queue as two closures: the producer's push (false when full) and
-/// the consumer's pop. `None` for the consumer means there is no queue
-/// (`schedule-only`): the consumer does nothing.
+/// The queue as the producer's push (false when full) and the consumer's
+/// end. `None` for the consumer means there is no queue (`schedule-only`):
+/// the consumer does nothing.
 struct Run<'a, P, C> {
     plan: &'a Plan,
     cpus: (Option<usize>, Option<usize>),
@@ -190,7 +259,7 @@ struct Run<'a, P, C> {
 impl<P, C> Run<'_, P, C>
 where
     P: FnMut(u64) -> bool + Send,
-    C: FnMut() -> Option<u64> + Send,
+    C: ConsumerEnd,
 {
     fn go(self, seconds: f64) -> RunOut {
         let Run {
@@ -205,8 +274,10 @@ where
         let mode = plan.wait;
         let tpn = ticks_per_ns();
         let has_queue = pop.is_some();
+        let notify = mode == WaitMode::Notify;
+        let bell = Doorbell::new();
         std::thread::scope(|s| {
-            let (barrier, done) = (&barrier, &done);
+            let (barrier, done, bell) = (&barrier, &done, &bell);
             let consumer = s.spawn(move || {
                 if let Some(c) = cpus.1 {
                     let _ = affinity::pin_current_thread(c);
@@ -233,12 +304,24 @@ where
                         }
                         last = v;
                     };
+                    // No item and no stop flag: spin, yield, or (notify)
+                    // announce a sleep, re-check, and sleep until rung.
+                    let idle = |pop: &mut C, side: &mut Side| {
+                        if notify {
+                            // ORDERING: Acquire, as the stop checks below.
+                            let slept = bell
+                                .sleep_unless(|| pop.has_item() || done.load(Ordering::Acquire));
+                            side.notifications += u64::from(slept);
+                        } else {
+                            wait(mode)
+                        }
+                    };
                     if rate.is_some() {
                         let mut h = Histogram::<u64>::new_with_bounds(1, 1 << 45, 3)
                             .expect("valid histogram bounds");
                         loop {
                             let a = now();
-                            match pop() {
+                            match pop.pop() {
                                 Some(v) => {
                                     let b = now();
                                     side.busy_ticks += busy_bracket(a, b, tpn);
@@ -249,7 +332,7 @@ where
                                 // ORDERING: Acquire pairs with the producer's
                                 // Release store of `done`: every push happened
                                 // before it, so the pop below sees them all.
-                                None if done.load(Ordering::Acquire) => match pop() {
+                                None if done.load(Ordering::Acquire) => match pop.pop() {
                                     Some(v) => {
                                         let b = now();
                                         h.saturating_record(b.saturating_sub(v).max(1));
@@ -258,26 +341,26 @@ where
                                     }
                                     None => break,
                                 },
-                                None => wait(mode),
+                                None => idle(&mut pop, &mut side),
                             }
                         }
                         hist = Some(h);
                     } else {
                         loop {
-                            match pop() {
+                            match pop.pop() {
                                 Some(v) => {
                                     check(v, side.items);
                                     side.items += 1;
                                 }
                                 // ORDERING: as above.
-                                None if done.load(Ordering::Acquire) => match pop() {
+                                None if done.load(Ordering::Acquire) => match pop.pop() {
                                     Some(v) => {
                                         check(v, side.items);
                                         side.items += 1;
                                     }
                                     None => break,
                                 },
-                                None => wait(mode),
+                                None => idle(&mut pop, &mut side),
                             }
                         }
                     }
@@ -312,14 +395,28 @@ where
                             // pushed by now was not achieved.
                             break;
                         }
+                        if notify && (due.saturating_sub(t) as f64) > SLEEP_MIN_NS * tpn {
+                            let ns = due.saturating_sub(t) as f64 / tpn - SLEEP_MARGIN_NS;
+                            std::thread::sleep(std::time::Duration::from_nanos(ns as u64));
+                            t = now();
+                        }
                         while t < due {
-                            wait(mode);
+                            match mode {
+                                WaitMode::Yield => std::thread::yield_now(),
+                                // Notify: within SLEEP_MIN_NS of the item.
+                                WaitMode::Spin | WaitMode::Notify => std::hint::spin_loop(),
+                            }
                             t = now();
                         }
                         p.max_lag_ticks = p.max_lag_ticks.max(t.saturating_sub(due));
                         loop {
                             let a = now();
                             let ok = push(t);
+                            // The ring's fence and any wake are part of the
+                            // push's cost in notify mode.
+                            if ok && notify {
+                                p.notifications += u64::from(bell.ring());
+                            }
                             p.busy_ticks += busy_bracket(a, now(), tpn);
                             if ok {
                                 break;
@@ -337,6 +434,9 @@ where
                             while !push(p.items) {
                                 wait(mode);
                             }
+                            if notify {
+                                p.notifications += u64::from(bell.ring());
+                            }
                             p.items += 1;
                         }
                         if now().wrapping_sub(t0) >= span {
@@ -350,6 +450,10 @@ where
             // ORDERING: Release: every push above happens before the
             // consumer's Acquire load that sees the flag.
             done.store(true, Ordering::Release);
+            if notify {
+                // The stop flag is news too: a sleeping consumer must see it.
+                bell.ring();
+            }
             let (c, latency, mut sanity) = consumer.join().unwrap_or_else(|_| {
                 (
                     Side::default(),
@@ -441,7 +545,7 @@ fn one_run(
             plan,
             cpus,
             push: move |v: u64| q.try_push((v, 0)),
-            pop: Some(move || q.try_pop().map(|x| x.0)),
+            pop: Some(RingEnd(q)),
         }
         .go(seconds)
     }) {
@@ -449,12 +553,12 @@ fn one_run(
     }
     Ok(match variant {
         RTRB => {
-            let (mut p, mut c) = rtrb::RingBuffer::<u64>::new(cap);
+            let (mut p, c) = rtrb::RingBuffer::<u64>::new(cap);
             Run {
                 plan,
                 cpus,
                 push: move |v| p.push(v).is_ok(),
-                pop: Some(move || c.pop().ok()),
+                pop: Some(RtrbEnd(c)),
             }
             .go(seconds)
         }
@@ -465,7 +569,7 @@ fn one_run(
                 plan,
                 cpus,
                 push: move |v| q.push(v).is_ok(),
-                pop: Some(move || q.pop()),
+                pop: Some(CrossbeamEnd(q)),
             }
             .go(seconds)
         }
@@ -473,7 +577,7 @@ fn one_run(
             plan,
             cpus,
             push: |v: u64| std::hint::black_box(v) == v,
-            pop: None::<fn() -> Option<u64>>,
+            pop: None::<NoQueue>,
         }
         .go(seconds),
         other => {
@@ -553,6 +657,24 @@ fn record(
             Source::Rusage,
             per_run(&|o| pct(o.consumer.cpu_ns, o.consumer.wall_ns())),
         ));
+    }
+    if plan.wait == WaitMode::Notify && !no_queue {
+        let per_item = |n: u64, items: u64| (items > 0).then(|| n as f64 / items as f64);
+        r.metrics.push(Metric::new(
+            "notifications_per_item",
+            Unit::EventsPerOp,
+            Source::Derived,
+            per_run(&|o| per_item(o.producer.notifications, o.producer.items)),
+        ));
+        r.metrics.push(Metric::new(
+            "consumer_sleeps_per_item",
+            Unit::EventsPerOp,
+            Source::Derived,
+            per_run(&|o| per_item(o.consumer.notifications, o.consumer.items)),
+        ));
+        r.notes.push(
+            "spsc --wait notify: the consumer sleeps on a futex when the ring is empty; notifications_per_item counts the producer's wake calls (made only when the consumer said it was sleeping), and each push pays one SeqCst fence for that check".into(),
+        );
     }
     let tick_src = clock::ref_source().unwrap_or(Source::ClockGettime);
     if let Some(offered) = rate {
@@ -756,6 +878,49 @@ mod tests {
         eprintln!(
             "note: 100k items/s missed in 5 attempts, each explained by a deschedule: {seen:?}"
         );
+    }
+
+    fn notify_plan(variant: &str, rate: &str, seconds: f64) -> Plan {
+        let mut p = plan(variant, rate, seconds);
+        p.wait = WaitMode::Notify;
+        p
+    }
+
+    #[test]
+    fn notify_mode_moves_every_item_flat_out() {
+        // A lost wake-up would hang the consumer (and this test) or lose
+        // items (the per-run sanity check fails the cell).
+        for v in variant_names() {
+            let r = &run(&notify_plan(v, "max", 0.02), &mut |_| {}).unwrap()[0];
+            assert!(median(r, "items_per_sec") > 1000.0, "{v}");
+            if v != SCHEDULE_ONLY {
+                assert!(median(r, "notifications_per_item") <= 1.0, "{v}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_notified_consumer_sleeps_at_a_low_rate() {
+        // 2k items/s: 500 µs between items, so the consumer empties the ring
+        // and sleeps before each one, and the producer sleeps too.
+        let r = &run(&notify_plan("c11-acq-rel", "2k", 0.3), &mut |_| {}).unwrap()[0];
+        assert!(!r.flagged(FlagKind::RateNotSustained), "{:?}", r.flags);
+        let n = median(r, "notifications_per_item");
+        assert!(n > 0.5 && n <= 1.0, "a wake for most items: {n}");
+        assert!(median(r, "consumer_sleeps_per_item") > 0.5);
+        // Sleeping threads are off the CPU: far below a spinner's ~100%.
+        assert!(
+            median(r, "consumer_cpu") < 50.0,
+            "{}",
+            median(r, "consumer_cpu")
+        );
+        assert!(
+            median(r, "producer_cpu") < 60.0,
+            "{}",
+            median(r, "producer_cpu")
+        );
+        let p50 = median(r, "latency_p50_ns");
+        assert!(p50 > 0.0 && p50 < 1e8, "{p50}");
     }
 
     #[test]

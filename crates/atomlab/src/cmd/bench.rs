@@ -66,7 +66,7 @@ pub struct BenchArgs {
     /// spsc: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024].
     #[arg(long)]
     pub capacity: Option<usize>,
-    /// spsc: how a side waits for room, items or its next deadline: spin or yield [default: spin].
+    /// spsc: how a side waits for room, items or its next deadline: spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin].
     #[arg(long)]
     pub wait: Option<String>,
     /// Run only part I of N of the cells (0 <= I < N), for a batch
