@@ -74,6 +74,77 @@ pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// The clock fixed-rate schedules and latency stamps use: the reference
+/// counter where there is one, else `CLOCK_MONOTONIC` in ns.
+#[inline(always)]
+pub fn sched_now() -> u64 {
+    if ref_source().is_some() {
+        ref_ticks()
+    } else {
+        monotonic_ns()
+    }
+}
+
+/// Ticks of [`sched_now`] per nanosecond, measured once per process over 20 ms.
+pub fn sched_ticks_per_ns() -> f64 {
+    static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *RATE.get_or_init(|| {
+        if ref_source().is_none() {
+            return 1.0;
+        }
+        let (t0, n0) = (sched_now(), monotonic_ns());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (t1, n1) = (sched_now(), monotonic_ns());
+        let r = t1.wrapping_sub(t0) as f64 / (n1 - n0).max(1) as f64;
+        if r.is_finite() && r > 0.0 {
+            r
+        } else {
+            1.0
+        }
+    })
+}
+
+/// Brackets around one operation longer than this held a deschedule, not
+/// the operation's work.
+pub const BRACKET_MAX_NS: f64 = 20_000.0;
+
+/// Ticks from `a` to `b` as work, or 0 when the bracket is longer than
+/// [`BRACKET_MAX_NS`] (the thread was descheduled inside it).
+#[inline(always)]
+pub fn busy_bracket(a: u64, b: u64, ticks_per_ns: f64) -> u64 {
+    let d = b.wrapping_sub(a);
+    if (d as f64) < BRACKET_MAX_NS * ticks_per_ns {
+        d
+    } else {
+        0
+    }
+}
+
+/// A schedule's waits sleep until this long before the deadline, then spin,
+/// when the deadline is further than [`SLEEP_MIN_NS`] away: timer slack and
+/// wake-up latency are tens of µs, so the spin absorbs them.
+pub const SLEEP_MARGIN_NS: f64 = 100_000.0;
+/// Closer than this to its deadline a schedule spins (no sleeping in the hot
+/// loop at high rates).
+pub const SLEEP_MIN_NS: f64 = 200_000.0;
+
+/// Waits until [`sched_now`] reaches `due`: sleeps first when `may_sleep`
+/// and the deadline is far, then spins. Returns the time it saw last.
+#[inline]
+pub fn wait_until(due: u64, ticks_per_ns: f64, may_sleep: bool) -> u64 {
+    let mut t = sched_now();
+    if may_sleep && (due.saturating_sub(t) as f64) > SLEEP_MIN_NS * ticks_per_ns {
+        let ns = due.saturating_sub(t) as f64 / ticks_per_ns - SLEEP_MARGIN_NS;
+        std::thread::sleep(std::time::Duration::from_nanos(ns as u64));
+        t = sched_now();
+    }
+    while t < due {
+        std::hint::spin_loop();
+        t = sched_now();
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

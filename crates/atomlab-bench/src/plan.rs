@@ -272,9 +272,11 @@ impl Plan {
                     1
                 }
             }
-            Scenario::Counter => v * self.orderings.len().max(1) * self.threads.len(),
+            Scenario::Counter => {
+                v * self.orderings.len().max(1) * self.threads.len() * self.rates.len().max(1)
+            }
             Scenario::Spsc => v * self.rates.len().max(1),
-            _ => v * self.threads.len(),
+            _ => v * self.threads.len() * self.rates.len().max(1),
         }
     }
 
@@ -294,23 +296,35 @@ impl Plan {
                 }
                 continue;
             }
-            let whole_threads = self.scenario == Scenario::Pingpong
-                || (self.fixed_work.is_some() && !self.threads_explicit);
-            if whole_threads {
-                out.push(by_variant);
-                continue;
-            }
-            let orderings = if self.scenario == Scenario::Counter {
-                self.orderings.iter().map(|o| vec![*o]).collect()
-            } else {
-                vec![self.orderings.clone()]
-            };
-            for o in orderings {
-                for &t in &self.threads {
-                    let mut cell = by_variant.clone();
-                    cell.orderings = o.clone();
-                    cell.threads = vec![t];
-                    out.push(cell);
+            // Each offered rate of counter, refcount and lock is a cell.
+            let by_rate: Vec<Plan> = self
+                .rates
+                .iter()
+                .map(|&rate| {
+                    let mut p = by_variant.clone();
+                    p.rates = vec![rate];
+                    p
+                })
+                .collect();
+            for by_variant in by_rate {
+                let whole_threads = self.scenario == Scenario::Pingpong
+                    || (self.fixed_work.is_some() && !self.threads_explicit);
+                if whole_threads {
+                    out.push(by_variant);
+                    continue;
+                }
+                let orderings = if self.scenario == Scenario::Counter {
+                    self.orderings.iter().map(|o| vec![*o]).collect()
+                } else {
+                    vec![self.orderings.clone()]
+                };
+                for o in orderings {
+                    for &t in &self.threads {
+                        let mut cell = by_variant.clone();
+                        cell.orderings = o.clone();
+                        cell.threads = vec![t];
+                        out.push(cell);
+                    }
                 }
             }
         }
@@ -545,13 +559,21 @@ impl Plan {
                 Some((inc, tasks))
             }
         };
-        let spsc_opts = !req.rates.is_empty()
-            || req.placement.is_some()
-            || req.capacity.is_some()
-            || req.wait.is_some();
+        let spsc_opts = req.placement.is_some() || req.capacity.is_some() || req.wait.is_some();
         if spsc_opts && scenario != Scenario::Spsc {
             return Err(BenchError::BadSpsc(
-                "--rate, --placement, --capacity and --wait apply to the spsc scenario".into(),
+                "--placement, --capacity and --wait apply to the spsc scenario".into(),
+            ));
+        }
+        if !req.rates.is_empty() && matches!(scenario, Scenario::Fence | Scenario::Pingpong) {
+            return Err(BenchError::BadSpsc(format!(
+                "--rate applies to spsc, counter, refcount and lock, not {}",
+                scenario.name()
+            )));
+        }
+        if !req.rates.is_empty() && fixed_work.is_some() {
+            return Err(BenchError::BadFixedWork(
+                "--rate and --increments are two different measurements: a fixed offered rate for a time, or a fixed amount of work as fast as possible; pick one".into(),
             ));
         }
         let mut rates = Vec::new();
@@ -724,8 +746,17 @@ mod tests {
             .to_string()
             .contains("same-core"));
         let mut r = req("counter");
+        r.wait = Some("notify".into());
+        assert!(Plan::from_request(&r, 2).is_err());
+        let mut r = req("fence");
         r.rates = vec!["1M".into()];
         assert!(Plan::from_request(&r, 2).is_err());
+        // A rate is a mode of counter, refcount and lock: one cell per rate.
+        let mut r = req("counter");
+        r.rates = vec!["1M".into(), "2M".into()];
+        let p = Plan::from_request(&r, 2).unwrap();
+        assert_eq!(p.split_cells().len(), p.cells());
+        assert!(p.split_cells().iter().all(|c| c.rates.len() == 1));
     }
 
     #[test]

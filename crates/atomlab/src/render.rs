@@ -149,6 +149,13 @@ pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
         .iter()
         .filter(|r| r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-work"))
         .collect();
+    let rated: Vec<&Record> = recs
+        .iter()
+        .filter(|r| {
+            r.scenario != "spsc"
+                && r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-rate")
+        })
+        .collect();
     let pingpong: Vec<&Record> = recs.iter().filter(|r| r.scenario == "pingpong").collect();
     let spsc: Vec<&Record> = recs.iter().filter(|r| r.scenario == "spsc").collect();
     if !timed.is_empty() {
@@ -156,6 +163,9 @@ pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
     }
     if !fixed.is_empty() {
         print(&fixed_table(&fixed))?;
+    }
+    if !rated.is_empty() {
+        print(&rate_table(&rated))?;
     }
     if !pingpong.is_empty() {
         print(&pingpong_table(&pingpong))?;
@@ -280,6 +290,50 @@ fn fixed_table(recs: &[&Record]) -> Table {
             s.map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "-".into()),
             median(r, "ns_per_op"),
+            status(r),
+        ]);
+    }
+    t
+}
+
+/// `bench counter|refcount|lock --rate`: the CPU a given load needs.
+pub fn rate_table(recs: &[&Record]) -> Table {
+    let mut t = table();
+    t.set_header(vec![
+        "scenario",
+        "variant",
+        "threads",
+        "line",
+        "offered/s",
+        "achieved/s",
+        "cpu %",
+        "busy %",
+        "op ns",
+        "p50 ns",
+        "p99 ns",
+        "p99.9 ns",
+        "max ns",
+        "status",
+    ]);
+    for r in recs {
+        t.add_row(vec![
+            r.scenario.clone(),
+            variant_label(r),
+            param(r, "threads"),
+            param(r, "contention"),
+            r.parameters
+                .get("rate_offered")
+                .and_then(|v| v.as_f64())
+                .map(num)
+                .unwrap_or_else(|| "-".into()),
+            median(r, "rate_achieved"),
+            median(r, "cpu_utilisation"),
+            median(r, "busy"),
+            median(r, "op_ns"),
+            median(r, "latency_p50_ns"),
+            median(r, "latency_p99_ns"),
+            median(r, "latency_p999_ns"),
+            median(r, "latency_max_ns"),
             status(r),
         ]);
     }

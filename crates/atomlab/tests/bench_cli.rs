@@ -88,8 +88,13 @@ fn bad_input_exits_2_and_lists_the_choices() {
         &["unknown wait 'sleep'", "spin, yield or notify"],
     );
     assert_bad_input(
-        &["bench", "counter", "--rate", "1M"],
+        &["bench", "counter", "--wait", "notify"],
         &["apply to the spsc scenario"],
+    );
+    assert_bad_input(&["bench", "fence", "--rate", "1M"], &["not fence"]);
+    assert_bad_input(
+        &["bench", "lock", "--rate", "1M", "--increments", "1000"],
+        &["--rate and --increments", "pick one"],
     );
     assert_bad_input(
         &["bench", "fence", "--ordering", "relaxed"],
@@ -384,6 +389,49 @@ fn metric_median(r: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("metric {name} missing"))["summary"]["median"]
         .as_f64()
         .unwrap_or_else(|| panic!("metric {name} has no median"))
+}
+
+/// Issue 12: `--rate` is a mode of counter, refcount and lock too: the
+/// record gives the achieved rate, the CPU the load needed and latencies.
+#[test]
+fn counter_at_a_fixed_rate_reports_cpu_and_latency() {
+    let v = json_run(&[
+        "bench",
+        "counter",
+        "--variant",
+        "fetch_add",
+        "--ordering",
+        "relaxed",
+        "--threads",
+        "2",
+        "--rate",
+        "20k,40k",
+        "--duration",
+        "200ms",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    let recs = v["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2, "one record per offered rate");
+    for (r, offered) in recs.iter().zip([2e4, 4e4]) {
+        assert_eq!(r["parameters"]["mode"], "fixed-rate");
+        assert_eq!(r["parameters"]["rate_offered"], offered);
+        let achieved = metric_median(r, "rate_achieved");
+        assert!(achieved <= offered * 1.01, "{achieved}");
+        let flagged = r["flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "rate_not_sustained");
+        assert_eq!(flagged, achieved < 0.99 * offered, "{achieved}");
+        // Sleeping between operations: far from a spinner's 100%.
+        assert!(metric_median(r, "cpu_utilisation") < 60.0);
+        assert!(metric_median(r, "latency_p50_ns") > 0.0);
+        assert!(metric_median(r, "op_ns") > 0.0);
+    }
 }
 
 /// Issue 12: `--wait notify` puts the consumer to sleep between items at a

@@ -20,6 +20,16 @@ pub type Progress<'a> = &'a mut dyn FnMut(&str);
 /// Runs every cell of `plan`. `pmu` says whether hardware counters work
 /// here (probe them once with [`crate::pmu::probe`]).
 pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+    if plan.rates.len() > 1 && plan.scenario != Scenario::Spsc {
+        // One offered rate at a time: the harness reads the first.
+        let mut records = Vec::new();
+        for &rate in &plan.rates {
+            let mut p = plan.clone();
+            p.rates = vec![rate];
+            records.extend(run(&p, pmu, progress)?);
+        }
+        return Ok(records);
+    }
     match plan.scenario {
         Scenario::Counter => counter::run(plan, pmu, progress),
         Scenario::Refcount => refcount::run(plan, pmu, progress),
@@ -40,6 +50,7 @@ pub(crate) fn cell_spec(plan: &Plan, threads: usize, pmu: bool) -> CellSpec {
         pin: plan.pin,
         events: plan.events.clone(),
         pmu,
+        rate: plan.rates.first().copied().flatten(),
     }
 }
 
@@ -61,9 +72,15 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
                 .collect::<Vec<_>>(),
         );
 
+    let rate = plan.rates.first().copied().flatten();
+    if let Some(rate) = rate {
+        r.param("mode", "fixed-rate").param("rate_offered", rate);
+    }
     // Runs whose timing cannot be trusted are flagged and left out of every
     // figure: a window that never opened, or a time per operation faster
-    // than this machine's atomic RMW (see `crate::plausible`).
+    // than this machine's atomic RMW (see `crate::plausible`). At a fixed
+    // rate the time per operation is the schedule's, so only the first
+    // applies.
     let mut kept: Vec<&RunSample> = Vec::new();
     let mut implausible = Vec::new();
     for (i, run) in out.runs.iter().enumerate() {
@@ -85,6 +102,7 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
             }
             Scenario::Fence | Scenario::Pingpong | Scenario::Spsc => None,
         };
+        let why = if rate.is_some() { None } else { why };
         match why {
             Some(why) => implausible.push(format!("run {}: {why}", i + 1)),
             None => kept.push(run),
@@ -107,6 +125,126 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
             ),
         );
     }
+    if let Some(rate) = rate {
+        rate_metrics(&mut r, plan, threads, &kept, rate);
+    } else {
+        flat_out_metrics(&mut r, plan, threads, &kept);
+    }
+    pmu_metrics(&mut r, out, &kept);
+    r
+}
+
+/// The figures of a fixed-rate cell: the achieved rate (flagged when below
+/// 99% of the offered one), the CPU the threads used, the share of it spent
+/// in operations, and the latency from each operation's due time.
+fn rate_metrics(r: &mut Record, plan: &Plan, threads: usize, kept: &[&RunSample], offered: f64) {
+    let per_run = |f: &dyn Fn(&RunSample) -> Option<f64>| -> Vec<f64> {
+        kept.iter().filter_map(|run| f(run)).collect()
+    };
+    let tpn = clock::sched_ticks_per_ns();
+    let seconds = plan.duration.as_secs_f64();
+    // Operations over the schedule's length: at most the offered rate.
+    let achieved = per_run(&|run| Some(run.total_ops() as f64 / seconds));
+    r.metrics.push(Metric::new(
+        "rate_achieved",
+        Unit::OpsPerSecond,
+        Source::ClockGettime,
+        achieved.clone(),
+    ));
+    let short: Vec<String> = achieved
+        .iter()
+        .enumerate()
+        .filter(|(_, &a)| a < 0.99 * offered)
+        .map(|(i, a)| format!("run {}: {:.0}/s", i + 1, a))
+        .collect();
+    if !short.is_empty() || achieved.is_empty() {
+        r.flag(
+            FlagKind::RateNotSustained,
+            Some("rate_achieved"),
+            format!(
+                "offered {offered:.0} ops/s; achieved below 99% of it in {} of {} runs: {}",
+                short.len(),
+                kept.len(),
+                short.join("; ")
+            ),
+        );
+    }
+    r.metrics.push(Metric::new(
+        "cpu_utilisation",
+        Unit::Percent,
+        Source::Rusage,
+        per_run(&|run| {
+            let w = run.wall_ns();
+            (w > 0).then(|| run.cpu_ns() as f64 * 100.0 / (threads as f64 * w as f64))
+        }),
+    ));
+    fn sched(run: &RunSample) -> Vec<&crate::harness::Scheduled> {
+        run.threads
+            .iter()
+            .filter_map(|t| t.scheduled.as_ref())
+            .collect()
+    }
+    let tick_src = clock::ref_source().unwrap_or(Source::ClockGettime);
+    r.metrics.push(Metric::new(
+        "busy",
+        Unit::Percent,
+        tick_src.clone(),
+        per_run(&|run| {
+            let w = run.wall_ns() as f64 * tpn * threads as f64;
+            let busy: u64 = sched(run).iter().map(|s| s.busy_ticks).sum();
+            (w > 0.0).then(|| busy as f64 * 100.0 / w)
+        }),
+    ));
+    r.metrics.push(Metric::new(
+        "op_ns",
+        Unit::NanosPerOp,
+        tick_src.clone(),
+        per_run(&|run| {
+            let busy: u64 = sched(run).iter().map(|s| s.busy_ticks).sum();
+            (run.total_ops() > 0).then(|| busy as f64 / tpn / run.total_ops() as f64)
+        }),
+    ));
+    for (name, q) in [
+        ("latency_p50_ns", Some(0.5)),
+        ("latency_p99_ns", Some(0.99)),
+        ("latency_p999_ns", Some(0.999)),
+        ("latency_max_ns", None),
+    ] {
+        let v = per_run(&|run| {
+            let mut all = sched(run).first()?.latency.clone();
+            for s in sched(run).iter().skip(1) {
+                all.add(&s.latency).ok()?;
+            }
+            if all.is_empty() {
+                return None;
+            }
+            let ticks = match q {
+                Some(q) => all.value_at_quantile(q),
+                None => all.max(),
+            };
+            Some(ticks as f64 / tpn)
+        });
+        r.metrics
+            .push(Metric::new(name, Unit::NanosPerOp, tick_src.clone(), v));
+    }
+    r.metrics.push(Metric::new(
+        "schedule_lag_max_ns",
+        Unit::NanosPerOp,
+        tick_src,
+        per_run(&|run| {
+            let lag = sched(run).iter().map(|s| s.max_lag_ticks).max()?;
+            Some(lag as f64 / tpn)
+        }),
+    ));
+    r.notes.push(format!(
+        "fixed rate: each thread runs its share of the offered rate on a schedule, sleeping while its next operation is over {} µs away; cpu % is the threads' CPU time over their wall time, busy % the share of it inside operations; latency runs from each operation's due time to its end (coordinated omission corrected)",
+        clock::SLEEP_MIN_NS / 1000.0
+    ));
+}
+
+/// The figures of a flat-out cell: throughput, time per operation, CPU,
+/// and whether the threads contended as asked.
+fn flat_out_metrics(r: &mut Record, plan: &Plan, threads: usize, kept: &[&RunSample]) {
     let per_run = |f: &dyn Fn(&RunSample) -> Option<f64>| -> Vec<f64> {
         kept.iter().filter_map(|run| f(run)).collect()
     };
@@ -171,7 +309,7 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
         let min = run.threads.iter().map(|t| t.ops).min()?;
         (max > 0).then(|| min as f64 / max as f64)
     });
-    flag_overlap(&mut r, plan, threads, &parallelism, &fairness);
+    flag_overlap(r, plan, threads, &parallelism, &fairness);
     r.metrics.push(Metric::new(
         "parallelism",
         Unit::Ratio,
@@ -184,7 +322,13 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
         Source::Derived,
         fairness,
     ));
+}
 
+/// Hardware counters per operation, where they were counted.
+fn pmu_metrics(r: &mut Record, out: &CellOutcome, kept: &[&RunSample]) {
+    let per_run = |f: &dyn Fn(&RunSample) -> Option<f64>| -> Vec<f64> {
+        kept.iter().filter_map(|run| f(run)).collect()
+    };
     let multiplexed = std::cell::Cell::new(false);
     for (i, event) in out.events.iter().enumerate() {
         let per_op = per_run(&|run| {
@@ -220,7 +364,6 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
     for (event, why) in &out.event_errors {
         r.notes.push(format!("event {event} not counted: {why}"));
     }
-    r
 }
 
 /// Flags a cell whose threads did not contend as asked: more threads than
@@ -267,8 +410,12 @@ pub(crate) fn flag_overlap(
 
 /// Labels a progress line for a cell.
 pub(crate) fn announce(progress: Progress<'_>, plan: &Plan, variant: &str, threads: usize) {
+    let rate = match plan.rates.first().copied().flatten() {
+        Some(r) => format!(" rate={r}"),
+        None => String::new(),
+    };
     progress(&format!(
-        "bench {} {} threads={} contention={} ({} x {:.2}s)",
+        "bench {} {} threads={}{rate} contention={} ({} x {:.2}s)",
         plan.scenario.name(),
         variant,
         threads,

@@ -50,7 +50,6 @@
 //! (tens of ns per tick), so latencies on aarch64 are quantised to it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 use atomlab_prims::doorbell::Doorbell;
@@ -84,50 +83,7 @@ pub fn variant_names() -> Vec<&'static str> {
     v
 }
 
-/// Reads the clock the schedule and the stamps use: the reference counter
-/// where there is one, else `CLOCK_MONOTONIC` in ns.
-#[inline(always)]
-fn now() -> u64 {
-    if clock::ref_source().is_some() {
-        clock::ref_ticks()
-    } else {
-        clock::monotonic_ns()
-    }
-}
-
-/// Ticks of [`now`] per nanosecond, measured once over 20 ms.
-fn ticks_per_ns() -> f64 {
-    static RATE: OnceLock<f64> = OnceLock::new();
-    *RATE.get_or_init(|| {
-        if clock::ref_source().is_none() {
-            return 1.0;
-        }
-        let (t0, n0) = (now(), clock::monotonic_ns());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let (t1, n1) = (now(), clock::monotonic_ns());
-        let r = t1.wrapping_sub(t0) as f64 / (n1 - n0).max(1) as f64;
-        if r.is_finite() && r > 0.0 {
-            r
-        } else {
-            1.0
-        }
-    })
-}
-
-/// Brackets longer than this held a deschedule, not queue work.
-const BRACKET_MAX_NS: f64 = 20_000.0;
-
-/// Ticks from `a` to `b` as queue work, or 0 when the bracket is longer
-/// than [`BRACKET_MAX_NS`] (the thread was descheduled inside it).
-#[inline(always)]
-fn busy_bracket(a: u64, b: u64, tpn: f64) -> u64 {
-    let d = b.wrapping_sub(a);
-    if (d as f64) < BRACKET_MAX_NS * tpn {
-        d
-    } else {
-        0
-    }
-}
+use clock::{busy_bracket, sched_now as now, sched_ticks_per_ns as ticks_per_ns};
 
 /// One wait for room in the ring (or, in spin and yield modes, for an item).
 #[inline(always)]
@@ -139,13 +95,6 @@ fn wait(mode: WaitMode) {
         WaitMode::Yield | WaitMode::Notify => std::thread::yield_now(),
     }
 }
-
-/// Notify mode sleeps until this long before an item is due, then spins,
-/// when the next item is due later than [`SLEEP_MIN_NS`]: timer slack and
-/// wake-up latency are tens of µs, so the spin absorbs them.
-const SLEEP_MARGIN_NS: f64 = 100_000.0;
-/// Below this distance to the next item a notify-mode producer spins.
-const SLEEP_MIN_NS: f64 = 200_000.0;
 
 /// The consumer's end of a queue: what the measured loop calls.
 trait ConsumerEnd: Send {
@@ -395,18 +344,14 @@ where
                             // pushed by now was not achieved.
                             break;
                         }
-                        if notify && (due.saturating_sub(t) as f64) > SLEEP_MIN_NS * tpn {
-                            let ns = due.saturating_sub(t) as f64 / tpn - SLEEP_MARGIN_NS;
-                            std::thread::sleep(std::time::Duration::from_nanos(ns as u64));
-                            t = now();
-                        }
-                        while t < due {
-                            match mode {
-                                WaitMode::Yield => std::thread::yield_now(),
-                                // Notify: within SLEEP_MIN_NS of the item.
-                                WaitMode::Spin | WaitMode::Notify => std::hint::spin_loop(),
+                        if mode == WaitMode::Yield {
+                            while t < due {
+                                std::thread::yield_now();
+                                t = now();
                             }
-                            t = now();
+                        } else {
+                            // Notify sleeps while the next item is far off.
+                            t = clock::wait_until(due, tpn, notify);
                         }
                         p.max_lag_ticks = p.max_lag_ticks.max(t.saturating_sub(due));
                         loop {

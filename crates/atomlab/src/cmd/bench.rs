@@ -57,7 +57,7 @@ pub struct BenchArgs {
     /// Fixed-work lock mode: tasks the increments are split over [default with --increments: 20].
     #[arg(long)]
     pub tasks: Option<u64>,
-    /// spsc: offered rates in items/s, comma-separated, with k, M or G (100k,1M), or max for flat out [default: max].
+    /// spsc, counter, refcount, lock: offered rates (items or operations per second over all threads), comma-separated, with k, M or G (100k,1M), or max for flat out; at a fixed rate the record gives the CPU the load needs and the latency of each operation [default: max].
     #[arg(long, value_delimiter = ',')]
     pub rate: Vec<String>,
     /// spsc: cross-core (producer and consumer on two CPUs) or same-core (one CPU, time-sliced) [default: cross-core].
