@@ -205,6 +205,8 @@ pub struct Request {
     pub placement: Option<String>,
     /// spsc: ring capacity in items.
     pub capacity: Option<usize>,
+    /// spsc: items the producer offers together.
+    pub batch: Option<usize>,
     /// spsc: `spin` or `yield`.
     pub wait: Option<String>,
 }
@@ -246,6 +248,9 @@ pub struct Plan {
     pub placement: Placement,
     /// spsc: ring capacity in items.
     pub capacity: usize,
+    /// spsc: items the producer offers together (due at one time at a
+    /// fixed rate) and rings the doorbell for once (`--wait notify`).
+    pub batch: usize,
     /// spsc: how a thread waits.
     pub wait: WaitMode,
 }
@@ -559,10 +564,13 @@ impl Plan {
                 Some((inc, tasks))
             }
         };
-        let spsc_opts = req.placement.is_some() || req.capacity.is_some() || req.wait.is_some();
+        let spsc_opts = req.placement.is_some()
+            || req.capacity.is_some()
+            || req.wait.is_some()
+            || req.batch.is_some();
         if spsc_opts && scenario != Scenario::Spsc {
             return Err(BenchError::BadSpsc(
-                "--placement, --capacity and --wait apply to the spsc scenario".into(),
+                "--placement, --capacity, --batch and --wait apply to the spsc scenario".into(),
             ));
         }
         if !req.rates.is_empty() && matches!(scenario, Scenario::Fence | Scenario::Pingpong) {
@@ -611,6 +619,12 @@ impl Plan {
                 "--capacity {capacity}: expected between 1 and 16777216 items"
             )));
         }
+        let batch = req.batch.unwrap_or(1);
+        if batch == 0 || batch > capacity {
+            return Err(BenchError::BadSpsc(format!(
+                "--batch {batch}: expected between 1 and the ring's capacity ({capacity})"
+            )));
+        }
         if scenario == Scenario::Spsc && placement == Placement::CrossCore && cpus < 2 {
             return Err(BenchError::Unavailable(
                 "spsc --placement cross-core needs two CPUs and this process may use one; use --placement same-core".into(),
@@ -634,6 +648,7 @@ impl Plan {
             rates,
             placement,
             capacity,
+            batch,
             wait,
         })
     }

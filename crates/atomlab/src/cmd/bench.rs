@@ -66,6 +66,9 @@ pub struct BenchArgs {
     /// spsc: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024].
     #[arg(long)]
     pub capacity: Option<usize>,
+    /// spsc: items the producer offers together: due at one time at a fixed rate, and one doorbell ring per batch with --wait notify [default: 1].
+    #[arg(long)]
+    pub batch: Option<usize>,
     /// spsc: how a side waits for room, items or its next deadline: spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin].
     #[arg(long)]
     pub wait: Option<String>,
@@ -119,6 +122,7 @@ impl BenchArgs {
             rates: self.rate.clone(),
             placement: self.placement.clone(),
             capacity: self.capacity,
+            batch: self.batch,
             wait: self.wait.clone(),
         }
     }
