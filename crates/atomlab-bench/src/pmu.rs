@@ -80,6 +80,19 @@ pub const ARM_EVENTS: [(&str, u64, &str); 14] = [
 /// `strex_spec` is listed apart so the table above stays sorted by code.
 const ARM_STREX_SPEC: (&str, u64, &str) = ("strex_spec", 0x6f, "architectural");
 
+/// STALL_BACKEND_MEM (0x4005), a common event of Armv8.6's extended event
+/// space (Arm ARM D11.11): backend stalls waiting on memory.
+const ARM_STALL_BACKEND_MEM: (&str, u64, &str) = ("stall_backend_mem", 0x4005, "architectural");
+
+/// The Arm stall names that have a generic perf equivalent elsewhere
+/// (`stalled-cycles-*`, which the kernel maps to each CPU's own events where
+/// it has them, e.g. AMD's dispatch stalls), so `--events stall_backend`
+/// means the same thing on x86.
+const STALL_ALIASES: [(&str, &str); 2] = [
+    ("stall_frontend", "stalled-cycles-frontend"),
+    ("stall_backend", "stalled-cycles-backend"),
+];
+
 /// Why an event name was not understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnknownEvent {
@@ -106,13 +119,14 @@ pub enum UnknownEvent {
 fn arm_names() -> Vec<&'static str> {
     let mut v: Vec<&str> = ARM_EVENTS.iter().map(|e| e.0).collect();
     v.push(ARM_STREX_SPEC.0);
+    v.push(ARM_STALL_BACKEND_MEM.0);
     v
 }
 
 fn arm_event(name: &str) -> Option<(&'static str, u64)> {
     ARM_EVENTS
         .iter()
-        .chain(std::iter::once(&ARM_STREX_SPEC))
+        .chain([&ARM_STREX_SPEC, &ARM_STALL_BACKEND_MEM])
         .find(|e| e.0 == name)
         .map(|e| (e.0, e.1))
 }
@@ -132,7 +146,22 @@ impl EventSpec {
             name: name.to_string(),
             on_arm,
         };
-        if let Some((n, code)) = arm_event(&name.to_ascii_lowercase()) {
+        let lower = name.to_ascii_lowercase();
+        if !on_arm {
+            if let Some((arm, generic)) = STALL_ALIASES.iter().find(|(a, _)| *a == lower) {
+                let config = HARDWARE_EVENTS
+                    .iter()
+                    .find(|(n, _)| n == generic)
+                    .map(|e| e.1)
+                    .unwrap_or_default();
+                return Ok(EventSpec {
+                    name: arm.to_string(),
+                    kind: PERF_TYPE_HARDWARE,
+                    config,
+                });
+            }
+        }
+        if let Some((n, code)) = arm_event(&lower) {
             return if on_arm {
                 Ok(EventSpec {
                     name: n.to_string(),
@@ -396,6 +425,19 @@ mod tests {
         assert_eq!(code("STREX_SPEC"), 0x6f);
         assert_eq!(code("stall_backend_ld"), 0xe7);
         assert_eq!(code("stall_backend_st"), 0xe8);
+        assert_eq!(code("stall_backend_mem"), 0x4005);
+        assert_eq!(code("stall_backend"), 0x24);
+        // The stall names mean perf's generic stall events on x86.
+        let x = |n: &str| EventSpec::parse_for(n, "x86_64").unwrap();
+        assert_eq!(
+            (x("stall_backend").kind, x("stall_backend").config),
+            (PERF_TYPE_HARDWARE, 8)
+        );
+        assert_eq!(
+            (x("stall_frontend").kind, x("stall_frontend").config),
+            (PERF_TYPE_HARDWARE, 7)
+        );
+        assert!(EventSpec::parse_for("stall_backend_mem", "x86_64").is_err());
         assert_eq!(
             EventSpec::parse_for("strex_spec", "aarch64").unwrap().kind,
             PERF_TYPE_RAW

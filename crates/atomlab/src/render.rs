@@ -367,6 +367,29 @@ pub fn spsc_table(recs: &[&Record]) -> Table {
     if notify {
         header.push("wakes/item");
     }
+    // Hardware counters per item and side, where they were counted.
+    let mut pmu: Vec<String> = Vec::new();
+    for r in recs {
+        for m in &r.metrics {
+            let counted = m.name.ends_with("_cycles_per_item")
+                || m.name.ends_with("_instructions_per_item")
+                || m.name.contains("_event:");
+            if counted && !pmu.contains(&m.name) {
+                pmu.push(m.name.clone());
+            }
+        }
+    }
+    let pmu_headers: Vec<String> = pmu
+        .iter()
+        .map(|m| {
+            let m = m
+                .replace("producer_", "prod ")
+                .replace("consumer_", "cons ")
+                .replace("event:", "");
+            format!("{}/item", m.trim_end_matches("_per_item"))
+        })
+        .collect();
+    header.extend(pmu_headers.iter().map(String::as_str));
     header.push("status");
     t.set_header(header);
     for r in recs {
@@ -401,6 +424,7 @@ pub fn spsc_table(recs: &[&Record]) -> Table {
         if notify {
             row.push(median(r, "notifications_per_item"));
         }
+        row.extend(pmu.iter().map(|m| median(r, m)));
         row.push(status(r));
         t.add_row(row);
     }

@@ -36,7 +36,7 @@ pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>
         Scenario::Lock => lock::run(plan, pmu, progress),
         Scenario::Fence => fence::run(plan, pmu, progress),
         Scenario::Pingpong => pingpong::run(plan, progress),
-        Scenario::Spsc => spsc::run(plan, progress),
+        Scenario::Spsc => spsc::run(plan, pmu, progress),
     }
 }
 

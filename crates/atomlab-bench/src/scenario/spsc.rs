@@ -57,6 +57,7 @@
 //! (tens of ns per tick), so latencies on aarch64 are quantised to it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 use atomlab_prims::doorbell::Doorbell;
@@ -69,6 +70,7 @@ use crate::affinity;
 use crate::clock;
 use crate::harness::SpinBarrier;
 use crate::plan::{BenchError, Placement, Plan, WaitMode};
+use crate::pmu::{self, EventSpec, Reading};
 
 /// The `rtrb` crate's ring (a reference row).
 pub const RTRB: &str = "rtrb";
@@ -173,6 +175,47 @@ struct Side {
     /// Notify mode: the producer's wake system calls, or the consumer's
     /// sleeps (wait system calls).
     notifications: u64,
+    /// PMU readings over the side's window, in the order of the cell's
+    /// events; `None` where a counter could not be opened or read.
+    pmu: Vec<Option<Reading>>,
+}
+
+/// One side's hardware counters, opened by the side's own thread (a
+/// per-thread perf event counts the thread that opened it).
+struct SideCounters(Vec<Option<pmu::Counter>>);
+
+impl SideCounters {
+    /// Opens `events`; the reasons for those that fail go to `errors`.
+    fn open(events: &[EventSpec], errors: Option<&Mutex<Vec<(String, String)>>>) -> Self {
+        SideCounters(
+            events
+                .iter()
+                .map(|e| match pmu::Counter::open(e) {
+                    Ok(c) => Some(c),
+                    Err(err) => {
+                        if let Some(errors) = errors {
+                            errors
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((e.name.clone(), pmu::explain_open_error(&err)));
+                        }
+                        None
+                    }
+                })
+                .collect(),
+        )
+    }
+    fn start(&self) {
+        for c in self.0.iter().flatten() {
+            let _ = c.start();
+        }
+    }
+    fn stop(&self) -> Vec<Option<Reading>> {
+        self.0
+            .iter()
+            .map(|c| c.as_ref().and_then(|c| c.stop().ok()))
+            .collect()
+    }
 }
 
 impl Side {
@@ -207,6 +250,10 @@ impl RunOut {
 /// the consumer does nothing.
 struct Run<'a, P, C> {
     plan: &'a Plan,
+    /// Hardware events each side counts (empty without a PMU).
+    events: &'a [EventSpec],
+    /// Where the reasons for events that could not be opened go.
+    event_errors: &'a Mutex<Vec<(String, String)>>,
     cpus: (Option<usize>, Option<usize>),
     push: P,
     pop: Option<C>,
@@ -220,6 +267,8 @@ where
     fn go(self, seconds: f64) -> RunOut {
         let Run {
             plan,
+            events,
+            event_errors,
             cpus,
             mut push,
             pop,
@@ -239,7 +288,9 @@ where
                 if let Some(c) = cpus.1 {
                     let _ = affinity::pin_current_thread(c);
                 }
+                let counters = SideCounters::open(events, None);
                 barrier.wait();
+                counters.start();
                 let cpu0 = clock::thread_cpu_ns();
                 let start_ns = clock::monotonic_ns();
                 let mut side = Side {
@@ -324,12 +375,15 @@ where
                 }
                 side.end_ns = clock::monotonic_ns();
                 side.cpu_ns = clock::thread_cpu_ns().saturating_sub(cpu0);
+                side.pmu = counters.stop();
                 (side, hist, sanity)
             });
             if let Some(c) = cpus.0 {
                 let _ = affinity::pin_current_thread(c);
             }
+            let counters = SideCounters::open(events, Some(event_errors));
             barrier.wait();
+            counters.start();
             let cpu0 = clock::thread_cpu_ns();
             let start_ns = clock::monotonic_ns();
             let mut p = Side {
@@ -406,6 +460,7 @@ where
             }
             p.end_ns = clock::monotonic_ns();
             p.cpu_ns = clock::thread_cpu_ns().saturating_sub(cpu0);
+            p.pmu = counters.stop();
             // ORDERING: Release: every push above happens before the
             // consumer's Acquire load that sees the flag.
             done.store(true, Ordering::Release);
@@ -435,7 +490,19 @@ where
 
 /// Runs every cell of `plan` (one variant, one rate each after
 /// [`Plan::split_cells`]; here any number).
-pub fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+/// `pmu` says whether hardware counters work here: each side then counts
+/// cycles, instructions and the plan's `--events`.
+pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+    let mut events = Vec::new();
+    if pmu {
+        events.push(EventSpec::cycles());
+        events.push(EventSpec::instructions());
+        for e in &plan.events {
+            if !events.contains(e) {
+                events.push(e.clone());
+            }
+        }
+    }
     let mut records = Vec::new();
     for v in &plan.variants {
         for &rate in &plan.rates {
@@ -452,13 +519,14 @@ pub fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchErro
                 plan.runs,
                 plan.duration.as_secs_f64()
             ));
-            records.push(one_cell(&cell, v)?);
+            records.push(one_cell(&cell, v, &events)?);
         }
     }
     Ok(records)
 }
 
-fn one_cell(plan: &Plan, variant: &str) -> Result<Record, BenchError> {
+fn one_cell(plan: &Plan, variant: &str, events: &[EventSpec]) -> Result<Record, BenchError> {
+    let event_errors = Mutex::new(Vec::new());
     let allowed = affinity::allowed_cpus();
     let cpus = if !plan.pin {
         (None, None)
@@ -478,7 +546,7 @@ fn one_cell(plan: &Plan, variant: &str) -> Result<Record, BenchError> {
         if i == 0 && seconds == 0.0 {
             continue;
         }
-        let out = one_run(plan, variant, cpus, seconds)?;
+        let out = one_run(plan, variant, cpus, seconds, events, &event_errors)?;
         // The calling thread was the producer: give it back its CPUs.
         affinity::unpin_current_thread(&allowed);
         if let Some(why) = &out.sanity {
@@ -488,7 +556,10 @@ fn one_cell(plan: &Plan, variant: &str) -> Result<Record, BenchError> {
             outs.push(out);
         }
     }
-    Ok(record(plan, variant, cpus, &outs))
+    let mut errors = event_errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    errors.sort();
+    errors.dedup();
+    Ok(record(plan, variant, cpus, &outs, events, &errors))
 }
 
 fn one_run(
@@ -496,6 +567,8 @@ fn one_run(
     variant: &str,
     cpus: (Option<usize>, Option<usize>),
     seconds: f64,
+    events: &[EventSpec],
+    event_errors: &Mutex<Vec<(String, String)>>,
 ) -> Result<RunOut, BenchError> {
     let cap = plan.capacity;
     if let Some(out) = with_spsc!(variant, V => {
@@ -503,6 +576,8 @@ fn one_run(
         let q = &ring;
         Run {
             plan,
+            events,
+            event_errors,
             cpus,
             push: move |v: u64| q.try_push((v, 0)),
             pop: Some(RingEnd(q)),
@@ -516,6 +591,8 @@ fn one_run(
             let (mut p, c) = rtrb::RingBuffer::<u64>::new(cap);
             Run {
                 plan,
+                events,
+                event_errors,
                 cpus,
                 push: move |v| p.push(v).is_ok(),
                 pop: Some(RtrbEnd(c)),
@@ -527,6 +604,8 @@ fn one_run(
             let q = &q;
             Run {
                 plan,
+                events,
+                event_errors,
                 cpus,
                 push: move |v| q.push(v).is_ok(),
                 pop: Some(CrossbeamEnd(q)),
@@ -535,6 +614,8 @@ fn one_run(
         }
         SCHEDULE_ONLY => Run {
             plan,
+            events,
+            event_errors,
             cpus,
             push: |v: u64| std::hint::black_box(v) == v,
             pop: None::<NoQueue>,
@@ -555,6 +636,8 @@ fn record(
     variant: &str,
     cpus: (Option<usize>, Option<usize>),
     outs: &[RunOut],
+    events: &[EventSpec],
+    event_errors: &[(String, String)],
 ) -> Record {
     let rate = plan.rates.first().copied().flatten();
     let no_queue = variant == SCHEDULE_ONLY;
@@ -735,6 +818,48 @@ fn record(
             tpn
         ));
     }
+    // Hardware counters per item, per side.
+    let multiplexed = std::cell::Cell::new(false);
+    for (i, e) in events.iter().enumerate() {
+        let (suffix, unit) = match e.name.as_str() {
+            "cycles" => ("cycles_per_item".to_string(), Unit::CoreCyclesPerOp),
+            "instructions" => ("instructions_per_item".to_string(), Unit::InstructionsPerOp),
+            other => (format!("event:{other}"), Unit::EventsPerOp),
+        };
+        for (side, pick) in [
+            (
+                "producer",
+                (|o: &RunOut| &o.producer) as fn(&RunOut) -> &Side,
+            ),
+            ("consumer", |o: &RunOut| &o.consumer),
+        ] {
+            if side == "consumer" && no_queue {
+                continue;
+            }
+            let v = per_run(&|o| {
+                let s = pick(o);
+                let reading = s.pmu.get(i).copied().flatten()?;
+                multiplexed.set(multiplexed.get() | reading.multiplexed());
+                let count = reading.scaled()?;
+                (s.items > 0).then(|| count / s.items as f64)
+            });
+            if !v.is_empty() {
+                r.metrics.push(Metric::new(
+                    format!("{side}_{suffix}"),
+                    unit,
+                    Source::Pmu(e.name.clone()),
+                    v,
+                ));
+            }
+        }
+    }
+    if multiplexed.get() {
+        r.notes
+            .push("PMU multiplexed: counts scaled by time_enabled/time_running".into());
+    }
+    for (event, why) in event_errors {
+        r.notes.push(format!("event {event} not counted: {why}"));
+    }
     // A waiting thread spins or yields, so it is on the CPU unless another
     // process took it: a low CPU % means the figures are the scheduler's.
     let on_cpu: Vec<f64> = ["producer_cpu", "consumer_cpu"]
@@ -789,7 +914,7 @@ mod tests {
     fn every_variant_moves_items_flat_out() {
         for v in variant_names() {
             let p = plan(v, "max", 0.02);
-            let recs = run(&p, &mut |_| {}).unwrap();
+            let recs = run(&p, false, &mut |_| {}).unwrap();
             assert_eq!(recs.len(), 1);
             assert!(median(&recs[0], "items_per_sec") > 1000.0, "{v}");
             assert!(!recs[0].flagged(FlagKind::RateNotSustained));
@@ -807,7 +932,7 @@ mod tests {
         let mut seen = Vec::new();
         for _ in 0..5 {
             let p = plan("c11-acq-rel", "100k", 0.3);
-            let r = run(&p, &mut |_| {}).unwrap().remove(0);
+            let r = run(&p, false, &mut |_| {}).unwrap().remove(0);
             let achieved = median(&r, "rate_achieved");
             assert_eq!(
                 r.flagged(FlagKind::RateNotSustained),
@@ -852,7 +977,7 @@ mod tests {
         // A lost wake-up would hang the consumer (and this test) or lose
         // items (the per-run sanity check fails the cell).
         for v in variant_names() {
-            let r = &run(&notify_plan(v, "max", 0.02), &mut |_| {}).unwrap()[0];
+            let r = &run(&notify_plan(v, "max", 0.02), false, &mut |_| {}).unwrap()[0];
             assert!(median(r, "items_per_sec") > 1000.0, "{v}");
             if v != SCHEDULE_ONLY {
                 assert!(median(r, "notifications_per_item") <= 1.0, "{v}");
@@ -865,13 +990,13 @@ mod tests {
         // Flat out with batches of 32: at most one wake call per batch.
         let mut p = notify_plan("fences", "max", 0.02);
         p.batch = 32;
-        let r = &run(&p, &mut |_| {}).unwrap()[0];
+        let r = &run(&p, false, &mut |_| {}).unwrap()[0];
         let n = median(r, "notifications_per_item");
         assert!(n <= 1.0 / 32.0 + 1e-9, "{n}");
         // At a low rate every batch finds the consumer asleep.
         let mut p = notify_plan("fences", "4k", 0.2);
         p.batch = 8;
-        let r = &run(&p, &mut |_| {}).unwrap()[0];
+        let r = &run(&p, false, &mut |_| {}).unwrap()[0];
         // (A loaded machine may miss the rate; the flag must say so.)
         let achieved = median(r, "rate_achieved");
         let offered = r.parameters["rate_offered"].as_f64().unwrap();
@@ -887,7 +1012,7 @@ mod tests {
     fn a_notified_consumer_sleeps_at_a_low_rate() {
         // 2k items/s: 500 µs between items, so the consumer empties the ring
         // and sleeps before each one, and the producer sleeps too.
-        let r = &run(&notify_plan("c11-acq-rel", "2k", 0.3), &mut |_| {}).unwrap()[0];
+        let r = &run(&notify_plan("c11-acq-rel", "2k", 0.3), false, &mut |_| {}).unwrap()[0];
         // (A loaded machine may miss the rate; the flag must say so.)
         let achieved = median(r, "rate_achieved");
         let offered = r.parameters["rate_offered"].as_f64().unwrap();
@@ -914,9 +1039,58 @@ mod tests {
     }
 
     #[test]
+    fn pmu_readings_become_per_side_per_item_figures() {
+        // This VM has no PMU, so the counting path is tested with readings
+        // as the kernel returns them: 1000 items, the producer's stall
+        // counter multiplexed half the time.
+        let p = plan("fences", "max", 0.01);
+        let events = vec![
+            EventSpec::cycles(),
+            EventSpec::parse_for("stall_backend", std::env::consts::ARCH).unwrap(),
+        ];
+        let side = |cycles: u64, stalls: Reading| Side {
+            items: 1000,
+            start_ns: 0,
+            end_ns: 1_000_000,
+            pmu: vec![
+                Some(Reading {
+                    value: cycles,
+                    time_enabled: 10,
+                    time_running: 10,
+                }),
+                Some(stalls),
+            ],
+            ..Side::default()
+        };
+        let out = RunOut {
+            producer: side(
+                50_000,
+                Reading {
+                    value: 3_000,
+                    time_enabled: 10,
+                    time_running: 5,
+                },
+            ),
+            consumer: side(80_000, Reading::default()),
+            latency: None,
+            sanity: None,
+        };
+        let errors = vec![("r1234".to_string(), "not supported".to_string())];
+        let r = record(&p, "fences", (None, None), &[out], &events, &errors);
+        assert_eq!(median(&r, "producer_cycles_per_item"), 50.0);
+        assert_eq!(median(&r, "consumer_cycles_per_item"), 80.0);
+        // Scaled for multiplexing: 3000 x 10/5 over 1000 items.
+        assert_eq!(median(&r, "producer_event:stall_backend"), 6.0);
+        // A counter that never ran gives no figure, not zero.
+        assert!(r.metric("consumer_event:stall_backend").is_none());
+        assert!(r.notes.iter().any(|n| n.contains("multiplexed")));
+        assert!(r.notes.iter().any(|n| n.contains("r1234 not counted")));
+    }
+
+    #[test]
     fn an_absurd_rate_is_reported_as_not_sustained() {
         let p = plan("rtrb", "10G", 0.05);
-        let r = &run(&p, &mut |_| {}).unwrap()[0];
+        let r = &run(&p, false, &mut |_| {}).unwrap()[0];
         assert!(r.flagged(FlagKind::RateNotSustained), "{:?}", r.flags);
         assert!(median(r, "rate_achieved") < 0.99e10);
     }
