@@ -237,8 +237,8 @@ fn rate_metrics(r: &mut Record, plan: &Plan, threads: usize, kept: &[&RunSample]
         }),
     ));
     r.notes.push(format!(
-        "fixed rate: each thread runs its share of the offered rate on a schedule, sleeping while its next operation is over {} µs away; cpu % is the threads' CPU time over their wall time, busy % the share of it inside operations; latency runs from each operation's due time to its end (coordinated omission corrected)",
-        clock::SLEEP_MIN_NS / 1000.0
+        "fixed rate: each thread runs its share of the offered rate on a schedule, sleeping while its next operation is over {us} µs away and spinning closer to it; cpu % is the threads' CPU time over their wall time (near 100% when a thread's operations are under {us} µs apart: read busy % then), busy % the share of their time inside operations; latency runs from each operation's due time to its end (coordinated omission corrected)",
+        us = clock::SLEEP_MIN_NS / 1000.0
     ));
 }
 
