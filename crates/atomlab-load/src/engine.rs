@@ -229,7 +229,7 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
     let mut last_sweep = now;
     loop {
         let now = Instant::now();
-        if now >= plan.deadline {
+        if now >= plan.deadline || crate::interrupted() {
             break;
         }
         w.measuring = now >= plan.measure_start;

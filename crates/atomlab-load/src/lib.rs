@@ -7,6 +7,62 @@
 pub mod engine;
 pub mod server;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the SIGINT handler while a run is measured: the client threads and
+/// the coordinator stop at their next check (within 5 ms) and the partial
+/// result is reported, as wrk does.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether Ctrl-C ended the run early.
+pub fn interrupted() -> bool {
+    // ORDERING: Relaxed: a stop request only; the results are handed over by
+    // joining the threads.
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    // ORDERING: Relaxed, as in `interrupted`. A second Ctrl-C ends the
+    // process at once (`_exit` is async-signal-safe).
+    if INTERRUPTED.swap(true, Ordering::Relaxed) {
+        // SAFETY: _exit is async-signal-safe and takes no pointers.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+/// Routes SIGINT to [`on_sigint`] while it lives, then restores the
+/// previous disposition.
+struct SigintGuard(libc::sighandler_t);
+
+impl SigintGuard {
+    fn install() -> SigintGuard {
+        // ORDERING: Relaxed: set before the threads that read it start.
+        INTERRUPTED.store(false, Ordering::Relaxed);
+        let handler = on_sigint as extern "C" fn(libc::c_int);
+        // SAFETY: the handler only touches an atomic and calls _exit, both
+        // async-signal-safe.
+        SigintGuard(unsafe { libc::signal(libc::SIGINT, handler as libc::sighandler_t) })
+    }
+}
+
+impl Drop for SigintGuard {
+    fn drop(&mut self) {
+        // SAFETY: restores the disposition `install` replaced.
+        unsafe { libc::signal(libc::SIGINT, self.0) };
+    }
+}
+
+/// Sleeps until `t`, or until Ctrl-C.
+fn sleep_until(t: Instant) {
+    while !interrupted() {
+        let left = t.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(10)));
+    }
+}
+
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -253,7 +309,10 @@ pub fn run(cfg: &Config) -> Result<Outcome, LoadError> {
         Some(cmd) => Some(server::Spawned::start(cmd, addr, Duration::from_secs(10))?),
         None => None,
     };
-    let result = measure(cfg, addr, request, spawned.as_ref().map(|s| s.pid()));
+    let result = {
+        let _sigint = SigintGuard::install();
+        measure(cfg, addr, request, spawned.as_ref().map(|s| s.pid()))
+    };
     if let Some(s) = &mut spawned {
         s.stop();
     }
@@ -298,11 +357,11 @@ fn measure(
                 .spawn(move || engine::run_thread(&plan))?,
         );
     }
-    std::thread::sleep(measure_start.saturating_duration_since(Instant::now()));
+    sleep_until(measure_start);
     let before = server::snapshot(&roots);
     let self_before = server::snapshot(&[std::process::id() as i32]);
     let t0 = Instant::now();
-    std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+    sleep_until(deadline);
     let after = server::snapshot(&roots);
     let self_after = server::snapshot(&[std::process::id() as i32]);
     let window = t0.elapsed().as_secs_f64();
@@ -359,7 +418,15 @@ fn record(
     if let Some(s) = &cfg.spawn {
         r.param("spawn", s.clone());
     }
-    let dur = cfg.duration.as_secs_f64();
+    // Rates are over the window asked for, or the part of it measured
+    // before Ctrl-C.
+    let cut_short = interrupted();
+    let dur = if cut_short {
+        window.max(1e-3)
+    } else {
+        cfg.duration.as_secs_f64()
+    };
+    r.param("interrupted", cut_short);
     let one =
         |name: &str, unit: Unit, source: Source, v: f64| Metric::new(name, unit, source, vec![v]);
     let rps = tally.requests as f64 / dur;
@@ -513,6 +580,14 @@ fn record(
     r.notes.push(
         "errors are counted over the whole run, warm-up included; requests, bytes and latencies over the measured window".to_string(),
     );
+    if cut_short {
+        let w = format!(
+            "interrupted (Ctrl-C) after {window:.2} s of the {:.2} s measured window: a partial result, its rates over the part measured",
+            cfg.duration.as_secs_f64()
+        );
+        r.notes.push(w.clone());
+        warnings.push(w);
+    }
     if cfg.rate.is_some() {
         r.notes.push("open loop (wrk2's model): latency from each request's intended send time, corrected for coordinated omission".to_string());
         r.notes.push("the client wakes to send on a timerfd, so at a fixed rate a request may leave a little (the kernel's timer slack, ~50 µs, plus scheduling) after its intended time, and that lag is in its latency".to_string());

@@ -232,6 +232,43 @@ fn closed_loop_against_an_immediate_server() {
         .contains("PMU events for load are not implemented yet"));
 }
 
+/// Ctrl-C during a 30 s run stops it within moments and prints the partial
+/// result (as wrk does), with its rates over the part measured.
+#[test]
+fn ctrl_c_prints_the_partial_result() {
+    let s = serve(Mode::Ok);
+    let u = url(&s);
+    let started = Instant::now();
+    let child = cli_support::command()
+        .args(["load", &u, "-c", "2", "-d", "30", "--warmup", "0", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "stopped after {took:?}");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &doc["records"][0];
+    assert_eq!(r["parameters"]["interrupted"], true, "{r}");
+    assert!(metric(r, "requests") > 10.0, "{r}");
+    // Requests over ~0.7 s, not over the 30 s asked for.
+    let rps = metric(r, "requests_per_sec");
+    assert!(rps > metric(r, "requests") / 5.0, "{rps}");
+    assert!(
+        stderr(&o).contains("interrupted (Ctrl-C)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn a_20ms_delay_is_the_median() {
     let s = serve(Mode::Delay(Duration::from_millis(20)));
