@@ -26,7 +26,7 @@ pub mod clock;
 pub mod harness;
 pub mod plan;
 pub mod plausible;
-pub mod pmu;
+pub use atomlab_pmu as pmu;
 pub mod scenario;
 
 pub use plan::{BenchError, Plan, Request};

@@ -12,6 +12,7 @@
 //! `time_enabled / time_running`, as `perf stat` does, and the record says so.
 //! When the kernel refuses (a VM without a virtual PMU, `perf_event_paranoid`)
 //! the reason is reported once and the harness carries on without counters.
+#![deny(missing_docs)]
 
 use std::io;
 
