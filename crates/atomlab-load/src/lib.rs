@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod server;
+pub mod server_pmu;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -215,6 +216,9 @@ pub struct Config {
     pub body: Option<Vec<u8>>,
     pub server_pids: Vec<i32>,
     pub spawn: Option<String>,
+    /// Hardware events counted in the server's processes (perf names, as
+    /// `bench --events`); empty means cycles and instructions.
+    pub events: Vec<String>,
 }
 
 /// The request serialised once, sent as is for every request.
@@ -296,7 +300,30 @@ fn check_config(cfg: &Config) -> Result<(), LoadError> {
             return Err(LoadError::NoProcess(p));
         }
     }
+    if !cfg.events.is_empty() && cfg.server_pids.is_empty() && cfg.spawn.is_none() {
+        return opt(
+            "--events counts in the server's processes: give --server-pid or --spawn too".into(),
+        );
+    }
+    server_events(cfg)?;
     Ok(())
+}
+
+/// The events to count in the server: `--events`, or cycles and instructions.
+fn server_events(cfg: &Config) -> Result<Vec<atomlab_pmu::EventSpec>, LoadError> {
+    if cfg.events.is_empty() {
+        return Ok(vec![
+            atomlab_pmu::EventSpec::cycles(),
+            atomlab_pmu::EventSpec::instructions(),
+        ]);
+    }
+    cfg.events
+        .iter()
+        .map(|e| {
+            atomlab_pmu::EventSpec::parse(e.trim())
+                .map_err(|err| LoadError::Option(format!("--events: {err}")))
+        })
+        .collect()
 }
 
 /// Runs the load described by `cfg`.
@@ -358,10 +385,23 @@ fn measure(
         );
     }
     sleep_until(measure_start);
+    // Counters attached now (after the warm-up) count the measured window.
+    let counters = if roots.is_empty() {
+        None
+    } else {
+        Some(server_pmu::ServerCounters::attach(
+            &server_events(cfg)?,
+            &roots,
+        ))
+    };
+    if let Some(c) = &counters {
+        c.start();
+    }
     let before = server::snapshot(&roots);
     let self_before = server::snapshot(&[std::process::id() as i32]);
     let t0 = Instant::now();
     sleep_until(deadline);
+    let totals = counters.as_ref().map(|c| c.stop());
     let after = server::snapshot(&roots);
     let self_after = server::snapshot(&[std::process::id() as i32]);
     let window = t0.elapsed().as_secs_f64();
@@ -376,7 +416,7 @@ fn measure(
         }
     }
     let tally = tally.expect("at least one thread");
-    Ok(record(
+    let mut out = record(
         cfg,
         &tally,
         &roots,
@@ -385,7 +425,58 @@ fn measure(
         &self_before,
         &self_after,
         window,
-    ))
+    );
+    if let (Some(c), Some(t)) = (&counters, &totals) {
+        server_pmu_metrics(&mut out, c, t, tally.requests);
+    }
+    Ok(out)
+}
+
+/// The server's hardware counts per request, or why they are missing.
+fn server_pmu_metrics(
+    out: &mut Outcome,
+    counters: &server_pmu::ServerCounters,
+    totals: &[server_pmu::EventTotal],
+    requests: u64,
+) {
+    let r = &mut out.record;
+    for t in totals {
+        let (name, unit) = match t.name.as_str() {
+            "cycles" => (
+                "server_cycles_per_request".to_string(),
+                Unit::CoreCyclesPerOp,
+            ),
+            "instructions" => (
+                "server_instructions_per_request".to_string(),
+                Unit::InstructionsPerOp,
+            ),
+            other => (format!("server_event:{other}"), Unit::EventsPerOp),
+        };
+        if requests > 0 {
+            r.metrics.push(Metric::new(
+                name,
+                unit,
+                Source::Pmu(t.name.clone()),
+                vec![t.count / requests as f64],
+            ));
+        }
+        if t.multiplexed {
+            r.notes.push(format!(
+                "server event {}: PMU multiplexed, count scaled by time_enabled/time_running",
+                t.name
+            ));
+        }
+    }
+    if !totals.is_empty() {
+        r.notes.push(format!(
+            "server hardware counters: user space, summed over the {} threads of the server's processes and those they created during the window, per request",
+            counters.threads
+        ));
+    }
+    for (event, why) in &counters.refused {
+        r.notes
+            .push(format!("server event {event} not counted: {why}"));
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -575,8 +666,6 @@ fn record(
             "server CPU is utime+stime from /proc over the {window:.3} s measured window, as % of one CPU (server_cpu_percent) and of the machine's {cpus} CPUs (server_cpu_machine_percent)"
         ));
     }
-    r.notes
-        .push("PMU events for load are not implemented yet".to_string());
     r.notes.push(
         "errors are counted over the whole run, warm-up included; requests, bytes and latencies over the measured window".to_string(),
     );
@@ -673,6 +762,7 @@ mod tests {
             headers: vec!["X-A:  b ".into()],
             body: Some(b"hi".to_vec()),
             server_pids: vec![],
+            events: vec![],
             spawn: None,
         }
     }

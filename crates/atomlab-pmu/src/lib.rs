@@ -7,7 +7,10 @@
 //! crates for the same three syscalls.
 //!
 //! Counters are per thread (`pid = 0, cpu = -1`), user space only, opened
-//! disabled and enabled around the measured loop. When the PMU is
+//! disabled and enabled around the measured loop; or attached to another
+//! thread by its id, with `inherit` so that the threads and processes it
+//! creates afterwards are counted too (`perf stat -p`'s model, which is what
+//! `atomlab load --server-pid` uses for a server's processes). When the PMU is
 //! multiplexed (more events than hardware counters) the count is scaled by
 //! `time_enabled / time_running`, as `perf stat` does, and the record says so.
 //! When the kernel refuses (a VM without a virtual PMU, `perf_event_paranoid`)
@@ -224,6 +227,7 @@ struct PerfEventAttr {
 }
 
 const ATTR_FLAG_DISABLED: u64 = 1 << 0;
+const ATTR_FLAG_INHERIT: u64 = 1 << 1;
 const ATTR_FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const ATTR_FLAG_EXCLUDE_HV: u64 = 1 << 6;
 const READ_FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
@@ -291,21 +295,40 @@ pub struct Counter {
 impl Counter {
     /// Opens `spec` for the calling thread, user space only, disabled.
     pub fn open(spec: &EventSpec) -> io::Result<Counter> {
+        Counter::open_for(spec, 0, 0)
+    }
+
+    /// Opens `spec` for the thread `tid` (of any process the kernel lets
+    /// us observe: same user and `perf_event_paranoid` ≤ 2, or
+    /// CAP_PERFMON), user space only, disabled, counting the threads and
+    /// processes it creates from now on as well.
+    pub fn attach(spec: &EventSpec, tid: libc::pid_t) -> io::Result<Counter> {
+        if tid <= 0 {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        Counter::open_for(spec, tid, ATTR_FLAG_INHERIT)
+    }
+
+    fn open_for(spec: &EventSpec, tid: libc::pid_t, extra_flags: u64) -> io::Result<Counter> {
         let attr = PerfEventAttr {
             kind: spec.kind,
             size: std::mem::size_of::<PerfEventAttr>() as u32,
             config: spec.config,
             read_format: READ_FORMAT_TOTAL_TIME_ENABLED | READ_FORMAT_TOTAL_TIME_RUNNING,
-            flags: ATTR_FLAG_DISABLED | ATTR_FLAG_EXCLUDE_KERNEL | ATTR_FLAG_EXCLUDE_HV,
+            flags: ATTR_FLAG_DISABLED
+                | ATTR_FLAG_EXCLUDE_KERNEL
+                | ATTR_FLAG_EXCLUDE_HV
+                | extra_flags,
             ..Default::default()
         };
         // SAFETY: `attr` is a valid perf_event_attr of the size it declares;
-        // pid 0 / cpu -1 is "this thread on any CPU"; no group.
+        // pid `tid` (0: this thread) / cpu -1 is "that thread on any CPU";
+        // no group.
         let fd = unsafe {
             libc::syscall(
                 libc::SYS_perf_event_open,
                 &attr as *const PerfEventAttr,
-                0 as libc::pid_t,
+                tid,
                 -1 as libc::c_int,
                 -1 as libc::c_int,
                 PERF_FLAG_FD_CLOEXEC,

@@ -227,9 +227,43 @@ fn closed_loop_against_an_immediate_server() {
     assert!(p50 > 0.0 && p50 < 0.1, "{p50}");
     assert!(metric(&r, "latency_max_s") >= metric(&r, "latency_p99_s"));
     assert_eq!(r["detail"]["timeline"].as_array().unwrap().len(), 1);
-    assert!(r["notes"]
-        .to_string()
-        .contains("PMU events for load are not implemented yet"));
+}
+
+/// The server's hardware counters: with a PMU, per request; without one
+/// (this VM), a note that says why, never a made-up zero.
+#[test]
+fn server_events_are_counted_or_explained() {
+    let s = serve(Mode::Ok);
+    let me = std::process::id().to_string();
+    let (code, r, err) = load(
+        &url(&s),
+        &[
+            "-c",
+            "2",
+            "-d",
+            "0.5",
+            "--warmup",
+            "0",
+            "--server-pid",
+            &me,
+            "--events",
+            "instructions",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let notes = r["notes"].to_string();
+    let counted = r["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "server_instructions_per_request");
+    match counted {
+        Some(m) => assert!(m["samples"][0].as_f64().unwrap() > 0.0, "{m}"),
+        None => assert!(
+            notes.contains("server event instructions not counted"),
+            "{notes}"
+        ),
+    }
 }
 
 /// Ctrl-C during a 30 s run stops it within moments and prints the partial
@@ -371,6 +405,26 @@ fn chunked_errors_are_parsed_and_counted_by_status() {
     assert!(metric(&r, "requests") > 10.0, "{r}");
     assert!(metric(&r, "errors_status") >= metric(&r, "requests"));
     assert_eq!(metric(&r, "errors_read"), 0.0, "{r}");
+}
+
+#[test]
+fn bad_server_events_exit_2() {
+    let me = std::process::id().to_string();
+    assert_bad_input(
+        &[
+            "load",
+            "http://127.0.0.1:9/",
+            "--server-pid",
+            &me,
+            "--events",
+            "bogus",
+        ],
+        &["--events", "unknown event 'bogus'"],
+    );
+    assert_bad_input(
+        &["load", "http://127.0.0.1:9/", "--events", "cycles"],
+        &["--server-pid or --spawn"],
+    );
 }
 
 #[test]

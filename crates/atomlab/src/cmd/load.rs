@@ -55,6 +55,11 @@ pub struct LoadArgs {
     /// accept, measure it, stop it (SIGTERM, then SIGKILL).
     #[arg(long, value_name = "CMD")]
     pub spawn: Option<String>,
+    /// Hardware events to count in the server's processes, per request,
+    /// comma-separated perf names or raw codes (001's r6e counts failed
+    /// store-exclusives on Arm) [default with a server: cycles,instructions].
+    #[arg(long, value_delimiter = ',')]
+    pub events: Vec<String>,
 }
 
 pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
@@ -81,6 +86,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
         body,
         server_pids: args.server_pid.clone(),
         spawn: args.spawn.clone(),
+        events: args.events.clone(),
     };
     let machine = Machine::detect();
     eprintln!(
