@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report};
+use atomlab_core::{ExitStatus, Machine, Record, Report, Source};
 
 use super::Outcome;
 use crate::cmd::bench::parse_seconds;
@@ -169,6 +169,22 @@ fn view(r: &Record) {
         if let Some(per) = m(r, "server_cpu_percent_per_1k_rps") {
             println!("  server CPU per 1,000 requests/s: {per:.3}% of one CPU");
         }
+    }
+    // The server's hardware counters per request, where they were counted.
+    let counted: Vec<String> = r
+        .metrics
+        .iter()
+        .filter(|x| x.name.starts_with("server_") && matches!(x.source, Source::Pmu(_)))
+        .filter_map(|x| {
+            let event = match &x.source {
+                Source::Pmu(e) => e.as_str(),
+                _ => return None,
+            };
+            Some(format!("{event} {:.1}", x.median()?))
+        })
+        .collect();
+    if !counted.is_empty() {
+        println!("  server per request: {}", counted.join(", "));
     }
     for n in &r.notes {
         println!("  note: {n}");
