@@ -117,6 +117,9 @@ pub struct ThreadPlan {
     pub connections: usize,
     /// This thread's offered rate in requests per second; `None` is closed loop.
     pub rate: Option<f64>,
+    /// Requests in `request` (it holds this many copies, sent in one go;
+    /// closed loop only).
+    pub pipeline: usize,
     pub timeout: Duration,
     pub start: Instant,
     pub measure_start: Instant,
@@ -160,6 +163,8 @@ struct Conn {
     reconnect_at: Instant,
     status: u16,
     close_after: bool,
+    /// Responses still due for the requests written (pipelining).
+    outstanding: usize,
 }
 
 enum Step {
@@ -201,6 +206,7 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
                 reconnect_at: now,
                 status: 0,
                 close_after: false,
+                outstanding: 0,
             })
             .collect(),
         idle: Vec::with_capacity(plan.connections),
@@ -360,7 +366,9 @@ impl Worker<'_> {
     }
 
     fn start_request(&mut self, i: usize, origin: Instant, now: Instant) {
+        let pipeline = self.plan.pipeline.max(1);
         let c = &mut self.conns[i];
+        c.outstanding = pipeline;
         c.phase = Phase::Writing;
         c.written = 0;
         c.origin = origin;
@@ -707,6 +715,24 @@ impl Worker<'_> {
         }
         if status >= 400 {
             self.error(|e| &mut e.status, now);
+        }
+        let c = &mut self.conns[i];
+        c.outstanding = c.outstanding.saturating_sub(1);
+        if c.outstanding > 0 {
+            if close_after {
+                // The server closes with pipelined requests unanswered:
+                // each is a read error, never silently dropped.
+                for _ in 0..c.outstanding {
+                    self.error(|e| &mut e.read, now);
+                }
+            } else {
+                // The next pipelined response; its latency also runs from
+                // the batch's send, its timeout from now.
+                c.phase = Phase::Head;
+                c.status = 0;
+                c.sent = now;
+                return Step::Again;
+            }
         }
         if close_after {
             self.down(i, now);

@@ -209,6 +209,9 @@ pub struct Config {
     pub warmup: Duration,
     /// Offered rate, all threads together; `None` is closed loop.
     pub rate: Option<f64>,
+    /// Requests written back to back per connection before reading their
+    /// responses (HTTP/1.1 pipelining; 1 = off, closed loop only).
+    pub pipeline: usize,
     pub timeout: Duration,
     pub method: String,
     /// `K: V` lines.
@@ -289,6 +292,17 @@ fn check_config(cfg: &Config) -> Result<(), LoadError> {
     if cfg.duration > Duration::from_secs(24 * 3600) {
         return opt("--duration above a day".into());
     }
+    if cfg.pipeline == 0 || cfg.pipeline > 1024 {
+        return opt(format!(
+            "--pipeline {}: expected between 1 (off) and 1024",
+            cfg.pipeline
+        ));
+    }
+    if cfg.pipeline > 1 && cfg.rate.is_some() {
+        return opt(
+            "--pipeline applies to the closed loop: at a fixed --rate each request leaves at its own time".into(),
+        );
+    }
     if cfg.timeout.is_zero() {
         return opt("--timeout must be above 0".into());
     }
@@ -331,7 +345,10 @@ pub fn run(cfg: &Config) -> Result<Outcome, LoadError> {
     let target = Target::parse(&cfg.url)?;
     check_config(cfg)?;
     let addr = target.resolve(&cfg.url)?;
-    let request: Arc<[u8]> = serialize_request(cfg, &target)?.into();
+    // Pipelining writes the request this many times in one go.
+    let request: Arc<[u8]> = serialize_request(cfg, &target)?
+        .repeat(cfg.pipeline.max(1))
+        .into();
     let mut spawned = match &cfg.spawn {
         Some(cmd) => Some(server::Spawned::start(cmd, addr, Duration::from_secs(10))?),
         None => None,
@@ -372,6 +389,7 @@ fn measure(
             request: request.clone(),
             connections: conns,
             rate: cfg.rate.map(|r| r * conns as f64 / cfg.connections as f64),
+            pipeline: cfg.pipeline,
             timeout: cfg.timeout,
             start,
             measure_start,
@@ -498,6 +516,7 @@ fn record(
     r.param("duration_s", cfg.duration.as_secs_f64());
     r.param("warmup_s", cfg.warmup.as_secs_f64());
     r.param("rate", cfg.rate.map(Value::from).unwrap_or(Value::Null));
+    r.param("pipeline", cfg.pipeline as u64);
     r.param("timeout_s", cfg.timeout.as_secs_f64());
     r.param("method", cfg.method.clone());
     r.param("headers", cfg.headers.clone());
@@ -763,6 +782,7 @@ mod tests {
             body: Some(b"hi".to_vec()),
             server_pids: vec![],
             events: vec![],
+            pipeline: 1,
             spawn: None,
         }
     }

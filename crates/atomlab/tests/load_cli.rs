@@ -303,6 +303,40 @@ fn ctrl_c_prints_the_partial_result() {
     );
 }
 
+/// `--pipeline 4` writes four requests before reading: against a server
+/// that answers each after 20 ms, in order, the four answers of a batch
+/// arrive 20, 40, 60 and 80 ms after it was sent, so the median is ~40-60 ms
+/// (one request at a time would give 20 ms; not pipelining at all would
+/// time out waiting for answers to requests never sent).
+#[test]
+fn pipelined_requests_are_answered_in_order() {
+    let s = serve(Mode::Delay(Duration::from_millis(20)));
+    let (code, r, err) = load(
+        &url(&s),
+        &[
+            "-c",
+            "2",
+            "-d",
+            "1",
+            "--warmup",
+            "0",
+            "--pipeline",
+            "4",
+            "--timeout",
+            "2",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["parameters"]["pipeline"], 4);
+    assert!(metric(&r, "requests") >= 40.0, "{r}");
+    for e in ["read", "timeout", "status"] {
+        assert_eq!(metric(&r, &format!("errors_{e}")), 0.0, "{e}: {r}");
+    }
+    let p50 = metric(&r, "latency_p50_s");
+    assert!((0.035..0.2).contains(&p50), "{p50}");
+    assert!(metric(&r, "latency_max_s") >= 0.075);
+}
+
 #[test]
 fn a_20ms_delay_is_the_median() {
     let s = serve(Mode::Delay(Duration::from_millis(20)));
@@ -382,7 +416,11 @@ fn idle_connections_closed_by_the_server_are_reopened_quietly() {
         .iter()
         .map(|e| metric(&r, &format!("errors_{e}")))
         .sum();
-    assert!(errors <= 3.0, "{r}");
+    // Every close counted as an error would give ~100. A few are real: a
+    // request sent while the server's close is still on its way (its thread
+    // descheduled between reply and close on a loaded machine) meets a
+    // reset, as it would with any client.
+    assert!(errors <= 10.0, "{r}");
 }
 
 #[test]
@@ -405,6 +443,25 @@ fn chunked_errors_are_parsed_and_counted_by_status() {
     assert!(metric(&r, "requests") > 10.0, "{r}");
     assert!(metric(&r, "errors_status") >= metric(&r, "requests"));
     assert_eq!(metric(&r, "errors_read"), 0.0, "{r}");
+}
+
+#[test]
+fn bad_pipelines_exit_2() {
+    assert_bad_input(
+        &["load", "http://127.0.0.1:9/", "--pipeline", "0"],
+        &["--pipeline 0"],
+    );
+    assert_bad_input(
+        &[
+            "load",
+            "http://127.0.0.1:9/",
+            "--pipeline",
+            "4",
+            "--rate",
+            "100",
+        ],
+        &["--pipeline applies to the closed loop"],
+    );
 }
 
 #[test]

@@ -60,6 +60,11 @@ pub struct LoadArgs {
     /// store-exclusives on Arm) [default with a server: cycles,instructions].
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
+    /// HTTP/1.1 pipelining: requests written back to back per connection
+    /// before their responses are read (closed loop; each latency runs from
+    /// the batch's send) [default: 1, off].
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
 }
 
 pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
@@ -87,6 +92,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
         server_pids: args.server_pid.clone(),
         spawn: args.spawn.clone(),
         events: args.events.clone(),
+        pipeline: args.pipeline,
     };
     let machine = Machine::detect();
     eprintln!(
