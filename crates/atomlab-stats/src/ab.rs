@@ -5,7 +5,9 @@
 //! Matching: capability, scenario, variant and parameters, leaving out the
 //! parameters that describe how a run went rather than what it measured
 //! ([`VOLATILE_PARAMETERS`]: the calibrated batch, the CPUs the threads
-//! landed on, the seed, the number of runs, a file's path). Records with
+//! landed on, the seed, the number of runs, a file's path, and for `load`
+//! the server under test: its URL, spawn command and PIDs, which are what an
+//! A/B of two servers or builds changes). Records with
 //! the same key on one side (shards, repeated runs) pool their samples.
 //!
 //! Metrics compared: the timings and rates, each with its direction (ops/s
@@ -36,6 +38,12 @@ pub const VOLATILE_PARAMETERS: &[&str] = &[
     "observation",
     "data_race",
     "mapping",
+    // load: the server under test (what an A/B of two servers changes) and
+    // whether Ctrl-C cut the run short.
+    "url",
+    "spawn",
+    "server_pids",
+    "interrupted",
 ];
 
 /// What identifies a measured thing across runs.
@@ -356,6 +364,28 @@ mod tests {
         let r = compare_records(&a, &b, Settings::default(), Some("ns_per_op"), 0.5);
         assert_eq!(r.rows.len(), 2);
         assert_eq!(r.regressions(), 0);
+    }
+
+    #[test]
+    fn two_servers_under_the_same_load_are_matched() {
+        // 001: the same load against two nginx builds or configurations.
+        let load = |url: &str, spawn: &str| {
+            let mut r = Record::new("load", "http", "rate");
+            r.param("url", url)
+                .param("spawn", spawn)
+                .param("rate", 10_000.0)
+                .param("connections", 32);
+            r
+        };
+        let a = [load("http://127.0.0.1:8081/", "nginx -c one.conf")];
+        let b = [load("http://127.0.0.1:8082/", "nginx -c two.conf")];
+        let r = compare_records(&a, &b, Settings::default(), None, 0.01);
+        assert!(r.only_a.is_empty() && r.only_b.is_empty());
+        // A different offered load is a different measurement.
+        let mut c = load("http://127.0.0.1:8082/", "nginx -c two.conf");
+        c.param("rate", 20_000.0);
+        let r = compare_records(&a, &[c], Settings::default(), None, 0.01);
+        assert_eq!((r.only_a.len(), r.only_b.len()), (1, 1));
     }
 
     #[test]
