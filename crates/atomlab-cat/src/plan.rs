@@ -1,0 +1,521 @@
+//! The evaluation plan a cat model compiles to: a table of relation and set
+//! operations over the execution's base relations (shared subexpressions
+//! appear once), least fixpoints for `let rec`, and the model's checks, each
+//! with the operations it needs that earlier checks have not computed.
+//! Evaluating one execution runs the checks in order and stops at the first
+//! one that forbids it.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use atomlab_model::exec::Execution;
+use atomlab_model::models::{Judgement, Model, Violation};
+use atomlab_model::rel::{full_set, shortest_cycle, Rel, Set};
+
+use crate::syntax::{CheckKind, Level};
+
+/// Whether a node is a set of events or a relation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ty {
+    /// A set of events.
+    Set,
+    /// A relation.
+    Rel,
+}
+
+/// What the engine's executions give the model (herd's predefined names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Base {
+    R,
+    W,
+    M,
+    F,
+    Iw,
+    Fw,
+    Universe,
+    Upd,
+    Atomic,
+    Rlx,
+    Con,
+    Acq,
+    Release,
+    AcqRel,
+    Sc,
+    ArmA,
+    ArmQ,
+    ArmL,
+    NoRet,
+    Locked,
+    Mfence,
+    DmbFull,
+    DmbLd,
+    DmbSt,
+    Isb,
+    Po,
+    Rf,
+    Co,
+    Fr,
+    Rmw,
+    Amo,
+    Addr,
+    Data,
+    Ctrl,
+    Loc,
+    Int,
+    Ext,
+    Id,
+    SameInstance,
+}
+
+impl Base {
+    pub(crate) fn ty(self) -> Ty {
+        use Base::*;
+        match self {
+            Po | Rf | Co | Fr | Rmw | Amo | Addr | Data | Ctrl | Loc | Int | Ext | Id
+            | SameInstance => Ty::Rel,
+            _ => Ty::Set,
+        }
+    }
+}
+
+/// Unary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Un {
+    Compl,
+    Inv,
+    Plus,
+    Star,
+    Opt,
+    IdOf,
+    Domain,
+    Range,
+}
+
+/// Binary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Bin {
+    Union,
+    Inter,
+    Diff,
+    Seq,
+    Cross,
+}
+
+/// One node of the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Op {
+    Base(Base),
+    Empty(Ty),
+    Un(Un, u32),
+    Bin(Bin, u32, u32),
+    /// Variable `index` of fixpoint `fix`.
+    FixVar(u32, u32),
+    /// Runs fixpoint `fix` (its value is unused).
+    Fix(u32),
+    /// Result `index` of the fixpoint run by node `fix_node`.
+    FixOut(u32, u32),
+}
+
+/// A `let rec` over relations: least fixpoint from the empty relations.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fixpoint {
+    pub vars: Vec<u32>,
+    pub bodies: Vec<u32>,
+    /// Nodes depending on the variables, in evaluation order.
+    pub inner: Vec<u32>,
+    /// Nodes the inner ones need that do not depend on the variables.
+    pub outer: Vec<u32>,
+}
+
+/// One check of the model.
+#[derive(Debug, Clone)]
+pub(crate) struct Check {
+    pub level: Level,
+    pub kind: CheckKind,
+    pub negated: bool,
+    /// `None`: the checked expression is empty whatever the execution.
+    pub node: Option<u32>,
+    pub name: &'static str,
+    /// Nodes to evaluate before this check (not evaluated by earlier ones).
+    pub schedule: Vec<u32>,
+}
+
+/// The plan builder and, once finished, the plan.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    pub ops: Vec<Op>,
+    pub tys: Vec<Ty>,
+    index: HashMap<Op, u32>,
+    pub fixes: Vec<Fixpoint>,
+    pub checks: Vec<Check>,
+}
+
+impl Plan {
+    /// The node for `op` (shared with any equal node made before).
+    pub(crate) fn node(&mut self, op: Op, ty: Ty) -> u32 {
+        if let Some(&id) = self.index.get(&op) {
+            return id;
+        }
+        let id = self.ops.len() as u32;
+        self.ops.push(op);
+        self.tys.push(ty);
+        // Fixpoint variables are distinct even when equal in shape.
+        self.index.insert(op, id);
+        id
+    }
+
+    fn deps(&self, id: u32) -> Vec<u32> {
+        match self.ops[id as usize] {
+            Op::Base(_) | Op::Empty(_) | Op::FixVar(..) => Vec::new(),
+            Op::Un(_, a) => vec![a],
+            Op::Bin(_, a, b) => vec![a, b],
+            Op::Fix(k) => self.fixes[k as usize].outer.clone(),
+            Op::FixOut(f, _) => vec![f],
+        }
+    }
+
+    /// Closes fixpoint `k` once its variables and bodies are built: finds the
+    /// nodes inside the loop and those it needs from outside.
+    pub(crate) fn close_fix(&mut self, k: usize) {
+        let first = *self.fixes[k].vars.iter().min().unwrap_or(&0) as usize;
+        let mut dependent = vec![false; self.ops.len()];
+        for &v in &self.fixes[k].vars {
+            dependent[v as usize] = true;
+        }
+        for id in first..self.ops.len() {
+            if !dependent[id] && self.deps(id as u32).iter().any(|&d| dependent[d as usize]) {
+                dependent[id] = true;
+            }
+        }
+        let mut needed = vec![false; self.ops.len()];
+        let mut stack: Vec<u32> = self.fixes[k].bodies.clone();
+        let mut outer = Vec::new();
+        while let Some(id) = stack.pop() {
+            if needed[id as usize] {
+                continue;
+            }
+            needed[id as usize] = true;
+            if !dependent[id as usize] {
+                outer.push(id);
+                continue;
+            }
+            stack.extend(self.deps(id));
+        }
+        let inner: Vec<u32> = (0..self.ops.len() as u32)
+            .filter(|&i| needed[i as usize] && dependent[i as usize])
+            .filter(|&i| !matches!(self.ops[i as usize], Op::FixVar(..)))
+            .collect();
+        outer.sort_unstable();
+        self.fixes[k].inner = inner;
+        self.fixes[k].outer = outer;
+    }
+
+    /// Orders the checks (forbidding ones first: flags only matter for
+    /// allowed executions) and computes each one's schedule.
+    pub(crate) fn finish(&mut self) {
+        self.checks.sort_by_key(|c| match c.level {
+            Level::Forbid => 0,
+            Level::Undefined => 1,
+            Level::Flag | Level::Assert => 2,
+        });
+        let mut done = vec![false; self.ops.len()];
+        for c in 0..self.checks.len() {
+            let mut sched = Vec::new();
+            if let Some(n) = self.checks[c].node {
+                let mut stack = vec![n];
+                while let Some(id) = stack.pop() {
+                    if done[id as usize] {
+                        continue;
+                    }
+                    done[id as usize] = true;
+                    sched.push(id);
+                    stack.extend(self.deps(id));
+                }
+            }
+            sched.sort_unstable();
+            self.checks[c].schedule = sched;
+        }
+    }
+}
+
+/// Per-thread scratch space for node values, reused across executions.
+#[derive(Default)]
+struct Scratch {
+    sets: Vec<Set>,
+    rels: Vec<Rel>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+fn base_value(b: Base, x: &Execution<'_>) -> (Set, Option<Rel>) {
+    let s = x.s;
+    let st = &s.sets;
+    let n = s.n;
+    let set = |v: Set| (v, None);
+    let rel = |r: Rel| (0, Some(r));
+    match b {
+        Base::R => set(st.r),
+        Base::W => set(st.w),
+        Base::M => set(st.m),
+        Base::F => set(st.f),
+        Base::Iw => set(st.iw),
+        Base::Fw => set(x.last.iter().fold(0, |a, &e| a | 1u64 << e)),
+        Base::Universe => set(full_set(n)),
+        Base::Upd => set(st.upd),
+        Base::Atomic => set(st.atomic),
+        Base::Rlx => set(st.rlx),
+        Base::Con => set(st.con),
+        Base::Acq => set(st.acq),
+        Base::Release => set(st.rel),
+        Base::AcqRel => set(st.acq_rel),
+        Base::Sc => set(st.sc),
+        Base::ArmA => set(st.arm_a),
+        Base::ArmQ => set(st.arm_q),
+        Base::ArmL => set(st.arm_l),
+        Base::NoRet => set(st.noret),
+        Base::Locked => set(st.locked),
+        Base::Mfence => set(st.mfence),
+        Base::DmbFull => set(st.dmb_full),
+        Base::DmbLd => set(st.dmb_ld),
+        Base::DmbSt => set(st.dmb_st),
+        Base::Isb => set(st.isb),
+        Base::Po => rel(s.po),
+        Base::Rf => rel(x.rf),
+        Base::Co => rel(x.co),
+        Base::Fr => rel(x.fr),
+        Base::Rmw => rel(s.rmw),
+        Base::Amo => rel(s.amo),
+        Base::Addr => rel(s.addr),
+        Base::Data => rel(s.data),
+        Base::Ctrl => rel(s.ctrl),
+        Base::Loc => rel(s.loc),
+        Base::Int => rel(s.int),
+        Base::Ext => rel(s.ext),
+        Base::Id => rel(Rel::id(n, full_set(n))),
+        Base::SameInstance => rel(s.same_instance),
+    }
+}
+
+/// Most rounds a fixpoint may take (each round adds a pair, or it is done).
+const MAX_ROUNDS: usize = 64 * 64 + 1;
+
+impl Plan {
+    fn eval(&self, id: u32, x: &Execution<'_>, sc: &mut Scratch) {
+        let n = x.s.n;
+        let i = id as usize;
+        let ty = self.tys[i];
+        match self.ops[i] {
+            Op::Base(b) => {
+                let (s, r) = base_value(b, x);
+                sc.sets[i] = s;
+                if let Some(r) = r {
+                    sc.rels[i] = r;
+                }
+            }
+            Op::Empty(_) => {
+                sc.sets[i] = 0;
+                sc.rels[i] = Rel::empty(n);
+            }
+            Op::Un(op, a) => {
+                let a = a as usize;
+                match (op, ty) {
+                    (Un::Compl, Ty::Set) => sc.sets[i] = !sc.sets[a] & full_set(n),
+                    (Un::Compl, Ty::Rel) => sc.rels[i] = sc.rels[a].complement(),
+                    (Un::Inv, _) => sc.rels[i] = sc.rels[a].inv(),
+                    (Un::Plus, _) => sc.rels[i] = sc.rels[a].plus(),
+                    (Un::Star, _) => sc.rels[i] = sc.rels[a].star(),
+                    (Un::Opt, _) => sc.rels[i] = sc.rels[a].opt(),
+                    (Un::IdOf, _) => sc.rels[i] = Rel::id(n, sc.sets[a]),
+                    (Un::Domain, _) => sc.sets[i] = sc.rels[a].domain(),
+                    (Un::Range, _) => sc.sets[i] = sc.rels[a].range(),
+                }
+            }
+            Op::Bin(op, a, b) => {
+                let (a, b) = (a as usize, b as usize);
+                match (op, ty) {
+                    (Bin::Union, Ty::Set) => sc.sets[i] = sc.sets[a] | sc.sets[b],
+                    (Bin::Inter, Ty::Set) => sc.sets[i] = sc.sets[a] & sc.sets[b],
+                    (Bin::Diff, Ty::Set) => sc.sets[i] = sc.sets[a] & !sc.sets[b],
+                    (Bin::Union, Ty::Rel) => sc.rels[i] = sc.rels[a] | sc.rels[b],
+                    (Bin::Inter, Ty::Rel) => sc.rels[i] = sc.rels[a] & sc.rels[b],
+                    (Bin::Diff, Ty::Rel) => sc.rels[i] = sc.rels[a] - sc.rels[b],
+                    (Bin::Seq, _) => sc.rels[i] = sc.rels[a].seq(&sc.rels[b]),
+                    (Bin::Cross, _) => sc.rels[i] = Rel::cross(n, sc.sets[a], sc.sets[b]),
+                }
+            }
+            Op::FixVar(..) => {}
+            Op::Fix(k) => {
+                let fx = &self.fixes[k as usize];
+                for &v in &fx.vars {
+                    sc.rels[v as usize] = Rel::empty(n);
+                    sc.sets[v as usize] = 0;
+                }
+                for _ in 0..MAX_ROUNDS {
+                    for &j in &fx.inner {
+                        self.eval(j, x, sc);
+                    }
+                    let mut changed = false;
+                    for (&v, &b) in fx.vars.iter().zip(&fx.bodies) {
+                        let (v, b) = (v as usize, b as usize);
+                        let same = match self.tys[v] {
+                            Ty::Set => sc.sets[v] == sc.sets[b],
+                            Ty::Rel => sc.rels[v] == sc.rels[b],
+                        };
+                        if !same {
+                            changed = true;
+                            sc.sets[v] = sc.sets[b];
+                            sc.rels[v] = sc.rels[b];
+                        }
+                    }
+                    if !changed {
+                        break;
+                    }
+                }
+            }
+            Op::FixOut(f, k) => {
+                let Op::Fix(fk) = self.ops[f as usize] else {
+                    return;
+                };
+                let v = self.fixes[fk as usize].vars[k as usize] as usize;
+                sc.sets[i] = sc.sets[v];
+                sc.rels[i] = sc.rels[v];
+            }
+        }
+    }
+
+    fn holds(&self, c: &Check, sc: &Scratch) -> bool {
+        let v = match c.node {
+            None => true,
+            Some(id) => {
+                let i = id as usize;
+                match (c.kind, self.tys[i]) {
+                    (CheckKind::Acyclic, _) => sc.rels[i].acyclic(),
+                    (CheckKind::Irreflexive, _) => sc.rels[i].irreflexive(),
+                    (CheckKind::Empty, Ty::Set) => sc.sets[i] == 0,
+                    (CheckKind::Empty, Ty::Rel) => sc.rels[i].is_empty(),
+                }
+            }
+        };
+        v != c.negated
+    }
+
+    fn violation(&self, c: &Check, sc: &Scratch, explain: bool, n: usize) -> Violation {
+        let mut v = Violation {
+            axiom: c.name,
+            cycle: Vec::new(),
+            edges: Vec::new(),
+        };
+        if !explain || c.negated {
+            return v;
+        }
+        if let Some(id) = c.node {
+            let i = id as usize;
+            match c.kind {
+                CheckKind::Acyclic => {
+                    v.cycle = shortest_cycle(&sc.rels[i], full_set(n)).unwrap_or_default();
+                }
+                CheckKind::Irreflexive => {
+                    let p = sc.rels[i].reflexive_points();
+                    if p != 0 {
+                        v.cycle = vec![p.trailing_zeros() as usize];
+                    }
+                }
+                CheckKind::Empty => {}
+            }
+            v.edges = v.cycle.iter().map(|_| c.name.to_string()).collect();
+        }
+        v
+    }
+}
+
+/// A model given as a cat file, compiled: judges executions as
+/// [`atomlab_model::models::Model`].
+pub struct CatModel {
+    pub(crate) name: &'static str,
+    pub(crate) plan: Plan,
+}
+
+impl std::fmt::Debug for CatModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatModel")
+            .field("name", &self.name)
+            .field("nodes", &self.plan.ops.len())
+            .field("checks", &self.plan.checks.len())
+            .finish()
+    }
+}
+
+impl CatModel {
+    /// How many operations the plan has (shared subexpressions counted once).
+    pub fn nodes(&self) -> usize {
+        self.plan.ops.len()
+    }
+
+    /// The names of the checks, in evaluation order.
+    pub fn checks(&self) -> Vec<&'static str> {
+        self.plan.checks.iter().map(|c| c.name).collect()
+    }
+
+    /// Judges one execution, also returning the names of the `flag` checks it raises.
+    pub fn judge_flags(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
+        SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let sc = &mut *guard;
+            let len = self.plan.ops.len();
+            let n = x.s.n;
+            if sc.sets.len() < len {
+                sc.sets.resize(len, 0);
+                sc.rels.resize(len, Rel::empty(n));
+            }
+            let mut racy = false;
+            let mut flags = Vec::new();
+            for c in &self.plan.checks {
+                for &id in &c.schedule {
+                    self.plan.eval(id, x, sc);
+                }
+                let holds = self.plan.holds(c, sc);
+                // herd raises a flag when its check holds (`flag ~empty dr`).
+                if c.level == Level::Flag {
+                    if holds {
+                        flags.push(c.name);
+                    }
+                    continue;
+                }
+                if holds {
+                    continue;
+                }
+                match c.level {
+                    Level::Forbid => {
+                        return (
+                            Judgement::Forbidden(self.plan.violation(c, sc, explain, n)),
+                            flags,
+                        )
+                    }
+                    Level::Undefined => racy = true,
+                    Level::Flag | Level::Assert => {}
+                }
+            }
+            (Judgement::Allowed { racy }, flags)
+        })
+    }
+}
+
+impl Model for CatModel {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        self.judge_flags(x, explain).0
+    }
+
+    /// The engine then refuses a test whose allowed executions have a cycle
+    /// of reads-from and data dependencies (values out of thin air), as it
+    /// does under `c11`, instead of printing values it cannot determine; a
+    /// model that forbids such cycles never triggers it.
+    fn allows_thin_air(&self) -> bool {
+        true
+    }
+}
