@@ -215,7 +215,8 @@ fn includes_resolve_beside_the_file_then_in_the_cat_path() {
     let x = execution(&s);
     let err = atomlab_cat::load("m", &dir.join("model.cat"), &[]).expect_err("far.cat not found");
     assert_eq!((err.line, err.column), (2, 1), "{err}");
-    let m = atomlab_cat::load("m", &dir.join("model.cat"), std::slice::from_ref(&lib)).expect("loads");
+    let m =
+        atomlab_cat::load("m", &dir.join("model.cat"), std::slice::from_ref(&lib)).expect("loads");
     assert!(matches!(m.judge(&x, false), Judgement::Forbidden(_)));
     // An include cycle is refused where it closes.
     std::fs::write(lib.join("far.cat"), "include \"model.cat\"\n").expect("write");
