@@ -59,6 +59,7 @@ fn main() {
         ("rc11", "rc11.cat", "c"),
         ("sc", "sc.cat", "x86"),
         ("x86tso", "x86tso.cat", "x86"),
+        ("aarch64", "aarch64.cat", "aarch64"),
     ];
     let opts = CheckOptions::default();
     println!("| folder | model | cat file | tests | built-in | cat file | cat / built-in |");

@@ -22,10 +22,16 @@
 //!   `partition`, `linearisations`, `tag2set`) are refused, as are
 //!   `forall`, `assert`, `instructions` and `.bell` declarations other than
 //!   `enum`.
-//! - Names herd defines from register-level events (`iico_data`,
-//!   `rf-reg`, `Rreg`, branch events) do not exist in atomlab's executions:
-//!   models that compute dependencies from them (herd 7.58's aarch64.cat)
-//!   are refused at the first such name.
+//! - herd's register-level events (`rf-reg`, `iico_data`, `iico_ctrl`,
+//!   `Rreg`, `DATA`, `BCC`, `B`), which herd7 7.58's aarch64.cat uses to
+//!   compute dependencies, are rebuilt from the engine's dependencies as
+//!   virtual events (one per read and dependency kind, after the
+//!   execution's events); an execution whose events and virtual events pass
+//!   64 is forbidden with a `bound: …` axiom instead of being judged.
+//! - Sets of events atomlab's executions never have (page tables, tags,
+//!   instruction fetch, cache and TLB maintenance, exceptions, locks,
+//!   shareability variants of barriers other than `.SY`) are empty; DMB and
+//!   DSB of one kind are one set (`DMB.SY`, `DMB.LD`, `DMB.ST`).
 //! - `flag` results are returned by [`CatModel::judge_flags`]; through the
 //!   [`atomlab_model::models::Model`] trait only `undefined_unless` shows,
 //!   as a data race (herd's `Undef`).

@@ -8,9 +8,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use atomlab_model::exec::Execution;
+use atomlab_model::exec::{Execution, Skeleton};
 use atomlab_model::models::{Judgement, Model, Violation};
-use atomlab_model::rel::{full_set, shortest_cycle, Rel, Set};
+use atomlab_model::rel::{full_set, members, shortest_cycle, Rel, Set, MAX_EVENTS};
 
 use crate::syntax::{CheckKind, Level};
 
@@ -65,6 +65,13 @@ pub(crate) enum Base {
     Ext,
     Id,
     SameInstance,
+    /// herd's register-level events, rebuilt from the engine's dependencies (see [`Regs`]).
+    RfReg,
+    IicoData,
+    IicoCtrl,
+    Rreg,
+    DataRegs,
+    Bcc,
 }
 
 impl Base {
@@ -72,7 +79,7 @@ impl Base {
         use Base::*;
         match self {
             Po | Rf | Co | Fr | Rmw | Amo | Addr | Data | Ctrl | Loc | Int | Ext | Id
-            | SameInstance => Ty::Rel,
+            | SameInstance | RfReg | IicoData | IicoCtrl => Ty::Rel,
             _ => Ty::Set,
         }
     }
@@ -148,6 +155,8 @@ pub(crate) struct Plan {
     index: HashMap<Op, u32>,
     pub fixes: Vec<Fixpoint>,
     pub checks: Vec<Check>,
+    /// The model uses register-level events (herd's `rf-reg`, `iico_data`…).
+    pub uses_regs: bool,
 }
 
 impl Plan {
@@ -249,12 +258,138 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-fn base_value(b: Base, x: &Execution<'_>) -> (Set, Option<Rel>) {
+/// herd's register-level events for a model that computes dependencies
+/// itself (herd7's aarch64deps.cat): one virtual event per dependency kind
+/// of each read, appended after the execution's events, so that
+/// `[R]; rf-reg; [ADDR]; iico_data` gives back the engine's `addr`,
+/// `[R]; rf-reg; [DATA]; iico_data` its `data`, `[R]; rf-reg; [BCC]; po` its
+/// `ctrl`, and the pick dependencies go through an `iico_ctrl` step (a
+/// conditional select) first.
+pub(crate) struct Regs {
+    n: usize,
+    rf_reg: Rel,
+    iico_data: Rel,
+    iico_ctrl: Rel,
+    rreg: Set,
+    data: Set,
+    bcc: Set,
+    po: Rel,
+}
+
+/// A relation over more events (the new ones unrelated).
+fn widen(r: &Rel, n: usize) -> Rel {
+    let mut w = Rel::empty(n);
+    for i in 0..r.n() {
+        for j in members(r.row(i)) {
+            w.add(i, j);
+        }
+    }
+    w
+}
+
+impl Regs {
+    /// `None` when the virtual events do not fit in an execution's bound.
+    fn build(s: &Skeleton) -> Option<Regs> {
+        let n0 = s.n;
+        // (source read, kind: 0 addr, 1 data, 2 ctrl, targets, through a pick)
+        let mut deps: Vec<(usize, u8, Set, bool)> = Vec::new();
+        for r in 0..n0 {
+            let (a, d, c) = (s.addr.row(r), s.data.row(r), s.ctrl.row(r));
+            for (k, t) in [(0u8, a), (1, d), (2, c)] {
+                if t != 0 {
+                    deps.push((r, k, t, false));
+                }
+            }
+            let picks = [
+                (0u8, s.pick_addr.row(r) & !a),
+                (1, s.pick_data.row(r) & !d),
+                (2, s.pick_ctrl.row(r) & !c),
+            ];
+            for (k, t) in picks {
+                if t != 0 {
+                    deps.push((r, k, t, true));
+                }
+            }
+        }
+        let picked: Set = deps
+            .iter()
+            .filter(|d| d.3)
+            .fold(0, |acc, d| acc | 1u64 << d.0);
+        let n = n0 + deps.len() + picked.count_ones() as usize;
+        if n > MAX_EVENTS {
+            return None;
+        }
+        let mut g = Regs {
+            n,
+            rf_reg: Rel::empty(n),
+            iico_data: Rel::empty(n),
+            iico_ctrl: Rel::empty(n),
+            rreg: 0,
+            data: 0,
+            bcc: 0,
+            po: Rel::empty(n),
+        };
+        let mut next = n0;
+        // The register read of each conditional select, one per read.
+        let mut select = [usize::MAX; MAX_EVENTS];
+        for r in members(picked) {
+            select[r] = next;
+            g.rf_reg.add(r, next);
+            g.rreg |= 1 << next;
+            next += 1;
+        }
+        for (r, k, targets, pick) in deps {
+            let v = next;
+            next += 1;
+            if pick {
+                g.iico_ctrl.add(select[r], v);
+            } else {
+                g.rf_reg.add(r, v);
+            }
+            for t in members(targets) {
+                if k == 2 {
+                    g.po.add(v, t);
+                } else {
+                    g.iico_data.add(v, t);
+                }
+            }
+            match k {
+                0 => g.rreg |= 1 << v,
+                1 => {
+                    g.rreg |= 1 << v;
+                    g.data |= 1 << v;
+                }
+                _ => g.bcc |= 1 << v,
+            }
+        }
+        Some(g)
+    }
+}
+
+/// One execution as the plan sees it.
+struct Ctx<'c, 'x> {
+    x: &'c Execution<'x>,
+    /// Events, with the virtual register events if any.
+    n: usize,
+    regs: Option<Regs>,
+}
+
+fn base_value(b: Base, cx: &Ctx<'_, '_>) -> (Set, Option<Rel>) {
+    let x = cx.x;
     let s = x.s;
     let st = &s.sets;
-    let n = s.n;
+    let n = cx.n;
     let set = |v: Set| (v, None);
-    let rel = |r: Rel| (0, Some(r));
+    let rel = |r: Rel| {
+        if cx.regs.is_some() {
+            (0, Some(widen(&r, n)))
+        } else {
+            (0, Some(r))
+        }
+    };
+    let reg =
+        |f: &dyn Fn(&Regs) -> Rel| (0, Some(cx.regs.as_ref().map(f).unwrap_or(Rel::empty(n))));
+    let regset = |f: &dyn Fn(&Regs) -> Set| (cx.regs.as_ref().map(f).unwrap_or(0), None);
     match b {
         Base::R => set(st.r),
         Base::W => set(st.w),
@@ -281,7 +416,10 @@ fn base_value(b: Base, x: &Execution<'_>) -> (Set, Option<Rel>) {
         Base::DmbLd => set(st.dmb_ld),
         Base::DmbSt => set(st.dmb_st),
         Base::Isb => set(st.isb),
-        Base::Po => rel(s.po),
+        Base::Po => match &cx.regs {
+            Some(g) => (0, Some(widen(&s.po, n) | g.po)),
+            None => (0, Some(s.po)),
+        },
         Base::Rf => rel(x.rf),
         Base::Co => rel(x.co),
         Base::Fr => rel(x.fr),
@@ -293,8 +431,14 @@ fn base_value(b: Base, x: &Execution<'_>) -> (Set, Option<Rel>) {
         Base::Loc => rel(s.loc),
         Base::Int => rel(s.int),
         Base::Ext => rel(s.ext),
-        Base::Id => rel(Rel::id(n, full_set(n))),
+        Base::Id => (0, Some(Rel::id(n, full_set(n)))),
         Base::SameInstance => rel(s.same_instance),
+        Base::RfReg => reg(&|g| g.rf_reg),
+        Base::IicoData => reg(&|g| g.iico_data),
+        Base::IicoCtrl => reg(&|g| g.iico_ctrl),
+        Base::Rreg => regset(&|g| g.rreg),
+        Base::DataRegs => regset(&|g| g.data),
+        Base::Bcc => regset(&|g| g.bcc),
     }
 }
 
@@ -302,13 +446,13 @@ fn base_value(b: Base, x: &Execution<'_>) -> (Set, Option<Rel>) {
 const MAX_ROUNDS: usize = 64 * 64 + 1;
 
 impl Plan {
-    fn eval(&self, id: u32, x: &Execution<'_>, sc: &mut Scratch) {
-        let n = x.s.n;
+    fn eval(&self, id: u32, cx: &Ctx<'_, '_>, sc: &mut Scratch) {
+        let n = cx.n;
         let i = id as usize;
         let ty = self.tys[i];
         match self.ops[i] {
             Op::Base(b) => {
-                let (s, r) = base_value(b, x);
+                let (s, r) = base_value(b, cx);
                 sc.sets[i] = s;
                 if let Some(r) = r {
                     sc.rels[i] = r;
@@ -354,7 +498,7 @@ impl Plan {
                 }
                 for _ in 0..MAX_ROUNDS {
                     for &j in &fx.inner {
-                        self.eval(j, x, sc);
+                        self.eval(j, cx, sc);
                     }
                     let mut changed = false;
                     for (&v, &b) in fx.vars.iter().zip(&fx.bodies) {
@@ -464,7 +608,27 @@ impl CatModel {
             let mut guard = cell.borrow_mut();
             let sc = &mut *guard;
             let len = self.plan.ops.len();
-            let n = x.s.n;
+            let regs = if self.plan.uses_regs {
+                match Regs::build(x.s) {
+                    Some(g) => Some(g),
+                    None => {
+                        let v = Violation {
+                            axiom: "bound: the execution and its register events exceed 64 events",
+                            cycle: Vec::new(),
+                            edges: Vec::new(),
+                        };
+                        return (Judgement::Forbidden(v), Vec::new());
+                    }
+                }
+            } else {
+                None
+            };
+            let cx = Ctx {
+                x,
+                n: regs.as_ref().map_or(x.s.n, |g| g.n),
+                regs,
+            };
+            let n = cx.n;
             if sc.sets.len() < len {
                 sc.sets.resize(len, 0);
                 sc.rels.resize(len, Rel::empty(n));
@@ -473,7 +637,7 @@ impl CatModel {
             let mut flags = Vec::new();
             for c in &self.plan.checks {
                 for &id in &c.schedule {
-                    self.plan.eval(id, x, sc);
+                    self.plan.eval(id, &cx, sc);
                 }
                 let holds = self.plan.holds(c, sc);
                 // herd raises a flag when its check holds (`flag ~empty dr`).
