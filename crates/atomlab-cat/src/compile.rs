@@ -377,14 +377,25 @@ impl<'a> Compiler<'a> {
                     _ => return self.with_value(e),
                 };
                 let co = V::Node(self.base(Base::Co), Ty::Rel);
+                let all_writes = matches!(set, V::Node(id, _) if id == self.base(Base::W));
                 let cross = self.bin(BinOp::Cross, set.clone(), set, e.pos)?;
-                let order = self.bin(BinOp::Inter, co, cross.clone(), e.pos)?;
-                // The order must extend the base order (on the same locations).
+                // The engine's coherence order relates writes only.
+                let order = if all_writes {
+                    co
+                } else {
+                    self.bin(BinOp::Inter, co, cross.clone(), e.pos)?
+                };
+                // The order must extend the base order (on the same
+                // locations); co0 it always does (the engine puts initial
+                // writes first and takes final writes from its last).
+                let co0 = self.predefined("co0");
+                let is_co0 =
+                    matches!((&base, &co0), (V::Node(a, _), Some(V::Node(b, _))) if a == b);
                 let loc = V::Node(self.base(Base::Loc), Ty::Rel);
                 let b = self.bin(BinOp::Inter, base, cross, e.pos)?;
                 let b = self.bin(BinOp::Inter, b, loc, e.pos)?;
                 let outside = self.bin(BinOp::Diff, b, order.clone(), e.pos)?;
-                if let V::Node(id, _) = outside {
+                if let (V::Node(id, _), false) = (outside, is_co0) {
                     self.add_check(
                         Level::Forbid,
                         CheckKind::Empty,
@@ -576,6 +587,14 @@ impl<'a> Compiler<'a> {
             (_, Node(x, t), Full) => (Node(x, t), self.materialize(Full, t)),
             (_, x, y) => (self.materialize(x, Ty::Rel), self.materialize(y, Ty::Rel)),
         };
+        // r ; id = id ; r = r, and r | r = r & r = r.
+        let id = self.base(Base::Id);
+        match (op, &a, &b) {
+            (BinOp::Seq, Node(x, _), Node(_, Ty::Rel)) if *x == id => return Ok(b),
+            (BinOp::Seq, Node(_, Ty::Rel), Node(y, _)) if *y == id => return Ok(a),
+            (BinOp::Union | BinOp::Inter, Node(x, _), Node(y, _)) if x == y => return Ok(a),
+            _ => {}
+        }
         let node = |c: &mut Self, o: Bin, x: u32, y: u32, ty: Ty| {
             V::Node(c.plan.node(Op::Bin(o, x, y), ty), ty)
         };

@@ -157,6 +157,15 @@ pub(crate) struct Plan {
     pub checks: Vec<Check>,
     /// The model uses register-level events (herd's `rf-reg`, `iico_data`…).
     pub uses_regs: bool,
+    /// Identifies the plan's scratch space.
+    pub id: u64,
+    /// Nodes whose value depends only on the execution's skeleton (its
+    /// events, program order and dependencies), not on reads-from or
+    /// coherence: computed once per skeleton.
+    pub skeleton_only: Vec<bool>,
+    /// The base nodes among them: when their values are unchanged, so is
+    /// every skeleton-only node.
+    pub skeleton_bases: Vec<u32>,
 }
 
 impl Plan {
@@ -222,6 +231,26 @@ impl Plan {
     /// Orders the checks (forbidding ones first: flags only matter for
     /// allowed executions) and computes each one's schedule.
     pub(crate) fn finish(&mut self) {
+        // ORDERING: Relaxed: only distinctness of the ids matters.
+        self.id = NEXT_PLAN_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut only = vec![false; self.ops.len()];
+        for i in 0..self.ops.len() {
+            only[i] = match self.ops[i] {
+                Op::Base(Base::Rf | Base::Co | Base::Fr | Base::Fw) => false,
+                Op::Base(_) | Op::Empty(_) | Op::FixVar(..) => true,
+                Op::Un(_, a) => only[a as usize],
+                Op::Bin(_, a, b) => only[a as usize] && only[b as usize],
+                Op::Fix(k) => {
+                    let f = &self.fixes[k as usize];
+                    f.outer.iter().chain(&f.inner).all(|&j| only[j as usize])
+                }
+                Op::FixOut(f, _) => only[f as usize],
+            };
+        }
+        self.skeleton_bases = (0..self.ops.len() as u32)
+            .filter(|&i| only[i as usize] && matches!(self.ops[i as usize], Op::Base(_)))
+            .collect();
+        self.skeleton_only = only;
         self.checks.sort_by_key(|c| match c.level {
             Level::Forbid => 0,
             Level::Undefined => 1,
@@ -252,11 +281,18 @@ impl Plan {
 struct Scratch {
     sets: Vec<Set>,
     rels: Vec<Rel>,
+    /// Which skeleton-only nodes hold their value for the current skeleton.
+    valid: Vec<bool>,
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// One scratch per plan (by [`Plan::id`]), so that models judged in
+    /// turn on one thread keep their skeleton-only values.
+    static SCRATCH: RefCell<HashMap<u64, Scratch>> = RefCell::new(HashMap::new());
 }
+
+/// Distinct plan ids for the scratch table.
+static NEXT_PLAN_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// herd's register-level events for a model that computes dependencies
 /// itself (herd7's aarch64deps.cat): one virtual event per dependency kind
@@ -605,8 +641,8 @@ impl CatModel {
     /// Judges one execution, also returning the names of the `flag` checks it raises.
     pub fn judge_flags(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
         SCRATCH.with(|cell| {
-            let mut guard = cell.borrow_mut();
-            let sc = &mut *guard;
+            let mut table = cell.borrow_mut();
+            let sc = table.entry(self.plan.id).or_default();
             let len = self.plan.ops.len();
             let regs = if self.plan.uses_regs {
                 match Regs::build(x.s) {
@@ -632,11 +668,37 @@ impl CatModel {
             if sc.sets.len() < len {
                 sc.sets.resize(len, 0);
                 sc.rels.resize(len, Rel::empty(n));
+                sc.valid.resize(len, false);
+            }
+            // A new skeleton (any skeleton-only base changed) invalidates
+            // every skeleton-only value.
+            let mut same = true;
+            for &b in &self.plan.skeleton_bases {
+                let i = b as usize;
+                let (old_s, old_r) = (sc.sets[i], sc.rels[i]);
+                let was = sc.valid[i];
+                self.plan.eval(b, &cx, sc);
+                if !was || old_s != sc.sets[i] || old_r != sc.rels[i] {
+                    same = false;
+                }
+            }
+            if !same {
+                sc.valid.iter_mut().for_each(|v| *v = false);
+                for &b in &self.plan.skeleton_bases {
+                    sc.valid[b as usize] = true;
+                }
             }
             let mut racy = false;
             let mut flags = Vec::new();
             for c in &self.plan.checks {
                 for &id in &c.schedule {
+                    let i = id as usize;
+                    if self.plan.skeleton_only[i] {
+                        if sc.valid[i] {
+                            continue;
+                        }
+                        sc.valid[i] = true;
+                    }
                     self.plan.eval(id, &cx, sc);
                 }
                 let holds = self.plan.holds(c, sc);
