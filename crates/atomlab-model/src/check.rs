@@ -86,6 +86,8 @@ pub struct ModelResult {
     pub ok: bool,
     /// Some allowed execution has a data race (C11/RC11 undefined behaviour).
     pub racy: bool,
+    /// The flags some allowed execution raises (a cat model's `flag` checks), sorted.
+    pub flags: Vec<&'static str>,
     /// Forbidden outcomes with reasons (when explanations were asked for).
     pub forbidden: Vec<Forbidden>,
     /// A graph of an allowed execution satisfying the proposition, if asked for.
@@ -288,6 +290,7 @@ struct Acc {
     pos: usize,
     neg: usize,
     racy: bool,
+    flags: std::collections::BTreeSet<&'static str>,
     witness: Option<String>,
     witness_text: Option<String>,
     thin_air: bool,
@@ -316,6 +319,7 @@ fn run(
             pos: 0,
             neg: 0,
             racy: false,
+            flags: Default::default(),
             witness: None,
             witness_text: None,
             thin_air: false,
@@ -395,8 +399,10 @@ fn run(
                     let holds = orig.condition.prop.eval(&get);
                     for (k, m) in models.iter().enumerate() {
                         let acc = &mut accs[k];
-                        match m.judge(&x, false) {
+                        let (judgement, flags) = m.judge_flagged(&x, false);
+                        match judgement {
                             Judgement::Allowed { racy } => {
+                                acc.flags.extend(flags);
                                 if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
                                     acc.thin_air = true;
                                 }
@@ -530,6 +536,7 @@ fn run(
                 observation,
                 ok,
                 racy: acc.racy,
+                flags: acc.flags.into_iter().collect(),
                 forbidden,
                 witness_dot: acc.witness,
                 witness: acc.witness_text,
