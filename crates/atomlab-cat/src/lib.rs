@@ -32,9 +32,9 @@
 //!   instruction fetch, cache and TLB maintenance, exceptions, locks,
 //!   shareability variants of barriers other than `.SY`) are empty; DMB and
 //!   DSB of one kind are one set (`DMB.SY`, `DMB.LD`, `DMB.ST`).
-//! - `flag` results are returned by [`CatModel::judge_flags`]; through the
-//!   [`atomlab_model::models::Model`] trait only `undefined_unless` shows,
-//!   as a data race (herd's `Undef`).
+//! - `flag` checks are reported (herd's `Flag NAME` lines, through
+//!   [`atomlab_model::models::Model::judge_flagged`]) and never forbid;
+//!   `undefined_unless` shows as a data race (herd's `Undef`).
 //! - Variants (`if "name"`) are all off.
 #![deny(missing_docs)]
 

@@ -737,6 +737,10 @@ impl Model for CatModel {
         self.judge_flags(x, explain).0
     }
 
+    fn judge_flagged(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
+        self.judge_flags(x, explain)
+    }
+
     /// The engine then refuses a test whose allowed executions have a cycle
     /// of reads-from and data dependencies (values out of thin air), as it
     /// does under `c11`, instead of printing values it cannot determine; a

@@ -233,3 +233,32 @@ fn includes_resolve_beside_the_file_then_in_the_cat_path() {
     assert!(err.message.contains("includes itself"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn flags_reach_the_herd_log() {
+    // Through the engine: a test whose allowed executions raise a flag.
+    let test = atomlab_litmus::parse(
+        "SB.litmus",
+        "C SB\n{}\nP0 (atomic_int* x, atomic_int* y) {\n  atomic_store_explicit(x, 1, memory_order_relaxed);\n  int r0 = atomic_load_explicit(y, memory_order_relaxed);\n}\nP1 (atomic_int* x, atomic_int* y) {\n  atomic_store_explicit(y, 1, memory_order_relaxed);\n  int r0 = atomic_load_explicit(x, memory_order_relaxed);\n}\nexists (0:r0=0 /\\ 1:r0=0)\n",
+    )
+    .expect("parses");
+    let m = load_text(
+        "flagged",
+        "f.cat",
+        "acyclic po | rf | co | fr as sc\nflag ~empty rf & ext as communicates",
+        &[],
+    )
+    .expect("loads");
+    let out = atomlab_model::check_test_with(
+        &test,
+        &[atomlab_model::ModelChoice::Given(&m)],
+        &atomlab_model::CheckOptions::default(),
+    );
+    let atomlab_model::ModelOutcome::Done(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(r.flags, vec!["communicates"]);
+    let log = atomlab_model::herd::log(&test, r);
+    assert!(log.contains("\nFlag communicates\n"), "{log}");
+    assert!(log.contains("Observation SB Never"), "{log}");
+}
