@@ -262,3 +262,15 @@ fn flags_reach_the_herd_log() {
     assert!(log.contains("\nFlag communicates\n"), "{log}");
     assert!(log.contains("Observation SB Never"), "{log}");
 }
+
+#[test]
+fn mutually_recursive_definitions() {
+    let s = sb(None);
+    let x = execution(&s);
+    // a and b alternate po and fr steps: on SB they close a cycle.
+    let m = "let rec a = po | b ; a\nand b = fr | a ; b\nirreflexive a as a";
+    assert!(matches!(judge(m, &x), Judgement::Forbidden(_)));
+    // Without fr, b stays empty and a is po.
+    let m = "let rec a = po | b ; a\nand b = a ; b\nirreflexive a as a\nempty b as b";
+    assert_eq!(judge(m, &x), Judgement::Allowed { racy: false });
+}
