@@ -112,6 +112,10 @@ fn lookup(env: &Env, name: &str) -> Option<V> {
 /// How deep function applications may nest (runaway recursion is refused).
 const MAX_CALLS: usize = 400;
 
+/// How deep evaluation may nest in all (expressions within calls within
+/// expressions), well within a 2 MiB thread stack.
+const MAX_DEPTH: usize = 600;
+
 pub(crate) struct Compiler<'a> {
     pub plan: Plan,
     pub files: Vec<PathBuf>,
@@ -119,6 +123,7 @@ pub(crate) struct Compiler<'a> {
     including: Vec<PathBuf>,
     env: Env,
     calls: usize,
+    depth: usize,
 }
 
 type R<T> = Result<T, CatError>;
@@ -132,6 +137,7 @@ impl<'a> Compiler<'a> {
             including: Vec::new(),
             env: None,
             calls: 0,
+            depth: 0,
         }
     }
 
@@ -864,6 +870,19 @@ impl<'a> Compiler<'a> {
     }
 
     fn expr(&mut self, e: &Expr, env: &Env) -> R<V> {
+        // Nesting of evaluation (expressions inside function calls inside
+        // expressions) is bounded, so hostile input gets an error, not a
+        // stack overflow.
+        if self.depth >= MAX_DEPTH {
+            return self.err(e.pos, "evaluation nested too deeply (runaway recursion?)");
+        }
+        self.depth += 1;
+        let r = self.expr_inner(e, env);
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self, e: &Expr, env: &Env) -> R<V> {
         match &e.kind {
             ExprKind::Var(n) => self.var(n, env, e.pos),
             ExprKind::Zero => Ok(V::Empty),

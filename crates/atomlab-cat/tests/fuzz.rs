@@ -85,3 +85,11 @@ fn deep_nesting_is_refused_not_a_stack_overflow() {
     let e = load_text("loop", "loop.cat", text, &[]).expect_err("refused");
     assert_eq!(e.line, 1);
 }
+
+#[test]
+fn runaway_recursion_through_nested_expressions_is_refused() {
+    // Each call nests a few expressions: bounded in all, not per call.
+    let text = "let rec f x = ((((((((((f (x | x)))))))))))\nlet y = f po\n";
+    let e = load_text("loop", "loop.cat", text, &[]).expect_err("refused");
+    assert_eq!(e.line, 1, "{e}");
+}
