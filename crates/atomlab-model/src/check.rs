@@ -86,6 +86,8 @@ pub struct ModelResult {
     pub ok: bool,
     /// Some allowed execution has a data race (C11/RC11 undefined behaviour).
     pub racy: bool,
+    /// The flags some allowed execution raises (a cat model's `flag` checks), sorted.
+    pub flags: Vec<&'static str>,
     /// Forbidden outcomes with reasons (when explanations were asked for).
     pub forbidden: Vec<Forbidden>,
     /// A graph of an allowed execution satisfying the proposition, if asked for.
@@ -151,19 +153,48 @@ fn plan(arch: Arch, model: &str, acquire: AcquireLoad) -> Result<Option<Target>,
     }
 }
 
+/// A model to judge with: a built-in one by name, or one given as a trait
+/// object (such as a user's cat file, atomlab-cat), which judges the test's
+/// own events (no C11→ISA mapping).
+#[derive(Clone, Copy)]
+pub enum ModelChoice<'m> {
+    /// A built-in model, by its command-line name.
+    Named(&'m str),
+    /// A model given by the caller.
+    Given(&'m dyn Model),
+}
+
 /// Judges `test` under each of `models` (names as on the command line).
 pub fn check_test(test: &Test, models: &[&str], opts: &CheckOptions) -> Vec<ModelOutcome> {
+    let choices: Vec<ModelChoice<'_>> = models.iter().map(|m| ModelChoice::Named(m)).collect();
+    check_test_with(test, &choices, opts)
+}
+
+/// Judges `test` under each of `models`, built-in or given.
+pub fn check_test_with(
+    test: &Test,
+    models: &[ModelChoice<'_>],
+    opts: &CheckOptions,
+) -> Vec<ModelOutcome> {
     let mut outcomes: Vec<Option<ModelOutcome>> = vec![None; models.len()];
     let mut groups: Vec<(Option<Target>, Vec<usize>)> = Vec::new();
-    for (i, m) in models.iter().enumerate() {
-        let Some(model) = by_name(m) else {
-            outcomes[i] = Some(ModelOutcome::NotApplicable {
-                model: "?",
-                reason: format!("unknown model {m}"),
-            });
-            continue;
+    let mut resolved: Vec<Option<&dyn Model>> = vec![None; models.len()];
+    for (i, choice) in models.iter().enumerate() {
+        let (model, target) = match *choice {
+            ModelChoice::Given(m) => (m, Ok(None)),
+            ModelChoice::Named(m) => {
+                let Some(model) = by_name(m) else {
+                    outcomes[i] = Some(ModelOutcome::NotApplicable {
+                        model: "?",
+                        reason: format!("unknown model {m}"),
+                    });
+                    continue;
+                };
+                (model, plan(test.arch, m, opts.acquire))
+            }
         };
-        match plan(test.arch, m, opts.acquire) {
+        resolved[i] = Some(model);
+        match target {
             Err(reason) => {
                 outcomes[i] = Some(ModelOutcome::NotApplicable {
                     model: model.name(),
@@ -177,7 +208,7 @@ pub fn check_test(test: &Test, models: &[&str], opts: &CheckOptions) -> Vec<Mode
         }
     }
     for (target, idx) in groups {
-        let ms: Vec<&'static dyn Model> = idx.iter().filter_map(|&i| by_name(models[i])).collect();
+        let ms: Vec<&dyn Model> = idx.iter().filter_map(|&i| resolved[i]).collect();
         let compiled;
         let t = match target {
             Some(tg) => {
@@ -259,6 +290,7 @@ struct Acc {
     pos: usize,
     neg: usize,
     racy: bool,
+    flags: std::collections::BTreeSet<&'static str>,
     witness: Option<String>,
     witness_text: Option<String>,
     thin_air: bool,
@@ -269,7 +301,7 @@ struct Acc {
 fn run(
     orig: &Test,
     t: &Test,
-    models: &[&'static dyn Model],
+    models: &[&dyn Model],
     opts: &CheckOptions,
 ) -> Result<Vec<Result<ModelResult, CheckError>>, CheckError> {
     let vars = orig.state_vars();
@@ -287,6 +319,7 @@ fn run(
             pos: 0,
             neg: 0,
             racy: false,
+            flags: Default::default(),
             witness: None,
             witness_text: None,
             thin_air: false,
@@ -366,8 +399,10 @@ fn run(
                     let holds = orig.condition.prop.eval(&get);
                     for (k, m) in models.iter().enumerate() {
                         let acc = &mut accs[k];
-                        match m.judge(&x, false) {
+                        let (judgement, flags) = m.judge_flagged(&x, false);
+                        match judgement {
                             Judgement::Allowed { racy } => {
+                                acc.flags.extend(flags);
                                 if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
                                     acc.thin_air = true;
                                 }
@@ -501,6 +536,7 @@ fn run(
                 observation,
                 ok,
                 racy: acc.racy,
+                flags: acc.flags.into_iter().collect(),
                 forbidden,
                 witness_dot: acc.witness,
                 witness: acc.witness_text,

@@ -56,6 +56,9 @@ pub fn log(test: &Test, r: &ModelResult) -> String {
     if r.racy {
         let _ = writeln!(s, "Flag data-race");
     }
+    for f in &r.flags {
+        let _ = writeln!(s, "Flag {f}");
+    }
     let _ = writeln!(s, "Condition {}", test.condition_text());
     let _ = writeln!(
         s,

@@ -37,7 +37,9 @@ pub mod mapping;
 pub mod models;
 pub mod rel;
 
-pub use check::{check_test, CheckOptions, ModelOutcome, ModelResult, Observation};
+pub use check::{
+    check_test, check_test_with, CheckOptions, ModelChoice, ModelOutcome, ModelResult, Observation,
+};
 pub use mapping::AcquireLoad;
 pub use models::MODEL_NAMES;
 

@@ -378,3 +378,93 @@ fn shards_split_the_files_and_cover_them() {
         "the shards together are the whole run, each test once"
     );
 }
+
+/// A user's cat model: a column named after the file, next to a built-in
+/// model; `NAME=FILE` with a built-in's name judges in its place; a bad
+/// model is refused with file:line:column before any test is judged.
+#[test]
+fn model_files_judge_beside_or_instead_of_the_built_in_models() {
+    let d = scratch("model-file");
+    let sc = d.join("mysc.cat");
+    std::fs::write(
+        &sc,
+        "MySC\nlet com = rf | co | fr\nacyclic po | com as sc\n",
+    )
+    .unwrap();
+    // Relaxed message passing: Sometimes under rc11, Never under a plain SC model.
+    let mp = golden("c/MP+rlx.litmus");
+    let out = atomlab(&[
+        "check",
+        "--model",
+        "rc11",
+        "--model-file",
+        sc.to_str().unwrap(),
+        &mp,
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("| rc11") && stdout.contains("| mysc"),
+        "{stdout}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| MP+rlx"))
+        .expect("row");
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert!(
+        cells[3].starts_with("Sometimes") && cells[4].starts_with("Never"),
+        "{row}"
+    );
+
+    // In place of the built-in: one herd block, named rc11, judged by the file.
+    let spec = format!("rc11={}", sc.display());
+    let out = atomlab(&[
+        "check",
+        "--format",
+        "herd",
+        "--model",
+        "rc11",
+        "--model-file",
+        &spec,
+        &mp,
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("% Model rc11 (atomlab)"), "{stdout}");
+    assert!(stdout.contains("Observation MP+rlx Never"), "{stdout}");
+    assert_eq!(stdout.matches("% Model").count(), 1, "{stdout}");
+
+    // An include found through --cat-path.
+    let lib = d.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(lib.join("com.cat"), "let com = rf | co | fr\n").unwrap();
+    let inc = d.join("inc.cat");
+    std::fs::write(&inc, "include \"com.cat\"\nacyclic po | com as sc\n").unwrap();
+    let out = atomlab(&["check", "--model-file", inc.to_str().unwrap(), &mp]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = atomlab(&[
+        "check",
+        "--model-file",
+        inc.to_str().unwrap(),
+        "--cat-path",
+        lib.to_str().unwrap(),
+        &mp,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A bad model: exit 2, the position, and nothing judged.
+    let bad = d.join("bad.cat");
+    std::fs::write(&bad, "let x = po\nacyclic x | nope as y\n").unwrap();
+    let out = atomlab(&["check", "--model-file", bad.to_str().unwrap(), &mp]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:2:13: unknown name `nope`", bad.display())),
+        "{err}"
+    );
+    assert!(
+        !text(&out.stdout).contains("MP+rlx"),
+        "{}",
+        text(&out.stdout)
+    );
+}

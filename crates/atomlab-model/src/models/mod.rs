@@ -40,6 +40,11 @@ pub trait Model: Sync {
     fn name(&self) -> &'static str;
     /// Judges an execution; fills the violation's cycle when `explain`.
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement;
+    /// Judges an execution and names the flags it raises (herd's `flag`
+    /// checks, which report without forbidding); built-in models raise none.
+    fn judge_flagged(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
+        (self.judge(x, explain), Vec::new())
+    }
     /// Whether the model allows `sb | rf` cycles through data dependencies,
     /// whose values are then "out of thin air" (herd prints them symbolically).
     fn allows_thin_air(&self) -> bool {

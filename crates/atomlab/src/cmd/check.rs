@@ -13,7 +13,8 @@ use atomlab_core::{
 };
 use atomlab_litmus::{ParseError, Test};
 use atomlab_model::check::{CheckOptions, ModelOutcome};
-use atomlab_model::{explain, herd, AcquireLoad, CheckError, MODEL_NAMES};
+use atomlab_model::models::Model;
+use atomlab_model::{explain, herd, AcquireLoad, CheckError, ModelChoice, MODEL_NAMES};
 use clap::builder::PossibleValuesParser;
 use serde_json::json;
 
@@ -55,10 +56,20 @@ pub struct CheckArgs {
     /// Litmus files, directories (searched for *.litmus) and @LIST files (one path per line).
     #[arg(required = true, value_name = "FILES")]
     pub files: Vec<String>,
-    /// Models, comma-separated, or `all`.
-    #[arg(long, short = 'm', default_value = "all", value_delimiter = ',',
+    /// Built-in models, comma-separated, or `all` (the default unless --model-file is given).
+    #[arg(long, short = 'm', value_delimiter = ',',
           value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "c11", "rc11", "all"]))]
     pub model: Vec<String>,
+    /// A model written in herd7's cat language, as FILE (named by its file
+    /// stem) or NAME=FILE; repeatable. It judges the test's own events. A
+    /// NAME of a selected built-in model judges in its place (for comparing
+    /// a cat file with herd7 logs named after that model).
+    #[arg(long = "model-file", value_name = "[NAME=]FILE")]
+    pub model_file: Vec<String>,
+    /// Directories searched for files a --model-file includes, after the
+    /// including file's own directory; repeatable.
+    #[arg(long = "cat-path", value_name = "DIR")]
+    pub cat_path: Vec<PathBuf>,
     /// For every forbidden outcome, the axiom that forbids it and a smallest cycle.
     #[arg(long)]
     pub explain: bool,
@@ -151,16 +162,60 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The per-test timeout when `--timeout` is not given.
 pub const DEFAULT_TIMEOUT_S: f64 = 60.0;
 
+/// Loads each `--model-file [NAME=]FILE` (refusing a bad one, with its
+/// file:line:column, before any test is judged).
+fn load_model_files(args: &CheckArgs) -> anyhow::Result<Vec<atomlab_cat::CatModel>> {
+    let mut out = Vec::new();
+    for spec in &args.model_file {
+        let (name, file) = match spec.split_once('=') {
+            Some((n, f)) if !n.is_empty() && !n.contains('/') => (n.to_string(), f),
+            _ => {
+                let stem = Path::new(spec)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| spec.clone());
+                (stem, spec.as_str())
+            }
+        };
+        let m = atomlab_cat::load(&name, Path::new(file), &args.cat_path)
+            .with_context(|| format!("--model-file {spec}: the model cannot be loaded"))?;
+        out.push(m);
+    }
+    Ok(out)
+}
+
 pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let models: Vec<&'static str> = if args.model.iter().any(|m| m == "all") {
-        MODEL_NAMES.to_vec()
-    } else {
-        MODEL_NAMES
-            .iter()
-            .copied()
-            .filter(|m| args.model.iter().any(|a| a == m))
-            .collect()
-    };
+    let given = load_model_files(&args)?;
+    let builtin: Vec<&'static str> =
+        if args.model.iter().any(|m| m == "all") || (args.model.is_empty() && given.is_empty()) {
+            MODEL_NAMES.to_vec()
+        } else {
+            MODEL_NAMES
+                .iter()
+                .copied()
+                .filter(|m| args.model.iter().any(|a| a == m))
+                .collect()
+        };
+    // A model file named like a selected built-in model judges in its place.
+    let mut choices: Vec<ModelChoice<'_>> = builtin
+        .iter()
+        .map(|b| match given.iter().find(|g| g.name() == *b) {
+            Some(g) => ModelChoice::Given(g),
+            None => ModelChoice::Named(b),
+        })
+        .collect();
+    for g in &given {
+        if !builtin.contains(&g.name()) {
+            choices.push(ModelChoice::Given(g));
+        }
+    }
+    let models: Vec<&'static str> = choices
+        .iter()
+        .map(|c| match c {
+            ModelChoice::Named(n) => MODEL_NAMES.iter().copied().find(|m| m == n).unwrap_or("?"),
+            ModelChoice::Given(g) => g.name(),
+        })
+        .collect();
     if let Some(dir) = &args.dot {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--dot {}: cannot create the directory", dir.display()))?;
@@ -211,7 +266,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
                         let start = Instant::now();
                         let mut o = opts.clone();
                         o.deadline = timeout.map(|t| start + t);
-                        let res = atomlab_model::check_test(&test, &models, &o);
+                        let res = atomlab_model::check_test_with(&test, &choices, &o);
                         TestResult::Checked(Box::new(test), res, start.elapsed())
                     }
                 };
