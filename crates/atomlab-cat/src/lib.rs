@@ -26,8 +26,9 @@
 //!   `Rreg`, `DATA`, `BCC`, `B`), which herd7 7.58's aarch64.cat uses to
 //!   compute dependencies, are rebuilt from the engine's dependencies as
 //!   virtual events (one per read and dependency kind, after the
-//!   execution's events); an execution whose events and virtual events pass
-//!   64 is forbidden with a `bound: …` axiom instead of being judged.
+//!   execution's events); a test with an execution whose events and
+//!   virtual events pass 64 is refused for that model (execution bound
+//!   exceeded), never given a guessed verdict.
 //! - Sets of events atomlab's executions never have (page tables, tags,
 //!   instruction fetch, cache and TLB maintenance, exceptions, locks,
 //!   shareability variants of barriers other than `.SY`) are empty; DMB and

@@ -648,12 +648,12 @@ impl CatModel {
                 match Regs::build(x.s) {
                     Some(g) => Some(g),
                     None => {
-                        let v = Violation {
-                            axiom: "bound: the execution and its register events exceed 64 events",
-                            cycle: Vec::new(),
-                            edges: Vec::new(),
-                        };
-                        return (Judgement::Forbidden(v), Vec::new());
+                        return (
+                            Judgement::Unjudged(
+                                "the execution and the register events this model reads exceed 64 events",
+                            ),
+                            Vec::new(),
+                        );
                     }
                 }
             } else {

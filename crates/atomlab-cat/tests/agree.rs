@@ -106,3 +106,53 @@ fn aarch64_cat_agrees_with_aarch64() {
     // the engine's addr, data, ctrl and pick dependencies.
     agree("aarch64", "aarch64.cat", &["aarch64"]);
 }
+
+/// An execution too big for the register events aarch64.cat needs is
+/// refused for that model (an error naming the bound), never given a
+/// verdict: 24 locations read once each, each load's address depending on
+/// the one before (48 events, plus a virtual event per dependency).
+#[test]
+fn beyond_the_event_bound_is_an_error_not_a_verdict() {
+    let Some(shared) = shared() else { return };
+    let model = atomlab_cat::load("aarch64", &shared.join("cats/herd7-7.58/aarch64.cat"), &[])
+        .expect("herd7's model loads");
+    let n = 24;
+    let init: Vec<String> = (0..n).map(|i| format!("0:X{}=l{i};", i + 1)).collect();
+    let code: Vec<String> = (0..n)
+        .map(|i| {
+            if i == 0 {
+                " LDR X0,[X1] ;".to_string()
+            } else {
+                format!(" EOR X29,X0,X0 ;\n LDR X0,[X{},X29] ;", i + 1)
+            }
+        })
+        .collect();
+    let text = format!(
+        "AArch64 BIG\n{{ {} }}\n P0 ;\n{}\nexists (0:X0=0)\n",
+        init.join(" "),
+        code.join("\n")
+    );
+    let test = atomlab_litmus::parse("BIG.litmus", &text).expect("a valid test");
+    let got = &check_test_with(
+        &test,
+        &[ModelChoice::Given(&model)],
+        &CheckOptions::default(),
+    )[0];
+    match got {
+        ModelOutcome::Failed { error, .. } => {
+            assert!(error.to_string().contains("exceed 64 events"), "{error}")
+        }
+        other => panic!("judged beyond the bound: {}", summary(other)),
+    }
+    // The built-in model, which needs no register events, judges it.
+    let builtin = &check_test_with(
+        &test,
+        &[ModelChoice::Named("aarch64")],
+        &CheckOptions::default(),
+    )[0];
+    assert!(
+        matches!(builtin, ModelOutcome::Done(_)),
+        "{}",
+        summary(builtin)
+    );
+}

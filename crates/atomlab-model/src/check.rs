@@ -294,6 +294,9 @@ struct Acc {
     witness: Option<String>,
     witness_text: Option<String>,
     thin_air: bool,
+    /// Why an execution could not be judged (the model's result is then
+    /// an error).
+    unjudged: Option<&'static str>,
 }
 
 /// Enumerates the candidate executions of `t` (which is `orig` or its
@@ -323,6 +326,7 @@ fn run(
             witness: None,
             witness_text: None,
             thin_air: false,
+            unjudged: None,
         })
         .collect();
     let mut candidates = 0usize;
@@ -457,6 +461,9 @@ fn run(
                                 }
                             }
                             Judgement::Forbidden(_) => {}
+                            Judgement::Unjudged(why) => {
+                                acc.unjudged.get_or_insert(why);
+                            }
                         }
                     }
                 }
@@ -505,6 +512,9 @@ fn run(
         .iter()
         .zip(accs)
         .map(|(m, acc)| {
+            if let Some(why) = acc.unjudged {
+                return Err(CheckError::TooBig(format!("{}: {why}", m.name())));
+            }
             if acc.thin_air {
                 return Err(CheckError::ThinAir(m.name()));
             }

@@ -32,6 +32,10 @@ pub enum Judgement {
     },
     /// The model forbids it.
     Forbidden(Violation),
+    /// The model cannot judge it (an execution beyond its bounds): the
+    /// test gets [`crate::CheckError::TooBig`] for this model, never a
+    /// guessed verdict.
+    Unjudged(&'static str),
 }
 
 /// A memory model.
