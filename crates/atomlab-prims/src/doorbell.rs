@@ -127,6 +127,49 @@ impl Doorbell {
         true
     }
 
+    /// Consumer only: [`Doorbell::sleep_unless`] with a bound on the sleep,
+    /// for checkers that must not hang on a lost wake-up: `Some(true)` if
+    /// it slept the whole `timeout` without being rung, `Some(false)` if it
+    /// slept and returned early, `None` if `ready` said not to sleep.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub fn sleep_unless_for(
+        &self,
+        ready: impl FnOnce() -> bool,
+        timeout: std::time::Duration,
+    ) -> Option<bool> {
+        // ORDERING: as in `sleep_unless`.
+        self.sleeping.store(1, Ordering::Relaxed);
+        if self.fences {
+            // ORDERING: as in `sleep_unless`.
+            fence(Ordering::SeqCst);
+        }
+        if ready() {
+            // ORDERING: as in `sleep_unless`.
+            self.sleeping.store(0, Ordering::Relaxed);
+            return None;
+        }
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: as in `wait_while_flag_set`, with a relative timeout that
+        // lives across the call.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.sleeping.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                1u32,
+                &ts as *const libc::timespec,
+            )
+        };
+        let timed_out =
+            rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ETIMEDOUT);
+        // ORDERING: as in `sleep_unless`.
+        self.sleeping.store(0, Ordering::Relaxed);
+        Some(timed_out)
+    }
+
     #[cfg(all(target_os = "linux", not(loom)))]
     fn wait_while_flag_set(&self) {
         // SAFETY: FUTEX_WAIT_PRIVATE reads the aligned u32 behind the pointer,

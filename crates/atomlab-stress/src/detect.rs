@@ -32,11 +32,14 @@ pub enum Kind {
     NeverReleased,
     /// A saturating count wrapped, or a saturated object was released.
     SaturationBroken,
+    /// A sleeping consumer was not woken for an item whose producer had
+    /// already decided not to ring (the doorbell's store-buffering outcome).
+    LostWakeup,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::LostUpdate,
         Kind::MutualExclusion,
         Kind::BufferCorruption,
@@ -49,6 +52,7 @@ impl Kind {
         Kind::EarlyRelease,
         Kind::NeverReleased,
         Kind::SaturationBroken,
+        Kind::LostWakeup,
     ];
 
     /// The snake_case name used in records.
@@ -66,6 +70,7 @@ impl Kind {
             Kind::EarlyRelease => "early_release",
             Kind::NeverReleased => "never_released",
             Kind::SaturationBroken => "saturation_broken",
+            Kind::LostWakeup => "lost_wakeup",
         }
     }
 
@@ -89,7 +94,7 @@ pub struct Violation {
 #[derive(Debug)]
 pub struct Detector {
     start: Mutex<Instant>,
-    counts: [AtomicU64; 12],
+    counts: [AtomicU64; 13],
     seen: AtomicBool,
     first: Mutex<Option<Violation>>,
     cpu_ns: AtomicU64,

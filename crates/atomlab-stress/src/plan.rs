@@ -112,7 +112,15 @@ impl Scenario {
             Scenario::Peterson => vec!["peterson-fence", "broken-peterson-nofence"],
             Scenario::Dekker => vec!["dekker-fence", "broken-dekker-nofence"],
             Scenario::Refcount => REFCOUNT_NAMES.to_vec(),
-            Scenario::Spsc => SPSC_NAMES.to_vec(),
+            Scenario::Spsc => {
+                let mut v = SPSC_NAMES.to_vec();
+                // The sleeping consumer's doorbell, correct and without its
+                // fences (crate::scenario::spsc).
+                let at = v.iter().position(|n| is_broken(n)).unwrap_or(v.len());
+                v.insert(at, crate::scenario::spsc::NOTIFY);
+                v.push(crate::scenario::spsc::BROKEN_NOTIFY);
+                v
+            }
             Scenario::Seqlock => SEQLOCK_NAMES.to_vec(),
         }
     }
@@ -219,6 +227,9 @@ pub struct Plan {
     pub threads: usize,
     /// Operations in all.
     pub ops: u64,
+    /// Whether `--ops` was given (a variant whose operations are far
+    /// slower than its scenario's may then pick its own default).
+    pub ops_given: bool,
     /// mutex tasks.
     pub tasks: u64,
     /// The seed.
@@ -360,6 +371,7 @@ impl Plan {
             variants,
             threads,
             ops,
+            ops_given: req.ops.is_some(),
             tasks,
             seed: req.seed.unwrap_or_else(crate::rng::fresh_seed),
             jitter: req.jitter,

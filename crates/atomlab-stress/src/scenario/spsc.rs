@@ -3,11 +3,25 @@
 //! are reused every 64 items); the consumer checks that item k arrives k-th
 //! (out of order: lost, duplicated or stale) and that its checksum matches
 //! (corrupt payload).
+//!
+//! The `…+notify` variants put the consumer to sleep on
+//! [`atomlab_prims::doorbell::Doorbell`] whenever the ring is empty (the
+//! event-driven design of 004's components) and check for lost wake-ups:
+//! after each push the producer rings, then records that its ring decision
+//! for that item is made. A consumer whose bounded sleep ran out while the
+//! producer had already decided about the item it waits for was not woken
+//! for a published item: the store-buffering outcome the doorbell's two
+//! SeqCst fences exist to forbid. `broken-doorbell-no-fence` drops them;
+//! x86-TSO's store buffer (and Arm's and RISC-V's weaker orders) allow the
+//! outcome, so real hardware shows it, not only loom.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use atomlab_prims::spsc::{SpscBarriers, SpscRing};
-use atomlab_prims::with_spsc;
+use std::time::Duration;
+
+use atomlab_prims::doorbell::Doorbell;
+use atomlab_prims::spsc::{C11AcqRel, SpscBarriers, SpscRing};
+use atomlab_prims::{with_spsc, CachePadded};
 
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
@@ -26,9 +40,141 @@ fn checksum(seq: u64, seed: u64) -> u64 {
         ^ 0xA5A5_A5A5_A5A5_A5A5
 }
 
+/// The ring (c11-acq-rel) with a sleeping consumer and its doorbell.
+pub const NOTIFY: &str = "c11-acq-rel+notify";
+/// The same with the doorbell's fences removed.
+pub const BROKEN_NOTIFY: &str = "broken-doorbell-no-fence";
+
+/// How long a notify-variant consumer sleeps before it checks whether it
+/// was forgotten.
+const SLEEP_BOUND: Duration = Duration::from_millis(2);
+
+/// Items of a notify variant when `--ops` is not given: each is a sleep
+/// and a wake-up (two system calls, ~20-40 µs here), not a few ns.
+const NOTIFY_DEFAULT_OPS: u64 = 100_000;
+
 /// Runs an SPSC barrier variant.
 pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
-    with_spsc!(variant, V => run_ring::<V>(plan, variant))
+    let notify_plan = || {
+        let mut p = plan.clone();
+        if !p.ops_given {
+            p.ops = NOTIFY_DEFAULT_OPS;
+            p.ops_given = true;
+        }
+        p
+    };
+    match variant {
+        NOTIFY => Some(run_notify(&notify_plan(), variant, Doorbell::new())),
+        BROKEN_NOTIFY => Some(run_notify(
+            &notify_plan(),
+            variant,
+            Doorbell::broken_without_fences(),
+        )),
+        _ => with_spsc!(variant, V => run_ring::<V>(plan, variant)),
+    }
+}
+
+fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> Outcome {
+    let ring = SpscRing::<C11AcqRel>::new(CAPACITY);
+    let det = Detector::new();
+    let (ops, seed) = (plan.ops, plan.seed);
+    let produced = AtomicU64::new(u64::MAX);
+    // The last item whose ring decision the producer has made.
+    let decided = CachePadded::new(AtomicU64::new(0));
+    // The last item the consumer took: the producer offers the next one
+    // only after it, a random few instructions later, so that every item
+    // meets a consumer on its way to sleep (litmus7's method: line the two
+    // threads up, then vary the delay).
+    let taken = CachePadded::new(AtomicU64::new(0));
+    let (consumed, seconds) = run_threads(plan, 2, &det, |t| {
+        let mut rng = XorShift::new(seed, t as u64);
+        if t == 0 {
+            let mut pushed = 0;
+            for seq in 1..=ops {
+                if det.stopping() {
+                    break;
+                }
+                let mut p = Patience::new();
+                // ORDERING: Relaxed: pacing only; the item itself goes
+                // through the ring.
+                while taken.load(Ordering::Relaxed) + 1 < seq && !det.stopping() {
+                    p.wait();
+                }
+                for _ in 0..rng.next_u64() % 16 {
+                    std::hint::spin_loop();
+                }
+                let mut p = Patience::new();
+                while !ring.try_push((seq, checksum(seq, seed))) {
+                    p.wait();
+                }
+                bell.ring();
+                // ORDERING: Release: a consumer that reads `seq` here (Acquire)
+                // sees the item's publication, which came before the ring.
+                decided.store(seq, Ordering::Release);
+                pushed = seq;
+                jitter(&mut rng, plan.jitter);
+            }
+            // ORDERING: Relaxed, as in the ring variants.
+            produced.store(pushed, Ordering::Relaxed);
+            // Wake a consumer asleep on an empty ring for the end.
+            bell.ring();
+            return 0;
+        }
+        let mut consumed = 0;
+        'items: for expected in 1..=ops {
+            let (seq, sum) = loop {
+                if let Some(item) = ring.try_pop() {
+                    break item;
+                }
+                // ORDERING: Relaxed, as in the ring variants.
+                if expected > produced.load(Ordering::Relaxed) || det.stopping() {
+                    break 'items;
+                }
+                // A random few spins on this side too: the two stores meet
+                // at varying offsets.
+                for _ in 0..rng.next_u64() % 16 {
+                    std::hint::spin_loop();
+                }
+                let slept_out = bell.sleep_unless_for(
+                    || {
+                        // ORDERING: Relaxed, as above.
+                        ring.consumer_has_item() || produced.load(Ordering::Relaxed) != u64::MAX
+                    },
+                    SLEEP_BOUND,
+                );
+                // ORDERING: Acquire pairs with the producer's Release store.
+                if slept_out == Some(true) && decided.load(Ordering::Acquire) >= expected {
+                    det.report(Kind::LostWakeup, 1, || {
+                        format!(
+                            "item {expected} was published and the producer decided not to ring, yet the consumer slept {} ms without a wake-up",
+                            SLEEP_BOUND.as_millis()
+                        )
+                    });
+                }
+            };
+            if seq != expected {
+                det.report(Kind::OutOfOrder, 1, || {
+                    format!("expected item {expected}, the consumer got item {seq}")
+                });
+            } else if sum != checksum(seq, seed) {
+                det.report(Kind::CorruptPayload, 1, || {
+                    format!("item {seq} arrived with a bad checksum")
+                });
+            }
+            jitter(&mut rng, plan.jitter);
+            consumed = expected;
+            // ORDERING: Relaxed: pacing only, as above.
+            taken.store(expected, Ordering::Relaxed);
+        }
+        consumed
+    });
+    let ops = consumed[1];
+    let mut notes = common_notes(plan);
+    notes.push(format!(
+        "the producer offers each item once the consumer has taken the one before, after a random delay of up to 16 spins (and the consumer waits up to 16 before it sleeps), so every item meets a consumer on its way to sleep; a {CAPACITY}-slot ring whose consumer sleeps on a futex when it is empty; a sleep that runs {} ms while the producer has already decided not to ring for the awaited item is a lost wake-up",
+        SLEEP_BOUND.as_millis()
+    ));
+    Outcome::judge(plan, variant, ops, seconds, &det, notes)
 }
 
 fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> Outcome {
