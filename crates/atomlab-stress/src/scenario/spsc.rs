@@ -7,11 +7,12 @@
 //! The `…+notify` variants put the consumer to sleep on
 //! [`atomlab_prims::doorbell::Doorbell`] whenever the ring is empty (the
 //! event-driven design of 004's components) and check for lost wake-ups:
-//! after each push the producer rings, then records that its ring decision
-//! for that item is made. A consumer whose bounded sleep ran out while the
-//! producer had already decided about the item it waits for was not woken
-//! for a published item: the store-buffering outcome the doorbell's two
-//! SeqCst fences exist to forbid. `broken-doorbell-no-fence` drops them;
+//! after each push the producer rings, then records the item and the
+//! doorbell word its ring decision read. A consumer whose bounded sleep
+//! missed the item and ran out, while the producer's decision for that item
+//! read a word older than that sleep, was not woken for a published item:
+//! the store-buffering outcome the doorbell's two SeqCst fences exist to
+//! forbid (a producer that was merely late reads the sleep or a later word). `broken-doorbell-no-fence` drops them;
 //! x86-TSO's store buffer (and Arm's and RISC-V's weaker orders) allow the
 //! outcome, so real hardware shows it, not only loom.
 
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
-use atomlab_prims::doorbell::Doorbell;
+use atomlab_prims::doorbell::{before, Doorbell};
 use atomlab_prims::spsc::{C11AcqRel, SpscBarriers, SpscRing};
 use atomlab_prims::{with_spsc, CachePadded};
 
@@ -61,6 +62,8 @@ pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
             p.ops = NOTIFY_DEFAULT_OPS;
             p.ops_given = true;
         }
+        // Item numbers share a word with the doorbell's 32-bit epoch.
+        p.ops = p.ops.min(u64::from(u32::MAX));
         p
     };
     match variant {
@@ -79,7 +82,8 @@ fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> Outcome {
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
     let produced = AtomicU64::new(u64::MAX);
-    // The last item whose ring decision the producer has made.
+    // The last item whose ring decision the producer has made (high 32
+    // bits) and the doorbell word that decision read (low 32 bits).
     let decided = CachePadded::new(AtomicU64::new(0));
     // The last item the consumer took: the producer offers the next one
     // only after it, a random few instructions later, so that every item
@@ -107,10 +111,10 @@ fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> Outcome {
                 while !ring.try_push((seq, checksum(seq, seed))) {
                     p.wait();
                 }
-                bell.ring();
+                let rang = bell.ring_seen();
                 // ORDERING: Release: a consumer that reads `seq` here (Acquire)
                 // sees the item's publication, which came before the ring.
-                decided.store(seq, Ordering::Release);
+                decided.store(seq << 32 | u64::from(rang.seen), Ordering::Release);
                 pushed = seq;
                 jitter(&mut rng, plan.jitter);
             }
@@ -142,14 +146,23 @@ fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> Outcome {
                     },
                     SLEEP_BOUND,
                 );
-                // ORDERING: Acquire pairs with the producer's Release store.
-                if slept_out == Some(true) && decided.load(Ordering::Acquire) >= expected {
-                    det.report(Kind::LostWakeup, 1, || {
-                        format!(
-                            "item {expected} was published and the producer decided not to ring, yet the consumer slept {} ms without a wake-up",
-                            SLEEP_BOUND.as_millis()
-                        )
-                    });
+                // A lost wake-up: this sleep missed item `expected` and ran
+                // out, and the producer's decision for that item read a word
+                // older than the sleep (it did not see it: the SB outcome).
+                // With the fences that read sees this sleep or a later word.
+                if let Some(sleep) = slept_out.filter(|s| s.timed_out) {
+                    // ORDERING: Acquire pairs with the producer's Release store.
+                    let d = decided.load(Ordering::Acquire);
+                    let (seq, seen) = (d >> 32, d as u32);
+                    if seq == expected && before(seen, sleep.epoch) {
+                        det.report(Kind::LostWakeup, 1, || {
+                            format!(
+                                "item {expected}: the producer's check read the sleep word {seen}, older than the consumer's sleep {} that missed the item, so no one rang; it slept {} ms",
+                                sleep.epoch,
+                                SLEEP_BOUND.as_millis()
+                            )
+                        });
+                    }
                 }
             };
             if seq != expected {
