@@ -12,6 +12,8 @@ pub enum Arch {
     C,
     /// x86 assembly (Intel syntax as herd writes it).
     X86,
+    /// x86-64 assembly (AT&T syntax, herd's X86_64).
+    X86_64,
     /// AArch64 assembly.
     AArch64,
 }
@@ -22,6 +24,7 @@ impl Arch {
         match self {
             Arch::C => "C",
             Arch::X86 => "X86",
+            Arch::X86_64 => "X86_64",
             Arch::AArch64 => "AArch64",
         }
     }
