@@ -156,6 +156,9 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             Arch::X86_64 => {
                 crate::x86_64::instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?
             }
+            Arch::RiscV => {
+                crate::riscv::instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?
+            }
             _ => arm_instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?,
         }
         cur.ws();

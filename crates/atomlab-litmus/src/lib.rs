@@ -1,5 +1,5 @@
-//! Litmus tests in herdtools7's format: the C dialect, and the X86, X86_64
-//! and AArch64 assembly subsets that `atomlab check` judges.
+//! Litmus tests in herdtools7's format: the C dialect, and the X86, X86_64,
+//! AArch64 and RISCV assembly subsets that `atomlab check` judges.
 //!
 //! A test is a header (`C MP`, doc string, `key=value` lines), an initial
 //! state (`{ x=0; 0:X1=x; }`), threads (C functions `P0 (atomic_int* x) {…}`,
@@ -33,6 +33,7 @@ pub mod ast;
 mod c;
 mod error;
 mod parse;
+mod riscv;
 mod scan;
 mod x86_64;
 

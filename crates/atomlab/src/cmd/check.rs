@@ -48,7 +48,7 @@ pub enum ArmAcquire {
     after_help = "Exit status: 0 every test judged; 1 some test timed out (TIMEOUT) or exceeded the \
 checker's fixed bound (BOUND); 2 bad input \
 (unreadable or unsupported test, unknown model or flag).\n\
-C tests are judged by x86tso and aarch64 through the C11->ISA mapping tables (see --help of \
+C tests are judged by x86tso, aarch64 and riscv through the C11->ISA mapping tables (see --help of \
 --arm-acquire and atomlab-model's mapping module)."
 )]
 pub struct CheckArgs {
@@ -57,7 +57,7 @@ pub struct CheckArgs {
     pub files: Vec<String>,
     /// Models, comma-separated, or `all`.
     #[arg(long, short = 'm', default_value = "all", value_delimiter = ',',
-          value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "c11", "rc11", "all"]))]
+          value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "all"]))]
     pub model: Vec<String>,
     /// For every forbidden outcome, the axiom that forbids it and a smallest cycle.
     #[arg(long)]
