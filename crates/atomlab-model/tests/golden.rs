@@ -123,3 +123,19 @@ fn golden_litmus_tests() {
         failures.join("\n")
     );
 }
+
+/// RISC-V accesses carry their width: a location read with `lw` and written
+/// with `sd` needs mixed-size semantics, which the checker refuses (herd7's
+/// riscv.cat would judge byte by byte).
+#[test]
+fn riscv_mixed_size_is_refused() {
+    let src = "RISCV mixed\n{ 0:x5=x; }\n P0 ;\n lw x6,0(x5) ;\n sd x6,0(x5) ;\nexists (0:x6=0)\n";
+    let test = atomlab_litmus::parse("mixed.litmus", src).unwrap();
+    let out = check_test(&test, &["riscv"], &CheckOptions::default());
+    match &out[0] {
+        ModelOutcome::Failed { error, .. } => {
+            assert!(error.to_string().contains("mixed-size"), "{error}")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
