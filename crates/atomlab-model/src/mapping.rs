@@ -35,6 +35,11 @@
 //! | fence acquire / release / acq_rel / seq_cst | `fence r,rw` / `fence rw,w` / `fence.tso` / `fence rw,rw` |
 //! | fence relaxed | nothing |
 //!
+//! `tests/golden.rs` checks this table sound for `c11` on every race-free C
+//! test it has (no final state `riscv` allows that `c11` forbids). It is not
+//! sound for `rc11`'s no-thin-air axiom: plain `lw`/`sw` allow relaxed load
+//! buffering (as the AArch64 column does with `LDR`/`STR`).
+//!
 //! The compare-exchange loop is judged as its last iteration: an `lr`/`sc`
 //! pair whose `sc` succeeds when the comparison does, or the `lr` alone when
 //! it fails (earlier iterations whose `sc` failed write nothing).
