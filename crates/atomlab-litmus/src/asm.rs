@@ -37,6 +37,10 @@ pub(crate) fn x86_reg(name: &str) -> Option<&'static str> {
     X86_REGS.iter().copied().find(|r| *r == up)
 }
 
+/// The branch target that ends the thread (x86 `RET`): a name no test can
+/// write as a label.
+pub(crate) const END_LABEL: &str = "%end";
+
 /// One cell of the thread table.
 struct Cell {
     thread: usize,
@@ -149,6 +153,12 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
         let mut out = Vec::new();
         match b.arch {
             Arch::X86 => x86_instr(&mut cur, b, cell.thread, &mut out)?,
+            Arch::X86_64 => {
+                crate::x86_64::instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?
+            }
+            Arch::RiscV => {
+                crate::riscv::instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?
+            }
             _ => arm_instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?,
         }
         cur.ws();
@@ -163,6 +173,7 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
                 .iter()
                 .find(|(l, _)| *l == label)
                 .map(|(_, i)| *i)
+                .or_else(|| (label == END_LABEL).then_some(b.threads[t].code.len()))
                 .ok_or_else(|| c.err_at(pos, format!("undefined label '{label}' in thread {t}")))?;
             if let Instr::Branch { target: tg, .. } = &mut b.threads[t].code[at] {
                 *tg = target;
@@ -173,7 +184,7 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
 }
 
 /// Splits operands at top-level commas; returns (start, end) ranges.
-fn operands(cur: &Cursor<'_>) -> Vec<(usize, usize)> {
+pub(crate) fn operands(cur: &Cursor<'_>) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut depth = 0;
     let mut start = cur.pos;
@@ -194,7 +205,7 @@ fn operands(cur: &Cursor<'_>) -> Vec<(usize, usize)> {
     out
 }
 
-fn text<'a>(cur: &Cursor<'a>, r: (usize, usize)) -> &'a str {
+pub(crate) fn text<'a>(cur: &Cursor<'a>, r: (usize, usize)) -> &'a str {
     cur.src[r.0..r.1].trim()
 }
 
@@ -286,7 +297,7 @@ fn arm_src(ctx: &ArmCtx<'_, '_>, b: &mut Builder, t: usize, i: usize) -> PResult
     Ok(arm_read(b, t, r))
 }
 
-fn parse_int(s: &str) -> Option<i64> {
+pub(crate) fn parse_int(s: &str) -> Option<i64> {
     let s = s.trim();
     let (neg, s) = match s.strip_prefix('-') {
         Some(r) => (true, r),

@@ -12,8 +12,12 @@ pub enum Arch {
     C,
     /// x86 assembly (Intel syntax as herd writes it).
     X86,
+    /// x86-64 assembly (AT&T syntax, herd's X86_64).
+    X86_64,
     /// AArch64 assembly.
     AArch64,
+    /// RISC-V assembly (RV64, herd's RISCV).
+    RiscV,
 }
 
 impl Arch {
@@ -22,7 +26,9 @@ impl Arch {
         match self {
             Arch::C => "C",
             Arch::X86 => "X86",
+            Arch::X86_64 => "X86_64",
             Arch::AArch64 => "AArch64",
+            Arch::RiscV => "RISCV",
         }
     }
 }
@@ -93,6 +99,10 @@ pub struct Annot {
     pub exclusive: bool,
     /// Arm atomic whose result register is the zero register (STADD…).
     pub noret: bool,
+    /// Access width in bytes where the instruction fixes it (RISC-V `lw`:
+    /// 4), 0 where it does not; a location accessed with two widths needs
+    /// mixed-size semantics, which the checker refuses.
+    pub width: u8,
 }
 
 impl Annot {
@@ -120,6 +130,45 @@ pub enum Fence {
     Dmb(Barrier, BarrierOpt),
     /// Arm ISB.
     Isb,
+    /// RISC-V `fence pred,succ`: which accesses before it are ordered with
+    /// which after it.
+    RiscV {
+        /// The predecessor set.
+        pred: RvAccesses,
+        /// The successor set.
+        succ: RvAccesses,
+    },
+    /// RISC-V `fence.tso`: orders loads with later accesses and stores with
+    /// later stores.
+    Tso,
+}
+
+/// The memory-access part of a RISC-V fence's predecessor or successor set
+/// (`r`, `w`, `rw`; the device bits `i` and `o` order nothing here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RvAccesses {
+    /// `r`: loads.
+    pub r: bool,
+    /// `w`: stores.
+    pub w: bool,
+}
+
+impl RvAccesses {
+    /// `rw`.
+    pub const RW: RvAccesses = RvAccesses { r: true, w: true };
+    /// `r`.
+    pub const R: RvAccesses = RvAccesses { r: true, w: false };
+    /// `w`.
+    pub const W: RvAccesses = RvAccesses { r: false, w: true };
+
+    fn name(self) -> &'static str {
+        match (self.r, self.w) {
+            (true, true) => "rw",
+            (true, false) => "r",
+            (false, true) => "w",
+            (false, false) => "0",
+        }
+    }
 }
 
 /// DMB or DSB.
@@ -161,6 +210,8 @@ impl fmt::Display for Fence {
             Fence::Dmb(Barrier::Dmb, o) => write!(f, "dmb.{}", o.name.to_ascii_lowercase()),
             Fence::Dmb(Barrier::Dsb, o) => write!(f, "dsb.{}", o.name.to_ascii_lowercase()),
             Fence::Isb => f.write_str("isb"),
+            Fence::RiscV { pred, succ } => write!(f, "fence.{}.{}", pred.name(), succ.name()),
+            Fence::Tso => f.write_str("fence.tso"),
         }
     }
 }
@@ -254,6 +305,14 @@ pub enum RmwOp {
     Xor,
     /// `old & !operand` (Arm LDCLR)
     Clr,
+    /// Signed maximum (RISC-V `amomax`).
+    Max,
+    /// Signed minimum (`amomin`).
+    Min,
+    /// Unsigned maximum (`amomaxu`).
+    Umax,
+    /// Unsigned minimum (`amominu`).
+    Umin,
 }
 
 /// Where a compare-and-swap finds the value it expects, and where the old

@@ -1,5 +1,5 @@
-//! Litmus tests in herdtools7's format: the C dialect, and the X86 and
-//! AArch64 assembly subsets that `atomlab check` judges.
+//! Litmus tests in herdtools7's format: the C dialect, and the X86, X86_64,
+//! AArch64 and RISCV assembly subsets that `atomlab check` judges.
 //!
 //! A test is a header (`C MP`, doc string, `key=value` lines), an initial
 //! state (`{ x=0; 0:X1=x; }`), threads (C functions `P0 (atomic_int* x) {…}`,
@@ -22,7 +22,10 @@
 //! - Mixed-size accesses, Linux-kernel C primitives, loops in C, and Arm
 //!   system instructions (TLBI, DC, IC), pair loads/stores and
 //!   LDIAPP/STILP are refused.
-//! - Values are 64-bit integers; W-register writes are not truncated.
+//! - Values are 64-bit integers; W-register (AArch64) and 32-bit register
+//!   (X86_64) writes are not truncated.
+//! - X86_64: a location accessed with two widths (`movl` and `movq`), and
+//!   8- or 16-bit accesses, need mixed-size semantics and are refused.
 #![deny(missing_docs)]
 
 mod asm;
@@ -30,7 +33,9 @@ pub mod ast;
 mod c;
 mod error;
 mod parse;
+mod riscv;
 mod scan;
+mod x86_64;
 
 pub use ast::*;
 pub use error::ParseError;

@@ -15,6 +15,9 @@ pub(crate) struct Builder {
     pub arch: Arch,
     pub locations: Vec<String>,
     pub threads: Vec<Thread>,
+    /// The access width in bits of each location accessed at a constant
+    /// address so far (X86_64, RISC-V), to refuse mixed-size tests.
+    pub sizes: Vec<(LocId, u32)>,
 }
 
 impl Builder {
@@ -55,6 +58,8 @@ pub(crate) fn canonical_reg(arch: Arch, name: &str) -> Option<String> {
     match arch {
         Arch::C => Some(name.to_string()),
         Arch::X86 => crate::asm::x86_reg(name).map(str::to_string),
+        Arch::X86_64 => crate::x86_64::reg(name).map(|(r, _)| r.to_string()),
+        Arch::RiscV => crate::riscv::canonical(name),
         Arch::AArch64 => match crate::asm::arm_reg(name) {
             Some(crate::asm::ArmReg::Gpr(n)) => Some(format!("X{n}")),
             _ => None,
@@ -76,17 +81,19 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
     let arch = match c.ident() {
         Some("C") => Arch::C,
         Some("X86") => Arch::X86,
+        Some("X86_64") => Arch::X86_64,
+        Some("RISCV") => Arch::RiscV,
         Some("AArch64") => Arch::AArch64,
         Some(other) => {
             return Err(c.err_at(
                 arch_pos,
-                format!("unsupported architecture '{other}' (supported: C, X86, AArch64)"),
+                format!("unsupported architecture '{other}' (supported: C, X86, X86_64, AArch64, RISCV)"),
             ))
         }
         None => {
-            return Err(
-                c.err("expected an architecture name (C, X86, AArch64) at the start of the test")
-            )
+            return Err(c.err(
+                "expected an architecture name (C, X86, X86_64, AArch64, RISCV) at the start of the test",
+            ))
         }
     };
     c.ws_inline();
@@ -100,6 +107,7 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         arch,
         locations: Vec::new(),
         threads: Vec::new(),
+        sizes: Vec::new(),
     };
     // Header: a doc string and `key=value` lines, up to the initial state.
     loop {
@@ -147,7 +155,9 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
     // Threads.
     let tail_start = match arch {
         Arch::C => crate::c::parse_threads(&mut c, &mut b)?,
-        Arch::X86 | Arch::AArch64 => crate::asm::parse_threads(&mut c, &mut b)?,
+        Arch::X86 | Arch::X86_64 | Arch::AArch64 | Arch::RiscV => {
+            crate::asm::parse_threads(&mut c, &mut b)?
+        }
     };
     c.pos = tail_start;
     if b.threads.is_empty() {

@@ -145,10 +145,12 @@ fn plan(arch: Arch, model: &str, acquire: AcquireLoad) -> Result<Option<Target>,
         (_, "sc") => Ok(None),
         (Arch::C, "c11" | "rc11") => Ok(None),
         (_, "c11" | "rc11") => Err(format!("{model} judges C tests only")),
-        (Arch::X86, "x86tso") => Ok(None),
+        (Arch::X86 | Arch::X86_64, "x86tso") => Ok(None),
         (Arch::C, "x86tso") => Ok(Some(Target::X86)),
         (Arch::AArch64, "aarch64") => Ok(None),
         (Arch::C, "aarch64") => Ok(Some(Target::AArch64(acquire))),
+        (Arch::RiscV, "riscv") => Ok(None),
+        (Arch::C, "riscv") => Ok(Some(Target::RiscV)),
         (a, m) => Err(format!("{m} does not judge {} tests", a.name())),
     }
 }
@@ -284,6 +286,27 @@ fn values_feasible(chosen: &[&Trace], init: &[i64]) -> bool {
     true
 }
 
+/// Refuses a test whose traces access one location with two widths: that
+/// needs mixed-size semantics (herd7's `sm` relation and byte-level events),
+/// which these models do not have.
+fn mixed_size(t: &Test, traces: &[Vec<Trace>]) -> Result<(), CheckError> {
+    let mut width = vec![0u8; t.locations.len()];
+    for e in traces.iter().flatten().flat_map(|tr| &tr.events) {
+        if matches!(e.kind, crate::interp::Kind::Fence(_)) || e.annot.width == 0 {
+            continue;
+        }
+        let w = &mut width[e.loc];
+        if *w != 0 && *w != e.annot.width {
+            return Err(CheckError::Semantics(format!(
+                "location '{}' is accessed with {}-byte and {}-byte accesses: mixed-size tests are not supported",
+                t.locations[e.loc], *w, e.annot.width
+            )));
+        }
+        *w = e.annot.width;
+    }
+    Ok(())
+}
+
 struct Acc {
     states: BTreeMap<Vec<Value>, bool>,
     forbidden: BTreeMap<Vec<Value>, Forbidden>,
@@ -329,6 +352,7 @@ fn run(
             unjudged: None,
         })
         .collect();
+    mixed_size(t, &traces)?;
     let mut candidates = 0usize;
     if traces.iter().any(|t| t.is_empty()) {
         return Err(CheckError::Semantics("a thread has no possible run".into()));

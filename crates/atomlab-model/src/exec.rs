@@ -84,6 +84,10 @@ pub struct Sets {
     pub dmb_st: Set,
     /// ISB.
     pub isb: Set,
+    /// RISC-V `fence pred,succ` and `fence.tso`.
+    pub rv_fence: Set,
+    /// Exclusive accesses (Arm LDXR/STXR, RISC-V LR/SC).
+    pub excl: Set,
 }
 
 /// The parts of a candidate execution fixed by the threads' traces.
@@ -249,6 +253,8 @@ impl Skeleton {
                                 BarrierKind::St => s.sets.dmb_st |= b,
                             },
                             Fence::Isb => s.sets.isb |= b,
+                            // The RISC-V model reads each fence's sets off its event.
+                            Fence::RiscV { .. } | Fence::Tso => s.sets.rv_fence |= b,
                         }
                     }
                 }
@@ -273,6 +279,9 @@ impl Skeleton {
                     }
                     if e.annot.locked {
                         s.sets.locked |= b;
+                    }
+                    if e.annot.exclusive {
+                        s.sets.excl |= b;
                     }
                 }
                 for j in members(shift(e.addr.dep)) {

@@ -13,7 +13,9 @@
 
 use std::collections::BTreeSet;
 
-use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Test, Thread, Value};
+use atomlab_litmus::{
+    Annot, Arch, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Test, Thread, Value,
+};
 
 use crate::CheckError;
 
@@ -373,11 +375,21 @@ impl Interp<'_> {
                         if mloc == loc {
                             let mut e = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
                             e.rmw_read = Some(ri);
-                            self.push(&mut st, e)?;
+                            let wi = self.push(&mut st, e)?;
                             st.last_write[loc] = Some(ta.union(tv));
                             st.own[loc] = Some(v);
                             if let Some(r) = status {
-                                st.regs[*r] = (0, Taint::default());
+                                // RVWMO's syntactic dependencies start at an
+                                // SC's destination register too (spec 17.1,
+                                // "Syntactic Dependencies"): a branch on the
+                                // success code orders the SC's store before
+                                // later stores (ppo rule 11).
+                                let dep = if self.test.arch == Arch::RiscV {
+                                    Taint::of(wi)
+                                } else {
+                                    Taint::default()
+                                };
+                                st.regs[*r] = (0, dep);
                             }
                             continue;
                         }
@@ -618,6 +630,10 @@ fn rmw_apply(op: RmwOp, old: i64, x: i64) -> i64 {
         RmwOp::And => old & x,
         RmwOp::Xor => old ^ x,
         RmwOp::Clr => old & !x,
+        RmwOp::Max => old.max(x),
+        RmwOp::Min => old.min(x),
+        RmwOp::Umax => (old as u64).max(x as u64) as i64,
+        RmwOp::Umin => (old as u64).min(x as u64) as i64,
     }
 }
 

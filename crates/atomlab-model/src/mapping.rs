@@ -18,8 +18,35 @@
 //! | fence acquire / consume | nothing | `DMB ISHLD` |
 //! | fence release / acq_rel / seq_cst | nothing / nothing / `MFENCE` | `DMB ISH` |
 //! | fence relaxed | nothing | nothing |
+//!
+//! RISC-V follows the unprivileged spec's Table A.6, "Mappings from C/C++
+//! primitives to RISC-V primitives" (appendix A, RVWMO explanatory
+//! material), which the spec states is sound for RVWMO:
+//!
+//! | C11 operation | RISC-V |
+//! |---|---|
+//! | load relaxed / non-atomic | `l{w\|d}` |
+//! | load acquire (and consume) | `l{w\|d}; fence r,rw` |
+//! | load seq_cst | `fence rw,rw; l{w\|d}; fence r,rw` |
+//! | store relaxed / non-atomic | `s{w\|d}` |
+//! | store release / seq_cst | `fence rw,w; s{w\|d}` |
+//! | exchange, fetch_add/and/or/xor (fetch_sub as an add) with order o | `amo<op>` with `.aq` (acquire), `.rl` (release), `.aqrl` (acq_rel, seq_cst) |
+//! | compare_exchange with order o | `loop: lr{.aq\|.aqrl}; bne; sc{.rl}; bnez loop`: `lr.aq` for acquire and acq_rel, `lr.aqrl` for seq_cst, `sc.rl` for release, acq_rel and seq_cst |
+//! | fence acquire / release / acq_rel / seq_cst | `fence r,rw` / `fence rw,w` / `fence.tso` / `fence rw,rw` |
+//! | fence relaxed | nothing |
+//!
+//! `tests/golden.rs` checks this table sound for `c11` on every race-free C
+//! test it has (no final state `riscv` allows that `c11` forbids). It is not
+//! sound for `rc11`'s no-thin-air axiom: plain `lw`/`sw` allow relaxed load
+//! buffering (as the AArch64 column does with `LDR`/`STR`).
+//!
+//! The compare-exchange loop is judged as its last iteration: an `lr`/`sc`
+//! pair whose `sc` succeeds when the comparison does, or the `lr` alone when
+//! it fails (earlier iterations whose `sc` failed write nothing).
 
-use atomlab_litmus::{Annot, Barrier, BarrierKind, BarrierOpt, Expr, Fence, Instr, MemOrder, Test};
+use atomlab_litmus::{
+    Annot, Barrier, BarrierKind, BarrierOpt, Expr, Fence, Instr, MemOrder, RvAccesses, Test,
+};
 
 /// A target of the C11 mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +55,8 @@ pub enum Target {
     X86,
     /// AArch64, with the acquire-load choice.
     AArch64(AcquireLoad),
+    /// RISC-V (RVWMO), by the spec's Table A.6.
+    RiscV,
 }
 
 /// How a C11 acquire load compiles on AArch64.
@@ -46,6 +75,7 @@ pub fn mapping_name(t: Target) -> &'static str {
         Target::X86 => "C11->x86 (MOV; SC store = XCHG; RMW = LOCK; SC fence = MFENCE)",
         Target::AArch64(AcquireLoad::Ldar) => "C11->AArch64 (acquire load = LDAR; release/SC store = STLR; LSE RMWs; DMB ISH/ISHLD fences)",
         Target::AArch64(AcquireLoad::Ldapr) => "C11->AArch64 (acquire load = LDAPR; release/SC store = STLR; LSE RMWs; DMB ISH/ISHLD fences)",
+        Target::RiscV => "C11->RISC-V (spec Table A.6: fenced loads/stores; AMOs .aq/.rl/.aqrl; CAS = LR/SC; fence r,rw / rw,w / tso / rw,rw)",
     }
 }
 
@@ -99,6 +129,30 @@ pub fn compile(test: &Test, target: Target) -> Test {
                         addr: addr.clone(),
                         annot: a,
                     })
+                }
+                (Instr::Load { dst, addr, annot }, Target::RiscV) => {
+                    let o = order(annot);
+                    if o == MemOrder::SeqCst {
+                        code.push(rv_fence(RvAccesses::RW, RvAccesses::RW));
+                    }
+                    code.push(Instr::Load {
+                        dst: *dst,
+                        addr: addr.clone(),
+                        annot: keep(annot),
+                    });
+                    if matches!(o, MemOrder::Acquire | MemOrder::Consume | MemOrder::SeqCst) {
+                        code.push(rv_fence(RvAccesses::R, RvAccesses::RW));
+                    }
+                }
+                (Instr::Store { addr, value, annot }, Target::RiscV) => {
+                    if is_rel(order(annot)) {
+                        code.push(rv_fence(RvAccesses::RW, RvAccesses::W));
+                    }
+                    code.push(Instr::Store {
+                        addr: addr.clone(),
+                        value: value.clone(),
+                        annot: keep(annot),
+                    });
                 }
                 (Instr::Store { addr, value, annot }, Target::X86) => {
                     let sc = order(annot) == MemOrder::SeqCst;
@@ -157,8 +211,12 @@ pub fn compile(test: &Test, target: Target) -> Test {
                     },
                     t,
                 ) => {
-                    let (r, w) = isa_rmw(read, write, t);
-                    let (f, _) = isa_rmw(fail, fail, t);
+                    let (r, w, f) = if t == Target::RiscV {
+                        rv_cas(read, write, fail)
+                    } else {
+                        let (r, w) = isa_rmw(read, write, t);
+                        (r, w, isa_rmw(fail, fail, t).0)
+                    };
                     code.push(Instr::Cas {
                         result: *result,
                         addr: addr.clone(),
@@ -181,6 +239,18 @@ pub fn compile(test: &Test, target: Target) -> Test {
                         });
                     }
                 }
+                (Instr::Fence(Fence::C(o)), Target::RiscV) => match o {
+                    MemOrder::Acquire | MemOrder::Consume => {
+                        code.push(rv_fence(RvAccesses::R, RvAccesses::RW))
+                    }
+                    MemOrder::Release => code.push(rv_fence(RvAccesses::RW, RvAccesses::W)),
+                    MemOrder::AcqRel => code.push(Instr::Fence(Fence::Tso)),
+                    MemOrder::SeqCst => code.push(rv_fence(RvAccesses::RW, RvAccesses::RW)),
+                    _ => code.push(Instr::Assign {
+                        dst: nop,
+                        expr: Expr::int(0),
+                    }),
+                },
                 (Instr::Fence(Fence::C(o)), Target::AArch64(_)) => match o {
                     MemOrder::Acquire | MemOrder::Consume => code.push(dmb(BarrierKind::Ld)),
                     MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst => {
@@ -213,9 +283,52 @@ fn keep(a: &Annot) -> Annot {
     }
 }
 
+fn rv_fence(pred: RvAccesses, succ: RvAccesses) -> Instr {
+    Instr::Fence(Fence::RiscV { pred, succ })
+}
+
+/// The `lr`/`sc` annotations of a compare-exchange (Table A.6): `lr.aq`
+/// for acquire and acq_rel, `lr.aqrl` for seq_cst, `sc.rl` when the order
+/// releases; the failure order's `lr` alone when the comparison fails.
+fn rv_cas(read: &Annot, write: &Annot, fail: &Annot) -> (Annot, Annot, Annot) {
+    let lr = |a: &Annot| {
+        let o = a.order.unwrap_or(MemOrder::SeqCst);
+        Annot {
+            acquire: is_acq(o),
+            release: o == MemOrder::SeqCst,
+            exclusive: true,
+            ..keep(a)
+        }
+    };
+    let o = write.order.or(read.order).unwrap_or(MemOrder::SeqCst);
+    let sc = Annot {
+        release: is_rel(o),
+        exclusive: true,
+        ..keep(write)
+    };
+    (lr(read), sc, lr(fail))
+}
+
 fn isa_rmw(read: &Annot, write: &Annot, t: Target) -> (Annot, Annot) {
     let o = read.order.unwrap_or(MemOrder::SeqCst);
     match t {
+        // `.aq` on the read, `.rl` on the write; acq_rel and seq_cst are
+        // `.aqrl`, which makes both events acquire and release (RCsc).
+        Target::RiscV => {
+            let aqrl = matches!(o, MemOrder::AcqRel | MemOrder::SeqCst);
+            (
+                Annot {
+                    acquire: is_acq(o),
+                    release: aqrl,
+                    ..keep(read)
+                },
+                Annot {
+                    acquire: aqrl,
+                    release: is_rel(write.order.unwrap_or(o)),
+                    ..keep(write)
+                },
+            )
+        }
         Target::X86 => (
             Annot {
                 locked: true,

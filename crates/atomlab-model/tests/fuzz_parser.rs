@@ -109,6 +109,45 @@ const TOKENS: &[&str] = &[
     "LOCK",
     "XCHG",
     "CMPXCHG",
+    "X86_64",
+    "movl",
+    "movq",
+    "%eax",
+    "%rax",
+    "%r8d",
+    "$1",
+    "(x)",
+    "(%rax)",
+    "0(%rax,%rbx,8)",
+    "xchgl",
+    "lock",
+    "addq",
+    "cmp",
+    "je",
+    "jmp",
+    "ret",
+    "mfence",
+    "RISCV",
+    "lw",
+    "sd",
+    "lw.aq",
+    "sw.rl",
+    "lr.w",
+    "sc.w.rl",
+    "amoswap.w.aqrl",
+    "amomaxu.d",
+    "fence",
+    "rw,rw",
+    "fence.tso",
+    "fence.i",
+    "x0",
+    "x5",
+    "t0",
+    "0(x6)",
+    "(x5)",
+    "bne",
+    "LC00:",
+    "ori",
     "[x]",
     "atomic_load_explicit",
     "atomic_store_explicit",
@@ -272,12 +311,39 @@ fn mutated_tests_never_panic() {
     );
 }
 
+/// The X86_64 and RISC-V golden tests alone, so that each run mutates the
+/// newer formats as often as the older ones together.
+#[test]
+fn mutated_x86_64_and_riscv_tests_never_panic() {
+    let seeds: Vec<String> = seeds()
+        .into_iter()
+        .filter(|s| s.starts_with("X86_64") || s.starts_with("RISCV"))
+        .collect();
+    assert!(seeds.len() >= 10, "{} seeds", seeds.len());
+    let strategy = (0..seeds.len(), proptest::collection::vec(edit(), 1..6));
+    let start = Instant::now();
+    let n = fuzz(&strategy, |(k, edits)| {
+        exercise(&apply(seeds[k].clone(), &edits))
+    });
+    eprintln!(
+        "mutated_x86_64_and_riscv_tests_never_panic: {n} cases in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+}
+
 #[test]
 fn random_text_never_panics() {
     let tok = proptest::sample::select(TOKENS).prop_map(str::to_string);
     let strategy =
         proptest::collection::vec(prop_oneof![tok, "[ -~]{0,6}"], 0..60).prop_map(|v| v.join(" "));
-    let heads = ["C t\n{}\n", "X86 t\n{}\n", "AArch64 t\n{}\n", ""];
+    let heads = [
+        "C t\n{}\n",
+        "X86 t\n{}\n",
+        "X86_64 t\n{}\n",
+        "AArch64 t\n{}\n",
+        "RISCV t\n{ 0:x5=x; 1:x5=y; }\n",
+        "",
+    ];
     let start = Instant::now();
     let n = fuzz(&(0..heads.len(), strategy), |(h, body)| {
         exercise(&format!("{}{}", heads[h], body))

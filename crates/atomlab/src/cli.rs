@@ -30,7 +30,7 @@ pub struct Cli {
 pub enum Command {
     /// How binaries do their atomics: LSE, LL/SC, outline helpers, barriers.
     Audit(crate::cmd::audit::AuditArgs),
-    /// Judge litmus tests under memory models: sc, x86tso, aarch64, c11, rc11.
+    /// Judge litmus tests under memory models: sc, x86tso, aarch64, riscv, c11, rc11.
     Check(crate::cmd::check::CheckArgs),
     /// Print the machine fingerprint stamped on every result.
     Machine,

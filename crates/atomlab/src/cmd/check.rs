@@ -49,7 +49,7 @@ pub enum ArmAcquire {
     after_help = "Exit status: 0 every test judged; 1 some test timed out (TIMEOUT) or exceeded the \
 checker's fixed bound (BOUND); 2 bad input \
 (unreadable or unsupported test, unknown model or flag).\n\
-C tests are judged by x86tso and aarch64 through the C11->ISA mapping tables (see --help of \
+C tests are judged by x86tso, aarch64 and riscv through the C11->ISA mapping tables (see --help of \
 --arm-acquire and atomlab-model's mapping module)."
 )]
 pub struct CheckArgs {
@@ -58,7 +58,7 @@ pub struct CheckArgs {
     pub files: Vec<String>,
     /// Built-in models, comma-separated, or `all` (the default unless --model-file is given).
     #[arg(long, short = 'm', value_delimiter = ',',
-          value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "c11", "rc11", "all"]))]
+          value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "all"]))]
     pub model: Vec<String>,
     /// A model written in herd7's cat language, as FILE (named by its file
     /// stem) or NAME=FILE; repeatable. It judges the test's own events. A
