@@ -175,10 +175,12 @@ impl Shared<'_> {
         while !done() {
             std::hint::spin_loop();
             n = n.wrapping_add(1);
+            // More threads than CPUs: a spinner holds the CPU a thread it
+            // waits for needs, so it gives the CPU up at once.
+            if self.oversubscribed && n.is_multiple_of(8) {
+                std::thread::yield_now();
+            }
             if n.is_multiple_of(1024) {
-                if self.oversubscribed {
-                    std::thread::yield_now();
-                }
                 // ORDERING: Relaxed: the flag only tells spinners to stop;
                 // the end barrier orders everything after it.
                 if self.abort.load(Ordering::Relaxed) {

@@ -171,7 +171,7 @@ pub struct Unencodable {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The test is for another ISA than this machine's.
-    #[error("{file}: a {arch} test cannot run on this {host} host; run it on a {want} machine (or under scripts/cross-test), or judge it with `atomlab check`")]
+    #[error("{file}: this is an {arch} test and this host is {host}: run it on an {want} machine (or under scripts/cross-test), or judge it with `atomlab check`")]
     WrongIsa {
         /// The test file.
         file: String,
@@ -216,13 +216,59 @@ fn thread_line(src: &str, arch: Arch, t: usize) -> usize {
             Arch::C => l
                 .strip_prefix(&name)
                 .is_some_and(|r| r.trim_start().starts_with('(')),
-            _ => l.starts_with("P0") && l.contains('|') || l.trim_end() == "P0 ;" || l == "P0",
+            _ => l
+                .strip_prefix("P0")
+                .is_some_and(|r| r.trim_start().starts_with(['|', ';'])),
         };
         if hit {
             return i + 1;
         }
     }
     0
+}
+
+fn expr_text(th: &atomlab_litmus::Thread, locs: &[String], e: &atomlab_litmus::Expr) -> String {
+    use atomlab_litmus::Expr;
+    match e {
+        Expr::Const(Value::Int(i)) => i.to_string(),
+        Expr::Const(Value::Loc(l)) => locs.get(*l).cloned().unwrap_or_default(),
+        Expr::Reg(r) => th.regs.get(*r).cloned().unwrap_or_default(),
+        Expr::Not(a) => format!("!{}", expr_text(th, locs, a)),
+        Expr::Bin(op, a, b) => format!(
+            "({} {op:?} {})",
+            expr_text(th, locs, a),
+            expr_text(th, locs, b)
+        ),
+    }
+}
+
+/// A lowered instruction in a line: `load EAX <- [EBX]`.
+fn describe(th: &atomlab_litmus::Thread, locs: &[String], i: &atomlab_litmus::Instr) -> String {
+    use atomlab_litmus::Instr;
+    let e = |x| expr_text(th, locs, x);
+    let reg = |r: &Option<usize>| {
+        r.and_then(|r| th.regs.get(r).cloned())
+            .unwrap_or_else(|| "_".into())
+    };
+    match i {
+        Instr::Load { dst, addr, .. } => format!("load {} <- [{}]", reg(dst), e(addr)),
+        Instr::Store { addr, value, .. } => format!("store [{}] <- {}", e(addr), e(value)),
+        Instr::StoreExclusive { addr, value, .. } => {
+            format!("store-exclusive [{}] <- {}", e(addr), e(value))
+        }
+        Instr::Rmw {
+            dst,
+            addr,
+            op,
+            operand,
+            ..
+        } => format!("{op:?} {} <- [{}], {}", reg(dst), e(addr), e(operand)),
+        Instr::Cas { addr, desired, .. } => format!("cas [{}] <- {}", e(addr), e(desired)),
+        Instr::Fence(f) => format!("fence {f}"),
+        Instr::Assign { dst, expr } => format!("{} := {}", reg(&Some(*dst)), e(expr)),
+        Instr::Select { dst, .. } => format!("select into {}", reg(&Some(*dst))),
+        Instr::Branch { target, .. } => format!("branch to {target}"),
+    }
 }
 
 /// Generates and maps each thread's code. Nothing runs: a test the
@@ -271,7 +317,7 @@ pub fn prepare(test: &Test) -> Result<Program, RunError> {
                 instr: th
                     .code
                     .get(u.index)
-                    .map(|i| format!("{i:?}"))
+                    .map(|i| describe(th, &compiled.locations, i))
                     .unwrap_or_else(|| "end of thread".into()),
                 what: u.what,
             }

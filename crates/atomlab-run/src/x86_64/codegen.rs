@@ -159,8 +159,92 @@ fn used(th: &Thread) -> (BTreeSet<usize>, BTreeSet<usize>) {
     (regs, locs)
 }
 
+/// Registers the code writes.
+fn written(th: &Thread) -> BTreeSet<usize> {
+    let mut w = BTreeSet::new();
+    for i in &th.code {
+        match i {
+            Instr::Load { dst: Some(r), .. }
+            | Instr::Rmw { dst: Some(r), .. }
+            | Instr::Cas {
+                result: Some(r), ..
+            }
+            | Instr::StoreExclusive {
+                status: Some(r), ..
+            }
+            | Instr::Assign { dst: r, .. }
+            | Instr::Select { dst: r, .. } => {
+                w.insert(*r);
+            }
+            _ => {}
+        }
+        if let Instr::Cas {
+            expected: CasExpected::Reg(r),
+            ..
+        } = i
+        {
+            w.insert(*r);
+        }
+    }
+    w
+}
+
+/// Every memory access must reach one of the instance's locations: its
+/// address is a location, or a register that starts as a location's
+/// address and that the thread never writes. Anything else could point
+/// outside the instance (a crash, or a write into another's memory), so it
+/// is refused before any code runs.
+fn check_addresses(th: &Thread) -> Result<(), Unencodable> {
+    let w = written(th);
+    let fixed = |r: usize| {
+        !w.contains(&r)
+            && th
+                .init
+                .iter()
+                .any(|(x, v)| *x == r && matches!(v, Value::Loc(_)))
+    };
+    for (index, i) in th.code.iter().enumerate() {
+        let mut addrs: Vec<&Expr> = Vec::new();
+        match i {
+            Instr::Load { addr, .. }
+            | Instr::Store { addr, .. }
+            | Instr::StoreExclusive { addr, .. }
+            | Instr::Rmw { addr, .. } => addrs.push(addr),
+            Instr::Cas { addr, expected, .. } => {
+                addrs.push(addr);
+                if let CasExpected::Mem(e) = expected {
+                    addrs.push(e);
+                }
+            }
+            _ => {}
+        }
+        for a in addrs {
+            let ok = match a {
+                Expr::Const(Value::Loc(_)) => true,
+                Expr::Reg(r) => fixed(*r),
+                _ => false,
+            };
+            if !ok {
+                let name = match a {
+                    Expr::Reg(r) => th.regs.get(*r).cloned().unwrap_or_default(),
+                    _ => "a computed expression".into(),
+                };
+                return Err(Unencodable {
+                    thread: th.id,
+                    index,
+                    what: format!(
+                        "a memory access through {name}, which is not always a location's address (only [loc] and registers initialised to a location and never written are run)"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Generates the machine code of `th` for frames laid out as `layout`.
 pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencodable> {
+    check_addresses(th)?;
     let (used_regs, used_locs) = used(th);
     // Location addresses first (every access needs one), then test
     // registers; registers beyond the pool stay in the frame (spilled),

@@ -85,6 +85,12 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Models to put beside the hardware, comma-separated [default: x86tso for X86
+    /// tests; x86tso, c11 and rc11 for C tests]. `sc` shows where the CPU is not
+    /// sequentially consistent (its relaxed outcomes are then FORBIDDEN, exit 1).
+    #[arg(long, short = 'm', value_delimiter = ',', value_name = "MODELS",
+          value_parser = clap::builder::PossibleValuesParser::new(["sc", "x86tso", "c11", "rc11"]))]
+    pub model: Vec<String>,
 }
 
 struct Ran {
@@ -210,7 +216,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let mut ran = Vec::new();
     for program in &programs {
         let test = &program.test;
-        let models = models_for(test.arch);
+        let chosen: Vec<&str> = args.model.iter().map(String::as_str).collect();
+        let models: &[&str] = if chosen.is_empty() {
+            models_for(test.arch)
+        } else {
+            &chosen
+        };
         let check_opts = CheckOptions {
             deadline: Some(Instant::now() + Duration::from_secs(60)),
             ..CheckOptions::default()
@@ -237,7 +248,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 }
             }
         }
-        let replay = format!(
+        let mut replay = format!(
             "atomlab run {} --size {} --runs {} --sync {} --affinity {} --stride {} --seed {}",
             test.file,
             opts.size,
@@ -247,6 +258,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             opts.stride,
             opts.seed
         );
+        if !args.model.is_empty() {
+            replay.push_str(&format!(" --model {}", args.model.join(",")));
+        }
         for (model, state, n) in &forbidden {
             eprintln!(
                 "atomlab: FORBIDDEN OUTCOME OBSERVED: {} state {} seen {n} times, forbidden by {model} (a CPU erratum or a wrong model); replay: {replay}",
