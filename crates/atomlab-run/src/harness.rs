@@ -19,10 +19,12 @@ use atomlab_litmus::{StateVar, Value};
 use crate::rng::Rng;
 use crate::{Affinity, Program, RunError, RunOptions, RunResult, SyncMode};
 
-/// TSC ticks between the timebase's last arrival and the common start:
-/// more than a cache line's trip between the two cores of this KVM guest
-/// (a few hundred ns), so every thread sees the start time before it comes.
-const TIMEBASE_DELAY: u64 = 1500;
+/// TSC ticks between the timebase's last arrival and the common start,
+/// enough for the start time to reach every core before it comes. Measured
+/// on SB on the 2-core KVM guest (TSC at 2.3 GHz, BENCHMARKS.md): 200 ticks
+/// gave 9% witnesses, 500 gave 38% at the best rate, 1000–3000 no more
+/// witnesses per instance and fewer per second.
+const TIMEBASE_DELAY: u64 = 500;
 
 #[repr(align(64))]
 #[derive(Default)]

@@ -50,7 +50,10 @@ pub use harness::{allowed_cpus, run};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncMode {
     /// A counter per instance: each thread adds one and spins until all
-    /// have (litmus7's `-barrier user`).
+    /// have. The default: it gave the most witnesses per second on SB
+    /// (BENCHMARKS.md). litmus7's `-barrier user` has one thread per
+    /// instance raise a flag the others wait for; measured here it gave a
+    /// tenth of the witnesses, so it is not offered.
     Spin,
     /// As `Spin`, then a full fence (MFENCE) before the test's code, so each
     /// thread starts with an empty store buffer (litmus7's `userfence`).
@@ -115,7 +118,7 @@ impl Default for RunOptions {
         RunOptions {
             size: 1000,
             runs: 1000,
-            sync: SyncMode::Timebase,
+            sync: SyncMode::Spin,
             affinity: Affinity::Spread,
             stride: 64,
             timeout: None,
