@@ -50,13 +50,15 @@ pub use harness::{allowed_cpus, run};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncMode {
     /// A counter per instance: each thread adds one and spins until all
-    /// have. The default: it gave the most witnesses per second on SB
-    /// (BENCHMARKS.md). litmus7's `-barrier user` has one thread per
-    /// instance raise a flag the others wait for; measured here it gave a
-    /// tenth of the witnesses, so it is not offered.
+    /// have. (litmus7's `-barrier user` has one thread per instance raise
+    /// a flag the others wait for; measured here it gave a tenth of the
+    /// witnesses, so it is not offered.)
     Spin,
     /// As `Spin`, then a full fence (MFENCE) before the test's code, so each
-    /// thread starts with an empty store buffer (litmus7's `userfence`).
+    /// thread starts with an empty store buffer (as litmus7's `userfence`).
+    /// The default: the most SB witnesses per second of the four modes on
+    /// the 2-core machine it was measured on (median of 9 runs,
+    /// BENCHMARKS.md); `Timebase` gives more witnesses per instance.
     UserFence,
     /// As `Spin`, and the last thread to arrive sets a start time on the
     /// time-stamp counter a little ahead; every thread waits for it
@@ -118,7 +120,7 @@ impl Default for RunOptions {
         RunOptions {
             size: 1000,
             runs: 1000,
-            sync: SyncMode::Spin,
+            sync: SyncMode::UserFence,
             affinity: Affinity::Spread,
             stride: 64,
             timeout: None,

@@ -46,9 +46,9 @@ pub enum Sync {
 2 bad input (unreadable test, a test for another ISA than this host, an instruction the code generator \
 cannot encode: all refused before anything runs).\n\
 Thread code is generated as x86-64 machine code at run time: X86 tests as written, C tests through the \
-C11->x86 mapping that `atomlab check` judges the x86tso column with. The default --sync spin gave the most \
-SB witnesses per second on the 2-core machine it was measured on; timebase gives more per instance but \
-runs 5x slower there (BENCHMARKS.md)."
+C11->x86 mapping that `atomlab check` judges the x86tso column with. The default --sync userfence gave the most \
+SB witnesses per second on the 2-core machine it was measured on (median of 9 runs); timebase gives more \
+per instance but runs about 4x slower there (BENCHMARKS.md)."
 )]
 pub struct RunArgs {
     /// Litmus files, directories (searched for *.litmus) and @LIST files (one path per line).
@@ -61,7 +61,7 @@ pub struct RunArgs {
     #[arg(long, short = 'r', value_name = "R", default_value_t = 200)]
     pub runs: usize,
     /// How the threads start each instance together.
-    #[arg(long, value_enum, default_value = "spin")]
+    #[arg(long, value_enum, default_value = "userfence")]
     pub sync: Sync,
     /// Thread placement: `spread` (thread t on the t-th allowed CPU, wrapping), `none`, or a CPU list `0,1`.
     #[arg(long, value_name = "spread|none|CPUS", default_value = "spread")]
