@@ -228,3 +228,43 @@ fn bad_options_are_refused() {
         &["--stride"],
     );
 }
+
+#[test]
+fn placement_and_layout_options_run() {
+    if !x86_host() {
+        return;
+    }
+    let cpus = "0";
+    for extra in [
+        vec!["--affinity", cpus],
+        vec!["--affinity", "none"],
+        vec!["--same-line"],
+        vec!["--stride", "128", "--sync", "timebase"],
+        vec!["--sync", "none"],
+    ] {
+        let mut args = vec!["run", "--no-save", "--json", "--runs", "5"];
+        let sb = own("SB.litmus");
+        args.push(&sb);
+        args.extend(extra.iter().copied());
+        let o = atomlab(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = &doc["records"][0];
+        assert_eq!(r["verdict"], "PASS", "{args:?}: {r}");
+        let instances = r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "instances")
+            .unwrap()["samples"][0]
+            .as_f64()
+            .unwrap();
+        assert_eq!(instances, 5000.0, "{args:?}");
+        if extra.contains(&"--same-line") {
+            assert_eq!(r["parameters"]["stride"], 8, "{r}");
+        }
+        if extra == ["--affinity", cpus] {
+            assert_eq!(r["parameters"]["cpus"], serde_json::json!([0, 0]), "{r}");
+        }
+    }
+}
