@@ -111,7 +111,9 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// Seed of the instance shuffle.
     pub seed: u64,
-    /// Backward branches a thread may take per instance.
+    /// Backward-branch instructions a thread may execute per instance
+    /// (taken or not); when they run out the code returns and the instance
+    /// is counted apart ([`RunResult::budget_exhausted`]).
     pub loop_budget: u64,
 }
 
