@@ -268,3 +268,28 @@ fn placement_and_layout_options_run() {
         }
     }
 }
+
+/// A saved run shows as its summary table (`atomlab show`), from its
+/// records alone.
+#[test]
+fn a_saved_run_shows_its_summary() {
+    if !x86_host() {
+        return;
+    }
+    let db = std::env::temp_dir().join(format!("atomlab-run-show-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    let db = db.display().to_string();
+    let o = atomlab(&["--store", &db, "run", &own("SB.litmus"), "--runs", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let runs = atomlab(&["--store", &db, "runs", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let id = doc[0]["meta"]["id"].as_str().unwrap().to_string();
+    assert_eq!(doc[0]["meta"]["command"], "run", "{doc}");
+    let show = atomlab(&["--store", &db, "show", &id]);
+    let out = String::from_utf8_lossy(&show.stdout);
+    assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
+    for want in ["hardware", "x86tso", "SB", "PASS"] {
+        assert!(out.contains(want), "show lacks {want:?}:\n{out}");
+    }
+    let _ = std::fs::remove_file(&db);
+}
