@@ -2,7 +2,7 @@
 //! histogram of final states beside each applicable model's verdict
 //! (atomlab-model), as a table, litmus7's log format or JSON.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use atomlab_core::{
@@ -228,13 +228,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             ..CheckOptions::default()
         };
         let verdicts = atomlab_model::check_test(test, models, &check_opts);
-        eprintln!(
-            "atomlab run: {}: {} x {} instances, --sync {}",
-            test.name,
-            opts.runs,
-            opts.size,
-            opts.sync.name()
-        );
+        // A progress line on a terminal only, as `check` (none when piped).
+        if std::io::stderr().is_terminal() {
+            eprintln!(
+                "atomlab run: {}: {} x {} instances, --sync {}",
+                test.name,
+                opts.runs,
+                opts.size,
+                opts.sync.name()
+            );
+        }
         let result = atomlab_run::run(program, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut forbidden = Vec::new();
         for v in &verdicts {
