@@ -120,8 +120,9 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> RunOptions {
         RunOptions {
+            // The CLI's defaults (`atomlab run --size 1000 --runs 200`).
             size: 1000,
-            runs: 1000,
+            runs: 200,
             sync: SyncMode::UserFence,
             affinity: Affinity::Spread,
             stride: 64,
