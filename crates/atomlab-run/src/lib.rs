@@ -214,6 +214,36 @@ pub enum RunError {
     BadOption(String),
 }
 
+/// The line of lowered instruction `index` of thread `t` in an assembly
+/// table: the rows are re-parsed as growing prefixes of the table (each
+/// closed by `exists true`) until thread `t` has more than `index`
+/// instructions. `None` when that does not work out (then the table's
+/// header line is named).
+fn asm_row_line(src: &str, t: usize, index: usize) -> Option<usize> {
+    let lines: Vec<&str> = src.lines().collect();
+    let header = lines.iter().position(|l| {
+        l.trim_start()
+            .strip_prefix("P0")
+            .is_some_and(|r| r.trim_start().starts_with(['|', ';']))
+    })?;
+    for (j, line) in lines.iter().enumerate().skip(header + 1) {
+        let w = line.trim_start();
+        if ["exists", "~exists", "forall", "locations", "filter", "~"]
+            .iter()
+            .any(|k| w.starts_with(k))
+        {
+            break;
+        }
+        let prefix = format!("{}\nexists true\n", lines[..=j].join("\n"));
+        if let Ok(test) = atomlab_litmus::parse("prefix", &prefix) {
+            if test.threads.get(t).is_some_and(|th| th.code.len() > index) {
+                return Some(j + 1);
+            }
+        }
+    }
+    None
+}
+
 /// The line where thread `t`'s code starts in `src` (a C function's
 /// `P0 (`, or the header row `P0 | P1 ;` of an assembly table).
 fn thread_line(src: &str, arch: Arch, t: usize) -> usize {
@@ -319,7 +349,11 @@ pub fn prepare(test: &Test) -> Result<Program, RunError> {
             let src = std::fs::read_to_string(&test.file).unwrap_or_default();
             RunError::Unencodable {
                 file: test.file.clone(),
-                line: thread_line(&src, test.arch, u.thread),
+                line: match test.arch {
+                    Arch::C => None,
+                    _ => asm_row_line(&src, u.thread, u.index),
+                }
+                .unwrap_or_else(|| thread_line(&src, test.arch, u.thread)),
                 thread: u.thread,
                 index: u.index,
                 instr: th
