@@ -186,7 +186,7 @@ fn an_unencodable_test_is_refused_before_anything_runs() {
             &own("refused/addr-not-a-location.litmus"),
         ],
         &[
-            "addr-not-a-location.litmus:4",
+            "addr-not-a-location.litmus:5",
             "P0",
             "EBX",
             "nothing was run",
