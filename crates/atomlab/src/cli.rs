@@ -32,6 +32,8 @@ pub enum Command {
     Audit(crate::cmd::audit::AuditArgs),
     /// Judge litmus tests under memory models: sc, x86tso, aarch64, riscv, c11, rc11.
     Check(crate::cmd::check::CheckArgs),
+    /// Run litmus tests on this CPU (JIT, no C compiler): histograms beside the models' verdicts.
+    Run(Box<crate::cmd::run::RunArgs>),
     /// Print the machine fingerprint stamped on every result.
     Machine,
     /// The main job: a quick tour of this machine with every capability.

@@ -101,7 +101,7 @@ enum TestResult {
 }
 
 /// Expands directories and @lists into litmus files, in a stable order.
-fn expand(inputs: &[String], errors: &mut Vec<(String, String)>) -> Vec<PathBuf> {
+pub(crate) fn expand(inputs: &[String], errors: &mut Vec<(String, String)>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for i in inputs {
         if let Some(list) = i.strip_prefix('@') {

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod load;
 mod machine;
 pub mod report;
+pub mod run;
 pub mod store;
 pub mod stress;
 mod suite;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     let command_name = match &cli.command {
         Command::Audit(_) => "audit",
         Command::Check(_) => "check",
+        Command::Run(_) => "run",
         Command::Suite(_) => "suite",
         Command::Bench(_) => "bench",
         Command::Stress(_) => "stress",
@@ -71,6 +73,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     let outcome = match cli.command {
         Command::Audit(args) => audit::run(args)?,
         Command::Check(args) => check::run(args)?,
+        Command::Run(args) => run::run(*args)?,
         Command::Machine => machine::run(),
         Command::Suite(args) => suite::run(args)?,
         Command::Bench(args) => bench::run(*args)?,
@@ -162,6 +165,7 @@ pub fn view(report: &Report) -> anyhow::Result<()> {
             check::records_table(&recs)
         }
         "audit" => audit::records_table(&report.records),
+        "run" => run::records_table(&report.records),
         "suite" => suite::summary(report),
         "machine" => render::machine_table(&report.machine),
         _ => render::records_table(&report.records),

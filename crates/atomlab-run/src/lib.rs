@@ -1,0 +1,437 @@
+//! Runs litmus tests on the real CPU, as litmus7 (herdtools7) does, and
+//! counts the final states: the engine of `atomlab run`.
+//!
+//! The method is litmus7's, from Alglave, Maranget, Sarkar and Sewell,
+//! "Litmus: running tests against hardware" (TACAS 2011): many instances of
+//! the test are laid out in memory ([`RunOptions::size`] per run), the
+//! test's threads are pinned to CPUs and run every instance once per run,
+//! started together per instance by a synchronisation mode
+//! ([`SyncMode`]), in a shuffled order of memory blocks, and the final
+//! states are read after the run, so that collecting them does not perturb
+//! it. Unlike litmus7 there is no C compiler: each thread's code is
+//! generated as machine code at run time ([`x86_64::codegen`], over a small
+//! encoder of the Intel SDM's encodings, [`x86_64::encode`]) from
+//! atomlab-litmus's lowered instructions, into W^X pages ([`code`]).
+//!
+//! A C test runs through atomlab-model's C11→x86 mapping
+//! ([`atomlab_model::mapping`]), the same table `atomlab check` judges the
+//! `x86tso` column with, so the hardware's histogram and that verdict are
+//! about the same instructions.
+//!
+//! Dependencies: `atomlab-litmus` (the format), `atomlab-model` (the C11
+//! mapping), `libc` (mmap/mprotect, sched_setaffinity), `thiserror`. No
+//! assembler crate: the encoder is a few hundred lines, tested against
+//! objdump's bytes, where dynasm-rs would add a proc-macro tree.
+//!
+//! # Limitations
+//! - Only an x86-64 backend: AArch64 tests are refused (on any host), and
+//!   on a host other than x86-64 every test is refused. The backend is a
+//!   module per ISA behind [`prepare`], so an `aarch64` module can be added
+//!   beside [`x86_64`].
+//! - Locations and registers are 64-bit; W/E-register tests run with
+//!   64-bit accesses, as atomlab-litmus models them.
+//! - A thread may keep at most 12 registers and locations in machine
+//!   registers; more is refused before anything runs.
+#![deny(missing_docs)]
+
+pub mod code;
+pub mod frame;
+mod harness;
+mod rng;
+pub mod x86_64;
+
+use std::time::Duration;
+
+use atomlab_litmus::{Arch, StateVar, Test, Value};
+
+pub use harness::{allowed_cpus, run};
+
+/// How the threads start each instance together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    /// A counter per instance: each thread adds one and spins until all
+    /// have. (litmus7's `-barrier user` has one thread per instance raise
+    /// a flag the others wait for; measured here it gave a tenth of the
+    /// witnesses, so it is not offered.)
+    Spin,
+    /// As `Spin`, then a full fence (MFENCE) before the test's code, so each
+    /// thread starts with an empty store buffer (as litmus7's `userfence`).
+    /// The default: the most SB witnesses per second of the four modes on
+    /// the 2-core machine it was measured on (median of 9 runs,
+    /// BENCHMARKS.md); `Timebase` gives more witnesses per instance.
+    UserFence,
+    /// As `Spin`, and the last thread to arrive sets a start time on the
+    /// time-stamp counter a little ahead; every thread waits for it
+    /// (litmus7's `timebase`): the start is aligned to the shared clock, not
+    /// to when each core sees the counter's last write.
+    Timebase,
+    /// No synchronisation: threads run through the instances on their own.
+    None,
+}
+
+impl SyncMode {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Spin => "spin",
+            SyncMode::UserFence => "userfence",
+            SyncMode::Timebase => "timebase",
+            SyncMode::None => "none",
+        }
+    }
+}
+
+/// Where the test's threads run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Affinity {
+    /// Thread `t` on the `t mod n`-th CPU this process may use.
+    Spread,
+    /// Not pinned: the scheduler decides.
+    None,
+    /// Thread `t` on `cpus[t mod len]`.
+    Cpus(Vec<usize>),
+}
+
+/// How to run a test.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Instances per run.
+    pub size: usize,
+    /// Runs.
+    pub runs: usize,
+    /// Start synchronisation per instance.
+    pub sync: SyncMode,
+    /// Thread placement.
+    pub affinity: Affinity,
+    /// Bytes between two locations of one instance (8: all on one cache
+    /// line; 64: each on its own line).
+    pub stride: usize,
+    /// Stop after this long (runs done so far are kept; the result says
+    /// TIMEOUT).
+    pub timeout: Option<Duration>,
+    /// Seed of the instance shuffle.
+    pub seed: u64,
+    /// Backward-branch instructions a thread may execute per instance
+    /// (taken or not); when they run out the code returns and the instance
+    /// is counted apart ([`RunResult::budget_exhausted`]).
+    pub loop_budget: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            // The CLI's defaults (`atomlab run --size 1000 --runs 200`).
+            size: 1000,
+            runs: 200,
+            sync: SyncMode::UserFence,
+            affinity: Affinity::Spread,
+            stride: 64,
+            timeout: None,
+            seed: 1,
+            loop_budget: 1000,
+        }
+    }
+}
+
+/// The ISA this process runs on.
+pub fn host_isa() -> &'static str {
+    std::env::consts::ARCH
+}
+
+/// A test made ready to run: its thread code generated and mapped.
+#[derive(Debug)]
+pub struct Program {
+    /// The test as written.
+    pub test: Test,
+    /// The test as run (C tests after the C11→x86 mapping).
+    pub compiled: Test,
+    /// The mapping a C test went through.
+    pub mapping: Option<&'static str>,
+    threads: Vec<ThreadCode>,
+}
+
+#[derive(Debug)]
+struct ThreadCode {
+    page: code::CodePage,
+    layout: frame::FrameLayout,
+    len: usize,
+}
+
+impl Program {
+    /// Bytes of generated code per thread.
+    pub fn code_sizes(&self) -> Vec<usize> {
+        self.threads.iter().map(|t| t.len).collect()
+    }
+}
+
+/// An instruction the code generator cannot encode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unencodable {
+    /// The thread.
+    pub thread: usize,
+    /// Index of the instruction in the thread's lowered code.
+    pub index: usize,
+    /// What cannot be encoded.
+    pub what: String,
+}
+
+/// Why a test cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The test is for another ISA than this machine's.
+    #[error("{file}: this is an {arch} test and this host is {host}: run it on an {want} machine (or under scripts/cross-test), or judge it with `atomlab check`")]
+    WrongIsa {
+        /// The test file.
+        file: String,
+        /// The test's architecture.
+        arch: &'static str,
+        /// This machine's ISA.
+        host: &'static str,
+        /// The ISA it needs.
+        want: &'static str,
+    },
+    /// The code generator cannot encode an instruction of the test.
+    #[error("{file}:{line}: P{thread}, instruction {index} ({instr}): cannot generate code for {what}; nothing was run. Rewrite the test without it, or judge it with `atomlab check`")]
+    Unencodable {
+        /// The test file.
+        file: String,
+        /// The line of the thread's code in the file.
+        line: usize,
+        /// The thread.
+        thread: usize,
+        /// The instruction's index in the thread's lowered code.
+        index: usize,
+        /// The instruction, as lowered.
+        instr: String,
+        /// What cannot be encoded.
+        what: String,
+    },
+    /// The operating system refused something (a mapping, a thread).
+    #[error("{0}")]
+    Os(String),
+    /// An option is out of range.
+    #[error("{0}")]
+    BadOption(String),
+}
+
+/// The line of lowered instruction `index` of thread `t` in an assembly
+/// table: the rows are re-parsed as growing prefixes of the table (each
+/// closed by `exists true`) until thread `t` has more than `index`
+/// instructions. `None` when that does not work out (then the table's
+/// header line is named).
+fn asm_row_line(src: &str, t: usize, index: usize) -> Option<usize> {
+    let lines: Vec<&str> = src.lines().collect();
+    let header = lines.iter().position(|l| {
+        l.trim_start()
+            .strip_prefix("P0")
+            .is_some_and(|r| r.trim_start().starts_with(['|', ';']))
+    })?;
+    for (j, line) in lines.iter().enumerate().skip(header + 1) {
+        let w = line.trim_start();
+        if ["exists", "~exists", "forall", "locations", "filter", "~"]
+            .iter()
+            .any(|k| w.starts_with(k))
+        {
+            break;
+        }
+        let prefix = format!("{}\nexists true\n", lines[..=j].join("\n"));
+        if let Ok(test) = atomlab_litmus::parse("prefix", &prefix) {
+            if test.threads.get(t).is_some_and(|th| th.code.len() > index) {
+                return Some(j + 1);
+            }
+        }
+    }
+    None
+}
+
+/// The line where thread `t`'s code starts in `src` (a C function's
+/// `P0 (`, or the header row `P0 | P1 ;` of an assembly table).
+fn thread_line(src: &str, arch: Arch, t: usize) -> usize {
+    let name = format!("P{t}");
+    for (i, line) in src.lines().enumerate() {
+        let l = line.trim_start();
+        let hit = match arch {
+            Arch::C => l
+                .strip_prefix(&name)
+                .is_some_and(|r| r.trim_start().starts_with('(')),
+            _ => l
+                .strip_prefix("P0")
+                .is_some_and(|r| r.trim_start().starts_with(['|', ';'])),
+        };
+        if hit {
+            return i + 1;
+        }
+    }
+    0
+}
+
+fn expr_text(th: &atomlab_litmus::Thread, locs: &[String], e: &atomlab_litmus::Expr) -> String {
+    use atomlab_litmus::Expr;
+    match e {
+        Expr::Const(Value::Int(i)) => i.to_string(),
+        Expr::Const(Value::Loc(l)) => locs.get(*l).cloned().unwrap_or_default(),
+        Expr::Reg(r) => th.regs.get(*r).cloned().unwrap_or_default(),
+        Expr::Not(a) => format!("!{}", expr_text(th, locs, a)),
+        Expr::Bin(op, a, b) => format!(
+            "({} {op:?} {})",
+            expr_text(th, locs, a),
+            expr_text(th, locs, b)
+        ),
+    }
+}
+
+/// A lowered instruction in a line: `load EAX <- [EBX]`.
+fn describe(th: &atomlab_litmus::Thread, locs: &[String], i: &atomlab_litmus::Instr) -> String {
+    use atomlab_litmus::Instr;
+    let e = |x| expr_text(th, locs, x);
+    let reg = |r: &Option<usize>| {
+        r.and_then(|r| th.regs.get(r).cloned())
+            .unwrap_or_else(|| "_".into())
+    };
+    match i {
+        Instr::Load { dst, addr, .. } => format!("load {} <- [{}]", reg(dst), e(addr)),
+        Instr::Store { addr, value, .. } => format!("store [{}] <- {}", e(addr), e(value)),
+        Instr::StoreExclusive { addr, value, .. } => {
+            format!("store-exclusive [{}] <- {}", e(addr), e(value))
+        }
+        Instr::Rmw {
+            dst,
+            addr,
+            op,
+            operand,
+            ..
+        } => format!("{op:?} {} <- [{}], {}", reg(dst), e(addr), e(operand)),
+        Instr::Cas { addr, desired, .. } => format!("cas [{}] <- {}", e(addr), e(desired)),
+        Instr::Fence(f) => format!("fence {f}"),
+        Instr::Assign { dst, expr } => format!("{} := {}", reg(&Some(*dst)), e(expr)),
+        Instr::Select { dst, .. } => format!("select into {}", reg(&Some(*dst))),
+        Instr::Branch { target, .. } => format!("branch to {target}"),
+    }
+}
+
+/// Generates and maps each thread's code. Nothing runs: a test the
+/// backend cannot encode, or a test for another ISA, is refused here.
+pub fn prepare(test: &Test) -> Result<Program, RunError> {
+    let host = host_isa();
+    let (compiled, mapping) = match test.arch {
+        // X86_64 tests lower to the same instructions as X86 ones.
+        Arch::X86 | Arch::X86_64 => (test.clone(), None),
+        Arch::C => {
+            let t = atomlab_model::mapping::Target::X86;
+            (
+                atomlab_model::mapping::compile(test, t),
+                Some(atomlab_model::mapping::mapping_name(t)),
+            )
+        }
+        Arch::AArch64 => {
+            return Err(RunError::WrongIsa {
+                file: test.file.clone(),
+                arch: test.arch.name(),
+                host,
+                want: "aarch64",
+            })
+        }
+        Arch::RiscV => {
+            return Err(RunError::WrongIsa {
+                file: test.file.clone(),
+                arch: test.arch.name(),
+                host,
+                want: "riscv64",
+            })
+        }
+    };
+    if host != "x86_64" {
+        return Err(RunError::WrongIsa {
+            file: test.file.clone(),
+            arch: test.arch.name(),
+            host,
+            want: "x86_64",
+        });
+    }
+    let mut threads = Vec::new();
+    for th in &compiled.threads {
+        let layout = frame::FrameLayout {
+            locations: compiled.locations.len(),
+            regs: th.regs.len(),
+        };
+        let bytes = x86_64::codegen::thread_code(th, &layout).map_err(|u| {
+            let src = std::fs::read_to_string(&test.file).unwrap_or_default();
+            RunError::Unencodable {
+                file: test.file.clone(),
+                line: match test.arch {
+                    Arch::C => None,
+                    _ => asm_row_line(&src, u.thread, u.index),
+                }
+                .unwrap_or_else(|| thread_line(&src, test.arch, u.thread)),
+                thread: u.thread,
+                index: u.index,
+                instr: th
+                    .code
+                    .get(u.index)
+                    .map(|i| describe(th, &compiled.locations, i))
+                    .unwrap_or_else(|| "end of thread".into()),
+                what: u.what,
+            }
+        })?;
+        let page = code::CodePage::new(&bytes)
+            .map_err(|e| RunError::Os(format!("cannot map code pages: {e}")))?;
+        threads.push(ThreadCode {
+            page,
+            layout,
+            len: bytes.len(),
+        });
+    }
+    Ok(Program {
+        test: test.clone(),
+        compiled,
+        mapping,
+        threads,
+    })
+}
+
+/// What a run of a test saw.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The variables of a final state (the condition's, then `locations`).
+    pub vars: Vec<StateVar>,
+    /// Each final state seen, with its count and whether the condition's
+    /// proposition holds in it (a witness), sorted by state.
+    pub histogram: Vec<(Vec<Value>, u64, bool)>,
+    /// Instances whose final state satisfies the proposition.
+    pub positive: u64,
+    /// Instances whose final state does not.
+    pub negative: u64,
+    /// Instances discarded by the test's `filter`.
+    pub filtered: u64,
+    /// Instances whose loop budget ran out (not counted in the histogram).
+    pub budget_exhausted: u64,
+    /// Runs completed.
+    pub runs_done: usize,
+    /// Wall time of the runs, collection included.
+    pub elapsed: Duration,
+    /// Whether `--timeout` cut the runs short.
+    pub timed_out: bool,
+    /// The CPU each thread was pinned to (`None`: not pinned).
+    pub cpus: Vec<Option<usize>>,
+    /// Pinning that the OS refused, with its reason.
+    pub pin_errors: Vec<String>,
+}
+
+impl RunResult {
+    /// litmus7's observation: Never (no witness), Always (only witnesses),
+    /// Sometimes.
+    pub fn observation(&self) -> &'static str {
+        if self.positive == 0 {
+            "Never"
+        } else if self.negative == 0 {
+            "Always"
+        } else {
+            "Sometimes"
+        }
+    }
+
+    /// Instances counted in the histogram.
+    pub fn instances(&self) -> u64 {
+        self.positive + self.negative
+    }
+}

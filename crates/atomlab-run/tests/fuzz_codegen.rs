@@ -1,0 +1,244 @@
+//! Fuzzing the code generator: random valid X86 tests, and mutations of
+//! the project's litmus tests (as atomlab-model's parser fuzzing does),
+//! go through parse → prepare → run. Preparing never panics; whatever
+//! prepares runs to completion; for the random valid tests every state
+//! the CPU shows is one x86-TSO allows.
+//!
+//! `cargo test` runs a few hundred cases; more with
+//! `ATOMLAB_FUZZ_CASES=5000 nice -n 19 cargo test --release -p atomlab-run --test fuzz_codegen -- --nocapture`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use atomlab_model::{check_test, CheckOptions, ModelOutcome};
+use atomlab_run::{prepare, run, RunOptions};
+
+/// xorshift64*, seeded per case so a failure names its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[self.below(v.len())]
+    }
+}
+
+fn cases() -> u64 {
+    std::env::var("ATOMLAB_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(150)
+}
+
+fn small() -> RunOptions {
+    RunOptions {
+        size: 20,
+        runs: 3,
+        timeout: Some(Duration::from_secs(10)),
+        ..RunOptions::default()
+    }
+}
+
+/// A random X86 test over x, y, z with 2 or 3 threads of 1 to 4
+/// instructions, in the subset atomlab-litmus parses.
+fn random_x86(rng: &mut Rng) -> String {
+    let locs = ["x", "y", "z"];
+    let regs = ["EAX", "EBX", "ECX"];
+    let nthreads = 2 + rng.below(2);
+    let mut cols: Vec<Vec<String>> = Vec::new();
+    for _ in 0..nthreads {
+        let n = 1 + rng.below(4);
+        let mut col = Vec::new();
+        for _ in 0..n {
+            let l = rng.pick(&locs);
+            let r = rng.pick(&regs);
+            let k = 1 + rng.below(3);
+            col.push(match rng.below(12) {
+                0 | 1 => format!("MOV [{l}],${k}"),
+                2 | 3 => format!("MOV {r},[{l}]"),
+                4 => "MFENCE".into(),
+                5 => format!("XCHG [{l}],{r}"),
+                6 => format!("LOCK XADD [{l}],{r}"),
+                7 => format!("LOCK ADD [{l}],${k}"),
+                8 => format!("LOCK CMPXCHG [{l}],{r}"),
+                9 => format!("ADD {r},${k}"),
+                10 => format!("MOV {r},${k}"),
+                _ => rng
+                    .pick(&["LFENCE", "SFENCE", "LOCK INC [x]", "LOCK DEC [y]"])
+                    .into(),
+            });
+        }
+        cols.push(col);
+    }
+    let rows = cols.iter().map(Vec::len).max().unwrap_or(0);
+    let mut src = String::from("X86 fuzz\n{ x=0; y=0; z=0; }\n");
+    let header: Vec<String> = (0..nthreads).map(|t| format!("P{t}")).collect();
+    src.push_str(&format!(" {} ;\n", header.join(" | ")));
+    for i in 0..rows {
+        let cells: Vec<String> = cols
+            .iter()
+            .map(|c| c.get(i).cloned().unwrap_or_default())
+            .collect();
+        src.push_str(&format!(" {} ;\n", cells.join(" | ")));
+    }
+    src.push_str("exists (x=1 /\\ 0:EAX=0)\n");
+    src
+}
+
+#[test]
+fn random_valid_tests_run_within_x86tso() {
+    if std::env::consts::ARCH != "x86_64" {
+        eprintln!("skipped: the host is not x86-64");
+        return;
+    }
+    let n = cases();
+    let mut checked = 0;
+    for seed in 1..=n {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let src = random_x86(&mut rng);
+        let test = atomlab_litmus::parse("fuzz.litmus", &src).unwrap_or_else(|e| {
+            panic!("seed {seed}: the generator wrote a test the parser refuses: {e}\n{src}")
+        });
+        let program = prepare(&test).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+        let r = run(&program, &small()).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+        assert!(!r.timed_out, "seed {seed}: did not finish\n{src}");
+        assert_eq!(r.instances(), 60, "seed {seed}\n{src}");
+        let opts = CheckOptions {
+            deadline: Some(Instant::now() + Duration::from_secs(5)),
+            ..CheckOptions::default()
+        };
+        if let ModelOutcome::Done(d) = &check_test(&test, &["x86tso"], &opts)[0] {
+            checked += 1;
+            for (s, count, _) in &r.histogram {
+                assert!(
+                    d.states.iter().any(|(x, _)| x == s),
+                    "seed {seed}: state {s:?} seen {count} times is forbidden by x86tso\n{src}"
+                );
+            }
+        }
+    }
+    eprintln!("{n} random tests ran, {checked} compared with x86tso");
+    assert!(
+        checked * 2 >= n,
+        "only {checked} of {n} were judged by x86tso"
+    );
+}
+
+fn seeds() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        v.sort();
+        for p in v {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "litmus") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    walk(&here.join("../atomlab-model/tests/litmus"), &mut files);
+    walk(&here.join("tests/litmus"), &mut files);
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .collect()
+}
+
+const TOKENS: &[&str] = &[
+    "[x]",
+    "[EAX]",
+    "[EBX]",
+    "$1",
+    "$-1",
+    "EAX",
+    "EBX",
+    "MOV",
+    "LOCK",
+    "XCHG",
+    "MFENCE",
+    ";",
+    "|",
+    ",",
+    "0:EAX=x;",
+    "{",
+    "}",
+    "P2",
+    "*x",
+    "r0",
+    "atomic_load(x)",
+    "9999999999999",
+    "\n",
+];
+
+#[test]
+fn mutated_tests_prepare_without_panics_and_run_to_completion() {
+    let seeds = seeds();
+    assert!(!seeds.is_empty());
+    let n = cases() * 2;
+    let (mut parsed, mut prepared, mut ran) = (0, 0, 0);
+    for case in 1..=n {
+        let mut rng = Rng(case.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1);
+        let mut src = seeds[rng.below(seeds.len())].clone().into_bytes();
+        for _ in 0..1 + rng.below(2) {
+            let at = rng.below(src.len() + 1);
+            match rng.below(7) {
+                0 if !src.is_empty() => {
+                    let end = (at + rng.below(8)).min(src.len());
+                    src.drain(at.min(end)..end);
+                }
+                1 => {
+                    let t = rng.pick(TOKENS).as_bytes().to_vec();
+                    src.splice(at..at, t);
+                }
+                2 if at < src.len() => {
+                    let end = (at + rng.below(16)).min(src.len());
+                    let dup = src[at..end].to_vec();
+                    src.splice(at..at, dup);
+                }
+                3 => src.truncate(at.max(src.len() / 2)),
+                _ => {
+                    // Swap one token of the seed for another of the alphabet.
+                    let t = rng.pick(TOKENS);
+                    let text = String::from_utf8_lossy(&src).to_string();
+                    if let Some(i) = text.find(rng.pick(TOKENS)) {
+                        let end = (i + 3).min(text.len());
+                        if text.is_char_boundary(end) {
+                            src = format!("{}{t}{}", &text[..i], &text[end..]).into_bytes();
+                        }
+                    }
+                }
+            }
+        }
+        let text = String::from_utf8_lossy(&src).to_string();
+        let Ok(test) = atomlab_litmus::parse("mutant.litmus", &text) else {
+            continue;
+        };
+        parsed += 1;
+        let Ok(program) = prepare(&test) else {
+            continue;
+        };
+        prepared += 1;
+        if std::env::consts::ARCH == "x86_64" {
+            let r = run(&program, &small()).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}"));
+            assert!(!r.timed_out, "case {case}: did not finish\n{text}");
+            ran += 1;
+        }
+    }
+    eprintln!("{n} mutants: {parsed} parsed, {prepared} prepared, {ran} ran to completion");
+    assert!(parsed > 0 && prepared > 0);
+}

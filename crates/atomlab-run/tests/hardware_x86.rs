@@ -1,0 +1,251 @@
+//! On an x86-64 host: every state the CPU shows is one x86-TSO allows, SB
+//! shows its relaxed outcome, and the forbidden shapes never show theirs.
+//! Tests over ../shared/litmus skip (with a message) when it is absent.
+
+use std::path::{Path, PathBuf};
+
+use atomlab_litmus::{Test, Value};
+use atomlab_model::{check_test, CheckOptions, ModelOutcome};
+use atomlab_run::{prepare, run, RunOptions, SyncMode};
+
+fn own(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../atomlab-model/tests/litmus")
+        .join(rel)
+}
+
+fn mine(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/litmus")
+        .join(rel)
+}
+
+fn shared() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/litmus");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!(
+            "skipped: {} is absent (the shared litmus corpus)",
+            p.display()
+        );
+        None
+    }
+}
+
+fn parse(p: &Path) -> Test {
+    atomlab_litmus::parse_file(p).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The states x86-TSO allows for `test` (through the mapping for C).
+fn tso_states(test: &Test) -> Vec<Vec<Value>> {
+    let out = check_test(test, &["x86tso"], &CheckOptions::default());
+    match &out[0] {
+        ModelOutcome::Done(r) => r.states.iter().map(|(s, _)| s.clone()).collect(),
+        other => panic!("{}: x86tso did not judge it: {other:?}", test.name),
+    }
+}
+
+fn opts(size: usize, runs: usize) -> RunOptions {
+    RunOptions {
+        size,
+        runs,
+        ..RunOptions::default()
+    }
+}
+
+/// One run at a time: cargo runs tests in parallel, and runs whose
+/// spinning threads compete for the CPUs crawl and overlap less.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `test` and asserts every observed state is x86-TSO-allowed;
+/// returns the witnesses.
+fn run_within_tso(test: &Test, o: &RunOptions) -> u64 {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if std::env::consts::ARCH != "x86_64" {
+        eprintln!("skipped: the host is not x86-64");
+        return 0;
+    }
+    let allowed = tso_states(test);
+    let program = prepare(test).unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&program, o).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "{}: {} instances in {:.3} s, {} witnesses",
+        test.name,
+        r.instances(),
+        r.elapsed.as_secs_f64(),
+        r.positive
+    );
+    assert_eq!(
+        r.instances(),
+        (o.size * o.runs) as u64 - r.filtered,
+        "{}",
+        test.name
+    );
+    for (state, n, _) in &r.histogram {
+        assert!(
+            allowed.contains(state),
+            "{}: state {state:?} seen {n} times is forbidden by x86tso (allowed: {allowed:?})",
+            test.name
+        );
+    }
+    r.positive
+}
+
+fn litmus_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "litmus"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn own_x86_and_c_tests_stay_within_x86tso() {
+    for dir in ["x86", "c"] {
+        for p in litmus_files(&own(dir)) {
+            let test = parse(&p);
+            run_within_tso(&test, &opts(100, 20));
+        }
+    }
+}
+
+#[test]
+fn sb_shows_its_relaxed_outcome_by_default() {
+    // The corpus's SB, or this crate's copy of it without the corpus.
+    let file = match shared() {
+        Some(dir) => dir.join("x86/SB.litmus"),
+        None => mine("SB.litmus"),
+    };
+    let w = run_within_tso(&parse(&file), &RunOptions::default());
+    assert!(
+        w > 0 || std::env::consts::ARCH != "x86_64",
+        "no SB witness in a default run"
+    );
+}
+
+#[test]
+fn forbidden_shapes_never_show_their_outcome() {
+    let mut tests = vec![
+        own("x86/MP.litmus"),
+        mine("LB.litmus"),
+        mine("2+2W.litmus"),
+        mine("IRIW.litmus"),
+        own("c/IRIW+sc.litmus"),
+        own("c/2+2W+fetch_add.litmus"),
+    ];
+    if let Some(dir) = shared() {
+        for n in ["MP", "LB", "2+2W"] {
+            tests.push(dir.join(format!("x86/{n}.litmus")));
+        }
+    }
+    for p in tests {
+        let test = parse(&p);
+        // Each shape's condition is a state x86-TSO forbids...
+        let tso = check_test(&test, &["x86tso"], &CheckOptions::default());
+        assert!(
+            matches!(&tso[0], ModelOutcome::Done(r) if r.observation == atomlab_model::Observation::Never),
+            "{}: not a shape x86tso forbids",
+            test.name
+        );
+        // ...and the CPU never shows it.
+        // More threads than CPUs (IRIW on 2 cores) take turns: fewer runs.
+        let o = if test.threads.len() > atomlab_run::allowed_cpus().len() {
+            opts(200, 10)
+        } else {
+            opts(500, 40)
+        };
+        let w = run_within_tso(&test, &o);
+        assert_eq!(
+            w, 0,
+            "{}: witnessed a condition x86tso never allows",
+            test.name
+        );
+    }
+}
+
+#[test]
+fn shared_x86_corpus_stays_within_x86tso() {
+    let Some(dir) = shared() else { return };
+    for p in litmus_files(&dir.join("x86")) {
+        run_within_tso(&parse(&p), &opts(200, 20));
+    }
+}
+
+#[test]
+fn shared_x86_64_corpus_stays_within_x86tso() {
+    // herdtools' X86_64 format (../shared/litmus-more/x86_64): the same
+    // instructions with 64-bit registers; A009's array is refused by the parser.
+    let Some(dir) = shared() else { return };
+    let more = dir.join("../litmus-more/x86_64");
+    let mut ran = 0;
+    for p in litmus_files(&more) {
+        let Ok(test) = atomlab_litmus::parse_file(&p) else {
+            continue;
+        };
+        run_within_tso(&test, &opts(200, 10));
+        ran += 1;
+    }
+    assert!(ran >= 40, "only {ran} X86_64 tests ran");
+}
+
+#[test]
+fn shared_c_corpus_stays_within_x86tso() {
+    let Some(dir) = shared() else { return };
+    let (mut ran, mut refused) = (0, 0);
+    for p in litmus_files(&dir.join("c")) {
+        let Ok(test) = atomlab_litmus::parse_file(&p) else {
+            continue; // outside the parser's subset: `check` refuses it too
+        };
+        match prepare(&test) {
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("refused: {e}");
+                refused += 1;
+                continue;
+            }
+        }
+        let states = check_test(&test, &["x86tso"], &CheckOptions::default());
+        if !matches!(states[0], ModelOutcome::Done(_)) {
+            continue;
+        }
+        run_within_tso(&test, &opts(100, 2));
+        ran += 1;
+    }
+    eprintln!("{ran} C tests ran, {refused} refused by the code generator");
+    assert!(ran > 100, "only {ran} C tests ran");
+}
+
+#[test]
+fn sync_modes_all_run() {
+    let test = parse(&own("x86/SB+mfences.litmus"));
+    for sync in [
+        SyncMode::Spin,
+        SyncMode::UserFence,
+        SyncMode::Timebase,
+        SyncMode::None,
+    ] {
+        let o = RunOptions {
+            sync,
+            ..opts(300, 20)
+        };
+        assert_eq!(
+            run_within_tso(&test, &o),
+            0,
+            "SB+mfences witnessed with {sync:?}"
+        );
+    }
+}
+
+#[test]
+fn same_line_layout_runs() {
+    let test = parse(&own("x86/LOCK-ops.litmus"));
+    let o = RunOptions {
+        stride: 8,
+        ..opts(300, 20)
+    };
+    run_within_tso(&test, &o);
+}
