@@ -549,3 +549,50 @@ fn run_row(records: &[Record]) -> (String, String) {
     }
     (verdict, lines.join("\n"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(name: &str, reason: &str) -> Record {
+        let mut r = Record::new("run", name, "aarch64");
+        r.param("not_run", reason);
+        r
+    }
+
+    fn ran(name: &str, observation: &str, verdict: Verdict) -> Record {
+        let mut r = Record::new("run", name, "x86_64");
+        r.param("observation", observation);
+        r.verdict = Some(verdict);
+        r
+    }
+
+    /// A host without a code generator: every test "not run", the reason
+    /// once, no failure.
+    #[test]
+    fn refused_tests_are_not_run_not_failed() {
+        let recs = vec![refused("SB", "no backend"), refused("MP", "no backend")];
+        let (verdict, lines) = run_row(&recs);
+        assert_eq!(verdict, "not run");
+        assert_eq!(lines, "SB: not run\nMP: not run\nnot run: no backend");
+    }
+
+    #[test]
+    fn a_forbidden_outcome_fails_the_row() {
+        let recs = vec![
+            ran("SB", "Sometimes", Verdict::Pass),
+            ran("MP", "Sometimes", Verdict::Fail),
+            refused("IRIW", "too many registers"),
+        ];
+        let (verdict, lines) = run_row(&recs);
+        assert!(verdict.starts_with("FAIL (1 FORBIDDEN"), "{verdict}");
+        assert!(
+            lines.contains("MP: Sometimes 0/0 (no model) FORBIDDEN OUTCOME OBSERVED"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("IRIW: not run\nnot run: too many registers"),
+            "{lines}"
+        );
+    }
+}
