@@ -140,7 +140,13 @@ fn suite_fits_on_one_screen() {
     let s = out(&o);
     assert!(s.lines().count() <= 40, "{} lines: {s}", s.lines().count());
     assert!(s.lines().all(|l| l.chars().count() <= 120), "{s}");
-    for cap in ["bench counter", "bench lock", "stress", "check"] {
+    for cap in [
+        "bench counter",
+        "bench lock",
+        "stress",
+        "check",
+        "run (this CPU)",
+    ] {
         assert!(s.contains(cap), "no {cap} line: {s}");
     }
     // The suite writes its report and says where.
@@ -151,6 +157,99 @@ fn suite_fits_on_one_screen() {
     );
     let page = std::fs::read_to_string(&html).expect("the suite's report");
     assert!(page.contains("<svg"));
+    suite_runs_the_builtin_tests(&o, &s, &page);
+}
+
+/// Before: `suite` only judged its built-in litmus tests (`check`); the
+/// CPU's own answer needed a separate `atomlab run`. Now the suite runs
+/// each briefly: a `run` record per test, a summary line per test (or per
+/// reason tests were not run), and SB's relaxed outcome counted on x86-64.
+fn suite_runs_the_builtin_tests(o: &std::process::Output, summary: &str, page: &str) {
+    let e = stderr(o);
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(!e.contains("FORBIDDEN"), "{e}");
+    assert!(!summary.contains("FORBIDDEN"), "{summary}");
+    // The run's records, as saved: `atomlab export` of the run id on stderr.
+    let id = e
+        .split("saved run ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run id on stderr: {e}"));
+    let x = atomlab(&["export", id]);
+    assert_eq!(x.status.code(), Some(0), "{}", stderr(&x));
+    let doc: serde_json::Value = serde_json::from_slice(&x.stdout).expect("export is JSON");
+    let runs: Vec<&serde_json::Value> = doc["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter(|r| r["capability"] == "run")
+        .collect();
+    let builtin = [
+        "SB+rel-acq",
+        "SB+sc",
+        "MP+rlx",
+        "MP+rel+acq",
+        "LB+fence.acqs",
+        "IRIW+acq",
+    ];
+    for name in builtin {
+        assert_eq!(
+            runs.iter().filter(|r| r["scenario"] == name).count(),
+            1,
+            "one run record for {name}: {runs:?}"
+        );
+        // Its line in the summary: the hardware's observation or why not.
+        let line = ["Never", "Sometimes", "Always", "not run"]
+            .iter()
+            .any(|w| summary.contains(&format!("{name}: {w}")));
+        assert!(line, "no run line for {name}: {summary}");
+    }
+    // The HTML report shows the run records beside the others.
+    assert!(page.contains("SB+rel-acq"), "no run record in the report");
+    for r in &runs {
+        assert_ne!(r["verdict"], "FAIL", "a forbidden outcome: {r}");
+    }
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!(
+            "suite_runs_the_builtin_tests: not x86-64, the code generator refuses every test: \
+             checking they are reported as not run, not the hardware's outcomes"
+        );
+        for r in &runs {
+            assert!(r.get("verdict").is_none(), "{r}");
+            assert!(r["parameters"]["not_run"].is_string(), "{r}");
+        }
+        assert!(summary.contains("not run: "), "{summary}");
+        return;
+    }
+    for r in &runs {
+        assert!(
+            r["parameters"]["not_run"].is_null(),
+            "x86-64 runs every built-in test: {r}"
+        );
+        let instances = &r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "instances")
+            .expect("instances")["summary"]["median"];
+        assert!(instances.as_f64().unwrap_or(0.0) > 0.0, "{r}");
+    }
+    // SB with release/acquire: x86's store buffer shows the relaxed outcome
+    // in nearly every run of a few thousand instances; 50 x 1000 here.
+    let sb = runs.iter().find(|r| r["scenario"] == "SB+rel-acq").unwrap();
+    let positive = sb["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "positive")
+        .expect("positive")["summary"]["median"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!(positive > 0.0, "SB's relaxed outcome not seen: {sb}");
+    assert!(
+        summary.contains("SB+rel-acq: Sometimes"),
+        "SB's line shows its outcome: {summary}"
+    );
 }
 
 /// Before: `stress refcount` printed "refcount_t: underflow; use-after-free"

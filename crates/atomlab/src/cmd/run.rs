@@ -94,7 +94,9 @@ pub struct RunArgs {
     pub model: Vec<String>,
 }
 
-struct Ran {
+/// One test run on this CPU beside the verdicts of its models: what `run`
+/// prints and what [`record`] turns into a record (`suite` shares both).
+pub(crate) struct Ran {
     test: Test,
     mapping: Option<&'static str>,
     models: Vec<ModelOutcome>,
@@ -121,13 +123,95 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
 }
 
 /// The models that judge a test of `arch` on this host.
-fn models_for(arch: Arch) -> &'static [&'static str] {
+pub(crate) fn models_for(arch: Arch) -> &'static [&'static str] {
     match arch {
         Arch::C => &["x86tso", "c11", "rc11"],
         Arch::X86 | Arch::X86_64 => &["x86tso"],
         Arch::AArch64 => &["aarch64"],
         Arch::RiscV => &["riscv"],
     }
+}
+
+/// Why a test cannot run, without the file name (reports name it apart).
+pub(crate) fn refusal(e: &RunError) -> String {
+    match e {
+        // The Display of these names the file itself.
+        RunError::WrongIsa { .. } | RunError::Unencodable { .. } => e
+            .to_string()
+            .split_once(": ")
+            .map(|(_, m)| m.to_string())
+            .unwrap_or_else(|| e.to_string()),
+        _ => e.to_string(),
+    }
+}
+
+/// The command line that repeats a run of `file` with `opts`.
+pub(crate) fn replay_line(
+    file: &str,
+    opts: &RunOptions,
+    affinity: &str,
+    models: &[String],
+) -> String {
+    let mut replay = format!(
+        "atomlab run {} --size {} --runs {} --sync {} --affinity {} --stride {} --seed {}",
+        file,
+        opts.size,
+        opts.runs,
+        opts.sync.name(),
+        affinity,
+        opts.stride,
+        opts.seed
+    );
+    if !models.is_empty() {
+        replay.push_str(&format!(" --model {}", models.join(",")));
+    }
+    replay
+}
+
+/// Judges a prepared test under `models`, runs it on this CPU with `opts`,
+/// and finds the observed states a model forbids; each is reported on
+/// stderr (FORBIDDEN OUTCOME OBSERVED) with `replay`.
+pub(crate) fn run_test(
+    program: &atomlab_run::Program,
+    models: &[&str],
+    opts: &RunOptions,
+    replay: String,
+) -> anyhow::Result<Ran> {
+    let test = &program.test;
+    let check_opts = CheckOptions {
+        deadline: Some(Instant::now() + Duration::from_secs(60)),
+        ..CheckOptions::default()
+    };
+    let verdicts = atomlab_model::check_test(test, models, &check_opts);
+    let result = atomlab_run::run(program, opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut forbidden = Vec::new();
+    for v in &verdicts {
+        let ModelOutcome::Done(d) = v else { continue };
+        if d.racy {
+            // A data race is undefined behaviour: the model allows anything.
+            continue;
+        }
+        for (state, n, _) in &result.histogram {
+            if !d.states.iter().any(|(s, _)| s == state) {
+                forbidden.push((d.model, state.clone(), *n));
+            }
+        }
+    }
+    for (model, state, n) in &forbidden {
+        eprintln!(
+            "atomlab: FORBIDDEN OUTCOME OBSERVED: {} state {} seen {n} times, forbidden by {model} (a CPU erratum or a wrong model); replay: {replay}",
+            test.name,
+            state_text(test, &result.vars, state)
+        );
+    }
+    Ok(Ran {
+        test: test.clone(),
+        mapping: program.mapping,
+        models: verdicts,
+        result,
+        forbidden,
+        replay,
+    })
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
@@ -189,15 +273,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                         input: test.file.clone(),
                         line,
                         column: None,
-                        message: match &e {
-                            // The Display of these names the file itself.
-                            RunError::WrongIsa { .. } | RunError::Unencodable { .. } => e
-                                .to_string()
-                                .split_once(": ")
-                                .map(|(_, m)| m.to_string())
-                                .unwrap_or_else(|| e.to_string()),
-                            _ => e.to_string(),
-                        },
+                        message: refusal(&e),
                     });
                 }
             },
@@ -224,11 +300,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         } else {
             &chosen
         };
-        let check_opts = CheckOptions {
-            deadline: Some(Instant::now() + Duration::from_secs(60)),
-            ..CheckOptions::default()
-        };
-        let verdicts = atomlab_model::check_test(test, models, &check_opts);
         // A progress line on a terminal only, as `check` (none when piped).
         if std::io::stderr().is_terminal() {
             eprintln!(
@@ -239,48 +310,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 opts.sync.name()
             );
         }
-        let result = atomlab_run::run(program, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let mut forbidden = Vec::new();
-        for v in &verdicts {
-            let ModelOutcome::Done(d) = v else { continue };
-            if d.racy {
-                // A data race is undefined behaviour: the model allows anything.
-                continue;
-            }
-            for (state, n, _) in &result.histogram {
-                if !d.states.iter().any(|(s, _)| s == state) {
-                    forbidden.push((d.model, state.clone(), *n));
-                }
-            }
-        }
-        let mut replay = format!(
-            "atomlab run {} --size {} --runs {} --sync {} --affinity {} --stride {} --seed {}",
-            test.file,
-            opts.size,
-            opts.runs,
-            opts.sync.name(),
-            args.affinity,
-            opts.stride,
-            opts.seed
-        );
-        if !args.model.is_empty() {
-            replay.push_str(&format!(" --model {}", args.model.join(",")));
-        }
-        for (model, state, n) in &forbidden {
-            eprintln!(
-                "atomlab: FORBIDDEN OUTCOME OBSERVED: {} state {} seen {n} times, forbidden by {model} (a CPU erratum or a wrong model); replay: {replay}",
-                test.name,
-                state_text(test, &result.vars, state)
-            );
-        }
-        ran.push(Ran {
-            test: test.clone(),
-            mapping: program.mapping,
-            models: verdicts,
-            result,
-            forbidden,
-            replay,
-        });
+        let replay = replay_line(&test.file, &opts, &args.affinity, &args.model);
+        ran.push(run_test(program, models, &opts, replay)?);
     }
     let records: Vec<Record> = ran
         .iter()
@@ -345,7 +376,10 @@ fn per_million(r: &RunResult) -> f64 {
     }
 }
 
-fn record(r: &Ran, opts: &RunOptions, affinity: &str) -> Record {
+/// The `run` record of a test run: observation, counts and rates as
+/// metrics, the histogram and the models' verdicts in detail; FAIL when a
+/// model forbids an observed state, TIMEOUT when `--timeout` cut it short.
+pub(crate) fn record(r: &Ran, opts: &RunOptions, affinity: &str) -> Record {
     let test = &r.test;
     let res = &r.result;
     let mut rec = Record::new("run", &test.name, atomlab_run::host_isa());
@@ -704,10 +738,15 @@ pub fn records_table(recs: &[Record]) -> anyhow::Result<()> {
                     .join(", ")
             })
             .unwrap_or_default();
+        // `suite` records a test this host cannot run, with the reason.
+        let hardware = match r.parameters.get("not_run").and_then(|v| v.as_str()) {
+            Some(reason) => format!("not run: {reason}"),
+            None => format!("{} {} {}", p("observation"), m("positive"), m("negative")),
+        };
         t.add_row(vec![
             r.scenario.clone(),
             p("condition"),
-            format!("{} {} {}", p("observation"), m("positive"), m("negative")),
+            hardware,
             render::num(m("witnesses_per_second")),
             models,
             r.verdict

@@ -119,6 +119,68 @@ fn stress_pass(records: &mut Vec<Record>) -> anyhow::Result<ExitStatus> {
     Ok(status)
 }
 
+/// Where the built-in tests' texts live in the source tree, for replay
+/// lines (`atomlab_model::builtin` includes them from there).
+const BUILTIN_DIR: &str = "crates/atomlab-model/tests/litmus/c";
+
+/// The run part of the tour: each built-in litmus test (the ones `check`
+/// judges) run briefly on this CPU, beside its models' verdicts, through
+/// `atomlab run`'s code (a `run` record each). A test this host's code
+/// generator refuses gets a record without a verdict that says why ("not
+/// run"), never a failure. Status 1 when a model forbids an observed state;
+/// a TIMEOUT (a loaded machine) is shown, not failed: the tour is short.
+fn run_pass(records: &mut Vec<Record>) -> ExitStatus {
+    use atomlab_run::{Affinity, RunOptions, SyncMode};
+    let affinity = "spread";
+    let opts = RunOptions {
+        size: 1000,
+        runs: 50,
+        sync: SyncMode::UserFence,
+        affinity: Affinity::Spread,
+        // A guard only: a test takes tens of milliseconds here.
+        timeout: Some(std::time::Duration::from_secs(1)),
+        ..RunOptions::default()
+    };
+    let mut status = ExitStatus::Ok;
+    for test in atomlab_model::builtin::suite() {
+        let refused = |reason: String| {
+            let mut rec = Record::new("run", &test.name, atomlab_run::host_isa());
+            rec.param("file", test.file.clone())
+                .param("arch", test.arch.name())
+                .param("condition", test.condition_text())
+                .param("not_run", reason.clone());
+            rec.notes.push(format!("not run: {reason}"));
+            rec
+        };
+        let program = match atomlab_run::prepare(&test) {
+            Ok(p) => p,
+            Err(e) => {
+                records.push(refused(crate::cmd::run::refusal(&e)));
+                continue;
+            }
+        };
+        let replay = crate::cmd::run::replay_line(
+            &format!("{BUILTIN_DIR}/{}", test.file),
+            &opts,
+            affinity,
+            &[],
+        );
+        let models = crate::cmd::run::models_for(test.arch);
+        match crate::cmd::run::run_test(&program, models, &opts, replay) {
+            Ok(ran) => {
+                let rec = crate::cmd::run::record(&ran, &opts, affinity);
+                if rec.verdict == Some(Verdict::Fail) {
+                    status = ExitStatus::VerdictFailed;
+                }
+                records.push(rec);
+            }
+            // The OS refused threads or memory: said, not failed.
+            Err(e) => records.push(refused(e.to_string())),
+        }
+    }
+    status
+}
+
 pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     let mut machine = Machine::detect();
     eprintln!(
@@ -137,10 +199,17 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     let stress_status = stress_pass(&mut records)?;
     eprintln!("  check: built-in litmus tests (case 004 among them) under every model");
     records.extend(crate::cmd::check::suite_pass());
+    eprintln!("  run: the same tests on this CPU, briefly (50 x 1000 instances each)");
+    let run_status = run_pass(&mut records);
+    let status = if stress_status != ExitStatus::Ok {
+        stress_status
+    } else {
+        run_status
+    };
     let verbose = args.verbose;
     Ok(Outcome {
         report: Report::new("suite", machine, records),
-        status: stress_status,
+        status,
         people: Box::new(move |report| {
             if verbose {
                 detail(report)
@@ -171,7 +240,14 @@ fn detail(report: &Report) -> anyhow::Result<()> {
         .iter()
         .filter(|r| r.capability == "check")
         .collect();
-    crate::cmd::check::records_table(&checks)
+    crate::cmd::check::records_table(&checks)?;
+    let runs: Vec<Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "run")
+        .cloned()
+        .collect();
+    crate::cmd::run::records_table(&runs)
 }
 
 /// One screen: the machine in a line, then a line per capability with its
@@ -388,10 +464,135 @@ pub fn summary(report: &Report) -> anyhow::Result<()> {
             lb.join(", ")
         ),
     ]);
+    let (verdict, headline) = run_row(&report.records);
+    t.add_row(vec!["run (this CPU)".into(), verdict, headline]);
     writeln!(out, "{t}")?;
     writeln!(
         out,
         "detail: atomlab suite --verbose (every table), or --json"
     )?;
     Ok(())
+}
+
+/// The summary's `run` row, from the `run` records alone: its verdict, and
+/// a line per test (the hardware's observation and witnesses beside the
+/// verdict of the model of this CPU, or "not run"), then a line per reason
+/// tests were not run.
+fn run_row(records: &[Record]) -> (String, String) {
+    let runs: Vec<&Record> = records.iter().filter(|r| r.capability == "run").collect();
+    let mut lines = Vec::new();
+    let mut refused: Vec<(String, Vec<&str>)> = Vec::new();
+    for r in &runs {
+        let param = |k: &str| r.parameters.get(k).and_then(|v| v.as_str());
+        if let Some(reason) = param("not_run") {
+            match refused.iter_mut().find(|(why, _)| why == reason) {
+                Some((_, names)) => names.push(&r.scenario),
+                None => refused.push((reason.to_string(), vec![r.scenario.as_str()])),
+            }
+            lines.push(format!("{}: not run", r.scenario));
+            continue;
+        }
+        let m = |k: &str| r.metric(k).and_then(|m| m.median()).unwrap_or(0.0);
+        // The first model is the one of this CPU (x86tso, through the
+        // C11 mapping for C tests): the one the hardware must agree with.
+        let model = r
+            .detail
+            .as_ref()
+            .and_then(|d| d.get("models"))
+            .and_then(|m| m.as_array())
+            .and_then(|ms| ms.first())
+            .map(|m| {
+                format!(
+                    "{} {}",
+                    m.get("model").and_then(|x| x.as_str()).unwrap_or("?"),
+                    m.get("observation").and_then(|x| x.as_str()).unwrap_or("?")
+                )
+            })
+            .unwrap_or_else(|| "no model".into());
+        let mut line = format!(
+            "{}: {} {}/{} ({model})",
+            r.scenario,
+            param("observation").unwrap_or("?"),
+            m("positive"),
+            m("instances"),
+        );
+        match r.verdict {
+            Some(Verdict::Fail) => line.push_str(" FORBIDDEN OUTCOME OBSERVED"),
+            Some(Verdict::Timeout) => line.push_str(" TIMEOUT"),
+            _ => {}
+        }
+        lines.push(line);
+    }
+    // A reason once (on a host without a code generator every test shares
+    // it), with the tests it stopped when there are several reasons.
+    for (reason, names) in &refused {
+        lines.push(if refused.len() > 1 {
+            format!("not run: {reason} ({})", names.join(", "))
+        } else {
+            format!("not run: {reason}")
+        });
+    }
+    let count = |v: Verdict| runs.iter().filter(|r| r.verdict == Some(v)).count();
+    let verdict = if runs.is_empty() {
+        "-".to_string()
+    } else if count(Verdict::Fail) > 0 {
+        format!("FAIL ({} FORBIDDEN OUTCOME OBSERVED)", count(Verdict::Fail))
+    } else if runs.iter().all(|r| r.verdict.is_none()) {
+        "not run".into()
+    } else if count(Verdict::Timeout) > 0 {
+        format!("ok; {} TIMEOUT", count(Verdict::Timeout))
+    } else {
+        "ok".into()
+    };
+    if lines.is_empty() {
+        lines.push("no run records".into());
+    }
+    (verdict, lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(name: &str, reason: &str) -> Record {
+        let mut r = Record::new("run", name, "aarch64");
+        r.param("not_run", reason);
+        r
+    }
+
+    fn ran(name: &str, observation: &str, verdict: Verdict) -> Record {
+        let mut r = Record::new("run", name, "x86_64");
+        r.param("observation", observation);
+        r.verdict = Some(verdict);
+        r
+    }
+
+    /// A host without a code generator: every test "not run", the reason
+    /// once, no failure.
+    #[test]
+    fn refused_tests_are_not_run_not_failed() {
+        let recs = vec![refused("SB", "no backend"), refused("MP", "no backend")];
+        let (verdict, lines) = run_row(&recs);
+        assert_eq!(verdict, "not run");
+        assert_eq!(lines, "SB: not run\nMP: not run\nnot run: no backend");
+    }
+
+    #[test]
+    fn a_forbidden_outcome_fails_the_row() {
+        let recs = vec![
+            ran("SB", "Sometimes", Verdict::Pass),
+            ran("MP", "Sometimes", Verdict::Fail),
+            refused("IRIW", "too many registers"),
+        ];
+        let (verdict, lines) = run_row(&recs);
+        assert!(verdict.starts_with("FAIL (1 FORBIDDEN"), "{verdict}");
+        assert!(
+            lines.contains("MP: Sometimes 0/0 (no model) FORBIDDEN OUTCOME OBSERVED"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("IRIW: not run\nnot run: too many registers"),
+            "{lines}"
+        );
+    }
 }
