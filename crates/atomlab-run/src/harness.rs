@@ -252,17 +252,7 @@ impl Shared<'_> {
 
 /// Runs `program` as `opts` says and counts the final states.
 pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> {
-    if opts.size == 0 || opts.runs == 0 {
-        return Err(RunError::BadOption(
-            "--size and --runs must be at least 1".into(),
-        ));
-    }
-    if opts.stride < 8 || !opts.stride.is_multiple_of(8) || opts.stride > 4096 {
-        return Err(RunError::BadOption(format!(
-            "--stride {}: must be a multiple of 8 bytes between 8 and 4096",
-            opts.stride
-        )));
-    }
+    opts.validate()?;
     let t = &program.compiled;
     let nthreads = t.threads.len();
     let nl = t.locations.len().max(1);

@@ -117,6 +117,25 @@ pub struct RunOptions {
     pub loop_budget: u64,
 }
 
+impl RunOptions {
+    /// Checks the options that do not depend on a test (size, runs,
+    /// stride), so a bad flag is refused before any file is read.
+    pub fn validate(&self) -> Result<(), RunError> {
+        if self.size == 0 || self.runs == 0 {
+            return Err(RunError::BadOption(
+                "--size and --runs must be at least 1".into(),
+            ));
+        }
+        if self.stride < 8 || !self.stride.is_multiple_of(8) || self.stride > 4096 {
+            return Err(RunError::BadOption(format!(
+                "--stride {}: must be a multiple of 8 bytes between 8 and 4096",
+                self.stride
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> RunOptions {
         RunOptions {

@@ -177,6 +177,11 @@ fn another_isa_is_refused_naming_the_host() {
 
 #[test]
 fn an_unencodable_test_is_refused_before_anything_runs() {
+    // The x86-64 code generator's refusal; elsewhere the ISA is refused
+    // first (another_isa_is_refused_naming_the_host).
+    if !x86_host() {
+        return;
+    }
     // SB is valid, but nothing runs: every input must be runnable first.
     assert_bad_input(
         &[

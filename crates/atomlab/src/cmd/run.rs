@@ -239,6 +239,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         seed: args.seed,
         ..RunOptions::default()
     };
+    // Flags first: a bad one is refused before any file is read.
+    opts.validate()?;
     let machine = Machine::detect();
     let mut errors = Vec::new();
     let files = super::check::expand(&args.files, &mut errors);
