@@ -306,13 +306,34 @@ fn inspect(path: &Path) -> Result<Found, StoreError> {
     // (a checkpoint cut short), and SQLite finishes the job on opening.
     let pages = u64::from(be32(28));
     let header_count_valid = pages > 0 && be32(24) == be32(92);
-    if header_count_valid && !has_wal_frames(path) && meta.len() < pages * page_size {
-        return Err(corrupt(format!(
-            "truncated: its header counts {pages} pages of {page_size} bytes \
-             ({} bytes), the file has {}",
-            pages * page_size,
-            meta.len()
-        )));
+    if header_count_valid && !has_wal_frames(path) && file_len(path)? < pages * page_size {
+        // Another process may be checkpointing right now: it writes the
+        // header's new count before the pages that extend the file, and it
+        // may empty the WAL between our reads. A real truncation is still
+        // there a moment later; a checkpoint is not.
+        let mut len = 0;
+        for _ in 0..10 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let mut again = Vec::with_capacity(100);
+            File::open(path)
+                .and_then(|f| f.take(100).read_to_end(&mut again))
+                .map_err(|e| io("read", e))?;
+            len = file_len(path)?;
+            let count = again.get(28..32).map_or(0, |b| {
+                u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            });
+            if has_wal_frames(path) || len >= count * page_size {
+                len = u64::MAX;
+                break;
+            }
+        }
+        if len != u64::MAX {
+            return Err(corrupt(format!(
+                "truncated: its header counts {pages} pages of {page_size} bytes \
+                 ({} bytes), the file has {len}",
+                pages * page_size
+            )));
+        }
     }
     let conn = Connection::open_with_flags(
         path,
@@ -346,6 +367,17 @@ fn inspect(path: &Path) -> Result<Found, StoreError> {
             Ok(Found::Store(version))
         }
     }
+}
+
+/// The file's current length (read again, not the length seen earlier).
+fn file_len(path: &Path) -> Result<u64, StoreError> {
+    std::fs::metadata(path)
+        .map(|m| m.len())
+        .map_err(|e| StoreError::Io {
+            path: path.to_path_buf(),
+            action: "read the file's metadata",
+            source: e,
+        })
 }
 
 /// Whether a `-wal` file with frames lies beside the database.

@@ -111,6 +111,27 @@ fn a_truncated_store_is_refused_and_left_alone() {
 }
 
 #[test]
+fn a_store_caught_mid_checkpoint_is_not_called_damaged() {
+    // Another process checkpointing writes the header's new page count
+    // before the pages that extend the file: for a moment the file looks
+    // truncated. Found by CI, where two atomlab processes shared a store.
+    let dir = TempDir::new("checkpoint");
+    let path = filled_store(&dir, 40);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let finish = {
+        let (path, bytes) = (path.clone(), bytes.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(40));
+            std::fs::write(&path, &bytes).unwrap();
+        })
+    };
+    let store = Store::open(&Location::Sqlite(path.clone()));
+    finish.join().unwrap();
+    assert!(store.is_ok(), "{:?}", store.err());
+}
+
+#[test]
 fn a_store_with_a_damaged_first_page_is_refused_and_left_alone() {
     let dir = TempDir::new("damaged");
     let path = filled_store(&dir, 5);
