@@ -59,7 +59,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
+use atomlab_core::{Metric, Record, Source, Unit};
 use atomlab_prims::doorbell::Doorbell;
 use atomlab_prims::spsc::{SpscBarriers, SpscRing, SPSC_NAMES};
 use atomlab_prims::{with_spsc, CachePadded};
@@ -790,30 +790,7 @@ fn record(
             .iter()
             .map(|o| o.producer.items as f64 / plan.duration.as_secs_f64())
             .collect();
-        r.metrics.push(Metric::new(
-            "rate_achieved",
-            Unit::OpsPerSecond,
-            Source::ClockGettime,
-            achieved.clone(),
-        ));
-        let short: Vec<String> = achieved
-            .iter()
-            .enumerate()
-            .filter(|(_, &a)| a < 0.99 * offered)
-            .map(|(i, a)| format!("run {}: {:.0}/s", i + 1, a))
-            .collect();
-        if !short.is_empty() || achieved.is_empty() {
-            r.flag(
-                FlagKind::RateNotSustained,
-                Some("rate_achieved"),
-                format!(
-                    "offered {offered:.0} items/s; achieved below 99% of it in {} of {} runs: {}",
-                    short.len(),
-                    outs.len(),
-                    short.join("; ")
-                ),
-            );
-        }
+        super::push_rate_achieved(&mut r, offered, achieved, "items");
         r.notes.push(format!(
             "spsc latency: enqueue to dequeue on the {} ({:.3} ticks/ns), HdrHistogram with 3 significant digits; busy % = ticks in queue operations over the window (subtract schedule-only's)",
             if clock::ref_source().is_some() { clock::ref_name() } else { "monotonic clock" },
@@ -887,6 +864,7 @@ fn record(
 mod tests {
     use super::*;
     use crate::plan::Request;
+    use atomlab_core::FlagKind;
 
     fn plan(variant: &str, rate: &str, seconds: f64) -> Plan {
         let req = Request {
@@ -1022,9 +1000,11 @@ mod tests {
             r.flagged(FlagKind::RateNotSustained),
             achieved < 0.99 * offered
         );
+        // A wake for many items: most on a quiet machine; on a loaded one a
+        // producer that fell behind pushes several items per wake.
         let n = median(r, "notifications_per_item");
-        assert!(n > 0.5 && n <= 1.0, "a wake for most items: {n}");
-        assert!(median(r, "consumer_sleeps_per_item") > 0.5);
+        assert!(n > 0.15 && n <= 1.0, "wakes per item: {n}");
+        assert!(median(r, "consumer_sleeps_per_item") > 0.15);
         // Sleeping threads are off the CPU: far below a spinner's ~100%.
         assert!(
             median(r, "consumer_cpu") < 50.0,
