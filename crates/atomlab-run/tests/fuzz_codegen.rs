@@ -240,5 +240,6 @@ fn mutated_tests_prepare_without_panics_and_run_to_completion() {
         }
     }
     eprintln!("{n} mutants: {parsed} parsed, {prepared} prepared, {ran} ran to completion");
-    assert!(parsed > 0 && prepared > 0);
+    // Only the x86-64 backend exists: elsewhere every test is refused.
+    assert!(parsed > 0 && (prepared > 0 || std::env::consts::ARCH != "x86_64"));
 }
