@@ -29,9 +29,9 @@ use std::time::Duration;
 
 use atomlab_prims::CachePadded;
 
-use crate::affinity;
 use crate::clock;
 use crate::pmu::{self, EventSpec, Reading};
+use atomlab_thread as affinity;
 
 /// How a cell is run.
 #[derive(Debug, Clone)]

@@ -21,7 +21,6 @@
 //! cache-line round trips, and hyperfine for repeated runs with a warm-up.
 #![deny(missing_docs)]
 
-pub mod affinity;
 pub mod clock;
 pub mod harness;
 pub mod plan;

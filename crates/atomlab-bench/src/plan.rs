@@ -263,7 +263,7 @@ impl Plan {
         let v = self.variants.len().max(1);
         match self.scenario {
             Scenario::Pingpong => {
-                let n = crate::affinity::allowed_cpus().len();
+                let n = atomlab_thread::allowed_cpus().len();
                 if self.pin && n > 1 {
                     n * (n - 1) / 2
                 } else {

@@ -30,44 +30,6 @@ const TIMEBASE_DELAY: u64 = 500;
 #[derive(Default)]
 struct Padded<T>(T);
 
-/// The CPUs this process may run on, in ascending order.
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is a plain bitmask; all-zero is a valid value.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is the calling thread; the size is the buffer's.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        let n = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
-        return (0..n).collect();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: `set` was filled by the kernel; `c` < CPU_SETSIZE.
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect()
-}
-
-fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
-    // SAFETY: as above.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus {
-        if c >= libc::CPU_SETSIZE as usize {
-            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        // SAFETY: `c` < CPU_SETSIZE, checked above.
-        unsafe { libc::CPU_SET(c, &mut set) };
-    }
-    // SAFETY: pid 0 is the calling thread; the size is the buffer's.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 fn ticks() -> u64 {
     // SAFETY: RDTSC has no memory effects; every x86-64 CPU has it.
@@ -273,7 +235,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
         let p = mem.as_ptr() as usize;
         (p.next_multiple_of(64) - p) / 8
     };
-    let cpus = allowed_cpus();
+    let cpus = atomlab_thread::allowed_cpus();
     let placement: Vec<Option<usize>> = (0..nthreads)
         .map(|i| match &opts.affinity {
             Affinity::Spread => cpus.get(i % cpus.len().max(1)).copied(),
@@ -320,7 +282,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
     let began = Instant::now();
     let pin = |i: usize| {
         if let Some(c) = placement[i] {
-            if let Err(e) = set_affinity(&[c]) {
+            if let Err(e) = atomlab_thread::pin_current_thread(c) {
                 if let Ok(mut v) = pin_errors.lock() {
                     v.push(format!("thread P{i} on CPU {c}: {e}"));
                 }
@@ -371,7 +333,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
     });
     let elapsed = began.elapsed();
     // The calling thread may run anywhere again.
-    let _ = set_affinity(&cpus);
+    let _ = atomlab_thread::set_current_thread_cpus(&cpus);
     let prop = &program.test.condition.prop;
     let mut histogram: Vec<(Vec<Value>, u64, bool)> = hist
         .into_iter()

@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use atomlab_litmus::{Arch, StateVar, Test, Value};
 
-pub use harness::{allowed_cpus, run};
+pub use harness::run;
 
 /// How the threads start each instance together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

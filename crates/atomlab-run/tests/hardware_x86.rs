@@ -153,7 +153,7 @@ fn forbidden_shapes_never_show_their_outcome() {
         );
         // ...and the CPU never shows it.
         // More threads than CPUs (IRIW on 2 cores) take turns: fewer runs.
-        let o = if test.threads.len() > atomlab_run::allowed_cpus().len() {
+        let o = if test.threads.len() > atomlab_thread::allowed_cpus().len() {
             opts(200, 10)
         } else {
             opts(500, 40)

@@ -25,7 +25,6 @@
 //! replay reproduces the conditions, not the exact interleaving.
 #![deny(missing_docs)]
 
-pub mod affinity;
 pub mod detect;
 pub mod outcome;
 pub mod plan;

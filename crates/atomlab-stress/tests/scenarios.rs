@@ -17,7 +17,7 @@ fn run(scenario: &str, variants: &[&str], ops: u64, jitter: bool) -> Vec<atomlab
         jitter,
         ..Default::default()
     };
-    let cpus = atomlab_stress::affinity::allowed_cpus();
+    let cpus = atomlab_thread::allowed_cpus();
     let plan = Plan::from_request(&req, &cpus).expect("valid plan");
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     atomlab_stress::run(&plan, &mut |_| {})
@@ -60,7 +60,7 @@ fn broken_variants_are_never_a_bare_pass() {
 
 #[test]
 fn racy_test_and_set_and_refcount_are_caught() {
-    if atomlab_stress::affinity::allowed_cpus().len() < 2 {
+    if atomlab_thread::allowed_cpus().len() < 2 {
         eprintln!("one CPU: races need two; skipping the catch test");
         return;
     }

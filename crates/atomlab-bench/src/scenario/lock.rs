@@ -22,9 +22,9 @@ use atomlab_prims::lock::RawLock;
 use atomlab_prims::{with_lock, CachePadded};
 
 use super::{announce, cell_record, cell_spec, sanity, Progress};
-use crate::affinity;
 use crate::harness::{run_cell, run_fixed_work};
 use crate::plan::{BenchError, Contention, Plan};
+use atomlab_thread as affinity;
 
 /// A lock and the data it protects.
 pub struct Guarded<L> {

@@ -398,7 +398,7 @@ pub(crate) fn flag_overlap(
     if threads < 2 || plan.contention != Contention::Shared {
         return;
     }
-    let cpus = crate::affinity::allowed_cpus().len().max(1);
+    let cpus = atomlab_thread::allowed_cpus().len().max(1);
     let mut why = Vec::new();
     if threads > cpus {
         why.push(format!(

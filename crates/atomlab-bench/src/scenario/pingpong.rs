@@ -14,10 +14,10 @@ use atomlab_core::{Metric, Record, Source, Unit};
 use atomlab_prims::CachePadded;
 
 use super::Progress;
-use crate::affinity;
 use crate::clock;
 use crate::harness::SpinBarrier;
 use crate::plan::{BenchError, Plan};
+use atomlab_thread as affinity;
 
 /// The one variant: load from a line the other core has modified.
 pub const VARIANT: &str = "load-from-modified";

@@ -66,11 +66,11 @@ use atomlab_prims::{with_spsc, CachePadded};
 use hdrhistogram::Histogram;
 
 use super::Progress;
-use crate::affinity;
 use crate::clock;
 use crate::harness::SpinBarrier;
 use crate::plan::{BenchError, Placement, Plan, WaitMode};
 use crate::pmu::{self, EventSpec, Reading};
+use atomlab_thread as affinity;
 
 /// The `rtrb` crate's ring (a reference row).
 pub const RTRB: &str = "rtrb";
@@ -548,7 +548,7 @@ fn one_cell(plan: &Plan, variant: &str, events: &[EventSpec]) -> Result<Record, 
         }
         let out = one_run(plan, variant, cpus, seconds, events, &event_errors)?;
         // The calling thread was the producer: give it back its CPUs.
-        affinity::unpin_current_thread(&allowed);
+        let _ = affinity::set_current_thread_cpus(&allowed);
         if let Some(why) = &out.sanity {
             return Err(super::sanity(plan, variant, why.clone()));
         }

@@ -18,7 +18,7 @@ pub(crate) fn place(plan: &Plan, t: usize) {
     if let Some(cpu) = plan.pin.cpu_for(t, &plan.cpus) {
         // A refused pin (a cgroup without that CPU) leaves the thread where
         // the scheduler puts it; the plan's CPUs come from our own affinity.
-        let _ = crate::affinity::pin_current_thread(cpu);
+        let _ = atomlab_thread::pin_current_thread(cpu);
     }
 }
 
@@ -82,10 +82,10 @@ pub(crate) fn run_threads<T: Send>(
                 s.spawn(move || {
                     place(plan, t);
                     line.wait();
-                    let cpu0 = crate::affinity::thread_cpu_ns();
+                    let cpu0 = atomlab_thread::thread_cpu_ns();
                     let out = body(t);
                     let end = Instant::now();
-                    det.add_cpu_ns(crate::affinity::thread_cpu_ns().saturating_sub(cpu0));
+                    det.add_cpu_ns(atomlab_thread::thread_cpu_ns().saturating_sub(cpu0));
                     (out, end)
                 })
             })

@@ -199,7 +199,7 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
                 s.spawn(move || {
                     super::place(plan, t);
                     let mut rng = XorShift::new(plan.seed, t as u64);
-                    let cpu0 = crate::affinity::thread_cpu_ns();
+                    let cpu0 = atomlab_thread::thread_cpu_ns();
                     for _ in 0..batches {
                         barrier.wait();
                         let batch = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -238,7 +238,7 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
                         }
                         barrier.wait();
                     }
-                    det.add_cpu_ns(crate::affinity::thread_cpu_ns().saturating_sub(cpu0));
+                    det.add_cpu_ns(atomlab_thread::thread_cpu_ns().saturating_sub(cpu0));
                 })
             })
             .collect();

@@ -87,7 +87,7 @@ pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
 
 pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     let machine = Machine::detect();
-    let mut plan = Plan::from_request(&args.request(), &atomlab_stress::affinity::allowed_cpus())?;
+    let mut plan = Plan::from_request(&args.request(), &atomlab_thread::allowed_cpus())?;
     if let Some(s) = args.shard {
         plan.variants = s.select(plan.variants.clone());
     }

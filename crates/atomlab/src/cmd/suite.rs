@@ -86,7 +86,7 @@ fn bench_steps(cpus: usize) -> Vec<Request> {
 /// status is 1 when a correct variant failed.
 fn stress_pass(records: &mut Vec<Record>) -> anyhow::Result<ExitStatus> {
     use atomlab_stress::Request as StressRequest;
-    let cpus = atomlab_stress::affinity::allowed_cpus();
+    let cpus = atomlab_thread::allowed_cpus();
     let step = |scenario: &str, variants: &[&str], ops: u64, jitter: bool| StressRequest {
         scenario: scenario.into(),
         variants: variants.iter().map(|v| v.to_string()).collect(),

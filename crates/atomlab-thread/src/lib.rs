@@ -1,0 +1,108 @@
+//! Thread placement through `sched_getaffinity(2)` / `sched_setaffinity(2)`,
+//! and a thread's CPU time through `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`
+//! (to tell whether threads really ran at the same time).
+//!
+//! The benchmark harness, the stress scenarios and the litmus runner all
+//! place their threads with these functions; the affinity calls apply to
+//! the calling thread only (pid 0), as the man pages describe.
+
+use std::io;
+
+/// The CPUs this process may run on, in ascending order. If the kernel
+/// will not say, every CPU `available_parallelism` counts.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is a plain bitmask; all-zero is a valid value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the size is the buffer's.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        return (0..n).collect();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `set` was filled by the kernel; `c` < CPU_SETSIZE.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
+/// Lets the calling thread run only on `cpus`. A CPU number past the
+/// kernel's mask size is EINVAL; otherwise errors carry the OS's reason.
+pub fn set_current_thread_cpus(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: as above.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: `c` < CPU_SETSIZE, checked above.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: pid 0 is the calling thread; the size is the buffer's.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    set_current_thread_cpus(&[cpu])
+}
+
+/// CPU time consumed by the calling thread, in nanoseconds
+/// (`CLOCK_THREAD_CPUTIME_ID`); 0 if the clock is unavailable.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_to_each_allowed_cpu_then_restore() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        std::thread::spawn(move || {
+            for &c in &cpus {
+                pin_current_thread(c).unwrap();
+                assert_eq!(allowed_cpus(), vec![c]);
+            }
+            set_current_thread_cpus(&cpus).unwrap();
+            assert_eq!(allowed_cpus(), cpus);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_cpu_past_the_mask_is_refused() {
+        let err = pin_current_thread(1 << 20).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    }
+
+    #[test]
+    fn thread_cpu_time_grows_with_work() {
+        let t0 = thread_cpu_ns();
+        let wall = std::time::Instant::now();
+        // Spin for 2 ms of CPU time, bounded by 5 s of wall time in case
+        // the clock were stuck.
+        while thread_cpu_ns() < t0 + 2_000_000 && wall.elapsed().as_secs() < 5 {
+            std::hint::black_box(0u64);
+        }
+        assert!(t0 > 0, "CLOCK_THREAD_CPUTIME_ID gave nothing");
+        assert!(thread_cpu_ns() >= t0 + 2_000_000);
+    }
+}
