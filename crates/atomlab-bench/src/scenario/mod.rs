@@ -13,6 +13,7 @@ use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 use crate::clock;
 use crate::harness::{CellOutcome, CellSpec, RunSample};
 use crate::plan::{BenchError, Contention, Plan, Scenario};
+use hdrhistogram::Histogram;
 
 /// Where progress lines go (stderr in the CLI, nowhere in tests).
 pub type Progress<'a> = &'a mut dyn FnMut(&str);
@@ -192,29 +193,17 @@ fn rate_metrics(r: &mut Record, plan: &Plan, threads: usize, kept: &[&RunSample]
             (run.total_ops() > 0).then(|| busy as f64 / tpn / run.total_ops() as f64)
         }),
     ));
-    for (name, q) in [
-        ("latency_p50_ns", Some(0.5)),
-        ("latency_p99_ns", Some(0.99)),
-        ("latency_p999_ns", Some(0.999)),
-        ("latency_max_ns", None),
-    ] {
-        let v = per_run(&|run| {
+    let merged: Vec<Option<Histogram<u64>>> = kept
+        .iter()
+        .map(|run| {
             let mut all = sched(run).first()?.latency.clone();
             for s in sched(run).iter().skip(1) {
                 all.add(&s.latency).ok()?;
             }
-            if all.is_empty() {
-                return None;
-            }
-            let ticks = match q {
-                Some(q) => all.value_at_quantile(q),
-                None => all.max(),
-            };
-            Some(ticks as f64 / tpn)
-        });
-        r.metrics
-            .push(Metric::new(name, Unit::NanosPerOp, tick_src.clone(), v));
-    }
+            Some(all)
+        })
+        .collect();
+    push_latency_metrics(r, &tick_src, tpn, merged.iter().map(Option::as_ref));
     r.metrics.push(Metric::new(
         "schedule_lag_max_ns",
         Unit::NanosPerOp,
@@ -228,6 +217,38 @@ fn rate_metrics(r: &mut Record, plan: &Plan, threads: usize, kept: &[&RunSample]
         "fixed rate: each thread runs its share of the offered rate on a schedule, sleeping while its next operation is over {us} µs away and spinning closer to it; cpu % is the threads' CPU time over their wall time (near 100% when a thread's operations are under {us} µs apart: read busy % then), busy % the share of their time inside operations; latency runs from each operation's due time to its end (coordinated omission corrected)",
         us = clock::SLEEP_MIN_NS / 1000.0
     ));
+}
+
+/// Pushes `latency_p50_ns`, `latency_p99_ns`, `latency_p999_ns` and
+/// `latency_max_ns`, one sample per run, from each run's histogram of
+/// latencies in `source` ticks (`tpn` ticks per ns). A run without a
+/// histogram, or with an empty one, gives no sample.
+pub(crate) fn push_latency_metrics<'h>(
+    r: &mut Record,
+    source: &Source,
+    tpn: f64,
+    per_run: impl Iterator<Item = Option<&'h Histogram<u64>>> + Clone,
+) {
+    for (name, q) in [
+        ("latency_p50_ns", Some(0.5)),
+        ("latency_p99_ns", Some(0.99)),
+        ("latency_p999_ns", Some(0.999)),
+        ("latency_max_ns", None),
+    ] {
+        let v = per_run
+            .clone()
+            .filter_map(|h| {
+                let h = h.filter(|h| !h.is_empty())?;
+                let ticks = match q {
+                    Some(q) => h.value_at_quantile(q),
+                    None => h.max(),
+                };
+                Some(ticks as f64 / tpn)
+            })
+            .collect();
+        r.metrics
+            .push(Metric::new(name, Unit::NanosPerOp, source.clone(), v));
+    }
 }
 
 /// Records `rate_achieved` (one sample per run) and flags the record

@@ -758,23 +758,12 @@ fn record(
                 tick_src.clone(),
                 per_run(&|o| per_item(&o.consumer, o.consumer.items)),
             ));
-            for (name, q) in [
-                ("latency_p50_ns", Some(0.5)),
-                ("latency_p99_ns", Some(0.99)),
-                ("latency_p999_ns", Some(0.999)),
-                ("latency_max_ns", None),
-            ] {
-                let v = per_run(&|o| {
-                    let h = o.latency.as_ref().filter(|h| !h.is_empty())?;
-                    let ticks = match q {
-                        Some(q) => h.value_at_quantile(q),
-                        None => h.max(),
-                    };
-                    Some(ticks as f64 / tpn)
-                });
-                r.metrics
-                    .push(Metric::new(name, Unit::NanosPerOp, tick_src.clone(), v));
-            }
+            super::push_latency_metrics(
+                &mut r,
+                &tick_src,
+                tpn,
+                outs.iter().map(|o| o.latency.as_ref()),
+            );
         }
         r.metrics.push(Metric::new(
             "schedule_lag_max_ns",
