@@ -334,17 +334,32 @@ mod tests {
                 sleeps
             })
         };
-        let mut rings = 0;
+        let (mut rings, mut pause_rings) = (0, 0);
         for i in 1..=n {
             // ORDERING: Release publishes the item.
             published.store(i, Ordering::Release);
             rings += u64::from(d.ring());
-            if i % 100 == 0 {
-                std::thread::sleep(std::time::Duration::from_micros(200));
+            if i % 100 == 0 && i < n {
+                // A pause until the consumer, having seen every item, is
+                // asleep, and a ring wakes it (a spurious wake-up, which
+                // the consumer must tolerate). Waiting for that instead of
+                // a fixed pause: under qemu on a loaded machine the
+                // consumer was not scheduled within 200 µs and never
+                // slept. Bounded, so a consumer that never sleeps fails
+                // the assertion below instead of hanging the test.
+                let t0 = std::time::Instant::now();
+                while t0.elapsed() < std::time::Duration::from_secs(5) {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    if d.ring() {
+                        pause_rings += 1;
+                        break;
+                    }
+                }
             }
         }
         let sleeps = consumer.join().unwrap();
         assert!(rings <= n);
+        assert!(pause_rings < n / 100);
         // Each sleep that returned was ended by a ring or was spurious;
         // the pauses above make the consumer sleep at least once.
         assert!(sleeps >= 1, "the consumer never slept");
