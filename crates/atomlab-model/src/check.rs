@@ -140,8 +140,20 @@ impl ModelOutcome {
 }
 
 /// Which event structure a model judges for a test's architecture.
-fn plan(arch: Arch, model: &str, acquire: AcquireLoad) -> Result<Option<Target>, String> {
+fn plan(test: &Test, model: &str, acquire: AcquireLoad) -> Result<Option<Target>, String> {
+    let arch = test.arch;
+    // A Linux-kernel test is judged by the LKMM (and SC, which ignores
+    // annotations); its accesses have no C11 orders to judge or compile.
+    if test.is_linux() {
+        return match model {
+            "lkmm" | "sc" => Ok(None),
+            m => Err(format!(
+                "{m} does not judge Linux-kernel C tests (lkmm does)"
+            )),
+        };
+    }
     match (arch, model) {
+        (_, "lkmm") => Err("lkmm judges Linux-kernel C tests only".into()),
         (_, "sc") => Ok(None),
         (Arch::C, "c11" | "rc11") => Ok(None),
         (_, "c11" | "rc11") => Err(format!("{model} judges C tests only")),
@@ -192,7 +204,7 @@ pub fn check_test_with(
                     });
                     continue;
                 };
-                (model, plan(test.arch, m, opts.acquire))
+                (model, plan(test, m, opts.acquire))
             }
         };
         resolved[i] = Some(model);

@@ -255,6 +255,8 @@ impl Skeleton {
                             Fence::Isb => s.sets.isb |= b,
                             // The RISC-V model reads each fence's sets off its event.
                             Fence::RiscV { .. } | Fence::Tso => s.sets.rv_fence |= b,
+                            // The LKMM reads each barrier's kind off its event.
+                            Fence::Linux(_) => {}
                         }
                     }
                 }
