@@ -4,6 +4,13 @@
 //! are single events, and `atomic_compare_exchange_*` reads `*expected`
 //! plainly, then either performs one RMW event (success) or an atomic read of
 //! the object and a plain write of `*expected` (failure).
+//!
+//! The Linux-kernel dialect (a test using READ_ONCE, smp_*, spin_*, rcu_*,
+//! xchg, atomic_t…) follows the kernel's tools/memory-model/linux-kernel.def:
+//! each primitive becomes an access tagged with its [`LkAccess`] (ONCE,
+//! ACQUIRE, RELEASE, MB, NORETURN, lock events) or a [`Fence::Linux`]
+//! barrier; RMWs are read/write pairs linked by `rmw`, as herd7 builds them
+//! for the LKMM; registers may be used undeclared, as herd7 allows.
 
 use crate::ast::*;
 use crate::parse::{reg_of, Builder, TYPE_WORDS};
