@@ -185,6 +185,25 @@ pub enum Fence {
     Linux(LkFence),
 }
 
+impl LkAccess {
+    /// herd's name of the tag (lock.cat's for lock events), for labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            LkAccess::None => "",
+            LkAccess::Once => "once",
+            LkAccess::Acquire => "acquire",
+            LkAccess::Release => "release",
+            LkAccess::Mb => "mb",
+            LkAccess::Noreturn => "noreturn",
+            LkAccess::LockRead => "LKR",
+            LkAccess::LockWrite => "LKW",
+            LkAccess::Unlock => "UL",
+            LkAccess::LockFail => "LF",
+            LkAccess::IsLocked => "islocked",
+        }
+    }
+}
+
 /// Linux-kernel barriers, as linux-kernel.def lowers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LkFence {
