@@ -103,6 +103,46 @@ pub struct Annot {
     /// 4), 0 where it does not; a location accessed with two widths needs
     /// mixed-size semantics, which the checker refuses.
     pub width: u8,
+    /// The Linux-kernel annotation (linux-kernel.bell's `Accesses` and
+    /// lock.cat's lock events); [`LkAccess::None`] outside the Linux dialect
+    /// and on plain accesses.
+    pub lk: LkAccess,
+    /// The event belongs to a Linux atomic read-modify-write instruction
+    /// (herd's set `RMW`, failed ones included).
+    pub lk_rmw: bool,
+    /// `atomic_add_unless(v, a, u)`: the RMW writes only when the value it
+    /// reads differs from `u`; otherwise it is a failed RMW (one read).
+    pub unless: Option<i64>,
+}
+
+/// What a Linux-kernel access is, as linux-kernel.def tags it: herd's
+/// `ONCE`, `ACQUIRE`, `RELEASE`, `MB`, `NORETURN` and lock.cat's lock events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum LkAccess {
+    /// Not a Linux-kernel marked access (plain, or another dialect).
+    #[default]
+    None,
+    /// `READ_ONCE`, `WRITE_ONCE`, `rcu_dereference`, `_relaxed` RMWs, and
+    /// the read of a failed compare-exchange.
+    Once,
+    /// `smp_load_acquire`, `_acquire` RMWs.
+    Acquire,
+    /// `smp_store_release`, `rcu_assign_pointer`, `_release` RMWs.
+    Release,
+    /// Fully ordered RMWs (`xchg`, `cmpxchg`, `atomic_*_return`…).
+    Mb,
+    /// The read of a non-returning atomic (`atomic_inc`…).
+    Noreturn,
+    /// The read of a `spin_lock` or successful `spin_trylock` (LKR).
+    LockRead,
+    /// The write of a lock acquisition (LKW).
+    LockWrite,
+    /// `spin_unlock` (UL).
+    Unlock,
+    /// The read of a failed `spin_trylock` (LF).
+    LockFail,
+    /// `spin_is_locked`'s read: RU when it reads 0 (unlocked), RL otherwise.
+    IsLocked,
 }
 
 impl Annot {
@@ -141,6 +181,73 @@ pub enum Fence {
     /// RISC-V `fence.tso`: orders loads with later accesses and stores with
     /// later stores.
     Tso,
+    /// A Linux-kernel barrier (linux-kernel.bell's `Barriers`).
+    Linux(LkFence),
+}
+
+impl LkAccess {
+    /// herd's name of the tag (lock.cat's for lock events), for labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            LkAccess::None => "",
+            LkAccess::Once => "once",
+            LkAccess::Acquire => "acquire",
+            LkAccess::Release => "release",
+            LkAccess::Mb => "mb",
+            LkAccess::Noreturn => "noreturn",
+            LkAccess::LockRead => "LKR",
+            LkAccess::LockWrite => "LKW",
+            LkAccess::Unlock => "UL",
+            LkAccess::LockFail => "LF",
+            LkAccess::IsLocked => "islocked",
+        }
+    }
+}
+
+/// Linux-kernel barriers, as linux-kernel.def lowers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LkFence {
+    /// `smp_mb()`.
+    Mb,
+    /// `smp_rmb()`.
+    Rmb,
+    /// `smp_wmb()`.
+    Wmb,
+    /// `barrier()`.
+    Barrier,
+    /// `rcu_read_lock()`.
+    RcuLock,
+    /// `rcu_read_unlock()`.
+    RcuUnlock,
+    /// `synchronize_rcu()`.
+    SyncRcu,
+    /// `smp_mb__before_atomic()`.
+    BeforeAtomic,
+    /// `smp_mb__after_atomic()`.
+    AfterAtomic,
+    /// `smp_mb__after_spinlock()`.
+    AfterSpinlock,
+    /// `smp_mb__after_unlock_lock()`.
+    AfterUnlockLock,
+}
+
+impl LkFence {
+    /// herd's name of the barrier.
+    pub fn name(self) -> &'static str {
+        match self {
+            LkFence::Mb => "mb",
+            LkFence::Rmb => "rmb",
+            LkFence::Wmb => "wmb",
+            LkFence::Barrier => "barrier",
+            LkFence::RcuLock => "rcu-lock",
+            LkFence::RcuUnlock => "rcu-unlock",
+            LkFence::SyncRcu => "sync-rcu",
+            LkFence::BeforeAtomic => "before-atomic",
+            LkFence::AfterAtomic => "after-atomic",
+            LkFence::AfterSpinlock => "after-spinlock",
+            LkFence::AfterUnlockLock => "after-unlock-lock",
+        }
+    }
 }
 
 /// The memory-access part of a RISC-V fence's predecessor or successor set
@@ -212,6 +319,7 @@ impl fmt::Display for Fence {
             Fence::Isb => f.write_str("isb"),
             Fence::RiscV { pred, succ } => write!(f, "fence.{}.{}", pred.name(), succ.name()),
             Fence::Tso => f.write_str("fence.tso"),
+            Fence::Linux(k) => write!(f, "F[{}]", k.name()),
         }
     }
 }
@@ -578,6 +686,21 @@ pub struct Test {
 }
 
 impl Test {
+    /// Whether the test is in the Linux-kernel C dialect (some access
+    /// carries a Linux annotation or some barrier is a Linux one).
+    pub fn is_linux(&self) -> bool {
+        let lk = |a: &Annot| a.lk != LkAccess::None;
+        self.arch == Arch::C
+            && self.threads.iter().flat_map(|t| &t.code).any(|i| match i {
+                Instr::Load { annot, .. }
+                | Instr::Store { annot, .. }
+                | Instr::StoreExclusive { annot, .. } => lk(annot),
+                Instr::Rmw { read, .. } | Instr::Cas { read, .. } => lk(read),
+                Instr::Fence(Fence::Linux(_)) => true,
+                _ => false,
+            })
+    }
+
     /// The variables a final state lists: the condition's, then `locations`.
     pub fn state_vars(&self) -> Vec<StateVar> {
         let mut v = Vec::new();

@@ -4,6 +4,13 @@
 //! are single events, and `atomic_compare_exchange_*` reads `*expected`
 //! plainly, then either performs one RMW event (success) or an atomic read of
 //! the object and a plain write of `*expected` (failure).
+//!
+//! The Linux-kernel dialect (a test using READ_ONCE, smp_*, spin_*, rcu_*,
+//! xchg, atomic_t…) follows the kernel's tools/memory-model/linux-kernel.def:
+//! each primitive becomes an access tagged with its [`LkAccess`] (ONCE,
+//! ACQUIRE, RELEASE, MB, NORETURN, lock events) or a [`Fence::Linux`]
+//! barrier; RMWs are read/write pairs linked by `rmw`, as herd7 builds them
+//! for the LKMM; registers may be used undeclared, as herd7 allows.
 
 use crate::ast::*;
 use crate::parse::{reg_of, Builder, TYPE_WORDS};
@@ -17,9 +24,87 @@ struct Body<'c, 'b> {
     declared: Vec<String>,
     code: Vec<Instr>,
     temps: usize,
+    /// The file uses Linux-kernel primitives: registers may be used
+    /// without a declaration, as herd7 accepts in that dialect.
+    linux: bool,
+}
+
+/// Whether a test's text uses the Linux-kernel dialect (herd7 reads C tests
+/// with linux-kernel.def's macros then).
+fn looks_linux(src: &str) -> bool {
+    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| {
+            matches!(
+                w,
+                "READ_ONCE" | "WRITE_ONCE" | "atomic_t" | "spinlock_t" | "synchronize_rcu"
+            ) || ["smp_", "spin_", "rcu_", "xchg", "cmpxchg"]
+                .iter()
+                .any(|p| w.starts_with(p))
+        })
+}
+
+/// The Linux access tag of an ordering suffix (`_relaxed`, `_acquire`,
+/// `_release`, none), as linux-kernel.def maps them.
+fn lk_suffix(name: &str) -> (&str, LkAccess) {
+    for (suf, tag) in [
+        ("_relaxed", LkAccess::Once),
+        ("_acquire", LkAccess::Acquire),
+        ("_release", LkAccess::Release),
+    ] {
+        if let Some(b) = name.strip_suffix(suf) {
+            return (b, tag);
+        }
+    }
+    (name, LkAccess::Mb)
+}
+
+fn lk(tag: LkAccess) -> Annot {
+    Annot {
+        lk: tag,
+        ..Annot::default()
+    }
+}
+
+fn lk_rmw(tag: LkAccess) -> Annot {
+    Annot {
+        lk: tag,
+        lk_rmw: true,
+        ..Annot::default()
+    }
+}
+
+/// The operation of a Linux atomic_t RMW's stem (`add` in
+/// `atomic_fetch_add_relaxed`).
+fn lk_op(stem: &str) -> Option<(RmwOp, bool)> {
+    // (op, whether the operand is implicit 1)
+    Some(match stem {
+        "add" => (RmwOp::Add, false),
+        "sub" => (RmwOp::Sub, false),
+        "and" => (RmwOp::And, false),
+        "or" => (RmwOp::Or, false),
+        "xor" => (RmwOp::Xor, false),
+        "andnot" => (RmwOp::Clr, false),
+        "inc" => (RmwOp::Add, true),
+        "dec" => (RmwOp::Sub, true),
+        _ => return None,
+    })
+}
+
+fn rmw_expr(op: RmwOp, old: Expr, x: Expr) -> Expr {
+    let bop = match op {
+        RmwOp::Add => BinOp::Add,
+        RmwOp::Sub => BinOp::Sub,
+        RmwOp::And => BinOp::And,
+        RmwOp::Or => BinOp::Or,
+        RmwOp::Xor => BinOp::Xor,
+        RmwOp::Clr => BinOp::AndNot,
+        _ => return x,
+    };
+    Expr::bin(bop, old, x)
 }
 
 pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usize> {
+    let linux = looks_linux(c.src);
     loop {
         c.ws();
         let r = c.rest();
@@ -87,6 +172,7 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             declared: Vec::new(),
             code: Vec::new(),
             temps: 0,
+            linux,
         };
         body.block_rest()?;
         let code = std::mem::take(&mut body.code);
@@ -234,6 +320,12 @@ impl Body<'_, '_> {
             self.c.ws();
             if self.c.rest().starts_with('=') && !self.c.rest().starts_with("==") {
                 self.c.eat("=");
+                if self.linux
+                    && !self.declared.iter().any(|d| d == name)
+                    && !self.params.iter().any(|(p, _)| p == name)
+                {
+                    self.declared.push(name.to_string());
+                }
                 if !self.declared.iter().any(|d| d == name) {
                     return Err(self
                         .c
@@ -336,6 +428,28 @@ impl Body<'_, '_> {
             };
         }
         if self.c.eat("(") {
+            // A cast such as `(int**)`: types are not tracked, values are
+            // 64-bit, so a cast changes nothing.
+            let save = self.c.pos;
+            let mut typed = false;
+            loop {
+                self.c.ws();
+                if typed && self.c.eat("*") {
+                    continue;
+                }
+                let wpos = self.c.pos;
+                match self.c.ident() {
+                    Some(w) if TYPE_WORDS.contains(&w) => typed = true,
+                    _ => {
+                        self.c.pos = wpos;
+                        break;
+                    }
+                }
+            }
+            if typed && self.c.eat(")") {
+                return self.unary();
+            }
+            self.c.pos = save;
             let e = self.expr()?;
             self.c.expect(")", "to close '('")?;
             return Ok(e);
@@ -395,6 +509,15 @@ impl Body<'_, '_> {
 
     fn call(&mut self, name: &str, pos: usize) -> PResult<Expr> {
         self.c.expect("(", "")?;
+        if let Some(e) = if self.linux {
+            self.linux_call(name, pos)?
+        } else {
+            None
+        } {
+            self.c
+                .expect(")", &format!("to close the call of {name}"))?;
+            return Ok(e);
+        }
         let (base, explicit) = match name.strip_suffix("_explicit") {
             Some(b) => (b, true),
             None => (name, false),
@@ -508,5 +631,313 @@ impl Body<'_, '_> {
         self.c
             .expect(")", &format!("to close the call of {name}"))?;
         Ok(result)
+    }
+}
+
+impl Body<'_, '_> {
+    /// `*e` as the argument of READ_ONCE and friends: the address `e`.
+    fn lvalue(&mut self, f: &str) -> PResult<Expr> {
+        self.c.ws();
+        if !self.c.eat("*") {
+            return Err(self.c.err(format!(
+                "expected '*pointer' as the first argument of {f} (linux-kernel.def takes an lvalue)"
+            )));
+        }
+        self.unary()
+    }
+
+    fn load(&mut self, addr: Expr, annot: Annot) -> Expr {
+        let t = self.temp();
+        self.code.push(Instr::Load {
+            dst: Some(t),
+            addr,
+            annot,
+        });
+        Expr::Reg(t)
+    }
+
+    fn fence(&mut self, f: LkFence) -> Expr {
+        self.code.push(Instr::Fence(Fence::Linux(f)));
+        Expr::int(0)
+    }
+
+    /// The Linux-kernel primitives of linux-kernel.def, lowered to
+    /// instructions with [`LkAccess`] tags; `None` when `name` is not one.
+    fn linux_call(&mut self, name: &str, pos: usize) -> PResult<Option<Expr>> {
+        let fence = match name {
+            "smp_mb" => Some(LkFence::Mb),
+            "smp_rmb" => Some(LkFence::Rmb),
+            "smp_wmb" => Some(LkFence::Wmb),
+            "barrier" => Some(LkFence::Barrier),
+            "smp_mb__before_atomic" => Some(LkFence::BeforeAtomic),
+            "smp_mb__after_atomic" => Some(LkFence::AfterAtomic),
+            "smp_mb__after_spinlock" => Some(LkFence::AfterSpinlock),
+            "smp_mb__after_unlock_lock" => Some(LkFence::AfterUnlockLock),
+            "rcu_read_lock" => Some(LkFence::RcuLock),
+            "rcu_read_unlock" => Some(LkFence::RcuUnlock),
+            "synchronize_rcu" | "synchronize_rcu_expedited" => Some(LkFence::SyncRcu),
+            _ => None,
+        };
+        if let Some(f) = fence {
+            return Ok(Some(self.fence(f)));
+        }
+        let e = match name {
+            "READ_ONCE" | "rcu_dereference" => {
+                let a = self.lvalue(name)?;
+                self.load(a, lk(LkAccess::Once))
+            }
+            "WRITE_ONCE" | "rcu_assign_pointer" | "smp_store_mb" => {
+                let addr = self.lvalue(name)?;
+                self.comma(name)?;
+                let value = self.expr()?;
+                let tag = if name == "rcu_assign_pointer" {
+                    LkAccess::Release
+                } else {
+                    LkAccess::Once
+                };
+                self.code.push(Instr::Store {
+                    addr,
+                    value,
+                    annot: lk(tag),
+                });
+                if name == "smp_store_mb" {
+                    self.fence(LkFence::Mb);
+                }
+                Expr::int(0)
+            }
+            "smp_load_acquire" | "atomic_read_acquire" | "atomic_read" => {
+                let a = self.expr()?;
+                let tag = if name == "atomic_read" {
+                    LkAccess::Once
+                } else {
+                    LkAccess::Acquire
+                };
+                self.load(a, lk(tag))
+            }
+            "smp_store_release" | "atomic_set_release" | "atomic_set" => {
+                let addr = self.expr()?;
+                self.comma(name)?;
+                let value = self.expr()?;
+                let tag = if name == "atomic_set" {
+                    LkAccess::Once
+                } else {
+                    LkAccess::Release
+                };
+                self.code.push(Instr::Store {
+                    addr,
+                    value,
+                    annot: lk(tag),
+                });
+                Expr::int(0)
+            }
+            "spin_lock" => {
+                let addr = self.expr()?;
+                // A lock acquisition reads the lock free (0) and takes it:
+                // the interpreter keeps only runs whose LKR reads 0, which
+                // is lock.cat's rf of LKR from the co-previous IW or UL.
+                self.code.push(Instr::Rmw {
+                    dst: None,
+                    addr,
+                    op: RmwOp::Xchg,
+                    operand: Expr::int(1),
+                    read: lk(LkAccess::LockRead),
+                    write: lk(LkAccess::LockWrite),
+                    single: false,
+                });
+                Expr::int(0)
+            }
+            "spin_unlock" => {
+                let addr = self.expr()?;
+                self.code.push(Instr::Store {
+                    addr,
+                    value: Expr::int(0),
+                    annot: lk(LkAccess::Unlock),
+                });
+                Expr::int(0)
+            }
+            "spin_trylock" => {
+                let addr = self.expr()?;
+                let t = self.temp();
+                self.code.push(Instr::Cas {
+                    result: Some(t),
+                    addr,
+                    expected: CasExpected::Value(Expr::int(0)),
+                    desired: Expr::int(1),
+                    read: lk(LkAccess::LockRead),
+                    write: lk(LkAccess::LockWrite),
+                    fail: lk(LkAccess::LockFail),
+                    weak: false,
+                    single: false,
+                });
+                Expr::Reg(t)
+            }
+            "spin_is_locked" => {
+                let addr = self.expr()?;
+                let v = self.load(addr, lk(LkAccess::IsLocked));
+                Expr::bin(BinOp::Ne, v, Expr::int(0))
+            }
+            _ if name.starts_with("srcu_") || name.starts_with("synchronize_srcu") => {
+                return Err(self
+                    .c
+                    .err_at(pos, format!("unsupported Linux primitive '{name}' (SRCU)")));
+            }
+            _ => return self.linux_rmw(name, pos),
+        };
+        Ok(Some(e))
+    }
+
+    /// xchg, cmpxchg and the atomic_t read-modify-writes.
+    fn linux_rmw(&mut self, name: &str, pos: usize) -> PResult<Option<Expr>> {
+        let (base, tag) = lk_suffix(name);
+        let stem = base.strip_prefix("atomic_").unwrap_or(base);
+        if stem == "xchg" {
+            let addr = self.expr()?;
+            self.comma(name)?;
+            let operand = self.expr()?;
+            let t = self.temp();
+            self.code.push(Instr::Rmw {
+                dst: Some(t),
+                addr,
+                op: RmwOp::Xchg,
+                operand,
+                read: lk_rmw(tag),
+                write: lk_rmw(tag),
+                single: false,
+            });
+            return Ok(Some(Expr::Reg(t)));
+        }
+        if stem == "cmpxchg" {
+            let addr = self.expr()?;
+            self.comma(name)?;
+            let old = self.expr()?;
+            self.comma(name)?;
+            let desired = self.expr()?;
+            // The expected value goes to a register that receives the old
+            // value: cmpxchg returns what it read, success or not.
+            let t = self.temp();
+            self.code.push(Instr::Assign { dst: t, expr: old });
+            self.code.push(Instr::Cas {
+                result: None,
+                addr,
+                expected: CasExpected::Reg(t),
+                desired,
+                read: lk_rmw(tag),
+                write: lk_rmw(tag),
+                // A failed RMW's read orders nothing (linux-kernel.bell:
+                // Acquire, Release and Mb exclude FailedRMW) but is marked.
+                fail: lk_rmw(LkAccess::Once),
+                weak: false,
+                single: false,
+            });
+            return Ok(Some(Expr::Reg(t)));
+        }
+        if !base.starts_with("atomic_") {
+            return Ok(None);
+        }
+        if base == "atomic_add_unless" || base == "atomic_inc_not_zero" {
+            if tag != LkAccess::Mb {
+                return Err(self
+                    .c
+                    .err_at(pos, format!("unsupported Linux primitive '{name}'")));
+            }
+            let addr = self.expr()?;
+            let operand = if base == "atomic_add_unless" {
+                self.comma(name)?;
+                self.expr()?
+            } else {
+                Expr::int(1)
+            };
+            let unless = if base == "atomic_add_unless" {
+                self.comma(name)?;
+                self.c.ws();
+                let upos = self.c.pos;
+                match self.expr()? {
+                    Expr::Const(Value::Int(u)) => u,
+                    _ => {
+                        return Err(self.c.err_at(
+                            upos,
+                            format!("the last argument of {name} must be an integer constant"),
+                        ))
+                    }
+                }
+            } else {
+                0
+            };
+            let t = self.temp();
+            let mut read = lk_rmw(LkAccess::Mb);
+            read.unless = Some(unless);
+            self.code.push(Instr::Rmw {
+                dst: Some(t),
+                addr,
+                op: RmwOp::Add,
+                operand,
+                read,
+                write: lk_rmw(LkAccess::Mb),
+                single: false,
+            });
+            return Ok(Some(Expr::bin(BinOp::Ne, Expr::Reg(t), Expr::int(unless))));
+        }
+        // atomic_OP(v, x), atomic_OP_return(v, x), atomic_fetch_OP(v, x)
+        let mut stem = stem;
+        let fetch = match stem.strip_prefix("fetch_") {
+            Some(s) => {
+                stem = s;
+                true
+            }
+            None => false,
+        };
+        let ret = match stem.strip_suffix("_return") {
+            Some(s) => {
+                stem = s;
+                true
+            }
+            None => false,
+        };
+        let Some((op, implicit)) = lk_op(stem) else {
+            return Err(self
+                .c
+                .err_at(pos, format!("unsupported Linux primitive '{name}'")));
+        };
+        if !fetch && !ret && name != base {
+            return Err(self.c.err_at(
+                pos,
+                format!("unsupported Linux primitive '{name}' (no ordering variants of non-returning atomics)"),
+            ));
+        }
+        if ret && matches!(op, RmwOp::And | RmwOp::Or | RmwOp::Xor | RmwOp::Clr) {
+            return Err(self
+                .c
+                .err_at(pos, format!("unsupported Linux primitive '{name}'")));
+        }
+        let operand = if implicit {
+            Expr::int(1)
+        } else {
+            let v = self.expr()?;
+            self.comma(name)?;
+            v
+        };
+        let addr = self.expr()?;
+        let t = self.temp();
+        let tag = if fetch || ret {
+            tag
+        } else {
+            LkAccess::Noreturn
+        };
+        self.code.push(Instr::Rmw {
+            dst: Some(t),
+            addr,
+            op,
+            operand: operand.clone(),
+            read: lk_rmw(tag),
+            write: lk_rmw(tag),
+            single: false,
+        });
+        Ok(Some(if ret {
+            rmw_expr(op, Expr::Reg(t), operand)
+        } else if fetch {
+            Expr::Reg(t)
+        } else {
+            Expr::int(0)
+        }))
     }
 }

@@ -1,4 +1,5 @@
-//! Litmus tests in herdtools7's format: the C dialect, and the X86, X86_64,
+//! Litmus tests in herdtools7's format: the C dialect (C11 atomics, or the
+//! Linux kernel's primitives as linux-kernel.def defines them), and the X86, X86_64,
 //! AArch64 and RISCV assembly subsets that `atomlab check` judges.
 //!
 //! A test is a header (`C MP`, doc string, `key=value` lines), an initial
@@ -19,7 +20,10 @@
 //! The crate has one dependency, `thiserror`, for the error type.
 //!
 //! # Limitations
-//! - Mixed-size accesses, Linux-kernel C primitives, loops in C, and Arm
+//! - The Linux-kernel C dialect is linux-kernel.def's primitives (ONCE,
+//!   acquire/release, barriers, RCU, spinlocks, xchg/cmpxchg, atomic_t
+//!   RMWs) without SRCU; `atomic_add_unless` needs a constant `u`.
+//! - Mixed-size accesses, loops in C, and Arm
 //!   system instructions (TLBI, DC, IC), pair loads/stores and
 //!   LDIAPP/STILP are refused.
 //! - Values are 64-bit integers; W-register (AArch64) and 32-bit register

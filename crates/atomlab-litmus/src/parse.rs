@@ -75,6 +75,18 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
             return Err(Cursor::new(file, src).err_at(pos, "unterminated comment '(*'"));
         }
     };
+    let text = if text.trim_start().starts_with("C")
+        && text.trim_start()[1..].starts_with(char::is_whitespace)
+    {
+        match crate::scan::blank_c_comments(&text) {
+            Ok(t) => t,
+            Err(pos) => {
+                return Err(Cursor::new(file, src).err_at(pos, "unterminated comment '/*'"));
+            }
+        }
+    } else {
+        text
+    };
     let mut c = Cursor::new(file, &text);
     c.ws();
     let arch_pos = c.pos;
@@ -263,6 +275,7 @@ pub(crate) const TYPE_WORDS: &[&str] = &[
     "atomic_uint",
     "atomic_ulong",
     "atomic_t",
+    "spinlock_t",
     "int8_t",
     "int16_t",
     "int32_t",

@@ -210,6 +210,37 @@ pub(crate) fn is_ident_char(c: char) -> bool {
 /// Replaces OCaml-style comments `(* … *)` (nested) with spaces, keeping
 /// newlines so positions do not move. `(*x` without a space is C, not a
 /// comment. Returns an error position for an unterminated comment.
+/// Blanks C comments (`// …` to the end of the line, `/* … */`) from the
+/// initial state on (the first `{`), keeping newlines so positions stay
+/// right: herd7's C lexer reads them in Linux-kernel tests. Returns the
+/// position of an unterminated `/*` as the error.
+pub(crate) fn blank_c_comments(src: &str) -> Result<String, usize> {
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = src.find('{').unwrap_or(b.len());
+    while i + 1 < b.len() {
+        let end = if b[i] == b'/' && b[i + 1] == b'/' {
+            src[i..].find('\n').map(|k| i + k).unwrap_or(b.len())
+        } else if b[i] == b'/' && b[i + 1] == b'*' {
+            match src[i + 2..].find("*/") {
+                Some(k) => i + 2 + k + 2,
+                None => return Err(i),
+            }
+        } else {
+            i += 1;
+            continue;
+        };
+        for c in &mut out[i..end] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+        i = end;
+    }
+    // Only ASCII bytes were replaced by ASCII spaces.
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
 pub(crate) fn blank_comments(src: &str) -> Result<String, usize> {
     let b = src.as_bytes();
     let mut out = b.to_vec();

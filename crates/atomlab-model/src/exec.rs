@@ -10,7 +10,7 @@
 //! here implies both, so inconsistent partial executions die before any
 //! cross-location combination is formed.
 
-use atomlab_litmus::{Annot, BarrierKind, Fence, MemOrder, Test};
+use atomlab_litmus::{Annot, BarrierKind, Fence, LkAccess, MemOrder, Test};
 
 use crate::interp::{Kind, Trace};
 use crate::rel::{members, Rel, Set, MAX_EVENTS};
@@ -255,6 +255,8 @@ impl Skeleton {
                             Fence::Isb => s.sets.isb |= b,
                             // The RISC-V model reads each fence's sets off its event.
                             Fence::RiscV { .. } | Fence::Tso => s.sets.rv_fence |= b,
+                            // The LKMM reads each barrier's kind off its event.
+                            Fence::Linux(_) => {}
                         }
                     }
                 }
@@ -389,6 +391,7 @@ impl Skeleton {
             (e.annot.release, "L"),
             (e.annot.exclusive, "X"),
             (e.annot.locked, "lock"),
+            (e.annot.lk != LkAccess::None, e.annot.lk.name()),
         ] {
             if flag {
                 if !ann.is_empty() {

@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 use atomlab_litmus::{
-    Annot, Arch, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Test, Thread, Value,
+    Annot, Arch, BinOp, CasExpected, Expr, Fence, Instr, LkAccess, RmwOp, Test, Thread, Value,
 };
 
 use crate::CheckError;
@@ -151,6 +151,11 @@ pub(crate) struct Interp<'t> {
     pub deadline: Option<std::time::Instant>,
     /// Instructions interpreted, for the deadline checks.
     pub ticks: std::cell::Cell<u64>,
+    /// A read carries the dependencies of the thread's last write to its
+    /// location. Off for Linux-kernel tests: linux-kernel.bell carries
+    /// dependencies through memory only along `data; rfi` (carry-dep),
+    /// which the lkmm model computes from the execution's rf.
+    pub forward: bool,
 }
 
 impl Interp<'_> {
@@ -223,6 +228,9 @@ impl Interp<'_> {
     }
 
     fn read_taint(&self, st: &State, i: usize, loc: usize) -> Taint {
+        if !self.forward {
+            return Taint::of(i);
+        }
         let fwd = st.last_write[loc].unwrap_or_default();
         Taint::of(i).union(fwd)
     }
@@ -409,7 +417,25 @@ impl Interp<'_> {
                     let loc = self.loc_of(a, t)?;
                     let (x, tx) = self.eval(operand, &st);
                     for &v in &self.domain(&st, loc) {
+                        // A Linux lock acquisition waits for the lock to
+                        // be free: only runs whose read returns 0 exist.
+                        if read.lk == LkAccess::LockRead && v != 0 {
+                            continue;
+                        }
                         let mut s = st.clone();
+                        if read.unless == Some(v) {
+                            // atomic_add_unless that finds `u`: a failed
+                            // RMW, one read and no write.
+                            let i = self.push(
+                                &mut s,
+                                Self::ev(Kind::Read, loc, v, 0, *read, inst, ta, Taint::default()),
+                            )?;
+                            if let Some(d) = dst {
+                                s.regs[*d] = (v, self.read_taint(&s, i, loc));
+                            }
+                            self.run(t, s, out)?;
+                            continue;
+                        }
                         let nv = rmw_apply(*op, v, x);
                         let i = if *single {
                             let mut ann = *read;
@@ -531,20 +557,24 @@ impl Interp<'_> {
                                 s.regs[*r] = (1, Taint::default());
                             }
                             if let CasExpected::Reg(r) = expected {
+                                // A Linux cmpxchg returns the value it read
+                                // (herd7's C semantics): one candidate.
                                 // herd7 (event.ml, aarch64_cas) offers two
                                 // ways for a successful CAS to write Rs: from
                                 // Rs itself, under the comparison's control
                                 // (`DataFromRRs`), or from the memory read
                                 // (`DataFromRx`). Both are candidates.
-                                let mut s2 = s.clone();
-                                s2.regs[*r] = (
-                                    e,
-                                    Taint {
-                                        dep: te.dep,
-                                        pick: te.pick | te.dep | rt.dep | rt.pick,
-                                    },
-                                );
-                                self.run(t, s2, out)?;
+                                if read.lk == LkAccess::None {
+                                    let mut s2 = s.clone();
+                                    s2.regs[*r] = (
+                                        e,
+                                        Taint {
+                                            dep: te.dep,
+                                            pick: te.pick | te.dep | rt.dep | rt.pick,
+                                        },
+                                    );
+                                    self.run(t, s2, out)?;
+                                }
                                 s.regs[*r] = (e, rt);
                             }
                             self.run(t, s, out)?;
@@ -677,6 +707,7 @@ pub(crate) fn explore(
                 max_traces: 20_000,
                 deadline,
                 ticks: std::cell::Cell::new(0),
+                forward: !test.is_linux(),
             };
             let traces = interp.traces(t)?;
             for tr in &traces {

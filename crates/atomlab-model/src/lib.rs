@@ -8,9 +8,12 @@
 //! ([`models`]) are separate and each reads like its cat file: `sc`,
 //! `x86tso`, `aarch64` (the Arm ARM's B2.3 model as herd7's aarch64.cat),
 //! `riscv` (RVWMO, the RISC-V unprivileged spec's memory-model chapter, as
-//! herd7's riscv.cat), `c11` (herd7's c11_partialSC.cat) and `rc11` (Lahav
-//! et al., PLDI 2017). A C test is also judged by the hardware models
-//! through a C11→ISA compilation table ([`mapping`]).
+//! herd7's riscv.cat), `c11` (herd7's c11_partialSC.cat), `rc11` (Lahav
+//! et al., PLDI 2017) and `lkmm` (the Linux-kernel memory model, Alglave et
+//! al., ASPLOS 2018, as the kernel's linux-kernel.cat, .bell and lock.cat
+//! state it). A C11 test is also judged by the hardware models through a
+//! C11→ISA compilation table ([`mapping`]); a Linux-kernel test by `lkmm`
+//! and `sc` only.
 //!
 //! Enumeration is structured, not blind: per-thread traces are computed once
 //! (with the values reads may return found by a fixpoint), reads-from and
@@ -26,6 +29,9 @@
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
 //!   checker refuses such tests under `c11` ([`CheckError::ThinAir`]).
+//! - `lkmm`: no SRCU (refused by the parser); lock.cat's and
+//!   linux-kernel.bell's validity flags (unmatched locks, `lock-final`,
+//!   mixed accesses) are not raised, only `data-race`.
 //! - `c11` puts non-atomic writes in coherence order (herd orders only atomic
 //!   writes and decides the final non-atomic write separately).
 //!

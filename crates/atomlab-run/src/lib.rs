@@ -209,6 +209,13 @@ pub enum RunError {
         /// The ISA it needs.
         want: &'static str,
     },
+    /// A Linux-kernel C test: the runner has no compilation of the kernel's
+    /// primitives (a lock would not wait, barriers would be refused one by one).
+    #[error("{file}: a Linux-kernel C test (READ_ONCE, smp_mb, spin_lock...): the runner does not compile the kernel's primitives; nothing was run. Judge it with `atomlab check --model lkmm`")]
+    LinuxKernel {
+        /// The test file.
+        file: String,
+    },
     /// The code generator cannot encode an instruction of the test.
     #[error("{file}:{line}: P{thread}, instruction {index} ({instr}): cannot generate code for {what}; nothing was run. Rewrite the test without it, or judge it with `atomlab check`")]
     Unencodable {
@@ -335,6 +342,11 @@ pub fn prepare(test: &Test) -> Result<Program, RunError> {
     let (compiled, mapping) = match test.arch {
         // X86_64 tests lower to the same instructions as X86 ones.
         Arch::X86 | Arch::X86_64 => (test.clone(), None),
+        Arch::C if test.is_linux() => {
+            return Err(RunError::LinuxKernel {
+                file: test.file.clone(),
+            })
+        }
         Arch::C => {
             let t = atomlab_model::mapping::Target::X86;
             (

@@ -99,7 +99,7 @@ fn unknown_model_is_refused_with_the_valid_ones() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
-        err.contains("power") && err.contains("sc, x86tso, aarch64, riscv, c11, rc11, all"),
+        err.contains("power") && err.contains("sc, x86tso, aarch64, riscv, c11, rc11, lkmm, all"),
         "{err}"
     );
 }

@@ -7,6 +7,7 @@ use crate::rel::{full_set, shortest_cycle, Rel, Set};
 
 pub mod aarch64;
 pub mod c11;
+pub mod lkmm;
 pub mod rc11;
 pub mod riscv;
 pub mod sc;
@@ -259,9 +260,10 @@ pub fn by_name(name: &str) -> Option<&'static dyn Model> {
         "c11" => &c11::C11,
         "rc11" => &rc11::Rc11,
         "riscv" => &riscv::RiscV,
+        "lkmm" => &lkmm::Lkmm,
         _ => return None,
     })
 }
 
 /// Every model's name, in the order tables show them.
-pub const MODEL_NAMES: &[&str] = &["sc", "x86tso", "aarch64", "riscv", "c11", "rc11"];
+pub const MODEL_NAMES: &[&str] = &["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "lkmm"];

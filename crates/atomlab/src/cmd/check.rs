@@ -50,7 +50,8 @@ pub enum ArmAcquire {
 checker's fixed bound (BOUND); 2 bad input \
 (unreadable or unsupported test, unknown model or flag).\n\
 C tests are judged by x86tso, aarch64 and riscv through the C11->ISA mapping tables (see --help of \
---arm-acquire and atomlab-model's mapping module)."
+--arm-acquire and atomlab-model's mapping module); Linux-kernel C tests (READ_ONCE, smp_mb, spin_lock, \
+rcu_read_lock...) by lkmm and sc."
 )]
 pub struct CheckArgs {
     /// Litmus files, directories (searched for *.litmus) and @LIST files (one path per line).
@@ -58,7 +59,7 @@ pub struct CheckArgs {
     pub files: Vec<String>,
     /// Built-in models, comma-separated, or `all` (the default unless --model-file is given).
     #[arg(long, short = 'm', value_delimiter = ',',
-          value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "all"]))]
+          value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "lkmm", "all"]))]
     pub model: Vec<String>,
     /// A model written in herd7's cat language, as FILE (named by its file
     /// stem) or NAME=FILE; repeatable. It judges the test's own events. A

@@ -136,11 +136,12 @@ pub(crate) fn models_for(arch: Arch) -> &'static [&'static str] {
 pub(crate) fn refusal(e: &RunError) -> String {
     match e {
         // The Display of these names the file itself.
-        RunError::WrongIsa { .. } | RunError::Unencodable { .. } => e
-            .to_string()
-            .split_once(": ")
-            .map(|(_, m)| m.to_string())
-            .unwrap_or_else(|| e.to_string()),
+        RunError::WrongIsa { .. } | RunError::Unencodable { .. } | RunError::LinuxKernel { .. } => {
+            e.to_string()
+                .split_once(": ")
+                .map(|(_, m)| m.to_string())
+                .unwrap_or_else(|| e.to_string())
+        }
         _ => e.to_string(),
     }
 }

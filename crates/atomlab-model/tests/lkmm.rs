@@ -1,0 +1,172 @@
+//! The `lkmm` model (models/lkmm.rs): which tests it judges, the data-race
+//! flag, and agreement with herd7 7.58's logs on the Linux-kernel corpus of
+//! ../shared/litmus-more/linux when it is present beside the repository.
+//! The golden tests in tests/litmus/linux (herd7's logs beside them) check
+//! grace periods, read-side critical sections and lock ordering.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use atomlab_model::{check_test, CheckOptions, ModelOutcome, ModelResult, Observation};
+
+fn parse(src: &str) -> atomlab_litmus::Test {
+    atomlab_litmus::parse("t.litmus", src).expect("the test parses")
+}
+
+fn lkmm(src: &str) -> ModelResult {
+    match check_test(&parse(src), &["lkmm"], &CheckOptions::default()).remove(0) {
+        ModelOutcome::Done(r) => *r,
+        other => panic!("lkmm did not judge the test: {other:?}"),
+    }
+}
+
+const PLAIN_MP: &str = "C plain-MP
+{}
+P0(int *x, int *y)
+{
+	*x = 1;
+	smp_store_release(y, 1);
+}
+P1(int *x, int *y)
+{
+	int r0;
+	int r1;
+	r0 = READ_ONCE(*y);
+	r1 = *x;
+}
+exists (1:r0=1 /\\ 1:r1=0)
+";
+
+#[test]
+fn a_plain_read_not_ordered_after_the_flag_races() {
+    let r = lkmm(PLAIN_MP);
+    assert_eq!(r.observation, Observation::Sometimes);
+    assert_eq!(r.flags, vec!["data-race"]);
+}
+
+#[test]
+fn a_plain_read_after_an_acquire_races_unless_the_flag_was_seen() {
+    // As herd7 7.58 reports with linux-kernel.cat: ordered after the
+    // acquire, the read cannot see x=0 once the flag is seen, but when the
+    // flag is 0 it still reads x while P0 writes it, a race.
+    let acquire = PLAIN_MP.replace("r0 = READ_ONCE(*y);", "r0 = smp_load_acquire(y);");
+    let r = lkmm(&acquire);
+    assert_eq!(r.observation, Observation::Never);
+    assert_eq!(r.flags, vec!["data-race"]);
+    // Reading x only when the flag was seen: no race.
+    let guarded = acquire.replace("r1 = *x;", "if (r0)\n\t\tr1 = *x;");
+    let r = lkmm(&guarded);
+    assert_eq!(r.observation, Observation::Never);
+    assert!(r.flags.is_empty(), "{:?}", r.flags);
+}
+
+#[test]
+fn lkmm_judges_linux_tests_only_and_c11_models_do_not_judge_them() {
+    let linux = parse(PLAIN_MP);
+    let out = check_test(
+        &linux,
+        &["lkmm", "sc", "c11", "x86tso"],
+        &CheckOptions::default(),
+    );
+    assert!(matches!(out[0], ModelOutcome::Done(_)));
+    assert!(matches!(out[1], ModelOutcome::Done(_)));
+    assert!(matches!(out[2], ModelOutcome::NotApplicable { .. }));
+    assert!(matches!(out[3], ModelOutcome::NotApplicable { .. }));
+    let c11 = parse(
+        "C MP
+{}
+P0(atomic_int *x) { atomic_store_explicit(x, 1, memory_order_relaxed); }
+exists (x=1)
+",
+    );
+    let out = check_test(&c11, &["lkmm"], &CheckOptions::default());
+    assert!(matches!(out[0], ModelOutcome::NotApplicable { .. }));
+}
+
+#[test]
+fn a_lock_taken_twice_by_one_thread_deadlocks() {
+    // lock.cat's lock-nest axiom: no execution takes the lock again, so
+    // no final state at all.
+    let r = lkmm(
+        "C nest
+{}
+P0(int *x, spinlock_t *s)
+{
+	spin_lock(s);
+	spin_lock(s);
+	WRITE_ONCE(*x, 1);
+}
+exists (x=1)
+",
+    );
+    assert!(r.states.is_empty(), "{:?}", r.states);
+}
+
+/// Observation and sorted state lines of a herd log.
+fn summary(log: &str) -> (String, BTreeSet<String>) {
+    let lines: Vec<&str> = log.lines().collect();
+    let mut obs = String::new();
+    let mut states = BTreeSet::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(r) = l.strip_prefix("Observation ") {
+            obs = r.split_whitespace().nth(1).unwrap_or("").to_string();
+        }
+        if let Some(n) = l.strip_prefix("States ") {
+            let n: usize = n.trim().parse().unwrap_or(0);
+            for s in lines.iter().skip(i + 1).take(n) {
+                let mut items: Vec<&str> = s
+                    .split(';')
+                    .map(str::trim)
+                    .filter(|x| !x.is_empty())
+                    .collect();
+                items.sort();
+                states.insert(items.join("; "));
+            }
+        }
+    }
+    (obs, states)
+}
+
+/// Every test of ../shared/litmus-more/linux parses and lkmm's Observation
+/// and final states equal herd7's (`NAME.lkmm.expected`).
+#[test]
+fn linux_corpus_agrees_with_herd7() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/litmus-more/linux");
+    if !dir.is_dir() {
+        eprintln!("no ../shared/litmus-more/linux: skipped");
+        return;
+    }
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "litmus"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 79, "{} tests", files.len());
+    let mut failures = Vec::new();
+    for f in &files {
+        let expected = f.with_extension("lkmm.expected");
+        let want = summary(&std::fs::read_to_string(&expected).unwrap());
+        let test = match atomlab_litmus::parse_file(f) {
+            Ok(t) => t,
+            Err(e) => {
+                failures.push(format!("{e}"));
+                continue;
+            }
+        };
+        let r = match check_test(&test, &["lkmm"], &CheckOptions::default()).remove(0) {
+            ModelOutcome::Done(r) => r,
+            other => {
+                failures.push(format!("{}: {other:?}", f.display()));
+                continue;
+            }
+        };
+        let log = atomlab_model::herd::log(&test, &r);
+        let got = summary(&log);
+        if got != want {
+            failures.push(format!("{}: herd7 {want:?}, atomlab {got:?}", f.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
