@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use atomlab_litmus::{Arch, Quantifier, StateVar, Test, Value};
 
 use crate::exec::{loc_choices, Budget, Execution, LocChoice, Skeleton};
+use crate::explore::Engine;
 use crate::interp::{decode, encode, explore, Trace};
 use crate::mapping::{compile, mapping_name, AcquireLoad, Target};
 use crate::models::{by_name, Judgement, Model, Violation};
@@ -28,6 +29,8 @@ pub struct CheckOptions {
     pub graphs: bool,
     /// How C11 acquire loads compile to AArch64.
     pub acquire: AcquireLoad,
+    /// Which exploration builds the executions.
+    pub engine: Engine,
 }
 
 /// herd's observation of a condition.
@@ -232,7 +235,10 @@ pub fn check_test_with(
             None => test,
         };
         let start = Instant::now();
-        let res = run(test, t, &ms, opts);
+        let builtin = idx
+            .iter()
+            .all(|&i| matches!(models[i], ModelChoice::Named(_)));
+        let res = run(test, t, &ms, builtin, opts);
         let elapsed = start.elapsed();
         match res {
             Ok(results) => {
@@ -319,8 +325,9 @@ fn mixed_size(t: &Test, traces: &[Vec<Trace>]) -> Result<(), CheckError> {
     Ok(())
 }
 
-struct Acc {
-    states: BTreeMap<Vec<Value>, bool>,
+/// What one model has allowed and forbidden so far (shared by both engines).
+pub(crate) struct Acc {
+    pub(crate) states: BTreeMap<Vec<Value>, bool>,
     forbidden: BTreeMap<Vec<Value>, Forbidden>,
     pos: usize,
     neg: usize,
@@ -328,10 +335,129 @@ struct Acc {
     flags: std::collections::BTreeSet<&'static str>,
     witness: Option<String>,
     witness_text: Option<String>,
-    thin_air: bool,
+    pub(crate) thin_air: bool,
     /// Why an execution could not be judged (the model's result is then
     /// an error).
     unjudged: Option<&'static str>,
+}
+
+/// Judges complete executions and records the verdicts in [`Acc`]s: the one
+/// place where an execution becomes a final state, for both engines.
+pub(crate) struct Recorder<'a> {
+    pub(crate) orig: &'a Test,
+    pub(crate) vars: &'a [StateVar],
+    pub(crate) opts: &'a CheckOptions,
+    pub(crate) models: &'a [&'a dyn Model],
+    pub(crate) nl: usize,
+}
+
+impl Acc {
+    /// Whether some execution could not be judged (the model's result is
+    /// then an error, whatever else is found).
+    pub(crate) fn is_unjudged(&self) -> bool {
+        self.unjudged.is_some()
+    }
+}
+
+impl Recorder<'_> {
+    /// The final state of `x` and whether the proposition holds, or `None`
+    /// when the test's filter drops it.
+    pub(crate) fn outcome(&self, x: &Execution<'_>) -> Option<(Vec<Value>, bool)> {
+        let sk = x.s;
+        let nl = self.nl;
+        let get = |v: &StateVar| -> Value {
+            match v {
+                StateVar::Reg { thread, reg } => {
+                    decode(sk.regs[*thread].get(*reg).copied().unwrap_or(0), nl)
+                }
+                StateVar::Loc(l) => decode(sk.events[x.last[*l]].wval, nl),
+            }
+        };
+        if !self.orig.filter.as_ref().is_none_or(|f| f.eval(&get)) {
+            return None;
+        }
+        let state: Vec<Value> = self.vars.iter().map(&get).collect();
+        let holds = self.orig.condition.prop.eval(&get);
+        Some((state, holds))
+    }
+
+    /// Judges `x` under model `k` and records the verdict; `Some(racy)` when
+    /// the model allows it.
+    pub(crate) fn record(
+        &self,
+        acc: &mut Acc,
+        k: usize,
+        x: &Execution<'_>,
+        state: &[Value],
+        holds: bool,
+    ) -> Option<bool> {
+        let (m, opts, orig, sk) = (self.models[k], self.opts, self.orig, x.s);
+        let want_detail = opts.explain || opts.graphs;
+        let (judgement, flags) = m.judge_flagged(x, false);
+        match judgement {
+            Judgement::Allowed { racy } => {
+                acc.flags.extend(flags);
+                if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
+                    acc.thin_air = true;
+                }
+                if holds {
+                    acc.pos += 1;
+                } else {
+                    acc.neg += 1;
+                }
+                acc.racy |= racy;
+                let e = acc.states.entry(state.to_vec()).or_insert(false);
+                *e |= racy;
+                if opts.explain && holds && acc.witness_text.is_none() {
+                    let mut w = crate::explain::reads_from(orig, x);
+                    if !(x.rf | sk.po).acyclic() {
+                        w.push_str(" (sb | rf is cyclic: load buffering, which this model has no axiom against)");
+                    }
+                    acc.witness_text = Some(w);
+                }
+                if opts.graphs && holds && acc.witness.is_none() {
+                    acc.witness = Some(crate::explain::dot(
+                        orig,
+                        x,
+                        None,
+                        &format!("{} {} witness", orig.name, m.name()),
+                    ));
+                }
+                return Some(racy);
+            }
+            Judgement::Forbidden(_)
+                if want_detail
+                    && !acc.forbidden.contains_key(state)
+                    && !acc.states.contains_key(state) =>
+            {
+                if let Judgement::Forbidden(v) = m.judge(x, true) {
+                    let labels = crate::explain::labels(orig, x, &v.cycle);
+                    let dot = opts.graphs.then(|| {
+                        crate::explain::dot(
+                            orig,
+                            x,
+                            Some(&v),
+                            &format!("{} {} forbidden", orig.name, m.name()),
+                        )
+                    });
+                    acc.forbidden.insert(
+                        state.to_vec(),
+                        Forbidden {
+                            state: state.to_vec(),
+                            violation: v,
+                            labels,
+                            dot,
+                        },
+                    );
+                }
+            }
+            Judgement::Forbidden(_) => {}
+            Judgement::Unjudged(why) => {
+                acc.unjudged.get_or_insert(why);
+            }
+        }
+        None
+    }
 }
 
 /// Enumerates the candidate executions of `t` (which is `orig` or its
@@ -340,6 +466,7 @@ fn run(
     orig: &Test,
     t: &Test,
     models: &[&dyn Model],
+    builtin: bool,
     opts: &CheckOptions,
 ) -> Result<Vec<Result<ModelResult, CheckError>>, CheckError> {
     let vars = orig.state_vars();
@@ -380,7 +507,14 @@ fn run(
         steps: 0,
         max_choices: 1_000_000,
     };
-    let want_detail = opts.explain || opts.graphs;
+    let rec = Recorder {
+        orig,
+        vars: &vars,
+        opts,
+        models,
+        nl,
+    };
+    let explore_here = crate::explore::applies(opts, builtin);
     loop {
         if blocked {
             break;
@@ -398,9 +532,22 @@ fn run(
         } else {
             None
         };
+        let explored = match sk.as_ref() {
+            Some(sk)
+                if explore_here
+                    && (opts.engine == Engine::Explore
+                        || crate::explore::worth_exploring(sk, nl)) =>
+            {
+                crate::explore::explore_skeleton(sk, &rec, &mut accs, &mut candidates)?;
+                true
+            }
+            _ => false,
+        };
         let mut choices: Vec<Vec<LocChoice>> = Vec::with_capacity(nl);
         for l in 0..nl {
-            let Some(sk) = sk.as_ref() else { break };
+            let Some(sk) = sk.as_ref().filter(|_| !explored) else {
+                break;
+            };
             let c = loc_choices(sk, l, &mut budget)?;
             let empty = c.is_empty();
             choices.push(c);
@@ -433,82 +580,9 @@ fn run(
                     .map(|(l, &k)| &choices[l][k])
                     .collect();
                 let x = Execution::from_choices(sk, &sel);
-                let get = |v: &StateVar| -> Value {
-                    match v {
-                        StateVar::Reg { thread, reg } => {
-                            decode(sk.regs[*thread].get(*reg).copied().unwrap_or(0), nl)
-                        }
-                        StateVar::Loc(l) => decode(sk.events[x.last[*l]].wval, nl),
-                    }
-                };
-                let keep = orig.filter.as_ref().is_none_or(|f| f.eval(&get));
-                if keep {
-                    let state: Vec<Value> = vars.iter().map(&get).collect();
-                    let holds = orig.condition.prop.eval(&get);
-                    for (k, m) in models.iter().enumerate() {
-                        let acc = &mut accs[k];
-                        let (judgement, flags) = m.judge_flagged(&x, false);
-                        match judgement {
-                            Judgement::Allowed { racy } => {
-                                acc.flags.extend(flags);
-                                if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
-                                    acc.thin_air = true;
-                                }
-                                if holds {
-                                    acc.pos += 1;
-                                } else {
-                                    acc.neg += 1;
-                                }
-                                acc.racy |= racy;
-                                let e = acc.states.entry(state.clone()).or_insert(false);
-                                *e |= racy;
-                                if opts.explain && holds && acc.witness_text.is_none() {
-                                    let mut w = crate::explain::reads_from(orig, &x);
-                                    if !(x.rf | sk.po).acyclic() {
-                                        w.push_str(" (sb | rf is cyclic: load buffering, which this model has no axiom against)");
-                                    }
-                                    acc.witness_text = Some(w);
-                                }
-                                if opts.graphs && holds && acc.witness.is_none() {
-                                    acc.witness = Some(crate::explain::dot(
-                                        orig,
-                                        &x,
-                                        None,
-                                        &format!("{} {} witness", orig.name, m.name()),
-                                    ));
-                                }
-                            }
-                            Judgement::Forbidden(_)
-                                if want_detail
-                                    && !acc.forbidden.contains_key(&state)
-                                    && !acc.states.contains_key(&state) =>
-                            {
-                                if let Judgement::Forbidden(v) = m.judge(&x, true) {
-                                    let labels = crate::explain::labels(orig, &x, &v.cycle);
-                                    let dot = opts.graphs.then(|| {
-                                        crate::explain::dot(
-                                            orig,
-                                            &x,
-                                            Some(&v),
-                                            &format!("{} {} forbidden", orig.name, m.name()),
-                                        )
-                                    });
-                                    acc.forbidden.insert(
-                                        state.clone(),
-                                        Forbidden {
-                                            state: state.clone(),
-                                            violation: v,
-                                            labels,
-                                            dot,
-                                        },
-                                    );
-                                }
-                            }
-                            Judgement::Forbidden(_) => {}
-                            Judgement::Unjudged(why) => {
-                                acc.unjudged.get_or_insert(why);
-                            }
-                        }
+                if let Some((state, holds)) = rec.outcome(&x) {
+                    for (k, acc) in accs.iter_mut().enumerate() {
+                        rec.record(acc, k, &x, &state, holds);
                     }
                 }
                 // Next per-location choice.

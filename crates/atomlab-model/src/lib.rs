@@ -47,6 +47,7 @@ pub mod builtin;
 pub mod check;
 pub mod exec;
 pub mod explain;
+pub mod explore;
 pub mod herd;
 pub mod interp;
 pub mod mapping;
@@ -56,6 +57,7 @@ pub mod rel;
 pub use check::{
     check_test, check_test_with, CheckOptions, ModelChoice, ModelOutcome, ModelResult, Observation,
 };
+pub use explore::Engine;
 pub use mapping::AcquireLoad;
 pub use models::MODEL_NAMES;
 

@@ -14,7 +14,7 @@ use atomlab_core::{
 use atomlab_litmus::{ParseError, Test};
 use atomlab_model::check::{CheckOptions, ModelOutcome};
 use atomlab_model::models::Model;
-use atomlab_model::{explain, herd, AcquireLoad, CheckError, ModelChoice, MODEL_NAMES};
+use atomlab_model::{explain, herd, AcquireLoad, CheckError, Engine, ModelChoice, MODEL_NAMES};
 use clap::builder::PossibleValuesParser;
 use serde_json::json;
 
@@ -39,6 +39,18 @@ pub enum ArmAcquire {
     Ldar,
     /// LDAPR (RCpc, Armv8.3).
     Ldapr,
+}
+
+/// Which exploration builds the executions (atomlab-model's `Engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// explore for built-in models, enumerate with --explain, --dot or --model-file.
+    Auto,
+    /// Every candidate execution (rf choices x coherence orders), judged one by one: the reference.
+    Enumerate,
+    /// Incremental: executions grown read by read and write by write, pruned as soon as a
+    /// monotone model (sc, x86tso, rc11) forbids them, searched per final state (GenMC/HMC style).
+    Explore,
 }
 
 #[derive(Debug, clap::Args)]
@@ -93,6 +105,10 @@ pub struct CheckArgs {
     /// How C11 acquire loads compile to AArch64 for the `aarch64` column of C tests.
     #[arg(long, value_enum, default_value = "ldar")]
     pub arm_acquire: ArmAcquire,
+    /// How executions are explored: both engines give the same observation and final states;
+    /// explore visits per outcome rather than per execution, so its witness counts are smaller.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: EngineArg,
 }
 
 /// One input's result.
@@ -235,6 +251,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         acquire: match args.arm_acquire {
             ArmAcquire::Ldar => AcquireLoad::Ldar,
             ArmAcquire::Ldapr => AcquireLoad::Ldapr,
+        },
+        engine: match args.engine {
+            EngineArg::Auto => Engine::Auto,
+            EngineArg::Enumerate => Engine::Enumerate,
+            EngineArg::Explore => Engine::Explore,
         },
     };
     let timeout = match args.timeout {

@@ -1,0 +1,635 @@
+//! Incremental exploration of a test's executions: the `explore` engine of
+//! `atomlab check`, after GenMC and HMC (Kokologiannakis, Raad and
+//! Vafeiadis, "Model checking for weakly consistent libraries", PLDI 2019;
+//! Kokologiannakis and Vafeiadis, "HMC: Model checking for hardware memory
+//! models", ASPLOS 2020).
+//!
+//! The enumerating engine ([`crate::exec`]) forms every coherence order of
+//! every location, pairs it with every reads-from, and judges the product.
+//! This engine instead grows one execution graph at a time:
+//!
+//! 1. **Reads-from, thread by thread.** Reads are added in program order,
+//!    thread after thread; each picks a write with its value. After each
+//!    pick the coherence edges that *every* coherent completion must have
+//!    are derived (coWW from program order; coWR, coRW and coRR from the
+//!    reads-from so far; the initial write first; an RMW after the write it
+//!    reads), as GenMC's PLDI 2019 paper does when it checks RC11 without a
+//!    fixed coherence order (its "writes-before" relation). A cycle there
+//!    is an SC-per-location violation, which every model here implies, so
+//!    the branch dies. (These edges are exact: with them, any total order
+//!    extending them is SC-per-location, by the five coherence patterns of
+//!    Alglave et al., "Herding cats", TOPLAS 2014, section 4.)
+//! 2. **Coherence, position by position.** With reads-from complete, the
+//!    co-maximal write of each location is chosen first (it decides the
+//!    final state), then the other writes are placed from the end of each
+//!    coherence order towards its start, RMW atomicity enforced as they go.
+//! 3. **Pruning.** At each step the graph built so far (reads-from so far,
+//!    the coherence edges known so far) is judged by every model that is
+//!    *monotone*: its axioms are acyclicity, irreflexivity or emptiness of
+//!    relations built from rf, co and fr by union, intersection with fixed
+//!    relations, sequence, closure and inverse, so adding edges can only add
+//!    violations and a violation now is a violation in every completion.
+//!    `sc`, `x86tso` and `rc11` are monotone (see [`MONOTONE`]); `c11`
+//!    (release sequences and visible side effects subtract `mo`), `aarch64`
+//!    and `riscv` (their atomicity axioms subtract internal paths) are not,
+//!    so they are judged on complete executions only, which is still
+//!    complete, just slower.
+//! 4. **Outcomes, not executions.** A final state depends only on the
+//!    threads' traces and the co-maximal writes, both fixed before the
+//!    coherence orders are filled in. Once a model allows an execution with
+//!    that state (and, for a test that can race, a racy one), further
+//!    completions cannot change its answer and are not explored. This is
+//!    why a test with many coherence orders (four threads storing three
+//!    times to one location) finishes: the search is per reachable outcome,
+//!    not per execution.
+//!
+//! Equality with the enumerating engine is tested on the reference corpus
+//! and on random tests (`tests/explore_agree.rs`). Witness counts differ by
+//! design: `Positive`/`Negative` here count the allowed executions the
+//! search visited, not all of them.
+//!
+//! # Limitations
+//! - Models given by the caller (cat files) are enumerated: their `flag`
+//!   checks are per execution, and their monotonicity is not known.
+//! - With `--explain` or `--graphs` the engine explains only forbidden
+//!   outcomes whose execution it completed; `auto` enumerates then.
+
+use crate::check::{Acc, CheckOptions, Recorder};
+use crate::exec::{Execution, Skeleton};
+use crate::models::Judgement;
+use crate::rel::{members, Rel, Set, MAX_EVENTS};
+use crate::CheckError;
+
+/// Which exploration builds a test's executions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// [`Engine::Explore`] for built-in models without explanations,
+    /// [`Engine::Enumerate`] otherwise.
+    #[default]
+    Auto,
+    /// Every candidate execution (the reference engine, [`crate::exec`]).
+    Enumerate,
+    /// Incremental exploration with pruning (this module).
+    Explore,
+}
+
+impl Engine {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Auto => "auto",
+            Engine::Enumerate => "enumerate",
+            Engine::Explore => "explore",
+        }
+    }
+}
+
+/// The built-in models whose axioms only get worse as rf and co grow, so
+/// that a partial graph they forbid can be pruned: `sc` (acyclic
+/// po|rf|co|fr), `x86tso` (acyclic ghb) and `rc11` (irreflexive hb;eco?,
+/// acyclic psc, acyclic sb|rf: Lahav et al., PLDI 2017, all built from rf,
+/// mo and rb by union, sequence and closure).
+pub const MONOTONE: &[&str] = &["sc", "x86tso", "rc11"];
+
+/// Whether the exploration engine may judge this group of models (for
+/// `auto`, skeleton by skeleton, see [`worth_exploring`]).
+pub(crate) fn applies(opts: &CheckOptions, builtin: bool) -> bool {
+    match opts.engine {
+        Engine::Enumerate => false,
+        Engine::Explore => builtin,
+        Engine::Auto => builtin && !opts.explain && !opts.graphs,
+    }
+}
+
+/// For [`Engine::Auto`]: whether a skeleton's candidate executions are
+/// many enough for the exploration to pay for its bookkeeping. The bound is
+/// the enumerating engine's search space before pruning: per location, the
+/// orders of its writes times a source for each of its reads.
+pub(crate) fn worth_exploring(sk: &Skeleton, nl: usize) -> bool {
+    let mut bound = 1f64;
+    for l in 0..nl {
+        let here = (0..sk.n).filter(|&i| sk.events[i].loc == Some(l));
+        let (mut w, mut r) = (0u32, 0i32);
+        for i in here {
+            if (sk.sets.w & !sk.sets.iw) >> i & 1 == 1 {
+                w += 1;
+            }
+            if sk.sets.r >> i & 1 == 1 {
+                r += 1;
+            }
+        }
+        let orders: f64 = (1..=w).map(f64::from).product();
+        bound *= orders * f64::from(w + 1).powi(r);
+    }
+    bound > EXPLORE_ABOVE
+}
+
+/// Where `auto` changes engine (candidates per skeleton): below it the
+/// enumeration is cheaper than the exploration's per-step judgements (on the
+/// reference corpus, whose skeletons are almost all below it).
+const EXPLORE_ABOVE: f64 = 5000.0;
+
+/// The search over one skeleton (one trace per thread).
+struct Search<'a, 'r> {
+    sk: &'a Skeleton,
+    rec: &'r Recorder<'r>,
+    accs: &'r mut [Acc],
+    candidates: &'r mut usize,
+    /// Reads, in program order thread by thread (event index order).
+    reads: Vec<usize>,
+    /// The writes each read may read from (same location and value).
+    sources: Vec<Vec<usize>>,
+    /// The writes of each location, initial write included.
+    loc_writes: Vec<Set>,
+    /// Models (bit k = model k) that may be pruned on partial graphs.
+    monotone: u64,
+    /// Whether some execution can race (a non-atomic access exists): then
+    /// a state's racy flag is sought until found.
+    race_possible: bool,
+    po_loc: Rel,
+    po_loc_inv: Rel,
+    rf: Rel,
+    src: [usize; MAX_EVENTS],
+    steps: u64,
+}
+
+/// Explores the executions of `sk`, recording each model's allowed final
+/// states in `accs` as the enumerating engine does.
+pub(crate) fn explore_skeleton(
+    sk: &Skeleton,
+    rec: &Recorder<'_>,
+    accs: &mut [Acc],
+    candidates: &mut usize,
+) -> Result<(), CheckError> {
+    let nl = rec.nl;
+    let reads: Vec<usize> = members(sk.sets.r).collect();
+    let sources = reads
+        .iter()
+        .map(|&r| {
+            members(sk.sets.w & sk.loc.row(r))
+                .filter(|&w| w != r && sk.events[w].wval == sk.events[r].rval && !sk.po.has(r, w))
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>();
+    if sources.iter().any(|s| s.is_empty()) {
+        return Ok(());
+    }
+    let loc_writes = (0..nl)
+        .map(|l| {
+            members(sk.sets.w)
+                .filter(|&w| sk.events[w].loc == Some(l))
+                .fold(0, |a, w| a | 1 << w)
+        })
+        .collect();
+    let monotone = rec
+        .models
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| MONOTONE.contains(&m.name()))
+        .fold(0u64, |a, (k, _)| a | 1 << k);
+    let mut search = Search {
+        sk,
+        rec,
+        accs,
+        candidates,
+        reads,
+        sources,
+        loc_writes,
+        monotone,
+        race_possible: sk.sets.m & !sk.sets.atomic & !sk.sets.iw != 0,
+        po_loc: sk.po_loc(),
+        po_loc_inv: sk.po_loc().inv(),
+        rf: Rel::empty(sk.n),
+        src: [usize::MAX; MAX_EVENTS],
+        steps: 0,
+    };
+    let all = if rec.models.len() >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << rec.models.len()) - 1
+    };
+    search.reads_from(0, all)
+}
+
+impl Search<'_, '_> {
+    fn tick(&mut self) -> Result<(), CheckError> {
+        self.steps += 1;
+        if self.steps & 1023 == 0 {
+            if let Some(d) = self.rec.opts.deadline {
+                if std::time::Instant::now() > d {
+                    return Err(CheckError::Timeout);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The coherence edges every coherent completion of the reads-from so
+    /// far has, transitively closed; `None` when they form a cycle.
+    fn forced_co(&self) -> Option<Rel> {
+        let sk = self.sk;
+        let w = sk.sets.w;
+        let mut co = Rel::empty(sk.n);
+        for (l, &ws) in self.loc_writes.iter().enumerate() {
+            let init = sk.init_of[l];
+            for x in members(ws & !(1 << init)) {
+                co.add(init, x);
+            }
+        }
+        // coWW.
+        co = co | self.po_loc.dom(w).rng(w);
+        for &r in &self.reads {
+            let s = self.src[r];
+            if s == usize::MAX {
+                continue;
+            }
+            // An RMW's write follows the write it reads.
+            if w >> r & 1 == 1 {
+                co.add(s, r);
+            }
+            // coWR: a po-earlier write of the location precedes the source.
+            for x in members(self.po_loc_inv.row(r) & w) {
+                if x != s {
+                    co.add(x, s);
+                }
+            }
+            // coRW: the source precedes po-later writes.
+            for x in members(self.po_loc.row(r) & w) {
+                co.add(s, x);
+            }
+            // coRR: po-later reads read the source or a co-later write.
+            for r2 in members(self.po_loc.row(r) & sk.sets.r) {
+                let s2 = self.src[r2];
+                if s2 != usize::MAX && s2 != s {
+                    co.add(s, s2);
+                }
+            }
+        }
+        let co = co.plus();
+        co.irreflexive().then_some(co)
+    }
+
+    /// Judges the partial graph `(rf, co)` under the monotone models of
+    /// `need` and returns `need` without those that forbid it.
+    fn prune(&self, co: &Rel, need: u64) -> u64 {
+        let mut need = need;
+        let x = Execution {
+            s: self.sk,
+            rf: self.rf,
+            co: *co,
+            fr: self.rf.inv().seq(co).noid(),
+            last: Vec::new(),
+        };
+        for k in members(need & self.monotone) {
+            if let Judgement::Forbidden(_) = self.rec.models[k].judge(&x, false) {
+                need &= !(1 << k);
+            }
+        }
+        need
+    }
+
+    /// Picks the source of read number `i` onwards.
+    fn reads_from(&mut self, i: usize, alive: u64) -> Result<(), CheckError> {
+        if i == self.reads.len() {
+            return self.last_writes(0, &mut vec![0; self.rec.nl], alive);
+        }
+        // Only worth asking once every model has states to compare with.
+        if members(alive).all(|k| !self.accs[k].states.is_empty()) {
+            if let Some(forced) = self.forced_co() {
+                if self.all_settled(&forced, alive) {
+                    return Ok(());
+                }
+            }
+        }
+        let last = i + 1 == self.reads.len();
+        let r = self.reads[i];
+        for k in 0..self.sources[i].len() {
+            self.tick()?;
+            let w = self.sources[i][k];
+            self.rf.add(w, r);
+            self.src[r] = w;
+            if let Some(co) = self.forced_co() {
+                // After the last read the coherence search judges the same
+                // graph with more edges, so judging here would be repeated.
+                let alive = if last { alive } else { self.prune(&co, alive) };
+                if alive != 0 {
+                    self.reads_from(i + 1, alive)?;
+                }
+            }
+            self.src[r] = usize::MAX;
+            self.rf = remove(self.rf, w, r);
+        }
+        Ok(())
+    }
+
+    /// Whether every final state this branch can still reach (one per
+    /// choice of co-maximal writes, given the coherence edges already
+    /// forced) is settled for every model in `alive`: then nothing below
+    /// can change any answer. Only asked when there are few such states.
+    fn all_settled(&self, forced: &Rel, alive: u64) -> bool {
+        let mut lasts: Vec<Vec<usize>> = Vec::with_capacity(self.rec.nl);
+        let mut product = 1usize;
+        for &ws in &self.loc_writes {
+            let c: Vec<usize> = members(ws).filter(|&w| forced.row(w) & ws == 0).collect();
+            product = product.saturating_mul(c.len());
+            lasts.push(c);
+        }
+        if product == 0 || product > 64 {
+            return false;
+        }
+        let mut pick = vec![0usize; lasts.len()];
+        loop {
+            let probe = Execution {
+                s: self.sk,
+                rf: self.rf,
+                co: *forced,
+                fr: Rel::empty(self.sk.n),
+                last: pick.iter().zip(&lasts).map(|(&k, c)| c[k]).collect(),
+            };
+            if let Some((state, _)) = self.rec.outcome(&probe) {
+                for k in members(alive) {
+                    let acc = &self.accs[k];
+                    if self.rec.models[k].allows_thin_air() && !acc.thin_air {
+                        return false;
+                    }
+                    match acc.states.get(&state) {
+                        Some(&racy) if racy || !self.race_possible => {}
+                        _ => return false,
+                    }
+                }
+            }
+            let mut l = 0;
+            loop {
+                if l == pick.len() {
+                    return true;
+                }
+                pick[l] += 1;
+                if pick[l] < lasts[l].len() {
+                    break;
+                }
+                pick[l] = 0;
+                l += 1;
+            }
+        }
+    }
+
+    /// Chooses the co-maximal write of location `l` onwards; with all
+    /// chosen, the final state is known and the rest of coherence is
+    /// searched for the models that still need an execution with it.
+    fn last_writes(
+        &mut self,
+        l: usize,
+        last: &mut Vec<usize>,
+        alive: u64,
+    ) -> Result<(), CheckError> {
+        let Some(forced) = self.forced_co() else {
+            return Ok(());
+        };
+        if l < self.rec.nl {
+            let ws = self.loc_writes[l];
+            for w in members(ws) {
+                // Nothing may be forced after the last write.
+                if forced.row(w) & ws != 0 {
+                    continue;
+                }
+                last[l] = w;
+                self.last_writes(l + 1, last, alive)?;
+            }
+            return Ok(());
+        }
+        let probe = Execution {
+            s: self.sk,
+            rf: self.rf,
+            co: forced,
+            fr: Rel::empty(self.sk.n),
+            last: last.clone(),
+        };
+        let Some((state, holds)) = self.rec.outcome(&probe) else {
+            return Ok(());
+        };
+        let thin = !(self.rf | self.sk.data).acyclic();
+        let mut need = 0u64;
+        for k in members(alive) {
+            let acc = &self.accs[k];
+            let thin_here = thin && self.rec.models[k].allows_thin_air() && !acc.thin_air;
+            let settled = match acc.states.get(&state) {
+                Some(&racy) => racy || !self.race_possible,
+                None => false,
+            };
+            if thin_here || !settled {
+                need |= 1 << k;
+            }
+        }
+        if need == 0 {
+            return Ok(());
+        }
+        let mut placed: Set = 0;
+        for &w in last.iter() {
+            placed |= 1 << w;
+        }
+        let mut fill = Fill {
+            forced,
+            co: Rel::empty(self.sk.n),
+            placed,
+            prev: last.clone(),
+            state,
+            holds,
+        };
+        self.fill(&mut fill, 0, need, true).map(|_| ())
+    }
+
+    /// Places the remaining writes of location `l` onwards, each as the
+    /// coherence predecessor of those placed before it; returns the models
+    /// of `need` that found an allowed execution here (not those pruned).
+    fn fill(&mut self, f: &mut Fill, l: usize, need: u64, judge: bool) -> Result<u64, CheckError> {
+        self.tick()?;
+        let mut need = need;
+        if judge && need & self.monotone != 0 {
+            let co = self.known_co(f);
+            need = self.prune(&co, need);
+            if need == 0 {
+                return Ok(0);
+            }
+        }
+        let nl = self.rec.nl;
+        if l == nl {
+            return self.leaf(f, need);
+        }
+        let ws = self.loc_writes[l];
+        let unplaced = ws & !f.placed;
+        if unplaced == 0 {
+            return self.fill(f, l + 1, need, false);
+        }
+        let prev = f.prev[l];
+        let mut first = true;
+        let mut done = 0u64;
+        for w in members(unplaced) {
+            // Everything forced after `w` must be placed already.
+            if f.forced.row(w) & unplaced & !(1 << w) != 0 {
+                continue;
+            }
+            if !self.atomic_ok(f, l, w) {
+                continue;
+            }
+            // `w` precedes every write placed so far at `l`.
+            let saved = f.co;
+            for x in members(f.placed & ws) {
+                f.co.add(w, x);
+            }
+            f.placed |= 1 << w;
+            f.prev[l] = w;
+            // The first branch is entered without judging (most first
+            // completions are allowed); later ones are pruned first.
+            done |= self.fill(f, l, need & !done, !first)?;
+            first = false;
+            f.placed &= !(1 << w);
+            f.prev[l] = prev;
+            f.co = saved;
+            if need & !done == 0 {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Whether placing `w` next (just before the writes placed at `l`)
+    /// keeps RMWs atomic: a single-event RMW directly follows the write it
+    /// reads; no other thread's write comes between the write an
+    /// exclusive or two-event RMW pair reads and the pair's write.
+    fn atomic_ok(&self, f: &Fill, l: usize, w: usize) -> bool {
+        let sk = self.sk;
+        let prev = f.prev[l];
+        if sk.sets.upd >> prev & 1 == 1 && f.placed >> prev & 1 == 1 && self.src[prev] != w {
+            return false;
+        }
+        let ws = self.loc_writes[l];
+        // Pairs whose write is placed and whose read's source is not yet.
+        for r in members(sk.rmw.domain()) {
+            for wr in members(sk.rmw.row(r) & f.placed & ws) {
+                let s = self.src[r];
+                if s == usize::MAX || f.placed >> s & 1 == 1 || s == w {
+                    continue;
+                }
+                if sk.ext.has(w, wr) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The coherence edges known so far: forced ones, those among placed
+    /// writes, and every unplaced write before every placed one.
+    fn known_co(&self, f: &Fill) -> Rel {
+        let mut co = f.forced | f.co;
+        for &ws in &self.loc_writes {
+            let placed = ws & f.placed;
+            for u in members(ws & !f.placed) {
+                for p in members(placed) {
+                    co.add(u, p);
+                }
+            }
+        }
+        co
+    }
+
+    /// A complete execution, judged by every model still in need; returns
+    /// those that need nothing more.
+    fn leaf(&mut self, f: &Fill, need: u64) -> Result<u64, CheckError> {
+        let sk = self.sk;
+        let co = f.co;
+        let fr = self.rf.inv().seq(&co).noid();
+        // The enumerating engine's per-location conditions, checked again so
+        // that both engines judge the same candidates.
+        if !(self.po_loc | self.rf | co | fr).acyclic() {
+            return Ok(0);
+        }
+        *self.candidates += 1;
+        if *self.candidates & 63 == 0 {
+            if let Some(e) = &self.rec.opts.explored {
+                // ORDERING: Relaxed: a progress count; nothing is published
+                // through it.
+                e.fetch_add(64, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let x = Execution {
+            s: sk,
+            rf: self.rf,
+            co,
+            fr,
+            last: f.last_of(&self.loc_writes, &co),
+        };
+        let mut done = 0u64;
+        for k in members(need) {
+            let acc = &mut self.accs[k];
+            let thin_before = acc.thin_air;
+            match self.rec.record(acc, k, &x, &f.state, f.holds) {
+                Some(racy) => {
+                    let thin_pending = self.rec.models[k].allows_thin_air()
+                        && !acc.thin_air
+                        && !thin_before
+                        && !(self.rf | sk.data).acyclic();
+                    if (racy || !self.race_possible) && !thin_pending {
+                        done |= 1 << k;
+                    }
+                }
+                None => {
+                    if acc.is_unjudged() {
+                        done |= 1 << k;
+                    }
+                }
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// The state of the coherence search at one skeleton and reads-from.
+struct Fill {
+    forced: Rel,
+    /// Edges among placed writes.
+    co: Rel,
+    placed: Set,
+    /// The write placed most recently at each location.
+    prev: Vec<usize>,
+    state: Vec<atomlab_litmus::Value>,
+    holds: bool,
+}
+
+impl Fill {
+    /// The co-maximal write of each location.
+    fn last_of(&self, loc_writes: &[Set], co: &Rel) -> Vec<usize> {
+        loc_writes
+            .iter()
+            .map(|&ws| {
+                members(ws)
+                    .find(|&w| co.row(w) & ws == 0)
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+}
+
+fn remove(r: Rel, i: usize, j: usize) -> Rel {
+    let mut one = Rel::empty(r.n());
+    one.add(i, j);
+    r - one
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_names() {
+        assert_eq!(Engine::default(), Engine::Auto);
+        assert_eq!(Engine::Explore.name(), "explore");
+    }
+
+    #[test]
+    fn monotone_models_exist() {
+        for m in MONOTONE {
+            assert!(crate::models::by_name(m).is_some(), "{m}");
+        }
+    }
+}
