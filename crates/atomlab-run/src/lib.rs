@@ -647,3 +647,52 @@ impl RunResult {
         self.positive + self.negative
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHIFT: &str = "C shift-by-register
+{ x = 0; y = 0; }
+
+P0 (atomic_int* x, atomic_int* y) {
+  int r0 = atomic_load_explicit(x, memory_order_relaxed);
+  int r1 = 1;
+  if (r0 == 0) {
+    int r2 = r1 << r0;
+    atomic_store_explicit(y, r2, memory_order_relaxed);
+  }
+}
+
+P1 (atomic_int* x, atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_relaxed);
+}
+exists (0:r0 = 0)
+";
+
+    /// A refused C instruction names its own line, not its function's
+    /// (the shift by a register is refused by the x86-64 backend).
+    #[test]
+    fn a_c_statement_is_found_by_its_line() {
+        let t = atomlab_model::mapping::Target::X86;
+        let test = atomlab_litmus::parse("t", SHIFT).unwrap();
+        let compiled = atomlab_model::mapping::compile(&test, t);
+        let index = compiled.threads[0]
+            .code
+            .iter()
+            .position(|i| {
+                matches!(
+                    i,
+                    atomlab_litmus::Instr::Assign {
+                        expr: atomlab_litmus::Expr::Bin(atomlab_litmus::BinOp::Shl, ..),
+                        ..
+                    }
+                )
+            })
+            .unwrap();
+        assert_eq!(c_statement_line(SHIFT, t, 0, index), Some(8));
+        assert_eq!(c_statement_line(SHIFT, t, 0, 0), Some(5));
+        let store = compiled.threads[1].code.len() - 1;
+        assert_eq!(c_statement_line(SHIFT, t, 1, store), Some(14));
+    }
+}
