@@ -2,6 +2,13 @@
 //! private anonymous mapping that is readable and writable, then the
 //! mapping is switched to readable and executable with `mprotect(2)`. No
 //! page is ever writable and executable at once.
+//!
+//! On AArch64 the instruction cache is not coherent with data writes: the
+//! new code is cleaned from the data cache to the point of unification and
+//! invalidated in the instruction cache (Arm ARM DDI 0487, B2.4.4,
+//! "Concurrent modification and execution of instructions"; the sequence
+//! is the one given there), and each thread that runs it issues an ISB
+//! first (the harness does).
 
 use std::io;
 
@@ -49,6 +56,8 @@ impl CodePage {
         // SAFETY: the mapping is `len` >= code.len() bytes, writable, and
         // owned by `page_ref` alone.
         unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), page_ref.ptr, code.len()) };
+        #[cfg(target_arch = "aarch64")]
+        sync_icache(page_ref.ptr, code.len());
         // SAFETY: `ptr`/`len` are exactly the mapping made above.
         let rc = unsafe { libc::mprotect(ptr, len, libc::PROT_READ | libc::PROT_EXEC) };
         if rc != 0 {
@@ -68,4 +77,36 @@ impl Drop for CodePage {
         // SAFETY: `ptr`/`len` are the mapping made in `new`, unmapped once.
         unsafe { libc::munmap(self.ptr.cast(), self.len) };
     }
+}
+
+/// Cleans `len` bytes at `p` from the data cache to the point of
+/// unification and invalidates them in the instruction cache, for every
+/// core of the inner-shareable domain (DC CVAU, DSB ISH, IC IVAU, DSB ISH),
+/// with the line sizes CTR_EL0 gives (Linux lets EL0 read it).
+#[cfg(target_arch = "aarch64")]
+fn sync_icache(p: *const u8, len: usize) {
+    let ctr: u64;
+    // SAFETY: reading CTR_EL0 has no side effects; Linux allows it at EL0
+    // (SCTLR_EL1.UCT, or it emulates the read).
+    unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack)) };
+    let dline = 4usize << ((ctr >> 16) & 15);
+    let iline = 4usize << (ctr & 15);
+    let (start, end) = (p as usize, p as usize + len);
+    let mut a = start & !(dline - 1);
+    while a < end {
+        // SAFETY: `a` is within (the cache line of) the caller's readable
+        // mapping; DC CVAU only writes dirty lines back.
+        unsafe { core::arch::asm!("dc cvau, {}", in(reg) a, options(nostack)) };
+        a += dline;
+    }
+    // SAFETY: a barrier, no operands.
+    unsafe { core::arch::asm!("dsb ish", options(nostack)) };
+    let mut a = start & !(iline - 1);
+    while a < end {
+        // SAFETY: as above; IC IVAU only invalidates instruction cache lines.
+        unsafe { core::arch::asm!("ic ivau, {}", in(reg) a, options(nostack)) };
+        a += iline;
+    }
+    // SAFETY: barriers, no operands.
+    unsafe { core::arch::asm!("dsb ish", "isb", options(nostack)) };
 }

@@ -9,31 +9,41 @@
 //! ([`SyncMode`]), in a shuffled order of memory blocks, and the final
 //! states are read after the run, so that collecting them does not perturb
 //! it. Unlike litmus7 there is no C compiler: each thread's code is
-//! generated as machine code at run time ([`x86_64::codegen`], over a small
-//! encoder of the Intel SDM's encodings, [`x86_64::encode`]) from
-//! atomlab-litmus's lowered instructions, into W^X pages ([`code`]).
+//! generated as machine code at run time from atomlab-litmus's lowered
+//! instructions, by a backend per ISA over a small encoder of its own
+//! ([`x86_64::codegen`] over [`x86_64::encode`], after the Intel SDM;
+//! [`aarch64::codegen`] over [`aarch64::encode`], after the Arm ARM), into
+//! W^X pages ([`code`]).
 //!
-//! A C test runs through atomlab-model's C11→x86 mapping
-//! ([`atomlab_model::mapping`]), the same table `atomlab check` judges the
-//! `x86tso` column with, so the hardware's histogram and that verdict are
+//! A C test runs through atomlab-model's C11→ISA mapping
+//! ([`atomlab_model::mapping`]): C11→x86 on x86-64, C11→AArch64 (with the
+//! `LDAR` or `LDAPR` choice of [`PrepareOptions::arm_acquire`]) on
+//! AArch64: the same tables `atomlab check` judges the `x86tso` and
+//! `aarch64` columns with, so the hardware's histogram and that verdict are
 //! about the same instructions.
 //!
 //! Dependencies: `atomlab-litmus` (the format), `atomlab-model` (the C11
 //! mapping), `libc` (mmap/mprotect, sched_setaffinity), `thiserror`. No
-//! assembler crate: the encoder is a few hundred lines, tested against
-//! objdump's bytes, where dynasm-rs would add a proc-macro tree.
+//! assembler crate: each encoder is a few hundred lines, tested against
+//! GNU binutils' bytes, where dynasm-rs would add a proc-macro tree.
 //!
 //! # Limitations
-//! - Only an x86-64 backend: AArch64 tests are refused (on any host), and
-//!   on a host other than x86-64 every test is refused. The backend is a
-//!   module per ISA behind [`prepare`], so an `aarch64` module can be added
-//!   beside [`x86_64`].
+//! - Backends for x86-64 and AArch64 only: on another host every test is
+//!   refused, and a test of another ISA than the host's is refused.
 //! - Locations and registers are 64-bit; W/E-register tests run with
-//!   64-bit accesses, as atomlab-litmus models them.
-//! - A thread may keep at most 12 registers and locations in machine
-//!   registers; more is refused before anything runs.
+//!   64-bit accesses, as atomlab-litmus models them (no mixed sizes).
+//! - x86-64: a thread may keep at most 12 registers and locations in
+//!   machine registers (more spill to the frame). AArch64: at most 24, and
+//!   more is refused before anything runs.
+//! - AArch64: an access is run only when its address is known to be a
+//!   location's (a location plus a register known to be zero is an address
+//!   dependency and runs); LSE atomics, CAS (FEAT_LSE) and LDAPR
+//!   (FEAT_LRCPC) are refused on a CPU without them; a read into the zero
+//!   register (`SWPA X1, XZR`) runs without its acquire, as herd models it
+//!   and atomlab-litmus lowers it.
 #![deny(missing_docs)]
 
+pub mod aarch64;
 pub mod code;
 pub mod frame;
 mod harness;
@@ -162,7 +172,7 @@ pub fn host_isa() -> &'static str {
 pub struct Program {
     /// The test as written.
     pub test: Test,
-    /// The test as run (C tests after the C11→x86 mapping).
+    /// The test as run (C tests after the C11→ISA mapping).
     pub compiled: Test,
     /// The mapping a C test went through.
     pub mapping: Option<&'static str>,
@@ -231,6 +241,24 @@ pub enum RunError {
         instr: String,
         /// What cannot be encoded.
         what: String,
+    },
+    /// The test needs an architecture feature this CPU lacks.
+    #[error("{file}:{line}: P{thread}, instruction {index} ({instr}) needs {feature}, which this CPU lacks (no '{hwcap}' in its hwcaps); nothing was run. Run it on a CPU with {feature}, or judge it with `atomlab check`")]
+    MissingFeature {
+        /// The test file.
+        file: String,
+        /// The line of the instruction in the file.
+        line: usize,
+        /// The thread.
+        thread: usize,
+        /// The instruction's index in the thread's lowered code.
+        index: usize,
+        /// The instruction, as lowered.
+        instr: String,
+        /// The feature's Arm ARM name (`FEAT_LSE`).
+        feature: &'static str,
+        /// Its name in Linux's hwcaps (`lse`).
+        hwcap: &'static str,
     },
     /// The operating system refused something (a mapping, a thread).
     #[error("{0}")]
@@ -335,75 +363,238 @@ fn describe(th: &atomlab_litmus::Thread, locs: &[String], i: &atomlab_litmus::In
     }
 }
 
-/// Generates and maps each thread's code. Nothing runs: a test the
-/// backend cannot encode, or a test for another ISA, is refused here.
-pub fn prepare(test: &Test) -> Result<Program, RunError> {
-    let host = host_isa();
-    let (compiled, mapping) = match test.arch {
-        // X86_64 tests lower to the same instructions as X86 ones.
-        Arch::X86 | Arch::X86_64 => (test.clone(), None),
-        Arch::C if test.is_linux() => {
-            return Err(RunError::LinuxKernel {
-                file: test.file.clone(),
-            })
+/// An instruction set this crate generates code for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// x86-64: X86 and X86_64 tests, C tests through the C11->x86 mapping.
+    X86_64,
+    /// AArch64: AArch64 tests, C tests through the C11->AArch64 mapping.
+    AArch64,
+}
+
+impl Isa {
+    /// The backend for this host, if there is one.
+    pub fn host() -> Option<Isa> {
+        match host_isa() {
+            "x86_64" => Some(Isa::X86_64),
+            "aarch64" => Some(Isa::AArch64),
+            _ => None,
         }
-        Arch::C => {
-            let t = atomlab_model::mapping::Target::X86;
-            (
+    }
+
+    /// Its name, as `std::env::consts::ARCH` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::X86_64 => "x86_64",
+            Isa::AArch64 => "aarch64",
+        }
+    }
+
+    fn target(self, opts: &PrepareOptions) -> atomlab_model::mapping::Target {
+        match self {
+            Isa::X86_64 => atomlab_model::mapping::Target::X86,
+            Isa::AArch64 => atomlab_model::mapping::Target::AArch64(opts.arm_acquire),
+        }
+    }
+}
+
+/// How to turn a test into code.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PrepareOptions {
+    /// How a C test's acquire loads compile on AArch64: `LDAR` (the
+    /// default) or `LDAPR`, as `atomlab check --arm-acquire`.
+    pub arm_acquire: atomlab_model::AcquireLoad,
+}
+
+/// Whether this CPU has the feature Linux's hwcaps call `hwcap` (`lse`,
+/// `rcpc`); false on a host without such features.
+pub fn host_has(hwcap: &str) -> bool {
+    #[cfg(target_arch = "aarch64")]
+    {
+        match hwcap {
+            "lse" => std::arch::is_aarch64_feature_detected!("lse"),
+            "rcpc" => std::arch::is_aarch64_feature_detected!("rcpc"),
+            _ => false,
+        }
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        let _ = hwcap;
+        false
+    }
+}
+
+/// The line of thread `t`'s lowered instruction `index` (of the test as
+/// compiled for `isa`) in the test's file, or the thread's first line when
+/// it cannot be told.
+fn instr_line(test: &Test, isa: Isa, opts: &PrepareOptions, t: usize, index: usize) -> usize {
+    let src = std::fs::read_to_string(&test.file).unwrap_or_default();
+    match test.arch {
+        Arch::C => c_statement_line(&src, isa.target(opts), t, index),
+        _ => asm_row_line(&src, t, index),
+    }
+    .unwrap_or_else(|| thread_line(&src, test.arch, t))
+}
+
+/// The line of C thread `t`'s statement that compiles (through `target`)
+/// to instruction `index`: the function is cut after each of its lines,
+/// closed with the braces still open and `exists true`, and re-parsed
+/// until thread `t` compiles to more than `index` instructions.
+fn c_statement_line(
+    src: &str,
+    target: atomlab_model::mapping::Target,
+    t: usize,
+    index: usize,
+) -> Option<usize> {
+    let lines: Vec<&str> = src.lines().collect();
+    let first = thread_line(src, Arch::C, t).checked_sub(1)?;
+    let mut depth: i64 = 0;
+    for (j, line) in lines.iter().enumerate().skip(first) {
+        depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+        if depth < 0 {
+            return None;
+        }
+        let mut prefix = lines[..=j].join("\n");
+        for _ in 0..depth {
+            prefix.push_str("\n}");
+        }
+        prefix.push_str("\nexists true\n");
+        if let Ok(test) = atomlab_litmus::parse("prefix", &prefix) {
+            let compiled = atomlab_model::mapping::compile(&test, target);
+            if compiled
+                .threads
+                .get(t)
+                .is_some_and(|th| th.code.len() > index)
+            {
+                return Some(j + 1);
+            }
+        }
+        if depth == 0 && j > first {
+            return None;
+        }
+    }
+    None
+}
+
+/// Compiles a C test for `isa` (the other tests as written), and refuses
+/// a test for another ISA.
+fn compile_for(
+    test: &Test,
+    isa: Isa,
+    opts: &PrepareOptions,
+) -> Result<(Test, Option<&'static str>), RunError> {
+    let wrong = |want: &'static str| RunError::WrongIsa {
+        file: test.file.clone(),
+        arch: test.arch.name(),
+        host: isa.name(),
+        want,
+    };
+    match (test.arch, isa) {
+        // X86_64 tests lower to the same instructions as X86 ones.
+        (Arch::X86 | Arch::X86_64, Isa::X86_64) | (Arch::AArch64, Isa::AArch64) => {
+            Ok((test.clone(), None))
+        }
+        (Arch::C, _) if test.is_linux() => Err(RunError::LinuxKernel {
+            file: test.file.clone(),
+        }),
+        (Arch::C, _) => {
+            let t = isa.target(opts);
+            Ok((
                 atomlab_model::mapping::compile(test, t),
                 Some(atomlab_model::mapping::mapping_name(t)),
-            )
+            ))
         }
-        Arch::AArch64 => {
-            return Err(RunError::WrongIsa {
-                file: test.file.clone(),
-                arch: test.arch.name(),
-                host,
-                want: "aarch64",
-            })
-        }
-        Arch::RiscV => {
-            return Err(RunError::WrongIsa {
-                file: test.file.clone(),
-                arch: test.arch.name(),
-                host,
-                want: "riscv64",
-            })
-        }
-    };
-    if host != "x86_64" {
-        return Err(RunError::WrongIsa {
-            file: test.file.clone(),
-            arch: test.arch.name(),
-            host,
-            want: "x86_64",
-        });
+        (Arch::X86 | Arch::X86_64, _) => Err(wrong("x86_64")),
+        (Arch::AArch64, _) => Err(wrong("aarch64")),
+        (Arch::RiscV, _) => Err(wrong("riscv64")),
     }
-    let mut threads = Vec::new();
+}
+
+/// Generates each thread's machine code for `isa` (without mapping it):
+/// C tests go through the C11 mapping to `isa`. A test for another ISA, or
+/// one the backend cannot encode, is refused. Used by [`prepare_with`],
+/// and on any host by tests of the code generators.
+pub fn generate(test: &Test, isa: Isa, opts: &PrepareOptions) -> Result<Vec<Vec<u8>>, RunError> {
+    let (compiled, _) = compile_for(test, isa, opts)?;
+    let mut out = Vec::new();
     for th in &compiled.threads {
         let layout = frame::FrameLayout {
             locations: compiled.locations.len(),
             regs: th.regs.len(),
         };
-        let bytes = x86_64::codegen::thread_code(th, &layout).map_err(|u| {
-            let src = std::fs::read_to_string(&test.file).unwrap_or_default();
-            RunError::Unencodable {
-                file: test.file.clone(),
-                line: match test.arch {
-                    Arch::C => None,
-                    _ => asm_row_line(&src, u.thread, u.index),
-                }
-                .unwrap_or_else(|| thread_line(&src, test.arch, u.thread)),
-                thread: u.thread,
-                index: u.index,
-                instr: th
-                    .code
-                    .get(u.index)
-                    .map(|i| describe(th, &compiled.locations, i))
-                    .unwrap_or_else(|| "end of thread".into()),
-                what: u.what,
-            }
+        let bytes = match isa {
+            Isa::X86_64 => x86_64::codegen::thread_code(th, &layout),
+            Isa::AArch64 => aarch64::codegen::thread_code(th, &layout),
+        }
+        .map_err(|u| RunError::Unencodable {
+            file: test.file.clone(),
+            line: instr_line(test, isa, opts, u.thread, u.index),
+            thread: u.thread,
+            index: u.index,
+            instr: th
+                .code
+                .get(u.index)
+                .map(|i| describe(th, &compiled.locations, i))
+                .unwrap_or_else(|| "end of thread".into()),
+            what: u.what,
         })?;
+        out.push(bytes);
+    }
+    Ok(out)
+}
+
+/// Generates and maps each thread's code for this host, with the default
+/// [`PrepareOptions`].
+pub fn prepare(test: &Test) -> Result<Program, RunError> {
+    prepare_with(test, &PrepareOptions::default())
+}
+
+/// Generates and maps each thread's code for this host. Nothing runs: a
+/// test for another ISA, a test the backend cannot encode, and a test
+/// that needs a CPU feature this CPU lacks (FEAT_LSE, FEAT_LRCPC) are
+/// refused here.
+pub fn prepare_with(test: &Test, opts: &PrepareOptions) -> Result<Program, RunError> {
+    let Some(isa) = Isa::host() else {
+        let want = match test.arch {
+            Arch::X86 | Arch::X86_64 => "x86_64",
+            Arch::AArch64 => "aarch64",
+            Arch::RiscV => "riscv64",
+            Arch::C => "x86_64 or aarch64",
+        };
+        return Err(RunError::WrongIsa {
+            file: test.file.clone(),
+            arch: test.arch.name(),
+            host: host_isa(),
+            want,
+        });
+    };
+    let (compiled, mapping) = compile_for(test, isa, opts)?;
+    let code = generate(test, isa, opts)?;
+    if isa == Isa::AArch64 {
+        for th in &compiled.threads {
+            for (index, i) in th.code.iter().enumerate() {
+                if let Some((feature, hwcap)) = aarch64::codegen::feature_needed(i) {
+                    if !host_has(hwcap) {
+                        return Err(RunError::MissingFeature {
+                            file: test.file.clone(),
+                            line: instr_line(test, isa, opts, th.id, index),
+                            thread: th.id,
+                            index,
+                            instr: describe(th, &compiled.locations, i),
+                            feature,
+                            hwcap,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut threads = Vec::new();
+    for (th, bytes) in compiled.threads.iter().zip(code) {
+        let layout = frame::FrameLayout {
+            locations: compiled.locations.len(),
+            regs: th.regs.len(),
+        };
         let page = code::CodePage::new(&bytes)
             .map_err(|e| RunError::Os(format!("cannot map code pages: {e}")))?;
         threads.push(ThreadCode {
@@ -464,5 +655,54 @@ impl RunResult {
     /// Instances counted in the histogram.
     pub fn instances(&self) -> u64 {
         self.positive + self.negative
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHIFT: &str = "C shift-by-register
+{ x = 0; y = 0; }
+
+P0 (atomic_int* x, atomic_int* y) {
+  int r0 = atomic_load_explicit(x, memory_order_relaxed);
+  int r1 = 1;
+  if (r0 == 0) {
+    int r2 = r1 << r0;
+    atomic_store_explicit(y, r2, memory_order_relaxed);
+  }
+}
+
+P1 (atomic_int* x, atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_relaxed);
+}
+exists (0:r0 = 0)
+";
+
+    /// A refused C instruction names its own line, not its function's
+    /// (the shift by a register is refused by the x86-64 backend).
+    #[test]
+    fn a_c_statement_is_found_by_its_line() {
+        let t = atomlab_model::mapping::Target::X86;
+        let test = atomlab_litmus::parse("t", SHIFT).unwrap();
+        let compiled = atomlab_model::mapping::compile(&test, t);
+        let index = compiled.threads[0]
+            .code
+            .iter()
+            .position(|i| {
+                matches!(
+                    i,
+                    atomlab_litmus::Instr::Assign {
+                        expr: atomlab_litmus::Expr::Bin(atomlab_litmus::BinOp::Shl, ..),
+                        ..
+                    }
+                )
+            })
+            .unwrap();
+        assert_eq!(c_statement_line(SHIFT, t, 0, index), Some(8));
+        assert_eq!(c_statement_line(SHIFT, t, 0, 0), Some(5));
+        let store = compiled.threads[1].code.len() - 1;
+        assert_eq!(c_statement_line(SHIFT, t, 1, store), Some(14));
     }
 }

@@ -178,9 +178,16 @@ fn run_pass(records: &mut Vec<Record>) -> ExitStatus {
             &opts,
             affinity,
             &[],
+            atomlab_model::AcquireLoad::Ldar,
         );
         let models = crate::cmd::run::models_for(test.arch);
-        match crate::cmd::run::run_test(&program, models, &opts, replay) {
+        match crate::cmd::run::run_test(
+            &program,
+            models,
+            &opts,
+            &atomlab_run::PrepareOptions::default(),
+            replay,
+        ) {
             Ok(ran) => {
                 let rec = crate::cmd::run::record(&ran, &opts, affinity);
                 if rec.verdict == Some(Verdict::Fail) {

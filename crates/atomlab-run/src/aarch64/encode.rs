@@ -1,0 +1,978 @@
+//! A small AArch64 (A64) encoder for the instructions litmus tests use:
+//! loads and stores with an immediate or register offset (`LDR`/`STR`,
+//! sized), the acquire/release forms (`LDAR`, `LDAPR`, `STLR`), the
+//! exclusives (`LDXR`, `LDAXR`, `STXR`, `STLXR`), the LSE atomics (`SWP`,
+//! `LD<op>`, `CAS`, with their `A`/`L` forms), barriers (`DMB`, `DSB`,
+//! `ISB`), register arithmetic and compares, `CSEL`/`CSET`, and branches
+//! (`B`, `B.cond`, `CBZ`, `CBNZ`, `RET`).
+//!
+//! Encodings follow the Arm Architecture Reference Manual for A-profile
+//! (DDI 0487), chapter C4 (A64 instruction set encoding) and the
+//! instruction pages of C6. The unit tests compare the words with GNU as
+//! (binutils 2.40, `aarch64-linux-gnu-as -march=armv8.4-a+lse+rcpc`), and
+//! one of them assembles a listing at test time when the cross binutils
+//! are installed.
+
+/// A general-purpose register number, 0–30; 31 is XZR (or SP as a base).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct X(pub u8);
+
+impl X {
+    /// The zero register (register number 31 where it means XZR).
+    pub const ZR: X = X(31);
+    /// The stack pointer (register number 31 as a load/store base or in
+    /// `ADD`/`SUB` immediate).
+    pub const SP: X = X(31);
+
+    fn n(self) -> u32 {
+        u32::from(self.0 & 31)
+    }
+}
+
+/// Access size of a load or store: the `size` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Size {
+    /// 8 bits (`LDRB`).
+    B = 0,
+    /// 16 bits (`LDRH`).
+    H = 1,
+    /// 32 bits (a W register).
+    W = 2,
+    /// 64 bits (an X register).
+    X = 3,
+}
+
+impl Size {
+    fn bits(self) -> u32 {
+        (self as u32) << 30
+    }
+}
+
+/// Condition codes (C1.2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cond {
+    /// Equal.
+    Eq = 0,
+    /// Not equal.
+    Ne = 1,
+    /// Unsigned higher or same.
+    Hs = 2,
+    /// Unsigned lower.
+    Lo = 3,
+    /// Unsigned higher.
+    Hi = 8,
+    /// Unsigned lower or same.
+    Ls = 9,
+    /// Signed greater or equal.
+    Ge = 10,
+    /// Signed less.
+    Lt = 11,
+    /// Signed greater.
+    Gt = 12,
+    /// Signed less or equal.
+    Le = 13,
+}
+
+impl Cond {
+    /// The opposite condition (the low bit flipped).
+    pub fn invert(self) -> Cond {
+        match self {
+            Cond::Eq => Cond::Ne,
+            Cond::Ne => Cond::Eq,
+            Cond::Hs => Cond::Lo,
+            Cond::Lo => Cond::Hs,
+            Cond::Hi => Cond::Ls,
+            Cond::Ls => Cond::Hi,
+            Cond::Ge => Cond::Lt,
+            Cond::Lt => Cond::Ge,
+            Cond::Gt => Cond::Le,
+            Cond::Le => Cond::Gt,
+        }
+    }
+}
+
+/// Register-register data processing (shifted-register and two-source
+/// forms, 64-bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `ADD Xd, Xn, Xm`
+    Add,
+    /// `SUB Xd, Xn, Xm`
+    Sub,
+    /// `AND Xd, Xn, Xm`
+    And,
+    /// `ORR Xd, Xn, Xm`
+    Orr,
+    /// `EOR Xd, Xn, Xm`
+    Eor,
+    /// `BIC Xd, Xn, Xm`
+    Bic,
+    /// `MUL Xd, Xn, Xm` (MADD with XZR)
+    Mul,
+    /// `LSL Xd, Xn, Xm` (LSLV)
+    Lslv,
+    /// `LSR Xd, Xn, Xm` (LSRV)
+    Lsrv,
+}
+
+/// The operation of an LSE atomic memory operation (`LD<op>`, `SWP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// `LDADD`
+    Add,
+    /// `LDCLR`
+    Clr,
+    /// `LDEOR`
+    Eor,
+    /// `LDSET`
+    Set,
+    /// `LDSMAX`
+    Smax,
+    /// `LDSMIN`
+    Smin,
+    /// `LDUMAX`
+    Umax,
+    /// `LDUMIN`
+    Umin,
+    /// `SWP`
+    Swp,
+}
+
+/// Which of the `DMB`/`DSB` options: the `CRm` field (C6.2.81).
+pub fn barrier_crm(name: &str) -> Option<u32> {
+    Some(match name.to_ascii_uppercase().as_str() {
+        "OSHLD" => 0b0001,
+        "OSHST" => 0b0010,
+        "OSH" => 0b0011,
+        "NSHLD" => 0b0101,
+        "NSHST" => 0b0110,
+        "NSH" => 0b0111,
+        "ISHLD" => 0b1001,
+        "ISHST" => 0b1010,
+        "ISH" => 0b1011,
+        "LD" => 0b1101,
+        "ST" => 0b1110,
+        "SY" => 0b1111,
+        _ => return None,
+    })
+}
+
+/// A branch target, bound with [`Asm::bind`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Label(usize);
+
+#[derive(Debug, Clone, Copy)]
+enum Fixup {
+    /// `B`: imm26 at bits 0–25.
+    Imm26,
+    /// `B.cond`, `CBZ`, `CBNZ`: imm19 at bits 5–23.
+    Imm19,
+}
+
+/// An instruction buffer with labels for forward and backward branches.
+#[derive(Debug, Default)]
+pub struct Asm {
+    words: Vec<u32>,
+    labels: Vec<Option<usize>>,
+    fixups: Vec<(usize, Label, Fixup)>,
+}
+
+impl Asm {
+    /// An empty buffer.
+    pub fn new() -> Asm {
+        Asm::default()
+    }
+
+    /// A new, unbound label.
+    pub fn label(&mut self) -> Label {
+        self.labels.push(None);
+        Label(self.labels.len() - 1)
+    }
+
+    /// Binds `l` to the current position.
+    pub fn bind(&mut self, l: Label) {
+        self.labels[l.0] = Some(self.words.len());
+    }
+
+    /// The code as little-endian bytes, branches resolved; `None` if a
+    /// used label was never bound or a branch is out of range.
+    pub fn finish(mut self) -> Option<Vec<u8>> {
+        for &(at, l, kind) in &self.fixups {
+            let rel = self.labels[l.0]? as i64 - at as i64;
+            let w = &mut self.words[at];
+            match kind {
+                Fixup::Imm26 => {
+                    if !(-(1 << 25)..(1 << 25)).contains(&rel) {
+                        return None;
+                    }
+                    *w |= (rel as u32) & 0x03FF_FFFF;
+                }
+                Fixup::Imm19 => {
+                    if !(-(1 << 18)..(1 << 18)).contains(&rel) {
+                        return None;
+                    }
+                    *w |= ((rel as u32) & 0x7FFFF) << 5;
+                }
+            }
+        }
+        Some(self.words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
+
+    /// The instruction words emitted so far (branches not yet resolved).
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    fn emit(&mut self, w: u32) {
+        self.words.push(w);
+    }
+
+    /// `LDR Rt, [Xn, #off]` (unsigned offset, a multiple of the size);
+    /// false when the offset does not fit.
+    pub fn ldr_imm(&mut self, size: Size, t: X, n: X, off: u32) -> bool {
+        self.ls_imm(0x3940_0000, size, t, n, off)
+    }
+
+    /// `STR Rt, [Xn, #off]`; false when the offset does not fit.
+    pub fn str_imm(&mut self, size: Size, t: X, n: X, off: u32) -> bool {
+        self.ls_imm(0x3900_0000, size, t, n, off)
+    }
+
+    fn ls_imm(&mut self, base: u32, size: Size, t: X, n: X, off: u32) -> bool {
+        let scale = size as u32;
+        if !off.is_multiple_of(1 << scale) || off >> scale > 0xFFF {
+            return false;
+        }
+        self.emit(base | size.bits() | (off >> scale) << 10 | n.n() << 5 | t.n());
+        true
+    }
+
+    /// `LDR Rt, [Xn, Xm]` (register offset, no shift).
+    pub fn ldr_reg(&mut self, size: Size, t: X, n: X, m: X) {
+        self.emit(0x3860_6800 | size.bits() | m.n() << 16 | n.n() << 5 | t.n());
+    }
+
+    /// `STR Rt, [Xn, Xm]` (register offset, no shift).
+    pub fn str_reg(&mut self, size: Size, t: X, n: X, m: X) {
+        self.emit(0x3820_6800 | size.bits() | m.n() << 16 | n.n() << 5 | t.n());
+    }
+
+    /// `LDAR Rt, [Xn]`.
+    pub fn ldar(&mut self, size: Size, t: X, n: X) {
+        self.emit(0x08DF_FC00 | size.bits() | n.n() << 5 | t.n());
+    }
+
+    /// `LDAPR Rt, [Xn]` (FEAT_LRCPC).
+    pub fn ldapr(&mut self, size: Size, t: X, n: X) {
+        self.emit(0x38BF_C000 | size.bits() | n.n() << 5 | t.n());
+    }
+
+    /// `STLR Rt, [Xn]`.
+    pub fn stlr(&mut self, size: Size, t: X, n: X) {
+        self.emit(0x089F_FC00 | size.bits() | n.n() << 5 | t.n());
+    }
+
+    /// `LDXR Rt, [Xn]`, or `LDAXR` with `acquire`.
+    pub fn ldxr(&mut self, size: Size, acquire: bool, t: X, n: X) {
+        self.emit(0x085F_7C00 | size.bits() | u32::from(acquire) << 15 | n.n() << 5 | t.n());
+    }
+
+    /// `STXR Ws, Rt, [Xn]`, or `STLXR` with `release`.
+    pub fn stxr(&mut self, size: Size, release: bool, s: X, t: X, n: X) {
+        self.emit(
+            0x0800_7C00 | size.bits() | s.n() << 16 | u32::from(release) << 15 | n.n() << 5 | t.n(),
+        );
+    }
+
+    /// An LSE atomic: `LD<op>{A}{L} Rs, Rt, [Xn]` or `SWP{A}{L}`
+    /// (FEAT_LSE). With `t` = XZR and no acquire it is the `ST<op>` alias.
+    // One argument per field of the instruction, as the Arm ARM names them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn atomic(&mut self, size: Size, op: AtomicOp, acq: bool, rel: bool, s: X, t: X, n: X) {
+        let (o3, opc) = match op {
+            AtomicOp::Add => (0, 0b000),
+            AtomicOp::Clr => (0, 0b001),
+            AtomicOp::Eor => (0, 0b010),
+            AtomicOp::Set => (0, 0b011),
+            AtomicOp::Smax => (0, 0b100),
+            AtomicOp::Smin => (0, 0b101),
+            AtomicOp::Umax => (0, 0b110),
+            AtomicOp::Umin => (0, 0b111),
+            AtomicOp::Swp => (1, 0b000),
+        };
+        self.emit(
+            0x3820_0000
+                | size.bits()
+                | u32::from(acq) << 23
+                | u32::from(rel) << 22
+                | s.n() << 16
+                | o3 << 15
+                | opc << 12
+                | n.n() << 5
+                | t.n(),
+        );
+    }
+
+    /// `CAS{A}{L} Rs, Rt, [Xn]` (FEAT_LSE): compares Rs with memory,
+    /// writes Rt if equal; Rs receives the old value.
+    pub fn cas(&mut self, size: Size, acq: bool, rel: bool, s: X, t: X, n: X) {
+        self.emit(
+            0x08A0_7C00
+                | size.bits()
+                | u32::from(acq) << 22
+                | s.n() << 16
+                | u32::from(rel) << 15
+                | n.n() << 5
+                | t.n(),
+        );
+    }
+
+    /// `DMB <option>` by its `CRm` ([`barrier_crm`]).
+    pub fn dmb(&mut self, crm: u32) {
+        self.emit(0xD503_30BF | (crm & 15) << 8);
+    }
+
+    /// `DSB <option>` by its `CRm`.
+    pub fn dsb(&mut self, crm: u32) {
+        self.emit(0xD503_309F | (crm & 15) << 8);
+    }
+
+    /// `ISB`.
+    pub fn isb(&mut self) {
+        self.emit(0xD503_3FDF);
+    }
+
+    /// `NOP`.
+    pub fn nop(&mut self) {
+        self.emit(0xD503_201F);
+    }
+
+    /// `RET` (to X30).
+    pub fn ret(&mut self) {
+        self.emit(0xD65F_03C0);
+    }
+
+    /// `MOV Xd, Xm` (ORR Xd, XZR, Xm).
+    pub fn mov(&mut self, d: X, m: X) {
+        self.emit(0xAA00_03E0 | m.n() << 16 | d.n());
+    }
+
+    /// `Xd = imm`, with MOVZ or MOVN and then MOVK for each remaining
+    /// 16-bit chunk.
+    pub fn mov_imm(&mut self, d: X, imm: i64) {
+        let v = imm as u64;
+        let chunks: Vec<u32> = (0..4).map(|i| ((v >> (16 * i)) & 0xFFFF) as u32).collect();
+        // MOVN when more chunks are all-ones than zero.
+        let ones = chunks.iter().filter(|c| **c == 0xFFFF).count();
+        let zeros = chunks.iter().filter(|c| **c == 0).count();
+        let (neg, skip) = if ones > zeros {
+            (true, 0xFFFF)
+        } else {
+            (false, 0)
+        };
+        // 0 and -1 are one MOVZ/MOVN of chunk 0.
+        let all_skipped = chunks.iter().all(|c| *c == skip);
+        let mut first = true;
+        for (hw, &c) in chunks.iter().enumerate() {
+            if c == skip && !(all_skipped && hw == 0) {
+                continue;
+            }
+            let hw = hw as u32;
+            if first {
+                let (base, field) = if neg {
+                    (0x9280_0000, !c & 0xFFFF)
+                } else {
+                    (0xD280_0000, c)
+                };
+                self.emit(base | hw << 21 | field << 5 | d.n());
+                first = false;
+            } else {
+                self.emit(0xF280_0000 | hw << 21 | c << 5 | d.n());
+            }
+        }
+    }
+
+    /// A register-register operation, 64-bit.
+    pub fn op(&mut self, op: Op, d: X, n: X, m: X) {
+        let base = match op {
+            Op::Add => 0x8B00_0000,
+            Op::Sub => 0xCB00_0000,
+            Op::And => 0x8A00_0000,
+            Op::Orr => 0xAA00_0000,
+            Op::Eor => 0xCA00_0000,
+            Op::Bic => 0x8A20_0000,
+            Op::Mul => 0x9B00_7C00,
+            Op::Lslv => 0x9AC0_2000,
+            Op::Lsrv => 0x9AC0_2400,
+        };
+        self.emit(base | m.n() << 16 | n.n() << 5 | d.n());
+    }
+
+    /// `NEG Xd, Xm` (SUB Xd, XZR, Xm).
+    pub fn neg(&mut self, d: X, m: X) {
+        self.emit(0xCB00_03E0 | m.n() << 16 | d.n());
+    }
+
+    /// `MVN Xd, Xm` (ORN Xd, XZR, Xm).
+    pub fn mvn(&mut self, d: X, m: X) {
+        self.emit(0xAA20_03E0 | m.n() << 16 | d.n());
+    }
+
+    /// `ADD Xd, Xn, #imm12` (`Xn`/`Xd` may be SP); false when `imm`
+    /// does not fit 12 bits.
+    pub fn add_imm(&mut self, d: X, n: X, imm: u32) -> bool {
+        self.addsub_imm(0x9100_0000, d, n, imm)
+    }
+
+    /// `SUB Xd, Xn, #imm12`; false when `imm` does not fit.
+    pub fn sub_imm(&mut self, d: X, n: X, imm: u32) -> bool {
+        self.addsub_imm(0xD100_0000, d, n, imm)
+    }
+
+    /// `SUBS Xd, Xn, #imm12` (`CMP Xn, #imm` with `d` = XZR); false when
+    /// `imm` does not fit.
+    pub fn subs_imm(&mut self, d: X, n: X, imm: u32) -> bool {
+        self.addsub_imm(0xF100_0000, d, n, imm)
+    }
+
+    fn addsub_imm(&mut self, base: u32, d: X, n: X, imm: u32) -> bool {
+        if imm > 0xFFF {
+            return false;
+        }
+        self.emit(base | imm << 10 | n.n() << 5 | d.n());
+        true
+    }
+
+    /// `CMP Xn, Xm` (SUBS XZR, Xn, Xm).
+    pub fn cmp(&mut self, n: X, m: X) {
+        self.emit(0xEB00_001F | m.n() << 16 | n.n() << 5);
+    }
+
+    /// `LSL Xd, Xn, #sh` (UBFM); `sh` < 64.
+    pub fn lsl_imm(&mut self, d: X, n: X, sh: u32) {
+        let sh = sh & 63;
+        let immr = (64 - sh) & 63;
+        let imms = 63 - sh;
+        self.emit(0xD340_0000 | immr << 16 | imms << 10 | n.n() << 5 | d.n());
+    }
+
+    /// `LSR Xd, Xn, #sh` (UBFM); `sh` < 64.
+    pub fn lsr_imm(&mut self, d: X, n: X, sh: u32) {
+        self.emit(0xD340_FC00 | (sh & 63) << 16 | n.n() << 5 | d.n());
+    }
+
+    /// `CSEL Xd, Xn, Xm, cond`.
+    pub fn csel(&mut self, d: X, n: X, m: X, c: Cond) {
+        self.emit(0x9A80_0000 | m.n() << 16 | (c as u32) << 12 | n.n() << 5 | d.n());
+    }
+
+    /// `CSET Xd, cond` (CSINC Xd, XZR, XZR, invert(cond)).
+    pub fn cset(&mut self, d: X, c: Cond) {
+        self.emit(0x9A9F_07E0 | (c.invert() as u32) << 12 | d.n());
+    }
+
+    /// `B label`.
+    pub fn b(&mut self, l: Label) {
+        self.fixups.push((self.words.len(), l, Fixup::Imm26));
+        self.emit(0x1400_0000);
+    }
+
+    /// `B.cond label`.
+    pub fn b_cond(&mut self, c: Cond, l: Label) {
+        self.fixups.push((self.words.len(), l, Fixup::Imm19));
+        self.emit(0x5400_0000 | c as u32);
+    }
+
+    /// `CBZ Xt, label`.
+    pub fn cbz(&mut self, t: X, l: Label) {
+        self.fixups.push((self.words.len(), l, Fixup::Imm19));
+        self.emit(0xB400_0000 | t.n());
+    }
+
+    /// `CBNZ Xt, label`.
+    pub fn cbnz(&mut self, t: X, l: Label) {
+        self.fixups.push((self.words.len(), l, Fixup::Imm19));
+        self.emit(0xB500_0000 | t.n());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(f: impl FnOnce(&mut Asm)) -> Vec<u32> {
+        let mut a = Asm::new();
+        f(&mut a);
+        let bytes = a.finish().expect("labels bound");
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    /// Each line: an instruction as GNU as reads it, and what our encoder
+    /// makes of it. The expected words are as's (binutils 2.40,
+    /// `aarch64-linux-gnu-as -march=armv8.4-a+lse+rcpc`), copied from
+    /// `aarch64-linux-gnu-objdump -d`.
+    /// An instruction's text, as's word for it, and how we emit it.
+    type Line = (&'static str, u32, Box<dyn Fn(&mut Asm)>);
+
+    fn listing() -> Vec<Line> {
+        use Size::{B, H, W};
+        const D: Size = Size::X;
+        let x = X;
+        vec![
+            (
+                "ldr x3, [x1]",
+                0xf9400023,
+                Box::new(move |a: &mut Asm| assert!(a.ldr_imm(D, x(3), x(1), 0))),
+            ),
+            (
+                "ldr x2, [x0, #16]",
+                0xf9400802,
+                Box::new(move |a: &mut Asm| assert!(a.ldr_imm(D, x(2), x(0), 16))),
+            ),
+            (
+                "ldr w5, [x2]",
+                0xb9400045,
+                Box::new(move |a: &mut Asm| assert!(a.ldr_imm(W, x(5), x(2), 0))),
+            ),
+            (
+                "ldrb w5, [x2, #3]",
+                0x39400c45,
+                Box::new(move |a: &mut Asm| assert!(a.ldr_imm(B, x(5), x(2), 3))),
+            ),
+            (
+                "ldrh w5, [x2, #4]",
+                0x79400845,
+                Box::new(move |a: &mut Asm| assert!(a.ldr_imm(H, x(5), x(2), 4))),
+            ),
+            (
+                "str x9, [sp, #8]",
+                0xf90007e9,
+                Box::new(move |a: &mut Asm| assert!(a.str_imm(D, x(9), X::SP, 8))),
+            ),
+            (
+                "str w3, [x0]",
+                0xb9000003,
+                Box::new(move |a: &mut Asm| assert!(a.str_imm(W, x(3), x(0), 0))),
+            ),
+            (
+                "str xzr, [x4]",
+                0xf900009f,
+                Box::new(move |a: &mut Asm| assert!(a.str_imm(D, X::ZR, x(4), 0))),
+            ),
+            (
+                "ldr x6, [x0, x5]",
+                0xf8656806,
+                Box::new(move |a: &mut Asm| a.ldr_reg(D, x(6), x(0), x(5))),
+            ),
+            (
+                "str w6, [x0, x5]",
+                0xb8256806,
+                Box::new(move |a: &mut Asm| a.str_reg(W, x(6), x(0), x(5))),
+            ),
+            (
+                "ldar x1, [x2]",
+                0xc8dffc41,
+                Box::new(move |a: &mut Asm| a.ldar(D, x(1), x(2))),
+            ),
+            (
+                "ldar w1, [x2]",
+                0x88dffc41,
+                Box::new(move |a: &mut Asm| a.ldar(W, x(1), x(2))),
+            ),
+            (
+                "ldapr x7, [x8]",
+                0xf8bfc107,
+                Box::new(move |a: &mut Asm| a.ldapr(D, x(7), x(8))),
+            ),
+            (
+                "stlr x3, [x4]",
+                0xc89ffc83,
+                Box::new(move |a: &mut Asm| a.stlr(D, x(3), x(4))),
+            ),
+            (
+                "stlr w3, [x4]",
+                0x889ffc83,
+                Box::new(move |a: &mut Asm| a.stlr(W, x(3), x(4))),
+            ),
+            (
+                "ldxr x0, [x1]",
+                0xc85f7c20,
+                Box::new(move |a: &mut Asm| a.ldxr(D, false, x(0), x(1))),
+            ),
+            (
+                "ldaxr x0, [x1]",
+                0xc85ffc20,
+                Box::new(move |a: &mut Asm| a.ldxr(D, true, x(0), x(1))),
+            ),
+            (
+                "stxr w4, x2, [x3]",
+                0xc8047c62,
+                Box::new(move |a: &mut Asm| a.stxr(D, false, x(4), x(2), x(3))),
+            ),
+            (
+                "stlxr w4, x2, [x3]",
+                0xc804fc62,
+                Box::new(move |a: &mut Asm| a.stxr(D, true, x(4), x(2), x(3))),
+            ),
+            (
+                "ldadd x1, x2, [x3]",
+                0xf8210062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Add, false, false, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "ldaddal x1, x2, [x3]",
+                0xf8e10062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Add, true, true, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "ldclra x1, x2, [x3]",
+                0xf8a11062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Clr, true, false, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "ldeorl x1, x2, [x3]",
+                0xf8612062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Eor, false, true, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "ldset x1, x2, [x3]",
+                0xf8213062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Set, false, false, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "ldsmax x1, x2, [x3]",
+                0xf8214062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Smax, false, false, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "ldumin x1, x2, [x3]",
+                0xf8217062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Umin, false, false, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "stadd x1, [x3]",
+                0xf821007f,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Add, false, false, x(1), X::ZR, x(3))
+                }),
+            ),
+            (
+                "swp x1, x2, [x3]",
+                0xf8218062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(D, AtomicOp::Swp, false, false, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "swpal w1, w2, [x3]",
+                0xb8e18062,
+                Box::new(move |a: &mut Asm| {
+                    a.atomic(W, AtomicOp::Swp, true, true, x(1), x(2), x(3))
+                }),
+            ),
+            (
+                "cas x10, x4, [x2]",
+                0xc8aa7c44,
+                Box::new(move |a: &mut Asm| a.cas(D, false, false, x(10), x(4), x(2))),
+            ),
+            (
+                "casa x10, x4, [x2]",
+                0xc8ea7c44,
+                Box::new(move |a: &mut Asm| a.cas(D, true, false, x(10), x(4), x(2))),
+            ),
+            (
+                "casl x10, x4, [x2]",
+                0xc8aafc44,
+                Box::new(move |a: &mut Asm| a.cas(D, false, true, x(10), x(4), x(2))),
+            ),
+            (
+                "casal w10, w4, [x2]",
+                0x88eafc44,
+                Box::new(move |a: &mut Asm| a.cas(W, true, true, x(10), x(4), x(2))),
+            ),
+            (
+                "dmb ish",
+                0xd5033bbf,
+                Box::new(|a: &mut Asm| a.dmb(barrier_crm("ISH").unwrap())),
+            ),
+            (
+                "dmb ishld",
+                0xd50339bf,
+                Box::new(|a: &mut Asm| a.dmb(barrier_crm("ishld").unwrap())),
+            ),
+            (
+                "dmb ishst",
+                0xd5033abf,
+                Box::new(|a: &mut Asm| a.dmb(barrier_crm("ISHST").unwrap())),
+            ),
+            (
+                "dmb sy",
+                0xd5033fbf,
+                Box::new(|a: &mut Asm| a.dmb(barrier_crm("SY").unwrap())),
+            ),
+            (
+                "dmb oshld",
+                0xd50331bf,
+                Box::new(|a: &mut Asm| a.dmb(barrier_crm("OSHLD").unwrap())),
+            ),
+            (
+                "dsb sy",
+                0xd5033f9f,
+                Box::new(|a: &mut Asm| a.dsb(barrier_crm("SY").unwrap())),
+            ),
+            (
+                "dsb ish",
+                0xd5033b9f,
+                Box::new(|a: &mut Asm| a.dsb(barrier_crm("ISH").unwrap())),
+            ),
+            ("isb", 0xd5033fdf, Box::new(|a: &mut Asm| a.isb())),
+            ("nop", 0xd503201f, Box::new(|a: &mut Asm| a.nop())),
+            ("ret", 0xd65f03c0, Box::new(|a: &mut Asm| a.ret())),
+            (
+                "mov x3, x17",
+                0xaa1103e3,
+                Box::new(move |a: &mut Asm| a.mov(x(3), x(17))),
+            ),
+            (
+                "mov x3, #0x1",
+                0xd2800023,
+                Box::new(move |a: &mut Asm| a.mov_imm(x(3), 1)),
+            ),
+            (
+                "mov x3, #0x0",
+                0xd2800003,
+                Box::new(move |a: &mut Asm| a.mov_imm(x(3), 0)),
+            ),
+            (
+                "mov x3, #0xffffffffffffffff",
+                0x92800003,
+                Box::new(move |a: &mut Asm| a.mov_imm(x(3), -1)),
+            ),
+            (
+                "mov x3, #0x10000",
+                0xd2a00023,
+                Box::new(move |a: &mut Asm| a.mov_imm(x(3), 0x10000)),
+            ),
+            (
+                "add x1, x2, x3",
+                0x8b030041,
+                Box::new(move |a: &mut Asm| a.op(Op::Add, x(1), x(2), x(3))),
+            ),
+            (
+                "sub x1, x2, x3",
+                0xcb030041,
+                Box::new(move |a: &mut Asm| a.op(Op::Sub, x(1), x(2), x(3))),
+            ),
+            (
+                "and x1, x2, x3",
+                0x8a030041,
+                Box::new(move |a: &mut Asm| a.op(Op::And, x(1), x(2), x(3))),
+            ),
+            (
+                "orr x1, x2, x3",
+                0xaa030041,
+                Box::new(move |a: &mut Asm| a.op(Op::Orr, x(1), x(2), x(3))),
+            ),
+            (
+                "eor x4, x3, x3",
+                0xca030064,
+                Box::new(move |a: &mut Asm| a.op(Op::Eor, x(4), x(3), x(3))),
+            ),
+            (
+                "bic x1, x2, x3",
+                0x8a230041,
+                Box::new(move |a: &mut Asm| a.op(Op::Bic, x(1), x(2), x(3))),
+            ),
+            (
+                "mul x1, x2, x3",
+                0x9b037c41,
+                Box::new(move |a: &mut Asm| a.op(Op::Mul, x(1), x(2), x(3))),
+            ),
+            (
+                "lsl x1, x2, x3",
+                0x9ac32041,
+                Box::new(move |a: &mut Asm| a.op(Op::Lslv, x(1), x(2), x(3))),
+            ),
+            (
+                "lsr x1, x2, x3",
+                0x9ac32441,
+                Box::new(move |a: &mut Asm| a.op(Op::Lsrv, x(1), x(2), x(3))),
+            ),
+            (
+                "neg x1, x2",
+                0xcb0203e1,
+                Box::new(move |a: &mut Asm| a.neg(x(1), x(2))),
+            ),
+            (
+                "mvn x1, x2",
+                0xaa2203e1,
+                Box::new(move |a: &mut Asm| a.mvn(x(1), x(2))),
+            ),
+            (
+                "add x1, x2, #0x7",
+                0x91001c41,
+                Box::new(move |a: &mut Asm| assert!(a.add_imm(x(1), x(2), 7))),
+            ),
+            (
+                "sub sp, sp, #0x50",
+                0xd10143ff,
+                Box::new(move |a: &mut Asm| assert!(a.sub_imm(X::SP, X::SP, 0x50))),
+            ),
+            (
+                "subs x1, x1, #0x1",
+                0xf1000421,
+                Box::new(move |a: &mut Asm| assert!(a.subs_imm(x(1), x(1), 1))),
+            ),
+            (
+                "cmp x5, x6",
+                0xeb0600bf,
+                Box::new(move |a: &mut Asm| a.cmp(x(5), x(6))),
+            ),
+            (
+                "lsl x1, x2, #3",
+                0xd37df041,
+                Box::new(move |a: &mut Asm| a.lsl_imm(x(1), x(2), 3)),
+            ),
+            (
+                "lsr x1, x2, #3",
+                0xd343fc41,
+                Box::new(move |a: &mut Asm| a.lsr_imm(x(1), x(2), 3)),
+            ),
+            (
+                "csel x1, x2, x3, ne",
+                0x9a831041,
+                Box::new(move |a: &mut Asm| a.csel(x(1), x(2), x(3), Cond::Ne)),
+            ),
+            (
+                "cset x1, eq",
+                0x9a9f17e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Eq)),
+            ),
+            (
+                "cset x1, lt",
+                0x9a9fa7e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Lt)),
+            ),
+        ]
+    }
+
+    #[test]
+    fn instructions_match_gnu_as() {
+        for (text, want, f) in listing() {
+            assert_eq!(one(|a| f(a)), vec![want], "{text}");
+        }
+    }
+
+    #[test]
+    fn wide_immediates_take_movk() {
+        // mov x3, #0x12345 is movz #0x2345 ; movk #0x1, lsl #16.
+        assert_eq!(
+            one(|a| a.mov_imm(X(3), 0x12345)),
+            vec![0xd284_68a3, 0xf2a0_0023]
+        );
+        // -2 is movn #1.
+        assert_eq!(one(|a| a.mov_imm(X(3), -2)), vec![0x9280_0023]);
+    }
+
+    #[test]
+    fn branches_resolve_forward_and_backward() {
+        let words = one(|a| {
+            let top = a.label();
+            let end = a.label();
+            a.bind(top);
+            a.cbz(X(3), end); // +3 words
+            a.b_cond(Cond::Ne, end); // +2
+            a.b(top); // -2
+            a.bind(end);
+            a.cbnz(X(4), top); // -3
+        });
+        // cbz x3, .+12 ; b.ne .+8 ; b .-8 ; cbnz x4, .-12
+        assert_eq!(
+            words,
+            vec![0xb400_0063, 0x5400_0041, 0x17ff_fffe, 0xb5ff_ffa4]
+        );
+        let mut a = Asm::new();
+        let l = a.label();
+        a.b(l);
+        assert!(a.finish().is_none(), "an unbound label is refused");
+    }
+
+    #[test]
+    fn out_of_range_offsets_are_refused() {
+        let mut a = Asm::new();
+        assert!(!a.ldr_imm(Size::X, X(1), X(2), 4));
+        assert!(!a.ldr_imm(Size::X, X(1), X(2), 8 * 4096));
+        assert!(!a.add_imm(X(1), X(2), 4096));
+        assert!(a.words().is_empty());
+    }
+
+    /// Assembles the listing with GNU as when the cross binutils are
+    /// installed and compares every word with ours: a check that the
+    /// expected words above were copied right.
+    #[test]
+    fn listing_assembles_to_the_same_words_with_binutils() {
+        let dir = std::env::temp_dir().join(format!("atomlab-a64-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let (src, obj) = (dir.join("l.s"), dir.join("l.o"));
+        let listing = listing();
+        let text: String = listing.iter().map(|(t, _, _)| format!("{t}\n")).collect();
+        std::fs::write(&src, text).expect("temp file");
+        let as_run = std::process::Command::new("aarch64-linux-gnu-as")
+            .args(["-march=armv8.4-a+lse+rcpc", "-o"])
+            .arg(&obj)
+            .arg(&src)
+            .output();
+        let Ok(out) = as_run else {
+            eprintln!(
+                "skipped: aarch64-linux-gnu-as is not installed (binutils-aarch64-linux-gnu)"
+            );
+            return;
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dump = std::process::Command::new("aarch64-linux-gnu-objcopy")
+            .args(["-O", "binary", "--only-section=.text"])
+            .arg(&obj)
+            .arg(dir.join("l.bin"))
+            .output()
+            .expect("objcopy comes with as");
+        assert!(
+            dump.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dump.stderr)
+        );
+        let bytes = std::fs::read(dir.join("l.bin")).expect("objcopy output");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(bytes.len(), listing.len() * 4);
+        for (i, (text, want, f)) in listing.iter().enumerate() {
+            let w = u32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ]);
+            assert_eq!(w, *want, "{text}: as gives {w:#010x}");
+            assert_eq!(one(|a| f(a)), vec![w], "{text}");
+        }
+    }
+}
