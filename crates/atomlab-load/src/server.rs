@@ -240,11 +240,41 @@ mod tests {
         assert!(ticks_per_second() > 0.0);
     }
 
+    /// A TCP socket bound to a free loopback port, not listening, and
+    /// its address; the port stays taken while the socket is open.
+    fn bound_not_listening() -> (std::os::fd::OwnedFd, SocketAddr) {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain socket(2) call; the result is checked.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        // SAFETY: `fd` is a fresh socket that nothing else owns.
+        let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let mut sa = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_ne_bytes([127, 0, 0, 1]),
+            },
+            sin_zero: [0; 8],
+        };
+        let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: `sa` is a valid sockaddr_in of `len` bytes.
+        let rc = unsafe { libc::bind(fd, (&raw const sa).cast(), len) };
+        assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
+        // SAFETY: `sa` and `len` are writable and sized for a sockaddr_in.
+        let rc = unsafe { libc::getsockname(fd, (&raw mut sa).cast(), &mut len) };
+        assert_eq!(rc, 0, "getsockname: {}", std::io::Error::last_os_error());
+        let port = u16::from_be(sa.sin_port);
+        (owned, SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+
     #[test]
     fn spawn_that_never_listens_is_refused_and_stopped() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        drop(l);
+        // A port held by a bound socket that never listens: connecting is
+        // refused, and no other process or test can take the port (a
+        // dropped listener's port was taken by a parallel test once, and
+        // "exit 3" then seemed to listen).
+        let (_held, addr) = bound_not_listening();
         let e = Spawned::start("exit 3", addr, Duration::from_secs(2))
             .err()
             .expect("refused");
