@@ -16,6 +16,8 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use atomlab_litmus::RvAccesses;
+
 use crate::plan::{Base, Bin, Check, Fixpoint, Op, Plan, Ty, Un};
 use crate::syntax::{
     self, Arm, BinOp, CheckKind, Cond, Expr, ExprKind, Instr, InstrKind, Level, Pat, Pos, UnOp,
@@ -756,12 +758,52 @@ impl<'a> Compiler<'a> {
             "Q" => set(self, Base::ArmQ),
             "L" => set(self, Base::ArmL),
             "NoRet" => set(self, Base::NoRet),
-            "X" => set(self, Base::Locked),
+            // herd's X: x86 LOCKed accesses, Arm and RISC-V exclusives.
+            "X" => {
+                let l = V::Node(self.base(Base::Locked), Ty::Set);
+                let x = V::Node(self.base(Base::Excl), Ty::Set);
+                self.bin(BinOp::Union, l, x, pos).ok()
+            }
             "MFENCE" => set(self, Base::Mfence),
             "DMB.SY" => set(self, Base::DmbFull),
             "DMB.LD" => set(self, Base::DmbLd),
             "DMB.ST" => set(self, Base::DmbSt),
             "ISB" => set(self, Base::Isb),
+            // RISC-V (herd's RISCV annotations and fence sets, as
+            // riscv-defs.cat uses them).
+            "Fence.tso" => set(self, Base::RvTso),
+            _ if name.starts_with("Fence.") => {
+                let (pred, succ) = name["Fence.".len()..].split_once('.')?;
+                let parse = |a: &str| match a {
+                    "r" => Some(RvAccesses::R),
+                    "w" => Some(RvAccesses::W),
+                    "rw" => Some(RvAccesses::RW),
+                    _ => None,
+                };
+                let bits = crate::plan::rv_fence_bits(parse(pred)?, parse(succ)?);
+                set(self, Base::RvFence(bits))
+            }
+            "AMO" => set(self, Base::RvAmo),
+            // `.aq`, `.rl` and `.aqrl` are the acquire and release
+            // annotations Arm's accesses also carry (A and L).
+            "Acq" => {
+                let a = V::Node(self.base(Base::ArmA), Ty::Set);
+                let l = V::Node(self.base(Base::ArmL), Ty::Set);
+                self.bin(BinOp::Diff, a, l, pos).ok()
+            }
+            "Rel" => {
+                let a = V::Node(self.base(Base::ArmA), Ty::Set);
+                let l = V::Node(self.base(Base::ArmL), Ty::Set);
+                self.bin(BinOp::Diff, l, a, pos).ok()
+            }
+            "AcqRel" => {
+                let a = V::Node(self.base(Base::ArmA), Ty::Set);
+                let l = V::Node(self.base(Base::ArmL), Ty::Set);
+                self.bin(BinOp::Inter, a, l, pos).ok()
+            }
+            // riscv-defs.cat's compatibility name; no RISC-V access of
+            // atomlab's carries it.
+            "Sc" => Some(V::Empty),
             // herd's A: C atomics on C tests, acquire accesses on Arm ones.
             "A" => {
                 let a = V::Node(self.base(Base::Atomic), Ty::Set);

@@ -33,6 +33,11 @@
 //!   instruction fetch, cache and TLB maintenance, exceptions, locks,
 //!   shareability variants of barriers other than `.SY`) are empty; DMB and
 //!   DSB of one kind are one set (`DMB.SY`, `DMB.LD`, `DMB.ST`).
+//! - RISC-V (herd's RISCV names, as riscv-defs.cat reads them): the fence
+//!   sets `Fence.PRED.SUCC` (each of `r`, `w`, `rw`) and `Fence.tso`;
+//!   `Acq`, `Rel` and `AcqRel` for `.aq`, `.rl` and `.aqrl`; `AMO` for both
+//!   events of an AMO instruction; `X` (x86 LOCKed accesses, and the
+//!   exclusives of Arm and RISC-V).
 //! - `flag` checks are reported (herd's `Flag NAME` lines, through
 //!   [`atomlab_model::models::Model::judge_flagged`]) and never forbid;
 //!   `undefined_unless` shows as a data race (herd's `Undef`).

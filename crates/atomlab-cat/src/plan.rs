@@ -8,7 +8,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use atomlab_litmus::{Fence, RvAccesses};
 use atomlab_model::exec::{Execution, Skeleton};
+use atomlab_model::interp::Kind;
 use atomlab_model::models::{Judgement, Model, Violation};
 use atomlab_model::rel::{full_set, members, shortest_cycle, Rel, Set, MAX_EVENTS};
 
@@ -51,6 +53,15 @@ pub(crate) enum Base {
     DmbLd,
     DmbSt,
     Isb,
+    /// RISC-V `fence pred,succ`: bit 0 pred r, 1 pred w, 2 succ r, 3 succ w
+    /// (herd's `Fence.r.rw` and the like).
+    RvFence(u8),
+    /// RISC-V `fence.tso`.
+    RvTso,
+    /// Exclusive accesses (Arm LDXR/STXR, RISC-V LR/SC).
+    Excl,
+    /// RISC-V AMO instructions' events (herd's `AMO`): both ends of `amo`.
+    RvAmo,
     Po,
     Rf,
     Co,
@@ -410,6 +421,11 @@ struct Ctx<'c, 'x> {
     regs: Option<Regs>,
 }
 
+/// The [`Base::RvFence`] bits of `fence pred,succ`.
+pub(crate) fn rv_fence_bits(pred: RvAccesses, succ: RvAccesses) -> u8 {
+    u8::from(pred.r) | u8::from(pred.w) << 1 | u8::from(succ.r) << 2 | u8::from(succ.w) << 3
+}
+
 fn base_value(b: Base, cx: &Ctx<'_, '_>) -> (Set, Option<Rel>) {
     let x = cx.x;
     let s = x.s;
@@ -452,6 +468,25 @@ fn base_value(b: Base, cx: &Ctx<'_, '_>) -> (Set, Option<Rel>) {
         Base::DmbLd => set(st.dmb_ld),
         Base::DmbSt => set(st.dmb_st),
         Base::Isb => set(st.isb),
+        Base::RvFence(bits) => set(s
+            .events
+            .iter()
+            .enumerate()
+            .fold(0, |a, (i, e)| match e.kind {
+                Kind::Fence(Fence::RiscV { pred, succ }) if rv_fence_bits(pred, succ) == bits => {
+                    a | 1u64 << i
+                }
+                _ => a,
+            })),
+        Base::RvTso => set(s.events.iter().enumerate().fold(0, |a, (i, e)| {
+            if matches!(e.kind, Kind::Fence(Fence::Tso)) {
+                a | 1u64 << i
+            } else {
+                a
+            }
+        })),
+        Base::RvAmo => set(s.amo.domain() | s.amo.range()),
+        Base::Excl => set(st.excl),
         Base::Po => match &cx.regs {
             Some(g) => (0, Some(widen(&s.po, n) | g.po)),
             None => (0, Some(s.po)),
