@@ -4,10 +4,12 @@
 //! The golden tests in tests/litmus/linux (herd7's logs beside them) check
 //! grace periods, read-side critical sections and lock ordering.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use atomlab_model::{check_test, CheckOptions, ModelOutcome, ModelResult, Observation};
+
+mod support;
+use support::summary;
 
 fn parse(src: &str) -> atomlab_litmus::Test {
     atomlab_litmus::parse("t.litmus", src).expect("the test parses")
@@ -100,31 +102,6 @@ exists (x=1)
 ",
     );
     assert!(r.states.is_empty(), "{:?}", r.states);
-}
-
-/// Observation and sorted state lines of a herd log.
-fn summary(log: &str) -> (String, BTreeSet<String>) {
-    let lines: Vec<&str> = log.lines().collect();
-    let mut obs = String::new();
-    let mut states = BTreeSet::new();
-    for (i, l) in lines.iter().enumerate() {
-        if let Some(r) = l.strip_prefix("Observation ") {
-            obs = r.split_whitespace().nth(1).unwrap_or("").to_string();
-        }
-        if let Some(n) = l.strip_prefix("States ") {
-            let n: usize = n.trim().parse().unwrap_or(0);
-            for s in lines.iter().skip(i + 1).take(n) {
-                let mut items: Vec<&str> = s
-                    .split(';')
-                    .map(str::trim)
-                    .filter(|x| !x.is_empty())
-                    .collect();
-                items.sort();
-                states.insert(items.join("; "));
-            }
-        }
-    }
-    (obs, states)
 }
 
 /// Every test of ../shared/litmus-more/linux parses and lkmm's Observation
