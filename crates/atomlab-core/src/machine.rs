@@ -107,7 +107,7 @@ impl Machine {
             arch: std::env::consts::ARCH.to_string(),
             cpu_model,
             cpus: usable_cpus(),
-            features: runtime_features(),
+            features: runtime_features(&cpuinfo, emulated),
             virtualised,
             emulated,
             kernel: kernel(),
@@ -258,7 +258,7 @@ fn under_qemu_user() -> bool {
 }
 
 #[cfg(target_arch = "aarch64")]
-fn runtime_features() -> Vec<String> {
+fn runtime_features(_cpuinfo: &str, _emulated: bool) -> Vec<String> {
     let mut f = Vec::new();
     macro_rules! probe {
         ($($name:tt),*) => {$(
@@ -271,8 +271,36 @@ fn runtime_features() -> Vec<String> {
     f
 }
 
+/// The x86 features atomlab reports, with the name `/proc/cpuinfo` gives
+/// each (Linux's arch/x86/include/asm/cpufeatures.h).
 #[cfg(target_arch = "x86_64")]
-fn runtime_features() -> Vec<String> {
+const X86_FEATURES: [(&str, &str); 4] = [
+    ("cmpxchg16b", "cx16"),
+    ("rtm", "rtm"),
+    ("avx2", "avx2"),
+    ("sse2", "sse2"),
+];
+
+/// The features from the kernel's `flags` line when it describes this CPU:
+/// the kernel has run `cpuid` and cleared what it does not enable (AVX2
+/// without XSAVE state, RTM when TSX is off). In a VM each `cpuid` traps to
+/// the hypervisor (15–30 µs here), and `std`'s detection issues several, a
+/// visible part of a small `atomlab check`.
+#[cfg(target_arch = "x86_64")]
+fn runtime_features(cpuinfo: &str, emulated: bool) -> Vec<String> {
+    if !emulated && cpuinfo_flags(cpuinfo).next().is_some() {
+        return X86_FEATURES
+            .iter()
+            .filter(|(_, flag)| cpuinfo_flags(cpuinfo).any(|f| f == *flag))
+            .map(|(name, _)| name.to_string())
+            .collect();
+    }
+    cpuid_features()
+}
+
+/// The features by `cpuid`, through `std`'s detection.
+#[cfg(target_arch = "x86_64")]
+fn cpuid_features() -> Vec<String> {
     let mut f = Vec::new();
     macro_rules! probe {
         ($($name:tt),*) => {$(
@@ -286,7 +314,7 @@ fn runtime_features() -> Vec<String> {
 }
 
 #[cfg(not(any(target_arch = "aarch64", target_arch = "x86_64")))]
-fn runtime_features() -> Vec<String> {
+fn runtime_features(_cpuinfo: &str, _emulated: bool) -> Vec<String> {
     Vec::new()
 }
 
@@ -299,6 +327,21 @@ mod tests {
         let info = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu hypervisor sse2\n";
         assert_eq!(cpu_model(info), "AMD EPYC 7B13");
         assert!(cpuinfo_flags(info).any(|f| f == "hypervisor"));
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn cpuinfo_features_are_the_cpuid_features() {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        if cpuinfo_flags(&cpuinfo).next().is_none() {
+            eprintln!("skipped: this /proc/cpuinfo has no flags line");
+            return;
+        }
+        assert_eq!(runtime_features(&cpuinfo, false), cpuid_features());
+        let info = "flags\t\t: fpu cx16 sse2 hypervisor\n";
+        assert_eq!(runtime_features(info, false), ["cmpxchg16b", "sse2"]);
+        // Under emulation the flags are the host's: ask the CPU instead.
+        assert_eq!(runtime_features(info, true), cpuid_features());
     }
 
     #[test]
