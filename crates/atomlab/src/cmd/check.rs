@@ -168,7 +168,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     // The entry's type comes with the directory listing (d_type): no stat
     // per file, which was a tenth of a small corpus's check. A symbolic
     // link, or a file system that does not give the type, is stat'ed.
-    let mut v: Vec<(PathBuf, bool)> = rd
+    // Sorted by name: within one directory that is the paths' order, without
+    // comparing them component by component.
+    let mut v: Vec<(std::ffi::OsString, PathBuf, bool)> = rd
         .flatten()
         .map(|e| {
             let path = e.path();
@@ -176,11 +178,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
                 Ok(t) if !t.is_symlink() => t.is_dir(),
                 _ => path.is_dir(),
             };
-            (path, is_dir)
+            (e.file_name(), path, is_dir)
         })
         .collect();
-    v.sort();
-    for (p, is_dir) in v {
+    v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (_, p, is_dir) in v {
         if is_dir {
             walk(&p, out);
         } else if p.extension().is_some_and(|e| e == "litmus") {
