@@ -10,7 +10,7 @@
 //! here implies both, so inconsistent partial executions die before any
 //! cross-location combination is formed.
 
-use atomlab_litmus::{Annot, BarrierKind, Fence, LkAccess, MemOrder, Test};
+use atomlab_litmus::{Annot, BarrierKind, Fence, LkAccess, LkFence, MemOrder, Test};
 
 use crate::interp::{Kind, Trace};
 use crate::rel::{members, Rel, Set, MAX_EVENTS};
@@ -224,6 +224,8 @@ impl Skeleton {
                     thread: Some(t),
                     kind: e.kind,
                     loc: match e.kind {
+                        // synchronize_srcu's event is at its srcu_struct.
+                        Kind::Fence(Fence::Linux(LkFence::SyncSrcu)) => Some(e.loc),
                         Kind::Fence(_) => None,
                         _ => Some(e.loc),
                     },
