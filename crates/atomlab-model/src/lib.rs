@@ -29,9 +29,8 @@
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
 //!   checker refuses such tests under `c11` ([`CheckError::ThinAir`]).
-//! - `lkmm`: no SRCU (refused by the parser); lock.cat's and
-//!   linux-kernel.bell's validity flags (unmatched locks, `lock-final`,
-//!   mixed accesses) are not raised, only `data-race`.
+//! - `lkmm`: lock.cat's and linux-kernel.bell's validity flags (unmatched
+//!   locks, `lock-final`, mixed accesses) are not raised, only `data-race`.
 //! - `c11` puts non-atomic writes in coherence order (herd orders only atomic
 //!   writes and decides the final non-atomic write separately).
 //!

@@ -25,9 +25,18 @@
 //! unreleased LKW per lock, last) and its `rf` for LKR, LF and RU. The
 //! lock-nest and nested-is-locked axioms follow from coherence the same way.
 //!
-//! Not covered: SRCU (the parser refuses `srcu_*`), and lock.cat's and the
-//! bell file's validity flags (unmatched locks, mixed lock accesses,
-//! `lock-final`), which flag ill-formed tests; `data-race` is reported.
+//! SRCU follows linux-kernel.def and .bell: `srcu_read_lock(s)` (and
+//! `srcu_down_read`) is a marked read of the srcu_struct `*s` (`Srcu-lock`),
+//! `srcu_read_unlock(s, idx)` (and `srcu_up_read`) a marked write of `idx`
+//! (`Srcu-unlock`), `synchronize_srcu(s)` an event located at `s` that is
+//! not an access (`Sync-srcu`). A lock and an unlock match (`srcu-rscs`)
+//! when the unlock's value comes from the lock's by data dependencies and
+//! reads-from, at the same location; grace periods (`gp`, `rcu-order`)
+//! count against critical sections of their own srcu_struct only.
+//!
+//! Not covered: lock.cat's and the bell file's validity flags (unmatched
+//! locks and critical sections, mixed lock accesses, `lock-final`), which
+//! flag ill-formed tests; `data-race` is reported.
 
 use super::{violation, Judgement, Model};
 use crate::exec::Execution;
@@ -53,6 +62,12 @@ struct Sets {
     lkr: Set,
     lkw: Set,
     ul: Set,
+    /// `srcu_read_lock`/`srcu_down_read` reads (the bell's `Srcu-lock`).
+    srcu_lock: Set,
+    /// `srcu_read_unlock`/`srcu_up_read` writes (`Srcu-unlock`).
+    srcu_unlock: Set,
+    /// `synchronize_srcu` events (`Sync-srcu`), located at their srcu_struct.
+    sync_srcu: Set,
 }
 
 fn fences(x: &Execution<'_>, k: LkFence) -> Set {
@@ -106,6 +121,9 @@ fn sets(x: &Execution<'_>) -> Sets {
         lkr,
         lkw: tagged(&|a| a == LkAccess::LockWrite),
         ul,
+        srcu_lock: tagged(&|a| a == LkAccess::SrcuLock) & r,
+        srcu_unlock: tagged(&|a| a == LkAccess::SrcuUnlock) & w,
+        sync_srcu: fences(x, LkFence::SyncSrcu),
     }
 }
 
@@ -135,6 +153,22 @@ fn rcu_rscs(x: &Execution<'_>) -> Rel {
         }
     }
     out
+}
+
+/// Matching pairs of SRCU read-side lock and unlock (linux-kernel.bell's
+/// `srcu-rscs`): the unlock writes, to the same srcu_struct, a value that
+/// flows by data dependencies (and reads-from, across threads, which
+/// `srcu_down_read`/`srcu_up_read` allow) from what the lock read.
+/// `carry-srcu-data = (data; [~Srcu-unlock]; rf)*`, over the bell's own
+/// `data`, before it is widened by `carry-dep`.
+fn srcu_rscs(x: &Execution<'_>, k: &Sets) -> Rel {
+    let s = x.s;
+    let carry_srcu_data = s.data.rng(full_set(s.n) & !k.srcu_unlock).seq(&x.rf).star();
+    Rel::id(s.n, k.srcu_lock)
+        .seq(&carry_srcu_data)
+        .seq(&s.data)
+        .rng(k.srcu_unlock)
+        & s.loc
 }
 
 /// The relations the axioms are stated over, kept for explanations.
@@ -191,16 +225,22 @@ impl Lkmm {
                 .dom(m)
                 .rng(fences(x, LkFence::AfterUnlockLock))
                 .seq(&po)
+                .rng(m)
+            | po_opt
+                .dom(m)
+                .rng(k.srcu_unlock)
+                .seq(&fencerel(x, fences(x, LkFence::AfterSrcuReadUnlock)))
                 .rng(m);
         let sync_rcu = fences(x, LkFence::SyncRcu);
-        let gp = po.rng(sync_rcu).seq(&po_opt);
+        let gp = po.rng(sync_rcu | k.sync_srcu).seq(&po_opt);
         let strong_fence = mb | gp;
         let nonrw_fence = strong_fence | po_rel | acq_po;
         let fence = nonrw_fence | wmb | rmb;
 
         // Dependencies, carried through plain accesses (linux-kernel.bell):
-        // carry-dep = (data; rfi)*
-        let carry_dep = s.data.seq(&rfi).star();
+        // carry-dep = (data; [~Srcu-unlock]; rfi)*
+        let not_srcu_unlock = full_set(n) & !k.srcu_unlock;
+        let carry_dep = s.data.rng(not_srcu_unlock).seq(&rfi).star();
         let addr = carry_dep.seq(&s.addr);
         let ctrl = carry_dep.seq(&s.ctrl);
         let data = carry_dep.seq(&s.data);
@@ -235,17 +275,32 @@ impl Lkmm {
         let pb = prop.seq(&strong_fence).seq(&hb_star).rng(marked);
         let pb_star = pb.star();
 
-        // RCU
+        // RCU and SRCU. An SRCU grace period and an SRCU critical section
+        // count against each other only for one srcu_struct (`& loc`).
         let rscsi = rcu_rscs(x).inv();
+        let srscsi = srcu_rscs(x, k).inv();
         let rcu_gp = Rel::id(n, sync_rcu);
+        let srcu_gp = Rel::id(n, k.sync_srcu);
+        let loc = s.loc;
         let rcu_link = po_opt.seq(&hb_star).seq(&pb_star).seq(&prop).seq(&po);
         let gl = rcu_gp.seq(&rcu_link);
         let rl = rscsi.seq(&rcu_link);
-        let mut rcu_order = rcu_gp | gl.seq(&rscsi) | rl.seq(&rcu_gp);
+        let sgl = srcu_gp.seq(&rcu_link);
+        let srl = srscsi.seq(&rcu_link);
+        let mut rcu_order = rcu_gp
+            | srcu_gp
+            | gl.seq(&rscsi)
+            | (sgl.seq(&srscsi) & loc)
+            | rl.seq(&rcu_gp)
+            | (srl.seq(&srcu_gp) & loc);
         loop {
             let ol = rcu_order.seq(&rcu_link);
-            let next =
-                rcu_order | gl.seq(&ol).seq(&rscsi) | rl.seq(&ol).seq(&rcu_gp) | ol.seq(&rcu_order);
+            let next = rcu_order
+                | gl.seq(&ol).seq(&rscsi)
+                | (sgl.seq(&ol).seq(&srscsi) & loc)
+                | rl.seq(&ol).seq(&rcu_gp)
+                | (srl.seq(&ol).seq(&srcu_gp) & loc)
+                | ol.seq(&rcu_order);
             if next == rcu_order {
                 break;
             }
