@@ -88,6 +88,10 @@ pub struct Sets {
     pub rv_fence: Set,
     /// Exclusive accesses (Arm LDXR/STXR, RISC-V LR/SC).
     pub excl: Set,
+    /// Initial writes of the locations a final state reports (the test's
+    /// condition and `locations`): herd7 keeps a final write (`FW`) only
+    /// for these, and the LKMM's `lock-final` flag reads it.
+    pub observed_iw: Set,
 }
 
 /// The parts of a candidate execution fixed by the threads' traces.
@@ -340,6 +344,11 @@ impl Skeleton {
         }
         s.sets.w |= s.sets.iw;
         s.sets.m = s.sets.r | s.sets.w;
+        for v in test.state_vars() {
+            if let atomlab_litmus::StateVar::Loc(l) = v {
+                s.sets.observed_iw |= 1 << s.init_of[l];
+            }
+        }
         s.sets.atomic &= s.sets.m;
         // Same-instance pairs are not dependencies (herd: `& ~same-instance`).
         s.pick_addr = s.pick_addr - s.same_instance;

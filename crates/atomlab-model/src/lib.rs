@@ -29,8 +29,9 @@
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
 //!   checker refuses such tests under `c11` ([`CheckError::ThinAir`]).
-//! - `lkmm`: lock.cat's and linux-kernel.bell's validity flags (unmatched
-//!   locks, `lock-final`, mixed accesses) are not raised, only `data-race`.
+//! - `lkmm`: a test that reads a spinlock like a variable
+//!   (`mixed-lock-accesses`) may count more witnesses than herd7, which
+//!   gives lock events their own rf; the verdict and final states agree.
 //! - `c11` puts non-atomic writes in coherence order (herd orders only atomic
 //!   writes and decides the final non-atomic write separately).
 //!

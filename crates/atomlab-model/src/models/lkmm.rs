@@ -34,9 +34,15 @@
 //! reads-from, at the same location; grace periods (`gp`, `rcu-order`)
 //! count against critical sections of their own srcu_struct only.
 //!
-//! Not covered: lock.cat's and the bell file's validity flags (unmatched
-//! locks and critical sections, mixed lock accesses, `lock-final`), which
-//! flag ill-formed tests; `data-race` is reported.
+//! Flags, raised by allowed executions and printed by `--format herd` as
+//! herd7 does (`Flag NAME`, sorted): `data-race` and `mixed-accesses`
+//! (linux-kernel.cat); `unmatched-rcu-lock`, `unmatched-rcu-unlock`,
+//! `unmatched-srcu-lock`, `unmatched-srcu-unlock`, `multiple-srcu-matches`,
+//! `invalid-sleep`, `srcu-bad-value-match` (linux-kernel.bell);
+//! `mixed-lock-accesses`, `lock-final`, `unmatched-unlock` (lock.cat).
+//! Never raised: lock.cat's `unpaired-LKW`/`unpaired-LKR` (the parser
+//! always pairs a lock's read and write) and the bell's
+//! `this-model-requires-variant-higher-than-lkmmv1` (this is `lkmmv2`).
 
 use super::{violation, Judgement, Model};
 use crate::exec::Execution;
@@ -169,6 +175,129 @@ fn srcu_rscs(x: &Execution<'_>, k: &Sets) -> Rel {
         .seq(&s.data)
         .rng(k.srcu_unlock)
         & s.loc
+}
+
+/// The flags of linux-kernel.bell, lock.cat and linux-kernel.cat other than
+/// `data-race`: they mark a test that uses the primitives in ways the
+/// model does not give a meaning to (unmatched critical sections, an SRCU
+/// unlock handed a value its lock did not return, a lock accessed like an
+/// ordinary variable), without forbidding the execution.
+///
+/// lock.cat's `unpaired-LKW` and `unpaired-LKR` are never raised here: the
+/// parser makes every lock acquisition one read and one write, adjacent in
+/// program order, which is what lock.cat's `lk-rmw` pairs.
+fn validity_flags(x: &Execution<'_>, k: &Sets) -> Vec<&'static str> {
+    let s = x.s;
+    let n = s.n;
+    let po = s.po;
+    let po_loc = s.po_loc();
+    let mut flags = Vec::new();
+    let mut raise = |cond: bool, name: &'static str| {
+        if cond {
+            flags.push(name);
+        }
+    };
+
+    // linux-kernel.bell: nesting of RCU and SRCU read-side critical sections.
+    let rscs = rcu_rscs(x);
+    raise(
+        fences(x, LkFence::RcuLock) & !rscs.domain() != 0,
+        "unmatched-rcu-lock",
+    );
+    raise(
+        fences(x, LkFence::RcuUnlock) & !rscs.range() != 0,
+        "unmatched-rcu-unlock",
+    );
+    let srscs = srcu_rscs(x, k);
+    raise(k.srcu_lock & !srscs.domain() != 0, "unmatched-srcu-lock");
+    raise(k.srcu_unlock & !srscs.range() != 0, "unmatched-srcu-unlock");
+    raise(
+        !srscs.inv().seq(&srscs).noid().is_empty(),
+        "multiple-srcu-matches",
+    );
+    // synchronize_srcu() sleeps, which an RCU read-side critical section
+    // must not do.
+    raise(
+        !(rscs & po.rng(k.sync_srcu).seq(&po)).is_empty(),
+        "invalid-sleep",
+    );
+    // different-values(srcu-rscs): the unlock writes another value than
+    // its lock read.
+    raise(
+        srscs
+            .pairs()
+            .iter()
+            .any(|&(l, u)| s.events[l].rval != s.events[u].wval),
+        "srcu-bad-value-match",
+    );
+
+    // lock.cat. Its ALL-LOCKS: spinlock events (LF includes RL) and SRCU events.
+    let is_locked = tagged_set(x, LkAccess::IsLocked);
+    let all_locks = k.lkr
+        | k.lkw
+        | k.ul
+        | tagged_set(x, LkAccess::LockFail)
+        | is_locked
+        | k.srcu_lock
+        | k.srcu_unlock
+        | k.sync_srcu;
+    let ordinary = k.m & !s.sets.iw & !all_locks;
+    raise(
+        !(Rel::cross(n, ordinary, all_locks) & s.loc).is_empty(),
+        "mixed-lock-accesses",
+    );
+    // FW: the co-last write of each location a final state reports, when
+    // some thread wrote it (herd7 has no final write for an untouched one).
+    let mut fw: Set = 0;
+    for (l, &w) in x.last.iter().enumerate() {
+        if s.sets.observed_iw >> s.init_of[l] & 1 == 1 && s.sets.iw >> w & 1 == 0 {
+            fw |= 1 << w;
+        }
+    }
+    raise(
+        !(Rel::cross(n, fw, all_locks) & s.loc).is_empty(),
+        "lock-final",
+    );
+    // critical = ([LKW]; po-loc; [UL]) \ (po-loc; [LKW | UL]; po-loc)
+    let critical = po_loc.dom(k.lkw).rng(k.ul) - po_loc.rng(k.lkw | k.ul).seq(&po_loc);
+    raise(k.ul & !critical.range() != 0, "unmatched-unlock");
+
+    // linux-kernel.cat: plain writes and marked accesses to one location in
+    // one thread with no barrier between them.
+    let barrier_events = fences(x, LkFence::Barrier)
+        | fences(x, LkFence::Rmb)
+        | fences(x, LkFence::Wmb)
+        | fences(x, LkFence::Mb)
+        | fences(x, LkFence::SyncRcu)
+        | k.sync_srcu
+        | fences(x, LkFence::BeforeAtomic)
+        | fences(x, LkFence::AfterAtomic)
+        | k.acquire
+        | k.release
+        | fences(x, LkFence::RcuLock)
+        | fences(x, LkFence::RcuUnlock)
+        | k.srcu_lock
+        | k.srcu_unlock;
+    let barrier = fencerel(x, barrier_events) | po.rng(k.release) | po.dom(k.acquire);
+    let unbarriered = po_loc - barrier;
+    let plain_w = k.plain & k.w;
+    raise(
+        !(unbarriered.dom(plain_w).rng(k.marked) | unbarriered.dom(k.marked).rng(plain_w))
+            .is_empty(),
+        "mixed-accesses",
+    );
+    flags
+}
+
+/// Events of threads tagged `tag` (fences excluded).
+fn tagged_set(x: &Execution<'_>, tag: LkAccess) -> Set {
+    let mut s = 0;
+    for (i, e) in x.s.events.iter().enumerate() {
+        if e.thread.is_some() && !matches!(e.kind, Kind::Fence(_)) && e.annot.lk == tag {
+            s |= 1 << i;
+        }
+    }
+    s
 }
 
 /// The relations the axioms are stated over, kept for explanations.
@@ -409,11 +538,10 @@ impl Lkmm {
         if !incoh.is_empty() {
             return forbid("plain-coherence", &[]);
         }
-        let flags = if race.is_empty() {
-            Vec::new()
-        } else {
-            vec!["data-race"]
-        };
+        let mut flags = validity_flags(x, &k);
+        if !race.is_empty() {
+            flags.push("data-race");
+        }
         (Judgement::Allowed { racy: false }, flags)
     }
 }
