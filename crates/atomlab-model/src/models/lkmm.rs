@@ -23,7 +23,10 @@
 //! initial write. With coherence and RMW atomicity (checked by the engine)
 //! this gives lock.cat's `co` (each UL right after its LKW, at most one
 //! unreleased LKW per lock, last) and its `rf` for LKR, LF and RU. The
-//! lock-nest and nested-is-locked axioms follow from coherence the same way.
+//! lock-nest and nested-is-locked axioms follow from coherence the same way,
+//! except with an unlock that no lock precedes, which lock.cat keeps out of
+//! `co` and no lock reads from: those axioms and that rf restriction are
+//! checked explicitly (`lock_axioms`).
 //!
 //! SRCU follows linux-kernel.def and .bell: `srcu_read_lock(s)` (and
 //! `srcu_down_read`) is a marked read of the srcu_struct `*s` (`Srcu-lock`),
@@ -259,9 +262,7 @@ fn validity_flags(x: &Execution<'_>, k: &Sets) -> Vec<&'static str> {
         !(Rel::cross(n, fw, all_locks) & s.loc).is_empty(),
         "lock-final",
     );
-    // critical = ([LKW]; po-loc; [UL]) \ (po-loc; [LKW | UL]; po-loc)
-    let critical = po_loc.dom(k.lkw).rng(k.ul) - po_loc.rng(k.lkw | k.ul).seq(&po_loc);
-    raise(k.ul & !critical.range() != 0, "unmatched-unlock");
+    raise(k.ul & !critical(x, k).range() != 0, "unmatched-unlock");
 
     // linux-kernel.cat: plain writes and marked accesses to one location in
     // one thread with no barrier between them.
@@ -269,6 +270,7 @@ fn validity_flags(x: &Execution<'_>, k: &Sets) -> Vec<&'static str> {
         | fences(x, LkFence::Rmb)
         | fences(x, LkFence::Wmb)
         | fences(x, LkFence::Mb)
+        | k.mb
         | fences(x, LkFence::SyncRcu)
         | k.sync_srcu
         | fences(x, LkFence::BeforeAtomic)
@@ -288,6 +290,42 @@ fn validity_flags(x: &Execution<'_>, k: &Sets) -> Vec<&'static str> {
         "mixed-accesses",
     );
     flags
+}
+
+/// lock.cat's `critical`: each lock acquisition's write and the unlock
+/// that ends its critical section,
+/// `([LKW]; po-loc; [UL]) \ (po-loc; [LKW | UL]; po-loc)`.
+fn critical(x: &Execution<'_>, k: &Sets) -> Rel {
+    let po_loc = x.s.po_loc();
+    po_loc.dom(k.lkw).rng(k.ul) - po_loc.rng(k.lkw | k.ul).seq(&po_loc)
+}
+
+/// lock.cat's lock axioms that coherence does not give here once a test
+/// has an unlock that no lock precedes (lock.cat flags it, and keeps such
+/// an unlock out of `co`): a lock never reads from that unlock (`lock-rf`,
+/// the rf lock.cat builds for LKR), a thread never takes a lock it holds
+/// (`lock-nest`), and `spin_is_locked` is true inside a critical section
+/// of its lock (`nested-is-locked`). The first failing one, if any.
+fn lock_axioms(x: &Execution<'_>, k: &Sets) -> Option<&'static str> {
+    let po_loc = x.s.po_loc();
+    let unmatched_ul = k.ul & !critical(x, k).range();
+    if !x.rf.dom(unmatched_ul).rng(k.lkr).is_empty() {
+        return Some("lock-rf");
+    }
+    let released = po_loc.rng(k.ul).seq(&po_loc);
+    if !(po_loc.dom(k.lkw).rng(k.lkr) - released).is_empty() {
+        return Some("lock-nest");
+    }
+    let mut ru: Set = 0;
+    for (i, e) in x.s.events.iter().enumerate() {
+        if e.annot.lk == LkAccess::IsLocked && e.kind == Kind::Read && e.rval == 0 {
+            ru |= 1 << i;
+        }
+    }
+    if !(po_loc.dom(k.lkw).rng(ru) - released).is_empty() {
+        return Some("nested-is-locked");
+    }
+    None
 }
 
 /// Events of threads tagged `tag` (fences excluded).
@@ -333,7 +371,9 @@ impl Lkmm {
         let rmb = fencerel(x, fences(x, LkFence::Rmb)).dom(r4rmb).rng(r4rmb);
         let wmb = fencerel(x, fences(x, LkFence::Wmb)).dom(w).rng(w);
         let po_opt = po.opt();
-        let mb = fencerel(x, fences(x, LkFence::Mb)).dom(m).rng(m)
+        // The bell's Mb tags smp_mb() and the accesses of fully ordered
+        // RMWs alike, so fencerel(Mb) also goes through such an RMW.
+        let mb = fencerel(x, fences(x, LkFence::Mb) | k.mb).dom(m).rng(m)
             | po.dom(m).rng(k.mb & r)
             | po.dom(k.mb & w).rng(m)
             | fencerel(x, fences(x, LkFence::BeforeAtomic))
@@ -508,10 +548,13 @@ impl Lkmm {
 
     fn judge_all(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
         let k = sets(x);
-        let (d, more) = self.derive(x, &k);
         let forbid = |axiom: &'static str, parts: &[(&str, Rel)]| {
             (violation(axiom, explain, parts, None), Vec::new())
         };
+        if let Some(axiom) = lock_axioms(x, &k) {
+            return forbid(axiom, &[]);
+        }
+        let (d, more) = self.derive(x, &k);
         if !d.hb.acyclic() {
             return forbid(
                 "happens-before",
