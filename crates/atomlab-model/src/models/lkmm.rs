@@ -25,8 +25,10 @@
 //! unreleased LKW per lock, last) and its `rf` for LKR, LF and RU. The
 //! lock-nest and nested-is-locked axioms follow from coherence the same way,
 //! except with an unlock that no lock precedes, which lock.cat keeps out of
-//! `co` and no lock reads from: those axioms and that rf restriction are
-//! checked explicitly (`lock_axioms`).
+//! `co` and no lock reads from: then those axioms and lock.cat's rf for
+//! LKR are checked explicitly (`lock_axioms`), and the execution is judged
+//! without that unlock in `co`, a lock that took its 0 reading from the
+//! release before it (`without_unmatched_unlocks`).
 //!
 //! SRCU follows linux-kernel.def and .bell: `srcu_read_lock(s)` (and
 //! `srcu_down_read`) is a marked read of the srcu_struct `*s` (`Srcu-lock`),
@@ -50,7 +52,7 @@
 use super::{violation, Judgement, Model};
 use crate::exec::Execution;
 use crate::interp::Kind;
-use crate::rel::{full_set, Rel, Set};
+use crate::rel::{full_set, members, Rel, Set};
 use atomlab_litmus::{Fence, LkAccess, LkFence};
 
 /// The LKMM.
@@ -302,15 +304,24 @@ fn critical(x: &Execution<'_>, k: &Sets) -> Rel {
 
 /// lock.cat's lock axioms that coherence does not give here once a test
 /// has an unlock that no lock precedes (lock.cat flags it, and keeps such
-/// an unlock out of `co`): a lock never reads from that unlock (`lock-rf`,
-/// the rf lock.cat builds for LKR), a thread never takes a lock it holds
+/// an unlock out of `co`): without that unlock in co, a lock still comes
+/// right after a release or the initial write (`lock-rf`, the rf lock.cat
+/// builds for LKR), a thread never takes a lock it holds
 /// (`lock-nest`), and `spin_is_locked` is true inside a critical section
 /// of its lock (`nested-is-locked`). The first failing one, if any.
 fn lock_axioms(x: &Execution<'_>, k: &Sets) -> Option<&'static str> {
     let po_loc = x.s.po_loc();
+    // lock.cat's co has no unmatched UL; there, a lock's read takes the
+    // value of the write just before its LKW in co, which must not be
+    // another (unreleased) LKW.
     let unmatched_ul = k.ul & !critical(x, k).range();
-    if !x.rf.dom(unmatched_ul).rng(k.lkr).is_empty() {
-        return Some("lock-rf");
+    let co_inv = x.co.inv();
+    for w in members(k.lkw) {
+        let before = co_inv.row(w) & !unmatched_ul;
+        let last = members(before).find(|&p| x.co.row(p) & before == 0);
+        if last.is_some_and(|p| k.lkw >> p & 1 == 1) {
+            return Some("lock-rf");
+        }
     }
     let released = po_loc.rng(k.ul).seq(&po_loc);
     if !(po_loc.dom(k.lkw).rng(k.lkr) - released).is_empty() {
@@ -326,6 +337,43 @@ fn lock_axioms(x: &Execution<'_>, k: &Sets) -> Option<&'static str> {
         return Some("nested-is-locked");
     }
     None
+}
+
+/// The execution as lock.cat sees it when some unlock has no lock before
+/// it (`None` otherwise): such an unlock is out of `co`, and a lock whose
+/// read took its 0 here reads instead from the write before its LKW in
+/// lock.cat's co (`[IW | UL]; singlestep(co); lk-rmw^-1`), so that the
+/// release it follows orders it (`po-unlock-lock-po`).
+fn without_unmatched_unlocks<'s>(x: &Execution<'s>, k: &Sets) -> Option<Execution<'s>> {
+    let unmatched_ul = k.ul & !critical(x, k).range();
+    if unmatched_ul == 0 {
+        return None;
+    }
+    let s = x.s;
+    let n = s.n;
+    let keep = full_set(n) & !unmatched_ul;
+    let co = x.co.dom(keep).rng(keep);
+    let mut rf = Rel::empty(n);
+    for (w, r) in x.rf.pairs() {
+        let mut src = w;
+        if unmatched_ul >> w & 1 == 1 && k.lkr >> r & 1 == 1 {
+            if let Some(lkw) = members(s.rmw.row(r)).next() {
+                let before = x.co.inv().row(lkw) & keep;
+                if let Some(p) = members(before).find(|&p| x.co.row(p) & before == 0) {
+                    src = p;
+                }
+            }
+        }
+        rf.add(src, r);
+    }
+    let fr = rf.inv().seq(&co).noid();
+    Some(Execution {
+        s,
+        rf,
+        co,
+        fr,
+        last: x.last.clone(),
+    })
 }
 
 /// Events of threads tagged `tag` (fences excluded).
@@ -554,6 +602,8 @@ impl Lkmm {
         if let Some(axiom) = lock_axioms(x, &k) {
             return forbid(axiom, &[]);
         }
+        let lock_view = without_unmatched_unlocks(x, &k);
+        let x = lock_view.as_ref().unwrap_or(x);
         let (d, more) = self.derive(x, &k);
         if !d.hb.acyclic() {
             return forbid(
