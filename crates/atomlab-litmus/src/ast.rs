@@ -143,6 +143,13 @@ pub enum LkAccess {
     LockFail,
     /// `spin_is_locked`'s read: RU when it reads 0 (unlocked), RL otherwise.
     IsLocked,
+    /// `srcu_read_lock(s)` and `srcu_down_read(s)`: a read of the
+    /// srcu_struct `*s` whose value is the index (linux-kernel.def's
+    /// `__load{srcu-lock}`; the bell's `Srcu-lock`).
+    SrcuLock,
+    /// `srcu_read_unlock(s, idx)` and `srcu_up_read(s, idx)`: a write of
+    /// `idx` to `*s` (`__store{srcu-unlock}`; the bell's `Srcu-unlock`).
+    SrcuUnlock,
 }
 
 impl Annot {
@@ -200,6 +207,8 @@ impl LkAccess {
             LkAccess::Unlock => "UL",
             LkAccess::LockFail => "LF",
             LkAccess::IsLocked => "islocked",
+            LkAccess::SrcuLock => "srcu-lock",
+            LkAccess::SrcuUnlock => "srcu-unlock",
         }
     }
 }
@@ -229,6 +238,12 @@ pub enum LkFence {
     AfterSpinlock,
     /// `smp_mb__after_unlock_lock()`.
     AfterUnlockLock,
+    /// `smp_mb__after_srcu_read_unlock()`.
+    AfterSrcuReadUnlock,
+    /// `synchronize_srcu(s)`: an SRCU grace period. Unlike the other
+    /// barriers its event has a location, the srcu_struct (herd's
+    /// `__srcu{sync-srcu}(s)`); the parser emits it as [`Instr::SyncSrcu`].
+    SyncSrcu,
 }
 
 impl LkFence {
@@ -246,6 +261,8 @@ impl LkFence {
             LkFence::AfterAtomic => "after-atomic",
             LkFence::AfterSpinlock => "after-spinlock",
             LkFence::AfterUnlockLock => "after-unlock-lock",
+            LkFence::AfterSrcuReadUnlock => "after-srcu-read-unlock",
+            LkFence::SyncSrcu => "sync-srcu",
         }
     }
 }
@@ -510,6 +527,13 @@ pub enum Instr {
     },
     /// A barrier or fence.
     Fence(Fence),
+    /// `synchronize_srcu(addr)`: a Linux SRCU grace period for the
+    /// srcu_struct at `addr`, one event that has a location but neither
+    /// reads nor writes it (herd's `SRCU` event tagged `sync-srcu`).
+    SyncSrcu {
+        /// Address of the srcu_struct.
+        addr: Expr,
+    },
     /// `dst := expr`.
     Assign {
         /// Destination register.
@@ -696,7 +720,7 @@ impl Test {
                 | Instr::Store { annot, .. }
                 | Instr::StoreExclusive { annot, .. } => lk(annot),
                 Instr::Rmw { read, .. } | Instr::Cas { read, .. } => lk(read),
-                Instr::Fence(Fence::Linux(_)) => true,
+                Instr::Fence(Fence::Linux(_)) | Instr::SyncSrcu { .. } => true,
                 _ => false,
             })
     }

@@ -10,7 +10,12 @@
 //! each primitive becomes an access tagged with its [`LkAccess`] (ONCE,
 //! ACQUIRE, RELEASE, MB, NORETURN, lock events) or a [`Fence::Linux`]
 //! barrier; RMWs are read/write pairs linked by `rmw`, as herd7 builds them
-//! for the LKMM; registers may be used undeclared, as herd7 allows.
+//! for the LKMM; registers may be used undeclared, as herd7 allows. SRCU's
+//! read-side lock and unlock are a read and a write of the srcu_struct
+//! tagged [`LkAccess::SrcuLock`]/[`LkAccess::SrcuUnlock`], and
+//! `synchronize_srcu(s)` is an [`Instr::SyncSrcu`] at `s`. The
+//! `atomic_*_and_test` and `atomic_add_negative*` RMWs return their new
+//! value compared with 0.
 
 use crate::ast::*;
 use crate::parse::{reg_of, Builder, TYPE_WORDS};
@@ -37,9 +42,17 @@ fn looks_linux(src: &str) -> bool {
             matches!(
                 w,
                 "READ_ONCE" | "WRITE_ONCE" | "atomic_t" | "spinlock_t" | "synchronize_rcu"
-            ) || ["smp_", "spin_", "rcu_", "xchg", "cmpxchg"]
-                .iter()
-                .any(|p| w.starts_with(p))
+            ) || [
+                "smp_",
+                "spin_",
+                "rcu_",
+                "srcu_",
+                "synchronize_",
+                "xchg",
+                "cmpxchg",
+            ]
+            .iter()
+            .any(|p| w.starts_with(p))
         })
 }
 
@@ -673,6 +686,7 @@ impl Body<'_, '_> {
             "smp_mb__after_atomic" => Some(LkFence::AfterAtomic),
             "smp_mb__after_spinlock" => Some(LkFence::AfterSpinlock),
             "smp_mb__after_unlock_lock" => Some(LkFence::AfterUnlockLock),
+            "smp_mb__after_srcu_read_unlock" => Some(LkFence::AfterSrcuReadUnlock),
             "rcu_read_lock" => Some(LkFence::RcuLock),
             "rcu_read_unlock" => Some(LkFence::RcuUnlock),
             "synchronize_rcu" | "synchronize_rcu_expedited" => Some(LkFence::SyncRcu),
@@ -776,10 +790,35 @@ impl Body<'_, '_> {
                 let v = self.load(addr, lk(LkAccess::IsLocked));
                 Expr::bin(BinOp::Ne, v, Expr::int(0))
             }
+            // SRCU, as linux-kernel.def has it: the read-side lock is a read
+            // of the srcu_struct (its value is the index), the unlock a
+            // write of the index back, and the grace period an event of
+            // its own at the srcu_struct's location.
+            "srcu_read_lock" | "srcu_down_read" => {
+                let addr = self.expr()?;
+                self.load(addr, lk(LkAccess::SrcuLock))
+            }
+            "srcu_read_unlock" | "srcu_up_read" => {
+                let addr = self.expr()?;
+                self.comma(name)?;
+                let value = self.expr()?;
+                self.code.push(Instr::Store {
+                    addr,
+                    value,
+                    annot: lk(LkAccess::SrcuUnlock),
+                });
+                Expr::int(0)
+            }
+            "synchronize_srcu" | "synchronize_srcu_expedited" => {
+                let addr = self.expr()?;
+                self.code.push(Instr::SyncSrcu { addr });
+                Expr::int(0)
+            }
             _ if name.starts_with("srcu_") || name.starts_with("synchronize_srcu") => {
-                return Err(self
-                    .c
-                    .err_at(pos, format!("unsupported Linux primitive '{name}' (SRCU)")));
+                return Err(self.c.err_at(
+                    pos,
+                    format!("unsupported Linux primitive '{name}' (the SRCU primitives are srcu_read_lock, srcu_read_unlock, srcu_down_read, srcu_up_read, synchronize_srcu and synchronize_srcu_expedited)"),
+                ));
             }
             _ => return self.linux_rmw(name, pos),
         };
@@ -833,6 +872,44 @@ impl Body<'_, '_> {
         }
         if !base.starts_with("atomic_") {
             return Ok(None);
+        }
+        // atomic_{sub,dec,inc}_and_test and atomic_add_negative: a returning
+        // RMW whose new value is compared with 0 (linux-kernel.def:
+        // `__atomic_op_return{MB}(X,-,V) == 0`, `__atomic_op_return{..}(X,+,V) < 0`).
+        let tested = match base {
+            "atomic_sub_and_test" => Some((RmwOp::Sub, false, BinOp::Eq)),
+            "atomic_dec_and_test" => Some((RmwOp::Sub, true, BinOp::Eq)),
+            "atomic_inc_and_test" => Some((RmwOp::Add, true, BinOp::Eq)),
+            "atomic_add_negative" => Some((RmwOp::Add, false, BinOp::Lt)),
+            _ => None,
+        };
+        if let Some((op, implicit, cmp)) = tested {
+            if cmp == BinOp::Eq && tag != LkAccess::Mb {
+                return Err(self.c.err_at(
+                    pos,
+                    format!("unsupported Linux primitive '{name}': linux-kernel.def has {base} only fully ordered (no _relaxed, _acquire or _release)"),
+                ));
+            }
+            let operand = if implicit {
+                Expr::int(1)
+            } else {
+                let v = self.expr()?;
+                self.comma(name)?;
+                v
+            };
+            let addr = self.expr()?;
+            let t = self.temp();
+            self.code.push(Instr::Rmw {
+                dst: Some(t),
+                addr,
+                op,
+                operand: operand.clone(),
+                read: lk_rmw(tag),
+                write: lk_rmw(tag),
+                single: false,
+            });
+            let new = rmw_expr(op, Expr::Reg(t), operand);
+            return Ok(Some(Expr::bin(cmp, new, Expr::int(0))));
         }
         if base == "atomic_add_unless" || base == "atomic_inc_not_zero" {
             if tag != LkAccess::Mb {

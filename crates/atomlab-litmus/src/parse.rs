@@ -276,6 +276,8 @@ pub(crate) const TYPE_WORDS: &[&str] = &[
     "atomic_ulong",
     "atomic_t",
     "spinlock_t",
+    "struct",
+    "srcu_struct",
     "int8_t",
     "int16_t",
     "int32_t",

@@ -2,7 +2,7 @@
 //! lowered (access tags, barriers, RMW pairs, locks) and how bad input is
 //! refused with a position.
 
-use atomlab_litmus::{parse, Fence, Instr, LkAccess, LkFence, RmwOp};
+use atomlab_litmus::{parse, BinOp, Expr, Fence, Instr, LkAccess, LkFence, RmwOp, Value};
 
 fn code(body: &str) -> Vec<Instr> {
     let src = format!(
@@ -112,6 +112,79 @@ fn spinlocks_are_lock_events() {
 }
 
 #[test]
+fn srcu_primitives_are_srcu_accesses_and_a_located_grace_period() {
+    let src = "C t\n{}\nP0(int *x, struct srcu_struct *s)\n{\nint i; int j;\ni = srcu_read_lock(s);\nsrcu_read_unlock(s, i);\nj = srcu_down_read(s);\nsrcu_up_read(s, j);\nsynchronize_srcu(s);\nsynchronize_srcu_expedited(s);\nsmp_mb__after_srcu_read_unlock();\n}\nexists (x=0)\n";
+    let t = parse("t.litmus", src).unwrap_or_else(|e| panic!("{e}"));
+    assert!(t.is_linux());
+    let s = t.locations.iter().position(|l| l == "s").unwrap();
+    let c = &t.threads[0].code;
+    let accesses: Vec<_> = c
+        .iter()
+        .filter(|i| matches!(i, Instr::Load { .. } | Instr::Store { .. }))
+        .map(|i| tags(i).0)
+        .collect();
+    assert_eq!(
+        accesses,
+        [
+            LkAccess::SrcuLock,
+            LkAccess::SrcuUnlock,
+            LkAccess::SrcuLock,
+            LkAccess::SrcuUnlock
+        ]
+    );
+    let syncs = c
+        .iter()
+        .filter(|i| matches!(i, Instr::SyncSrcu { addr: Expr::Const(Value::Loc(l)) } if *l == s))
+        .count();
+    assert_eq!(syncs, 2);
+    assert_eq!(
+        c.last(),
+        Some(&Instr::Fence(Fence::Linux(LkFence::AfterSrcuReadUnlock)))
+    );
+}
+
+#[test]
+fn and_test_and_add_negative_compare_the_new_value_with_zero() {
+    let c = code("int r0; int r1; int r2;\nr0 = atomic_dec_and_test(v);\nr1 = atomic_sub_and_test(2, v);\nr2 = atomic_add_negative_release(-1, v);");
+    let rmws: Vec<_> = c
+        .iter()
+        .filter(|i| matches!(i, Instr::Rmw { .. }))
+        .collect();
+    assert_eq!(rmws.len(), 3);
+    assert!(matches!(
+        rmws[0],
+        Instr::Rmw {
+            op: RmwOp::Sub,
+            operand: Expr::Const(Value::Int(1)),
+            ..
+        }
+    ));
+    assert_eq!(tags(rmws[0]), (LkAccess::Mb, LkAccess::Mb));
+    assert!(matches!(
+        rmws[1],
+        Instr::Rmw {
+            op: RmwOp::Sub,
+            operand: Expr::Const(Value::Int(2)),
+            ..
+        }
+    ));
+    assert!(matches!(rmws[2], Instr::Rmw { op: RmwOp::Add, .. }));
+    assert_eq!(tags(rmws[2]), (LkAccess::Release, LkAccess::Release));
+    // The register gets `new == 0` / `new < 0`, not the old value.
+    let tests: Vec<_> = c
+        .iter()
+        .filter_map(|i| match i {
+            Instr::Assign {
+                expr: Expr::Bin(op, _, _),
+                ..
+            } => Some(*op),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tests, [BinOp::Eq, BinOp::Eq, BinOp::Lt]);
+}
+
+#[test]
 fn c_comments_casts_and_undeclared_registers_are_read() {
     let c = code(
         "// a comment\n/* a block\n comment */ r0 = (int *)READ_ONCE(*x);\nWRITE_ONCE(*y, r0);",
@@ -133,7 +206,15 @@ fn c11_tests_are_not_linux_tests() {
 fn bad_linux_input_is_refused_with_its_position() {
     for (body, line, col, msg) in [
         ("int r0;\nr0 = READ_ONCE(x);", 6, 16, "expected '*pointer'"),
-        ("srcu_read_lock(x);", 5, 1, "SRCU"),
+        ("srcu_read_unlock(x);", 5, 19, "expected ','"),
+        ("synchronize_srcu();", 5, 18, "expected an expression"),
+        ("srcu_barrier(x);", 5, 1, "the SRCU primitives are"),
+        (
+            "int r0;\nr0 = atomic_inc_and_test_acquire(v);",
+            6,
+            6,
+            "only fully ordered",
+        ),
         (
             "atomic_add_relaxed(1, v);",
             5,

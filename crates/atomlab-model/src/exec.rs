@@ -10,7 +10,7 @@
 //! here implies both, so inconsistent partial executions die before any
 //! cross-location combination is formed.
 
-use atomlab_litmus::{Annot, BarrierKind, Fence, LkAccess, MemOrder, Test};
+use atomlab_litmus::{Annot, BarrierKind, Fence, LkAccess, LkFence, MemOrder, Test};
 
 use crate::interp::{Kind, Trace};
 use crate::rel::{members, Rel, Set, MAX_EVENTS};
@@ -88,6 +88,10 @@ pub struct Sets {
     pub rv_fence: Set,
     /// Exclusive accesses (Arm LDXR/STXR, RISC-V LR/SC).
     pub excl: Set,
+    /// Initial writes of the locations a final state reports (the test's
+    /// condition and `locations`): herd7 keeps a final write (`FW`) only
+    /// for these, and the LKMM's `lock-final` flag reads it.
+    pub observed_iw: Set,
 }
 
 /// The parts of a candidate execution fixed by the threads' traces.
@@ -224,6 +228,8 @@ impl Skeleton {
                     thread: Some(t),
                     kind: e.kind,
                     loc: match e.kind {
+                        // synchronize_srcu's event is at its srcu_struct.
+                        Kind::Fence(Fence::Linux(LkFence::SyncSrcu)) => Some(e.loc),
                         Kind::Fence(_) => None,
                         _ => Some(e.loc),
                     },
@@ -338,6 +344,11 @@ impl Skeleton {
         }
         s.sets.w |= s.sets.iw;
         s.sets.m = s.sets.r | s.sets.w;
+        for v in test.state_vars() {
+            if let atomlab_litmus::StateVar::Loc(l) = v {
+                s.sets.observed_iw |= 1 << s.init_of[l];
+            }
+        }
         s.sets.atomic &= s.sets.m;
         // Same-instance pairs are not dependencies (herd: `& ~same-instance`).
         s.pick_addr = s.pick_addr - s.same_instance;

@@ -14,7 +14,8 @@
 use std::collections::BTreeSet;
 
 use atomlab_litmus::{
-    Annot, Arch, BinOp, CasExpected, Expr, Fence, Instr, LkAccess, RmwOp, Test, Thread, Value,
+    Annot, Arch, BinOp, CasExpected, Expr, Fence, Instr, LkAccess, LkFence, RmwOp, Test, Thread,
+    Value,
 };
 
 use crate::CheckError;
@@ -329,6 +330,24 @@ impl Interp<'_> {
                         Annot::default(),
                         inst,
                         Taint::default(),
+                        Taint::default(),
+                    );
+                    self.push(&mut st, e)?;
+                }
+                Instr::SyncSrcu { addr } => {
+                    // A fence event that keeps its location: the LKMM
+                    // relates grace periods to read-side critical sections
+                    // of the same srcu_struct (`& loc`).
+                    let (a, ta) = self.eval(addr, &st);
+                    let loc = self.loc_of(a, t)?;
+                    let e = Self::ev(
+                        Kind::Fence(Fence::Linux(LkFence::SyncSrcu)),
+                        loc,
+                        0,
+                        0,
+                        Annot::default(),
+                        inst,
+                        ta,
                         Taint::default(),
                     );
                     self.push(&mut st, e)?;

@@ -29,9 +29,13 @@
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
 //!   checker refuses such tests under `c11` ([`CheckError::ThinAir`]).
-//! - `lkmm`: no SRCU (refused by the parser); lock.cat's and
-//!   linux-kernel.bell's validity flags (unmatched locks, `lock-final`,
-//!   mixed accesses) are not raised, only `data-race`.
+//! - `lkmm`: spinlocks are values here (see models/lkmm.rs), while herd7
+//!   gives lock events their own rf and co. On tests that lock.cat flags as
+//!   ill-formed this shows: reading a lock like a variable
+//!   (`mixed-lock-accesses`) or an unlock without a lock (`unmatched-unlock`)
+//!   can count more witnesses than herd7 (same verdict and final states),
+//!   and a lock still held at the end and reported in the final state
+//!   (`lock-final`) is 1 here where herd7 prints 0.
 //! - `c11` puts non-atomic writes in coherence order (herd orders only atomic
 //!   writes and decides the final non-atomic write separately).
 //!

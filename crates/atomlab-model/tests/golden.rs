@@ -1,6 +1,6 @@
 //! Golden tests: every `tests/litmus/**/X.litmus` is checked against its
-//! `X.MODEL.expected` files (herd7's log format: the Observation and the set
-//! of final states must match), and every `X.error` names the position and
+//! `X.MODEL.expected` files (herd7's log format: the Observation, the set
+//! of final states and the set of `Flag` lines must match), and every `X.error` names the position and
 //! message the parser must refuse `X.litmus` with.
 
 use std::collections::BTreeSet;
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use atomlab_model::{check_test, herd, CheckOptions, ModelOutcome};
 
 mod support;
-use support::summary;
+use support::{flags, summary};
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -78,11 +78,18 @@ fn golden_litmus_tests() {
             let out = check_test(&test, &[model], &CheckOptions::default());
             match &out[0] {
                 ModelOutcome::Done(r) => {
-                    let got = summary(&herd::log(&test, r));
-                    let want = summary(&want);
+                    let log = herd::log(&test, r);
+                    let (got, got_flags) = (summary(&log), flags(&log));
+                    let (want, want_flags) = (summary(&want), flags(&want));
                     if got != want {
                         failures.push(format!(
                             "{} [{model}]: expected {want:?}, got {got:?}",
+                            f.display()
+                        ));
+                    }
+                    if got_flags != want_flags {
+                        failures.push(format!(
+                            "{} [{model}]: herd7 flags {want_flags:?}, atomlab flags {got_flags:?}",
                             f.display()
                         ));
                     }

@@ -9,7 +9,7 @@ use std::path::Path;
 use atomlab_model::{check_test, CheckOptions, ModelOutcome, ModelResult, Observation};
 
 mod support;
-use support::summary;
+use support::{flags, summary};
 
 fn parse(src: &str) -> atomlab_litmus::Test {
     atomlab_litmus::parse("t.litmus", src).expect("the test parses")
@@ -104,8 +104,8 @@ exists (x=1)
     assert!(r.states.is_empty(), "{:?}", r.states);
 }
 
-/// Every test of ../shared/litmus-more/linux parses and lkmm's Observation
-/// and final states equal herd7's (`NAME.lkmm.expected`).
+/// Every test of ../shared/litmus-more/linux parses and lkmm's Observation,
+/// final states and flags (none there) equal herd7's (`NAME.lkmm.expected`).
 #[test]
 fn linux_corpus_agrees_with_herd7() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/litmus-more/linux");
@@ -124,7 +124,8 @@ fn linux_corpus_agrees_with_herd7() {
     let mut failures = Vec::new();
     for f in &files {
         let expected = f.with_extension("lkmm.expected");
-        let want = summary(&std::fs::read_to_string(&expected).unwrap());
+        let want_log = std::fs::read_to_string(&expected).unwrap();
+        let (want, want_flags) = (summary(&want_log), flags(&want_log));
         let test = match atomlab_litmus::parse_file(f) {
             Ok(t) => t,
             Err(e) => {
@@ -143,6 +144,13 @@ fn linux_corpus_agrees_with_herd7() {
         let got = summary(&log);
         if got != want {
             failures.push(format!("{}: herd7 {want:?}, atomlab {got:?}", f.display()));
+        }
+        if flags(&log) != want_flags {
+            failures.push(format!(
+                "{}: herd7 flags {want_flags:?}, atomlab flags {:?}",
+                f.display(),
+                flags(&log)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

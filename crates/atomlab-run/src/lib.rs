@@ -357,6 +357,7 @@ fn describe(th: &atomlab_litmus::Thread, locs: &[String], i: &atomlab_litmus::In
         } => format!("{op:?} {} <- [{}], {}", reg(dst), e(addr), e(operand)),
         Instr::Cas { addr, desired, .. } => format!("cas [{}] <- {}", e(addr), e(desired)),
         Instr::Fence(f) => format!("fence {f}"),
+        Instr::SyncSrcu { addr } => format!("synchronize_srcu [{}]", e(addr)),
         Instr::Assign { dst, expr } => format!("{} := {}", reg(&Some(*dst)), e(expr)),
         Instr::Select { dst, .. } => format!("select into {}", reg(&Some(*dst))),
         Instr::Branch { target, .. } => format!("branch to {target}"),

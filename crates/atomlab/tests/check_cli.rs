@@ -145,6 +145,47 @@ fn herd_format_reads_like_herd() {
     );
 }
 
+/// The LKMM's flags print as herd7 prints them: one `Flag NAME` line each,
+/// sorted, after the witnesses; they do not change the verdict or the exit.
+#[test]
+fn herd_format_prints_lkmm_flags_as_herd_does() {
+    let out = atomlab(&[
+        "check",
+        "--format",
+        "herd",
+        "--model",
+        "lkmm",
+        &golden("linux/FLAG+mixed-accesses.litmus"),
+        &golden("linux/FLAG+unmatched-srcu-unlock.litmus"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("Positive: 1 Negative: 2\nFlag data-race\nFlag mixed-accesses\nCondition exists (1:r0=1)\n"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Flag unmatched-srcu-lock\nFlag unmatched-srcu-unlock\nCondition"),
+        "{s}"
+    );
+}
+
+/// A malformed SRCU call is refused like any bad input: file:line:column
+/// and exit status 2.
+#[test]
+fn malformed_srcu_call_is_refused_with_its_position() {
+    let f = golden("errors/linux-srcu.litmus");
+    let out = atomlab(&["check", "--model", "lkmm", &f]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "linux-srcu.litmus:8:20: expected ',' between the arguments of srcu_read_unlock"
+        ),
+        "{err}"
+    );
+}
+
 /// `--format json` and `--json` give atomlab's one document shape: a record
 /// per test and model with its counts as metrics, refusals under `errors`.
 #[test]

@@ -23,16 +23,36 @@
 //! initial write. With coherence and RMW atomicity (checked by the engine)
 //! this gives lock.cat's `co` (each UL right after its LKW, at most one
 //! unreleased LKW per lock, last) and its `rf` for LKR, LF and RU. The
-//! lock-nest and nested-is-locked axioms follow from coherence the same way.
+//! lock-nest and nested-is-locked axioms follow from coherence the same way,
+//! except with an unlock that no lock precedes, which lock.cat keeps out of
+//! `co` and no lock reads from: then those axioms and lock.cat's rf for
+//! LKR are checked explicitly (`lock_axioms`), and the execution is judged
+//! without that unlock in `co`, a lock that took its 0 reading from the
+//! release before it (`without_unmatched_unlocks`).
 //!
-//! Not covered: SRCU (the parser refuses `srcu_*`), and lock.cat's and the
-//! bell file's validity flags (unmatched locks, mixed lock accesses,
-//! `lock-final`), which flag ill-formed tests; `data-race` is reported.
+//! SRCU follows linux-kernel.def and .bell: `srcu_read_lock(s)` (and
+//! `srcu_down_read`) is a marked read of the srcu_struct `*s` (`Srcu-lock`),
+//! `srcu_read_unlock(s, idx)` (and `srcu_up_read`) a marked write of `idx`
+//! (`Srcu-unlock`), `synchronize_srcu(s)` an event located at `s` that is
+//! not an access (`Sync-srcu`). A lock and an unlock match (`srcu-rscs`)
+//! when the unlock's value comes from the lock's by data dependencies and
+//! reads-from, at the same location; grace periods (`gp`, `rcu-order`)
+//! count against critical sections of their own srcu_struct only.
+//!
+//! Flags, raised by allowed executions and printed by `--format herd` as
+//! herd7 does (`Flag NAME`, sorted): `data-race` and `mixed-accesses`
+//! (linux-kernel.cat); `unmatched-rcu-lock`, `unmatched-rcu-unlock`,
+//! `unmatched-srcu-lock`, `unmatched-srcu-unlock`, `multiple-srcu-matches`,
+//! `invalid-sleep`, `srcu-bad-value-match` (linux-kernel.bell);
+//! `mixed-lock-accesses`, `lock-final`, `unmatched-unlock` (lock.cat).
+//! Never raised: lock.cat's `unpaired-LKW`/`unpaired-LKR` (the parser
+//! always pairs a lock's read and write) and the bell's
+//! `this-model-requires-variant-higher-than-lkmmv1` (this is `lkmmv2`).
 
 use super::{violation, Judgement, Model};
 use crate::exec::Execution;
 use crate::interp::Kind;
-use crate::rel::{full_set, Rel, Set};
+use crate::rel::{full_set, members, Rel, Set};
 use atomlab_litmus::{Fence, LkAccess, LkFence};
 
 /// The LKMM.
@@ -53,6 +73,12 @@ struct Sets {
     lkr: Set,
     lkw: Set,
     ul: Set,
+    /// `srcu_read_lock`/`srcu_down_read` reads (the bell's `Srcu-lock`).
+    srcu_lock: Set,
+    /// `srcu_read_unlock`/`srcu_up_read` writes (`Srcu-unlock`).
+    srcu_unlock: Set,
+    /// `synchronize_srcu` events (`Sync-srcu`), located at their srcu_struct.
+    sync_srcu: Set,
 }
 
 fn fences(x: &Execution<'_>, k: LkFence) -> Set {
@@ -106,6 +132,9 @@ fn sets(x: &Execution<'_>) -> Sets {
         lkr,
         lkw: tagged(&|a| a == LkAccess::LockWrite),
         ul,
+        srcu_lock: tagged(&|a| a == LkAccess::SrcuLock) & r,
+        srcu_unlock: tagged(&|a| a == LkAccess::SrcuUnlock) & w,
+        sync_srcu: fences(x, LkFence::SyncSrcu),
     }
 }
 
@@ -135,6 +164,227 @@ fn rcu_rscs(x: &Execution<'_>) -> Rel {
         }
     }
     out
+}
+
+/// Matching pairs of SRCU read-side lock and unlock (linux-kernel.bell's
+/// `srcu-rscs`): the unlock writes, to the same srcu_struct, a value that
+/// flows by data dependencies (and reads-from, across threads, which
+/// `srcu_down_read`/`srcu_up_read` allow) from what the lock read.
+/// `carry-srcu-data = (data; [~Srcu-unlock]; rf)*`, over the bell's own
+/// `data`, before it is widened by `carry-dep`.
+fn srcu_rscs(x: &Execution<'_>, k: &Sets) -> Rel {
+    let s = x.s;
+    let carry_srcu_data = s.data.rng(full_set(s.n) & !k.srcu_unlock).seq(&x.rf).star();
+    Rel::id(s.n, k.srcu_lock)
+        .seq(&carry_srcu_data)
+        .seq(&s.data)
+        .rng(k.srcu_unlock)
+        & s.loc
+}
+
+/// The flags of linux-kernel.bell, lock.cat and linux-kernel.cat other than
+/// `data-race`: they mark a test that uses the primitives in ways the
+/// model does not give a meaning to (unmatched critical sections, an SRCU
+/// unlock handed a value its lock did not return, a lock accessed like an
+/// ordinary variable), without forbidding the execution.
+///
+/// lock.cat's `unpaired-LKW` and `unpaired-LKR` are never raised here: the
+/// parser makes every lock acquisition one read and one write, adjacent in
+/// program order, which is what lock.cat's `lk-rmw` pairs.
+fn validity_flags(x: &Execution<'_>, k: &Sets) -> Vec<&'static str> {
+    let s = x.s;
+    let n = s.n;
+    let po = s.po;
+    let po_loc = s.po_loc();
+    let mut flags = Vec::new();
+    let mut raise = |cond: bool, name: &'static str| {
+        if cond {
+            flags.push(name);
+        }
+    };
+
+    // linux-kernel.bell: nesting of RCU and SRCU read-side critical sections.
+    let rscs = rcu_rscs(x);
+    raise(
+        fences(x, LkFence::RcuLock) & !rscs.domain() != 0,
+        "unmatched-rcu-lock",
+    );
+    raise(
+        fences(x, LkFence::RcuUnlock) & !rscs.range() != 0,
+        "unmatched-rcu-unlock",
+    );
+    let srscs = srcu_rscs(x, k);
+    raise(k.srcu_lock & !srscs.domain() != 0, "unmatched-srcu-lock");
+    raise(k.srcu_unlock & !srscs.range() != 0, "unmatched-srcu-unlock");
+    raise(
+        !srscs.inv().seq(&srscs).noid().is_empty(),
+        "multiple-srcu-matches",
+    );
+    // synchronize_srcu() sleeps, which an RCU read-side critical section
+    // must not do.
+    raise(
+        !(rscs & po.rng(k.sync_srcu).seq(&po)).is_empty(),
+        "invalid-sleep",
+    );
+    // different-values(srcu-rscs): the unlock writes another value than
+    // its lock read.
+    raise(
+        srscs
+            .pairs()
+            .iter()
+            .any(|&(l, u)| s.events[l].rval != s.events[u].wval),
+        "srcu-bad-value-match",
+    );
+
+    // lock.cat. Its ALL-LOCKS: spinlock events (LF includes RL) and SRCU events.
+    let is_locked = tagged_set(x, LkAccess::IsLocked);
+    let all_locks = k.lkr
+        | k.lkw
+        | k.ul
+        | tagged_set(x, LkAccess::LockFail)
+        | is_locked
+        | k.srcu_lock
+        | k.srcu_unlock
+        | k.sync_srcu;
+    let ordinary = k.m & !s.sets.iw & !all_locks;
+    raise(
+        !(Rel::cross(n, ordinary, all_locks) & s.loc).is_empty(),
+        "mixed-lock-accesses",
+    );
+    // FW: the co-last write of each location a final state reports (the
+    // initial write of one no thread writes: herd7 flags a spinlock that
+    // is only tested with spin_is_locked too).
+    let mut fw: Set = 0;
+    for (l, &w) in x.last.iter().enumerate() {
+        if s.sets.observed_iw >> s.init_of[l] & 1 == 1 {
+            fw |= 1 << w;
+        }
+    }
+    raise(
+        !(Rel::cross(n, fw, all_locks) & s.loc).is_empty(),
+        "lock-final",
+    );
+    raise(k.ul & !critical(x, k).range() != 0, "unmatched-unlock");
+
+    // linux-kernel.cat: plain writes and marked accesses to one location in
+    // one thread with no barrier between them.
+    let barrier_events = fences(x, LkFence::Barrier)
+        | fences(x, LkFence::Rmb)
+        | fences(x, LkFence::Wmb)
+        | fences(x, LkFence::Mb)
+        | k.mb
+        | fences(x, LkFence::SyncRcu)
+        | k.sync_srcu
+        | fences(x, LkFence::BeforeAtomic)
+        | fences(x, LkFence::AfterAtomic)
+        | k.acquire
+        | k.release
+        | fences(x, LkFence::RcuLock)
+        | fences(x, LkFence::RcuUnlock)
+        | k.srcu_lock
+        | k.srcu_unlock;
+    let barrier = fencerel(x, barrier_events) | po.rng(k.release) | po.dom(k.acquire);
+    let unbarriered = po_loc - barrier;
+    let plain_w = k.plain & k.w;
+    raise(
+        !(unbarriered.dom(plain_w).rng(k.marked) | unbarriered.dom(k.marked).rng(plain_w))
+            .is_empty(),
+        "mixed-accesses",
+    );
+    flags
+}
+
+/// lock.cat's `critical`: each lock acquisition's write and the unlock
+/// that ends its critical section,
+/// `([LKW]; po-loc; [UL]) \ (po-loc; [LKW | UL]; po-loc)`.
+fn critical(x: &Execution<'_>, k: &Sets) -> Rel {
+    let po_loc = x.s.po_loc();
+    po_loc.dom(k.lkw).rng(k.ul) - po_loc.rng(k.lkw | k.ul).seq(&po_loc)
+}
+
+/// lock.cat's lock axioms that coherence does not give here once a test
+/// has an unlock that no lock precedes (lock.cat flags it, and keeps such
+/// an unlock out of `co`): without that unlock in co, a lock still comes
+/// right after a release or the initial write (`lock-rf`, the rf lock.cat
+/// builds for LKR), a thread never takes a lock it holds
+/// (`lock-nest`), and `spin_is_locked` is true inside a critical section
+/// of its lock (`nested-is-locked`). The first failing one, if any.
+fn lock_axioms(x: &Execution<'_>, k: &Sets) -> Option<&'static str> {
+    let po_loc = x.s.po_loc();
+    // lock.cat's co has no unmatched UL; there, a lock's read takes the
+    // value of the write just before its LKW in co, which must not be
+    // another (unreleased) LKW.
+    let unmatched_ul = k.ul & !critical(x, k).range();
+    let co_inv = x.co.inv();
+    for w in members(k.lkw) {
+        let before = co_inv.row(w) & !unmatched_ul;
+        let last = members(before).find(|&p| x.co.row(p) & before == 0);
+        if last.is_some_and(|p| k.lkw >> p & 1 == 1) {
+            return Some("lock-rf");
+        }
+    }
+    let released = po_loc.rng(k.ul).seq(&po_loc);
+    if !(po_loc.dom(k.lkw).rng(k.lkr) - released).is_empty() {
+        return Some("lock-nest");
+    }
+    let mut ru: Set = 0;
+    for (i, e) in x.s.events.iter().enumerate() {
+        if e.annot.lk == LkAccess::IsLocked && e.kind == Kind::Read && e.rval == 0 {
+            ru |= 1 << i;
+        }
+    }
+    if !(po_loc.dom(k.lkw).rng(ru) - released).is_empty() {
+        return Some("nested-is-locked");
+    }
+    None
+}
+
+/// The execution as lock.cat sees it when some unlock has no lock before
+/// it (`None` otherwise): such an unlock is out of `co`, and a lock whose
+/// read took its 0 here reads instead from the write before its LKW in
+/// lock.cat's co (`[IW | UL]; singlestep(co); lk-rmw^-1`), so that the
+/// release it follows orders it (`po-unlock-lock-po`).
+fn without_unmatched_unlocks<'s>(x: &Execution<'s>, k: &Sets) -> Option<Execution<'s>> {
+    let unmatched_ul = k.ul & !critical(x, k).range();
+    if unmatched_ul == 0 {
+        return None;
+    }
+    let s = x.s;
+    let n = s.n;
+    let keep = full_set(n) & !unmatched_ul;
+    let co = x.co.dom(keep).rng(keep);
+    let mut rf = Rel::empty(n);
+    for (w, r) in x.rf.pairs() {
+        let mut src = w;
+        if unmatched_ul >> w & 1 == 1 && k.lkr >> r & 1 == 1 {
+            if let Some(lkw) = members(s.rmw.row(r)).next() {
+                let before = x.co.inv().row(lkw) & keep;
+                if let Some(p) = members(before).find(|&p| x.co.row(p) & before == 0) {
+                    src = p;
+                }
+            }
+        }
+        rf.add(src, r);
+    }
+    let fr = rf.inv().seq(&co).noid();
+    Some(Execution {
+        s,
+        rf,
+        co,
+        fr,
+        last: x.last.clone(),
+    })
+}
+
+/// Events of threads tagged `tag` (fences excluded).
+fn tagged_set(x: &Execution<'_>, tag: LkAccess) -> Set {
+    let mut s = 0;
+    for (i, e) in x.s.events.iter().enumerate() {
+        if e.thread.is_some() && !matches!(e.kind, Kind::Fence(_)) && e.annot.lk == tag {
+            s |= 1 << i;
+        }
+    }
+    s
 }
 
 /// The relations the axioms are stated over, kept for explanations.
@@ -169,7 +419,9 @@ impl Lkmm {
         let rmb = fencerel(x, fences(x, LkFence::Rmb)).dom(r4rmb).rng(r4rmb);
         let wmb = fencerel(x, fences(x, LkFence::Wmb)).dom(w).rng(w);
         let po_opt = po.opt();
-        let mb = fencerel(x, fences(x, LkFence::Mb)).dom(m).rng(m)
+        // The bell's Mb tags smp_mb() and the accesses of fully ordered
+        // RMWs alike, so fencerel(Mb) also goes through such an RMW.
+        let mb = fencerel(x, fences(x, LkFence::Mb) | k.mb).dom(m).rng(m)
             | po.dom(m).rng(k.mb & r)
             | po.dom(k.mb & w).rng(m)
             | fencerel(x, fences(x, LkFence::BeforeAtomic))
@@ -191,16 +443,22 @@ impl Lkmm {
                 .dom(m)
                 .rng(fences(x, LkFence::AfterUnlockLock))
                 .seq(&po)
+                .rng(m)
+            | po_opt
+                .dom(m)
+                .rng(k.srcu_unlock)
+                .seq(&fencerel(x, fences(x, LkFence::AfterSrcuReadUnlock)))
                 .rng(m);
         let sync_rcu = fences(x, LkFence::SyncRcu);
-        let gp = po.rng(sync_rcu).seq(&po_opt);
+        let gp = po.rng(sync_rcu | k.sync_srcu).seq(&po_opt);
         let strong_fence = mb | gp;
         let nonrw_fence = strong_fence | po_rel | acq_po;
         let fence = nonrw_fence | wmb | rmb;
 
         // Dependencies, carried through plain accesses (linux-kernel.bell):
-        // carry-dep = (data; rfi)*
-        let carry_dep = s.data.seq(&rfi).star();
+        // carry-dep = (data; [~Srcu-unlock]; rfi)*
+        let not_srcu_unlock = full_set(n) & !k.srcu_unlock;
+        let carry_dep = s.data.rng(not_srcu_unlock).seq(&rfi).star();
         let addr = carry_dep.seq(&s.addr);
         let ctrl = carry_dep.seq(&s.ctrl);
         let data = carry_dep.seq(&s.data);
@@ -235,17 +493,32 @@ impl Lkmm {
         let pb = prop.seq(&strong_fence).seq(&hb_star).rng(marked);
         let pb_star = pb.star();
 
-        // RCU
+        // RCU and SRCU. An SRCU grace period and an SRCU critical section
+        // count against each other only for one srcu_struct (`& loc`).
         let rscsi = rcu_rscs(x).inv();
+        let srscsi = srcu_rscs(x, k).inv();
         let rcu_gp = Rel::id(n, sync_rcu);
+        let srcu_gp = Rel::id(n, k.sync_srcu);
+        let loc = s.loc;
         let rcu_link = po_opt.seq(&hb_star).seq(&pb_star).seq(&prop).seq(&po);
         let gl = rcu_gp.seq(&rcu_link);
         let rl = rscsi.seq(&rcu_link);
-        let mut rcu_order = rcu_gp | gl.seq(&rscsi) | rl.seq(&rcu_gp);
+        let sgl = srcu_gp.seq(&rcu_link);
+        let srl = srscsi.seq(&rcu_link);
+        let mut rcu_order = rcu_gp
+            | srcu_gp
+            | gl.seq(&rscsi)
+            | (sgl.seq(&srscsi) & loc)
+            | rl.seq(&rcu_gp)
+            | (srl.seq(&srcu_gp) & loc);
         loop {
             let ol = rcu_order.seq(&rcu_link);
-            let next =
-                rcu_order | gl.seq(&ol).seq(&rscsi) | rl.seq(&ol).seq(&rcu_gp) | ol.seq(&rcu_order);
+            let next = rcu_order
+                | gl.seq(&ol).seq(&rscsi)
+                | (sgl.seq(&ol).seq(&srscsi) & loc)
+                | rl.seq(&ol).seq(&rcu_gp)
+                | (srl.seq(&ol).seq(&srcu_gp) & loc)
+                | ol.seq(&rcu_order);
             if next == rcu_order {
                 break;
             }
@@ -323,10 +596,15 @@ impl Lkmm {
 
     fn judge_all(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
         let k = sets(x);
-        let (d, more) = self.derive(x, &k);
         let forbid = |axiom: &'static str, parts: &[(&str, Rel)]| {
             (violation(axiom, explain, parts, None), Vec::new())
         };
+        if let Some(axiom) = lock_axioms(x, &k) {
+            return forbid(axiom, &[]);
+        }
+        let lock_view = without_unmatched_unlocks(x, &k);
+        let x = lock_view.as_ref().unwrap_or(x);
+        let (d, more) = self.derive(x, &k);
         if !d.hb.acyclic() {
             return forbid(
                 "happens-before",
@@ -354,11 +632,10 @@ impl Lkmm {
         if !incoh.is_empty() {
             return forbid("plain-coherence", &[]);
         }
-        let flags = if race.is_empty() {
-            Vec::new()
-        } else {
-            vec!["data-race"]
-        };
+        let mut flags = validity_flags(x, &k);
+        if !race.is_empty() {
+            flags.push("data-race");
+        }
         (Judgement::Allowed { racy: false }, flags)
     }
 }

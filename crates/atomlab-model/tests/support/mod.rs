@@ -26,3 +26,11 @@ pub fn summary(log: &str) -> (String, BTreeSet<String>) {
     }
     (obs, states)
 }
+
+/// The flags a herd log reports (`Flag NAME` lines), sorted.
+pub fn flags(log: &str) -> BTreeSet<String> {
+    log.lines()
+        .filter_map(|l| l.strip_prefix("Flag "))
+        .map(|f| f.trim().to_string())
+        .collect()
+}

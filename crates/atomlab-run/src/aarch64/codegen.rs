@@ -195,7 +195,7 @@ fn check_addresses(th: &Thread) -> Result<(), Unencodable> {
                 }
                 succ.push(*target);
             }
-            Instr::Store { .. } | Instr::Fence(_) => {}
+            Instr::Store { .. } | Instr::Fence(_) | Instr::SyncSrcu { .. } => {}
         }
         for s in succ {
             if s > n {
@@ -292,6 +292,7 @@ fn used(th: &Thread) -> (Vec<usize>, Vec<usize>) {
                 }
             }
             Instr::Fence(_) => {}
+            Instr::SyncSrcu { addr } => walk(addr, &mut regs, &mut locs),
             Instr::Assign { dst, expr } => {
                 regs.push(*dst);
                 walk(expr, &mut regs, &mut locs);
@@ -749,6 +750,9 @@ impl Gen<'_> {
                 return Err(self.err(format!(
                     "the fence {f} (not an AArch64 instruction; C fences go through the C11->AArch64 mapping first)"
                 )))
+            }
+            Instr::SyncSrcu { .. } => {
+                return Err(self.err("synchronize_srcu (a Linux-kernel primitive, not an AArch64 instruction)"))
             }
             Instr::Assign { dst, expr } => {
                 let d = self.reg(*dst)?;

@@ -139,6 +139,7 @@ fn used(th: &Thread) -> (BTreeSet<usize>, BTreeSet<usize>) {
                 }
             }
             Instr::Fence(_) => {}
+            Instr::SyncSrcu { addr } => walk_expr(addr, &mut regs, &mut locs),
             Instr::Assign { dst, expr } => {
                 regs.insert(*dst);
                 walk_expr(expr, &mut regs, &mut locs);
@@ -572,6 +573,9 @@ impl Gen<'_> {
                 return Err(self.err(format!(
                     "the fence {f} (not an x86 instruction; C fences go through the C11->x86 mapping first)"
                 )))
+            }
+            Instr::SyncSrcu { .. } => {
+                return Err(self.err("synchronize_srcu (a Linux-kernel primitive, not an x86 instruction)"))
             }
             Instr::StoreExclusive { .. } => {
                 return Err(self.err("a store-exclusive (an Arm instruction, not x86)"))
