@@ -272,10 +272,22 @@ impl<'a> Compiler<'a> {
                 return Ok(p);
             }
         }
+        let herd_lib = [
+            "cross.cat",
+            "cos.cat",
+            "cos-opt.cat",
+            "stdlib.cat",
+            "filters.cat",
+        ];
+        let hint = if herd_lib.contains(&name) {
+            " (it is one of herd7's library files, which herd7 finds in its library directory, share/herdtools7/herd: give that directory with --cat-path or $HERDLIB)"
+        } else {
+            ""
+        };
         self.err(
             pos,
             format!(
-                "cannot find included file \"{name}\" beside the including file or in a --cat-path directory"
+                "cannot find included file \"{name}\" beside the including file or in a --cat-path directory{hint}"
             ),
         )
     }
@@ -419,11 +431,11 @@ impl<'a> Compiler<'a> {
                 }
                 Ok(())
             }
-            InstrKind::Instructions(class, tags) => {
-                if !self.enums.contains(tags) {
+            InstrKind::Instructions(class, enums) => {
+                if let Some(e) = enums.iter().find(|e| !self.enums.contains(e)) {
                     return self.err(
                         ins.pos,
-                        format!("`instructions {class}[{tags}]`: no `enum {tags}` before it"),
+                        format!("`instructions {class}[…]`: no `enum {e}` before it"),
                     );
                 }
                 // herd checks the tags of each event against these
@@ -473,7 +485,7 @@ impl<'a> Compiler<'a> {
         if let ExprKind::App(f, arg) = &e.kind {
             if let ExprKind::Var(fname) = &f.kind {
                 if fname == "cross" {
-                    return self.with_cross(arg, e.pos);
+                    return self.with_cross(arg);
                 }
                 let (set, base) = match (fname.as_str(), &arg.kind) {
                     ("generate_cos", _) => {
@@ -544,7 +556,7 @@ impl<'a> Compiler<'a> {
     /// `x` is the engine's edges among the candidates, and an execution
     /// whose edge into some `e` is not a candidate is none of herd's
     /// branches: it is forbidden (check `cross`).
-    fn with_cross(&mut self, arg: &Expr, pos: Pos) -> R<V> {
+    fn with_cross(&mut self, arg: &Expr) -> R<V> {
         let v = self.expr(arg, &self.env.clone())?;
         match v {
             V::Empty => Ok(V::Empty),
@@ -565,10 +577,8 @@ impl<'a> Compiler<'a> {
             other => self.err(
                 arg.pos,
                 format!(
-                    "`with … from cross(s)` is supported when s is `map f S` over a set of events S, each f(e) being the one-edge relations of candidate edges into e (lock.cat's reads-from generation); this is {} (at {}:{})",
+                    "`with … from cross(s)` is supported when s is `map f S` over a set of events S, each f(e) being the one-edge relations of candidate edges into e (lock.cat's reads-from generation); this is {}",
                     other.what(),
-                    pos.line,
-                    pos.col
                 ),
             ),
         }

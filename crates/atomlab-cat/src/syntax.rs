@@ -468,9 +468,9 @@ pub enum InstrKind {
     If(Cond, Vec<Instr>, Vec<Instr>),
     /// `catdep`: the model computes dependencies itself (nothing to do).
     Catdep,
-    /// `instructions R[Accesses]` (bell files): the tags of an `enum` that
-    /// events of a class (`R`, `W`, `F`, `RMW`, …) may carry.
-    Instructions(String, String),
+    /// `instructions R[Accesses]` (bell files): the tags of the `enum`s
+    /// named that events of a class (`R`, `W`, `F`, `RMW`, …) may carry.
+    Instructions(String, Vec<String>),
 }
 
 /// How deep expressions may nest before the parser refuses (no stack overflow on hostile input).
@@ -705,9 +705,15 @@ impl<'a> Parser<'a> {
                 self.next();
                 let class = self.name()?;
                 self.expect(Tok::LBrack)?;
-                let tags = self.name()?;
-                self.expect(Tok::RBrack)?;
-                InstrKind::Instructions(class, tags)
+                let mut enums = Vec::new();
+                while *self.peek() != Tok::RBrack {
+                    if !enums.is_empty() {
+                        self.expect(Tok::Comma)?;
+                    }
+                    enums.push(self.name()?);
+                }
+                self.next();
+                InstrKind::Instructions(class, enums)
             }
             other => return self.err(format!("`{other}` is not supported here")),
         };

@@ -80,7 +80,8 @@ pub struct CheckArgs {
     #[arg(long = "model-file", value_name = "[NAME=]FILE")]
     pub model_file: Vec<String>,
     /// Directories searched for files a --model-file includes, after the
-    /// including file's own directory; repeatable.
+    /// including file's own directory; repeatable. $HERDLIB (herd7's library
+    /// directory, with cross.cat, cos-opt.cat...) is searched last.
     #[arg(long = "cat-path", value_name = "DIR")]
     pub cat_path: Vec<PathBuf>,
     /// A bell file run before each --model-file (herd7's -bell): its enums
@@ -212,10 +213,15 @@ fn stem(file: &Path) -> String {
 /// (refusing a bad one, with its file:line:column, before any test is
 /// judged).
 fn load_model_files(args: &CheckArgs) -> anyhow::Result<Vec<atomlab_cat::CatModel>> {
+    let mut cat_path = args.cat_path.clone();
+    // herd7's own library directory, as herd7 itself finds it.
+    if let Some(lib) = std::env::var_os("HERDLIB").filter(|l| !l.is_empty()) {
+        cat_path.push(PathBuf::from(lib));
+    }
     let mut opts = atomlab_cat::Options {
         bell: args.bell.clone(),
         variants: args.variant.clone(),
-        cat_path: args.cat_path.clone(),
+        cat_path,
     };
     let mut specs: Vec<(String, PathBuf, String)> = Vec::new();
     if let Some(spec) = &args.conf {
@@ -241,9 +247,11 @@ fn load_model_files(args: &CheckArgs) -> anyhow::Result<Vec<atomlab_cat::CatMode
             );
         }
         match &conf.model {
-            Some(m) if args.model_file.is_empty() => {
-                specs.push((name.unwrap_or_else(|| stem(m)), m.clone(), spec.clone()))
-            }
+            Some(m) if args.model_file.is_empty() => specs.push((
+                name.unwrap_or_else(|| stem(m)),
+                m.clone(),
+                format!("--conf {spec}: its model"),
+            )),
             Some(_) => {}
             None if args.model_file.is_empty() => anyhow::bail!(
                 "--conf {spec}: the cfg file names no model (a `model FILE.cat` line); give one with --model-file"
@@ -259,15 +267,19 @@ fn load_model_files(args: &CheckArgs) -> anyhow::Result<Vec<atomlab_cat::CatMode
     for spec in &args.model_file {
         let (name, file) = named(spec);
         let path = PathBuf::from(file);
-        specs.push((name.unwrap_or_else(|| stem(&path)), path, spec.clone()));
+        specs.push((
+            name.unwrap_or_else(|| stem(&path)),
+            path,
+            format!("--model-file {spec}"),
+        ));
     }
     if specs.is_empty() && (args.bell.is_some() || !args.variant.is_empty()) {
         anyhow::bail!("--bell and --variant apply to cat models: give --model-file FILE.cat or --conf FILE.cfg");
     }
     let mut out = Vec::new();
-    for (name, file, spec) in specs {
+    for (name, file, what) in specs {
         let m = atomlab_cat::load_with(&name, &file, &opts)
-            .with_context(|| format!("--model-file {spec}: the model cannot be loaded"))?;
+            .with_context(|| format!("{what}: the model cannot be loaded"))?;
         out.push(m);
     }
     Ok(out)
