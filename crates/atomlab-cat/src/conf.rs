@@ -62,7 +62,6 @@ const DISPLAY_KEYS: &[&str] = &[
     "scale",
     "fixedsize",
     "extrachars",
-    "showevents",
     "initpos",
     "finaldot",
     "condensed",

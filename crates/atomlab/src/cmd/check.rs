@@ -94,7 +94,8 @@ pub struct CheckArgs {
     pub variant: Vec<String>,
     /// A herd7 configuration file ([NAME=]FILE.cfg, herd7's -conf): its
     /// `model` becomes a --model-file (named NAME, or by the model's file
-    /// stem), its `bell` and `variant` apply unless given here; relative
+    /// stem) unless --model-file is given, its `bell` and `variant` apply
+    /// unless given here; relative
     /// names resolve against the cfg's directory. `macros` files are not
     /// read: the Linux C parser has linux-kernel.def's macros built in.
     #[arg(long, value_name = "[NAME=]FILE.cfg")]
