@@ -4,7 +4,7 @@
 //! The language is herd7's (Alglave, Cousot and Maranget, "Syntax and
 //! semantics of the weak consistency model specification language cat",
 //! 2016; herd7's manual, "The cat language"). A model is parsed once
-//! ([`syntax`]), then run once by a partial evaluator ([`compile`] module)
+//! ([`syntax`]), then run once by a partial evaluator (the `compile` module)
 //! that resolves names, applies functions, follows `include` and `if`, and
 //! leaves an evaluation plan of set and relation operations over
 //! atomlab-model's candidate executions ([`CatModel`]); the plan is run per
