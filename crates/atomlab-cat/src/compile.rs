@@ -10,7 +10,14 @@
 //! (herd's `cross.cat`, which enumerates coherence orders) bind `x` to the
 //! engine's coherence order (restricted to `s`): atomlab-model enumerates
 //! coherence orders itself, so every execution is one of herd's branches;
-//! an execution whose order does not extend `b` is forbidden.
+//! an execution whose order does not extend `b` is forbidden. The set of
+//! writes is the `W` that `generate_cos` sees where cross.cat was
+//! included: lock.cat adds `LKW` to `W` first, so its order is the
+//! engine's coherence restricted to memory writes and lock acquisitions
+//! (the engine orders every write, unlocks too).
+//!
+//! `with x from cross(map f S)` (lock.cat's reads-from of failed trylocks
+//! and `spin_is_locked`): see [`Compiler::with_cross`].
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -18,7 +25,7 @@ use std::rc::Rc;
 
 use atomlab_litmus::RvAccesses;
 
-use crate::plan::{Base, Bin, Check, Fixpoint, Op, Plan, Ty, Un};
+use crate::plan::{Base, Bin, Check, Fixpoint, LockEvents, Op, Plan, Ty, Un};
 use crate::syntax::{
     self, Arm, BinOp, CheckKind, Cond, Expr, ExprKind, Instr, InstrKind, Level, Pat, Pos, UnOp,
 };
@@ -40,6 +47,21 @@ enum V {
     Closure(Rc<Closure>),
     Prim(Prim),
     Proc(Rc<Procedure>),
+    /// `map f`, waiting for its set.
+    MapWith(Rc<V>),
+    /// One event `e` of a set being mapped over: node `{e}` of a union.
+    Event(u32),
+    /// One pair of a relation being mapped over.
+    Pair,
+    /// The one-edge relations `{p}` for each pair `p` of a relation.
+    Singletons(u32),
+    /// `map f S` over the events of `S`, where each `f(e)` is the set of
+    /// one-edge relations of a relation of edges into `e`: `union` is the
+    /// union of those relations over `e` in `set`.
+    EachEvent {
+        set: u32,
+        union: u32,
+    },
 }
 
 impl V {
@@ -52,8 +74,11 @@ impl V {
             V::Tag => "a tag",
             V::Tuple(_) => "a tuple",
             V::Values(_) => "a set of values",
-            V::Closure(_) | V::Prim(_) => "a function",
+            V::Closure(_) | V::Prim(_) | V::MapWith(_) => "a function",
             V::Proc(_) => "a procedure",
+            V::Event(_) => "an event",
+            V::Pair => "a pair of events",
+            V::Singletons(_) | V::EachEvent { .. } => "a set of relations",
         }
     }
 }
@@ -70,6 +95,10 @@ enum Prim {
     /// herd's functions on page-table entries, which return a subset of
     /// their first argument: empty on an empty set.
     SubsetOfFirst(&'static str),
+    /// `map f s` (herd's stdlib.cat).
+    Map,
+    /// `different-values(r)`.
+    DifferentValues,
 }
 
 struct Closure {
@@ -122,6 +151,14 @@ pub(crate) struct Compiler<'a> {
     pub plan: Plan,
     pub files: Vec<PathBuf>,
     cat_path: &'a [PathBuf],
+    /// herd's `-variant` names: `if "name"` holds for these.
+    variants: &'a [String],
+    /// Running a bell file: its `enum`s define tag sets.
+    in_bell: bool,
+    /// A bell file was given (for the hint on unknown names).
+    bell_given: bool,
+    /// The `enum`s seen so far, by name (for `instructions`).
+    enums: Vec<String>,
     including: Vec<PathBuf>,
     env: Env,
     calls: usize,
@@ -131,11 +168,15 @@ pub(crate) struct Compiler<'a> {
 type R<T> = Result<T, CatError>;
 
 impl<'a> Compiler<'a> {
-    pub(crate) fn new(cat_path: &'a [PathBuf]) -> Self {
+    pub(crate) fn new(cat_path: &'a [PathBuf], variants: &'a [String]) -> Self {
         Compiler {
             plan: Plan::default(),
             files: Vec::new(),
             cat_path,
+            variants,
+            in_bell: false,
+            bell_given: false,
+            enums: Vec::new(),
             including: Vec::new(),
             env: None,
             calls: 0,
@@ -186,6 +227,29 @@ impl<'a> Compiler<'a> {
         r
     }
 
+    /// herd's stdlib.cat functions that are plain cat (herd loads its
+    /// stdlib before every model; `map` and the others that need herd's
+    /// evaluator are built in, see [`Compiler::predefined`]).
+    pub(crate) fn run_prelude(&mut self) -> R<()> {
+        self.run_text(
+            "<atomlab: herd stdlib>",
+            "let nodetour (R1, R2, R3) = R1 \\ (R2 ; R3)
+             let singlestep (R) = nodetour(R, R, R)
+             let imply (A, B) = ~A | B
+             let udr r = domain(r) | range(r)",
+        )
+    }
+
+    /// Runs a bell file (herd's `-bell`): like a cat file, but its `enum`s
+    /// also define the sets of events carrying each tag.
+    pub(crate) fn run_bell(&mut self, path: &Path) -> R<()> {
+        self.in_bell = true;
+        self.bell_given = true;
+        let r = self.run_file(path, None);
+        self.in_bell = false;
+        r
+    }
+
     /// Runs a model given as text (for tests and callers without files).
     pub(crate) fn run_text(&mut self, name: &str, text: &str) -> R<()> {
         let idx = self.files.len();
@@ -208,10 +272,22 @@ impl<'a> Compiler<'a> {
                 return Ok(p);
             }
         }
+        let herd_lib = [
+            "cross.cat",
+            "cos.cat",
+            "cos-opt.cat",
+            "stdlib.cat",
+            "filters.cat",
+        ];
+        let hint = if herd_lib.contains(&name) {
+            " (it is one of herd7's library files, which herd7 finds in its library directory, share/herdtools7/herd: give that directory with --cat-path or $HERDLIB)"
+        } else {
+            ""
+        };
         self.err(
             pos,
             format!(
-                "cannot find included file \"{name}\" beside the including file or in a --cat-path directory"
+                "cannot find included file \"{name}\" beside the including file or in a --cat-path directory{hint}"
             ),
         )
     }
@@ -332,6 +408,39 @@ impl<'a> Compiler<'a> {
             InstrKind::Enum(name, tags) => {
                 let v = V::Values(tags.iter().map(|_| V::Tag).collect());
                 self.env = bind(&self.env, name, v);
+                self.enums.push(name.clone());
+                if self.in_bell {
+                    // herd (lib/BellName.ml, tag2set_var): tag 'once gives
+                    // the set `Once`, the events annotated with it.
+                    for t in tags {
+                        let key = t.to_ascii_lowercase();
+                        let idx = match self.plan.tags.iter().position(|x| *x == key) {
+                            Some(i) => i,
+                            None => {
+                                self.plan.tags.push(key);
+                                self.plan.tags.len() - 1
+                            }
+                        };
+                        let node = self.base(Base::LkTag(idx as u16));
+                        let mut set_name = t.clone();
+                        if let Some(c) = set_name.get_mut(0..1) {
+                            c.make_ascii_uppercase();
+                        }
+                        self.env = bind(&self.env, &set_name, V::Node(node, Ty::Set));
+                    }
+                }
+                Ok(())
+            }
+            InstrKind::Instructions(class, enums) => {
+                if let Some(e) = enums.iter().find(|e| !self.enums.contains(e)) {
+                    return self.err(
+                        ins.pos,
+                        format!("`instructions {class}[…]`: no `enum {e}` before it"),
+                    );
+                }
+                // herd checks the tags of each event against these
+                // declarations; atomlab's Linux parser only produces the
+                // annotations linux-kernel.def defines.
                 Ok(())
             }
             InstrKind::With(name, e) => {
@@ -340,7 +449,7 @@ impl<'a> Compiler<'a> {
                 Ok(())
             }
             InstrKind::If(c, a, b) => {
-                if eval_cond(c) {
+                if self.eval_cond(c) {
                     self.instrs(a)
                 } else {
                     self.instrs(b)
@@ -375,17 +484,38 @@ impl<'a> Compiler<'a> {
         let env = self.env.clone();
         if let ExprKind::App(f, arg) = &e.kind {
             if let ExprKind::Var(fname) = &f.kind {
+                if fname == "cross" {
+                    return self.with_cross(arg);
+                }
                 let (set, base) = match (fname.as_str(), &arg.kind) {
                     ("generate_cos", _) => {
-                        (V::Node(self.base(Base::W), Ty::Set), self.expr(arg, &env)?)
+                        // herd's cross.cat: generate_cos(pco) =
+                        // generate_orders(W, pco), with the `W` in scope
+                        // where cross.cat was included (lock.cat adds LKW
+                        // to W before it includes cos-opt.cat).
+                        let scope = match lookup(&env, "generate_cos") {
+                            Some(V::Closure(c)) => c.env.clone(),
+                            _ => env.clone(),
+                        };
+                        let w = match lookup(&scope, "W") {
+                            Some(w) => w,
+                            None => V::Node(self.base(Base::W), Ty::Set),
+                        };
+                        (w, self.expr(arg, &env)?)
                     }
                     ("generate_orders", ExprKind::Tuple(items)) if items.len() == 2 => {
                         (self.expr(&items[0], &env)?, self.expr(&items[1], &env)?)
                     }
                     _ => return self.with_value(e),
                 };
-                let co = V::Node(self.base(Base::Co), Ty::Rel);
                 let all_writes = matches!(set, V::Node(id, _) if id == self.base(Base::W));
+                // herd's writes only: its coherence order; more (lock
+                // writes): the engine's, which orders them too.
+                let co = if all_writes {
+                    V::Node(self.base(Base::Co), Ty::Rel)
+                } else {
+                    V::Node(self.base(Base::EngineCo), Ty::Rel)
+                };
                 let cross = self.bin(BinOp::Cross, set.clone(), set, e.pos)?;
                 // The engine's coherence order relates writes only.
                 let order = if all_writes {
@@ -416,6 +546,103 @@ impl<'a> Compiler<'a> {
             }
         }
         self.with_value(e)
+    }
+
+    /// `with x from cross(map g S)`, where each `g(e)` is the set of
+    /// one-edge relations of candidate reads-from edges into `e`: herd
+    /// tries each choice of one edge per event of `S` (lock.cat generates
+    /// the reads-from of failed trylocks and of `spin_is_locked` so).
+    /// atomlab's engine chose a reads-from edge for every read already, so
+    /// `x` is the engine's edges among the candidates, and an execution
+    /// whose edge into some `e` is not a candidate is none of herd's
+    /// branches: it is forbidden (check `cross`).
+    fn with_cross(&mut self, arg: &Expr) -> R<V> {
+        let v = self.expr(arg, &self.env.clone())?;
+        match v {
+            V::Empty => Ok(V::Empty),
+            V::EachEvent { set, union } => {
+                let rf = self.base(Base::EngineRf);
+                let chosen = self.plan.node(Op::Bin(Bin::Inter, rf, union), Ty::Rel);
+                let hit = self.plan.node(Op::Un(Un::Range, chosen), Ty::Set);
+                let missed = self.plan.node(Op::Bin(Bin::Diff, set, hit), Ty::Set);
+                self.add_check(
+                    Level::Forbid,
+                    CheckKind::Empty,
+                    false,
+                    Some(missed),
+                    "cross".to_string(),
+                );
+                Ok(V::Node(chosen, Ty::Rel))
+            }
+            other => self.err(
+                arg.pos,
+                format!(
+                    "`with … from cross(s)` is supported when s is `map f S` over a set of events S, each f(e) being the one-edge relations of candidate edges into e (lock.cat's reads-from generation); this is {}",
+                    other.what(),
+                ),
+            ),
+        }
+    }
+
+    /// Whether every pair of relation node `id` ends at the event of
+    /// union variable `var` (statically: `X * {e}` intersected, differed,
+    /// united or composed after).
+    fn edges_into(&self, id: u32, var: u32) -> bool {
+        match self.plan.ops[id as usize] {
+            Op::Bin(Bin::Cross, _, b) => b == var,
+            Op::Bin(Bin::Inter, a, b) => self.edges_into(a, var) || self.edges_into(b, var),
+            Op::Bin(Bin::Diff, a, _) => self.edges_into(a, var),
+            Op::Bin(Bin::Union, a, b) => self.edges_into(a, var) && self.edges_into(b, var),
+            Op::Bin(Bin::Seq, _, b) => self.edges_into(b, var),
+            Op::Empty(_) => true,
+            _ => false,
+        }
+    }
+
+    /// `map f s`: over a set of values at load time; over the events of an
+    /// execution's set or the pairs of a relation, symbolically, for the
+    /// forms herd's `cross` takes (see [`Compiler::with_cross`]).
+    fn map(&mut self, f: V, s: V, pos: Pos) -> R<V> {
+        match s {
+            V::Empty => Ok(V::Empty),
+            V::Values(vs) => {
+                let mut out = Vec::new();
+                for v in vs {
+                    out.push(self.apply(f.clone(), v, pos)?);
+                }
+                Ok(V::Values(out))
+            }
+            V::Node(r, Ty::Rel) => match self.apply(f, V::Pair, pos)? {
+                V::Values(vs) if matches!(vs.as_slice(), [V::Pair]) => Ok(V::Singletons(r)),
+                other => self.err(
+                    pos,
+                    format!("`map f r` over the pairs of a relation is supported only for f p = p ++ 0 (one-edge relations); f gives {}", other.what()),
+                ),
+            },
+            V::Node(set, Ty::Set) => {
+                let k = self.plan.eaches.len() as u32;
+                self.plan.eaches.push(crate::plan::EachUnion::default());
+                let var = self.plan.node(Op::EachVar(k), Ty::Set);
+                let body = match self.apply(f, V::Event(var), pos)? {
+                    V::Empty => self.plan.node(Op::Empty(Ty::Rel), Ty::Rel),
+                    V::Singletons(r) if self.edges_into(r, var) => r,
+                    other => {
+                        return self.err(
+                            pos,
+                            format!("`map f S` over the events of an execution is supported only when f(e) is `map pair-to-relation r` with r a relation of edges into e (lock.cat's candidate reads-from edges, for `cross`); f gives {}", other.what()),
+                        )
+                    }
+                };
+                let u = &mut self.plan.eaches[k as usize];
+                u.var = var;
+                u.set = set;
+                u.body = body;
+                self.plan.close_each(k as usize);
+                let union = self.plan.node(Op::Each(k), Ty::Rel);
+                Ok(V::EachEvent { set, union })
+            }
+            other => self.err(pos, format!("`map` needs a set, this is {}", other.what())),
+        }
     }
 
     fn with_value(&mut self, e: &Expr) -> R<V> {
@@ -480,26 +707,67 @@ impl<'a> Compiler<'a> {
                 "a `let rec` must define only functions or only relations",
             );
         }
+        // Each name is a set or a relation, which shows only once its body
+        // is evaluated (linux-kernel.bell's rcu-rscs mixes both): assume
+        // relations, and evaluate again with the types found, at most once
+        // per binding, from the plan as it was.
+        let mut tys = vec![Ty::Rel; bs.len()];
+        for _ in 0..=bs.len() {
+            let saved = self.plan.clone();
+            let mut found: Vec<Option<Ty>> = vec![None; bs.len()];
+            let r = self.let_rec_typed(bs, env, &tys, &mut found);
+            let changed = found
+                .iter()
+                .zip(&tys)
+                .any(|(f, t)| f.is_some_and(|f| f != *t));
+            if !changed {
+                return r;
+            }
+            self.plan = saved;
+            for (t, f) in tys.iter_mut().zip(found) {
+                if let Some(f) = f {
+                    *t = f;
+                }
+            }
+        }
+        self.err(
+            bs[0].pos,
+            "the types of this `let rec` (sets or relations) do not settle",
+        )
+    }
+
+    /// One evaluation of a `let rec` of sets and relations, with `tys` the
+    /// assumed types; `found` gets the type of each body evaluated.
+    fn let_rec_typed(
+        &mut self,
+        bs: &[Binding],
+        env: &Env,
+        tys: &[Ty],
+        found: &mut [Option<Ty>],
+    ) -> R<Env> {
         let k = self.plan.fixes.len() as u32;
         self.plan.fixes.push(Fixpoint::default());
         let mut inner_env = env.clone();
         let mut vars = Vec::new();
         for (i, b) in bs.iter().enumerate() {
-            let v = self.plan.node(Op::FixVar(k, i as u32), Ty::Rel);
+            let v = self.plan.node(Op::FixVar(k, i as u32), tys[i]);
             vars.push(v);
-            inner_env = bind(&inner_env, &b.name, V::Node(v, Ty::Rel));
+            inner_env = bind(&inner_env, &b.name, V::Node(v, tys[i]));
         }
         let mut bodies = Vec::new();
-        for b in bs {
+        for (i, b) in bs.iter().enumerate() {
             let v = self.expr(&b.body, &inner_env)?;
-            let id = match v {
-                V::Empty => self.plan.node(Op::Empty(Ty::Rel), Ty::Rel),
-                V::Node(id, Ty::Rel) => id,
+            let id = match self.materialize(v, tys[i]) {
+                V::Empty => self.plan.node(Op::Empty(tys[i]), tys[i]),
+                V::Node(id, ty) => {
+                    found[i] = Some(ty);
+                    id
+                }
                 other => {
                     return self.err(
                         b.body.pos,
                         format!(
-                            "a recursive definition must be a relation, this is {}",
+                            "a recursive definition must be a set or a relation, this is {}",
                             other.what()
                         ),
                     )
@@ -507,14 +775,21 @@ impl<'a> Compiler<'a> {
             };
             bodies.push(id);
         }
+        if found
+            .iter()
+            .zip(tys)
+            .any(|(f, t)| f.is_some_and(|f| f != *t))
+        {
+            return Ok(env.clone());
+        }
         self.plan.fixes[k as usize].vars = vars;
         self.plan.fixes[k as usize].bodies = bodies;
         self.plan.close_fix(k as usize);
         let fix = self.plan.node(Op::Fix(k), Ty::Rel);
         let mut out = env.clone();
         for (i, b) in bs.iter().enumerate() {
-            let o = self.plan.node(Op::FixOut(fix, i as u32), Ty::Rel);
-            out = bind(&out, &b.name, V::Node(o, Ty::Rel));
+            let o = self.plan.node(Op::FixOut(fix, i as u32), tys[i]);
+            out = bind(&out, &b.name, V::Node(o, tys[i]));
         }
         Ok(out)
     }
@@ -682,6 +957,8 @@ impl<'a> Compiler<'a> {
                 self.calls -= 1;
                 r
             }
+            V::Prim(Prim::Map) => Ok(V::MapWith(Rc::new(arg))),
+            V::MapWith(f) => self.map((*f).clone(), arg, pos),
             V::Prim(p) => self.prim(p, arg, pos),
             other => self.err(pos, format!("this is {}, not a function", other.what())),
         }
@@ -690,6 +967,9 @@ impl<'a> Compiler<'a> {
     fn prim(&mut self, p: Prim, arg: V, pos: Pos) -> R<V> {
         match (p, arg) {
             (Prim::Domain | Prim::Range, V::Empty) => Ok(V::Empty),
+            (Prim::DifferentValues, V::Empty) => Ok(V::Empty),
+            (Prim::DifferentValues, V::Node(a, Ty::Rel)) => Ok(V::Node(self.plan.node(Op::Un(Un::DifferentValues, a), Ty::Rel), Ty::Rel)),
+            (Prim::Map, _) => self.err(pos, "`map` needs a function and then a set"),
             (Prim::Domain, V::Node(a, Ty::Rel)) => Ok(V::Node(self.plan.node(Op::Un(Un::Domain, a), Ty::Set), Ty::Set)),
             (Prim::Range, V::Node(a, Ty::Rel)) => Ok(V::Node(self.plan.node(Op::Un(Un::Range, a), Ty::Set), Ty::Set)),
             (Prim::Toid, s) => self.un(UnOp::Id, s, pos),
@@ -729,7 +1009,12 @@ impl<'a> Compiler<'a> {
         if let Some(v) = self.predefined(name) {
             return Ok(v);
         }
-        self.err(pos, format!("unknown name `{name}` (not defined by the model, and not one that atomlab's executions provide)"))
+        let hint = if self.bell_given {
+            ""
+        } else {
+            "; if the model comes with a bell file (herd's -bell, e.g. linux-kernel.bell), give it with --bell FILE or --conf FILE.cfg"
+        };
+        self.err(pos, format!("unknown name `{name}` (not defined by the model, and not one that atomlab's executions provide){hint}"))
     }
 
     /// herd's predefined names, as far as atomlab's executions have them.
@@ -748,7 +1033,21 @@ impl<'a> Compiler<'a> {
             "F" => set(self, Base::F),
             "IW" => set(self, Base::Iw),
             "FW" => set(self, Base::Fw),
-            "RMW" => set(self, Base::Upd),
+            "RMW" => {
+                let u = V::Node(self.base(Base::Upd), Ty::Set);
+                let l = V::Node(self.base(Base::LkRmw), Ty::Set);
+                self.bin(BinOp::Union, u, l, pos).ok()
+            }
+            // herd's lock events (lock.cat); LS, C11's successful lock, never occurs.
+            "LKR" => set(self, Base::Lock(LockEvents::Lkr)),
+            "LKW" => set(self, Base::Lock(LockEvents::Lkw)),
+            "UL" => set(self, Base::Lock(LockEvents::Ul)),
+            "LF" => set(self, Base::Lock(LockEvents::Lf)),
+            "RL" => set(self, Base::Lock(LockEvents::Rl)),
+            "RU" => set(self, Base::Lock(LockEvents::Ru)),
+            "LK" => set(self, Base::Lock(LockEvents::Lk)),
+            "map" => Some(V::Prim(Prim::Map)),
+            "different-values" => Some(V::Prim(Prim::DifferentValues)),
             "RLX" => set(self, Base::Rlx),
             "CON" => set(self, Base::Con),
             "ACQ" => set(self, Base::Acq),
@@ -817,10 +1116,10 @@ impl<'a> Compiler<'a> {
             }
             // Never present in atomlab's executions (no locks, no shareability
             // domains beyond the full system, no non-explicit accesses).
-            "LS" | "UL" | "LK" | "LKW" | "LFENCE" | "SFENCE" | "NExp" | "DMB.ISH" | "DMB.ISHLD"
-            | "DMB.ISHST" | "DMB.OSH" | "DMB.OSHLD" | "DMB.OSHST" | "DSB.SY" | "DSB.LD"
-            | "DSB.ST" | "DSB.ISH" | "DSB.ISHLD" | "DSB.ISHST" | "DSB.OSH" | "DSB.OSHLD"
-            | "DSB.OSHST" | "emptyset" => Some(V::Empty),
+            "LS" | "LFENCE" | "SFENCE" | "NExp" | "DMB.ISH" | "DMB.ISHLD" | "DMB.ISHST"
+            | "DMB.OSH" | "DMB.OSHLD" | "DMB.OSHST" | "DSB.SY" | "DSB.LD" | "DSB.ST"
+            | "DSB.ISH" | "DSB.ISHLD" | "DSB.ISHST" | "DSB.OSH" | "DSB.OSHLD" | "DSB.OSHST"
+            | "emptyset" => Some(V::Empty),
             "po" => rel(self, Base::Po),
             "rf" => rel(self, Base::Rf),
             "co" => rel(self, Base::Co),
@@ -938,6 +1237,16 @@ impl<'a> Compiler<'a> {
                 for i in items {
                     vs.push(self.expr(i, env)?);
                 }
+                // `{e}` for an event being mapped over: the set of it.
+                if let [V::Event(var)] = vs.as_slice() {
+                    return Ok(V::Node(*var, Ty::Set));
+                }
+                if vs.iter().any(|v| matches!(v, V::Event(_) | V::Pair)) {
+                    return self.err(
+                        e.pos,
+                        "a set of several events being mapped over is not supported (only `{e}`)",
+                    );
+                }
                 Ok(V::Values(vs))
             }
             ExprKind::Tuple(items) => {
@@ -1022,7 +1331,7 @@ impl<'a> Compiler<'a> {
                 }
             }
             ExprKind::If(c, a, b) => {
-                if eval_cond(c) {
+                if self.eval_cond(c) {
                     self.expr(a, env)
                 } else {
                     self.expr(b, env)
@@ -1032,14 +1341,16 @@ impl<'a> Compiler<'a> {
     }
 }
 
-/// Variants (herd's `-variant`) are all off: atomlab runs a model as herd
-/// does without `-variant` options.
-fn eval_cond(c: &Cond) -> bool {
-    match c {
-        Cond::Variant(_) => false,
-        Cond::Not(c) => !eval_cond(c),
-        Cond::And(a, b) => eval_cond(a) && eval_cond(b),
-        Cond::Or(a, b) => eval_cond(a) || eval_cond(b),
+impl Compiler<'_> {
+    /// herd's variant tests: `"name"` holds when `name` was given with
+    /// `--variant` (herd's `-variant`); names compare exactly.
+    fn eval_cond(&self, c: &Cond) -> bool {
+        match c {
+            Cond::Variant(v) => self.variants.iter().any(|x| x == v),
+            Cond::Not(c) => !self.eval_cond(c),
+            Cond::And(a, b) => self.eval_cond(a) && self.eval_cond(b),
+            Cond::Or(a, b) => self.eval_cond(a) || self.eval_cond(b),
+        }
     }
 }
 

@@ -4,11 +4,28 @@
 //! The language is herd7's (Alglave, Cousot and Maranget, "Syntax and
 //! semantics of the weak consistency model specification language cat",
 //! 2016; herd7's manual, "The cat language"). A model is parsed once
-//! ([`syntax`]), then run once by a partial evaluator ([`compile`] module)
+//! ([`syntax`]), then run once by a partial evaluator (the `compile` module)
 //! that resolves names, applies functions, follows `include` and `if`, and
 //! leaves an evaluation plan of set and relation operations over
 //! atomlab-model's candidate executions ([`CatModel`]); the plan is run per
 //! execution ([`atomlab_model::models::Model`]).
+//!
+//! Bell files (herd7's `-bell`, manual section "Bell files") run before
+//! the model in the same scope: `enum Name = 'a || 'b` also defines, per
+//! tag, the set of events carrying it, named as herd names it (tag 'once
+//! gives `Once`, 'rcu-lock gives `Rcu-lock`: herd's `BellName.tag2set_var`);
+//! an event carries a tag when its Linux-kernel annotation (an access's, as
+//! linux-kernel.def tags `READ_ONCE` with `ONCE`, or a fence's, `smp_rmb()`
+//! with `rmb`) has that name, case aside. `instructions R[Accesses]` is
+//! accepted (atomlab's Linux parser emits only linux-kernel.def's tags).
+//! Variants (herd7's `-variant`) are given by the caller ([`Options`]);
+//! herd7 cfg files are read by [`conf`].
+//!
+//! herd's view of lock events is kept: `M`, `R`, `W`, `rf`, `co`, `fr`,
+//! `rmw` and `FW` leave out the lock events `LKR`, `LKW`, `UL`, `LF`, `RL`,
+//! `RU` (herd's C semantics makes them non-memory events), which lock.cat
+//! puts back; see the `with … from` notes in the compile module for how
+//! lock.cat's generated reads-from and coherence map onto the engine's.
 //!
 //! Dependencies: `atomlab-model` (executions and relations), `thiserror`.
 //!
@@ -17,11 +34,14 @@
 //!   candidates that are SC per location and respect RMW atomicity; a model
 //!   weaker than that sees fewer executions than under herd7.
 //! - `with x from e` works for herd's coherence-order generators
-//!   (`generate_cos`, `generate_orders`), and for a set of one value.
+//!   (`generate_cos`, `generate_orders`), for `cross(map f S)` where each
+//!   `f(e)` is a set of candidate reads-from edges into `e` (lock.cat), and
+//!   for a set of one value. `map` over an execution's events or pairs is
+//!   supported only in that form.
 //! - `match` and other enumeration of an execution's events (`classes-loc`,
 //!   `partition`, `linearisations`, `tag2set`) are refused, as are
-//!   `forall`, `assert`, `instructions` and `.bell` declarations other than
-//!   `enum`.
+//!   `forall`, `assert` and bell declarations other than `enum`,
+//!   `instructions`, `let` and checks (herd's scopes, regions and levels).
 //! - herd's register-level events (`rf-reg`, `iico_data`, `iico_ctrl`,
 //!   `Rreg`, `DATA`, `BCC`, `B`), which herd7 7.58's aarch64.cat uses to
 //!   compute dependencies, are rebuilt from the engine's dependencies as
@@ -41,10 +61,14 @@
 //! - `flag` checks are reported (herd's `Flag NAME` lines, through
 //!   [`atomlab_model::models::Model::judge_flagged`]) and never forbid;
 //!   `undefined_unless` shows as a data race (herd's `Undef`).
-//! - Variants (`if "name"`) are all off.
+//! - Variants (`if "name"`) hold exactly for the names given
+//!   ([`Options::variants`]); none by default.
+//! - herd's `FW` (final writes) is every location's last write, not only
+//!   those of locations the test's final condition observes.
 #![deny(missing_docs)]
 
 mod compile;
+pub mod conf;
 mod plan;
 pub mod syntax;
 
@@ -90,7 +114,36 @@ fn finish(name: &str, mut c: compile::Compiler<'_>) -> CatModel {
 /// Loads the model in `path` under the name `name`; `include`s are looked
 /// up beside the including file, then in `cat_path`.
 pub fn load(name: &str, path: &Path, cat_path: &[PathBuf]) -> Result<CatModel, CatError> {
-    let mut c = compile::Compiler::new(cat_path);
+    load_with(
+        name,
+        path,
+        &Options {
+            cat_path: cat_path.to_vec(),
+            ..Options::default()
+        },
+    )
+}
+
+/// What herd7 takes besides the model file.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// herd7's `-bell FILE`: run before the model; its `enum`s define tag sets.
+    pub bell: Option<PathBuf>,
+    /// herd7's `-variant NAME`s: the model's `if "NAME"` tests hold for them.
+    pub variants: Vec<String>,
+    /// Directories searched for included files after the including
+    /// file's own (herd7's `-I`).
+    pub cat_path: Vec<PathBuf>,
+}
+
+/// Loads the model in `path` with a bell file and variants (herd7's
+/// `-bell` and `-variant`).
+pub fn load_with(name: &str, path: &Path, opts: &Options) -> Result<CatModel, CatError> {
+    let mut c = compile::Compiler::new(&opts.cat_path, &opts.variants);
+    c.run_prelude()?;
+    if let Some(bell) = &opts.bell {
+        c.run_bell(bell)?;
+    }
     c.run_file(path, None)?;
     Ok(finish(name, c))
 }
@@ -103,7 +156,8 @@ pub fn load_text(
     text: &str,
     cat_path: &[PathBuf],
 ) -> Result<CatModel, CatError> {
-    let mut c = compile::Compiler::new(cat_path);
+    let mut c = compile::Compiler::new(cat_path, &[]);
+    c.run_prelude()?;
     c.run_text(file, text)?;
     Ok(finish(name, c))
 }

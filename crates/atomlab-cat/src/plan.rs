@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use atomlab_litmus::{Fence, RvAccesses};
+use atomlab_litmus::{Fence, LkAccess, RvAccesses};
 use atomlab_model::exec::{Execution, Skeleton};
 use atomlab_model::interp::Kind;
 use atomlab_model::models::{Judgement, Model, Violation};
@@ -78,6 +78,20 @@ pub(crate) enum Base {
     SameInstance,
     /// herd's register-level events, rebuilt from the engine's dependencies (see [`Regs`]).
     RfReg,
+    /// Events carrying the bell tag `Plan::tags[i]` (a Linux-kernel
+    /// annotation, compared without case: bell tag `'ONCE` is `READ_ONCE`'s
+    /// `once`, `'rcu-lock` is `rcu_read_lock()`'s fence).
+    LkTag(u16),
+    /// herd's lock events (lock.cat's LKR, LKW, UL, LF, RL, RU and LK).
+    Lock(LockEvents),
+    /// Events of Linux atomic read-modify-writes (herd's `RMW` for C,
+    /// failed ones included).
+    LkRmw,
+    /// The engine's reads-from, lock reads included (herd's `rf` leaves
+    /// them to lock.cat, which generates them with `with … from cross`).
+    EngineRf,
+    /// The engine's coherence order, lock writes included.
+    EngineCo,
     IicoData,
     IicoCtrl,
     Rreg,
@@ -90,10 +104,86 @@ impl Base {
         use Base::*;
         match self {
             Po | Rf | Co | Fr | Rmw | Amo | Addr | Data | Ctrl | Loc | Int | Ext | Id
-            | SameInstance | RfReg | IicoData | IicoCtrl => Ty::Rel,
+            | SameInstance | RfReg | IicoData | IicoCtrl | EngineRf | EngineCo => Ty::Rel,
             _ => Ty::Set,
         }
     }
+}
+
+/// herd's sets of lock events (herd's `CAction.arch_sets` for C).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum LockEvents {
+    /// `LKR`: the read of `spin_lock()` or of a successful `spin_trylock()`.
+    Lkr,
+    /// `LKW`: the write of a lock acquisition.
+    Lkw,
+    /// `UL`: `spin_unlock()`.
+    Ul,
+    /// `LF`: a failed `spin_trylock()`.
+    Lf,
+    /// `RL`: `spin_is_locked()` returning true.
+    Rl,
+    /// `RU`: `spin_is_locked()` returning false.
+    Ru,
+    /// `LK`: LKR and LKW.
+    Lk,
+}
+
+/// The events of `x` that are herd's lock events of kind `k`.
+fn lock_events(x: &Execution<'_>, k: LockEvents) -> Set {
+    let mut s = 0;
+    for (i, e) in x.s.events.iter().enumerate() {
+        let hit = match (k, e.annot.lk) {
+            (LockEvents::Lkr, LkAccess::LockRead)
+            | (LockEvents::Lkw, LkAccess::LockWrite)
+            | (LockEvents::Ul, LkAccess::Unlock)
+            | (LockEvents::Lf, LkAccess::LockFail)
+            | (LockEvents::Lk, LkAccess::LockRead | LkAccess::LockWrite) => true,
+            (LockEvents::Rl, LkAccess::IsLocked) => e.rval != 0,
+            (LockEvents::Ru, LkAccess::IsLocked) => e.rval == 0,
+            _ => false,
+        };
+        if hit {
+            s |= 1 << i;
+        }
+    }
+    s
+}
+
+/// Every lock event of `x`: herd's memory events (`M`, `R`, `W`, `rf`,
+/// `co`, `rmw`) leave them out, as herd does (lock.cat adds them back).
+fn all_lock_events(x: &Execution<'_>) -> Set {
+    let mut s = 0;
+    for (i, e) in x.s.events.iter().enumerate() {
+        if matches!(
+            e.annot.lk,
+            LkAccess::LockRead
+                | LkAccess::LockWrite
+                | LkAccess::Unlock
+                | LkAccess::LockFail
+                | LkAccess::IsLocked
+        ) {
+            s |= 1 << i;
+        }
+    }
+    s
+}
+
+/// The Linux-kernel annotation name of event `e` (an access's tag or a
+/// fence's), as linux-kernel.def spells it without case.
+fn lk_tag_name(e: &atomlab_model::exec::Event) -> Option<&'static str> {
+    match e.kind {
+        Kind::Fence(Fence::Linux(f)) => Some(f.name()),
+        Kind::Fence(_) => None,
+        _ if e.thread.is_some() && e.annot.lk != LkAccess::None => Some(e.annot.lk.name()),
+        _ => None,
+    }
+}
+
+/// `r` without the pairs touching `out`.
+fn without(r: Rel, out: Set) -> Rel {
+    let keep = !out;
+    r.dom(keep).rng(keep)
 }
 
 /// Unary operations.
@@ -107,6 +197,9 @@ pub(crate) enum Un {
     IdOf,
     Domain,
     Range,
+    /// herd's `different-values(r)`: the pairs of `r` whose events' values
+    /// (read or written) differ.
+    DifferentValues,
 }
 
 /// Binary operations.
@@ -132,6 +225,23 @@ pub(crate) enum Op {
     Fix(u32),
     /// Result `index` of the fixpoint run by node `fix_node`.
     FixOut(u32, u32),
+    /// The one event `{e}` of union `k` (set by [`Op::Each`]).
+    EachVar(u32),
+    /// Union `k`: the union over `e` in a set of a relation depending on `{e}`.
+    Each(u32),
+}
+
+/// A union over the events of a set (`map f S` for herd's `cross`): the
+/// body is evaluated once per event, with [`Op::EachVar`] holding it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EachUnion {
+    pub var: u32,
+    pub set: u32,
+    pub body: u32,
+    /// Nodes depending on the variable, in evaluation order.
+    pub inner: Vec<u32>,
+    /// Nodes the inner ones need that do not depend on it.
+    pub outer: Vec<u32>,
 }
 
 /// A `let rec` over relations: least fixpoint from the empty relations.
@@ -143,6 +253,8 @@ pub(crate) struct Fixpoint {
     pub inner: Vec<u32>,
     /// Nodes the inner ones need that do not depend on the variables.
     pub outer: Vec<u32>,
+    /// For each body, the inner nodes it needs, in evaluation order.
+    pub per_body: Vec<Vec<u32>>,
 }
 
 /// One check of the model.
@@ -159,13 +271,16 @@ pub(crate) struct Check {
 }
 
 /// The plan builder and, once finished, the plan.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Plan {
     pub ops: Vec<Op>,
     pub tys: Vec<Ty>,
     index: HashMap<Op, u32>,
     pub fixes: Vec<Fixpoint>,
+    pub eaches: Vec<EachUnion>,
     pub checks: Vec<Check>,
+    /// Bell tags, lowercased, indexed by [`Base::LkTag`].
+    pub tags: Vec<String>,
     /// The model uses register-level events (herd's `rf-reg`, `iico_data`…).
     pub uses_regs: bool,
     /// Identifies the plan's scratch space.
@@ -195,20 +310,48 @@ impl Plan {
 
     fn deps(&self, id: u32) -> Vec<u32> {
         match self.ops[id as usize] {
-            Op::Base(_) | Op::Empty(_) | Op::FixVar(..) => Vec::new(),
+            Op::Base(_) | Op::Empty(_) | Op::FixVar(..) | Op::EachVar(_) => Vec::new(),
             Op::Un(_, a) => vec![a],
             Op::Bin(_, a, b) => vec![a, b],
             Op::Fix(k) => self.fixes[k as usize].outer.clone(),
             Op::FixOut(f, _) => vec![f],
+            Op::Each(k) => {
+                let u = &self.eaches[k as usize];
+                let mut d = u.outer.clone();
+                d.push(u.set);
+                d
+            }
         }
     }
 
     /// Closes fixpoint `k` once its variables and bodies are built: finds the
     /// nodes inside the loop and those it needs from outside.
     pub(crate) fn close_fix(&mut self, k: usize) {
-        let first = *self.fixes[k].vars.iter().min().unwrap_or(&0) as usize;
+        let (inner, outer) = self.loop_nodes(&self.fixes[k].vars, &self.fixes[k].bodies);
+        let per_body = self.fixes[k]
+            .bodies
+            .iter()
+            .map(|&b| self.loop_nodes(&self.fixes[k].vars, &[b]).0)
+            .collect();
+        self.fixes[k].per_body = per_body;
+        self.fixes[k].inner = inner;
+        self.fixes[k].outer = outer;
+    }
+
+    /// Closes union `k` once its body is built.
+    pub(crate) fn close_each(&mut self, k: usize) {
+        let u = &self.eaches[k];
+        let (inner, outer) = self.loop_nodes(&[u.var], &[u.body]);
+        self.eaches[k].inner = inner;
+        self.eaches[k].outer = outer;
+    }
+
+    /// The nodes that depend on `vars` and that `bodies` need (inner, in
+    /// evaluation order), and the others they need (outer).
+    fn loop_nodes(&self, vars: &[u32], bodies: &[u32]) -> (Vec<u32>, Vec<u32>) {
+        let first = *vars.iter().min().unwrap_or(&0) as usize;
         let mut dependent = vec![false; self.ops.len()];
-        for &v in &self.fixes[k].vars {
+        for &v in vars {
             dependent[v as usize] = true;
         }
         for id in first..self.ops.len() {
@@ -217,7 +360,7 @@ impl Plan {
             }
         }
         let mut needed = vec![false; self.ops.len()];
-        let mut stack: Vec<u32> = self.fixes[k].bodies.clone();
+        let mut stack: Vec<u32> = bodies.to_vec();
         let mut outer = Vec::new();
         while let Some(id) = stack.pop() {
             if needed[id as usize] {
@@ -232,11 +375,10 @@ impl Plan {
         }
         let inner: Vec<u32> = (0..self.ops.len() as u32)
             .filter(|&i| needed[i as usize] && dependent[i as usize])
-            .filter(|&i| !matches!(self.ops[i as usize], Op::FixVar(..)))
+            .filter(|&i| !matches!(self.ops[i as usize], Op::FixVar(..) | Op::EachVar(_)))
             .collect();
         outer.sort_unstable();
-        self.fixes[k].inner = inner;
-        self.fixes[k].outer = outer;
+        (inner, outer)
     }
 
     /// Orders the checks (forbidding ones first: flags only matter for
@@ -247,8 +389,19 @@ impl Plan {
         let mut only = vec![false; self.ops.len()];
         for i in 0..self.ops.len() {
             only[i] = match self.ops[i] {
-                Op::Base(Base::Rf | Base::Co | Base::Fr | Base::Fw) => false,
-                Op::Base(_) | Op::Empty(_) | Op::FixVar(..) => true,
+                Op::Base(
+                    Base::Rf
+                    | Base::Co
+                    | Base::Fr
+                    | Base::Fw
+                    | Base::EngineRf
+                    | Base::EngineCo
+                    // RL and RU differ by the value read.
+                    | Base::Lock(LockEvents::Rl | LockEvents::Ru),
+                ) => false,
+                // The values of events differ between executions.
+                Op::Un(Un::DifferentValues, _) => false,
+                Op::Base(_) | Op::Empty(_) | Op::FixVar(..) | Op::EachVar(_) => true,
                 Op::Un(_, a) => only[a as usize],
                 Op::Bin(_, a, b) => only[a as usize] && only[b as usize],
                 Op::Fix(k) => {
@@ -256,6 +409,10 @@ impl Plan {
                     f.outer.iter().chain(&f.inner).all(|&j| only[j as usize])
                 }
                 Op::FixOut(f, _) => only[f as usize],
+                Op::Each(k) => {
+                    let u = &self.eaches[k as usize];
+                    only[u.set as usize] && u.outer.iter().chain(&u.inner).all(|&j| only[j as usize])
+                }
             };
         }
         self.skeleton_bases = (0..self.ops.len() as u32)
@@ -419,6 +576,8 @@ struct Ctx<'c, 'x> {
     /// Events, with the virtual register events if any.
     n: usize,
     regs: Option<Regs>,
+    /// The plan's bell tags.
+    tags: &'c [String],
 }
 
 /// The [`Base::RvFence`] bits of `fence pred,succ`.
@@ -442,13 +601,15 @@ fn base_value(b: Base, cx: &Ctx<'_, '_>) -> (Set, Option<Rel>) {
     let reg =
         |f: &dyn Fn(&Regs) -> Rel| (0, Some(cx.regs.as_ref().map(f).unwrap_or(Rel::empty(n))));
     let regset = |f: &dyn Fn(&Regs) -> Set| (cx.regs.as_ref().map(f).unwrap_or(0), None);
+    // herd's memory events leave lock events out (lock.cat adds them).
+    let locks = all_lock_events(x);
     match b {
-        Base::R => set(st.r),
-        Base::W => set(st.w),
-        Base::M => set(st.m),
+        Base::R => set(st.r & !locks),
+        Base::W => set(st.w & !locks),
+        Base::M => set(st.m & !locks),
         Base::F => set(st.f),
         Base::Iw => set(st.iw),
-        Base::Fw => set(x.last.iter().fold(0, |a, &e| a | 1u64 << e)),
+        Base::Fw => set(x.last.iter().fold(0, |a, &e| a | 1u64 << e) & !locks),
         Base::Universe => set(full_set(n)),
         Base::Upd => set(st.upd),
         Base::Atomic => set(st.atomic),
@@ -491,10 +652,35 @@ fn base_value(b: Base, cx: &Ctx<'_, '_>) -> (Set, Option<Rel>) {
             Some(g) => (0, Some(widen(&s.po, n) | g.po)),
             None => (0, Some(s.po)),
         },
-        Base::Rf => rel(x.rf),
-        Base::Co => rel(x.co),
-        Base::Fr => rel(x.fr),
-        Base::Rmw => rel(s.rmw),
+        Base::Rf => rel(without(x.rf, locks)),
+        Base::Co => rel(without(x.co, locks)),
+        Base::Fr => rel(without(x.fr, locks)),
+        Base::Rmw => rel(without(s.rmw, locks)),
+        Base::EngineRf => rel(x.rf),
+        Base::EngineCo => rel(x.co),
+        Base::Lock(k) => set(lock_events(x, k)),
+        Base::LkRmw => {
+            set(s.events.iter().enumerate().fold(
+                0,
+                |a, (i, e)| {
+                    if e.annot.lk_rmw {
+                        a | 1u64 << i
+                    } else {
+                        a
+                    }
+                },
+            ))
+        }
+        Base::LkTag(t) => {
+            let tag = cx.tags.get(t as usize).map(String::as_str).unwrap_or("");
+            set(s.events.iter().enumerate().fold(0, |a, (i, e)| {
+                if lk_tag_name(e).is_some_and(|n| n.eq_ignore_ascii_case(tag)) {
+                    a | 1u64 << i
+                } else {
+                    a
+                }
+            }))
+        }
         Base::Amo => rel(s.amo),
         Base::Addr => rel(s.addr),
         Base::Data => rel(s.data),
@@ -545,6 +731,23 @@ impl Plan {
                     (Un::IdOf, _) => sc.rels[i] = Rel::id(n, sc.sets[a]),
                     (Un::Domain, _) => sc.sets[i] = sc.rels[a].domain(),
                     (Un::Range, _) => sc.sets[i] = sc.rels[a].range(),
+                    (Un::DifferentValues, _) => {
+                        let evs = &cx.x.s.events;
+                        let value = |k: usize| match evs.get(k).map(|e| (e.kind, e)) {
+                            Some((Kind::Read, e)) => Some(e.rval),
+                            Some((Kind::Write | Kind::Update, e)) => Some(e.wval),
+                            _ => None,
+                        };
+                        let mut out = Rel::empty(n);
+                        for p in 0..n {
+                            for q in members(sc.rels[a].row(p)) {
+                                if value(p) != value(q) {
+                                    out.add(p, q);
+                                }
+                            }
+                        }
+                        sc.rels[i] = out;
+                    }
                 }
             }
             Op::Bin(op, a, b) => {
@@ -560,19 +763,36 @@ impl Plan {
                     (Bin::Cross, _) => sc.rels[i] = Rel::cross(n, sc.sets[a], sc.sets[b]),
                 }
             }
-            Op::FixVar(..) => {}
+            Op::FixVar(..) | Op::EachVar(_) => {}
+            Op::Each(k) => {
+                let u = &self.eaches[k as usize];
+                let mut union = Rel::empty(n);
+                for e in members(sc.sets[u.set as usize]) {
+                    sc.sets[u.var as usize] = 1u64 << e;
+                    for &j in &u.inner {
+                        self.eval(j, cx, sc);
+                    }
+                    union = union | sc.rels[u.body as usize];
+                }
+                sc.rels[i] = union;
+            }
             Op::Fix(k) => {
                 let fx = &self.fixes[k as usize];
                 for &v in &fx.vars {
                     sc.rels[v as usize] = Rel::empty(n);
                     sc.sets[v as usize] = 0;
                 }
+                // herd's fixpoint (lib/interpreter.ml, fix_step): each
+                // round evaluates the bindings in order, each seeing the
+                // ones before it at their new values, until a round changes
+                // nothing. Non-monotone definitions (the bell's rcu-rscs)
+                // depend on that order.
                 for _ in 0..MAX_ROUNDS {
-                    for &j in &fx.inner {
-                        self.eval(j, cx, sc);
-                    }
                     let mut changed = false;
-                    for (&v, &b) in fx.vars.iter().zip(&fx.bodies) {
+                    for ((&v, &b), nodes) in fx.vars.iter().zip(&fx.bodies).zip(&fx.per_body) {
+                        for &j in nodes {
+                            self.eval(j, cx, sc);
+                        }
                         let (v, b) = (v as usize, b as usize);
                         let same = match self.tys[v] {
                             Ty::Set => sc.sets[v] == sc.sets[b],
@@ -698,6 +918,7 @@ impl CatModel {
                 x,
                 n: regs.as_ref().map_or(x.s.n, |g| g.n),
                 regs,
+                tags: &self.plan.tags,
             };
             let n = cx.n;
             if sc.sets.len() < len {

@@ -184,8 +184,9 @@ pub(crate) fn lex(file: usize, name: &str, text: &str) -> Result<Vec<(Tok, Pos)>
             }
             continue;
         }
-        // herd's lexer also reads `#` to the end of the line as a comment.
-        if c == '#' {
+        // herd's lexer also reads `#` and `//` (the kernel's SPDX lines)
+        // to the end of the line as a comment.
+        if c == '#' || (c == '/' && chars.get(i + 1) == Some(&'/')) {
             while i < chars.len() && chars[i] != '\n' {
                 bump!();
             }
@@ -467,6 +468,9 @@ pub enum InstrKind {
     If(Cond, Vec<Instr>, Vec<Instr>),
     /// `catdep`: the model computes dependencies itself (nothing to do).
     Catdep,
+    /// `instructions R[Accesses]` (bell files): the tags of the `enum`s
+    /// named that events of a class (`R`, `W`, `F`, `RMW`, …) may carry.
+    Instructions(String, Vec<String>),
 }
 
 /// How deep expressions may nest before the parser refuses (no stack overflow on hostile input).
@@ -696,6 +700,20 @@ impl<'a> Parser<'a> {
             "catdep" => {
                 self.next();
                 InstrKind::Catdep
+            }
+            "instructions" => {
+                self.next();
+                let class = self.name()?;
+                self.expect(Tok::LBrack)?;
+                let mut enums = Vec::new();
+                while *self.peek() != Tok::RBrack {
+                    if !enums.is_empty() {
+                        self.expect(Tok::Comma)?;
+                    }
+                    enums.push(self.name()?);
+                }
+                self.next();
+                InstrKind::Instructions(class, enums)
             }
             other => return self.err(format!("`{other}` is not supported here")),
         };

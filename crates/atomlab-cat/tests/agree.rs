@@ -168,3 +168,141 @@ fn beyond_the_event_bound_is_an_error_not_a_verdict() {
         summary(builtin)
     );
 }
+
+/// The kernel's LKMM files, as herd7 -conf linux-kernel.cfg runs them:
+/// ../shared/litmus-more/linux/model (GPL-2.0, read at run time, never
+/// copied here) and herd7's library for lock.cat's includes.
+fn lkmm_files() -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let corpus = shared.join("litmus-more/linux");
+    let model = corpus.join("model");
+    let lib = shared.join("cats/herd7-7.58");
+    if model.join("linux-kernel.cat").is_file() && lib.join("cross.cat").is_file() {
+        Some((corpus, model, lib))
+    } else {
+        eprintln!(
+            "skipped: no LKMM files and herd7 library under {} (../shared beside the repository)",
+            shared.display()
+        );
+        None
+    }
+}
+
+fn lkmm_options(model: &Path, lib: &Path, variants: &[&str]) -> atomlab_cat::Options {
+    atomlab_cat::Options {
+        bell: Some(model.join("linux-kernel.bell")),
+        variants: variants.iter().map(|v| v.to_string()).collect(),
+        cat_path: vec![lib.to_path_buf()],
+    }
+}
+
+fn with_flags(o: &ModelOutcome) -> String {
+    match o {
+        ModelOutcome::Done(r) => format!("{} flags={:?}", summary(o), r.flags),
+        other => summary(other),
+    }
+}
+
+/// How many tests of the corpus `model` judges differently from the
+/// built-in lkmm (observation, final states, races or flags), and how many
+/// it judged.
+fn lkmm_differences(corpus: &Path, model: &atomlab_cat::CatModel) -> (usize, usize, Vec<String>) {
+    let opts = CheckOptions::default();
+    let (mut judged, mut differ, mut names) = (0, 0, Vec::new());
+    for path in tests_in(corpus) {
+        // Tests the Linux parser refuses (SRCU, for now) are not judged.
+        let Ok(test) = atomlab_litmus::parse_file(&path) else {
+            continue;
+        };
+        let want = &check_test_with(&test, &[ModelChoice::Named("lkmm")], &opts)[0];
+        let got = &check_test_with(&test, &[ModelChoice::Given(model)], &opts)[0];
+        assert!(
+            matches!(got, ModelOutcome::Done(_)),
+            "{}: {}",
+            path.display(),
+            summary(got)
+        );
+        judged += 1;
+        if with_flags(want) != with_flags(got) {
+            differ += 1;
+            names.push(format!(
+                "{}: {} vs {}",
+                path.display(),
+                with_flags(want),
+                with_flags(got)
+            ));
+        }
+    }
+    (judged, differ, names)
+}
+
+/// linux-kernel.cat with linux-kernel.bell, lock.cat and variant lkmmv2
+/// judges all 79 Linux-kernel tests as the built-in lkmm does (which agrees
+/// with herd7's logs there: atomlab-model's lkmm corpus test): same
+/// observation, final states, races and flags. Also atomlab-model's golden
+/// Linux tests, whose failed `spin_trylock`s and `spin_is_locked`s take
+/// lock.cat's generated reads-from (`with … from cross(…)`).
+#[test]
+fn lkmm_files_agree_with_lkmm() {
+    let Some((corpus, model, lib)) = lkmm_files() else {
+        return;
+    };
+    let opts = lkmm_options(&model, &lib, &["lkmmv2"]);
+    let cat = atomlab_cat::load_with("lkmm", &model.join("linux-kernel.cat"), &opts)
+        .expect("the kernel's LKMM files load");
+    let (judged, differ, names) = lkmm_differences(&corpus, &cat);
+    assert_eq!(judged, 79);
+    assert_eq!(differ, 0, "{names:#?}");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../atomlab-model/tests/litmus/linux");
+    let (judged, differ, names) = lkmm_differences(&golden, &cat);
+    assert!(judged >= 19, "{judged}");
+    assert_eq!(differ, 0, "{names:#?}");
+}
+
+/// The files decide the verdicts: without the variant the bell raises its
+/// flag on every test (as herd7 does), and a copy of linux-kernel.cat
+/// without its propagation axiom (made in a scratch directory) allows
+/// outcomes the LKMM forbids.
+#[test]
+fn lkmm_verdicts_come_from_the_files() {
+    let Some((corpus, model, lib)) = lkmm_files() else {
+        return;
+    };
+    let test = atomlab_litmus::parse_file(&corpus.join("SB+fencembonceonces.litmus"))
+        .expect("a Linux test");
+    let v1 = atomlab_cat::load_with(
+        "lkmm",
+        &model.join("linux-kernel.cat"),
+        &lkmm_options(&model, &lib, &[]),
+    )
+    .expect("loads");
+    match &check_test_with(&test, &[ModelChoice::Given(&v1)], &CheckOptions::default())[0] {
+        ModelOutcome::Done(r) => assert!(
+            r.flags
+                .contains(&"this-model-requires-variant-higher-than-lkmmv1"),
+            "{:?}",
+            r.flags
+        ),
+        other => panic!("{}", summary(other)),
+    }
+
+    let text = std::fs::read_to_string(model.join("linux-kernel.cat")).unwrap();
+    let axiom = "acyclic pb as propagation";
+    assert!(text.contains(axiom));
+    let dir = std::env::temp_dir().join(format!("atomlab-lkmm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let weak = dir.join("linux-kernel.cat");
+    std::fs::write(&weak, text.replace(axiom, "")).unwrap();
+    // lock.cat is found beside the original, through the cat path.
+    let mut opts = lkmm_options(&model, &lib, &["lkmmv2"]);
+    opts.cat_path.insert(0, model.clone());
+    let weak = atomlab_cat::load_with("lkmm", &weak, &opts).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (judged, differ, names) = lkmm_differences(&corpus, &weak);
+    assert_eq!(judged, 79);
+    assert!(differ > 0, "removing the propagation axiom changed nothing");
+    assert!(
+        names.iter().any(|n| n.contains("SB+fencembonceonces")),
+        "{names:#?}"
+    );
+}

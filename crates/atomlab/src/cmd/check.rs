@@ -80,9 +80,26 @@ pub struct CheckArgs {
     #[arg(long = "model-file", value_name = "[NAME=]FILE")]
     pub model_file: Vec<String>,
     /// Directories searched for files a --model-file includes, after the
-    /// including file's own directory; repeatable.
+    /// including file's own directory; repeatable. $HERDLIB (herd7's library
+    /// directory, with cross.cat, cos-opt.cat...) is searched last.
     #[arg(long = "cat-path", value_name = "DIR")]
     pub cat_path: Vec<PathBuf>,
+    /// A bell file run before each --model-file (herd7's -bell): its enums
+    /// name the Linux-kernel annotations (tag 'once gives the set Once).
+    #[arg(long, value_name = "FILE")]
+    pub bell: Option<PathBuf>,
+    /// A variant the model files' `if "NAME"` tests see as set (herd7's
+    /// -variant); repeatable or comma-separated.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub variant: Vec<String>,
+    /// A herd7 configuration file ([NAME=]FILE.cfg, herd7's -conf): its
+    /// `model` becomes a --model-file (named NAME, or by the model's file
+    /// stem) unless --model-file is given, its `bell` and `variant` apply
+    /// unless given here; relative
+    /// names resolve against the cfg's directory. `macros` files are not
+    /// read: the Linux C parser has linux-kernel.def's macros built in.
+    #[arg(long, value_name = "[NAME=]FILE.cfg")]
+    pub conf: Option<String>,
     /// For every forbidden outcome, the axiom that forbids it and a smallest cycle.
     #[arg(long)]
     pub explain: bool,
@@ -194,23 +211,91 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The per-test timeout when `--timeout` is not given.
 pub const DEFAULT_TIMEOUT_S: f64 = 60.0;
 
-/// Loads each `--model-file [NAME=]FILE` (refusing a bad one, with its
-/// file:line:column, before any test is judged).
+/// Splits `[NAME=]FILE` (a NAME has no `/`).
+fn named(spec: &str) -> (Option<String>, &str) {
+    match spec.split_once('=') {
+        Some((n, f)) if !n.is_empty() && !n.contains('/') => (Some(n.to_string()), f),
+        _ => (None, spec),
+    }
+}
+
+fn stem(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| file.display().to_string())
+}
+
+/// Loads each `--model-file [NAME=]FILE` and the model of `--conf`
+/// (refusing a bad one, with its file:line:column, before any test is
+/// judged).
 fn load_model_files(args: &CheckArgs) -> anyhow::Result<Vec<atomlab_cat::CatModel>> {
-    let mut out = Vec::new();
-    for spec in &args.model_file {
-        let (name, file) = match spec.split_once('=') {
-            Some((n, f)) if !n.is_empty() && !n.contains('/') => (n.to_string(), f),
-            _ => {
-                let stem = Path::new(spec)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| spec.clone());
-                (stem, spec.as_str())
+    let mut cat_path = args.cat_path.clone();
+    // herd7's own library directory, as herd7 itself finds it.
+    if let Some(lib) = std::env::var_os("HERDLIB").filter(|l| !l.is_empty()) {
+        cat_path.push(PathBuf::from(lib));
+    }
+    let mut opts = atomlab_cat::Options {
+        bell: args.bell.clone(),
+        variants: args.variant.clone(),
+        cat_path,
+    };
+    let mut specs: Vec<(String, PathBuf, String)> = Vec::new();
+    if let Some(spec) = &args.conf {
+        let (name, file) = named(spec);
+        let conf = atomlab_cat::conf::read(Path::new(file))
+            .with_context(|| format!("--conf {spec}: the cfg file cannot be used"))?;
+        if opts.bell.is_none() {
+            opts.bell = conf.bell.clone();
+        }
+        if args.variant.is_empty() {
+            opts.variants = conf.variants.clone();
+        }
+        if let Some(def) = &conf.macros {
+            if !def.is_file() {
+                anyhow::bail!(
+                    "--conf {spec}: its macros file {} does not exist",
+                    def.display()
+                );
             }
-        };
-        let m = atomlab_cat::load(&name, Path::new(file), &args.cat_path)
-            .with_context(|| format!("--model-file {spec}: the model cannot be loaded"))?;
+            eprintln!(
+                "atomlab: note: --conf {spec}: macros {} not read: atomlab's Linux C parser has linux-kernel.def's macros built in (READ_ONCE, smp_mb, spin_lock, rcu_read_lock...)",
+                def.display()
+            );
+        }
+        match &conf.model {
+            Some(m) if args.model_file.is_empty() => specs.push((
+                name.unwrap_or_else(|| stem(m)),
+                m.clone(),
+                format!("--conf {spec}: its model"),
+            )),
+            Some(_) => {}
+            None if args.model_file.is_empty() => anyhow::bail!(
+                "--conf {spec}: the cfg file names no model (a `model FILE.cat` line); give one with --model-file"
+            ),
+            None => {}
+        }
+    }
+    if let Some(b) = &opts.bell {
+        if !b.is_file() {
+            anyhow::bail!("--bell {}: no such file", b.display());
+        }
+    }
+    for spec in &args.model_file {
+        let (name, file) = named(spec);
+        let path = PathBuf::from(file);
+        specs.push((
+            name.unwrap_or_else(|| stem(&path)),
+            path,
+            format!("--model-file {spec}"),
+        ));
+    }
+    if specs.is_empty() && (args.bell.is_some() || !args.variant.is_empty()) {
+        anyhow::bail!("--bell and --variant apply to cat models: give --model-file FILE.cat or --conf FILE.cfg");
+    }
+    let mut out = Vec::new();
+    for (name, file, what) in specs {
+        let m = atomlab_cat::load_with(&name, &file, &opts)
+            .with_context(|| format!("{what}: the model cannot be loaded"))?;
         out.push(m);
     }
     Ok(out)
