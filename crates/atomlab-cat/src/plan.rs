@@ -609,7 +609,16 @@ fn base_value(b: Base, cx: &Ctx<'_, '_>) -> (Set, Option<Rel>) {
         Base::M => set(st.m & !locks),
         Base::F => set(st.f),
         Base::Iw => set(st.iw),
-        Base::Fw => set(x.last.iter().fold(0, |a, &e| a | 1u64 << e) & !locks),
+        // herd's final writes: the co-last write of each location the final
+        // state reports, a lock's own write included (herd7 flags lock.cat's
+        // `lock-final` for an observed spinlock, never for an srcu_struct
+        // the condition does not name; the Linux golden tests hold both).
+        Base::Fw => set(x
+            .last
+            .iter()
+            .enumerate()
+            .filter(|&(l, _)| st.observed_iw >> s.init_of[l] & 1 == 1)
+            .fold(0, |a, (_, &e)| a | 1u64 << e)),
         Base::Universe => set(full_set(n)),
         Base::Upd => set(st.upd),
         Base::Atomic => set(st.atomic),
