@@ -483,10 +483,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             {
                 return Ok(()); // every input refused: no empty table
             }
-            match format {
+            let printed = match format {
                 Format::Table | Format::Json => print_table(&models, &outcomes, explain),
                 Format::Herd => print_herd(&outcomes, explain),
-            }
+            };
+            // Not freed test by test: the process ends after this view (as
+            // the dispatcher does with the report).
+            std::mem::forget(outcomes);
+            printed
         }),
     })
 }

@@ -115,6 +115,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         let html = atomlab_report::render_html(std::slice::from_ref(&view), None);
         report::write(&path, &html)?;
         eprintln!("atomlab: wrote the suite's report to {}", path.display());
+    } else {
+        // The process ends with this command: freeing every record's values
+        // one by one took a tenth of a 400-test `check` (perf), for memory
+        // the exit returns at once. The store above is closed normally.
+        std::mem::forget(report);
     }
     Ok(status)
 }
