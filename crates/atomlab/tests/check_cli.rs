@@ -170,6 +170,40 @@ fn herd_format_prints_lkmm_flags_as_herd_does() {
     );
 }
 
+/// The same flags reach the table and the JSON records (parameter
+/// `flags`), not only herd's format: a user reading the table must see
+/// that the test is one the model calls ill-formed.
+#[test]
+fn lkmm_flags_show_in_the_table_and_the_records() {
+    let file = golden("linux/FLAG+unmatched-srcu-unlock.litmus");
+    let out = atomlab(&["check", "--no-save", "--model", "lkmm", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("flag unmatched-srcu-lock, unmatched-srcu-unlock"),
+        "{s}"
+    );
+    let out = atomlab(&["check", "--no-save", "--json", "--model", "lkmm", &file]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        v["records"][0]["parameters"]["flags"],
+        serde_json::json!(["unmatched-srcu-lock", "unmatched-srcu-unlock"])
+    );
+    let out = atomlab(&[
+        "check",
+        "--no-save",
+        "--json",
+        "--model",
+        "lkmm",
+        &golden("linux/FLAG+none-srcu-locations.litmus"),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        v["records"][0]["parameters"]["flags"],
+        serde_json::json!([])
+    );
+}
+
 /// A malformed SRCU call is refused like any bad input: file:line:column
 /// and exit status 2.
 #[test]

@@ -637,7 +637,11 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
                 ModelOutcome::Done(d) => {
                     rec.param("observation", d.observation.word())
                         .param("mapping", d.mapping)
-                        .param("data_race", d.racy);
+                        .param("data_race", d.racy)
+                        // The model's other `flag`s (LKMM's lock and RCU
+                        // validity checks, a cat file's own), as herd7
+                        // prints `Flag NAME`.
+                        .param("flags", d.flags.clone());
                     rec.metrics
                         .push(count("allowed_states", d.states.len() as f64));
                     rec.metrics.push(count("positive", d.positive as f64));
@@ -682,7 +686,12 @@ fn cell(o: &ModelOutcome) -> String {
     match o {
         ModelOutcome::Done(r) => {
             let race = if r.racy { " race" } else { "" };
-            format!("{} ({}){race}", r.observation.word(), r.states.len())
+            let flags = if r.flags.is_empty() {
+                String::new()
+            } else {
+                format!(" flag {}", r.flags.join(", "))
+            };
+            format!("{} ({}){race}{flags}", r.observation.word(), r.states.len())
         }
         ModelOutcome::Timeout { .. } => "TIMEOUT".into(),
         ModelOutcome::NotApplicable { .. } => "-".into(),
