@@ -20,13 +20,50 @@ use crate::check::ModelResult;
 
 /// One final state as herd prints it: `1:r0=0; [x]=1;`.
 pub fn state_line(test: &Test, vars: &[StateVar], values: &[Value]) -> String {
-    let mut items: Vec<String> = vars
-        .iter()
-        .zip(values)
-        .map(|(v, x)| format!("{}={};", test.var_name(v), test.value_name(*x)))
-        .collect();
-    items.sort();
-    items.join(" ")
+    StateLines::new(test, vars).line(values)
+}
+
+/// herd's lines for the final states of one test: the variables' names and
+/// their order are worked out once, then each state is one string. herd
+/// sorts the `name=value;` items; no name is another's prefix followed by
+/// `=`, so sorting by `name=` gives the same order whatever the values.
+pub struct StateLines<'t> {
+    test: &'t Test,
+    /// Index into the values, and the item's `name=` prefix, in herd's order.
+    order: Vec<(usize, String)>,
+}
+
+impl<'t> StateLines<'t> {
+    /// The lines of `test` over the variables `vars`.
+    pub fn new(test: &'t Test, vars: &[StateVar]) -> StateLines<'t> {
+        let mut order: Vec<(usize, String)> = vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, format!("{}=", test.var_name(v))))
+            .collect();
+        order.sort_by(|a, b| a.1.cmp(&b.1));
+        StateLines { test, order }
+    }
+
+    /// One state's line.
+    pub fn line(&self, values: &[Value]) -> String {
+        let mut s = String::with_capacity(self.order.len() * 8);
+        for (k, (i, name)) in self.order.iter().enumerate() {
+            if k > 0 {
+                s.push(' ');
+            }
+            s.push_str(name);
+            match values.get(*i) {
+                Some(Value::Int(n)) => {
+                    let _ = write!(s, "{n}");
+                }
+                Some(v) => s.push_str(&self.test.value_name(*v)),
+                None => {}
+            }
+            s.push(';');
+        }
+        s
+    }
 }
 
 /// herd7's block for one test under one model.
@@ -34,11 +71,8 @@ pub fn log(test: &Test, r: &ModelResult) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Test {} {}", test.name, test.condition.quantifier.kind());
     let _ = writeln!(s, "States {}", r.states.len());
-    let mut lines: Vec<String> = r
-        .states
-        .iter()
-        .map(|(v, _)| state_line(test, &r.vars, v))
-        .collect();
+    let state_lines = StateLines::new(test, &r.vars);
+    let mut lines: Vec<String> = r.states.iter().map(|(v, _)| state_lines.line(v)).collect();
     lines.sort();
     for l in lines {
         let _ = writeln!(s, "{l}");

@@ -649,12 +649,13 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
                     rec.metrics.push(count("candidates", d.candidates as f64));
                     rec.metrics
                         .push(count("forbidden_outcomes", d.forbidden.len() as f64));
+                    let lines = herd::StateLines::new(test, &d.vars);
                     rec.detail = Some(json!({
                         "states": d.states.iter().map(|(s, racy)| json!({
-                            "state": herd::state_line(test, &d.vars, s), "data_race": racy,
+                            "state": lines.line(s), "data_race": racy,
                         })).collect::<Vec<_>>(),
                         "forbidden": d.forbidden.iter().map(|f| json!({
-                            "state": herd::state_line(test, &d.vars, &f.state),
+                            "state": lines.line(&f.state),
                             "axiom": f.violation.axiom,
                             "cycle": explain::cycle_text(&f.violation, &f.labels),
                         })).collect::<Vec<_>>(),
