@@ -862,9 +862,12 @@ impl Body<'_, '_> {
                 desired,
                 read: lk_rmw(tag),
                 write: lk_rmw(tag),
-                // A failed RMW's read orders nothing (linux-kernel.bell:
-                // Acquire, Release and Mb exclude FailedRMW) but is marked.
-                fail: lk_rmw(LkAccess::Once),
+                // A failed cmpxchg's read keeps the operation's tag, as
+                // herd7's lkmmv2 semantics gives it (linux-kernel.def); it
+                // orders nothing all the same, because linux-kernel.bell's
+                // Acquire, Release and Mb exclude FailedRMW (the built-in
+                // lkmm does too), but a user's model may read the tag.
+                fail: lk_rmw(tag),
                 weak: false,
                 single: false,
             });
