@@ -48,19 +48,35 @@ fn every_truncation_is_handled() {
 
 #[test]
 fn random_damage_is_handled() {
-    // A fixed-seed xorshift: reproducible without a dependency.
-    let mut state = 0x2545_f491_4f6c_dd1du64;
+    damaged_copies(
+        MODEL,
+        "()[]{}|&\\;*+?~^-1=>,'\"_ \nletrecandinacyclicempty0#",
+        3000,
+        0x2545_f491_4f6c_dd1d,
+        check,
+    );
+}
+
+/// Damages `base` `rounds` times (one to four characters removed, inserted
+/// from `alphabet` or replaced each time, by a fixed-seed xorshift:
+/// reproducible without a dependency) and hands each copy to `check`.
+fn damaged_copies(
+    base: &str,
+    alphabet: &str,
+    rounds: usize,
+    seed: u64,
+    mut check: impl FnMut(&str),
+) {
+    let mut state = seed;
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         state
     };
-    let alphabet: Vec<char> = "()[]{}|&\\;*+?~^-1=>,'\"_ \nletrecandinacyclicempty0#"
-        .chars()
-        .collect();
-    let base: Vec<char> = MODEL.chars().collect();
-    for _ in 0..3000 {
+    let alphabet: Vec<char> = alphabet.chars().collect();
+    let base: Vec<char> = base.chars().collect();
+    for _ in 0..rounds {
         let mut t = base.clone();
         for _ in 0..(next() % 4 + 1) {
             let pos = (next() as usize) % t.len();
@@ -176,31 +192,13 @@ fn every_truncation_of_a_bell_is_handled() {
 #[test]
 fn random_damage_to_a_bell_is_handled() {
     let d = bell_dir("damaged");
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    let alphabet: Vec<char> = "()[]{}|&\\;*+?~^-1=>,'\"_ \nenuminstructionsletrecmapcross0#"
-        .chars()
-        .collect();
-    let base: Vec<char> = BELL.chars().collect();
-    for _ in 0..1500 {
-        let mut t = base.clone();
-        for _ in 0..(next() % 4 + 1) {
-            let pos = (next() as usize) % t.len();
-            match next() % 3 {
-                0 => {
-                    t.remove(pos);
-                }
-                1 => t.insert(pos, alphabet[(next() as usize) % alphabet.len()]),
-                _ => t[pos] = alphabet[(next() as usize) % alphabet.len()],
-            }
-        }
-        check_bell(&d, &t.iter().collect::<String>());
-    }
+    damaged_copies(
+        BELL,
+        "()[]{}|&\\;*+?~^-1=>,'\"_ \nenuminstructionsletrecmapcross0#",
+        1500,
+        0x9e37_79b9_7f4a_7c15,
+        |t| check_bell(&d, t),
+    );
 }
 
 /// `map` and `cross` over an execution's events only in lock.cat's form:

@@ -520,6 +520,19 @@ impl Body<'_, '_> {
         self.c.expect(",", &format!("between the arguments of {f}"))
     }
 
+    /// An atomic_t operation's arguments: `(V, X)`, or `(X)` when the
+    /// operand is an implicit 1 (`atomic_inc`, `atomic_dec_and_test`…).
+    fn atomic_operands(&mut self, implicit: bool, name: &str) -> PResult<(Expr, Expr)> {
+        let operand = if implicit {
+            Expr::int(1)
+        } else {
+            let v = self.expr()?;
+            self.comma(name)?;
+            v
+        };
+        Ok((operand, self.expr()?))
+    }
+
     fn call(&mut self, name: &str, pos: usize) -> PResult<Expr> {
         self.c.expect("(", "")?;
         if let Some(e) = if self.linux {
@@ -893,14 +906,7 @@ impl Body<'_, '_> {
                     format!("unsupported Linux primitive '{name}': linux-kernel.def has {base} only fully ordered (no _relaxed, _acquire or _release)"),
                 ));
             }
-            let operand = if implicit {
-                Expr::int(1)
-            } else {
-                let v = self.expr()?;
-                self.comma(name)?;
-                v
-            };
-            let addr = self.expr()?;
+            let (operand, addr) = self.atomic_operands(implicit, name)?;
             let t = self.temp();
             self.code.push(Instr::Rmw {
                 dst: Some(t),
@@ -989,14 +995,7 @@ impl Body<'_, '_> {
                 .c
                 .err_at(pos, format!("unsupported Linux primitive '{name}'")));
         }
-        let operand = if implicit {
-            Expr::int(1)
-        } else {
-            let v = self.expr()?;
-            self.comma(name)?;
-            v
-        };
-        let addr = self.expr()?;
+        let (operand, addr) = self.atomic_operands(implicit, name)?;
         let t = self.temp();
         let tag = if fetch || ret {
             tag
