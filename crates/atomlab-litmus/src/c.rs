@@ -520,6 +520,20 @@ impl Body<'_, '_> {
         self.c.expect(",", &format!("between the arguments of {f}"))
     }
 
+    /// An atomic_t read-modify-write of `addr` whose read goes to `t`, both
+    /// accesses tagged `tag`.
+    fn atomic_rmw(&mut self, t: usize, addr: Expr, op: RmwOp, operand: Expr, tag: LkAccess) {
+        self.code.push(Instr::Rmw {
+            dst: Some(t),
+            addr,
+            op,
+            operand,
+            read: lk_rmw(tag),
+            write: lk_rmw(tag),
+            single: false,
+        });
+    }
+
     /// An atomic_t operation's arguments: `(V, X)`, or `(X)` when the
     /// operand is an implicit 1 (`atomic_inc`, `atomic_dec_and_test`…).
     fn atomic_operands(&mut self, implicit: bool, name: &str) -> PResult<(Expr, Expr)> {
@@ -908,15 +922,7 @@ impl Body<'_, '_> {
             }
             let (operand, addr) = self.atomic_operands(implicit, name)?;
             let t = self.temp();
-            self.code.push(Instr::Rmw {
-                dst: Some(t),
-                addr,
-                op,
-                operand: operand.clone(),
-                read: lk_rmw(tag),
-                write: lk_rmw(tag),
-                single: false,
-            });
+            self.atomic_rmw(t, addr, op, operand.clone(), tag);
             let new = rmw_expr(op, Expr::Reg(t), operand);
             return Ok(Some(Expr::bin(cmp, new, Expr::int(0))));
         }
@@ -1002,15 +1008,7 @@ impl Body<'_, '_> {
         } else {
             LkAccess::Noreturn
         };
-        self.code.push(Instr::Rmw {
-            dst: Some(t),
-            addr,
-            op,
-            operand: operand.clone(),
-            read: lk_rmw(tag),
-            write: lk_rmw(tag),
-            single: false,
-        });
+        self.atomic_rmw(t, addr, op, operand.clone(), tag);
         Ok(Some(if ret {
             rmw_expr(op, Expr::Reg(t), operand)
         } else if fetch {
