@@ -47,6 +47,7 @@ pub mod aarch64;
 pub mod code;
 pub mod frame;
 mod harness;
+mod mentions;
 mod rng;
 pub mod x86_64;
 

@@ -28,6 +28,7 @@ use atomlab_litmus::{BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Valu
 
 use super::encode::{Alu, Asm, Cond, Gpr, Label};
 use crate::frame::FrameLayout;
+use crate::mentions::used;
 use crate::Unencodable;
 
 /// Registers test values may live in: every GPR but RSP, RDI (the frame),
@@ -65,99 +66,6 @@ struct Gen<'a> {
     labels: Vec<Label>,
     /// The instruction being generated, for errors.
     at: usize,
-}
-
-fn walk_expr(e: &Expr, regs: &mut BTreeSet<usize>, locs: &mut BTreeSet<usize>) {
-    match e {
-        Expr::Const(Value::Loc(l)) => {
-            locs.insert(*l);
-        }
-        Expr::Const(Value::Int(_)) => {}
-        Expr::Reg(r) => {
-            regs.insert(*r);
-        }
-        Expr::Not(a) => walk_expr(a, regs, locs),
-        Expr::Bin(_, a, b) => {
-            walk_expr(a, regs, locs);
-            walk_expr(b, regs, locs);
-        }
-    }
-}
-
-/// The test registers and locations a thread's code mentions.
-fn used(th: &Thread) -> (BTreeSet<usize>, BTreeSet<usize>) {
-    let (mut regs, mut locs) = (BTreeSet::new(), BTreeSet::new());
-    let reg = |r: &Option<usize>, regs: &mut BTreeSet<usize>| {
-        if let Some(r) = r {
-            regs.insert(*r);
-        }
-    };
-    for i in &th.code {
-        match i {
-            Instr::Load { dst, addr, .. } => {
-                reg(dst, &mut regs);
-                walk_expr(addr, &mut regs, &mut locs);
-            }
-            Instr::Store { addr, value, .. } => {
-                walk_expr(addr, &mut regs, &mut locs);
-                walk_expr(value, &mut regs, &mut locs);
-            }
-            Instr::StoreExclusive {
-                status,
-                addr,
-                value,
-                ..
-            } => {
-                reg(status, &mut regs);
-                walk_expr(addr, &mut regs, &mut locs);
-                walk_expr(value, &mut regs, &mut locs);
-            }
-            Instr::Rmw {
-                dst, addr, operand, ..
-            } => {
-                reg(dst, &mut regs);
-                walk_expr(addr, &mut regs, &mut locs);
-                walk_expr(operand, &mut regs, &mut locs);
-            }
-            Instr::Cas {
-                result,
-                addr,
-                expected,
-                desired,
-                ..
-            } => {
-                reg(result, &mut regs);
-                walk_expr(addr, &mut regs, &mut locs);
-                walk_expr(desired, &mut regs, &mut locs);
-                match expected {
-                    CasExpected::Reg(r) => {
-                        regs.insert(*r);
-                    }
-                    CasExpected::Value(e) | CasExpected::Mem(e) => {
-                        walk_expr(e, &mut regs, &mut locs)
-                    }
-                }
-            }
-            Instr::Fence(_) => {}
-            Instr::SyncSrcu { addr } => walk_expr(addr, &mut regs, &mut locs),
-            Instr::Assign { dst, expr } => {
-                regs.insert(*dst);
-                walk_expr(expr, &mut regs, &mut locs);
-            }
-            Instr::Select { dst, cond, a, b } => {
-                regs.insert(*dst);
-                walk_expr(cond, &mut regs, &mut locs);
-                walk_expr(a, &mut regs, &mut locs);
-                walk_expr(b, &mut regs, &mut locs);
-            }
-            Instr::Branch { cond, .. } => {
-                if let Some(c) = cond {
-                    walk_expr(c, &mut regs, &mut locs);
-                }
-            }
-        }
-    }
-    (regs, locs)
 }
 
 /// Registers the code writes.
