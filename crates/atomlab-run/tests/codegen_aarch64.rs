@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use atomlab_litmus::Arch;
 use atomlab_run::{generate, Isa, PrepareOptions, RunError};
 
+mod support;
+use support::litmus_files;
+
 fn dirs() -> Vec<PathBuf> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut v = vec![
@@ -30,20 +33,6 @@ fn dirs() -> Vec<PathBuf> {
         );
     }
     v
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "litmus") {
-            out.push(p);
-        }
-    }
 }
 
 /// The memory-access and barrier mnemonics of the test's thread table,
@@ -169,10 +158,7 @@ fn objdump(code: &[u8], dir: &Path, n: usize) -> Option<String> {
 
 #[test]
 fn corpus_generates_the_tests_instructions() {
-    let mut files = Vec::new();
-    for d in dirs() {
-        walk(&d, &mut files);
-    }
+    let mut files: Vec<PathBuf> = dirs().iter().flat_map(|d| litmus_files(d)).collect();
     files.sort();
     let tmp = std::env::temp_dir().join(format!("atomlab-cg-a64-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();

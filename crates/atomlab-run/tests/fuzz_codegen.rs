@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 use atomlab_model::{check_test, CheckOptions, ModelOutcome};
 use atomlab_run::{generate, prepare, run, Isa, PrepareOptions, RunError, RunOptions};
 
+mod support;
+use support::has_release_then_acquire;
+
 /// xorshift64*, seeded per case so a failure names its seed.
 struct Rng(u64);
 
@@ -80,9 +83,18 @@ fn random_x86(rng: &mut Rng) -> String {
         }
         cols.push(col);
     }
+    litmus_table(
+        "X86 fuzz\n{ x=0; y=0; z=0; }\n".into(),
+        &cols,
+        "exists (x=1 /\\ 0:EAX=0)\n",
+    )
+}
+
+/// A litmus test from its head (name line and initial state), one column
+/// of instructions per thread, and its condition.
+fn litmus_table(mut src: String, cols: &[Vec<String>], condition: &str) -> String {
     let rows = cols.iter().map(Vec::len).max().unwrap_or(0);
-    let mut src = String::from("X86 fuzz\n{ x=0; y=0; z=0; }\n");
-    let header: Vec<String> = (0..nthreads).map(|t| format!("P{t}")).collect();
+    let header: Vec<String> = (0..cols.len()).map(|t| format!("P{t}")).collect();
     src.push_str(&format!(" {} ;\n", header.join(" | ")));
     for i in 0..rows {
         let cells: Vec<String> = cols
@@ -91,7 +103,7 @@ fn random_x86(rng: &mut Rng) -> String {
             .collect();
         src.push_str(&format!(" {} ;\n", cells.join(" | ")));
     }
-    src.push_str("exists (x=1 /\\ 0:EAX=0)\n");
+    src.push_str(condition);
     src
 }
 
@@ -130,41 +142,12 @@ fn random_aarch64(rng: &mut Rng) -> String {
         }
         cols.push(col);
     }
-    let rows = cols.iter().map(Vec::len).max().unwrap_or(0);
     let mut src = String::from("AArch64 fuzz\n{ x=0; y=0; z=0;");
     for t in 0..nthreads {
         src.push_str(&format!(" {t}:X1=x; {t}:X2=y; {t}:X3=z;"));
     }
     src.push_str(" }\n");
-    let header: Vec<String> = (0..nthreads).map(|t| format!("P{t}")).collect();
-    src.push_str(&format!(" {} ;\n", header.join(" | ")));
-    for i in 0..rows {
-        let cells: Vec<String> = cols
-            .iter()
-            .map(|c| c.get(i).cloned().unwrap_or_default())
-            .collect();
-        src.push_str(&format!(" {} ;\n", cells.join(" | ")));
-    }
-    src.push_str("exists (x=1 /\\ 0:X4=0)\n");
-    src
-}
-
-/// Whether some thread has a store-release before a later load-acquire
-/// (the pair qemu-user on x86-64 does not keep in order).
-fn release_then_acquire(test: &atomlab_litmus::Test) -> bool {
-    use atomlab_litmus::Instr;
-    test.threads.iter().any(|th| {
-        let first = th.code.iter().position(|i| {
-            matches!(i, Instr::Store { annot, .. } | Instr::StoreExclusive { annot, .. } if annot.release)
-                || matches!(i, Instr::Rmw { write, .. } | Instr::Cas { write, .. } if write.release)
-        });
-        first.is_some_and(|k| {
-            th.code[k + 1..].iter().any(|i| {
-                matches!(i, Instr::Load { annot, .. } if annot.acquire)
-                    || matches!(i, Instr::Rmw { read, .. } | Instr::Cas { read, .. } if read.acquire)
-            })
-        })
-    })
+    litmus_table(src, &cols, "exists (x=1 /\\ 0:X4=0)\n")
 }
 
 /// Random valid AArch64 tests: the code generator never panics and, on
@@ -200,7 +183,7 @@ fn random_aarch64_tests_generate_and_run_within_the_model() {
         assert!(!r.timed_out, "seed {seed}: did not finish\n{src}");
         assert_eq!(r.instances(), 60, "seed {seed}\n{src}");
         ran += 1;
-        if atomlab_core::Machine::detect().emulated && release_then_acquire(&program.compiled) {
+        if atomlab_core::Machine::detect().emulated && has_release_then_acquire(&program.compiled) {
             continue;
         }
         let opts = CheckOptions {

@@ -17,12 +17,15 @@
 //! a forbidden state is therefore tolerated (and printed) in a test with
 //! such a pair, and in no other.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use atomlab_litmus::{Arch, Instr, Test, Value};
+use atomlab_litmus::{Arch, Test, Value};
 use atomlab_model::{check_test, AcquireLoad, CheckOptions, ModelOutcome};
 use atomlab_run::{host_has, prepare_with, run, PrepareOptions, RunError, RunOptions, SyncMode};
+
+mod support;
+use support::{has_release_then_acquire, litmus_files, own, shared};
 
 fn aarch64_host() -> bool {
     if std::env::consts::ARCH != "aarch64" {
@@ -30,39 +33,6 @@ fn aarch64_host() -> bool {
         return false;
     }
     true
-}
-
-fn own(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../atomlab-model/tests/litmus")
-        .join(rel)
-}
-
-fn shared() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/litmus");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipped: {} is absent (the shared litmus corpus)",
-            p.display()
-        );
-        None
-    }
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "litmus") {
-            out.push(p);
-        }
-    }
 }
 
 fn small(size: usize, runs: usize) -> RunOptions {
@@ -105,23 +75,6 @@ fn allowed(test: &Test, acquire: AcquireLoad) -> Option<Vec<Vec<Value>>> {
 /// fingerprint tells it.
 fn emulated() -> bool {
     atomlab_core::Machine::detect().emulated
-}
-
-/// Whether some thread of the code as run has a store-release before a
-/// later load-acquire (RCsc; the pair qemu-user on x86-64 does not order).
-fn has_release_then_acquire(test: &Test) -> bool {
-    test.threads.iter().any(|th| {
-        let first_release = th.code.iter().position(|i| {
-            matches!(i, Instr::Store { annot, .. } | Instr::StoreExclusive { annot, .. } if annot.release)
-                || matches!(i, Instr::Rmw { write, .. } | Instr::Cas { write, .. } if write.release)
-        });
-        first_release.is_some_and(|k| {
-            th.code[k + 1..].iter().any(|i| {
-                matches!(i, Instr::Load { annot, .. } if annot.acquire)
-                    || matches!(i, Instr::Rmw { read, .. } | Instr::Cas { read, .. } if read.acquire)
-            })
-        })
-    })
 }
 
 /// Prepares and runs `test`, asserting every observed state is allowed.
@@ -178,10 +131,7 @@ fn run_within_aarch64(test: &Test, prep: &PrepareOptions, o: &RunOptions) -> Fat
 }
 
 fn corpus(dirs: &[PathBuf], arch: Arch, prep: &PrepareOptions, o: &RunOptions) -> Vec<Fate> {
-    let mut files = Vec::new();
-    for d in dirs {
-        walk(d, &mut files);
-    }
+    let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| litmus_files(d)).collect();
     files.sort();
     let mut fates = Vec::new();
     for p in files {

@@ -8,29 +8,13 @@ use atomlab_litmus::{Test, Value};
 use atomlab_model::{check_test, CheckOptions, ModelOutcome};
 use atomlab_run::{prepare, run, RunOptions, SyncMode};
 
-fn own(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../atomlab-model/tests/litmus")
-        .join(rel)
-}
+mod support;
+use support::{litmus_files, own, shared};
 
 fn mine(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/litmus")
         .join(rel)
-}
-
-fn shared() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/litmus");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipped: {} is absent (the shared litmus corpus)",
-            p.display()
-        );
-        None
-    }
 }
 
 fn parse(p: &Path) -> Test {
@@ -90,17 +74,6 @@ fn run_within_tso(test: &Test, o: &RunOptions) -> u64 {
         );
     }
     r.positive
-}
-
-fn litmus_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "litmus"))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
