@@ -100,6 +100,11 @@ pub struct ModelResult {
     pub witness: Option<String>,
     /// Candidate executions examined.
     pub candidates: usize,
+    /// Whether the explore engine built some of the executions: it visits
+    /// one allowed execution per final state and prunes forbidden partial
+    /// ones, so `forbidden` and `witness` then cover only the executions it
+    /// completed, not every forbidden outcome ([`crate::explore`]).
+    pub explored: bool,
     /// Time spent (shared enumeration counted once per event structure).
     pub elapsed: Duration,
 }
@@ -515,6 +520,7 @@ fn run(
         nl,
     };
     let explore_here = crate::explore::applies(opts, builtin);
+    let mut any_explored = false;
     loop {
         if blocked {
             break;
@@ -539,6 +545,7 @@ fn run(
                         || crate::explore::worth_exploring(sk, nl)) =>
             {
                 crate::explore::explore_skeleton(sk, &rec, &mut accs, &mut candidates)?;
+                any_explored = true;
                 true
             }
             _ => false,
@@ -669,6 +676,7 @@ fn run(
                 witness_dot: acc.witness,
                 witness: acc.witness_text,
                 candidates,
+                explored: any_explored,
                 elapsed: Duration::ZERO,
             })
         })

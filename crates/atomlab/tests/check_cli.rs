@@ -204,6 +204,43 @@ fn lkmm_flags_show_in_the_table_and_the_records() {
     );
 }
 
+/// `--explain` with the explore engine never claims that nothing is
+/// forbidden: the engine prunes forbidden executions before completing
+/// them (LB+fence.acqs under rc11: its thin-air outcome), so it says that
+/// its list covers only what it explored, where enumerate explains it.
+#[test]
+fn explore_does_not_claim_that_nothing_is_forbidden() {
+    let file = golden("c/LB+fence.acqs.litmus");
+    let run = |engine: &str| {
+        let out = atomlab(&[
+            "check",
+            "--no-save",
+            "--explain",
+            "--engine",
+            engine,
+            "--model",
+            "rc11",
+            &file,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let enumerated = run("enumerate");
+    assert!(
+        enumerated.contains("LB+fence.acqs [rc11]: 1 forbidden outcome(s)"),
+        "{enumerated}"
+    );
+    let explored = run("explore");
+    assert!(
+        !explored.contains("no outcome of a candidate execution is forbidden"),
+        "{explored}"
+    );
+    assert!(
+        explored.contains("among the executions explored"),
+        "{explored}"
+    );
+}
+
 /// A malformed SRCU call is refused like any bad input: file:line:column
 /// and exit status 2.
 #[test]

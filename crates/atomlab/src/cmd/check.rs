@@ -778,13 +778,32 @@ fn write_explanations(
                 test.name, d.model
             )?;
         }
+        // The explore engine prunes a forbidden partial execution before it
+        // is complete, so it cannot say that nothing is forbidden, nor list
+        // every forbidden outcome: it says so instead of guessing.
+        let partial = "(the explore engine prunes forbidden executions before they are complete; --engine enumerate explains every forbidden outcome)";
         if d.forbidden.is_empty() {
+            if d.explored {
+                writeln!(
+                    out,
+                    "{} [{}]: no forbidden outcome among the executions explored {partial}",
+                    test.name, d.model
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{} [{}]: no outcome of a candidate execution is forbidden",
+                    test.name, d.model
+                )?;
+            }
+            continue;
+        }
+        if d.explored {
             writeln!(
                 out,
-                "{} [{}]: no outcome of a candidate execution is forbidden",
+                "{} [{}]: forbidden outcomes among the executions explored {partial}",
                 test.name, d.model
             )?;
-            continue;
         }
         writeln!(
             out,
