@@ -357,6 +357,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             EngineArg::Enumerate => Engine::Enumerate,
             EngineArg::Explore => Engine::Explore,
         },
+        unpruned: false,
     };
     let timeout = match args.timeout {
         0.0 => None,
