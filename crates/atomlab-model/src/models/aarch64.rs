@@ -35,9 +35,12 @@
 //! closes; the internal visibility axioms compose fixed relations with
 //! `rfi` and `ca & int`. Each of `external`, `coRW1`, `coWW`, `coWR` thus
 //! constrains a relation that only grows with rf and co. `atomic`
-//! subtracts `fri; [W]; coi`, which grows (a later write of the RMW's own
-//! thread can excuse a pair), so it judges complete executions only; the
-//! engine enforces RMW atomicity on its own anyway.
+//! subtracts `fri; [W]; coi`, which grows (a write of the RMW's own
+//! thread placed later can excuse a pair), so it judges complete
+//! executions only. Nothing is lost: both engines keep only executions
+//! without another thread's write between an RMW's source and its write
+//! (`empty rmw & (fre; coe)`), and a pair `atomic` forbids among those has
+//! an internal write between, which excuses it.
 
 use super::{violation, Judgement, Model, Violation};
 use crate::exec::Execution;
