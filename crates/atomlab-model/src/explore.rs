@@ -61,10 +61,10 @@
 //!   `NaRf`, `aarch64`'s `atomic`) are only applied to complete
 //!   executions: a branch that only they forbid is explored to its leaves.
 //! - Threads' traces are enumerated up front, with every value a read may
-//!   return ([`crate::interp`], at most 20,000 per thread), and each
+//!   return ([`crate::interp`], at most 200,000 for all threads), and each
 //!   combination of traces is searched on its own: a thread with k reads
 //!   of a location that m writes may have (m+1)^k traces, so a reader of
-//!   four loads hits the bound with three writers of four stores. GenMC
+//!   four loads hits the bound with six writers of four stores. GenMC
 //!   instead adds a thread's events as its reads get their sources.
 //! - With `--explain` or `--graphs` the engine explains only forbidden
 //!   outcomes whose execution it completed; `auto` enumerates then.
