@@ -31,6 +31,10 @@ pub struct CheckOptions {
     pub acquire: AcquireLoad,
     /// Which exploration builds the executions.
     pub engine: Engine,
+    /// Explore without judging partial executions (no pruning), to measure
+    /// what pruning saves: the verdicts are the same, only `candidates`
+    /// and the time grow.
+    pub unpruned: bool,
 }
 
 /// herd's observation of a condition.

@@ -24,16 +24,19 @@
 //!    final state), then the other writes are placed from the end of each
 //!    coherence order towards its start, RMW atomicity enforced as they go.
 //! 3. **Pruning.** At each step the graph built so far (reads-from so far,
-//!    the coherence edges known so far) is judged by every model that is
-//!    *monotone*: its axioms are acyclicity, irreflexivity or emptiness of
-//!    relations built from rf, co and fr by union, intersection with fixed
-//!    relations, sequence, closure and inverse, so adding edges can only add
-//!    violations and a violation now is a violation in every completion.
-//!    `sc`, `x86tso` and `rc11` are monotone (see [`MONOTONE`]); `c11`
-//!    (release sequences and visible side effects subtract `mo`), `aarch64`
-//!    and `riscv` (their atomicity axioms subtract internal paths) are not,
-//!    so they are judged on complete executions only, which is still
-//!    complete, just slower.
+//!    the coherence edges known so far) is judged by each model with the
+//!    axioms it declares *monotone* ([`crate::models::Model::judge_partial`]): acyclicity,
+//!    irreflexivity or emptiness of relations built from rf, co and fr by
+//!    union, intersection with fixed relations, sequence, closure and
+//!    inverse, so adding edges can only add violations and a violation now
+//!    is a violation in every completion. `sc`, `x86tso`, `rc11` and
+//!    `riscv` prune with all their axioms (`riscv` by relating, in its
+//!    `r2`, only reads whose source is chosen); `aarch64` with all but
+//!    `atomic` (which subtracts internal paths); `c11` with under-
+//!    approximations of its release sequences and `NaRf` (each subtracts a
+//!    growing relation; see [`crate::models::c11`]). `lkmm` declares none
+//!    and is judged on complete executions only, which is still complete,
+//!    just slower.
 //! 4. **Outcomes, not executions.** A final state depends only on the
 //!    threads' traces and the co-maximal writes, both fixed before the
 //!    coherence orders are filled in. Once a model allows an execution with
@@ -51,12 +54,23 @@
 //! # Limitations
 //! - Models given by the caller (cat files) are enumerated: their `flag`
 //!   checks are per execution, and their monotonicity is not known.
+//! - `lkmm` does not prune: its plain-access axioms subtract growing
+//!   relations, its lock and SRCU matching rewrite the execution, and no
+//!   monotone part of it has been worked out.
+//! - A model's non-monotone axioms (`c11`'s exact release sequences and
+//!   `NaRf`, `aarch64`'s `atomic`) are only applied to complete
+//!   executions: a branch that only they forbid is explored to its leaves.
+//! - Threads' traces are enumerated up front, with every value a read may
+//!   return ([`crate::interp`], at most 200,000 for all threads), and each
+//!   combination of traces is searched on its own: a thread with k reads
+//!   of a location that m writes may have (m+1)^k traces, so a reader of
+//!   four loads hits the bound with six writers of four stores. GenMC
+//!   instead adds a thread's events as its reads get their sources.
 //! - With `--explain` or `--graphs` the engine explains only forbidden
 //!   outcomes whose execution it completed; `auto` enumerates then.
 
 use crate::check::{Acc, CheckOptions, Recorder};
 use crate::exec::{Execution, Skeleton};
-use crate::models::Judgement;
 use crate::rel::{members, Rel, Set, MAX_EVENTS};
 use crate::CheckError;
 
@@ -83,13 +97,6 @@ impl Engine {
         }
     }
 }
-
-/// The built-in models whose axioms only get worse as rf and co grow, so
-/// that a partial graph they forbid can be pruned: `sc` (acyclic
-/// po|rf|co|fr), `x86tso` (acyclic ghb) and `rc11` (irreflexive hb;eco?,
-/// acyclic psc, acyclic sb|rf: Lahav et al., PLDI 2017, all built from rf,
-/// mo and rb by union, sequence and closure).
-pub const MONOTONE: &[&str] = &["sc", "x86tso", "rc11"];
 
 /// Whether the exploration engine may judge this group of models (for
 /// `auto`, skeleton by skeleton, see [`worth_exploring`]).
@@ -141,7 +148,7 @@ struct Search<'a, 'r> {
     sources: Vec<Vec<usize>>,
     /// The writes of each location, initial write included.
     loc_writes: Vec<Set>,
-    /// Models (bit k = model k) that may be pruned on partial graphs.
+    /// Models (bit k = model k) that judge partial graphs ([`crate::models::Model::prunes`]).
     monotone: u64,
     /// Whether some execution can race (a non-atomic access exists): then
     /// a state's racy flag is sought until found.
@@ -185,7 +192,7 @@ pub(crate) fn explore_skeleton(
         .models
         .iter()
         .enumerate()
-        .filter(|(_, m)| MONOTONE.contains(&m.name()))
+        .filter(|(_, m)| m.prunes() && !rec.opts.unpruned)
         .fold(0u64, |a, (k, _)| a | 1 << k);
     let mut search = Search {
         sk,
@@ -269,8 +276,9 @@ impl Search<'_, '_> {
         co.irreflexive().then_some(co)
     }
 
-    /// Judges the partial graph `(rf, co)` under the monotone models of
-    /// `need` and returns `need` without those that forbid it.
+    /// Judges the partial graph `(rf, co)` under the pruning models of
+    /// `need`, by their monotone axioms, and returns `need` without those
+    /// that forbid it.
     fn prune(&self, co: &Rel, need: u64) -> u64 {
         let mut need = need;
         let x = Execution {
@@ -281,7 +289,7 @@ impl Search<'_, '_> {
             last: Vec::new(),
         };
         for k in members(need & self.monotone) {
-            if let Judgement::Forbidden(_) = self.rec.models[k].judge(&x, false) {
+            if self.rec.models[k].judge_partial(&x).is_some() {
                 need &= !(1 << k);
             }
         }
@@ -627,9 +635,12 @@ mod tests {
     }
 
     #[test]
-    fn monotone_models_exist() {
-        for m in MONOTONE {
-            assert!(crate::models::by_name(m).is_some(), "{m}");
-        }
+    fn which_models_prune() {
+        let prune: Vec<&str> = crate::models::MODEL_NAMES
+            .iter()
+            .filter(|m| crate::models::by_name(m).is_some_and(|m| m.prunes()))
+            .copied()
+            .collect();
+        assert_eq!(prune, ["sc", "x86tso", "aarch64", "riscv", "c11", "rc11"]);
     }
 }

@@ -141,6 +141,14 @@ struct State {
 /// Instruction steps allowed on one path (loops are not unrolled further).
 const MAX_STEPS: usize = 2000;
 
+/// Possible runs (traces) kept for all the threads of a test together,
+/// each about a kilobyte: a budget the threads share rather than a bound
+/// per thread, so that one thread with many reads (a reader of four loads
+/// of a location eight writes may give has 9^4 runs, 21^4 with twenty) is
+/// not stopped while the others have a run or two. The old bound of 20,000
+/// per thread allowed as much memory with ten threads.
+pub(crate) const MAX_TRACES: usize = 200_000;
+
 pub(crate) struct Interp<'t> {
     pub test: &'t Test,
     /// Initial value of each location.
@@ -274,7 +282,7 @@ impl Interp<'_> {
             }
             if out.len() > self.max_traces {
                 return Err(CheckError::TooBig(format!(
-                    "thread P{} has more than {} possible runs",
+                    "thread P{} has more than {} possible runs (the threads of a test may have {MAX_TRACES} together)",
                     t.id, self.max_traces
                 )));
             }
@@ -709,6 +717,8 @@ pub(crate) fn explore(
     for round in 0..64 {
         let mut all = Vec::new();
         let mut grown = false;
+        // Runs kept so far this round, against MAX_TRACES.
+        let mut kept = 0usize;
         let mut next = written.clone();
         for (ti, t) in test.threads.iter().enumerate() {
             let others: Vec<BTreeSet<i64>> = (0..nl)
@@ -723,12 +733,13 @@ pub(crate) fn explore(
                 test,
                 init: init.clone(),
                 others,
-                max_traces: 20_000,
+                max_traces: MAX_TRACES.saturating_sub(kept),
                 deadline,
                 ticks: std::cell::Cell::new(0),
                 forward: !test.is_linux(),
             };
             let traces = interp.traces(t)?;
+            kept += traces.len();
             for tr in &traces {
                 for e in &tr.events {
                     if matches!(e.kind, Kind::Write | Kind::Update)

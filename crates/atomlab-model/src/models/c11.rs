@@ -19,8 +19,28 @@
 //! ```
 //! `mo` is coherence restricted to atomic and initial writes, as herd's
 //! `c11_cos.cat` generates it.
+//!
+//! # Partial executions
+//! Not every axiom only gets worse as rf and mo grow, so the exploration
+//! engine prunes with a part of the model ([`Model::judge_partial`]):
+//! - `rs` subtracts `(mo \ rs_prime); mo`, which grows: a write that later
+//!   lands between two writes of a release sequence ends it. A partial
+//!   execution uses the pairs of `mo & rs_prime` that no write of another
+//!   thread (and not an RMW) *can* still come between: those the known `mo`
+//!   does not already place outside the pair. That is a subset of every
+//!   completion's `rs`, so `sw`, `dob` and `hb` built from it are subsets
+//!   of theirs, and `Hb`, `Coh`, `Rf`, `Rmw` and `Spartial` (acyclicity,
+//!   irreflexivity of relations built from hb, rf, mo and fr by union,
+//!   sequence, closure, inverse and intersection with fixed relations;
+//!   `\ id` is fixed) only get worse: they prune.
+//! - `NaRf` forbids a non-atomic read's rf edge outside `vis`, which
+//!   subtracts growing hb paths twice. Of it only the monotone part prunes:
+//!   an rf edge with a write hb-between its ends (`hbl; [W]; hbl`) is never
+//!   in `vis`, whatever else is added.
+//! - The final non-atomic write check needs the co-last writes and `Dr`
+//!   only marks races: neither prunes.
 
-use super::{violation, violation_path, Judgement, Model, Step};
+use super::{violation, violation_path, Judgement, Model, Step, Violation};
 use crate::exec::Execution;
 use crate::rel::{full_set, Rel};
 
@@ -37,6 +57,27 @@ impl Model for C11 {
     }
 
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        self.judge_with(x, explain, false)
+    }
+
+    /// See the module documentation, "Partial executions".
+    fn prunes(&self) -> bool {
+        true
+    }
+
+    fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
+        match self.judge_with(x, false, true) {
+            Judgement::Forbidden(v) => Some(v),
+            Judgement::Allowed { .. } | Judgement::Unjudged(_) => None,
+        }
+    }
+}
+
+impl C11 {
+    /// The model's judgement of `x`; with `partial`, of the part of it that
+    /// forbids only what every completion of `x` breaks (see the module
+    /// documentation).
+    fn judge_with(&self, x: &Execution<'_>, explain: bool, partial: bool) -> Judgement {
         let s = x.s;
         let n = s.n;
         let st = &s.sets;
@@ -59,7 +100,17 @@ impl Model for C11 {
             (asw - asw.seq(&sb), Rel::empty(n))
         } else {
             let rs_prime = s.int | Rel::cross(n, all, r & w);
-            let rs = (mo & rs_prime) - (mo - rs_prime).seq(&mo);
+            // The pairs that may be in mo: all of it once mo is total on
+            // each location; in a partial execution, every pair of atomic
+            // writes of a location the known mo does not order the other
+            // way (a superset of every completion's mo, so `rs` below is a
+            // subset of every completion's).
+            let mo_may = if partial {
+                (s.loc.dom(amw).rng(amw) - mo.inv()).noid()
+            } else {
+                mo
+            };
+            let rs = (mo & rs_prime) - (mo_may - rs_prime).seq(&mo_may);
             let swra = s.ext
                 & Rel::id(n, crel)
                     .seq(&fsb.opt())
@@ -147,8 +198,16 @@ impl Model for C11 {
                 ],
             );
         }
-        let vis = (hbl & Rel::cross(n, w, r)) - hbl.rng(w).seq(&hbl);
-        if !(rf.rng(r & !a) - vis).is_empty() {
+        let hidden = hbl.rng(w).seq(&hbl);
+        let vis = (hbl & Rel::cross(n, w, r)) - hidden;
+        // A partial execution is only judged on rf edges that a write
+        // hb-between hides (the monotone part of NaRf).
+        let narf = if partial {
+            rf.rng(r & !a) & hidden
+        } else {
+            rf.rng(r & !a) - vis
+        };
+        if !narf.is_empty() {
             return violation(
                 "NaRf",
                 explain,
@@ -156,9 +215,10 @@ impl Model for C11 {
                 None,
             );
         }
-        // Final non-atomic writes must not be hb-before another write.
+        // Final non-atomic writes must not be hb-before another write (the
+        // co-last writes of a partial execution are not known yet).
         let fw = x.last.iter().fold(0u64, |acc, &e| acc | 1 << e);
-        if !Rel::id(n, fw & !a).seq(&hbl).rng(w).is_empty() {
+        if !partial && !Rel::id(n, fw & !a).seq(&hbl).rng(w).is_empty() {
             return violation("NaRf", explain, &[("hb", hbl)], None);
         }
         if !(rf | mo.seq(&mo).seq(&rf.inv()) | mo.seq(&rf)).irreflexive() {
@@ -194,7 +254,8 @@ impl Model for C11 {
         }
         let m = st.m;
         // A race needs a non-atomic access; initial writes are hb-before all.
-        if m & !a & !st.iw == 0 {
+        // Races mark allowed executions; they never forbid one.
+        if partial || m & !a & !st.iw == 0 {
             return Judgement::Allowed { racy: false };
         }
         let cnf = (Rel::cross(n, w, all) | Rel::cross(n, all, w)) & s.loc & Rel::cross(n, m, m);

@@ -56,6 +56,40 @@ pub trait Model: Sync {
     fn allows_thin_air(&self) -> bool {
         false
     }
+    /// Whether [`Model::judge_partial`] can forbid anything: the
+    /// exploration engine ([`crate::explore`]) prunes partial executions
+    /// with the models that say so and judges the others on complete
+    /// executions only.
+    fn prunes(&self) -> bool {
+        false
+    }
+    /// Judges a *partial* execution with the axioms (or sound
+    /// over-approximations of them) that only get worse as rf and co grow:
+    /// `Some` only when every completion of `x` is forbidden.
+    ///
+    /// In `x`, rf and co are subsets of those of every completion the
+    /// caller will judge (executions that are SC per location with atomic
+    /// RMWs), a read has an rf edge exactly when its source is final,
+    /// `fr` is `(rf^-1; co) \ id`, and `last` is empty (the co-last writes
+    /// are not known). An axiom may be used here when the relation it
+    /// constrains is built from rf, co and fr by union, intersection with
+    /// fixed relations, sequence, closure and inverse: it can then only
+    /// grow. An axiom that subtracts a growing relation must be left out
+    /// or replaced by a monotone under-approximation of what it forbids.
+    /// The default uses no axiom (`None`).
+    fn judge_partial(&self, _x: &Execution<'_>) -> Option<Violation> {
+        None
+    }
+}
+
+/// [`Model::judge_partial`] for a model whose every axiom is monotone:
+/// its own judgement, which forbids a partial execution only when it
+/// forbids every completion.
+pub(crate) fn forbidden(j: Judgement) -> Option<Violation> {
+    match j {
+        Judgement::Forbidden(v) => Some(v),
+        Judgement::Allowed { .. } | Judgement::Unjudged(_) => None,
+    }
 }
 
 /// A violation of `axiom`, with a smallest cycle in the union of `parts`

@@ -33,8 +33,21 @@
 //! `[W];f;[W] | [R];f;[M]`). The progress axiom (no store stays invisible
 //! forever) constrains infinite executions only and changes no verdict on
 //! a finite litmus test.
+//!
+//! # Partial executions
+//! Every relation of `Model` but `r2` is fixed (`r1`, `r4`-`r11`, `r13`:
+//! program order, locations, annotations, dependencies) or composed of
+//! fixed relations and `rfi` (`r3`, `r12`), and `Model` unites them with
+//! co, rfe and fr: it only grows with rf and co. `r2` subtracts `rsw =
+//! rf^-1; rf`, which grows. But rf is a function (each read reads one
+//! write), so whether two reads read the same write is settled once both
+//! have their source; `r2` here relates only reads that have one (in a
+//! partial execution, those with an rf edge; in a complete one, all).
+//! That is exactly `r2` on complete executions and a subset of every
+//! completion's `r2` on partial ones, so the whole model prunes
+//! ([`Model::judge_partial`]).
 
-use super::{violation, Judgement, Model};
+use super::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::{Execution, Skeleton};
 use crate::interp::Kind;
 use crate::rel::{members, Rel};
@@ -68,6 +81,15 @@ impl Model for RiscV {
         "riscv"
     }
 
+    /// See the module documentation, "Partial executions".
+    fn prunes(&self) -> bool {
+        true
+    }
+
+    fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
+        forbidden(self.judge(x, false))
+    }
+
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
         let s = x.s;
         let st = &s.sets;
@@ -82,7 +104,10 @@ impl Model for RiscV {
         let r1 = po_loc.rng(w);
         let through_w = po_loc.opt().rng(w).seq(&po_loc);
         let rsw = x.rf.inv().seq(&x.rf);
-        let r2 = (po_loc - through_w).dom(r).rng(r) - rsw;
+        // Reads whose source is chosen (all of them in a complete
+        // execution): between those, rsw is final.
+        let sourced = r & x.rf.range();
+        let r2 = (po_loc - through_w).dom(sourced).rng(sourced) - rsw;
         let r3 = x.rfi().dom(amo | st.excl).rng(r);
         let r4 = fences(s);
         let r5 = po.dom(aq);

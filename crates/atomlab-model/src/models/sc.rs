@@ -2,7 +2,7 @@
 //! `acyclic po | ((fr | rf | co); sm) as sc` with `sm` the identity, plus RMW atomicity
 //! (`empty rmw & (fre; coe)`, enforced by the engine).
 
-use super::{violation, Judgement, Model};
+use super::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 
 /// Sequential consistency.
@@ -11,6 +11,15 @@ pub struct Sc;
 impl Model for Sc {
     fn name(&self) -> &'static str {
         "sc"
+    }
+
+    /// `acyclic po | rf | co | fr` only gets worse as rf and co grow.
+    fn prunes(&self) -> bool {
+        true
+    }
+
+    fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
+        forbidden(self.judge(x, false))
     }
 
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {

@@ -357,6 +357,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
             EngineArg::Enumerate => Engine::Enumerate,
             EngineArg::Explore => Engine::Explore,
         },
+        unpruned: false,
     };
     let timeout = match args.timeout {
         0.0 => None,
@@ -743,7 +744,7 @@ fn print_table(models: &[&str], outcomes: &[TestResult], explain: bool) -> anyho
         writeln!(out, "TIMEOUT: gave up at the per-test timeout (default {DEFAULT_TIMEOUT_S} s; --timeout S raises it, --timeout 0 removes it)")?;
     }
     if words.iter().any(|w| w == "BOUND") {
-        writeln!(out, "BOUND: the test exceeds a fixed limit of this checker (64 events per execution, 2000 instructions per thread), which no option raises: split the test")?;
+        writeln!(out, "BOUND: the test exceeds a fixed limit of this checker (64 events per execution, 2000 instructions per thread, 200,000 possible runs per test), which no option raises: split the test")?;
     }
     if words.iter().any(|w| w == "ERROR") {
         writeln!(
