@@ -523,7 +523,11 @@ fn run(
         models,
         nl,
     };
-    let explore_here = crate::explore::applies(opts, builtin);
+    // A model with flags (lkmm's validity checks) is enumerated: the
+    // exploration visits one allowed execution per state and could miss a
+    // flag another execution raises.
+    let explore_here =
+        crate::explore::applies(opts, builtin) && models.iter().all(|m| !m.raises_flags());
     let mut any_explored = false;
     loop {
         if blocked {

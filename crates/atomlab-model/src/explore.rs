@@ -54,9 +54,11 @@
 //! # Limitations
 //! - Models given by the caller (cat files) are enumerated: their `flag`
 //!   checks are per execution, and their monotonicity is not known.
-//! - `lkmm` does not prune: its plain-access axioms subtract growing
-//!   relations, its lock and SRCU matching rewrite the execution, and no
-//!   monotone part of it has been worked out.
+//! - `lkmm` is enumerated, even under `--engine explore`: its validity
+//!   flags are per execution and the search visits one allowed execution
+//!   per final state ([`crate::models::Model::raises_flags`]); it would not
+//!   prune either (its plain-access axioms subtract growing relations, its
+//!   lock and SRCU matching rewrite the execution).
 //! - A model's non-monotone axioms (`c11`'s exact release sequences and
 //!   `NaRf`, `aarch64`'s `atomic`) are only applied to complete
 //!   executions: a branch that only they forbid is explored to its leaves.

@@ -510,3 +510,19 @@ fn pruning_keeps_what_non_monotone_axioms_would_cut() {
         );
     }
 }
+
+/// A model with per-execution flags (lkmm) is enumerated even under
+/// `--engine explore`: the search stops at one allowed execution per final
+/// state and would miss a flag only another execution raises. sc on the
+/// same test is explored.
+#[test]
+fn a_model_with_flags_is_enumerated() {
+    let test = atomlab_litmus::parse(
+        "C flagged.litmus",
+        "C flagged\n{}\nP0(int *x, spinlock_t *s) {\n  spin_unlock(s);\n  WRITE_ONCE(*x, 1);\n}\nP1(int *x) {\n  int r0 = READ_ONCE(*x);\n}\nexists (1:r0=1)\n",
+    )
+    .expect("parses");
+    assert!(!explored(&test, "lkmm", false).explored);
+    assert!(!explored(&test, "lkmm", false).flags.is_empty());
+    assert!(explored(&test, "sc", false).explored);
+}

@@ -652,4 +652,8 @@ impl Model for Lkmm {
     fn judge_flagged(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
         self.judge_all(x, explain)
     }
+
+    fn raises_flags(&self) -> bool {
+        true
+    }
 }

@@ -51,6 +51,13 @@ pub trait Model: Sync {
     fn judge_flagged(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
         (self.judge(x, explain), Vec::new())
     }
+    /// Whether [`Model::judge_flagged`] can raise flags. The exploration
+    /// engine stops at one allowed execution per final state, so it would
+    /// miss a flag that only other executions with that state raise: such
+    /// a model is enumerated ([`crate::explore`]).
+    fn raises_flags(&self) -> bool {
+        false
+    }
     /// Whether the model allows `sb | rf` cycles through data dependencies,
     /// whose values are then "out of thin air" (herd prints them symbolically).
     fn allows_thin_air(&self) -> bool {
