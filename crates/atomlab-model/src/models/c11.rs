@@ -66,10 +66,7 @@ impl Model for C11 {
     }
 
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        match self.judge_with(x, false, true) {
-            Judgement::Forbidden(v) => Some(v),
-            Judgement::Allowed { .. } | Judgement::Unjudged(_) => None,
-        }
+        super::forbidden(self.judge_with(x, false, true))
     }
 }
 

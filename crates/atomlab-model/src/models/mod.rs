@@ -89,9 +89,9 @@ pub trait Model: Sync {
     }
 }
 
-/// [`Model::judge_partial`] for a model whose every axiom is monotone:
-/// its own judgement, which forbids a partial execution only when it
-/// forbids every completion.
+/// The violation a judgement reports, if it forbids: [`Model::judge_partial`]
+/// from a judgement of the partial execution (all of a monotone model's
+/// axioms, or the monotone part of another's).
 pub(crate) fn forbidden(j: Judgement) -> Option<Violation> {
     match j {
         Judgement::Forbidden(v) => Some(v),
