@@ -183,6 +183,10 @@ fn lkmm_flags_show_in_the_table_and_the_records() {
         s.contains("flag unmatched-srcu-lock, unmatched-srcu-unlock"),
         "{s}"
     );
+    assert!(
+        s.contains("\"flag NAME\": the model's flag NAME is raised"),
+        "{s}"
+    );
     let out = atomlab(&["check", "--no-save", "--json", "--model", "lkmm", &file]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(

@@ -711,6 +711,7 @@ fn print_table(models: &[&str], outcomes: &[TestResult], explain: bool) -> anyho
     header.extend(models.iter().map(|m| m.to_string()));
     t.set_header(header);
     let mut mappings: Vec<(&str, &str)> = Vec::new();
+    let mut flagged = false;
     for o in outcomes {
         let TestResult::Checked(test, res, _) = o else {
             continue;
@@ -719,6 +720,7 @@ fn print_table(models: &[&str], outcomes: &[TestResult], explain: bool) -> anyho
         for r in res {
             row.push(cell(r));
             if let ModelOutcome::Done(d) = r {
+                flagged |= !d.flags.is_empty();
                 if let Some(m) = d.mapping {
                     if !mappings.iter().any(|(a, b)| *a == d.model && *b == m) {
                         mappings.push((d.model, m));
@@ -731,6 +733,9 @@ fn print_table(models: &[&str], outcomes: &[TestResult], explain: bool) -> anyho
     let mut out = std::io::stdout().lock();
     writeln!(out, "{t}")?;
     writeln!(out, "cells: Never/Sometimes/Always: observation of the condition (allowed final states); \"race\": a data race (undefined behaviour); \"-\": model does not apply")?;
+    if flagged {
+        writeln!(out, "\"flag NAME\": the model's flag NAME is raised (herd7's Flag; the LKMM's say the test misuses a lock, RCU or SRCU, or mixes plain and marked accesses)")?;
+    }
     let words: Vec<String> = outcomes
         .iter()
         .filter_map(|o| match o {
