@@ -4,6 +4,7 @@
 //! Arm acquire, an x86 lock prefix) survives as an [`Annot`] on its accesses.
 
 use std::fmt;
+use std::fmt::Write as _;
 
 /// The architecture a test is written for (the first word of the file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -739,19 +740,37 @@ impl Test {
 
     /// herd's name for a state variable: `1:r0`, `1:X2`, `[x]`.
     pub fn var_name(&self, v: &StateVar) -> String {
+        let mut s = String::new();
+        self.write_var(&mut s, v);
+        s
+    }
+
+    fn write_var(&self, out: &mut String, v: &StateVar) {
         match v {
             StateVar::Reg { thread, reg } => {
-                format!("{}:{}", thread, self.threads[*thread].regs[*reg])
+                let _ = write!(out, "{}:{}", thread, self.threads[*thread].regs[*reg]);
             }
-            StateVar::Loc(l) => format!("[{}]", self.locations[*l]),
+            StateVar::Loc(l) => {
+                out.push('[');
+                out.push_str(&self.locations[*l]);
+                out.push(']');
+            }
         }
     }
 
     /// herd's rendering of a value.
     pub fn value_name(&self, v: Value) -> String {
+        let mut s = String::new();
+        self.write_value(&mut s, v);
+        s
+    }
+
+    fn write_value(&self, out: &mut String, v: Value) {
         match v {
-            Value::Int(i) => i.to_string(),
-            Value::Loc(l) => self.locations[l].clone(),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::Loc(l) => out.push_str(&self.locations[l]),
         }
     }
 
@@ -762,7 +781,13 @@ impl Test {
             Quantifier::NotExists => "~exists",
             Quantifier::Forall => "forall",
         };
-        format!("{} {}", q, self.prop_text(&self.condition.prop, true))
+        // One buffer for the whole line: a `check` run prints it for
+        // every test and stores it with every record.
+        let mut out = String::with_capacity(64);
+        out.push_str(q);
+        out.push(' ');
+        self.write_prop(&mut out, &self.condition.prop, true);
+        out
     }
 
     fn flatten<'p>(&self, p: &'p Prop, and: bool, out: &mut Vec<&'p Prop>) {
@@ -779,33 +804,49 @@ impl Test {
         }
     }
 
-    fn prop_text(&self, p: &Prop, top: bool) -> String {
-        let s = match p {
-            Prop::True => return "true".into(),
-            Prop::False => return "false".into(),
+    /// Writes `p` as herd prints it: parenthesised, conjunctions and
+    /// disjunctions flattened, an equation at the top in parentheses.
+    fn write_prop(&self, out: &mut String, p: &Prop, top: bool) {
+        match p {
+            Prop::True => out.push_str("true"),
+            Prop::False => out.push_str("false"),
             Prop::Atom(v, CmpOp::Eq, x) => {
-                let s = format!("{}={}", self.var_name(v), self.value_name(*x));
                 if top {
-                    return format!("({s})");
+                    out.push('(');
                 }
-                return s;
+                self.write_var(out, v);
+                out.push('=');
+                self.write_value(out, *x);
+                if top {
+                    out.push(')');
+                }
             }
             Prop::Atom(v, CmpOp::Ne, x) => {
-                format!("not ({}={})", self.var_name(v), self.value_name(*x))
+                out.push_str("(not (");
+                self.write_var(out, v);
+                out.push('=');
+                self.write_value(out, *x);
+                out.push_str("))");
             }
-            Prop::Not(q) => format!("not ({})", self.prop_text(q, false)),
+            Prop::Not(q) => {
+                out.push_str("(not (");
+                self.write_prop(out, q, false);
+                out.push_str("))");
+            }
             Prop::And(..) | Prop::Or(..) => {
                 let is_and = matches!(p, Prop::And(..));
                 let mut items = Vec::new();
                 self.flatten(p, is_and, &mut items);
                 let sep = if is_and { " /\\ " } else { " \\/ " };
-                items
-                    .iter()
-                    .map(|q| self.prop_text(q, false))
-                    .collect::<Vec<_>>()
-                    .join(sep)
+                out.push('(');
+                for (k, q) in items.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(sep);
+                    }
+                    self.write_prop(out, q, false);
+                }
+                out.push(')');
             }
-        };
-        format!("({s})")
+        }
     }
 }

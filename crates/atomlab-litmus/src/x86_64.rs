@@ -44,16 +44,19 @@ const OTHER_REGS: &[&str] = &["rip", "cs", "ds", "es", "fs", "gs", "ss"];
 /// A register's canonical (64-bit, lower-case) name and width in bits, for a
 /// name with or without `%`.
 pub(crate) fn reg(name: &str) -> Option<(&'static str, u32)> {
-    let low = name.strip_prefix('%').unwrap_or(name).to_ascii_lowercase();
+    let name = name.strip_prefix('%').unwrap_or(name);
     for (r64, r32) in GPRS {
-        if low == *r64 {
+        if name.eq_ignore_ascii_case(r64) {
             return Some((r64, 64));
         }
-        if low == *r32 {
+        if name.eq_ignore_ascii_case(r32) {
             return Some((r64, 32));
         }
     }
-    OTHER_REGS.iter().find(|r| **r == low).map(|r| (*r, 64))
+    OTHER_REGS
+        .iter()
+        .find(|r| name.eq_ignore_ascii_case(r))
+        .map(|r| (*r, 64))
 }
 
 enum Op {
