@@ -27,6 +27,17 @@ impl Summary {
         if samples.is_empty() || samples.iter().any(|s| !s.is_finite()) {
             return None;
         }
+        if let [x] = samples {
+            // One sample (a count, one timing): nothing to sort.
+            return Some(Summary {
+                n: 1,
+                median: *x,
+                min: *x,
+                max: *x,
+                mean: *x,
+                cv: 0.0,
+            });
+        }
         let mut sorted = samples.to_vec();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();

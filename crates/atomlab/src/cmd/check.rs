@@ -612,6 +612,8 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
         let TestResult::Checked(test, res, elapsed) = o else {
             continue;
         };
+        // Once per test, not per model: every record of the test carries it.
+        let condition = test.condition_text();
         for r in res {
             let model = match r {
                 ModelOutcome::Done(d) => d.model,
@@ -625,7 +627,7 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
             let mut rec = Record::new("check", &test.name, model);
             rec.param("file", test.file.clone())
                 .param("arch", test.arch.name())
-                .param("condition", test.condition_text());
+                .param("condition", condition.clone());
             let count =
                 |name: &str, n: f64| Metric::new(name, Unit::Count, Source::Derived, vec![n]);
             rec.metrics.push(Metric::new(
