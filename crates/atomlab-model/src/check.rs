@@ -415,8 +415,13 @@ impl Recorder<'_> {
                     acc.neg += 1;
                 }
                 acc.racy |= racy;
-                let e = acc.states.entry(state.to_vec()).or_insert(false);
-                *e |= racy;
+                // Most executions reach a state already seen: no new key.
+                match acc.states.get_mut(state) {
+                    Some(e) => *e |= racy,
+                    None => {
+                        acc.states.insert(state.to_vec(), racy);
+                    }
+                }
                 if opts.explain && holds && acc.witness_text.is_none() {
                     let mut w = crate::explain::reads_from(orig, x);
                     if !(x.rf | sk.po).acyclic() {

@@ -153,8 +153,8 @@ pub(crate) struct Interp<'t> {
     pub test: &'t Test,
     /// Initial value of each location.
     pub init: Vec<i64>,
-    /// Values other threads may write, per location.
-    pub others: Vec<BTreeSet<i64>>,
+    /// Values other threads may write, per location, in increasing order.
+    pub others: Vec<Vec<i64>>,
     pub max_traces: usize,
     /// Give up (TIMEOUT) after this instant.
     pub deadline: Option<std::time::Instant>,
@@ -231,9 +231,18 @@ impl Interp<'_> {
     /// last write to `loc` (or the initial value if it wrote none), or any
     /// value another thread may write there.
     fn domain(&self, st: &State, loc: usize) -> Vec<i64> {
-        let mut d = self.others[loc].clone();
-        d.insert(st.own[loc].unwrap_or(self.init[loc]));
-        d.into_iter().collect()
+        let d = &self.others[loc];
+        let own = st.own[loc].unwrap_or(self.init[loc]);
+        let mut out = Vec::with_capacity(d.len() + 1);
+        // In increasing order, as a set would give them (the order traces
+        // are found in).
+        let at = d.partition_point(|&v| v < own);
+        out.extend_from_slice(&d[..at]);
+        if d.get(at) != Some(&own) {
+            out.push(own);
+        }
+        out.extend_from_slice(&d[at..]);
+        out
     }
 
     fn read_taint(&self, st: &State, i: usize, loc: usize) -> Taint {
@@ -721,11 +730,13 @@ pub(crate) fn explore(
         let mut kept = 0usize;
         let mut next = written.clone();
         for (ti, t) in test.threads.iter().enumerate() {
-            let others: Vec<BTreeSet<i64>> = (0..nl)
+            let others: Vec<Vec<i64>> = (0..nl)
                 .map(|l| {
                     (0..nt)
                         .filter(|&u| u != ti)
                         .flat_map(|u| written[u][l].iter().copied())
+                        .collect::<BTreeSet<i64>>()
+                        .into_iter()
                         .collect()
                 })
                 .collect();
