@@ -5,6 +5,7 @@ mod cli;
 mod cmd;
 mod progress;
 mod render;
+mod table;
 
 use std::process::ExitCode;
 

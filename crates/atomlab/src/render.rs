@@ -2,14 +2,13 @@
 
 use std::io::Write;
 
+pub use crate::table::Table;
 use atomlab_core::{FlagKind, Machine, Record, Report};
-use comfy_table::{presets, Table};
 
-/// A fresh table in atomlab's style: plain ASCII, so it survives logs and pipes.
+/// A fresh table in atomlab's style: a plain-ASCII Markdown table, so it
+/// survives logs and pipes and pastes into an issue.
 pub fn table() -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::ASCII_MARKDOWN);
-    t
+    Table::new()
 }
 
 /// Writes `value` as pretty JSON on stdout.
@@ -30,8 +29,7 @@ pub fn print(table: &Table) -> anyhow::Result<()> {
 pub fn machine_table(m: &Machine) -> anyhow::Result<()> {
     let mut t = table();
     // The PMU's reason is a sentence: wrap it instead of a 200-column row.
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    t.set_width(100);
+    t.wrap_to(100);
     t.set_header(vec!["machine", ""]);
     let rows = m.facts();
     for (k, v) in rows {

@@ -310,8 +310,7 @@ pub fn summary(report: &Report) -> anyhow::Result<()> {
         }
     )?;
     let mut t = render::table();
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    t.set_width(110);
+    t.wrap_to(110);
     t.set_header(vec!["capability", "verdict", "headline"]);
     let bench = |scenario: &str| -> Vec<&Record> {
         report
