@@ -52,26 +52,16 @@ impl<'a> Cursor<'a> {
         Some(c)
     }
 
-    /// Skips spaces, tabs and newlines.
+    /// Skips spaces, tabs and newlines (any Unicode white space).
     pub fn ws(&mut self) {
-        while let Some(c) = self.peek() {
-            if c.is_whitespace() {
-                self.bump();
-            } else {
-                break;
-            }
-        }
+        let rest = self.rest();
+        self.pos += rest.len() - rest.trim_start().len();
     }
 
     /// Skips spaces and tabs only.
     pub fn ws_inline(&mut self) {
-        while let Some(c) = self.peek() {
-            if c == ' ' || c == '\t' || c == '\r' {
-                self.bump();
-            } else {
-                break;
-            }
-        }
+        let rest = self.rest();
+        self.pos += rest.len() - rest.trim_start_matches([' ', '\t', '\r']).len();
     }
 
     /// Consumes `s` (after whitespace) if it comes next.
