@@ -98,6 +98,24 @@ impl Table {
     }
 
     fn write_row(out: &mut String, row: &[String], widths: &[usize]) {
+        let cell = |c: usize| row.get(c).map_or("", String::as_str);
+        // Most rows: one line per cell, each within its column.
+        let one_line = (0..widths.len()).all(|c| !cell(c).contains('\n'));
+        if one_line
+            && widths
+                .iter()
+                .enumerate()
+                .all(|(c, &w)| cell(c).width() <= w)
+        {
+            out.push('|');
+            for (c, &w) in widths.iter().enumerate() {
+                out.push(' ');
+                out.push_str(cell(c));
+                pad(out, w - cell(c).width() + 1);
+                out.push('|');
+            }
+            return;
+        }
         let cells: Vec<Vec<&str>> = widths
             .iter()
             .enumerate()

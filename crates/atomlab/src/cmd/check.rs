@@ -16,7 +16,7 @@ use atomlab_model::check::{CheckOptions, ModelOutcome};
 use atomlab_model::models::Model;
 use atomlab_model::{explain, herd, AcquireLoad, CheckError, Engine, ModelChoice, MODEL_NAMES};
 use clap::builder::PossibleValuesParser;
-use serde_json::json;
+use serde_json::Value;
 
 use super::Outcome;
 use crate::render;
@@ -656,17 +656,49 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
                     rec.metrics
                         .push(count("forbidden_outcomes", d.forbidden.len() as f64));
                     let lines = herd::StateLines::new(test, &d.vars);
-                    rec.detail = Some(json!({
-                        "states": d.states.iter().map(|(s, racy)| json!({
-                            "state": lines.line(s), "data_race": racy,
-                        })).collect::<Vec<_>>(),
-                        "forbidden": d.forbidden.iter().map(|f| json!({
-                            "state": lines.line(&f.state),
-                            "axiom": f.violation.axiom,
-                            "cycle": explain::cycle_text(&f.violation, &f.labels),
-                        })).collect::<Vec<_>>(),
-                        "witness": d.witness,
-                    }));
+                    // Built as values directly: `json!` would serialize the
+                    // arrays of values once more into new values.
+                    rec.detail = Some(object([
+                        (
+                            "states",
+                            Value::Array(
+                                d.states
+                                    .iter()
+                                    .map(|(s, racy)| {
+                                        object([
+                                            ("state", Value::String(lines.line(s))),
+                                            ("data_race", Value::Bool(*racy)),
+                                        ])
+                                    })
+                                    .collect(),
+                            ),
+                        ),
+                        (
+                            "forbidden",
+                            Value::Array(
+                                d.forbidden
+                                    .iter()
+                                    .map(|f| {
+                                        object([
+                                            ("state", Value::String(lines.line(&f.state))),
+                                            ("axiom", Value::from(f.violation.axiom)),
+                                            (
+                                                "cycle",
+                                                Value::String(explain::cycle_text(
+                                                    &f.violation,
+                                                    &f.labels,
+                                                )),
+                                            ),
+                                        ])
+                                    })
+                                    .collect(),
+                            ),
+                        ),
+                        (
+                            "witness",
+                            d.witness.clone().map_or(Value::Null, Value::String),
+                        ),
+                    ]));
                 }
                 ModelOutcome::Timeout { .. } => {
                     rec.verdict = Some(Verdict::Timeout);
@@ -687,6 +719,11 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
         }
     }
     out
+}
+
+/// A JSON object of `pairs`, in their order.
+fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 fn cell(o: &ModelOutcome) -> String {
