@@ -44,10 +44,12 @@
 #![deny(missing_docs)]
 
 pub mod aarch64;
+mod addresses;
 pub mod code;
 pub mod frame;
 mod harness;
 mod mentions;
+pub mod riscv64;
 mod rng;
 pub mod x86_64;
 
@@ -209,7 +211,7 @@ pub struct Unencodable {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The test is for another ISA than this machine's.
-    #[error("{file}: this is an {arch} test and this host is {host}: run it on an {want} machine (or under scripts/cross-test), or judge it with `atomlab check`")]
+    #[error("{file}: this is an {arch} test and this host is {host}: run it on a {want} host (or under scripts/cross-test), or judge it with `atomlab check`")]
     WrongIsa {
         /// The test file.
         file: String,
@@ -372,6 +374,9 @@ pub enum Isa {
     X86_64,
     /// AArch64: AArch64 tests, C tests through the C11->AArch64 mapping.
     AArch64,
+    /// RV64 (riscv64gc): RISCV tests, C tests through the C11->RISC-V
+    /// mapping (the spec's Table A.6).
+    RiscV64,
 }
 
 impl Isa {
@@ -380,6 +385,7 @@ impl Isa {
         match host_isa() {
             "x86_64" => Some(Isa::X86_64),
             "aarch64" => Some(Isa::AArch64),
+            "riscv64" => Some(Isa::RiscV64),
             _ => None,
         }
     }
@@ -389,6 +395,7 @@ impl Isa {
         match self {
             Isa::X86_64 => "x86_64",
             Isa::AArch64 => "aarch64",
+            Isa::RiscV64 => "riscv64",
         }
     }
 
@@ -396,6 +403,7 @@ impl Isa {
         match self {
             Isa::X86_64 => atomlab_model::mapping::Target::X86,
             Isa::AArch64 => atomlab_model::mapping::Target::AArch64(opts.arm_acquire),
+            Isa::RiscV64 => atomlab_model::mapping::Target::RiscV,
         }
     }
 }
@@ -493,7 +501,9 @@ fn compile_for(
     };
     match (test.arch, isa) {
         // X86_64 tests lower to the same instructions as X86 ones.
-        (Arch::X86 | Arch::X86_64, Isa::X86_64) | (Arch::AArch64, Isa::AArch64) => {
+        (Arch::X86 | Arch::X86_64, Isa::X86_64)
+        | (Arch::AArch64, Isa::AArch64)
+        | (Arch::RiscV, Isa::RiscV64) => {
             Ok((test.clone(), None))
         }
         (Arch::C, _) if test.is_linux() => Err(RunError::LinuxKernel {
@@ -527,6 +537,7 @@ pub fn generate(test: &Test, isa: Isa, opts: &PrepareOptions) -> Result<Vec<Vec<
         let bytes = match isa {
             Isa::X86_64 => x86_64::codegen::thread_code(th, &layout),
             Isa::AArch64 => aarch64::codegen::thread_code(th, &layout),
+            Isa::RiscV64 => riscv64::codegen::thread_code(th, &layout),
         }
         .map_err(|u| RunError::Unencodable {
             file: test.file.clone(),
@@ -561,7 +572,7 @@ pub fn prepare_with(test: &Test, opts: &PrepareOptions) -> Result<Program, RunEr
             Arch::X86 | Arch::X86_64 => "x86_64",
             Arch::AArch64 => "aarch64",
             Arch::RiscV => "riscv64",
-            Arch::C => "x86_64 or aarch64",
+            Arch::C => "x86_64, aarch64 or riscv64",
         };
         return Err(RunError::WrongIsa {
             file: test.file.clone(),
