@@ -168,4 +168,3 @@ pub(crate) fn check_addresses(th: &Thread) -> Result<(), Unencodable> {
     }
     Ok(())
 }
-

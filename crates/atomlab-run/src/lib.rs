@@ -503,9 +503,7 @@ fn compile_for(
         // X86_64 tests lower to the same instructions as X86 ones.
         (Arch::X86 | Arch::X86_64, Isa::X86_64)
         | (Arch::AArch64, Isa::AArch64)
-        | (Arch::RiscV, Isa::RiscV64) => {
-            Ok((test.clone(), None))
-        }
+        | (Arch::RiscV, Isa::RiscV64) => Ok((test.clone(), None)),
         (Arch::C, _) if test.is_linux() => Err(RunError::LinuxKernel {
             file: test.file.clone(),
         }),

@@ -33,8 +33,8 @@ use atomlab_litmus::{
 };
 
 use super::encode::{barrier_crm, Asm, AtomicOp, Cond, Label, Op, Size, X};
-use crate::frame::FrameLayout;
 use crate::addresses::check_addresses;
+use crate::frame::FrameLayout;
 use crate::mentions::used;
 use crate::Unencodable;
 

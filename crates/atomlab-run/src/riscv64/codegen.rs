@@ -363,7 +363,11 @@ impl Gen<'_> {
                     av2.push(t);
                     let y = self.operand(b, &av2)?;
                     self.asm.op(Op::Sltu, t, R::ZERO, y);
-                    let o = if *op == BinOp::LogAnd { Op::And } else { Op::Or };
+                    let o = if *op == BinOp::LogAnd {
+                        Op::And
+                    } else {
+                        Op::Or
+                    };
                     self.asm.op(o, dst, dst, t);
                     return Ok(());
                 }
@@ -431,8 +435,7 @@ impl Gen<'_> {
     }
 
     fn width(&self, a: &Annot) -> Result<Width, Unencodable> {
-        Width::of_bytes(a.width)
-            .ok_or_else(|| self.err(format!("an access of {} bytes", a.width)))
+        Width::of_bytes(a.width).ok_or_else(|| self.err(format!("an access of {} bytes", a.width)))
     }
 
     /// The width of an LR/SC/AMO: `.W` or `.D` only ("A" has no byte or
@@ -630,9 +633,9 @@ impl Gen<'_> {
         // write. Any other mix has no encoding.
         let (aq, rl) = (read.acquire, write.release);
         if (read.release || write.acquire) && !(aq && rl && read.release && write.acquire) {
-            return Err(self.err(
-                "an AMO whose read releases or whose write acquires without being .aqrl",
-            ));
+            return Err(
+                self.err("an AMO whose read releases or whose write acquires without being .aqrl")
+            );
         }
         let a = self.address(addr, &[])?;
         let mut s = self.operand(operand, &[a])?;
@@ -719,10 +722,7 @@ impl Gen<'_> {
         // two orders' (the mapping gives lr.aq / lr.aqrl for the success
         // order and the model judges a failed CAS by the failure order's
         // LR), so the hardware is never weaker than either judgement.
-        let (aq, rl) = (
-            read.acquire || fail.acquire,
-            read.release || fail.release,
-        );
+        let (aq, rl) = (read.acquire || fail.acquire, read.release || fail.release);
         let retry = self.asm.label();
         let done = self.asm.label();
         self.asm.bind(retry);

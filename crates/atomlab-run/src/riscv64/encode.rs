@@ -715,7 +715,10 @@ mod tests {
             a.branch(Cond::Geu, R(7), R(5), top); // -12
         });
         // beq x5,x6,.+12 ; bne x5,x0,.+8 ; j .-8 ; bgeu x7,x5,.-12
-        assert_eq!(words, vec![0x0062_8663, 0x0002_9463, 0xff9f_f06f, 0xfe53_fae3]);
+        assert_eq!(
+            words,
+            vec![0x0062_8663, 0x0002_9463, 0xff9f_f06f, 0xfe53_fae3]
+        );
     }
 
     /// Assembles the listing with GNU as when the riscv64 cross binutils
