@@ -3,8 +3,8 @@
 //! with a reason (never a panic), and, where GNU objdump for riscv64 is
 //! installed, the code of every RISCV test disassembles cleanly and holds
 //! exactly the test's memory accesses, fences and AMOs: the same multiset
-//! of mnemonics (`lw`, `sc.w.rl`, `amoswap.d.aqrl`, `fence r,rw`…) as the
-//! test's source (diy7's `lw.aq`/`sw.rl` spelled as the fenced sequences
+//! of mnemonics (`ld`, `sc.d.rl`, `amoswap.d.aqrl`, `fence r,rw`…) as the
+//! test's source (at 64 bits, as the backend runs every access) (diy7's `lw.aq`/`sw.rl` spelled as the fenced sequences
 //! herd reads them as), besides the prologue's and epilogue's frame
 //! accesses. Without objdump the comparison is skipped with a message, and
 //! under `ATOMLAB_REQUIRE_CROSS=1` (as CI sets) it fails instead.
@@ -47,10 +47,11 @@ fn fence_set(s: &str) -> String {
 }
 
 /// The memory-access, fence and AMO mnemonics of the test's thread table,
-/// lower case, a fence with its sets (`fence r,rw`), unsigned loads as the
-/// signed ones of their width, and annotated plain accesses expanded as
-/// atomlab-litmus (and herd) lower them; `fence.i` orders no data access
-/// and is dropped by the lowering.
+/// lower case, a fence with its sets (`fence r,rw`), every access at 64
+/// bits as the backend runs it (`lw` is `ld`, `amoadd.w` is `amoadd.d`),
+/// and annotated plain accesses expanded as atomlab-litmus (and herd)
+/// lower them; `fence.i` orders no data access and is dropped by the
+/// lowering.
 fn source_mnemonics(src: &str) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
     let mut add = |k: String| *m.entry(k).or_insert(0) += 1;
@@ -93,7 +94,7 @@ fn source_mnemonics(src: &str) -> BTreeMap<String, usize> {
             let plain_load = matches!(stem, "lb" | "lh" | "lw" | "ld" | "lbu" | "lhu" | "lwu");
             let plain_store = matches!(stem, "sb" | "sh" | "sw" | "sd");
             if plain_load {
-                let base = stem.trim_end_matches('u').to_string();
+                let base = "ld".to_string();
                 if ann == ".aqrl" {
                     add("fence rw,rw".into());
                 }
@@ -107,7 +108,7 @@ fn source_mnemonics(src: &str) -> BTreeMap<String, usize> {
                     ".rl" => add("fence rw,w".into()),
                     _ => {}
                 }
-                add(stem.to_string());
+                add("sd".into());
             } else if op == "fence" {
                 let name = match rest.split_once(',') {
                     Some((p, s)) => format!("fence {},{}", fence_set(p), fence_set(s)),
@@ -119,7 +120,7 @@ fn source_mnemonics(src: &str) -> BTreeMap<String, usize> {
                 || op.starts_with("sc.")
                 || op.starts_with("amo")
             {
-                add(op.clone());
+                add(op.replacen(".w", ".d", 1));
             }
         }
     }

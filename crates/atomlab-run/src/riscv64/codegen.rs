@@ -1,8 +1,7 @@
 //! Thread code for RV64: each lowered [`Instr`] of a RISCV test (or of a
 //! C test compiled by atomlab-model's C11→RISC-V mapping, the spec's
-//! Table A.6) becomes the RV64GC instruction it stands for: `L{B,H,W,D}`
-//! and `S{B,H,W,D}` at the width the test wrote (64-bit for C), `LR`/`SC`
-//! and `AMO<op>` in `.W`/`.D` with `aq`/`rl` as annotated, `FENCE
+//! Table A.6) becomes the RV64GC instruction it stands for: `LD`/`SD`,
+//! `LR.D`/`SC.D` and `AMO<op>.D` with `aq`/`rl` as annotated, `FENCE
 //! pred,succ` with the test's sets, `FENCE.TSO`.
 //!
 //! The generated function follows the RISC-V psABI (LP64) with one
@@ -23,9 +22,9 @@
 //! bounded.
 //!
 //! Where the lowered form lost the exact spelling, the code keeps what the
-//! models judge: `lbu`/`lhu`/`lwu` run as `lb`/`lh`/`lw` (atomlab-litmus
-//! keeps the width, not the signedness; litmus values are small and
-//! non-negative, where the two agree); an address `rs1 + rs2` (a location
+//! models judge: accesses are 64-bit (`lw`, `amoadd.w` run as `ld`,
+//! `amoadd.d`: atomlab-litmus's values are 64-bit and it models no mixed
+//! sizes; see `Gen::width`); an address `rs1 + rs2` (a location
 //! plus a register known to be zero) is added into a scratch register and
 //! accessed at offset 0 (the same address dependency: RVWMO's syntactic
 //! dependencies go through `ADD`); `diy7`'s `lw.aq`/`sw.rl` arrive already
@@ -434,19 +433,18 @@ impl Gen<'_> {
         }
     }
 
+    /// The width every access runs at: 64 bits. atomlab-litmus keeps a
+    /// `lw`'s width only so the checker can refuse mixed sizes; its values
+    /// are 64-bit, and the models judge a `.w` AMO on a location holding -3
+    /// as a 64-bit one. A 32-bit AMOMAX on the low half would leave the
+    /// upper half's sign bits beside the new value (a final state the
+    /// model never has), so, as the AArch64 backend runs W-register tests
+    /// with X registers, every access here is `LD`/`SD`/`.D` (RVWMO orders
+    /// aligned accesses of any size alike).
     fn width(&self, a: &Annot) -> Result<Width, Unencodable> {
-        Width::of_bytes(a.width).ok_or_else(|| self.err(format!("an access of {} bytes", a.width)))
-    }
-
-    /// The width of an LR/SC/AMO: `.W` or `.D` only ("A" has no byte or
-    /// half forms).
-    fn amo_width(&self, a: &Annot) -> Result<Width, Unencodable> {
         match a.width {
-            4 => Ok(Width::W),
-            0 | 8 => Ok(Width::D),
-            n => Err(self.err(format!(
-                "an atomic of {n} bytes (the A extension has .w and .d only)"
-            ))),
+            0 | 1 | 2 | 4 | 8 => Ok(Width::D),
+            n => Err(self.err(format!("an access of {n} bytes"))),
         }
     }
 
@@ -461,7 +459,7 @@ impl Gen<'_> {
                 if annot.exclusive {
                     // LR with the test's aq/rl bits (herd keeps them on the
                     // read event; RVWMO orders by them, ppo rules 5-7).
-                    let w = self.amo_width(annot)?;
+                    let w = self.width(annot)?;
                     self.asm.lr(w, annot.acquire, annot.release, d, a);
                 } else if annot.acquire || annot.release {
                     // RV64 has no plain load-acquire: atomlab-litmus lowers
@@ -496,7 +494,7 @@ impl Gen<'_> {
                 value,
                 annot,
             } => {
-                let w = self.amo_width(annot)?;
+                let w = self.width(annot)?;
                 let a = self.address(addr, &[])?;
                 let v = self.operand(value, &[a])?;
                 let s = self.dst(*status)?;
@@ -626,7 +624,7 @@ impl Gen<'_> {
         read: &Annot,
         write: &Annot,
     ) -> Result<(), Unencodable> {
-        let w = self.amo_width(read)?;
+        let w = self.width(read)?;
         // The AMO's aq bit is its read's acquire and rl its write's
         // release (herd7's RISCVSem); `.aqrl` makes both events both,
         // which the lowering marks as a releasing read and an acquiring
@@ -697,7 +695,7 @@ impl Gen<'_> {
         write: &Annot,
         fail: &Annot,
     ) -> Result<(), Unencodable> {
-        let w = self.amo_width(read)?;
+        let w = self.width(read)?;
         let a = self.address(addr, &[])?;
         let d = self.operand(desired, &[a])?;
         let old = self.free(&[a, d])?;
