@@ -772,7 +772,7 @@ mod tests {
                 bytes[4 * i + 3],
             ]);
             assert_eq!(w, *want, "{text}: as gives {w:#010x}");
-            assert_eq!(one(|a| f(a)), vec![w], "{text}");
+            assert_eq!(one(f), vec![w], "{text}");
         }
     }
 }
