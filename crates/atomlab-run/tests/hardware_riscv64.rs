@@ -9,7 +9,15 @@
 //! behaviours than hardware would); these tests check that the code is
 //! right: it runs, ends, stays in its instance, and the harness reads back
 //! states the model allows. No forbidden state is tolerated, under
-//! emulation or not.
+//! emulation or not: measured under qemu-riscv64 7.2 (Debian 12) on an
+//! x86-64 host, the 161 RISCV tests (project's and litmus-more's) showed
+//! 656 distinct final states and the 324 C tests 2216, none forbidden by
+//! `riscv`. Unlike qemu-aarch64's STLR->LDAR gap (hardware_aarch64.rs)
+//! there was nothing to tolerate: RISC-V's only store->load orderings are
+//! `fence` with W in its predecessor and R in its successor set, which
+//! qemu turns into a full host barrier, and AMOs and SCs, which it runs
+//! as locked host instructions. (qemu did show SB's relaxed outcome, the
+//! x86-64 host's store buffer, so the runs are not trivially sequential.)
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
