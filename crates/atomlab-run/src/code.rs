@@ -9,6 +9,18 @@
 //! "Concurrent modification and execution of instructions"; the sequence
 //! is the one given there), and each thread that runs it issues an ISB
 //! first (the harness does).
+//!
+//! On RISC-V instruction fetch is not coherent with stores either, and
+//! `FENCE.I` (Zifencei) only makes the stores visible to the fetches of
+//! the hart that executes it: a thread that later runs the code may sit on
+//! another hart, or migrate to one, with stale instructions. Linux's
+//! `riscv_flush_icache(start, end, flags)` system call (number 259) with
+//! flags 0 makes the range coherent for every hart of the process: it
+//! runs `FENCE.I` locally, interrupts the other harts running the process
+//! to do the same, and marks the rest to do it before they next run it
+//! (arch/riscv/mm/cacheflush.c). It is called after the copy and before
+//! the threads are started, so their creation orders it before their
+//! first fetch of the code.
 
 use std::io;
 
@@ -58,6 +70,8 @@ impl CodePage {
         unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), page_ref.ptr, code.len()) };
         #[cfg(target_arch = "aarch64")]
         sync_icache(page_ref.ptr, code.len());
+        #[cfg(target_arch = "riscv64")]
+        flush_icache_all_harts(page_ref.ptr, code.len())?;
         // SAFETY: `ptr`/`len` are exactly the mapping made above.
         let rc = unsafe { libc::mprotect(ptr, len, libc::PROT_READ | libc::PROT_EXEC) };
         if rc != 0 {
@@ -109,4 +123,20 @@ fn sync_icache(p: *const u8, len: usize) {
     }
     // SAFETY: barriers, no operands.
     unsafe { core::arch::asm!("dsb ish", "isb", options(nostack)) };
+}
+
+/// Makes `len` bytes at `p` coherent with the instruction fetch of every
+/// hart of this process: `riscv_flush_icache(start, end, 0)` (Linux's
+/// system call 259; flags 0, not SYS_RISCV_FLUSH_ICACHE_LOCAL).
+#[cfg(target_arch = "riscv64")]
+fn flush_icache_all_harts(p: *const u8, len: usize) -> io::Result<()> {
+    const SYS_RISCV_FLUSH_ICACHE: libc::c_long = 259;
+    let (start, end) = (p as usize, p as usize + len);
+    // SAFETY: the system call only synchronises instruction caches for
+    // the range, which is this process's own readable mapping.
+    let rc = unsafe { libc::syscall(SYS_RISCV_FLUSH_ICACHE, start, end, 0usize) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }

@@ -12,15 +12,18 @@
 //! generated as machine code at run time from atomlab-litmus's lowered
 //! instructions, by a backend per ISA over a small encoder of its own
 //! ([`x86_64::codegen`] over [`x86_64::encode`], after the Intel SDM;
-//! [`aarch64::codegen`] over [`aarch64::encode`], after the Arm ARM), into
-//! W^X pages ([`code`]).
+//! [`aarch64::codegen`] over [`aarch64::encode`], after the Arm ARM;
+//! [`riscv64::codegen`] over [`riscv64::encode`], after the RISC-V
+//! unprivileged ISA manual), into W^X pages ([`code`]).
 //!
 //! A C test runs through atomlab-model's C11→ISA mapping
 //! ([`atomlab_model::mapping`]): C11→x86 on x86-64, C11→AArch64 (with the
 //! `LDAR` or `LDAPR` choice of [`PrepareOptions::arm_acquire`]) on
-//! AArch64: the same tables `atomlab check` judges the `x86tso` and
-//! `aarch64` columns with, so the hardware's histogram and that verdict are
-//! about the same instructions.
+//! AArch64, C11→RISC-V (the spec's Table A.6: fenced `ld`/`sd`, AMOs with
+//! `.aq`/`.rl`, compare-exchange as an LR/SC loop) on riscv64: the same
+//! tables `atomlab check` judges the `x86tso`, `aarch64` and `riscv`
+//! columns with, so the hardware's histogram and that verdict are about
+//! the same instructions.
 //!
 //! Dependencies: `atomlab-litmus` (the format), `atomlab-model` (the C11
 //! mapping), `libc` (mmap/mprotect, sched_setaffinity), `thiserror`. No
@@ -28,10 +31,14 @@
 //! GNU binutils' bytes, where dynasm-rs would add a proc-macro tree.
 //!
 //! # Limitations
-//! - Backends for x86-64 and AArch64 only: on another host every test is
-//!   refused, and a test of another ISA than the host's is refused.
+//! - Backends for x86-64, AArch64 and riscv64 (RV64GC) only: on another
+//!   host every test is refused, and a test of another ISA than the host's
+//!   is refused, naming the host. Linux-kernel C tests are refused on
+//!   every ISA.
 //! - Locations and registers are 64-bit; W/E-register tests run with
-//!   64-bit accesses, as atomlab-litmus models them (no mixed sizes).
+//!   64-bit accesses, as atomlab-litmus models them (no mixed sizes), and
+//!   so do RISC-V's `lb`/`lh`/`lw`/`lwu`, `sw`, `lr.w`/`sc.w` and `.w`
+//!   AMOs (they run as `ld`, `sd`, `lr.d`/`sc.d`, `.d`).
 //! - x86-64: a thread may keep at most 12 registers and locations in
 //!   machine registers (more spill to the frame). AArch64: at most 24, and
 //!   more is refused before anything runs.
@@ -41,13 +48,28 @@
 //!   (FEAT_LRCPC) are refused on a CPU without them; a read into the zero
 //!   register (`SWPA X1, XZR`) runs without its acquire, as herd models it
 //!   and atomlab-litmus lowers it.
+//! - riscv64: at most 22 registers and locations a thread, more refused;
+//!   an access is run only when its address is known to be a location's,
+//!   as on AArch64 (`0(x6)` with x6 holding a location, or a location plus
+//!   a register known to be zero; `8(x6)` and other displacements are
+//!   refused); an annotated plain access that is not RISC-V's (a
+//!   load-acquire outside LR, an Arm or x86 kind) is refused. diy7's
+//!   `lw.aq`/`sw.rl` run as the fenced sequences herd reads them as, and
+//!   `fence.i` (dropped by the lowering) is not emitted. A C
+//!   compare-exchange is the spec's LR/SC retry loop, weak ones included
+//!   (they never fail spuriously here). New code is made visible to every
+//!   hart with the `riscv_flush_icache` system call ([`code`]). Under
+//!   qemu-user (scripts/cross-test) the runs check the code, not RISC-V
+//!   hardware: qemu runs it on the host's stronger memory model.
 #![deny(missing_docs)]
 
 pub mod aarch64;
+mod addresses;
 pub mod code;
 pub mod frame;
 mod harness;
 mod mentions;
+pub mod riscv64;
 mod rng;
 pub mod x86_64;
 
@@ -209,7 +231,7 @@ pub struct Unencodable {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The test is for another ISA than this machine's.
-    #[error("{file}: this is an {arch} test and this host is {host}: run it on an {want} machine (or under scripts/cross-test), or judge it with `atomlab check`")]
+    #[error("{file}: this is an {arch} test and this host is {host}: run it on {want} hardware (or under scripts/cross-test), or judge it with `atomlab check`")]
     WrongIsa {
         /// The test file.
         file: String,
@@ -372,6 +394,9 @@ pub enum Isa {
     X86_64,
     /// AArch64: AArch64 tests, C tests through the C11->AArch64 mapping.
     AArch64,
+    /// RV64 (riscv64gc): RISCV tests, C tests through the C11->RISC-V
+    /// mapping (the spec's Table A.6).
+    RiscV64,
 }
 
 impl Isa {
@@ -380,6 +405,7 @@ impl Isa {
         match host_isa() {
             "x86_64" => Some(Isa::X86_64),
             "aarch64" => Some(Isa::AArch64),
+            "riscv64" => Some(Isa::RiscV64),
             _ => None,
         }
     }
@@ -389,6 +415,7 @@ impl Isa {
         match self {
             Isa::X86_64 => "x86_64",
             Isa::AArch64 => "aarch64",
+            Isa::RiscV64 => "riscv64",
         }
     }
 
@@ -396,6 +423,7 @@ impl Isa {
         match self {
             Isa::X86_64 => atomlab_model::mapping::Target::X86,
             Isa::AArch64 => atomlab_model::mapping::Target::AArch64(opts.arm_acquire),
+            Isa::RiscV64 => atomlab_model::mapping::Target::RiscV,
         }
     }
 }
@@ -493,9 +521,9 @@ fn compile_for(
     };
     match (test.arch, isa) {
         // X86_64 tests lower to the same instructions as X86 ones.
-        (Arch::X86 | Arch::X86_64, Isa::X86_64) | (Arch::AArch64, Isa::AArch64) => {
-            Ok((test.clone(), None))
-        }
+        (Arch::X86 | Arch::X86_64, Isa::X86_64)
+        | (Arch::AArch64, Isa::AArch64)
+        | (Arch::RiscV, Isa::RiscV64) => Ok((test.clone(), None)),
         (Arch::C, _) if test.is_linux() => Err(RunError::LinuxKernel {
             file: test.file.clone(),
         }),
@@ -527,6 +555,7 @@ pub fn generate(test: &Test, isa: Isa, opts: &PrepareOptions) -> Result<Vec<Vec<
         let bytes = match isa {
             Isa::X86_64 => x86_64::codegen::thread_code(th, &layout),
             Isa::AArch64 => aarch64::codegen::thread_code(th, &layout),
+            Isa::RiscV64 => riscv64::codegen::thread_code(th, &layout),
         }
         .map_err(|u| RunError::Unencodable {
             file: test.file.clone(),
@@ -561,7 +590,7 @@ pub fn prepare_with(test: &Test, opts: &PrepareOptions) -> Result<Program, RunEr
             Arch::X86 | Arch::X86_64 => "x86_64",
             Arch::AArch64 => "aarch64",
             Arch::RiscV => "riscv64",
-            Arch::C => "x86_64 or aarch64",
+            Arch::C => "x86_64, aarch64 or riscv64",
         };
         return Err(RunError::WrongIsa {
             file: test.file.clone(),

@@ -1,7 +1,8 @@
 //! A thread that loops forever is stopped by its loop budget: the code
 //! returns, the instance is counted apart, and the run completes. The test
 //! is built in the host's ISA (X86 on x86-64, AArch64 on aarch64, where
-//! the budget is a register decremented by `SUBS`/`B.EQ`).
+//! the budget is a register decremented by `SUBS`/`B.EQ`, RISCV on
+//! riscv64, by `ADDI`/`BEQ`).
 
 use atomlab_litmus::{
     Arch, BinOp, CmpOp, Condition, Expr, Instr, Prop, Quantifier, StateVar, Test, Thread, Value,
@@ -13,6 +14,7 @@ fn host_arch() -> Option<Arch> {
     match std::env::consts::ARCH {
         "x86_64" => Some(Arch::X86),
         "aarch64" => Some(Arch::AArch64),
+        "riscv64" => Some(Arch::RiscV),
         other => {
             eprintln!("skipped: no backend for {other}");
             None

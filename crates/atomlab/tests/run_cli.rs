@@ -63,6 +63,12 @@ fn host() -> Option<Host> {
             model: "aarch64",
             foreign: own("SB.litmus"),
         }),
+        "riscv64" => Some(Host {
+            sb: own("riscv/SB.litmus"),
+            sb_relaxed: "0:x7=0; 1:x7=0;",
+            model: "riscv",
+            foreign: own("SB.litmus"),
+        }),
         other => {
             eprintln!("skipped: atomlab run has no backend for {other}");
             None
@@ -428,5 +434,23 @@ fn c_test_on_aarch64_gets_aarch64_c11_and_rc11() {
         assert!(out.contains("acquire load = LDAPR"), "{out}");
     } else {
         assert_bad_input(&args, &["MP+rel+acq.litmus:", "FEAT_LRCPC"]);
+    }
+}
+
+/// On riscv64 (under qemu in scripts/cross-test): a C test runs through
+/// the C11->RISC-V mapping (the spec's Table A.6), beside `riscv`
+/// (through the same mapping), `c11` and `rc11`.
+#[test]
+fn c_test_on_riscv64_gets_riscv_c11_and_rc11() {
+    if std::env::consts::ARCH != "riscv64" {
+        eprintln!("skipped: a riscv64 host's test (scripts/cross-test runs it under qemu)");
+        return;
+    }
+    let mp = golden("c/MP+rel+acq.litmus");
+    let o = atomlab(&["run", "--no-save", &mp, "--runs", "10", "--size", "100"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    for want in ["riscv", "c11", "rc11", "C11->RISC-V (spec Table A.6"] {
+        assert!(out.contains(want), "stdout lacks {want:?}:\n{out}");
     }
 }

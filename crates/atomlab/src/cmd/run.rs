@@ -48,7 +48,8 @@ cannot encode, an instruction this CPU lacks such as an LSE atomic without FEAT_
 anything runs).\n\
 Thread code is generated as machine code at run time: on x86-64, X86 tests as written and C tests through the \
 C11->x86 mapping that `atomlab check` judges the x86tso column with; on AArch64, AArch64 tests as written and \
-C tests through the C11->AArch64 mapping of the aarch64 column (--arm-acquire). Under emulation (qemu-user) \
+C tests through the C11->AArch64 mapping of the aarch64 column (--arm-acquire); on riscv64, RISCV tests as \
+written and C tests through the C11->RISC-V mapping (the spec's Table A.6) of the riscv column. Under emulation (qemu-user) \
 the output says so: its histogram says nothing about the hardware. The default --sync userfence gave the most \
 SB witnesses per second on the 2-core machine it was measured on (median of 9 runs); timebase gives more \
 per instance but runs about 4x slower there (BENCHMARKS.md)."
@@ -90,11 +91,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Models to put beside the hardware, comma-separated [default: x86tso for X86
-    /// tests, aarch64 for AArch64 tests; for C tests the host's (x86tso or aarch64),
-    /// c11 and rc11]. `sc` shows where the CPU is not sequentially consistent (its
+    /// tests, aarch64 for AArch64 tests, riscv for RISCV tests; for C tests the
+    /// host's (x86tso, aarch64 or riscv), c11 and rc11]. `sc` shows where the CPU is not sequentially consistent (its
     /// relaxed outcomes are then FORBIDDEN, exit 1).
     #[arg(long, short = 'm', value_delimiter = ',', value_name = "MODELS",
-          value_parser = clap::builder::PossibleValuesParser::new(["sc", "x86tso", "aarch64", "c11", "rc11"]))]
+          value_parser = clap::builder::PossibleValuesParser::new(["sc", "x86tso", "aarch64", "riscv", "c11", "rc11"]))]
     pub model: Vec<String>,
     /// How C11 acquire loads compile on AArch64 (C tests on an AArch64 host), as in `check`.
     #[arg(long, value_enum, default_value = "ldar")]
@@ -134,6 +135,7 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
 pub(crate) fn models_for(arch: Arch) -> &'static [&'static str] {
     match arch {
         Arch::C if atomlab_run::host_isa() == "aarch64" => &["aarch64", "c11", "rc11"],
+        Arch::C if atomlab_run::host_isa() == "riscv64" => &["riscv", "c11", "rc11"],
         Arch::C => &["x86tso", "c11", "rc11"],
         Arch::X86 | Arch::X86_64 => &["x86tso"],
         Arch::AArch64 => &["aarch64"],

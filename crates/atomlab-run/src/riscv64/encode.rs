@@ -1,0 +1,778 @@
+//! A small RV64 encoder for the instructions litmus tests use: loads and
+//! stores of every width (`LB`…`LD`, `SB`…`SD`), the register and
+//! immediate arithmetic the lowering needs for dependencies and constants
+//! (`ADD`, `SUB`, `AND`, `OR`, `XOR`, `SLL`, `SRL`, `SLT`, `SLTU`, their
+//! immediate forms, `LUI`/`ADDIW`/`SLLI` sequences for 64-bit constants,
+//! `MUL`), branches (`BEQ`…`BGEU`, `JAL`) and `JALR` for the return,
+//! `FENCE` with its predecessor and successor sets, `FENCE.TSO`,
+//! `FENCE.I`, and the "A" extension: `LR`/`SC` and every AMO in `.W` and
+//! `.D` with `aq`/`rl`.
+//!
+//! Encodings follow the RISC-V Unprivileged ISA manual (20191213):
+//! chapter 2 (RV32I base: instruction formats 2.2–2.3, integer computation
+//! 2.4, control transfer 2.5, loads and stores 2.6, FENCE 2.7 with
+//! FENCE.TSO), chapter 3 ("Zifencei", FENCE.I), chapter 5 (RV64I: `LD`,
+//! `SD`, `LWU`, 6-bit shift amounts, `ADDIW`), chapter 7 ("M": `MUL`),
+//! chapter 8 ("A": LR/SC 8.2, AMOs 8.4, the `aq`/`rl` bits 8.1) and
+//! chapter 24 (the opcode map). The unit tests compare every word with GNU
+//! as (`riscv64-linux-gnu-as -march=rv64ima_zifencei`, binutils 2.40),
+//! assembling the listing at test time when the cross binutils are
+//! installed.
+
+/// An integer register, `x0`–`x31` (`x0` reads as zero, writes are lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct R(pub u8);
+
+impl R {
+    /// `x0`, the zero register.
+    pub const ZERO: R = R(0);
+    /// `x1` (`ra`), the return address.
+    pub const RA: R = R(1);
+    /// `x2` (`sp`), the stack pointer.
+    pub const SP: R = R(2);
+
+    fn n(self) -> u32 {
+        u32::from(self.0 & 31)
+    }
+}
+
+/// Access width of a load, store, LR/SC or AMO (the `funct3` of
+/// LOAD/STORE: 0 byte, 1 half, 2 word, 3 double).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// 8 bits (`LB`, `SB`).
+    B = 0,
+    /// 16 bits (`LH`, `SH`).
+    H = 1,
+    /// 32 bits (`LW`, `SW`, `.W`).
+    W = 2,
+    /// 64 bits (`LD`, `SD`, `.D`).
+    D = 3,
+}
+
+impl Width {
+    /// The width of an access of `bytes` bytes (0, unfixed, is 64-bit).
+    pub fn of_bytes(bytes: u8) -> Option<Width> {
+        Some(match bytes {
+            1 => Width::B,
+            2 => Width::H,
+            4 => Width::W,
+            0 | 8 => Width::D,
+            _ => return None,
+        })
+    }
+}
+
+/// Register-register operations (OP, and OP with funct7 1 for `MUL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `ADD`
+    Add,
+    /// `SUB`
+    Sub,
+    /// `SLL`
+    Sll,
+    /// `SLT`
+    Slt,
+    /// `SLTU`
+    Sltu,
+    /// `XOR`
+    Xor,
+    /// `SRL`
+    Srl,
+    /// `OR`
+    Or,
+    /// `AND`
+    And,
+    /// `MUL` (RV64M)
+    Mul,
+}
+
+/// Register-immediate operations (OP-IMM), 12-bit signed immediates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpImm {
+    /// `ADDI`
+    Addi,
+    /// `SLTI`
+    Slti,
+    /// `SLTIU`
+    Sltiu,
+    /// `XORI`
+    Xori,
+    /// `ORI`
+    Ori,
+    /// `ANDI`
+    Andi,
+}
+
+/// Branch conditions (BRANCH's funct3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cond {
+    /// `BEQ`
+    Eq = 0,
+    /// `BNE`
+    Ne = 1,
+    /// `BLT`
+    Lt = 4,
+    /// `BGE`
+    Ge = 5,
+    /// `BLTU`
+    Ltu = 6,
+    /// `BGEU`
+    Geu = 7,
+}
+
+/// The operation of an AMO: its `funct5` (chapter 8.4, table 24.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amo {
+    /// `AMOSWAP`
+    Swap = 0b00001,
+    /// `AMOADD`
+    Add = 0b00000,
+    /// `AMOXOR`
+    Xor = 0b00100,
+    /// `AMOAND`
+    And = 0b01100,
+    /// `AMOOR`
+    Or = 0b01000,
+    /// `AMOMIN`
+    Min = 0b10000,
+    /// `AMOMAX`
+    Max = 0b10100,
+    /// `AMOMINU`
+    Minu = 0b11000,
+    /// `AMOMAXU`
+    Maxu = 0b11100,
+}
+
+/// A FENCE's predecessor or successor set: bits I, O, R, W (chapter 2.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Set {
+    /// Device input.
+    pub i: bool,
+    /// Device output.
+    pub o: bool,
+    /// Memory reads.
+    pub r: bool,
+    /// Memory writes.
+    pub w: bool,
+}
+
+impl Set {
+    /// Reads and writes (`rw`).
+    pub const RW: Set = Set {
+        i: false,
+        o: false,
+        r: true,
+        w: true,
+    };
+
+    fn bits(self) -> u32 {
+        u32::from(self.i) << 3 | u32::from(self.o) << 2 | u32::from(self.r) << 1 | u32::from(self.w)
+    }
+}
+
+/// A branch target, bound with [`Asm::bind`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Label(usize);
+
+#[derive(Debug, Clone, Copy)]
+enum Fixup {
+    /// B-type: a 13-bit signed byte offset (±4 KiB).
+    B,
+    /// J-type: a 21-bit signed byte offset (±1 MiB).
+    J,
+}
+
+/// An instruction buffer with labels for forward and backward branches.
+#[derive(Debug, Default)]
+pub struct Asm {
+    words: Vec<u32>,
+    labels: Vec<Option<usize>>,
+    fixups: Vec<(usize, Label, Fixup)>,
+}
+
+const LOAD: u32 = 0x03;
+const MISC_MEM: u32 = 0x0f;
+const OP_IMM: u32 = 0x13;
+const OP_IMM_32: u32 = 0x1b;
+const STORE: u32 = 0x23;
+const AMO: u32 = 0x2f;
+const OP: u32 = 0x33;
+const LUI: u32 = 0x37;
+const BRANCH: u32 = 0x63;
+const JALR: u32 = 0x67;
+const JAL: u32 = 0x6f;
+
+fn fits12(v: i64) -> bool {
+    (-2048..2048).contains(&v)
+}
+
+fn i_type(imm: i32, rs1: R, funct3: u32, rd: R, opcode: u32) -> u32 {
+    ((imm as u32) & 0xFFF) << 20 | rs1.n() << 15 | funct3 << 12 | rd.n() << 7 | opcode
+}
+
+fn r_type(funct7: u32, rs2: R, rs1: R, funct3: u32, rd: R, opcode: u32) -> u32 {
+    funct7 << 25 | rs2.n() << 20 | rs1.n() << 15 | funct3 << 12 | rd.n() << 7 | opcode
+}
+
+impl Asm {
+    /// An empty buffer.
+    pub fn new() -> Asm {
+        Asm::default()
+    }
+
+    /// A new, unbound label.
+    pub fn label(&mut self) -> Label {
+        self.labels.push(None);
+        Label(self.labels.len() - 1)
+    }
+
+    /// Binds `l` to the current position.
+    pub fn bind(&mut self, l: Label) {
+        self.labels[l.0] = Some(self.words.len());
+    }
+
+    /// The code as little-endian bytes, branches resolved; `None` if a
+    /// used label was never bound or a branch is out of range.
+    pub fn finish(mut self) -> Option<Vec<u8>> {
+        for &(at, l, kind) in &self.fixups {
+            let rel = (self.labels[l.0]? as i64 - at as i64) * 4;
+            let w = &mut self.words[at];
+            let o = rel as u32;
+            match kind {
+                Fixup::B => {
+                    if !(-(1 << 12)..(1 << 12)).contains(&rel) {
+                        return None;
+                    }
+                    // imm[12|10:5] at 31:25, imm[4:1|11] at 11:7.
+                    *w |= (o >> 12 & 1) << 31
+                        | (o >> 5 & 0x3F) << 25
+                        | (o >> 1 & 0xF) << 8
+                        | (o >> 11 & 1) << 7;
+                }
+                Fixup::J => {
+                    if !(-(1 << 20)..(1 << 20)).contains(&rel) {
+                        return None;
+                    }
+                    // imm[20|10:1|11|19:12] at 31:12.
+                    *w |= (o >> 20 & 1) << 31
+                        | (o >> 1 & 0x3FF) << 21
+                        | (o >> 11 & 1) << 20
+                        | (o >> 12 & 0xFF) << 12;
+                }
+            }
+        }
+        Some(self.words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
+
+    /// The instruction words emitted so far (branches not yet resolved).
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    fn emit(&mut self, w: u32) {
+        self.words.push(w);
+    }
+
+    /// `L{B,H,W,D} rd, off(rs1)` (sign-extending); false when the offset
+    /// does not fit in 12 bits.
+    pub fn load(&mut self, w: Width, rd: R, rs1: R, off: i32) -> bool {
+        if !fits12(off.into()) {
+            return false;
+        }
+        self.emit(i_type(off, rs1, w as u32, rd, LOAD));
+        true
+    }
+
+    /// `S{B,H,W,D} rs2, off(rs1)`; false when the offset does not fit.
+    pub fn store(&mut self, w: Width, rs2: R, rs1: R, off: i32) -> bool {
+        if !fits12(off.into()) {
+            return false;
+        }
+        let o = off as u32;
+        self.emit(
+            (o >> 5 & 0x7F) << 25
+                | rs2.n() << 20
+                | rs1.n() << 15
+                | (w as u32) << 12
+                | (o & 0x1F) << 7
+                | STORE,
+        );
+        true
+    }
+
+    /// `LR.{W,D}{.aq}{.rl} rd, (rs1)`.
+    pub fn lr(&mut self, w: Width, aq: bool, rl: bool, rd: R, rs1: R) {
+        self.amo_word(0b00010, w, aq, rl, R::ZERO, rs1, rd);
+    }
+
+    /// `SC.{W,D}{.aq}{.rl} rd, rs2, (rs1)`: rd is 0 on success.
+    pub fn sc(&mut self, w: Width, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
+        self.amo_word(0b00011, w, aq, rl, rs2, rs1, rd);
+    }
+
+    /// `AMO<op>.{W,D}{.aq}{.rl} rd, rs2, (rs1)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn amo(&mut self, op: Amo, w: Width, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
+        self.amo_word(op as u32, w, aq, rl, rs2, rs1, rd);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn amo_word(&mut self, funct5: u32, w: Width, aq: bool, rl: bool, rs2: R, rs1: R, rd: R) {
+        // Only .W (funct3 2) and .D (3) exist in "A".
+        let f3 = if w == Width::D { 3 } else { 2 };
+        let funct7 = funct5 << 2 | u32::from(aq) << 1 | u32::from(rl);
+        self.emit(r_type(funct7, rs2, rs1, f3, rd, AMO));
+    }
+
+    /// `FENCE pred, succ` (fm 0000).
+    pub fn fence(&mut self, pred: Set, succ: Set) {
+        self.emit(pred.bits() << 24 | succ.bits() << 20 | MISC_MEM);
+    }
+
+    /// `FENCE.TSO`: fm 1000 with `rw,rw` (chapter 2.7).
+    pub fn fence_tso(&mut self) {
+        self.emit(0b1000 << 28 | Set::RW.bits() << 24 | Set::RW.bits() << 20 | MISC_MEM);
+    }
+
+    /// `FENCE.I` (Zifencei).
+    pub fn fence_i(&mut self) {
+        self.emit(1 << 12 | MISC_MEM);
+    }
+
+    /// A register-register operation.
+    pub fn op(&mut self, op: Op, rd: R, rs1: R, rs2: R) {
+        let (f7, f3) = match op {
+            Op::Add => (0, 0),
+            Op::Sub => (0x20, 0),
+            Op::Sll => (0, 1),
+            Op::Slt => (0, 2),
+            Op::Sltu => (0, 3),
+            Op::Xor => (0, 4),
+            Op::Srl => (0, 5),
+            Op::Or => (0, 6),
+            Op::And => (0, 7),
+            Op::Mul => (1, 0),
+        };
+        self.emit(r_type(f7, rs2, rs1, f3, rd, OP));
+    }
+
+    /// A register-immediate operation; false when `imm` does not fit in
+    /// 12 signed bits.
+    pub fn op_imm(&mut self, op: OpImm, rd: R, rs1: R, imm: i64) -> bool {
+        if !fits12(imm) {
+            return false;
+        }
+        let f3 = match op {
+            OpImm::Addi => 0,
+            OpImm::Slti => 2,
+            OpImm::Sltiu => 3,
+            OpImm::Xori => 4,
+            OpImm::Ori => 6,
+            OpImm::Andi => 7,
+        };
+        self.emit(i_type(imm as i32, rs1, f3, rd, OP_IMM));
+        true
+    }
+
+    /// `ADDI rd, rs1, imm`; false when `imm` does not fit.
+    pub fn addi(&mut self, rd: R, rs1: R, imm: i64) -> bool {
+        self.op_imm(OpImm::Addi, rd, rs1, imm)
+    }
+
+    /// `MV rd, rs` (`ADDI rd, rs, 0`).
+    pub fn mv(&mut self, rd: R, rs: R) {
+        self.addi(rd, rs, 0);
+    }
+
+    /// `SLLI rd, rs1, shamt` (6-bit shift amount, RV64I).
+    pub fn slli(&mut self, rd: R, rs1: R, shamt: u32) {
+        self.emit(i_type((shamt & 63) as i32, rs1, 1, rd, OP_IMM));
+    }
+
+    /// `SRLI rd, rs1, shamt`.
+    pub fn srli(&mut self, rd: R, rs1: R, shamt: u32) {
+        self.emit(i_type((shamt & 63) as i32, rs1, 5, rd, OP_IMM));
+    }
+
+    /// `LUI rd, imm20` (the upper 20 bits of a 32-bit value).
+    pub fn lui(&mut self, rd: R, imm20: u32) {
+        self.emit((imm20 & 0xFFFFF) << 12 | rd.n() << 7 | LUI);
+    }
+
+    /// `ADDIW rd, rs1, imm` (RV64I); false when `imm` does not fit.
+    pub fn addiw(&mut self, rd: R, rs1: R, imm: i64) -> bool {
+        if !fits12(imm) {
+            return false;
+        }
+        self.emit(i_type(imm as i32, rs1, 0, rd, OP_IMM_32));
+        true
+    }
+
+    /// `rd = imm`: `ADDI` for 12 bits, `LUI`+`ADDIW` for 32, and for wider
+    /// values the upper part built the same way, shifted by `SLLI`, then
+    /// the low 12 bits added (the sequence GNU as and LLVM use for `li`).
+    pub fn li(&mut self, rd: R, imm: i64) {
+        if fits12(imm) {
+            self.addi(rd, R::ZERO, imm);
+            return;
+        }
+        if i64::from(imm as i32) == imm {
+            let lo = (imm << 52) >> 52;
+            let hi = ((imm - lo) >> 12) as u32 & 0xFFFFF;
+            self.lui(rd, hi);
+            if lo != 0 {
+                // ADDIW: LUI's result may be the sign-extended wrap of a
+                // value just below 2^31; the 32-bit add undoes it.
+                self.addiw(rd, rd, lo);
+            }
+            return;
+        }
+        let lo = (imm << 52) >> 52;
+        let rest = imm.wrapping_sub(lo);
+        let shift = rest.trailing_zeros();
+        self.li(rd, rest >> shift);
+        self.slli(rd, rd, shift);
+        if lo != 0 {
+            self.addi(rd, rd, lo);
+        }
+    }
+
+    /// `B<cond> rs1, rs2, l`.
+    pub fn branch(&mut self, c: Cond, rs1: R, rs2: R, l: Label) {
+        self.fixups.push((self.words.len(), l, Fixup::B));
+        self.emit(rs2.n() << 20 | rs1.n() << 15 | (c as u32) << 12 | BRANCH);
+    }
+
+    /// `J l` (`JAL x0, l`).
+    pub fn j(&mut self, l: Label) {
+        self.fixups.push((self.words.len(), l, Fixup::J));
+        self.emit(JAL);
+    }
+
+    /// `RET` (`JALR x0, 0(ra)`).
+    pub fn ret(&mut self) {
+        self.emit(i_type(0, R::RA, 0, R::ZERO, JALR));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(f: impl FnOnce(&mut Asm)) -> Vec<u32> {
+        let mut a = Asm::new();
+        f(&mut a);
+        let bytes = a.finish().expect("labels bound");
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    type Case = (&'static str, u32, fn(&mut Asm));
+
+    /// Each instruction with the word GNU as gives it
+    /// (`riscv64-linux-gnu-as -march=rv64ima_zifencei`, binutils 2.40).
+    fn listing() -> Vec<Case> {
+        vec![
+            ("lb x5, 0(x6)", 0x0003_0283, |a| {
+                a.load(Width::B, R(5), R(6), 0);
+            }),
+            ("lh x5, 2(x6)", 0x0023_1283, |a| {
+                a.load(Width::H, R(5), R(6), 2);
+            }),
+            ("lw x5, -4(x6)", 0xffc3_2283, |a| {
+                a.load(Width::W, R(5), R(6), -4);
+            }),
+            ("ld x31, 2040(x10)", 0x7f85_3f83, |a| {
+                a.load(Width::D, R(31), R(10), 2040);
+            }),
+            ("sb x5, 0(x6)", 0x0053_0023, |a| {
+                a.store(Width::B, R(5), R(6), 0);
+            }),
+            ("sh x5, 2(x6)", 0x0053_1123, |a| {
+                a.store(Width::H, R(5), R(6), 2);
+            }),
+            ("sw x5, -4(x6)", 0xfe53_2e23, |a| {
+                a.store(Width::W, R(5), R(6), -4);
+            }),
+            ("sd x27, 2040(x2)", 0x7fb1_3c23, |a| {
+                a.store(Width::D, R(27), R(2), 2040);
+            }),
+            ("lr.w x5, (x6)", 0x1003_22af, |a| {
+                a.lr(Width::W, false, false, R(5), R(6))
+            }),
+            ("lr.d.aq x5, (x6)", 0x1403_32af, |a| {
+                a.lr(Width::D, true, false, R(5), R(6))
+            }),
+            ("lr.w.aqrl x5, (x6)", 0x1603_22af, |a| {
+                a.lr(Width::W, true, true, R(5), R(6))
+            }),
+            ("sc.w x7, x5, (x6)", 0x1853_23af, |a| {
+                a.sc(Width::W, false, false, R(7), R(5), R(6))
+            }),
+            ("sc.d.rl x7, x5, (x6)", 0x1a53_33af, |a| {
+                a.sc(Width::D, false, true, R(7), R(5), R(6))
+            }),
+            ("amoswap.w x7, x5, (x6)", 0x0853_23af, |a| {
+                a.amo(Amo::Swap, Width::W, false, false, R(7), R(5), R(6))
+            }),
+            ("amoswap.d.aqrl x0, x5, (x6)", 0x0e53_302f, |a| {
+                a.amo(Amo::Swap, Width::D, true, true, R(0), R(5), R(6))
+            }),
+            ("amoadd.w.aq x7, x5, (x6)", 0x0453_23af, |a| {
+                a.amo(Amo::Add, Width::W, true, false, R(7), R(5), R(6))
+            }),
+            ("amoxor.d.rl x7, x5, (x6)", 0x2253_33af, |a| {
+                a.amo(Amo::Xor, Width::D, false, true, R(7), R(5), R(6))
+            }),
+            ("amoand.w x7, x5, (x6)", 0x6053_23af, |a| {
+                a.amo(Amo::And, Width::W, false, false, R(7), R(5), R(6))
+            }),
+            ("amoor.d x7, x5, (x6)", 0x4053_33af, |a| {
+                a.amo(Amo::Or, Width::D, false, false, R(7), R(5), R(6))
+            }),
+            ("amomin.w x7, x5, (x6)", 0x8053_23af, |a| {
+                a.amo(Amo::Min, Width::W, false, false, R(7), R(5), R(6))
+            }),
+            ("amomax.d x7, x5, (x6)", 0xa053_33af, |a| {
+                a.amo(Amo::Max, Width::D, false, false, R(7), R(5), R(6))
+            }),
+            ("amominu.w x7, x5, (x6)", 0xc053_23af, |a| {
+                a.amo(Amo::Minu, Width::W, false, false, R(7), R(5), R(6))
+            }),
+            ("amomaxu.d.aqrl x7, x5, (x6)", 0xe653_33af, |a| {
+                a.amo(Amo::Maxu, Width::D, true, true, R(7), R(5), R(6))
+            }),
+            ("fence rw, rw", 0x0330_000f, |a| a.fence(Set::RW, Set::RW)),
+            ("fence r, rw", 0x0230_000f, |a| {
+                a.fence(
+                    Set {
+                        w: false,
+                        ..Set::RW
+                    },
+                    Set::RW,
+                )
+            }),
+            ("fence rw, w", 0x0310_000f, |a| {
+                a.fence(
+                    Set::RW,
+                    Set {
+                        r: false,
+                        ..Set::RW
+                    },
+                )
+            }),
+            ("fence w, r", 0x0120_000f, |a| {
+                a.fence(
+                    Set {
+                        r: false,
+                        ..Set::RW
+                    },
+                    Set {
+                        w: false,
+                        ..Set::RW
+                    },
+                )
+            }),
+            ("fence iorw, iorw", 0x0ff0_000f, |a| {
+                let all = Set {
+                    i: true,
+                    o: true,
+                    r: true,
+                    w: true,
+                };
+                a.fence(all, all)
+            }),
+            ("fence.tso", 0x8330_000f, |a| a.fence_tso()),
+            ("fence.i", 0x0000_100f, |a| a.fence_i()),
+            ("add x5, x6, x7", 0x0073_02b3, |a| {
+                a.op(Op::Add, R(5), R(6), R(7))
+            }),
+            ("sub x5, x6, x7", 0x4073_02b3, |a| {
+                a.op(Op::Sub, R(5), R(6), R(7))
+            }),
+            ("sll x5, x6, x7", 0x0073_12b3, |a| {
+                a.op(Op::Sll, R(5), R(6), R(7))
+            }),
+            ("slt x5, x6, x7", 0x0073_22b3, |a| {
+                a.op(Op::Slt, R(5), R(6), R(7))
+            }),
+            ("sltu x5, x6, x7", 0x0073_32b3, |a| {
+                a.op(Op::Sltu, R(5), R(6), R(7))
+            }),
+            ("xor x5, x6, x7", 0x0073_42b3, |a| {
+                a.op(Op::Xor, R(5), R(6), R(7))
+            }),
+            ("srl x5, x6, x7", 0x0073_52b3, |a| {
+                a.op(Op::Srl, R(5), R(6), R(7))
+            }),
+            ("or x5, x6, x7", 0x0073_62b3, |a| {
+                a.op(Op::Or, R(5), R(6), R(7))
+            }),
+            ("and x5, x6, x7", 0x0073_72b3, |a| {
+                a.op(Op::And, R(5), R(6), R(7))
+            }),
+            ("mul x5, x6, x7", 0x0273_02b3, |a| {
+                a.op(Op::Mul, R(5), R(6), R(7))
+            }),
+            ("addi x5, x6, -1", 0xfff3_0293, |a| {
+                a.addi(R(5), R(6), -1);
+            }),
+            ("slti x5, x6, 5", 0x0053_2293, |a| {
+                a.op_imm(OpImm::Slti, R(5), R(6), 5);
+            }),
+            ("sltiu x5, x6, 1", 0x0013_3293, |a| {
+                a.op_imm(OpImm::Sltiu, R(5), R(6), 1);
+            }),
+            ("xori x5, x6, -1", 0xfff3_4293, |a| {
+                a.op_imm(OpImm::Xori, R(5), R(6), -1);
+            }),
+            ("ori x5, x6, 2047", 0x7ff3_6293, |a| {
+                a.op_imm(OpImm::Ori, R(5), R(6), 2047);
+            }),
+            ("andi x5, x6, -2048", 0x8003_7293, |a| {
+                a.op_imm(OpImm::Andi, R(5), R(6), -2048);
+            }),
+            ("slli x5, x6, 63", 0x03f3_1293, |a| a.slli(R(5), R(6), 63)),
+            ("srli x5, x6, 32", 0x0203_5293, |a| a.srli(R(5), R(6), 32)),
+            ("lui x5, 0x12345", 0x1234_52b7, |a| a.lui(R(5), 0x12345)),
+            ("addiw x5, x5, -2048", 0x8002_829b, |a| {
+                a.addiw(R(5), R(5), -2048);
+            }),
+            ("addi sp, sp, -96", 0xfa01_0113, |a| {
+                a.addi(R::SP, R::SP, -96);
+            }),
+            ("ret", 0x0000_8067, |a| a.ret()),
+        ]
+    }
+
+    #[test]
+    fn instructions_match_the_listing() {
+        for (text, want, f) in listing() {
+            assert_eq!(one(f), vec![want], "{text}");
+        }
+    }
+
+    /// Runs `li` through a tiny interpreter of the four instructions it
+    /// emits.
+    fn li_value(imm: i64) -> i64 {
+        let words = one(|a| a.li(R(5), imm));
+        let mut x5: i64 = 0;
+        for w in words {
+            let opc = w & 0x7f;
+            let f3 = w >> 12 & 7;
+            let iimm = (w as i32 >> 20) as i64;
+            let rs1 = if (w >> 15 & 31) == 0 { 0 } else { x5 };
+            x5 = match (opc, f3) {
+                (0x13, 0) => rs1.wrapping_add(iimm),
+                (0x13, 1) => rs1 << (w >> 20 & 63),
+                (0x37, _) => i64::from((w & 0xFFFF_F000) as i32),
+                (0x1b, 0) => i64::from((rs1 as i32).wrapping_add(iimm as i32)),
+                _ => panic!("li emitted {w:#010x}"),
+            };
+        }
+        x5
+    }
+
+    #[test]
+    fn li_builds_every_kind_of_constant() {
+        for v in [
+            0,
+            1,
+            -1,
+            2047,
+            -2048,
+            2048,
+            0x12345,
+            0x7FFF_F800,
+            0x7FFF_FFFF,
+            -0x8000_0000,
+            0x8000_0000,
+            0xFFFF_FFFF,
+            0x1234_5678_9ABC_DEF0,
+            i64::MAX,
+            i64::MIN,
+            9_999_999_999_999,
+            -9_999_999_999_999,
+        ] {
+            assert_eq!(li_value(v), v, "li {v:#x}");
+        }
+    }
+
+    #[test]
+    fn branches_resolve_forward_and_backward() {
+        let words = one(|a| {
+            let top = a.label();
+            let end = a.label();
+            a.bind(top);
+            a.branch(Cond::Eq, R(5), R(6), end); // +12
+            a.branch(Cond::Ne, R(5), R(0), end); // +8
+            a.j(top); // -8
+            a.bind(end);
+            a.branch(Cond::Geu, R(7), R(5), top); // -12
+        });
+        // beq x5,x6,.+12 ; bne x5,x0,.+8 ; j .-8 ; bgeu x7,x5,.-12
+        assert_eq!(
+            words,
+            vec![0x0062_8663, 0x0002_9463, 0xff9f_f06f, 0xfe53_fae3]
+        );
+    }
+
+    /// Assembles the listing with GNU as when the riscv64 cross binutils
+    /// are installed (and fails without them under
+    /// `ATOMLAB_REQUIRE_CROSS=1`, as CI sets), and compares every word.
+    #[test]
+    fn instructions_match_gnu_as() {
+        let listing = listing();
+        let dir = std::env::temp_dir().join(format!("atomlab-rv-as-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let (src, obj) = (dir.join("l.s"), dir.join("l.o"));
+        let text: String = listing.iter().map(|(t, _, _)| format!("{t}\n")).collect();
+        std::fs::write(&src, text).expect("temp file");
+        let as_run = std::process::Command::new("riscv64-linux-gnu-as")
+            .args(["-march=rv64ima_zifencei", "-mno-relax", "-o"])
+            .arg(&obj)
+            .arg(&src)
+            .output();
+        let Ok(out) = as_run else {
+            let msg = "riscv64-linux-gnu-as is not installed (binutils-riscv64-linux-gnu)";
+            if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
+                panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
+            }
+            eprintln!("skipped: {msg}");
+            return;
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dump = std::process::Command::new("riscv64-linux-gnu-objcopy")
+            .args(["-O", "binary", "--only-section=.text"])
+            .arg(&obj)
+            .arg(dir.join("l.bin"))
+            .output()
+            .expect("objcopy comes with as");
+        assert!(
+            dump.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dump.stderr)
+        );
+        let bytes = std::fs::read(dir.join("l.bin")).expect("objcopy output");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(bytes.len(), listing.len() * 4);
+        for (i, (text, want, f)) in listing.iter().enumerate() {
+            let w = u32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ]);
+            assert_eq!(w, *want, "{text}: as gives {w:#010x}");
+            assert_eq!(one(f), vec![w], "{text}");
+        }
+    }
+}
