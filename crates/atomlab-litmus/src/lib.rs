@@ -54,6 +54,10 @@ pub fn parse_file(path: &std::path::Path) -> Result<Test, ParseError> {
         column: 0,
         message: format!("cannot read: {e}"),
     })?;
-    let src = String::from_utf8_lossy(&bytes);
-    parse(&name, &src)
+    // Valid UTF-8 (every test we know) is checked by the fast path and
+    // parsed in place; other bytes become U+FFFD, which no parser accepts.
+    match std::str::from_utf8(&bytes) {
+        Ok(src) => parse(&name, src),
+        Err(_) => parse(&name, &String::from_utf8_lossy(&bytes)),
+    }
 }
