@@ -506,6 +506,7 @@ fn run(
         })
         .collect();
     mixed_size(t, &traces)?;
+    let observed = crate::exec::observed_locations(t);
     let mut candidates = 0usize;
     // A Linux thread that waits for a lock it can never take (lock.cat's
     // lock-nest, or a lock never released) has no run: the test has no
@@ -547,7 +548,7 @@ fn run(
         // (or be the initial value); otherwise no reads-from exists.
         let feasible = values_feasible(&chosen, &init);
         let sk = if feasible {
-            Some(Skeleton::build(t, &init, &chosen)?)
+            Some(Skeleton::build(t, &init, &chosen, observed)?)
         } else {
             None
         };

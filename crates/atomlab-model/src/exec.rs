@@ -166,12 +166,25 @@ fn order_set(sets: &mut Sets, i: usize, o: MemOrder) {
     }
 }
 
+/// The locations whose final values `test`'s final state reports (its
+/// condition's and `locations`), one bit each, for [`Skeleton::build`]:
+/// worked out once per test, not per skeleton.
+pub fn observed_locations(test: &Test) -> Set {
+    test.state_vars().iter().fold(0, |acc, v| match v {
+        // Past MAX_EVENTS locations no skeleton is built (TooBig).
+        atomlab_litmus::StateVar::Loc(l) if *l < MAX_EVENTS => acc | 1 << l,
+        _ => acc,
+    })
+}
+
 impl Skeleton {
-    /// Builds the skeleton for one trace per thread.
+    /// Builds the skeleton for one trace per thread. `observed` has bit
+    /// `l` for each location the final state reports ([`observed_locations`]).
     pub fn build(
         test: &Test,
         init_values: &[i64],
         traces: &[&Trace],
+        observed: Set,
     ) -> Result<Skeleton, CheckError> {
         let nl = test.locations.len();
         let total = nl + traces.iter().map(|t| t.events.len()).sum::<usize>();
@@ -344,10 +357,8 @@ impl Skeleton {
         }
         s.sets.w |= s.sets.iw;
         s.sets.m = s.sets.r | s.sets.w;
-        for v in test.state_vars() {
-            if let atomlab_litmus::StateVar::Loc(l) = v {
-                s.sets.observed_iw |= 1 << s.init_of[l];
-            }
+        for l in members(observed) {
+            s.sets.observed_iw |= 1 << s.init_of[l];
         }
         s.sets.atomic &= s.sets.m;
         // Same-instance pairs are not dependencies (herd: `& ~same-instance`).
@@ -496,6 +507,9 @@ pub fn loc_choices(
                     co.add(x, y);
                 }
             }
+            // SC per location is checked on `po-loc | co` plus each
+            // choice's rf and fr, added row by row below.
+            let fixed = po_loc | co;
             let cands: Vec<Vec<usize>> = reads
                 .iter()
                 .map(|&r| {
@@ -514,11 +528,14 @@ pub fn loc_choices(
             let mut choice = vec![0usize; reads.len()];
             loop {
                 budget.tick()?;
-                let mut rf = Rel::empty(s.n);
+                // po-loc | co | rf | fr, where fr = (rf^-1; co) \ id: a
+                // read's fr successors are its source's co successors.
+                let mut com = fixed;
                 let mut ok = true;
                 for (k, &r) in reads.iter().enumerate() {
                     let w = cands[k][choice[k]];
-                    rf.add(w, r);
+                    com.add(w, r);
+                    com.add_row(r, co.row(w) & !(1 << r));
                     // Atomicity of a single-event RMW: reads its co-predecessor.
                     if s.sets.upd >> r & 1 == 1 && pos[w] + 1 != pos[r] {
                         ok = false;
@@ -541,24 +558,21 @@ pub fn loc_choices(
                         break;
                     }
                 }
-                if ok {
-                    let fr = rf.inv().seq(&co).noid();
-                    if (po_loc | rf | co | fr).acyclic() {
-                        if out.len() >= budget.max_choices {
-                            return Err(CheckError::TooBig(format!(
+                if ok && com.acyclic() {
+                    if out.len() >= budget.max_choices {
+                        return Err(CheckError::TooBig(format!(
                             "more than {} coherent reads-from/coherence choices for one location",
                             budget.max_choices
                         )));
-                        }
-                        out.push(LocChoice {
-                            rf: reads
-                                .iter()
-                                .enumerate()
-                                .map(|(k, &r)| (cands[k][choice[k]], r))
-                                .collect(),
-                            co: co_list.to_vec(),
-                        });
                     }
+                    out.push(LocChoice {
+                        rf: reads
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &r)| (cands[k][choice[k]], r))
+                            .collect(),
+                        co: co_list.to_vec(),
+                    });
                 }
                 // Next rf combination (odometer).
                 let mut k = 0;
@@ -631,7 +645,14 @@ impl<'s> Execution<'s> {
             }
             last.push(*c.co.last().unwrap_or(&0));
         }
-        let fr = rf.inv().seq(&co).noid();
+        // fr = (rf^-1; co) \ id: each read's fr successors are its
+        // source's co successors (a read has one source).
+        let mut fr = Rel::empty(s.n);
+        for c in choices {
+            for &(w, r) in &c.rf {
+                fr.add_row(r, co.row(w) & !(1 << r));
+            }
+        }
         Execution {
             s,
             rf,

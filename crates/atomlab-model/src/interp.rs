@@ -732,12 +732,13 @@ pub(crate) fn explore(
         for (ti, t) in test.threads.iter().enumerate() {
             let others: Vec<Vec<i64>> = (0..nl)
                 .map(|l| {
-                    (0..nt)
+                    let mut v: Vec<i64> = (0..nt)
                         .filter(|&u| u != ti)
                         .flat_map(|u| written[u][l].iter().copied())
-                        .collect::<BTreeSet<i64>>()
-                        .into_iter()
-                        .collect()
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
                 })
                 .collect();
             let interp = Interp {

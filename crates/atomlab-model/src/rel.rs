@@ -98,6 +98,11 @@ impl Rel {
         v
     }
 
+    /// Adds `(i, j)` for every `j` in `s`.
+    pub fn add_row(&mut self, i: usize, s: Set) {
+        self.rows[i] |= s;
+    }
+
     /// `r1 ; r2`: composition.
     pub fn seq(&self, other: &Rel) -> Rel {
         let mut r = Rel::empty(self.n);
