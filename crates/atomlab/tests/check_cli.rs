@@ -297,6 +297,34 @@ fn json_lists_models_states_and_refusals() {
     }
 }
 
+/// A table run without `--no-save` stores each record's allowed states
+/// (the detail `--no-save` runs skip, since nothing reads it there).
+#[test]
+fn a_saved_check_keeps_each_records_states() {
+    let mp = golden("x86/MP.litmus");
+    let out = atomlab(&["check", "--model", "x86tso,sc", &mp]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let id = err
+        .split_whitespace()
+        .skip_while(|w| *w != "run")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no saved run in {err}"));
+    let export = atomlab(&["export", id]);
+    assert_eq!(export.status.code(), Some(0), "{}", text(&export.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&export.stdout).expect("JSON");
+    let records = v["records"].as_array().expect("records");
+    assert_eq!(records.len(), 2);
+    for r in records {
+        let states = r["detail"]["states"].as_array().expect("detail.states");
+        assert!(!states.is_empty(), "{r}");
+        assert!(
+            states[0]["state"].as_str().unwrap().contains("1:EAX="),
+            "{r}"
+        );
+    }
+}
+
 #[test]
 fn directories_and_lists_in_parallel() {
     let d = scratch("lists");

@@ -301,7 +301,10 @@ fn load_model_files(args: &CheckArgs) -> anyhow::Result<Vec<atomlab_cat::CatMode
     Ok(out)
 }
 
-pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
+/// Judges the tests of `args`. `detail`: whether the records will be read
+/// (saved or printed as JSON), so that each carries its allowed and
+/// forbidden states; without it they carry the verdict and the counts.
+pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
     let given = load_model_files(&args)?;
     let builtin: Vec<&'static str> =
         if args.model.iter().any(|m| m == "all") || (args.model.is_empty() && given.is_empty()) {
@@ -460,7 +463,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.dot {
         write_graphs(dir, &outcomes)?;
     }
-    let mut records = records(&outcomes);
+    let mut records = records(&outcomes, detail);
     if let Some(s) = args.shard {
         for r in &mut records {
             r.param("shard", s.to_string());
@@ -609,7 +612,7 @@ impl Progress {
 /// One record per test and model that judged it (or ran out of time or
 /// of bound): capability `check`, scenario = the test, variant = the
 /// model; the observation as a parameter, the counts as metrics.
-fn records(outcomes: &[TestResult]) -> Vec<Record> {
+fn records(outcomes: &[TestResult], detail: bool) -> Vec<Record> {
     let mut out = Vec::new();
     for o in outcomes {
         let TestResult::Checked(test, res, elapsed) = o else {
@@ -655,50 +658,11 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
                     rec.metrics.push(count("candidates", d.candidates as f64));
                     rec.metrics
                         .push(count("forbidden_outcomes", d.forbidden.len() as f64));
-                    let lines = herd::StateLines::new(test, &d.vars);
-                    // Built as values directly: `json!` would serialize the
-                    // arrays of values once more into new values.
-                    rec.detail = Some(object([
-                        (
-                            "states",
-                            Value::Array(
-                                d.states
-                                    .iter()
-                                    .map(|(s, racy)| {
-                                        object([
-                                            ("state", Value::String(lines.line(s))),
-                                            ("data_race", Value::Bool(*racy)),
-                                        ])
-                                    })
-                                    .collect(),
-                            ),
-                        ),
-                        (
-                            "forbidden",
-                            Value::Array(
-                                d.forbidden
-                                    .iter()
-                                    .map(|f| {
-                                        object([
-                                            ("state", Value::String(lines.line(&f.state))),
-                                            ("axiom", Value::from(f.violation.axiom)),
-                                            (
-                                                "cycle",
-                                                Value::String(explain::cycle_text(
-                                                    &f.violation,
-                                                    &f.labels,
-                                                )),
-                                            ),
-                                        ])
-                                    })
-                                    .collect(),
-                            ),
-                        ),
-                        (
-                            "witness",
-                            d.witness.clone().map_or(Value::Null, Value::String),
-                        ),
-                    ]));
+                    // The allowed and forbidden states, for a reader of
+                    // the records (the store, --json) only.
+                    if detail {
+                        rec.detail = Some(states_detail(test, d));
+                    }
                 }
                 ModelOutcome::Timeout { .. } => {
                     rec.verdict = Some(Verdict::Timeout);
@@ -719,6 +683,52 @@ fn records(outcomes: &[TestResult]) -> Vec<Record> {
         }
     }
     out
+}
+
+/// A check record's detail: each allowed state (with its data race),
+/// each forbidden one (with the axiom and the cycle) and the witness.
+fn states_detail(test: &Test, d: &atomlab_model::ModelResult) -> Value {
+    let lines = herd::StateLines::new(test, &d.vars);
+    // Built as values directly: `json!` would serialize the
+    // arrays of values once more into new values.
+    object([
+        (
+            "states",
+            Value::Array(
+                d.states
+                    .iter()
+                    .map(|(s, racy)| {
+                        object([
+                            ("state", Value::String(lines.line(s))),
+                            ("data_race", Value::Bool(*racy)),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "forbidden",
+            Value::Array(
+                d.forbidden
+                    .iter()
+                    .map(|f| {
+                        object([
+                            ("state", Value::String(lines.line(&f.state))),
+                            ("axiom", Value::from(f.violation.axiom)),
+                            (
+                                "cycle",
+                                Value::String(explain::cycle_text(&f.violation, &f.labels)),
+                            ),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "witness",
+            d.witness.clone().map_or(Value::Null, Value::String),
+        ),
+    ])
 }
 
 /// A JSON object of `pairs`, in their order.
@@ -955,7 +965,7 @@ pub fn suite_pass() -> Vec<atomlab_core::Record> {
             TestResult::Checked(Box::new(test), res, start.elapsed())
         })
         .collect();
-    records(&outcomes)
+    records(&outcomes, true)
 }
 
 /// The side-by-side table of check records (test rows, model columns), for

@@ -72,7 +72,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     let git = saves.then(|| std::thread::spawn(atomlab_store::git_commit));
     let outcome = match cli.command {
         Command::Audit(args) => audit::run(args)?,
-        Command::Check(args) => check::run(args)?,
+        // The records' per-state detail is read only from the store and
+        // from --json.
+        Command::Check(args) => check::run(args, saves || json)?,
         Command::Run(args) => run::run(*args)?,
         Command::Machine => machine::run(),
         Command::Suite(args) => suite::run(args)?,
