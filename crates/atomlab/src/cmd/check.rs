@@ -187,22 +187,30 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     // link, or a file system that does not give the type, is stat'ed.
     // Sorted by name: within one directory that is the paths' order, without
     // comparing them component by component.
-    let mut v: Vec<(std::ffi::OsString, PathBuf, bool)> = rd
+    // Only the `.litmus` files and the subdirectories get a path: a corpus
+    // folder holds herd logs and expected results beside its tests.
+    let mut v: Vec<(PathBuf, bool)> = rd
         .flatten()
-        .map(|e| {
-            let path = e.path();
+        .filter_map(|e| {
             let is_dir = match e.file_type() {
                 Ok(t) if !t.is_symlink() => t.is_dir(),
-                _ => path.is_dir(),
+                _ => e.path().is_dir(),
             };
-            (e.file_name(), path, is_dir)
+            let litmus = || {
+                e.file_name()
+                    .as_encoded_bytes()
+                    .strip_suffix(b".litmus")
+                    .is_some_and(|stem| !stem.is_empty())
+            };
+            (is_dir || litmus()).then(|| (e.path(), is_dir))
         })
         .collect();
-    v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    for (_, p, is_dir) in v {
+    // Siblings: comparing the paths compares their last components.
+    v.sort_unstable_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
+    for (p, is_dir) in v {
         if is_dir {
             walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "litmus") {
+        } else {
             out.push(p);
         }
     }
