@@ -372,8 +372,7 @@ impl Interp<'_> {
                 Instr::Load { dst, addr, annot } => {
                     let (a, ta) = self.eval(addr, &st);
                     let loc = self.loc_of(a, t)?;
-                    for &v in &self.domain(&st, loc) {
-                        let mut s = st.clone();
+                    let mut read = |mut s: State, v: i64| -> Result<(), CheckError> {
                         let i = self.push(
                             &mut s,
                             Self::ev(Kind::Read, loc, v, 0, *annot, inst, ta, Taint::default()),
@@ -384,7 +383,16 @@ impl Interp<'_> {
                         if let Some(d) = dst {
                             s.regs[*d] = (v, self.read_taint(&s, i, loc));
                         }
-                        self.run(t, s, out)?;
+                        self.run(t, s, out)
+                    };
+                    // One run per value; the last one takes the state
+                    // itself instead of a copy.
+                    let values = self.domain(&st, loc);
+                    if let Some((&last, others)) = values.split_last() {
+                        for &v in others {
+                            read(st.clone(), v)?;
+                        }
+                        read(st, last)?;
                     }
                     return Ok(());
                 }
