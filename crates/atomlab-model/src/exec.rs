@@ -13,7 +13,7 @@
 use atomlab_litmus::{Annot, BarrierKind, Fence, LkAccess, LkFence, MemOrder, Test};
 
 use crate::interp::{Kind, Trace};
-use crate::rel::{members, Rel, Set, MAX_EVENTS};
+use crate::rel::{full_set, members, Rel, Set, MAX_EVENTS};
 use crate::CheckError;
 
 /// One event of a candidate execution.
@@ -333,9 +333,8 @@ impl Skeleton {
             // Program order, same instance, lmrs.
             let len = tr.events.len();
             for i in 0..len {
-                for j in i + 1..len {
-                    s.po.add(base + i, base + j);
-                }
+                // po: the thread's events after this one.
+                s.po.add_row(base + i, tset & !full_set(base + i + 1));
                 for j in 0..len {
                     if tr.events[i].instance == tr.events[j].instance {
                         s.same_instance.add(base + i, base + j);
@@ -368,24 +367,27 @@ impl Skeleton {
         s.addr = s.addr - s.same_instance;
         s.data = s.data - s.same_instance;
         s.ctrl = s.ctrl - s.same_instance;
-        for i in 0..n {
-            for j in 0..n {
-                if let (Some(a), Some(b)) = (events[i].loc, events[j].loc) {
-                    if a == b {
-                        s.loc.add(i, j);
-                    }
+        // Same location, same thread (the initial writes count as one
+        // thread) and different threads, a row at a time.
+        let mut at: Vec<Set> = vec![0; nl];
+        for (i, e) in events.iter().enumerate() {
+            if let Some(l) = e.loc {
+                if l >= at.len() {
+                    at.resize(l + 1, 0);
                 }
-                let same = match (events[i].thread, events[j].thread) {
-                    (Some(a), Some(b)) => a == b,
-                    (None, None) => true,
-                    _ => false,
-                };
-                if same {
-                    s.int.add(i, j);
-                } else {
-                    s.ext.add(i, j);
-                }
+                at[l] |= 1 << i;
             }
+        }
+        for (i, e) in events.iter().enumerate() {
+            if let Some(l) = e.loc {
+                s.loc.add_row(i, at[l]);
+            }
+            let same = match e.thread {
+                Some(t) => thread_sets[t],
+                None => s.sets.iw,
+            };
+            s.int.add_row(i, same);
+            s.ext.add_row(i, full_set(n) & !same);
         }
         s.events = events;
         Ok(s)
