@@ -990,10 +990,19 @@ mod tests {
             achieved < 0.99 * offered
         );
         // A wake for many items: most on a quiet machine; on a loaded one a
-        // producer that fell behind pushes several items per wake.
+        // producer that fell behind pushes several items per wake. Under
+        // qemu-user (cross-test) a wake takes longer than the 500 µs
+        // between items, so the consumer finds many each time: seen at
+        // 0.06 wakes per item on cortex-a53. There only the upper bound,
+        // which no timing can break, is checked.
         let n = median(r, "notifications_per_item");
-        assert!(n > 0.15 && n <= 1.0, "wakes per item: {n}");
-        assert!(median(r, "consumer_sleeps_per_item") > 0.15);
+        assert!(n > 0.0 && n <= 1.0, "wakes per item: {n}");
+        if atomlab_core::Machine::detect().emulated {
+            eprintln!("emulated: {n} wakes per item, the lower bound is not checked");
+        } else {
+            assert!(n > 0.15, "wakes per item: {n}");
+            assert!(median(r, "consumer_sleeps_per_item") > 0.15);
+        }
         // Sleeping threads are off the CPU: far below a spinner's ~100%.
         assert!(
             median(r, "consumer_cpu") < 50.0,
