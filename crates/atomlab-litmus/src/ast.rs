@@ -582,6 +582,19 @@ impl Thread {
     pub fn reg(&self, name: &str) -> Option<Reg> {
         self.regs.iter().position(|r| r == name)
     }
+
+    /// The value register `r` starts with: its entry in [`Thread::init`]
+    /// (the last one, should a hand-built thread list it twice: the value a
+    /// harness writing the list in order would leave), 0 otherwise. The
+    /// parser refuses a register initialised twice.
+    pub fn init_value(&self, r: Reg) -> Value {
+        self.init
+            .iter()
+            .rev()
+            .find(|(x, _)| *x == r)
+            .map(|(_, v)| *v)
+            .unwrap_or(Value::Int(0))
+    }
 }
 
 /// A thing whose final value a condition or `locations` asks about.

@@ -175,7 +175,8 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
     if b.threads.is_empty() {
         return Err(c.err("the test has no threads"));
     }
-    for (t, name, v, pos) in init_regs {
+    let mut reg_init_pos: Vec<(usize, Reg, usize, String)> = Vec::new();
+    for (t, name, written, v, pos) in init_regs {
         if t >= b.threads.len() {
             return Err(c.err_at(
                 pos,
@@ -184,6 +185,24 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         }
         let th = &mut b.threads[t];
         let r = reg_of(th, &name);
+        // One value per register: `run` loads a single value, and a second
+        // one (or an alias such as eax for rax) would make what the checker
+        // judges and what the harness loads differ.
+        if let Some(first) = reg_init_pos.iter().find(|(x, y, _, _)| *x == t && *y == r) {
+            let (line, col) = c.line_col(first.2);
+            let alias = if first.3 == written {
+                String::new()
+            } else {
+                format!(" ('{}' and '{written}' name the same register)", first.3)
+            };
+            return Err(c.err_at(
+                pos,
+                format!(
+                    "register {t}:{name} is initialised twice in the initial state (first at {line}:{col}){alias}; give each register one value"
+                ),
+            ));
+        }
+        reg_init_pos.push((t, r, pos, written));
         th.init.push((r, v));
     }
     // Tail: locations, filter, condition.
@@ -297,7 +316,9 @@ pub(crate) const TYPE_WORDS: &[&str] = &[
     "__int128",
 ];
 
-type InitRegs = Vec<(usize, String, Value, usize)>;
+/// Initial register values as written: thread, canonical name, the name as
+/// written, value, position.
+type InitRegs = Vec<(usize, String, String, Value, usize)>;
 
 fn parse_init(
     c: &Cursor<'_>,
@@ -306,6 +327,7 @@ fn parse_init(
     mem: &mut Vec<(LocId, Value)>,
 ) -> PResult<()> {
     let mut c = c.clone();
+    let mut mem_pos: Vec<(LocId, usize)> = Vec::new();
     loop {
         c.ws();
         if c.at_end() {
@@ -334,7 +356,8 @@ fn parse_init(
         c.ws();
         let lhs_pos = c.pos;
         enum Lhs {
-            Reg(usize, String),
+            /// Thread, canonical name, the name as written.
+            Reg(usize, String, String),
             Loc(LocId),
         }
         let lhs = if let Some(t) = thread_prefix(&mut c) {
@@ -348,7 +371,7 @@ fn parse_init(
                     format!("'{name}' is not a {} register", b.arch.name()),
                 )
             })?;
-            Lhs::Reg(t, canon)
+            Lhs::Reg(t, canon, name.to_string())
         } else if c.eat("[") {
             let npos = c.pos;
             let name = c.ident().ok_or_else(|| c.err("expected a location name"))?;
@@ -392,9 +415,20 @@ fn parse_init(
         };
         let _ = pointer;
         match lhs {
-            Lhs::Reg(t, name) => regs.push((t, name, value, item_pos)),
+            Lhs::Reg(t, name, written) => regs.push((t, name, written, value, item_pos)),
             Lhs::Loc(l) => {
-                mem.retain(|(m, _)| *m != l);
+                // One value per location, as for registers.
+                if let Some((_, first)) = mem_pos.iter().find(|(m, _)| *m == l) {
+                    let (line, col) = c.line_col(*first);
+                    return Err(c.err_at(
+                        item_pos,
+                        format!(
+                            "location '{}' is initialised twice in the initial state (first at {line}:{col}); give each location one value",
+                            b.locations[l]
+                        ),
+                    ));
+                }
+                mem_pos.push((l, item_pos));
                 mem.push((l, value))
             }
         }

@@ -80,16 +80,14 @@ fn addresses(i: &Instr) -> Vec<&Expr> {
 /// any code runs.
 pub(crate) fn check_addresses(th: &Thread) -> Result<(), Unencodable> {
     let n = th.code.len();
-    let mut init = vec![Known::Zero; th.regs.len()];
-    for (r, v) in &th.init {
-        if let Some(k) = init.get_mut(*r) {
-            *k = match v {
-                Value::Loc(l) => Known::Loc(*l),
-                Value::Int(0) => Known::Zero,
-                Value::Int(_) => Known::Any,
-            };
-        }
-    }
+    // What the harness loads into each register (Thread::init_value).
+    let init: Vec<Known> = (0..th.regs.len())
+        .map(|r| match th.init_value(r) {
+            Value::Loc(l) => Known::Loc(l),
+            Value::Int(0) => Known::Zero,
+            Value::Int(_) => Known::Any,
+        })
+        .collect();
     let mut before: Vec<Option<Vec<Known>>> = vec![None; n + 1];
     before[0] = Some(init);
     let mut work = vec![0usize];

@@ -98,6 +98,33 @@ fn timebase_delay() -> u64 {
     }
 }
 
+/// Opened once by the run's owner: `true` when every thread of the test
+/// has started, `false` when one could not be.
+#[derive(Default)]
+struct Gate {
+    state: std::sync::Mutex<Option<bool>>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn open(&self, go: bool) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        *st = Some(go);
+        self.opened.notify_all();
+    }
+
+    /// Blocks until the gate is opened; whether to go on.
+    fn wait(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(go) = *st {
+                return go;
+            }
+            st = self.opened.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
 /// Everything the threads share during a run.
 struct Shared<'p> {
     program: &'p Program,
@@ -178,8 +205,11 @@ impl Shared<'_> {
                 for l in 0..t.locations.len() {
                     f[layout.loc_word(l)].store(self.addr(b, l), Ordering::Relaxed);
                 }
-                for (r, v) in &th.init {
-                    f[layout.reg_word(*r)].store(self.encode(b, *v), Ordering::Relaxed);
+                // Exactly the values the address checks judged
+                // (Thread::init_value).
+                for &(r, _) in &th.init {
+                    f[layout.reg_word(r)]
+                        .store(self.encode(b, th.init_value(r)), Ordering::Relaxed);
                 }
                 f[layout.budget_word()].store(self.opts.loop_budget.max(1), Ordering::Relaxed);
             }
@@ -296,29 +326,95 @@ impl Shared<'_> {
     }
 }
 
+/// The most memory a run may allocate for its instances: instance
+/// memory, every thread's register frames and the per-instance counters.
+pub(crate) const MEMORY_LIMIT: usize = 2 << 30;
+
+/// A zeroed array of `n` elements, or an error naming what it was for when
+/// the allocator refuses (instead of aborting the process).
+fn zeroed<T: Default>(n: usize, what: &str) -> Result<Vec<T>, RunError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        RunError::Os(format!(
+            "cannot allocate {} MiB for {what}: the system refused the memory; lower --size",
+            (n * std::mem::size_of::<T>()) >> 20
+        ))
+    })?;
+    v.resize_with(n, T::default);
+    Ok(v)
+}
+
+impl<'p> Shared<'p> {
+    /// Lays out the instances of `program` for runs of `opts`: refused,
+    /// before anything is allocated, when they would need more than
+    /// [`MEMORY_LIMIT`], and with an error (not an abort) when the system
+    /// refuses an allocation.
+    fn new(program: &'p Program, opts: &'p RunOptions) -> Result<Shared<'p>, RunError> {
+        let t = &program.compiled;
+        let nthreads = t.threads.len();
+        let nl = t.locations.len().max(1);
+        let stride_words = opts.stride / 8;
+        let block_words = (nl * stride_words).div_ceil(8) * 8;
+        let frame_words: usize = program.threads.iter().map(|c| c.layout.words()).sum();
+        let per_instance = (block_words + frame_words) * 8
+            + std::mem::size_of::<AtomicU32>()
+            + std::mem::size_of::<Padded<AtomicU32>>()
+            + std::mem::size_of::<Padded<AtomicU64>>();
+        opts.size
+            .checked_mul(per_instance)
+            .filter(|b| *b <= MEMORY_LIMIT)
+            .ok_or_else(|| {
+                RunError::BadOption(format!(
+                    "--size {}: this test's instances would need {} MiB ({} bytes each: {} of instance memory, {} of register frames for its {nthreads} threads, the rest counters), more than the limit of {} MiB; lower --size (at most {}) or --stride",
+                    opts.size,
+                    (opts.size as u128 * per_instance as u128) >> 20,
+                    per_instance,
+                    block_words * 8,
+                    frame_words * 8,
+                    MEMORY_LIMIT >> 20,
+                    MEMORY_LIMIT / per_instance,
+                ))
+            })?;
+        let mem: Vec<AtomicU64> = zeroed(opts.size * block_words + 8, "the instance memory")?;
+        let mem_base = {
+            let p = mem.as_ptr() as usize;
+            (p.next_multiple_of(64) - p) / 8
+        };
+        let mut frames = Vec::with_capacity(nthreads);
+        for c in &program.threads {
+            frames.push(zeroed(opts.size * c.layout.words(), "the register frames")?);
+        }
+        let cpus = atomlab_thread::allowed_cpus();
+        Ok(Shared {
+            program,
+            opts,
+            mem,
+            mem_base,
+            block_words,
+            stride_words,
+            frames,
+            perm: zeroed(opts.size, "the instance order")?,
+            arrive: zeroed(opts.size, "the start counters")?,
+            start_at: zeroed(opts.size, "the start times")?,
+            abort: AtomicBool::new(false),
+            quit: AtomicBool::new(false),
+            deadline: opts.timeout.and_then(|d| Instant::now().checked_add(d)),
+            oversubscribed: nthreads > cpus.len()
+                || matches!(&opts.affinity, Affinity::Cpus(l) if {
+                    let mut u = l.clone();
+                    u.sort();
+                    u.dedup();
+                    u.len() < nthreads
+                }),
+        })
+    }
+}
+
 /// Runs `program` as `opts` says and counts the final states.
 pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> {
     opts.validate()?;
-    let t = &program.compiled;
-    let nthreads = t.threads.len();
-    let nl = t.locations.len().max(1);
-    let stride_words = opts.stride / 8;
-    let block_words = (nl * stride_words).div_ceil(8) * 8;
-    let total = opts
-        .size
-        .checked_mul(block_words)
-        .filter(|w| *w <= 1 << 28)
-        .ok_or_else(|| {
-            RunError::BadOption(format!(
-                "--size {}: the instances would need more than 2 GiB; lower --size or --stride",
-                opts.size
-            ))
-        })?;
-    let mem: Vec<AtomicU64> = (0..total + 8).map(|_| AtomicU64::new(0)).collect();
-    let mem_base = {
-        let p = mem.as_ptr() as usize;
-        (p.next_multiple_of(64) - p) / 8
-    };
+    let nthreads = program.compiled.threads.len();
+    let shared = Shared::new(program, opts)?;
     let cpus = atomlab_thread::allowed_cpus();
     let placement: Vec<Option<usize>> = (0..nthreads)
         .map(|i| match &opts.affinity {
@@ -327,36 +423,6 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
             Affinity::Cpus(list) => list.get(i % list.len().max(1)).copied(),
         })
         .collect();
-    let shared = Shared {
-        program,
-        opts,
-        mem,
-        mem_base,
-        block_words,
-        stride_words,
-        frames: program
-            .threads
-            .iter()
-            .map(|c| {
-                (0..opts.size * c.layout.words())
-                    .map(|_| AtomicU64::new(0))
-                    .collect()
-            })
-            .collect(),
-        perm: (0..opts.size).map(|_| AtomicU32::new(0)).collect(),
-        arrive: (0..opts.size).map(|_| Padded::default()).collect(),
-        start_at: (0..opts.size).map(|_| Padded::default()).collect(),
-        abort: AtomicBool::new(false),
-        quit: AtomicBool::new(false),
-        deadline: opts.timeout.map(|d| Instant::now() + d),
-        oversubscribed: nthreads > cpus.len()
-            || matches!(&opts.affinity, Affinity::Cpus(l) if {
-                let mut u = l.clone();
-                u.sort();
-                u.dedup();
-                u.len() < nthreads
-            }),
-    };
     let vars = program.test.state_vars();
     let start = Barrier::new(nthreads);
     let end = Barrier::new(nthreads);
@@ -373,10 +439,17 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
             }
         }
     };
-    std::thread::scope(|s| {
+    let launched = Gate::default();
+    let spawned = std::thread::scope(|s| {
         for i in 1..nthreads {
-            let (shared, start, end, pin) = (&shared, &start, &end, &pin);
-            s.spawn(move || {
+            let (shared, start, end, pin, launched) = (&shared, &start, &end, &pin, &launched);
+            let thread = std::thread::Builder::new().spawn_scoped(s, move || {
+                // Nothing waits at the barriers until every thread exists:
+                // a thread the system refuses would leave the others
+                // waiting there for ever.
+                if !launched.wait() {
+                    return;
+                }
                 pin(i);
                 loop {
                     start.wait();
@@ -389,7 +462,15 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
                     end.wait();
                 }
             });
+            if let Err(e) = thread {
+                // The threads already started see the gate shut and return.
+                launched.open(false);
+                return Err(RunError::Os(format!(
+                    "cannot start thread P{i} of {nthreads}: {e} (the limits on threads or memory, `ulimit -u` and `ulimit -v`, are too low for this test); nothing was run"
+                )));
+            }
         }
+        launched.open(true);
         pin(0);
         let mut rng = Rng::new(opts.seed);
         for _ in 0..opts.runs {
@@ -414,7 +495,9 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
         // ORDERING: Relaxed: the start barrier publishes it.
         shared.quit.store(true, Ordering::Relaxed);
         start.wait();
+        Ok(())
     });
+    spawned?;
     let elapsed = began.elapsed();
     // The calling thread may run anywhere again.
     let _ = atomlab_thread::set_current_thread_cpus(&cpus);
@@ -496,5 +579,246 @@ fn collect(
                 hist.insert(state.clone(), 1);
             }
         }
+    }
+}
+
+/// The property the address checks exist for: whatever a test's initial
+/// state says (one register given twice, aliases of one register such as
+/// eax and rax, upper and lower case, integers that look like addresses),
+/// every address the generated code can use points into the instance
+/// memory. Tests with a register or location initialised twice must be
+/// refused by the parser; the others, and hand-built tests that list a
+/// register twice (as a parser that let them through would give), are
+/// either refused before anything runs or load only in-bounds addresses,
+/// and then run.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomlab_litmus::{Arch, CasExpected, Expr, Instr};
+
+    /// Register names of the test's ISA, in groups that name one register.
+    fn aliases(arch: Arch) -> &'static [&'static [&'static str]] {
+        match arch {
+            Arch::X86 => &[&["EAX", "eax", "Eax"], &["EBX", "ebx"]],
+            Arch::X86_64 => &[&["rax", "eax", "RAX", "EAX"], &["rbx", "ebx", "RBX"]],
+            Arch::AArch64 => &[&["X1", "W1", "x1", "w1"], &["X3", "W3", "x3"]],
+            Arch::RiscV => &[&["x5", "t0", "X5", "T0"], &["x6", "t1", "x6"]],
+            Arch::C => &[&["r0"], &["r1"]],
+        }
+    }
+
+    /// A thread that stores through both registers of [`aliases`].
+    fn code(arch: Arch, t: usize) -> String {
+        match arch {
+            Arch::X86 => " MOV [EAX],$1 ; MOV [EBX],$2 ;".into(),
+            Arch::X86_64 => " movq $1,(%rax) ; movq $2,(%rbx) ;".into(),
+            Arch::AArch64 => " MOV W2,#1 ; STR W2,[X1] ; STR W2,[X3] ;".into(),
+            Arch::RiscV => " ori x7,x0,1 ; sw x7,0(x5) ; sw x7,0(x6) ;".into(),
+            Arch::C => format!(
+                "P{t}(int *x, int *y) {{\n  int *r0;\n  int *r1;\n  *r0 = 1;\n  *r1 = 2;\n}}\n"
+            ),
+        }
+    }
+
+    const VALUES: &[&str] = &[
+        "x",
+        "y",
+        "z",
+        "0",
+        "1",
+        "0x41414141",
+        "-8",
+        "140737488289792",
+    ];
+
+    /// A test of `arch` with `threads` threads and a random initial state;
+    /// whether it names one register or one location twice.
+    fn generate(arch: Arch, threads: usize, rng: &mut Rng) -> (String, bool) {
+        let groups = aliases(arch);
+        let mut init = Vec::new();
+        let mut seen_regs = Vec::new();
+        let mut seen_locs = Vec::new();
+        let mut twice = false;
+        let value = |rng: &mut Rng| {
+            // Mostly locations, so that many tests get past the address check.
+            if rng.below(10) < 7 {
+                VALUES[rng.below(3)]
+            } else {
+                VALUES[3 + rng.below(VALUES.len() - 3)]
+            }
+        };
+        // Each register of each thread once (mostly), then a few more items
+        // that may repeat one, under another alias or the same name.
+        let mut items: Vec<(usize, usize)> = (0..threads)
+            .flat_map(|t| (0..groups.len()).map(move |g| (t, g)))
+            .filter(|_| rng.below(8) != 0)
+            .collect();
+        for _ in 0..rng.below(3) {
+            items.push((rng.below(threads), rng.below(groups.len())));
+        }
+        for (t, g) in items {
+            if rng.below(8) == 0 {
+                let loc = ["x", "y"][rng.below(2)];
+                twice |= seen_locs.contains(&loc);
+                seen_locs.push(loc);
+                init.push(format!("{loc}={}", rng.below(3)));
+            }
+            twice |= seen_regs.contains(&(t, g));
+            seen_regs.push((t, g));
+            let name = groups[g][rng.below(groups[g].len())];
+            init.push(format!("{t}:{name}={}", value(rng)));
+        }
+        // `u` is there for the condition to name.
+        let mut src = format!("{} GEN\n{{ u=0; {}; }}\n", arch.name(), init.join("; "));
+        if arch == Arch::C {
+            for t in 0..threads {
+                src.push_str(&code(arch, t));
+            }
+        } else {
+            let header: Vec<String> = (0..threads).map(|t| format!("P{t}")).collect();
+            src.push_str(&format!(" {} ;\n", header.join(" | ")));
+            let row: Vec<String> = (0..threads).map(|_| code(arch, 0)).collect();
+            // One instruction per row: split each thread's code at ';'.
+            let cells: Vec<Vec<&str>> = row
+                .iter()
+                .map(|c| {
+                    c.split(';')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .collect();
+            for i in 0..cells[0].len() {
+                let line: Vec<&str> = cells.iter().map(|c| c[i]).collect();
+                src.push_str(&format!(" {} ;\n", line.join(" | ")));
+            }
+        }
+        src.push_str("exists (u=0)\n");
+        (src, twice)
+    }
+
+    /// The addresses an instruction uses, as expressions.
+    fn addresses(i: &Instr) -> Vec<&Expr> {
+        match i {
+            Instr::Load { addr, .. }
+            | Instr::Store { addr, .. }
+            | Instr::StoreExclusive { addr, .. }
+            | Instr::Rmw { addr, .. } => vec![addr],
+            Instr::Cas { addr, expected, .. } => match expected {
+                CasExpected::Mem(e) => vec![addr, e],
+                _ => vec![addr],
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// Lays out a few instances of `program` as a run does and checks that
+    /// every address its threads' accesses use (a location's word, or a
+    /// register the harness loaded and the code never writes) is a word of
+    /// the instance memory.
+    fn assert_in_bounds(program: &Program, src: &str) {
+        let opts = RunOptions {
+            size: 3,
+            runs: 1,
+            ..RunOptions::default()
+        };
+        let sh = Shared::new(program, &opts).expect("a few instances fit");
+        sh.init(&mut Rng::new(7));
+        let lo = sh.mem.as_ptr() as u64;
+        let hi = lo + 8 * sh.mem.len() as u64;
+        for (ti, th) in program.compiled.threads.iter().enumerate() {
+            let layout = program.threads[ti].layout;
+            let written = |r: usize| {
+                th.code.iter().any(|i| match i {
+                    Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => *dst == Some(r),
+                    Instr::Assign { dst, .. } | Instr::Select { dst, .. } => *dst == r,
+                    _ => false,
+                })
+            };
+            for k in 0..opts.size {
+                let frame = sh.frame(ti, k);
+                for i in &th.code {
+                    for a in addresses(i) {
+                        let word = match a {
+                            Expr::Const(Value::Loc(l)) => layout.loc_word(*l),
+                            Expr::Reg(r) if !written(*r) => layout.reg_word(*r),
+                            // Computed in the code: the dataflow check's job.
+                            _ => continue,
+                        };
+                        let at = frame[word].load(Ordering::Relaxed);
+                        assert!(
+                            (lo..hi).contains(&at) && at.is_multiple_of(8),
+                            "P{ti} of instance {k} would access {at:#x}, outside the instance memory {lo:#x}..{hi:#x}:\n{src}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_address_the_code_can_use_is_inside_the_instance_memory() {
+        let archs: &[Arch] = match crate::Isa::host() {
+            Some(crate::Isa::X86_64) => &[Arch::X86, Arch::X86_64, Arch::C],
+            Some(crate::Isa::AArch64) => &[Arch::AArch64, Arch::C],
+            Some(crate::Isa::RiscV64) => &[Arch::RiscV, Arch::C],
+            None => {
+                eprintln!("skipped: no code generator for this host");
+                return;
+            }
+        };
+        let mut rng = Rng::new(0x5eed);
+        let (mut refused_twice, mut ran, mut refused_address, mut hand_built) = (0, 0, 0, 0);
+        for &arch in archs {
+            for case in 0..150 {
+                let (src, twice) = generate(arch, 1 + case % 2, &mut rng);
+                let mut test = match atomlab_litmus::parse("gen.litmus", &src) {
+                    Err(e) => {
+                        assert!(
+                            twice && e.message.contains("initialised twice"),
+                            "refused: {e}\n{src}"
+                        );
+                        refused_twice += 1;
+                        continue;
+                    }
+                    Ok(t) => {
+                        assert!(
+                            !twice,
+                            "a register or location initialised twice was accepted:\n{src}"
+                        );
+                        t
+                    }
+                };
+                // As a parser that let a second value through would give:
+                // the same register listed again with another value.
+                if case % 3 == 0 {
+                    if let Some(th) = test.threads.first_mut() {
+                        if let Some(&(r, _)) = th.init.first() {
+                            th.init.push((r, Value::Int(0x4141_4140)));
+                            hand_built += 1;
+                        }
+                    }
+                }
+                match crate::prepare(&test) {
+                    Err(RunError::Unencodable { .. }) => refused_address += 1,
+                    Err(e) => panic!("unexpected refusal {e}:\n{src}"),
+                    Ok(program) => {
+                        assert_in_bounds(&program, &src);
+                        let opts = RunOptions {
+                            size: 3,
+                            runs: 2,
+                            ..RunOptions::default()
+                        };
+                        run(&program, &opts).expect("an in-bounds test runs");
+                        ran += 1;
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{refused_twice} refused by the parser (a value given twice), {refused_address} refused by the address check, {ran} run; {hand_built} hand-built with a register listed twice"
+        );
+        // The generator must exercise all three outcomes.
+        assert!(refused_twice > 20 && refused_address > 20 && ran > 20);
     }
 }
