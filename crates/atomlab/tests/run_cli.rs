@@ -454,3 +454,75 @@ fn c_test_on_riscv64_gets_riscv_c11_and_rc11() {
         assert!(out.contains(want), "stdout lacks {want:?}:\n{out}");
     }
 }
+
+/// A test file written to the temporary folder for one test.
+fn scratch_test(name: &str, text: &str) -> String {
+    let p = std::env::temp_dir().join(format!("atomlab-{}-{name}.litmus", std::process::id()));
+    std::fs::write(&p, text).expect("temporary folder");
+    p.display().to_string()
+}
+
+/// `threads` threads that each store to x.
+fn many_threads(threads: usize) -> String {
+    let header: Vec<String> = (0..threads).map(|i| format!("P{i}")).collect();
+    let code: Vec<&str> = (0..threads).map(|_| "MOV [x],$1").collect();
+    format!(
+        "X86 MANY\n{{}}\n {} ;\n {} ;\nexists (x=1)\n",
+        header.join(" | "),
+        code.join(" | ")
+    )
+}
+
+/// Issue 22: a register given twice was loaded with its last value after
+/// the address check had accepted its first (a write at 0x41414141).
+#[test]
+fn a_register_initialised_twice_is_refused_before_anything_runs() {
+    let f = scratch_test(
+        "dup1",
+        "X86 DUP1\n{ 0:EAX=x; 0:EAX=0x41414141; }\n P0 ;\n MOV [EAX],$1 ;\nexists (x=1)\n",
+    );
+    assert_bad_input(
+        &["run", "--no-save", "-s", "10", "-r", "2", &f],
+        &[&format!("{f}:2:12"), "register 0:EAX is initialised twice"],
+    );
+}
+
+/// Issue 22: `run` hung for ever when the system refused a thread (the
+/// others waited at the start barrier). Under a 1.5 GB address-space
+/// limit, 1000 threads cannot all start.
+#[test]
+fn a_thread_the_system_refuses_ends_the_run_with_a_message() {
+    if !x86_host() {
+        return;
+    }
+    let f = scratch_test("t1000", &many_threads(1000));
+    // `timeout` turns the old hang into a failure.
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1500000 && exec timeout 120 {} run --no-save -s 10 -r 2 {f}",
+            env!("CARGO_BIN_EXE_atomlab")
+        ))
+        .output()
+        .expect("sh");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot start thread P") && err.contains("ulimit"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Issue 22: the 2 GiB check covered the instance memory only, so large
+/// sizes aborted the process in the allocator; the limit now covers the
+/// threads' register frames and counters too, and names them.
+#[test]
+fn a_size_beyond_the_memory_limit_is_refused_naming_what_needs_it() {
+    assert_bad_input(
+        &["run", "--no-save", "-s", "16000000", &own("SB.litmus")],
+        &["--size 16000000", "more than the limit of 2048 MiB", "lower --size"],
+    );
+    let f = scratch_test("t1000-size", &many_threads(1000));
+    assert_bad_input(
+        &["run", "--no-save", "-s", "200000", &f],
+        &["register frames for its 1000 threads", "lower --size"],
+    );
+}
