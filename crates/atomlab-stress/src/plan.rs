@@ -358,11 +358,12 @@ impl Plan {
             Some(other) => return Err(StressError::UnknownPin(other.to_string())),
         };
         let time_limit = req.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
-        if !time_limit.is_finite() || time_limit <= 0.0 {
+        // A week at most: longer limits would overflow the deadline.
+        if !time_limit.is_finite() || time_limit <= 0.0 || time_limit > 604_800.0 {
             return Err(StressError::OutOfRange {
                 flag: "--time-limit",
                 value: time_limit.to_string(),
-                why: "a positive number of seconds".into(),
+                why: "a positive number of seconds, at most a week (604800)".into(),
             });
         }
         Ok(Plan {

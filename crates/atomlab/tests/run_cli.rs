@@ -507,7 +507,10 @@ fn a_thread_the_system_refuses_ends_the_run_with_a_message() {
         .expect("sh");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("cannot start thread P") && err.contains("ulimit"), "{err}");
+    assert!(
+        err.contains("cannot start thread P") && err.contains("ulimit"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -518,7 +521,11 @@ fn a_thread_the_system_refuses_ends_the_run_with_a_message() {
 fn a_size_beyond_the_memory_limit_is_refused_naming_what_needs_it() {
     assert_bad_input(
         &["run", "--no-save", "-s", "16000000", &own("SB.litmus")],
-        &["--size 16000000", "more than the limit of 2048 MiB", "lower --size"],
+        &[
+            "--size 16000000",
+            "more than the limit of 2048 MiB",
+            "lower --size",
+        ],
     );
     let f = scratch_test("t1000-size", &many_threads(1000));
     assert_bad_input(

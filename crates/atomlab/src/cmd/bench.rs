@@ -81,27 +81,7 @@ pub struct BenchArgs {
     pub export_json: Option<PathBuf>,
 }
 
-/// Parses `1.5`, `1.5s`, `500ms` or `200us` into seconds.
-pub fn parse_seconds(s: &str) -> Result<f64, String> {
-    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = s.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (s, 1.0)
-    };
-    let v: f64 = num.trim().parse().map_err(|_| {
-        format!("'{s}' is not a duration: write seconds (1.5) or with a unit (500ms, 2s)")
-    })?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!(
-            "'{s}' is not a duration: it must be a finite, non-negative time"
-        ));
-    }
-    Ok(v * scale)
-}
+pub use crate::cli::parse_seconds;
 
 impl BenchArgs {
     fn request(&self) -> Request {
@@ -224,20 +204,4 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             }
         }),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_seconds;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_seconds("1.5").unwrap(), 1.5);
-        assert_eq!(parse_seconds("2s").unwrap(), 2.0);
-        assert!((parse_seconds("500ms").unwrap() - 0.5).abs() < 1e-12);
-        assert!((parse_seconds("200us").unwrap() - 0.0002).abs() < 1e-12);
-        assert!(parse_seconds("soon").is_err());
-        assert!(parse_seconds("-1").is_err());
-        assert!(parse_seconds("inf").is_err());
-    }
 }

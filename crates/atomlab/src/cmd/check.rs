@@ -110,7 +110,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Give up on a test after S seconds (a TIMEOUT cell, exit 1); 0 for no limit.
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_TIMEOUT_S)]
+    #[arg(long, value_name = "S", default_value = "60", value_parser = crate::cli::parse_seconds)]
     pub timeout: f64,
     /// Tests checked in parallel (default: the CPUs available).
     #[arg(long, short = 'j', value_name = "N")]

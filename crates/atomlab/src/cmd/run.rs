@@ -82,7 +82,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub same_line: bool,
     /// Stop a test after S seconds (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
-    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    #[arg(long, value_name = "S", default_value = "0", value_parser = crate::cli::parse_seconds)]
     pub timeout: f64,
     /// Seed of the instance shuffle (printed in the replay line).
     #[arg(long, value_name = "N", default_value_t = 1)]
