@@ -947,9 +947,14 @@ impl<'a> Parser<'a> {
         self.enter()?;
         let (tok, op) = (LEVELS[level].0.clone(), LEVELS[level].1);
         let mut lhs = self.binary(level + 1)?;
+        // Each operator of a chain (`po | po | po`) deepens the tree, which
+        // later walks recurse over: it counts as a level too.
+        let mut chain = 0;
         while *self.peek() == tok {
             let pos = lhs.pos;
             self.next();
+            self.enter()?;
+            chain += 1;
             // `let`, `fun`, `match`, `try`, `if` may end a chain: `a | try b with c`.
             let rhs = if self.starts_keyword_expr() {
                 self.expr()?
@@ -964,7 +969,7 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
-        self.depth -= 1;
+        self.depth -= 1 + chain;
         Ok(lhs)
     }
 

@@ -19,7 +19,7 @@
 
 use crate::ast::*;
 use crate::parse::{reg_of, Builder, TYPE_WORDS};
-use crate::scan::{Cursor, PResult};
+use crate::scan::{too_deep, Cursor, PResult, MAX_DEPTH};
 
 struct Body<'c, 'b> {
     c: &'c mut Cursor<'b>,
@@ -32,6 +32,9 @@ struct Body<'c, 'b> {
     /// The file uses Linux-kernel primitives: registers may be used
     /// without a declaration, as herd7 accepts in that dialect.
     linux: bool,
+    /// Nesting of statements, operands and operator chains being parsed
+    /// (at most [`MAX_DEPTH`]).
+    depth: usize,
 }
 
 /// Whether a test's text uses the Linux-kernel dialect (herd7 reads C tests
@@ -186,6 +189,7 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             code: Vec::new(),
             temps: 0,
             linux,
+            depth: 0,
         };
         body.block_rest()?;
         let code = std::mem::take(&mut body.code);
@@ -230,7 +234,25 @@ impl Body<'_, '_> {
         }
     }
 
+    /// One level deeper; an error at the cursor past [`MAX_DEPTH`], so that
+    /// a hostile test cannot overflow the stack (here or in whatever later
+    /// walks the expression trees).
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.c.err(too_deep()));
+        }
+        Ok(())
+    }
+
     fn stmt(&mut self) -> PResult<()> {
+        self.enter()?;
+        let r = self.stmt_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn stmt_inner(&mut self) -> PResult<()> {
         let c = &mut *self.c;
         c.ws();
         if c.eat(";") {
@@ -368,6 +390,16 @@ impl Body<'_, '_> {
     }
 
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        self.enter()?;
+        // Each operator of a chain (a + b + c) deepens the tree by one: it
+        // counts as a level for the operands parsed after it.
+        let mut chain = 1;
+        let r = self.chain(min_prec, &mut chain);
+        self.depth -= chain;
+        r
+    }
+
+    fn chain(&mut self, min_prec: u8, chain: &mut usize) -> PResult<Expr> {
         let mut lhs = self.unary()?;
         loop {
             self.c.ws();
@@ -401,12 +433,21 @@ impl Body<'_, '_> {
                 return Err(self.c.err("unsupported C operator"));
             }
             self.c.pos += s.len();
+            self.enter()?;
+            *chain += 1;
             let rhs = self.binary(prec + 1)?;
             lhs = Expr::bin(op, lhs, rhs);
         }
     }
 
     fn unary(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> PResult<Expr> {
         self.c.ws();
         if self.c.eat("!") {
             return Ok(Expr::Not(Box::new(self.unary()?)));

@@ -45,15 +45,31 @@ pub use ast::*;
 pub use error::ParseError;
 pub use parse::parse;
 
-/// Reads and parses a litmus file.
+/// The largest litmus file read (16 MiB): real tests are a few KB, and a
+/// device or a runaway generator's output is refused instead of filling
+/// memory.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads and parses a litmus file (at most [`MAX_FILE_BYTES`]).
 pub fn parse_file(path: &std::path::Path) -> Result<Test, ParseError> {
+    use std::io::Read as _;
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ParseError {
+    let fail = |message: String| ParseError {
         file: name.clone(),
         line: 0,
         column: 0,
-        message: format!("cannot read: {e}"),
-    })?;
+        message,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| fail(format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(fail(format!(
+            "larger than {} MiB, the most atomlab reads of a litmus test",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
     // Valid UTF-8 (every test we know) is checked by the fast path and
     // parsed in place; other bytes become U+FFFD, which no parser accepts.
     match std::str::from_utf8(&bytes) {

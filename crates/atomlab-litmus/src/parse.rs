@@ -7,7 +7,7 @@
 //! code of threads and a final condition").
 
 use crate::ast::*;
-use crate::scan::{blank_comments, Cursor, PResult};
+use crate::scan::{blank_comments, too_deep, Cursor, PResult, MAX_DEPTH};
 use crate::ParseError;
 
 /// The things being built while parsing: locations and threads.
@@ -541,38 +541,67 @@ fn parse_var(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<StateVar> {
     }
 }
 
-/// prop := conj ('\/' conj)*
+/// A condition: prop := conj ('\/' conj)*, nested at most
+/// [`MAX_DEPTH`] deep (parentheses, negations and the connectives of one
+/// chain each count), so that no later walk of the tree overflows.
 fn parse_prop(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Prop> {
-    let mut p = parse_conj(c, b)?;
-    loop {
-        if c.eat("\\/") {
-            let q = parse_conj(c, b)?;
-            p = Prop::Or(Box::new(p), Box::new(q));
-        } else if c.eat("=>") {
-            let q = parse_conj(c, b)?;
-            p = Prop::Or(Box::new(Prop::Not(Box::new(p))), Box::new(q));
-        } else {
-            return Ok(p);
-        }
-    }
+    prop(c, b, &mut 0)
 }
 
-fn parse_conj(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Prop> {
-    let mut p = parse_unary(c, b)?;
+/// One level deeper, or an error at the cursor past [`MAX_DEPTH`].
+fn deeper(c: &Cursor<'_>, depth: &mut usize) -> PResult<()> {
+    *depth += 1;
+    if *depth > MAX_DEPTH {
+        return Err(c.err(too_deep()));
+    }
+    Ok(())
+}
+
+fn prop(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop> {
+    let base = *depth;
+    deeper(c, depth)?;
+    let mut p = conj(c, b, depth)?;
+    let r = loop {
+        if c.eat("\\/") {
+            deeper(c, depth)?;
+            let q = conj(c, b, depth)?;
+            p = Prop::Or(Box::new(p), Box::new(q));
+        } else if c.eat("=>") {
+            deeper(c, depth)?;
+            let q = conj(c, b, depth)?;
+            p = Prop::Or(Box::new(Prop::Not(Box::new(p))), Box::new(q));
+        } else {
+            break Ok(p);
+        }
+    };
+    *depth = base;
+    r
+}
+
+fn conj(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop> {
+    let base = *depth;
+    deeper(c, depth)?;
+    let mut p = unary(c, b, depth)?;
     while c.eat("/\\") {
-        let q = parse_unary(c, b)?;
+        deeper(c, depth)?;
+        let q = unary(c, b, depth)?;
         p = Prop::And(Box::new(p), Box::new(q));
     }
+    *depth = base;
     Ok(p)
 }
 
-fn parse_unary(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Prop> {
+fn unary(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop> {
     c.ws();
     if c.eat("~") || c.eat_word("not") {
-        return Ok(Prop::Not(Box::new(parse_unary(c, b)?)));
+        let base = *depth;
+        deeper(c, depth)?;
+        let p = Prop::Not(Box::new(unary(c, b, depth)?));
+        *depth = base;
+        return Ok(p);
     }
     if c.eat("(") {
-        let p = parse_prop(c, b)?;
+        let p = prop(c, b, depth)?;
         c.expect(")", "to close '('")?;
         return Ok(p);
     }

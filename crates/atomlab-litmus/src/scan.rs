@@ -281,3 +281,14 @@ pub(crate) fn blank_comments(src: &str) -> Result<String, usize> {
     Ok(String::from_utf8(out)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
+
+/// The deepest nesting a test may have: parentheses, unary operators, the
+/// operators of one chain (`a + b + c` is 3 deep), blocks and `if`s, and
+/// the same in conditions. Real tests stay below 20; a hostile one of
+/// 100,000 levels would otherwise overflow the stack.
+pub(crate) const MAX_DEPTH: usize = 500;
+
+/// The message for nesting past [`MAX_DEPTH`].
+pub(crate) fn too_deep() -> String {
+    format!("nesting deeper than {MAX_DEPTH} levels (parentheses, operators, blocks or 'if's): split the expression or condition")
+}

@@ -33,3 +33,133 @@ fn durations_past_the_maximum_are_refused_by_every_option() {
         assert_bad_input(&a, &["one week (604800 s)"]);
     }
 }
+
+/// A file in the temporary folder, for one test.
+fn scratch(name: &str, text: &str) -> String {
+    let p = std::env::temp_dir().join(format!("atomlab-bad-{}-{name}", std::process::id()));
+    std::fs::write(&p, text).expect("temporary folder");
+    p.display().to_string()
+}
+
+/// Nesting 30,000 to 100,000 deep overflowed the stack (SIGABRT, exit 134)
+/// in check and run: C parentheses, long operator chains, unary minus,
+/// nested `if`s, and conditions of parentheses, `/\` or `\/`. The parsers
+/// now stop at 500 levels with file:line:column.
+#[test]
+fn deep_nesting_in_a_litmus_test_is_refused_where_it_goes_too_deep() {
+    let c = |name: &str, body: &str, cond: &str| {
+        format!("C {name}\n{{}}\nP0(int *x) {{\n{body}\n}}\nexists {cond}\n")
+    };
+    let n = 100_000;
+    let cases = [
+        (
+            "parens",
+            c(
+                "P",
+                &format!("  int r0 = {}1{};", "(".repeat(30_000), ")".repeat(30_000)),
+                "(x=1)",
+            ),
+        ),
+        (
+            "plus",
+            c(
+                "A",
+                &format!("  int r0 = {};", vec!["1"; n].join("+")),
+                "(x=1)",
+            ),
+        ),
+        (
+            "minus",
+            c("M", &format!("  int r0 = {}1;", "-".repeat(n)), "(x=1)"),
+        ),
+        (
+            "ifs",
+            c(
+                "I",
+                &format!("{}{}", "if (1) {\n".repeat(n), "}\n".repeat(n)),
+                "(x=1)",
+            ),
+        ),
+        (
+            "cond-parens",
+            c(
+                "CP",
+                "  *x = 1;",
+                &format!("{}x=1{}", "(".repeat(n), ")".repeat(n)),
+            ),
+        ),
+        (
+            "cond-and",
+            c(
+                "CA",
+                "  *x = 1;",
+                &format!("({})", vec!["x=1"; n].join(" /\\ ")),
+            ),
+        ),
+        (
+            "cond-or",
+            c(
+                "CO",
+                "  *x = 1;",
+                &format!("({})", vec!["x=1"; n].join(" \\/ ")),
+            ),
+        ),
+    ];
+    for (name, text) in cases {
+        let f = scratch(&format!("{name}.litmus"), &text);
+        for cmd in ["check", "run"] {
+            assert_bad_input(
+                &[cmd, "--no-save", &f],
+                &[&f, "nesting deeper than 500 levels"],
+            );
+        }
+    }
+}
+
+/// Nesting just under the limit still parses and is judged.
+#[test]
+fn nesting_below_the_limit_is_judged() {
+    let f = scratch(
+        "near.litmus",
+        &format!(
+            "C NEAR\n{{}}\nP0(int *x) {{\n  int r0 = {}1{};\n  *x = r0;\n}}\nexists ({})\n",
+            "(".repeat(240),
+            ")".repeat(240),
+            vec!["x=1"; 240].join(" /\\ ")
+        ),
+    );
+    let o = cli_support::atomlab(&["check", "--no-save", "-m", "all", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", cli_support::stderr(&o));
+}
+
+/// A cat file whose `let a = po | po | …` has 100,000 terms overflowed the
+/// stack; the chain now counts toward the cat parser's depth limit.
+#[test]
+fn a_cat_file_with_a_long_chain_is_refused() {
+    let cat = scratch(
+        "deep.cat",
+        &format!(
+            "\"deep\"\nlet a = {}\nacyclic a as x\n",
+            vec!["po"; 100_000].join(" | ")
+        ),
+    );
+    let test = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../atomlab-run/tests/litmus/SB.litmus"
+    );
+    assert_bad_input(
+        &["check", "--no-save", "--model-file", &cat, test],
+        &[&format!("{cat}:2:"), "nested deeper than 200 levels"],
+    );
+}
+
+/// A litmus file is read up to 16 MiB: a device or a runaway generator's
+/// output is refused, not read into memory.
+#[test]
+fn a_litmus_file_past_16_mib_is_refused() {
+    let f = scratch(
+        "huge.litmus",
+        &format!("X86 HUGE\n(* {} *)\n", "x".repeat(17 << 20)),
+    );
+    assert_bad_input(&["check", "--no-save", &f], &[&f, "larger than 16 MiB"]);
+}
