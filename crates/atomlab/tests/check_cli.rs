@@ -615,3 +615,51 @@ fn model_files_judge_beside_or_instead_of_the_built_in_models() {
         text(&out.stdout)
     );
 }
+
+/// Issue 22: on CoRR the cell said Never (3) while --explain said "no
+/// outcome of a candidate execution is forbidden" and --dot wrote nothing
+/// without a word. The state needs an incoherent execution, which the
+/// engine never builds: the explanation says so, and --dot says why it
+/// drew nothing.
+#[test]
+fn explain_says_coherence_rules_out_a_state_no_axiom_forbids() {
+    let dir = scratch("corr-dot");
+    let file = dir.join("CoRR.litmus");
+    std::fs::write(
+        &file,
+        "X86 CoRR\n{}\n P0 | P1 ;\n MOV [x],$1 | MOV EAX,[x] ;\n | MOV EBX,[x] ;\nexists (1:EAX=1 /\\ 1:EBX=0)\n",
+    )
+    .unwrap();
+    let dots = dir.join("dots");
+    let out = atomlab(&[
+        "check",
+        "--no-save",
+        "--explain",
+        "--model",
+        "sc,x86tso",
+        "--dot",
+        dots.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| Never (3) |"), "{stdout}");
+    assert!(
+        !stdout.contains("no outcome of a candidate execution is forbidden"),
+        "{stdout}"
+    );
+    for model in ["sc", "x86tso"] {
+        assert!(
+            stdout.contains(&format!(
+                "CoRR [{model}]: no execution atomlab builds satisfies the condition"
+            )),
+            "{stdout}"
+        );
+        assert!(
+            text(&out.stderr).contains(&format!("--dot: no graph for CoRR [{model}]")),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert!(stdout.contains("breaks coherence"), "{stdout}");
+}

@@ -855,10 +855,20 @@ fn write_explanations(
                     "{} [{}]: no forbidden outcome among the executions explored {partial}",
                     test.name, d.model
                 )?;
+            } else if d.positive == 0 {
+                // Every model here implies coherence (SC per location) and
+                // RMW atomicity, so the engine never builds an execution
+                // that breaks them: a state only such an execution gives is
+                // absent from the candidates, not forbidden by an axiom.
+                writeln!(
+                    out,
+                    "{} [{}]: no execution atomlab builds satisfies the condition, and none was forbidden by an axiom of the model: the condition's states need an execution that breaks coherence (SC per location: acyclic po-loc | rf | co | fr) or RMW atomicity, which every model requires and atomlab rules out while building executions, or values no thread writes",
+                    test.name, d.model
+                )?;
             } else {
                 writeln!(
                     out,
-                    "{} [{}]: no outcome of a candidate execution is forbidden",
+                    "{} [{}]: no outcome of a candidate execution is forbidden by an axiom of the model (executions that break coherence or RMW atomicity are never built)",
                     test.name, d.model
                 )?;
             }
@@ -952,6 +962,13 @@ fn write_graphs(dir: &Path, outcomes: &[TestResult]) -> anyhow::Result<()> {
                     let p = dir.join(format!("{stem}.forbidden{}.dot", k + 1));
                     std::fs::write(&p, g).with_context(|| format!("writing {}", p.display()))?;
                 }
+            }
+            if d.witness_dot.is_none() && d.forbidden.is_empty() {
+                // Nothing to draw: say so rather than leave the folder empty.
+                eprintln!(
+                    "--dot: no graph for {} [{}]: no execution satisfies the condition and none was forbidden by an axiom (see --explain)",
+                    test.name, d.model
+                );
             }
         }
     }

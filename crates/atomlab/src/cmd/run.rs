@@ -353,11 +353,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         .iter()
         .map(|r| record(r, &opts, &args.affinity))
         .collect();
-    // A forbidden outcome observed, or a test cut short: exit 1.
-    let status = if records
-        .iter()
-        .any(|r| matches!(r.verdict, Some(Verdict::Fail | Verdict::Timeout)))
-    {
+    // A forbidden outcome observed, a test cut short, or one a model could
+    // not judge: exit 1.
+    let status = if records.iter().any(|r| {
+        matches!(
+            r.verdict,
+            Some(Verdict::Fail | Verdict::Timeout | Verdict::Bound)
+        )
+    }) {
         ExitStatus::VerdictFailed
     } else {
         ExitStatus::Ok
@@ -509,6 +512,10 @@ pub(crate) fn record(r: &Ran, opts: &RunOptions, affinity: &str) -> Record {
             ));
         }
         Verdict::Fail
+    } else if let Some(why) = r.models.iter().find_map(unjudged) {
+        // As `check` does: a test a model could not judge is not a pass.
+        rec.notes.push(format!("BOUND: {why}"));
+        Verdict::Bound
     } else if res.timed_out {
         rec.notes.push(format!(
             "TIMEOUT: stopped after {} of {} runs (--timeout)",
@@ -529,7 +536,27 @@ fn check_cell(o: &ModelOutcome) -> String {
         }
         ModelOutcome::Timeout { .. } => "TIMEOUT".into(),
         ModelOutcome::NotApplicable { .. } => "-".into(),
+        // As `check` words it: the checker's fixed limits, or a test the
+        // model cannot follow.
+        ModelOutcome::Failed {
+            error: atomlab_model::CheckError::TooBig(_),
+            ..
+        } => "BOUND".into(),
         ModelOutcome::Failed { .. } => "ERROR".into(),
+    }
+}
+
+/// Why a model gave no verdict on a run's test, for the people's output and
+/// the record's notes; `None` when it gave one.
+fn unjudged(o: &ModelOutcome) -> Option<String> {
+    match o {
+        ModelOutcome::Failed { model, error } => Some(format!(
+            "{model} could not judge the test ({error}), so the observed states were not checked against it"
+        )),
+        ModelOutcome::Timeout { model, .. } => Some(format!(
+            "{model} gave up at the checker's timeout, so the observed states were not checked against it"
+        )),
+        _ => None,
     }
 }
 
@@ -646,7 +673,10 @@ fn print_tables(ran: &[Ran], emulated: bool) -> anyhow::Result<()> {
                         .unwrap_or_default();
                     writeln!(out, "{}: {verdict}{via}", d.model)?;
                 }
-                other => writeln!(out, "{}: {verdict}", other.model())?,
+                other => match unjudged(other) {
+                    Some(why) => writeln!(out, "{}: {verdict}: {why}", other.model())?,
+                    None => writeln!(out, "{}: {verdict}", other.model())?,
+                },
             }
         }
         if res.positive == 0 && test.condition.quantifier == Quantifier::Exists {
