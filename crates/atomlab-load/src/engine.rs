@@ -824,3 +824,20 @@ impl Worker<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The client's own limits are told apart from the server's refusals.
+    #[test]
+    fn client_limits_are_named() {
+        let e = |n| std::io::Error::from_raw_os_error(n);
+        assert!(client_limit(&e(libc::EMFILE)).unwrap().contains("ulimit -n"));
+        assert!(client_limit(&e(libc::ENFILE)).is_some());
+        assert!(client_limit(&e(libc::EADDRNOTAVAIL)).is_some());
+        assert_eq!(client_limit(&e(libc::ECONNREFUSED)), None);
+        assert_eq!(client_limit(&e(libc::ETIMEDOUT)), None);
+        assert_eq!(client_limit(&std::io::Error::other("x")), None);
+    }
+}

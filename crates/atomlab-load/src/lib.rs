@@ -1049,6 +1049,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no such process"));
+        // More connections than any finite open-file limit allows.
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `lim` is a valid rlimit for getrlimit to fill.
+        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+        if rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY {
+            c = cfg();
+            c.connections = usize::MAX / 4;
+            let e = check_config(&c).unwrap_err().to_string();
+            assert!(
+                e.contains("open-file limit") && e.contains("ulimit -n"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

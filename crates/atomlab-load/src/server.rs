@@ -332,38 +332,7 @@ impl Spawned {
         if let Some(why) = port_taken(addr) {
             return Err(err(why));
         }
-        // SAFETY: prctl with integer arguments only; it changes how this
-        // process's orphaned descendants are reparented.
-        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-        let mut command = Command::new("sh");
-        command.arg("-c").arg(cmd).process_group(0);
-        // SAFETY: runs between fork and exec, calls only prctl (a system
-        // call, async-signal-safe). If atomlab is killed outright (SIGKILL),
-        // the server gets SIGTERM (nginx's master then stops its workers).
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
-                Ok(())
-            })
-        };
-        let child = command.spawn().map_err(|e| err(e.to_string()))?;
-        let group = child.id() as i32;
-        register_group(group);
-        // SAFETY: getpid/getpgrp/getsid(0) take no pointers.
-        let (me, my_group, my_session) =
-            unsafe { (libc::getpid(), libc::getpgrp(), libc::getsid(0)) };
-        let mut s = Spawned {
-            child,
-            group,
-            me,
-            my_group,
-            my_session,
-            exited: None,
-            adopted: Vec::new(),
-            previous: Vec::new(),
-            stopped: false,
-        };
-        s.catch_terminate();
+        let mut s = Spawned::spawn(cmd)?;
         let until = Instant::now() + wait;
         loop {
             let accepting = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
@@ -390,6 +359,46 @@ impl Spawned {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Starts `sh -c cmd` in a process group of its own, atomlab its
+    /// subreaper, SIGTERM and SIGHUP caught to stop it.
+    fn spawn(cmd: &str) -> Result<Spawned, LoadError> {
+        // SAFETY: prctl with integer arguments only; it changes how this
+        // process's orphaned descendants are reparented.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(cmd).process_group(0);
+        // SAFETY: runs between fork and exec, calls only prctl (a system
+        // call, async-signal-safe). If atomlab is killed outright (SIGKILL),
+        // the server gets SIGTERM (nginx's master then stops its workers).
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+                Ok(())
+            })
+        };
+        let child = command
+            .spawn()
+            .map_err(|e| LoadError::Spawn(cmd.to_string(), e.to_string()))?;
+        let group = child.id() as i32;
+        register_group(group);
+        // SAFETY: getpid/getpgrp/getsid(0) take no pointers.
+        let (me, my_group, my_session) =
+            unsafe { (libc::getpid(), libc::getpgrp(), libc::getsid(0)) };
+        let mut s = Spawned {
+            child,
+            group,
+            me,
+            my_group,
+            my_session,
+            exited: None,
+            adopted: Vec::new(),
+            previous: Vec::new(),
+            stopped: false,
+        };
+        s.catch_terminate();
+        Ok(s)
     }
 
     /// SIGTERM and SIGHUP stop the server before atomlab goes (unless they
@@ -590,6 +599,45 @@ mod tests {
         assert_eq!(rc, 0, "getsockname: {}", std::io::Error::last_os_error());
         let port = u16::from_be(sa.sin_port);
         (owned, SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+
+    /// A server that daemonises (here `setsid` behind `&`: its parent shell
+    /// exits at once, and it leaves the shell's session) is adopted, counted
+    /// among the server's processes, and stopped with it.
+    #[test]
+    fn a_daemonising_server_is_followed_and_stopped() {
+        let mut s = Spawned::spawn("setsid sleep 30 &").unwrap();
+        let t = Instant::now();
+        let daemon = loop {
+            let roots = s.roots();
+            let adopted: Vec<i32> = roots.iter().copied().filter(|&p| p != s.group).collect();
+            if let Some(&p) = adopted.first() {
+                break p;
+            }
+            assert!(t.elapsed() < Duration::from_secs(5), "never adopted: {roots:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let st = stat(daemon).unwrap();
+        assert_eq!(st.comm, "sleep");
+        assert_ne!(st.session, s.my_session, "it left the session");
+        s.stop();
+        assert!(!alive(daemon), "the daemon {daemon} outlived stop()");
+        assert!(s.roots().is_empty());
+    }
+
+    #[test]
+    fn the_holder_of_a_port_is_named() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let me = std::process::id() as i32;
+        assert!(port_holders(addr.port()).iter().any(|(p, _)| *p == me));
+        let why = port_taken(addr).expect("taken");
+        assert!(why.contains(&format!("port {} is already taken", addr.port())), "{why}");
+        assert!(why.contains(&format!("pid {me}")), "{why}");
+        let e = Spawned::start("sleep 30", addr, Duration::from_secs(2))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("already taken"), "{e}");
     }
 
     #[test]
