@@ -308,9 +308,7 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
 /// caller's resources.
 pub fn client_limit(e: &std::io::Error) -> Option<&'static str> {
     match e.raw_os_error()? {
-        libc::EMFILE => {
-            Some("EMFILE, this process's open-file limit (RLIMIT_NOFILE, `ulimit -n`)")
-        }
+        libc::EMFILE => Some("EMFILE, this process's open-file limit (RLIMIT_NOFILE, `ulimit -n`)"),
         libc::ENFILE => Some("ENFILE, the system's open-file limit (fs.file-max)"),
         libc::EADDRNOTAVAIL => {
             Some("EADDRNOTAVAIL, no free local port (net.ipv4.ip_local_port_range)")
@@ -833,7 +831,9 @@ mod tests {
     #[test]
     fn client_limits_are_named() {
         let e = |n| std::io::Error::from_raw_os_error(n);
-        assert!(client_limit(&e(libc::EMFILE)).unwrap().contains("ulimit -n"));
+        assert!(client_limit(&e(libc::EMFILE))
+            .unwrap()
+            .contains("ulimit -n"));
         assert!(client_limit(&e(libc::ENFILE)).is_some());
         assert!(client_limit(&e(libc::EADDRNOTAVAIL)).is_some());
         assert_eq!(client_limit(&e(libc::ECONNREFUSED)), None);

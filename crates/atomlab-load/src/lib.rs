@@ -3,6 +3,12 @@
 //! each request's intended send time: Gil Tene's coordinated-omission
 //! correction), with the server's CPU over the measured window read from
 //! /proc. See [`engine`] for the client and [`server`] for the server side.
+//!
+//! A run is judged (verdict PASS or FAIL, see `failures`): it failed when
+//! no response in the measured window had a 2xx/3xx status, when the server
+//! died or stopped answering, when the client hit its own limits, or when
+//! more than [`MAX_ERROR_FRACTION`] of the requests failed. A figure that
+//! could not be read (a dead server's CPU) is left out, never written as 0.
 
 pub mod engine;
 pub mod server;
@@ -358,16 +364,16 @@ fn check_open_files(cfg: &Config) -> Result<(), LoadError> {
         return Ok(());
     }
     let need = cfg.connections as u64 + 2 * cfg.threads as u64 + FD_RESERVE;
-    let soft = lim.rlim_cur as u64;
+    let soft = lim.rlim_cur;
     if lim.rlim_cur == libc::RLIM_INFINITY || need <= soft {
         return Ok(());
     }
     let hard = if lim.rlim_max == libc::RLIM_INFINITY {
         "unlimited".to_string()
     } else {
-        (lim.rlim_max as u64).to_string()
+        lim.rlim_max.to_string()
     };
-    let above_hard = lim.rlim_max != libc::RLIM_INFINITY && need > lim.rlim_max as u64;
+    let above_hard = lim.rlim_max != libc::RLIM_INFINITY && need > lim.rlim_max;
     Err(LoadError::Option(format!(
         "--connections {}: needs about {need} open files (one per connection, 2 per thread, {FD_RESERVE} for the client itself), \
          above this process's open-file limit of {soft} (RLIMIT_NOFILE, hard limit {hard}): raise it with `ulimit -n {need}` \
@@ -543,7 +549,9 @@ fn measure(
     }
     let after = server::snapshot(&roots_after);
     if died.is_none() {
-        died = watched.gone().map(|why| format!("{why} by the end of the measured window"));
+        died = watched
+            .gone()
+            .map(|why| format!("{why} by the end of the measured window"));
     }
     if watched.watching() && died.is_none() && before.is_empty() {
         died = Some("no server process was running when the measured window began".into());
@@ -894,9 +902,8 @@ fn record(
     if let Some(offered) = cfg.rate {
         // bench's rule and words (atomlab-bench push_rate_achieved).
         if rps < 0.99 * offered {
-            let w = format!(
-                "offered {offered:.0} requests/s; achieved below 99% of it: {rps:.0}/s"
-            );
+            let w =
+                format!("offered {offered:.0} requests/s; achieved below 99% of it: {rps:.0}/s");
             r.flag(
                 atomlab_core::FlagKind::RateNotSustained,
                 Some("requests_per_sec"),

@@ -614,7 +614,10 @@ mod tests {
             if let Some(&p) = adopted.first() {
                 break p;
             }
-            assert!(t.elapsed() < Duration::from_secs(5), "never adopted: {roots:?}");
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "never adopted: {roots:?}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         };
         let st = stat(daemon).unwrap();
@@ -632,7 +635,10 @@ mod tests {
         let me = std::process::id() as i32;
         assert!(port_holders(addr.port()).iter().any(|(p, _)| *p == me));
         let why = port_taken(addr).expect("taken");
-        assert!(why.contains(&format!("port {} is already taken", addr.port())), "{why}");
+        assert!(
+            why.contains(&format!("port {} is already taken", addr.port())),
+            "{why}"
+        );
         assert!(why.contains(&format!("pid {me}")), "{why}");
         let e = Spawned::start("sleep 30", addr, Duration::from_secs(2))
             .err()

@@ -580,13 +580,25 @@ fn connections_beyond_the_open_file_limit_are_refused() {
         .arg(r#"ulimit -n 128 && exec "$@""#)
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_atomlab"))
-        .args(["--no-save", "load", &u, "-c", "200", "-d", "0.5", "--warmup", "0"])
+        .args([
+            "--no-save",
+            "load",
+            &u,
+            "-c",
+            "200",
+            "-d",
+            "0.5",
+            "--warmup",
+            "0",
+        ])
         .output()
         .unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("--connections 200") && err.contains("limit of 128") && err.contains("ulimit -n"),
+        err.contains("--connections 200")
+            && err.contains("limit of 128")
+            && err.contains("ulimit -n"),
         "{err}"
     );
     assert!(o.stdout.is_empty());
@@ -600,7 +612,9 @@ fn spawn_on_a_taken_port_is_refused() {
     let u = url(&s);
     let port = s.addr.port().to_string();
     assert_bad_input(
-        &["load", &u, "-d", "0.5", "--warmup", "0", "--spawn", "sleep 30"],
+        &[
+            "load", &u, "-d", "0.5", "--warmup", "0", "--spawn", "sleep 30",
+        ],
         &[
             &format!("port {port} is already taken"),
             &format!("pid {}", std::process::id()),

@@ -232,8 +232,9 @@ fn view(r: &Record) {
             println!("  server CPU per 1,000 requests/s: {per:.3}% of one CPU");
         }
     } else if r.parameters.contains_key("spawn")
-        || r.parameters["server_pids"]
-            .as_array()
+        || r.parameters
+            .get("server_pids")
+            .and_then(|p| p.as_array())
             .is_some_and(|p| !p.is_empty())
     {
         println!("  server CPU unknown (see the notes)");
