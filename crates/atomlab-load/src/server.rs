@@ -608,10 +608,15 @@ mod tests {
     fn a_daemonising_server_is_followed_and_stopped() {
         let mut s = Spawned::spawn("setsid sleep 30 &").unwrap();
         let t = Instant::now();
+        // Adopted as soon as the shell exits, which may be before the child
+        // has called setsid and exec'd sleep: wait for both.
         let daemon = loop {
             let roots = s.roots();
-            let adopted: Vec<i32> = roots.iter().copied().filter(|&p| p != s.group).collect();
-            if let Some(&p) = adopted.first() {
+            let daemon = roots.iter().copied().find(|&p| {
+                p != s.group
+                    && stat(p).is_some_and(|st| st.comm == "sleep" && st.session != s.my_session)
+            });
+            if let Some(p) = daemon {
                 break p;
             }
             assert!(
@@ -620,9 +625,7 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        let st = stat(daemon).unwrap();
-        assert_eq!(st.comm, "sleep");
-        assert_ne!(st.session, s.my_session, "it left the session");
+        assert!(s.adopted.contains(&daemon));
         s.stop();
         assert!(!alive(daemon), "the daemon {daemon} outlived stop()");
         assert!(s.roots().is_empty());
