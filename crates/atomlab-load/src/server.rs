@@ -5,7 +5,7 @@
 //! brings its workers), and starting and stopping a `--spawn`ed server:
 //! the port must be free before it starts, a server that daemonises is
 //! followed (atomlab is its child subreaper, prctl(2)), and every exit path
-//! stops it (drop, SIGTERM/SIGHUP, a second Ctrl-C, and PR_SET_PDEATHSIG
+//! stops it (drop, SIGTERM/SIGHUP, Ctrl-C while it starts or a second one while it is measured, and PR_SET_PDEATHSIG
 //! when atomlab is killed outright).
 
 use std::collections::BTreeMap;
@@ -290,8 +290,10 @@ pub(crate) fn signal_servers(sig: libc::c_int) {
     }
 }
 
-/// SIGTERM or SIGHUP while a spawned server runs: stop it, then end as the
-/// signal would have.
+/// SIGTERM, SIGHUP or SIGINT while a spawned server runs (SIGINT outside
+/// the measured run, whose own handler takes it then): stop the server,
+/// which is in a process group of its own and so gets no signal from the
+/// terminal, then end as the signal would have.
 extern "C" fn on_terminate(sig: libc::c_int) {
     signal_servers(libc::SIGTERM);
     // SAFETY: _exit is async-signal-safe and takes no pointers.
@@ -316,7 +318,7 @@ pub struct Spawned {
     /// Processes the server left behind when their parent exited (a
     /// daemon), adopted by atomlab as subreaper.
     adopted: Vec<i32>,
-    /// SIGTERM's and SIGHUP's dispositions before `start`.
+    /// SIGTERM's, SIGHUP's and SIGINT's dispositions before `start`.
     previous: Vec<(libc::c_int, libc::sighandler_t)>,
     stopped: bool,
 }
@@ -362,7 +364,7 @@ impl Spawned {
     }
 
     /// Starts `sh -c cmd` in a process group of its own, atomlab its
-    /// subreaper, SIGTERM and SIGHUP caught to stop it.
+    /// subreaper, SIGTERM, SIGHUP and SIGINT caught to stop it.
     fn spawn(cmd: &str) -> Result<Spawned, LoadError> {
         // SAFETY: prctl with integer arguments only; it changes how this
         // process's orphaned descendants are reparented.
@@ -401,11 +403,11 @@ impl Spawned {
         Ok(s)
     }
 
-    /// SIGTERM and SIGHUP stop the server before atomlab goes (unless they
+    /// SIGTERM, SIGHUP and SIGINT stop the server before atomlab goes (unless they
     /// were ignored, as under nohup).
     fn catch_terminate(&mut self) {
         let handler = on_terminate as extern "C" fn(libc::c_int);
-        for sig in [libc::SIGTERM, libc::SIGHUP] {
+        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
             // SAFETY: the handler only loads atomics, calls kill and _exit,
             // all async-signal-safe.
             let prev = unsafe { libc::signal(sig, handler as libc::sighandler_t) };
