@@ -971,3 +971,57 @@ fn a_spawned_nginx_that_exits_mid_run_fails_the_run() {
         "a dead server's CPU recorded: {r}"
     );
 }
+
+/// SIGTERM to atomlab mid-run: the spawned nginx (in a process group of
+/// its own, so the signal does not reach it) is stopped before atomlab
+/// goes, not left running.
+#[test]
+fn sigterm_to_atomlab_stops_the_spawned_server() {
+    if !have_nginx() {
+        return;
+    }
+    let (dir, port) = nginx_prefix("sigterm");
+    let d = dir.display();
+    let cmd = format!("exec /usr/sbin/nginx -p {d} -c {d}/nginx.conf 2>/dev/null");
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut child = cli_support::command()
+        .args([
+            "--no-save",
+            "load",
+            &url,
+            "-c",
+            "2",
+            "-d",
+            "30",
+            "--warmup",
+            "0",
+            "--rate",
+            "100",
+            "--spawn",
+            &cmd,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() && t.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let status = child.wait().unwrap();
+    let stopped = port_closes(port);
+    if !stopped {
+        if let Some(pid) = nginx_master(&dir) {
+            stop_nginx(pid);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(stopped, "the spawned nginx outlived atomlab");
+    assert_eq!(status.code(), Some(143), "{status}");
+}
