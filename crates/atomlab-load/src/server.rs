@@ -304,7 +304,8 @@ extern "C" fn on_terminate(sig: libc::c_int) {
 /// with atomlab its child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), so a
 /// server that daemonises (forks, lets its parent exit, setsid: nginx's
 /// default `daemon on`) is handed to atomlab instead of init, followed, and
-/// stopped with the rest.
+/// stopped with the rest. One at a time per process: orphans are told
+/// apart from atomlab's other children, not from another server's.
 pub struct Spawned {
     child: Child,
     /// The shell's pid, which is its process group.
@@ -553,6 +554,11 @@ impl Drop for Spawned {
 mod tests {
     use super::*;
 
+    /// One spawned server at a time, as in atomlab: a server's orphans are
+    /// told apart from the rest of the process's children by their group
+    /// or session, not from another spawned server's.
+    static ONE_SPAWN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn a_snapshot_follows_children_and_counts_cpu() {
         let me = std::process::id() as i32;
@@ -608,6 +614,7 @@ mod tests {
     /// among the server's processes, and stopped with it.
     #[test]
     fn a_daemonising_server_is_followed_and_stopped() {
+        let _one = ONE_SPAWN.lock().unwrap_or_else(|e| e.into_inner());
         let mut s = Spawned::spawn("setsid sleep 30 &").unwrap();
         let t = Instant::now();
         // Adopted as soon as the shell exits, which may be before the child
@@ -635,6 +642,7 @@ mod tests {
 
     #[test]
     fn the_holder_of_a_port_is_named() {
+        let _one = ONE_SPAWN.lock().unwrap_or_else(|e| e.into_inner());
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let me = std::process::id() as i32;
@@ -653,6 +661,7 @@ mod tests {
 
     #[test]
     fn spawn_that_never_listens_is_refused_and_stopped() {
+        let _one = ONE_SPAWN.lock().unwrap_or_else(|e| e.into_inner());
         // A port held by a bound socket that never listens: connecting is
         // refused, and no other process or test can take the port (a
         // dropped listener's port was taken by a parallel test once, and
