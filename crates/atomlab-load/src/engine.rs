@@ -48,12 +48,15 @@ pub struct Errors {
     pub timeout: u64,
     /// Responses with status >= 400.
     pub status: u64,
+    /// Connects that failed on the client's own limits (open files, local
+    /// ports, socket memory: see [`client_limit`]), not the server's.
+    pub client: u64,
 }
 
 impl Errors {
     /// All errors together.
     pub fn total(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.status
+        self.connect + self.read + self.write + self.timeout + self.status + self.client
     }
 
     fn add(&mut self, o: &Errors) {
@@ -62,6 +65,7 @@ impl Errors {
         self.write += o.write;
         self.timeout += o.timeout;
         self.status += o.status;
+        self.client += o.client;
     }
 }
 
@@ -71,6 +75,17 @@ pub struct Tally {
     pub hist: Histogram<u64>,
     /// Responses completed in the measured window (any status).
     pub requests: u64,
+    /// Of those, the ones with a 2xx or 3xx status.
+    pub ok: u64,
+    /// Responses completed over the whole run (warm-up included, any
+    /// status), the errors' counterpart.
+    pub answered: u64,
+    /// The first status outside 2xx/3xx seen, if any.
+    pub bad_status: Option<u16>,
+    /// Connections that were established at least once.
+    pub established: usize,
+    /// What the client's own limit was, when a connect hit one.
+    pub client_limit: Option<&'static str>,
     /// Bytes received in the measured window.
     pub bytes: u64,
     /// Errors over the whole run.
@@ -88,6 +103,11 @@ impl Tally {
             // 3 significant figures from 1 ns to 100 s.
             hist: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid bounds"),
             requests: 0,
+            ok: 0,
+            answered: 0,
+            bad_status: None,
+            established: 0,
+            client_limit: None,
             bytes: 0,
             errors: Errors::default(),
             timeline: vec![0; seconds],
@@ -99,6 +119,11 @@ impl Tally {
     pub fn merge(&mut self, o: &Tally) {
         self.hist.add(&o.hist).expect("same bounds");
         self.requests += o.requests;
+        self.ok += o.ok;
+        self.answered += o.answered;
+        self.bad_status = self.bad_status.or(o.bad_status);
+        self.established += o.established;
+        self.client_limit = self.client_limit.or(o.client_limit);
         self.bytes += o.bytes;
         self.errors.add(&o.errors);
         for (a, b) in self.timeline.iter_mut().zip(&o.timeline) {
@@ -165,6 +190,8 @@ struct Conn {
     close_after: bool,
     /// Responses still due for the requests written (pipelining).
     outstanding: usize,
+    /// Whether a connect of this connection ever succeeded.
+    established: bool,
 }
 
 enum Step {
@@ -207,6 +234,7 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
                 status: 0,
                 close_after: false,
                 outstanding: 0,
+                established: false,
             })
             .collect(),
         idle: Vec::with_capacity(plan.connections),
@@ -271,7 +299,23 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
             w.drive(ev.token().0);
         }
     }
+    w.tally.established = w.conns.iter().filter(|c| c.established).count();
     Ok(w.tally)
+}
+
+/// Whether a failed connect hit the client's own limit rather than the
+/// server, and which: connect(2) and socket(2)'s errors that concern the
+/// caller's resources.
+pub fn client_limit(e: &std::io::Error) -> Option<&'static str> {
+    match e.raw_os_error()? {
+        libc::EMFILE => Some("EMFILE, this process's open-file limit (RLIMIT_NOFILE, `ulimit -n`)"),
+        libc::ENFILE => Some("ENFILE, the system's open-file limit (fs.file-max)"),
+        libc::EADDRNOTAVAIL => {
+            Some("EADDRNOTAVAIL, no free local port (net.ipv4.ip_local_port_range)")
+        }
+        libc::ENOBUFS | libc::ENOMEM => Some("ENOBUFS/ENOMEM, the kernel's socket memory"),
+        _ => None,
+    }
 }
 
 /// The timer's token: no connection has it.
@@ -381,12 +425,19 @@ impl Worker<'_> {
         match TcpStream::connect(self.plan.addr) {
             Ok(mut s) => {
                 let _ = s.set_nodelay(true);
-                if let Err(_e) = self.poll.registry().register(
+                if let Err(e) = self.poll.registry().register(
                     &mut s,
                     Token(i),
                     Interest::READABLE | Interest::WRITABLE,
                 ) {
-                    self.error(|e| &mut e.connect, now);
+                    // epoll's own limits (memory, max_user_watches) are
+                    // the client's.
+                    self.tally.client_limit = self
+                        .tally
+                        .client_limit
+                        .or(client_limit(&e))
+                        .or(Some("epoll_ctl failed: the client's epoll limits"));
+                    self.error(|e| &mut e.client, now);
                     self.down(i, now + RECONNECT_BACKOFF);
                     return;
                 }
@@ -397,10 +448,22 @@ impl Worker<'_> {
                 c.end = 0;
                 c.sent = now;
             }
-            Err(_) => {
-                self.error(|e| &mut e.connect, now);
+            Err(e) => {
+                self.connect_failed(&e, now);
                 self.down(i, now + RECONNECT_BACKOFF);
             }
+        }
+    }
+
+    /// Counts a failed connect as the server's or, when it hit the
+    /// client's own limit, as the client's.
+    fn connect_failed(&mut self, e: &std::io::Error, now: Instant) {
+        match client_limit(e) {
+            Some(why) => {
+                self.tally.client_limit = Some(why);
+                self.error(|e| &mut e.client, now);
+            }
+            None => self.error(|e| &mut e.connect, now),
         }
     }
 
@@ -484,9 +547,9 @@ impl Worker<'_> {
                 let c = &mut self.conns[i];
                 let s = c.stream.as_ref().expect("connecting has a stream");
                 match s.take_error() {
-                    Ok(Some(_)) | Err(_) => {
+                    Ok(Some(e)) | Err(e) => {
                         let now = Instant::now();
-                        self.error(|e| &mut e.connect, now);
+                        self.connect_failed(&e, now);
                         self.down(i, now + RECONNECT_BACKOFF);
                         return Step::Block;
                     }
@@ -495,6 +558,7 @@ impl Worker<'_> {
                 match s.peer_addr() {
                     Ok(_) => {
                         let now = Instant::now();
+                        c.established = true;
                         if self.plan.rate.is_some() {
                             c.phase = Phase::Idle;
                             self.idle.push(i);
@@ -710,8 +774,15 @@ impl Worker<'_> {
                 .hist
                 .saturating_record(ns.clamp(1, MAX_LATENCY_NS));
             self.tally.requests += 1;
+            if (200..400).contains(&status) {
+                self.tally.ok += 1;
+            }
             let s = self.second(now);
             self.tally.timeline[s] += 1;
+        }
+        self.tally.answered += 1;
+        if !(200..400).contains(&status) && self.tally.bad_status.is_none() {
+            self.tally.bad_status = Some(status);
         }
         if status >= 400 {
             self.error(|e| &mut e.status, now);
@@ -749,5 +820,24 @@ impl Worker<'_> {
             self.start_request(i, now, now);
             Step::Again
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The client's own limits are told apart from the server's refusals.
+    #[test]
+    fn client_limits_are_named() {
+        let e = |n| std::io::Error::from_raw_os_error(n);
+        assert!(client_limit(&e(libc::EMFILE))
+            .unwrap()
+            .contains("ulimit -n"));
+        assert!(client_limit(&e(libc::ENFILE)).is_some());
+        assert!(client_limit(&e(libc::EADDRNOTAVAIL)).is_some());
+        assert_eq!(client_limit(&e(libc::ECONNREFUSED)), None);
+        assert_eq!(client_limit(&e(libc::ETIMEDOUT)), None);
+        assert_eq!(client_limit(&std::io::Error::other("x")), None);
     }
 }

@@ -3,6 +3,12 @@
 //! each request's intended send time: Gil Tene's coordinated-omission
 //! correction), with the server's CPU over the measured window read from
 //! /proc. See [`engine`] for the client and [`server`] for the server side.
+//!
+//! A run is judged (verdict PASS or FAIL, see `failures`): it failed when
+//! no response in the measured window had a 2xx/3xx status, when the server
+//! died or stopped answering, when the client hit its own limits, or when
+//! more than [`MAX_ERROR_FRACTION`] of the requests failed. A figure that
+//! could not be read (a dead server's CPU) is left out, never written as 0.
 
 pub mod engine;
 pub mod server;
@@ -24,8 +30,10 @@ pub fn interrupted() -> bool {
 
 extern "C" fn on_sigint(_: libc::c_int) {
     // ORDERING: Relaxed, as in `interrupted`. A second Ctrl-C ends the
-    // process at once (`_exit` is async-signal-safe).
+    // process at once (`_exit` is async-signal-safe), after killing a
+    // spawned server (kill(2) is too).
     if INTERRUPTED.swap(true, Ordering::Relaxed) {
+        server::signal_servers(libc::SIGKILL);
         // SAFETY: _exit is async-signal-safe and takes no pointers.
         unsafe { libc::_exit(130) };
     }
@@ -53,16 +61,86 @@ impl Drop for SigintGuard {
     }
 }
 
-/// Sleeps until `t`, or until Ctrl-C.
-fn sleep_until(t: Instant) {
+/// How often the coordinator checks that a watched server still runs.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// Sleeps until `t`, or until Ctrl-C, checking every [`WATCH_EVERY`] that
+/// the watched server still runs; the first time it does not, `died` says
+/// so and when.
+fn watch_until(t: Instant, watched: &mut Watched, died: &mut Option<String>, start: Instant) {
+    let mut checked = Instant::now();
     while !interrupted() {
-        let left = t.saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        let left = t.saturating_duration_since(now);
         if left.is_zero() {
             return;
+        }
+        if died.is_none() && now.duration_since(checked) >= WATCH_EVERY {
+            checked = now;
+            if let Some(why) = watched.gone() {
+                *died = Some(format!(
+                    "{why} {:.2} s into the run",
+                    start.elapsed().as_secs_f64()
+                ));
+            }
         }
         std::thread::sleep(left.min(Duration::from_millis(10)));
     }
 }
+
+/// The server's processes, when atomlab watches them.
+enum Watched<'a> {
+    /// Neither `--server-pid` nor `--spawn`.
+    Nothing,
+    /// `--server-pid`s.
+    Pids(&'a [i32]),
+    /// `--spawn`'s server, and its command.
+    Spawned(&'a mut server::Spawned, &'a str),
+}
+
+impl Watched<'_> {
+    fn watching(&self) -> bool {
+        !matches!(self, Watched::Nothing)
+    }
+
+    /// The processes whose trees are the server now.
+    fn roots(&mut self) -> Vec<i32> {
+        match self {
+            Watched::Nothing => Vec::new(),
+            Watched::Pids(p) => p.to_vec(),
+            Watched::Spawned(s, _) => s.roots(),
+        }
+    }
+
+    /// Why the server is gone, if it is: a `--server-pid` that exited, or
+    /// nothing left of what `--spawn` started.
+    fn gone(&mut self) -> Option<String> {
+        match self {
+            Watched::Nothing => None,
+            Watched::Pids(p) => {
+                let dead: Vec<String> = p
+                    .iter()
+                    .filter(|&&p| !server::alive(p))
+                    .map(|p| p.to_string())
+                    .collect();
+                (!dead.is_empty()).then(|| format!("server process {} exited", dead.join(", ")))
+            }
+            Watched::Spawned(s, cmd) => s
+                .roots()
+                .is_empty()
+                .then(|| format!("the spawned server ('{cmd}') exited")),
+        }
+    }
+}
+
+/// Descriptors the client needs beside its connections: stdio, the
+/// results store, /proc reads, the server's counters, the first connect
+/// check (and an epoll and a timerfd per thread, counted apart).
+const FD_RESERVE: u64 = 64;
+
+/// Above this fraction of failed requests (errors of every kind over the
+/// requests attempted, whole run) a load run fails.
+pub const MAX_ERROR_FRACTION: f64 = 0.10;
 
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
@@ -270,6 +348,43 @@ pub struct Outcome {
     pub record: Record,
     /// Lines people must read (a server that went away).
     pub warnings: Vec<String>,
+    /// Why the run failed (its verdict is FAIL); empty when it passed.
+    pub failures: Vec<String>,
+}
+
+/// `--connections` must fit under the open-file limit: beyond it the
+/// client's own connects fail (EMFILE), which is not the server's doing.
+fn check_open_files(cfg: &Config) -> Result<(), LoadError> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid rlimit for getrlimit to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(());
+    }
+    let need = cfg.connections as u64 + 2 * cfg.threads as u64 + FD_RESERVE;
+    let soft = lim.rlim_cur;
+    if lim.rlim_cur == libc::RLIM_INFINITY || need <= soft {
+        return Ok(());
+    }
+    let hard = if lim.rlim_max == libc::RLIM_INFINITY {
+        "unlimited".to_string()
+    } else {
+        lim.rlim_max.to_string()
+    };
+    let above_hard = lim.rlim_max != libc::RLIM_INFINITY && need > lim.rlim_max;
+    Err(LoadError::Option(format!(
+        "--connections {}: needs about {need} open files (one per connection, 2 per thread, {FD_RESERVE} for the client itself), \
+         above this process's open-file limit of {soft} (RLIMIT_NOFILE, hard limit {hard}): raise it with `ulimit -n {need}` \
+         in the shell that runs atomlab{}, or use fewer connections",
+        cfg.connections,
+        if above_hard {
+            " (above the hard limit, which takes root or /etc/security/limits.conf)"
+        } else {
+            ""
+        }
+    )))
 }
 
 fn check_config(cfg: &Config) -> Result<(), LoadError> {
@@ -306,6 +421,7 @@ fn check_config(cfg: &Config) -> Result<(), LoadError> {
     if cfg.timeout.is_zero() {
         return opt("--timeout must be above 0".into());
     }
+    check_open_files(cfg)?;
     if !cfg.server_pids.is_empty() && cfg.spawn.is_some() {
         return opt("--server-pid and --spawn exclude each other".into());
     }
@@ -355,7 +471,12 @@ pub fn run(cfg: &Config) -> Result<Outcome, LoadError> {
     };
     let result = {
         let _sigint = SigintGuard::install();
-        measure(cfg, addr, request, spawned.as_ref().map(|s| s.pid()))
+        let watched = match (&mut spawned, &cfg.spawn) {
+            (Some(s), Some(cmd)) => Watched::Spawned(s, cmd),
+            _ if !cfg.server_pids.is_empty() => Watched::Pids(&cfg.server_pids),
+            _ => Watched::Nothing,
+        };
+        measure(cfg, addr, request, watched)
     };
     if let Some(s) = &mut spawned {
         s.stop();
@@ -367,16 +488,12 @@ fn measure(
     cfg: &Config,
     addr: SocketAddr,
     request: Arc<[u8]>,
-    spawned: Option<i32>,
+    mut watched: Watched,
 ) -> Result<Outcome, LoadError> {
     // Refused or unreachable targets are bad input, not a run of errors.
     if let Err(e) = TcpStream::connect_timeout(&addr, cfg.timeout.min(Duration::from_secs(5))) {
         return Err(LoadError::Connect(cfg.url.clone(), addr, e.to_string()));
     }
-    let roots: Vec<i32> = match spawned {
-        Some(p) => vec![p],
-        None => cfg.server_pids.clone(),
-    };
     let seconds = cfg.duration.as_secs_f64().ceil() as usize;
     let start = Instant::now();
     let measure_start = start + cfg.warmup;
@@ -402,7 +519,9 @@ fn measure(
                 .spawn(move || engine::run_thread(&plan))?,
         );
     }
-    sleep_until(measure_start);
+    let mut died = None;
+    watch_until(measure_start, &mut watched, &mut died, start);
+    let roots = watched.roots();
     // Counters attached now (after the warm-up) count the measured window.
     let counters = if roots.is_empty() {
         None
@@ -418,9 +537,25 @@ fn measure(
     let before = server::snapshot(&roots);
     let self_before = server::snapshot(&[std::process::id() as i32]);
     let t0 = Instant::now();
-    sleep_until(deadline);
+    watch_until(deadline, &mut watched, &mut died, start);
     let totals = counters.as_ref().map(|c| c.stop());
-    let after = server::snapshot(&roots);
+    // A spawned server's roots may have changed (a daemon adopted): the
+    // old and the new are followed.
+    let mut roots_after = roots.clone();
+    for p in watched.roots() {
+        if !roots_after.contains(&p) {
+            roots_after.push(p);
+        }
+    }
+    let after = server::snapshot(&roots_after);
+    if died.is_none() {
+        died = watched
+            .gone()
+            .map(|why| format!("{why} by the end of the measured window"));
+    }
+    if watched.watching() && died.is_none() && before.is_empty() {
+        died = Some("no server process was running when the measured window began".into());
+    }
     let self_after = server::snapshot(&[std::process::id() as i32]);
     let window = t0.elapsed().as_secs_f64();
     let mut tally: Option<engine::Tally> = None;
@@ -434,17 +569,14 @@ fn measure(
         }
     }
     let tally = tally.expect("at least one thread");
-    let mut out = record(
-        cfg,
-        &tally,
-        &roots,
-        &before,
-        &after,
-        &self_before,
-        &self_after,
-        window,
-    );
-    if let (Some(c), Some(t)) = (&counters, &totals) {
+    let side = ServerSide {
+        watching: watched.watching(),
+        before,
+        after,
+        died,
+    };
+    let mut out = record(cfg, &tally, &side, &self_before, &self_after, window);
+    if let (Some(c), Some(t), None) = (&counters, &totals, &side.died) {
         server_pmu_metrics(&mut out, c, t, tally.requests);
     }
     Ok(out)
@@ -497,13 +629,77 @@ fn server_pmu_metrics(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The server's side of the measured window.
+struct ServerSide {
+    /// Whether a server is watched (`--server-pid` or `--spawn`).
+    watching: bool,
+    before: server::Snapshot,
+    after: server::Snapshot,
+    /// Why and when the watched server went away, if it did.
+    died: Option<String>,
+}
+
+/// Why a load run failed, empty when it did not (README, "atomlab load"):
+/// no successful response; the server died or stopped answering; the
+/// client hit its own limits; errors above [`MAX_ERROR_FRACTION`].
+fn failures(
+    cfg: &Config,
+    t: &engine::Tally,
+    died: Option<&str>,
+    stopped_answering: bool,
+) -> Vec<String> {
+    let mut why = Vec::new();
+    if t.ok == 0 {
+        let mut w = if t.requests == 0 {
+            "no response in the measured window".to_string()
+        } else {
+            format!(
+                "no successful response: all {} responses in the measured window had a status outside 2xx/3xx (the first: {})",
+                t.requests,
+                t.bad_status.unwrap_or(0)
+            )
+        };
+        if t.established < cfg.connections {
+            w.push_str(&format!(
+                "; {} of the {} connections were ever established",
+                t.established, cfg.connections
+            ));
+        }
+        why.push(w);
+    }
+    if let Some(d) = died {
+        why.push(format!("the server died: {d}"));
+    } else if stopped_answering {
+        why.push(format!(
+            "the server at {} stopped answering: its connects failed and no response came in the last second measured",
+            cfg.url
+        ));
+    }
+    let e = t.errors;
+    if e.client > 0 {
+        why.push(format!(
+            "{} connects failed on the client's own limit ({}), not the server's: the load asked for was not applied",
+            e.client,
+            t.client_limit.unwrap_or("unknown")
+        ));
+    }
+    // Status errors are responses; the other kinds are requests without one.
+    let attempted = t.answered + e.connect + e.read + e.write + e.timeout + e.client;
+    if attempted > 0 && e.total() as f64 > MAX_ERROR_FRACTION * attempted as f64 {
+        why.push(format!(
+            "{} errors in {attempted} requests attempted ({:.1}%), above the {:.0}% a run may have",
+            e.total(),
+            e.total() as f64 / attempted as f64 * 100.0,
+            MAX_ERROR_FRACTION * 100.0
+        ));
+    }
+    why
+}
+
 fn record(
     cfg: &Config,
     tally: &engine::Tally,
-    roots: &[i32],
-    before: &server::Snapshot,
-    after: &server::Snapshot,
+    side: &ServerSide,
     self_before: &server::Snapshot,
     self_after: &server::Snapshot,
     window: f64,
@@ -600,6 +796,7 @@ fn record(
         ("errors_write", e.write),
         ("errors_timeout", e.timeout),
         ("errors_status", e.status),
+        ("errors_client", e.client),
     ] {
         r.metrics
             .push(one(name, Unit::Count, Source::ClockGettime, v as f64));
@@ -620,7 +817,13 @@ fn record(
     ));
     let mut warnings = Vec::new();
     let mut processes = Vec::new();
-    if !roots.is_empty() {
+    let (before, after) = (&side.before, &side.after);
+    if let (true, Some(why)) = (side.watching, &side.died) {
+        // Its CPU up to its end is not in /proc any more: unknown, not 0.
+        r.notes.push(format!(
+            "server CPU unknown: {why}, so its CPU over the measured window cannot be read and none is recorded"
+        ));
+    } else if side.watching {
         let d = server::delta(before, after);
         let ticks: u64 = d.iter().map(|(_, s)| s.ticks).sum();
         let vol: u64 = d.iter().map(|(_, s)| s.voluntary).sum();
@@ -696,6 +899,19 @@ fn record(
         r.notes.push(w.clone());
         warnings.push(w);
     }
+    if let Some(offered) = cfg.rate {
+        // bench's rule and words (atomlab-bench push_rate_achieved).
+        if rps < 0.99 * offered {
+            let w =
+                format!("offered {offered:.0} requests/s; achieved below 99% of it: {rps:.0}/s");
+            r.flag(
+                atomlab_core::FlagKind::RateNotSustained,
+                Some("requests_per_sec"),
+                w.clone(),
+            );
+            warnings.push(format!("rate not sustained: {w}"));
+        }
+    }
     if cfg.rate.is_some() {
         r.notes.push("open loop (wrk2's model): latency from each request's intended send time, corrected for coordinated omission".to_string());
         r.notes.push("the client wakes to send on a timerfd, so at a fixed rate a request may leave a little (the kernel's timer slack, ~50 µs, plus scheduling) after its intended time, and that lag is in its latency".to_string());
@@ -704,25 +920,45 @@ fn record(
             "closed loop (wrk's model): latency from each request's actual send time".to_string(),
         );
     }
+    // The last second measured (the one Ctrl-C cut, if it did).
+    let last_second = if cut_short {
+        (window as usize).min(tally.timeline.len().saturating_sub(1))
+    } else {
+        tally.timeline.len().saturating_sub(1)
+    };
+    let stopped_answering =
+        e.connect > 0 && tally.timeline.get(last_second).copied().unwrap_or(0) == 0;
     if e.total() > 0 {
         let mut w = format!(
-            "{} errors: connect {}, read {}, write {}, timeout {}, status {}",
+            "{} errors: connect {}, read {}, write {}, timeout {}, status {}, client {}",
             e.total(),
             e.connect,
             e.read,
             e.write,
             e.timeout,
-            e.status
+            e.status,
+            e.client
         );
-        let last = tally.timeline.last().copied().unwrap_or(0);
-        if e.connect > 0 && last == 0 {
+        if stopped_answering {
             w.push_str(&format!(
                 "; the server at {} stopped answering during the run",
                 cfg.url
             ));
         }
+        if let Some(limit) = tally.client_limit {
+            w.push_str(&format!(
+                "; {} connects hit the client's own limit ({limit}), not the server's",
+                e.client
+            ));
+        }
         warnings.push(w);
     }
+    let failures = failures(cfg, tally, side.died.as_deref(), stopped_answering);
+    r.verdict = Some(if failures.is_empty() {
+        atomlab_core::Verdict::Pass
+    } else {
+        atomlab_core::Verdict::Fail
+    });
     let timeline: Vec<Value> = tally
         .timeline
         .iter()
@@ -734,10 +970,12 @@ fn record(
         "timeline": timeline,
         "histogram": hist,
         "server_processes": processes,
+        "failures": failures,
     }));
     Outcome {
         record: r,
         warnings,
+        failures,
     }
 }
 
@@ -818,6 +1056,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no such process"));
+        // More connections than any finite open-file limit allows.
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `lim` is a valid rlimit for getrlimit to fill.
+        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+        if rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY {
+            c = cfg();
+            c.connections = usize::MAX / 4;
+            let e = check_config(&c).unwrap_err().to_string();
+            assert!(
+                e.contains("open-file limit") && e.contains("ulimit -n"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -3,9 +3,15 @@
 //! that answers at once, one that delays every response by 20 ms, one that
 //! stalls for 300 ms once during a fixed-rate run (the percentiles must show
 //! it: coordinated omission corrected), one that dies mid-run, one that never
-//! answers, one that answers chunked 500s; refused and bad URLs exit 2; a
-//! fixed rate is achieved within 1%. And, when nginx is installed, a real
-//! nginx with its CPU followed through `--server-pid`.
+//! answers, one that answers chunked 500s, one that answers 404; refused and
+//! bad URLs exit 2; a fixed rate is achieved within 1%, and a rate out of
+//! reach is flagged. A run that failed (no successful response, a server
+//! that died, too many errors) exits 1 with verdict FAIL; a watched server
+//! that dies leaves its CPU unknown, never 0; `-c` beyond the open-file
+//! limit, a taken `--spawn` port and an endless `--body` exit 2. And, when
+//! nginx is installed, a real nginx with its CPU followed through
+//! `--server-pid`, spawned in the foreground or daemonising, or killed
+//! mid-run.
 
 mod cli_support;
 
@@ -34,6 +40,8 @@ enum Mode {
     Silent,
     /// A chunked 500.
     Chunked500,
+    /// A 404 for every request.
+    NotFound,
     /// 200 at once, then the connection is closed (without saying so).
     CloseAfterReply,
 }
@@ -149,6 +157,7 @@ fn connection(
                 ok
             }
             Mode::Silent => continue,
+            Mode::NotFound => b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno",
             Mode::Chunked500 => {
                 b"HTTP/1.1 500 Oops\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nno\r\n5\r\n, sir\r\n0\r\nX-T: 1\r\n\r\n"
             }
@@ -391,7 +400,9 @@ fn a_server_that_dies_ends_the_run_with_errors() {
     let t = Instant::now();
     let (code, r, err) = load(&url(&s), &["-c", "4", "-d", "2", "--warmup", "0.2"]);
     assert!(t.elapsed() < Duration::from_secs(15), "hung");
-    assert_eq!(code, 0, "{err}");
+    // The run measured a server that went away: it failed.
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(r["verdict"], "FAIL", "{r}");
     assert!(metric(&r, "requests") > 0.0);
     assert!(
         metric(&r, "errors_connect") + metric(&r, "errors_read") > 0.0,
@@ -399,6 +410,7 @@ fn a_server_that_dies_ends_the_run_with_errors() {
     );
     assert!(err.contains("errors"), "{err}");
     assert!(err.contains("stopped answering"), "{err}");
+    assert!(err.contains("load failed"), "{err}");
 }
 
 #[test]
@@ -430,19 +442,219 @@ fn requests_without_an_answer_time_out() {
         &url(&s),
         &["-c", "2", "-d", "1", "--warmup", "0", "--timeout", "200ms"],
     );
-    assert_eq!(code, 0, "{err}");
+    // Nothing but timeouts is a failed run, not a measurement.
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(err.contains("no response in the measured window"), "{err}");
     assert_eq!(metric(&r, "requests"), 0.0);
     assert!(metric(&r, "errors_timeout") >= 2.0, "{r}");
+    // No latency is made up for requests that got no answer.
+    assert!(
+        r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["name"] != "latency_p50_s"),
+        "{r}"
+    );
 }
 
 #[test]
 fn chunked_errors_are_parsed_and_counted_by_status() {
     let s = serve(Mode::Chunked500);
     let (code, r, err) = load(&url(&s), &["-c", "2", "-d", "0.5", "--warmup", "0"]);
-    assert_eq!(code, 0, "{err}");
+    // Every response a 500: parsed, counted, and the run failed.
+    assert_eq!(code, 1, "{err}");
     assert!(metric(&r, "requests") > 10.0, "{r}");
     assert!(metric(&r, "errors_status") >= metric(&r, "requests"));
     assert_eq!(metric(&r, "errors_read"), 0.0, "{r}");
+    assert!(err.contains("(the first: 500)"), "{err}");
+}
+
+#[test]
+fn every_response_a_404_fails_the_run() {
+    let s = serve(Mode::NotFound);
+    let (code, r, err) = load(&url(&s), &["-c", "2", "-d", "0.5", "--warmup", "0"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(metric(&r, "requests") > 10.0, "{r}");
+    assert!(
+        err.contains("no successful response") && err.contains("(the first: 404)"),
+        "{err}"
+    );
+    let failures = r["detail"]["failures"].as_array().unwrap();
+    assert!(!failures.is_empty(), "{r}");
+}
+
+#[test]
+fn a_good_run_passes() {
+    let s = serve(Mode::Ok);
+    let (code, r, err) = load(&url(&s), &["-c", "2", "-d", "0.5", "--warmup", "0"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    assert_eq!(r["detail"]["failures"], serde_json::json!([]), "{r}");
+}
+
+/// A rate the server cannot reach (2 connections, 20 ms a response: at most
+/// 100/s, offered 1,000/s) is flagged as bench flags it, never reported as met.
+#[test]
+fn a_rate_out_of_reach_is_flagged_not_sustained() {
+    let s = serve(Mode::Delay(Duration::from_millis(20)));
+    let (code, r, err) = load(
+        &url(&s),
+        &["-c", "2", "-d", "1", "--warmup", "0", "--rate", "1k"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests_per_sec") < 990.0, "{r}");
+    let flags = r["flags"].as_array().expect("flags");
+    assert!(
+        flags.iter().any(|f| f["kind"] == "rate_not_sustained"
+            && f["metric"] == "requests_per_sec"
+            && f["detail"]
+                .as_str()
+                .unwrap()
+                .contains("offered 1000 requests/s; achieved below 99% of it")),
+        "{r}"
+    );
+    assert!(err.contains("rate not sustained"), "{err}");
+}
+
+/// A `--server-pid` that is killed mid-run: the run failed, and the
+/// server's CPU is unknown (absent), not 0.
+#[test]
+fn a_watched_server_killed_mid_run_fails_and_its_cpu_is_unknown() {
+    let s = serve(Mode::Ok);
+    let mut victim = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = victim.id().to_string();
+    let u = url(&s);
+    let child = cli_support::command()
+        .args([
+            "load",
+            &u,
+            "-c",
+            "2",
+            "-d",
+            "3",
+            "--warmup",
+            "0.2",
+            "--server-pid",
+            &pid,
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    let _ = victim.kill();
+    let _ = victim.wait();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_schema(&doc);
+    let r = &doc["records"][0];
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(err.contains("the server died"), "{err}");
+    for m in r["metrics"].as_array().unwrap() {
+        assert!(
+            !m["name"].as_str().unwrap().starts_with("server_"),
+            "a dead server's figure recorded: {m}"
+        );
+    }
+    assert!(r["notes"].to_string().contains("server CPU unknown"), "{r}");
+}
+
+/// Beyond the open-file limit the client's own connects would fail
+/// (EMFILE) and look like a server that stopped answering: refused before
+/// the run, naming the limit and `ulimit -n`.
+#[test]
+fn connections_beyond_the_open_file_limit_are_refused() {
+    let s = serve(Mode::Ok);
+    let u = url(&s);
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 128 && exec "$@""#)
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_atomlab"))
+        .args([
+            "--no-save",
+            "load",
+            &u,
+            "-c",
+            "200",
+            "-d",
+            "0.5",
+            "--warmup",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--connections 200")
+            && err.contains("limit of 128")
+            && err.contains("ulimit -n"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// `--spawn` on a port another server already holds would measure that
+/// server: refused before anything is started, naming the port and holder.
+#[test]
+fn spawn_on_a_taken_port_is_refused() {
+    let s = serve(Mode::Ok);
+    let u = url(&s);
+    let port = s.addr.port().to_string();
+    assert_bad_input(
+        &[
+            "load", &u, "-d", "0.5", "--warmup", "0", "--spawn", "sleep 30",
+        ],
+        &[
+            &format!("port {port} is already taken"),
+            &format!("pid {}", std::process::id()),
+        ],
+    );
+}
+
+/// `--body` is read into memory: a device or pipe (which never ends) or a
+/// file above 64 MiB is refused before the run.
+#[test]
+fn body_files_are_capped() {
+    let dir = std::env::temp_dir().join(format!("atomlab-load-body-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Sparse: no disk used.
+    let big = dir.join("big");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    let big_s = big.display().to_string();
+    assert_bad_input(
+        &["load", "http://127.0.0.1:9/", "--body", &big_s],
+        &["--body", &big_s, "64 MiB"],
+    );
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo_s = fifo.display().to_string();
+    assert_bad_input(
+        &["load", "http://127.0.0.1:9/", "--body", &fifo_s],
+        &["named pipe", "64 MiB"],
+    );
+    assert_bad_input(
+        &["load", "http://127.0.0.1:9/", "--body", "/dev/zero"],
+        &["--body /dev/zero", "character device"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -573,8 +785,13 @@ fn stop_nginx(pid: u32) {
 }
 
 /// A temporary nginx prefix with a minimal nginx.conf (1 worker, "ok" for
-/// every path) on a free port of 127.0.0.1.
+/// every path, in the foreground) on a free port of 127.0.0.1.
 fn nginx_prefix(tag: &str) -> (std::path::PathBuf, u16) {
+    nginx_prefix_with(tag, "off")
+}
+
+/// As [`nginx_prefix`], with nginx's `daemon` setting.
+fn nginx_prefix_with(tag: &str, daemon: &str) -> (std::path::PathBuf, u16) {
     let dir = std::env::temp_dir().join(format!("atomlab-load-nginx-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let port = TcpListener::bind("127.0.0.1:0")
@@ -584,7 +801,7 @@ fn nginx_prefix(tag: &str) -> (std::path::PathBuf, u16) {
         .port();
     let d = dir.display();
     let conf = format!(
-        "daemon off; master_process on; worker_processes 1;\n\
+        "daemon {daemon}; master_process on; worker_processes 1;\n\
          error_log {d}/error.log; pid {d}/nginx.pid;\n\
          events {{}}\n\
          http {{ access_log off; client_body_temp_path {d}/cb; proxy_temp_path {d}/px;\n\
@@ -625,4 +842,186 @@ fn spawned_nginx_is_measured_and_stopped() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether nginx is here; says so when it is not.
+fn have_nginx() -> bool {
+    let here = std::path::Path::new("/usr/sbin/nginx").exists();
+    if !here {
+        println!("skipped: nginx is not installed (apt-get install nginx-light)");
+    }
+    here
+}
+
+/// Whether 127.0.0.1:`port` stops accepting within 5 s.
+fn port_closes(port: u16) -> bool {
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        if t.elapsed() > Duration::from_secs(5) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// The nginx master of a prefix, from its pid file.
+fn nginx_master(dir: &std::path::Path) -> Option<u32> {
+    std::fs::read_to_string(dir.join("nginx.pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// nginx's default `daemon on`: the spawned nginx forks, its parent exits
+/// and the daemon leaves the session. atomlab follows it (its CPU is
+/// measured, not 0) and stops it.
+#[test]
+fn a_daemonising_spawned_nginx_is_followed_and_stopped() {
+    if !have_nginx() {
+        return;
+    }
+    let (dir, port) = nginx_prefix_with("daemon", "on");
+    let d = dir.display();
+    let cmd = format!("/usr/sbin/nginx -p {d} -c {d}/nginx.conf 2>/dev/null");
+    let url = format!("http://127.0.0.1:{port}/");
+    // Flat out, so the server's CPU is well above /proc's 10 ms tick.
+    let (code, r, err) = load(
+        &url,
+        &["-c", "4", "-d", "1", "--warmup", "0.2", "--spawn", &cmd],
+    );
+    let stopped = port_closes(port);
+    if !stopped {
+        if let Some(pid) = nginx_master(&dir) {
+            stop_nginx(pid);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(stopped, "the daemonised nginx was left running");
+    assert_eq!(code, 0, "{err}");
+    assert!(metric(&r, "requests") > 900.0, "{r}");
+    assert!(metric(&r, "server_cpu_percent") > 0.0, "{r}");
+    assert!(metric(&r, "server_ctx_voluntary") > 0.0, "{r}");
+    let procs = r["detail"]["server_processes"].as_array().unwrap();
+    assert!(
+        procs.iter().filter(|p| p["comm"] == "nginx").count() >= 2,
+        "the daemon's master and worker: {r}"
+    );
+}
+
+/// A spawned nginx that exits mid-run: the run failed (exit 1) and the
+/// server's CPU is unknown, not 0.
+#[test]
+fn a_spawned_nginx_that_exits_mid_run_fails_the_run() {
+    if !have_nginx() {
+        return;
+    }
+    let (dir, port) = nginx_prefix("dies");
+    let d = dir.display();
+    let cmd = format!("exec /usr/sbin/nginx -p {d} -c {d}/nginx.conf 2>/dev/null");
+    let url = format!("http://127.0.0.1:{port}/");
+    let child = cli_support::command()
+        .args([
+            "load", &url, "-c", "2", "-d", "3", "--warmup", "0.2", "--rate", "500", "--spawn",
+            &cmd, "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stop it (SIGTERM, nginx's fast shutdown) once it serves, well inside
+    // the window.
+    let t = Instant::now();
+    let master = loop {
+        if let (Some(pid), true) = (
+            nginx_master(&dir),
+            TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        ) {
+            break Some(pid);
+        }
+        if t.elapsed() > Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    if let Some(pid) = master {
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(pid.to_string())
+            .status();
+    }
+    let o = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(master.is_some(), "nginx did not start");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the server died"), "{err}");
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_schema(&doc);
+    let r = &doc["records"][0];
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(
+        r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["name"] != "server_cpu_percent"),
+        "a dead server's CPU recorded: {r}"
+    );
+}
+
+/// SIGTERM to atomlab mid-run: the spawned nginx (in a process group of
+/// its own, so the signal does not reach it) is stopped before atomlab
+/// goes, not left running.
+#[test]
+fn sigterm_to_atomlab_stops_the_spawned_server() {
+    if !have_nginx() {
+        return;
+    }
+    let (dir, port) = nginx_prefix("sigterm");
+    let d = dir.display();
+    let cmd = format!("exec /usr/sbin/nginx -p {d} -c {d}/nginx.conf 2>/dev/null");
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut child = cli_support::command()
+        .args([
+            "--no-save",
+            "load",
+            &url,
+            "-c",
+            "2",
+            "-d",
+            "30",
+            "--warmup",
+            "0",
+            "--rate",
+            "100",
+            "--spawn",
+            &cmd,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() && t.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let status = child.wait().unwrap();
+    let stopped = port_closes(port);
+    if !stopped {
+        if let Some(pid) = nginx_master(&dir) {
+            stop_nginx(pid);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(stopped, "the spawned nginx outlived atomlab");
+    assert_eq!(status.code(), Some(143), "{status}");
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report, Source};
+use atomlab_core::{ExitStatus, Machine, Record, Report, Source, Verdict};
 
 use super::Outcome;
 use crate::cmd::bench::parse_seconds;
@@ -67,14 +67,62 @@ pub struct LoadArgs {
     pub pipeline: usize,
 }
 
-pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
-    let body =
-        match &args.body {
-            Some(p) => Some(std::fs::read(p).map_err(|e| {
-                atomlab_load::LoadError::Body(p.display().to_string(), e.to_string())
-            })?),
-            None => None,
+/// The largest `--body` file: every request carries it, from memory.
+const MAX_BODY: u64 = 64 << 20;
+
+/// `--body`'s bytes: a regular file of at most [`MAX_BODY`] (a device or a
+/// pipe would be read until memory runs out: /dev/zero never ends).
+fn read_body(p: &std::path::Path) -> Result<Vec<u8>, atomlab_load::LoadError> {
+    use std::io::Read;
+    let bad = |why: String| atomlab_load::LoadError::Body(p.display().to_string(), why);
+    let too_big = |len: u64| {
+        bad(format!(
+            "{len} bytes, above the {} MiB a request body may have",
+            MAX_BODY >> 20
+        ))
+    };
+    let meta = std::fs::metadata(p).map_err(|e| bad(e.to_string()))?;
+    if !meta.is_file() {
+        let ft = meta.file_type();
+        use std::os::unix::fs::FileTypeExt;
+        let what = if ft.is_dir() {
+            "a directory"
+        } else if ft.is_char_device() {
+            "a character device"
+        } else if ft.is_block_device() {
+            "a block device"
+        } else if ft.is_fifo() {
+            "a named pipe"
+        } else if ft.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
         };
+        return Err(bad(format!(
+            "{what}; give a regular file of at most {} MiB",
+            MAX_BODY >> 20
+        )));
+    }
+    if meta.len() > MAX_BODY {
+        return Err(too_big(meta.len()));
+    }
+    // The file may grow between the stat and the read: read one byte past
+    // the limit at most.
+    let mut body = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(p)
+        .and_then(|f| f.take(MAX_BODY + 1).read_to_end(&mut body))
+        .map_err(|e| bad(e.to_string()))?;
+    if body.len() as u64 > MAX_BODY {
+        return Err(too_big(body.len() as u64));
+    }
+    Ok(body)
+}
+
+pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
+    let body = match &args.body {
+        Some(p) => Some(read_body(p)?),
+        None => None,
+    };
     let secs = |name: &str, v: f64| -> anyhow::Result<Duration> {
         Duration::try_from_secs_f64(v).map_err(|_| anyhow::anyhow!("--{name} {v}: too long"))
     };
@@ -111,9 +159,16 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
     for w in &out.warnings {
         eprintln!("atomlab: warning: {w}");
     }
+    for f in &out.failures {
+        eprintln!("atomlab: load failed: {f}");
+    }
     Ok(Outcome {
         report: Report::new("load", machine, vec![out.record]),
-        status: ExitStatus::Ok,
+        status: if out.failures.is_empty() {
+            ExitStatus::Ok
+        } else {
+            ExitStatus::VerdictFailed
+        },
         people: Box::new(|report| {
             for r in &report.records {
                 view(r);
@@ -156,12 +211,13 @@ fn view(r: &Record) {
         ms(m(r, "latency_max_s")),
     );
     println!(
-        "  errors: connect {:.0}, read {:.0}, write {:.0}, timeout {:.0}, status>=400 {:.0}",
+        "  errors: connect {:.0}, read {:.0}, write {:.0}, timeout {:.0}, status>=400 {:.0}, client's own limits {:.0}",
         g("errors_connect"),
         g("errors_read"),
         g("errors_write"),
         g("errors_timeout"),
-        g("errors_status")
+        g("errors_status"),
+        g("errors_client")
     );
     println!("  client CPU {:.1}% of one CPU", g("client_cpu_percent"));
     if let Some(cpu) = m(r, "server_cpu_percent") {
@@ -175,6 +231,13 @@ fn view(r: &Record) {
         if let Some(per) = m(r, "server_cpu_percent_per_1k_rps") {
             println!("  server CPU per 1,000 requests/s: {per:.3}% of one CPU");
         }
+    } else if r.parameters.contains_key("spawn")
+        || r.parameters
+            .get("server_pids")
+            .and_then(|p| p.as_array())
+            .is_some_and(|p| !p.is_empty())
+    {
+        println!("  server CPU unknown (see the notes)");
     }
     // The server's hardware counters per request, where they were counted.
     let counted: Vec<String> = r
@@ -191,6 +254,23 @@ fn view(r: &Record) {
         .collect();
     if !counted.is_empty() {
         println!("  server per request: {}", counted.join(", "));
+    }
+    for f in &r.flags {
+        println!("  flag: {}: {}", f.kind.words(), f.detail);
+    }
+    let failures = r
+        .detail
+        .as_ref()
+        .and_then(|d| d["failures"].as_array().cloned())
+        .unwrap_or_default();
+    match r.verdict {
+        Some(Verdict::Fail) => {
+            for f in failures {
+                println!("  FAILED: {}", f.as_str().unwrap_or("?"));
+            }
+        }
+        Some(Verdict::Pass) => println!("  verdict: PASS"),
+        _ => {}
     }
     for n in &r.notes {
         println!("  note: {n}");
