@@ -831,7 +831,10 @@ fn spawned_nginx_is_measured_and_stopped() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(metric(&r, "requests") > 900.0, "{r}");
-    assert!(metric(&r, "server_cpu_percent_per_1k_rps") > 0.0, "{r}");
+    // The spawned server is what was watched: its threads answered (CPU
+    // time itself can round to 0 ticks of /proc's 10 ms at 1k requests/s).
+    assert!(metric(&r, "server_ctx_voluntary") > 0.0, "{r}");
+    assert!(metric(&r, "server_cpu_percent_per_1k_rps") >= 0.0, "{r}");
     // Stopped: the port no longer accepts.
     let t = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_ok() {
