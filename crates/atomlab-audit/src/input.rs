@@ -56,6 +56,10 @@ pub fn expand(path: &Path, out: &mut Expanded) {
         }
         return;
     }
+    if meta.len() > MAX_ELF_BYTES {
+        out.errors.push(too_large(path, meta.len()));
+        return;
+    }
     let data = match std::fs::read(path) {
         Ok(d) => d,
         Err(e) => {
@@ -72,6 +76,18 @@ pub fn expand(path: &Path, out: &mut Expanded) {
             data,
         });
     }
+}
+
+/// A file past [`MAX_ELF_BYTES`], refused before it is read.
+fn too_large(path: &Path, len: u64) -> AuditError {
+    io_err(
+        path,
+        std::io::Error::other(format!(
+            "{} MiB, larger than the {} MiB atomlab reads of one file; not audited",
+            len >> 20,
+            MAX_ELF_BYTES >> 20
+        )),
+    )
 }
 
 fn walk(dir: &Path, out: &mut Expanded) {
@@ -97,7 +113,13 @@ fn walk(dir: &Path, out: &mut Expanded) {
             let n = std::fs::File::open(&path)
                 .and_then(|mut f| f.read(&mut head))
                 .unwrap_or(0);
-            if head[..n].starts_with(ELF_MAGIC) {
+            let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if len > MAX_ELF_BYTES
+                && n >= 4
+                && (head.starts_with(ELF_MAGIC) || head.starts_with(AR_MAGIC))
+            {
+                out.errors.push(too_large(&path, len));
+            } else if head[..n].starts_with(ELF_MAGIC) {
                 match std::fs::read(&path) {
                     Ok(data) => out.inputs.push(ElfInput {
                         path: path.display().to_string(),
@@ -142,7 +164,6 @@ pub fn unpack_deb(path: &str, data: &[u8], out: &mut Expanded) {
             return;
         }
     };
-    let mut tar_bytes = None;
     for member in archive.members() {
         let member = match member {
             Ok(m) => m,
@@ -164,38 +185,33 @@ pub fn unpack_deb(path: &str, data: &[u8], out: &mut Expanded) {
                 return;
             }
         };
-        match decompress(&name, body) {
-            Ok(t) => tar_bytes = Some(t),
-            Err(reason) => {
-                out.errors.push(bad(format!("{name}: {reason}")));
-                return;
-            }
-        }
-        break;
-    }
-    let Some(tar_bytes) = tar_bytes else {
-        out.errors.push(bad("no data.tar member".into()));
-        return;
-    };
-    let before = out.inputs.len();
-    let mut tar = tar::Archive::new(std::io::Cursor::new(tar_bytes));
-    let entries = match tar.entries() {
-        Ok(e) => e,
-        Err(e) => {
-            out.errors
-                .push(bad(format!("data archive unreadable: {e}")));
+        let before = out.inputs.len();
+        if let Err(reason) = with_decompressed(&name, body, |tar| read_tar(path, tar, out)) {
+            out.errors.push(bad(format!("{name}: {reason}")));
             return;
         }
-    };
+        if out.inputs.len() == before {
+            out.errors.push(bad("holds no ELF file".into()));
+        }
+        return;
+    }
+    out.errors.push(bad("no data.tar member".into()));
+}
+
+/// The largest ELF file audited (2 GiB): a package member or a file given
+/// by name beyond it is refused with the limit, not read into memory.
+pub const MAX_ELF_BYTES: u64 = 2 << 30;
+
+/// Adds every ELF file of the data archive `tar` (streamed: a member that
+/// is not ELF is passed over without being held in memory, whatever its
+/// size).
+fn read_tar(path: &str, tar: &mut dyn Read, out: &mut Expanded) -> Result<(), String> {
+    let mut tar = tar::Archive::new(tar);
+    let entries = tar
+        .entries()
+        .map_err(|e| format!("data archive unreadable: {e}"))?;
     for entry in entries {
-        let mut entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                out.errors
-                    .push(bad(format!("data archive unreadable: {e}")));
-                break;
-            }
-        };
+        let mut entry = entry.map_err(|e| format!("data archive unreadable: {e}"))?;
         if entry.header().entry_type() != tar::EntryType::Regular {
             continue;
         }
@@ -203,44 +219,82 @@ pub fn unpack_deb(path: &str, data: &[u8], out: &mut Expanded) {
             .path()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "?".into());
-        let mut bytes = Vec::new();
-        if let Err(e) = entry.read_to_end(&mut bytes) {
-            out.errors.push(bad(format!("{member}: {e}")));
+        let member = member.trim_start_matches('.').to_string();
+        let mut head = Vec::with_capacity(4);
+        (&mut entry)
+            .take(4)
+            .read_to_end(&mut head)
+            .map_err(|e| format!("{member}: {e}"))?;
+        if head != ELF_MAGIC {
+            out.skipped_non_elf += 1;
             continue;
         }
-        if bytes.starts_with(ELF_MAGIC) {
-            let member = member.trim_start_matches('.');
-            out.inputs.push(ElfInput {
-                path: format!("{path}!{member}"),
-                data: bytes,
+        let size = entry.size();
+        if size > MAX_ELF_BYTES {
+            out.errors.push(AuditError::BadPackage {
+                path: path.to_string(),
+                reason: format!(
+                    "{member}: an ELF file of {} MiB, larger than the {} MiB atomlab audits; not audited",
+                    size >> 20,
+                    MAX_ELF_BYTES >> 20
+                ),
             });
-        } else {
-            out.skipped_non_elf += 1;
+            continue;
         }
+        let mut bytes = head;
+        bytes.reserve(size.saturating_sub(4) as usize);
+        (&mut entry)
+            .take(MAX_ELF_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{member}: {e}"))?;
+        out.inputs.push(ElfInput {
+            path: format!("{path}!{member}"),
+            data: bytes,
+        });
     }
-    if out.inputs.len() == before {
-        out.errors.push(bad("holds no ELF file".into()));
-    }
+    Ok(())
 }
 
-fn decompress(name: &str, body: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
+/// Runs `f` over the decompressed stream of data archive member `name`
+/// (xz, zstd, gzip or none), without holding it in memory: xz, whose
+/// decoder writes rather than reads, decompresses on a thread into a pipe.
+fn with_decompressed(
+    name: &str,
+    body: &[u8],
+    f: impl FnOnce(&mut dyn Read) -> Result<(), String>,
+) -> Result<(), String> {
     if name.ends_with(".xz") {
-        let mut input = std::io::BufReader::new(body);
-        lzma_rs::xz_decompress(&mut input, &mut out).map_err(|e| format!("xz: {e}"))?;
+        let (mut reader, mut writer) =
+            std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
+        std::thread::scope(|s| {
+            let decoder = s.spawn(move || {
+                let mut input = std::io::BufReader::new(body);
+                // Ends with an error when the reader stops early (a broken
+                // pipe), which the reader's own result then explains.
+                lzma_rs::xz_decompress(&mut input, &mut writer).map_err(|e| format!("xz: {e}"))
+            });
+            let read = f(&mut reader);
+            if read.is_ok() {
+                // The tar's end-of-archive padding: read it, so that the
+                // decoder finishes instead of meeting a closed pipe.
+                let _ = std::io::copy(&mut reader, &mut std::io::sink());
+            }
+            drop(reader);
+            let decoded = decoder
+                .join()
+                .unwrap_or_else(|_| Err("xz: the decoder stopped".into()));
+            read?;
+            decoded
+        })
     } else if name.ends_with(".zst") {
         let mut dec =
             ruzstd::decoding::StreamingDecoder::new(body).map_err(|e| format!("zstd: {e}"))?;
-        dec.read_to_end(&mut out)
-            .map_err(|e| format!("zstd: {e}"))?;
+        f(&mut dec)
     } else if name.ends_with(".gz") {
-        flate2::read::GzDecoder::new(body)
-            .read_to_end(&mut out)
-            .map_err(|e| format!("gzip: {e}"))?;
+        f(&mut flate2::read::GzDecoder::new(body))
     } else if name == "data.tar" {
-        out.extend_from_slice(body);
+        f(&mut { body })
     } else {
-        return Err("unknown compression (expected .xz, .zst or .gz)".into());
+        Err("unknown compression (expected .xz, .zst or .gz)".into())
     }
-    Ok(out)
 }
