@@ -1,5 +1,8 @@
-//! Fuzz-style tests: truncated and randomly damaged cat text never panics,
-//! and every refusal names a line and column inside the text.
+//! Fuzz-style tests: truncated and randomly damaged cat, bell and cfg text
+//! never panics, and every refusal names a line and column inside the
+//! text. `cargo test` runs a fixed number of damaged copies; with
+//! `ATOMLAB_FUZZ_SECS=N` (as `.ci/run` sets) each damage test keeps going
+//! with fresh seeds for N seconds.
 
 use atomlab_cat::load_text;
 
@@ -67,6 +70,37 @@ fn damaged_copies(
     seed: u64,
     mut check: impl FnMut(&str),
 ) {
+    let budget = std::env::var("ATOMLAB_FUZZ_SECS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let start = std::time::Instant::now();
+    let mut round = 0u64;
+    loop {
+        // Each batch its own seed, so a longer run sees new damage.
+        let batch = seed ^ round.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        damage_batch(base, alphabet, rounds, batch | 1, &mut check);
+        round += 1;
+        if start.elapsed().as_secs_f64() >= budget {
+            break;
+        }
+    }
+    if budget > 0.0 {
+        eprintln!(
+            "{} batches of {rounds} damaged copies in {:.1} s (base seed {seed:#x})",
+            round,
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
+
+fn damage_batch(
+    base: &str,
+    alphabet: &str,
+    rounds: usize,
+    seed: u64,
+    check: &mut impl FnMut(&str),
+) {
     let mut state = seed;
     let mut next = move || {
         state ^= state << 13;
@@ -100,6 +134,48 @@ fn deep_nesting_is_refused_not_a_stack_overflow() {
     let text = "let rec f x = f x\nlet y = f po\n";
     let e = load_text("loop", "loop.cat", text, &[]).expect_err("refused");
     assert_eq!(e.line, 1);
+}
+
+/// A chain of 100,000 unions is built in a loop, but every later walk of
+/// its tree recursed: each operator counts toward the depth limit.
+#[test]
+fn a_long_chain_is_refused_not_a_stack_overflow() {
+    for op in [" | ", " ; ", " & ", " \\ ", " ++ "] {
+        let text = format!("let x = {}\n", vec!["po"; 100_000].join(op));
+        let e = load_text("chain", "chain.cat", &text, &[]).expect_err("refused");
+        assert_eq!(e.line, 1, "{e}");
+        assert!(e.message.contains("nested deeper than"), "{e}");
+    }
+    // Real models chain a few dozen at most.
+    let text = format!("let x = {}\nacyclic x as a\n", vec!["po"; 150].join(" | "));
+    load_text("chain", "chain.cat", &text, &[]).expect("a chain of 150 loads");
+}
+
+/// herd7 cfg files: every truncation and random damage gives a cfg or an
+/// error at a line and column of the text.
+#[test]
+fn damaged_cfg_files_are_handled() {
+    const CFG: &str = "# a herd7 cfg\nmodel linux-kernel.cat\nbell linux-kernel.bell\nmacros linux-kernel.def\nvariant lkmmv2, before-rcu\ngraph columns\nsquished true\n";
+    let check_cfg = |text: &str| {
+        if let Err(e) = atomlab_cat::conf::parse("fuzz.cfg", std::path::Path::new("/tmp"), text) {
+            let lines = text.lines().count().max(1) as u32;
+            assert!(e.line >= 1 && e.line <= lines, "{e} for {text:?}");
+            assert!(e.column >= 1 && !e.message.is_empty(), "{e} for {text:?}");
+        }
+    };
+    let conf =
+        atomlab_cat::conf::parse("fuzz.cfg", std::path::Path::new("/tmp"), CFG).expect("loads");
+    assert_eq!(conf.variants, ["lkmmv2", "before-rcu"]);
+    for (i, _) in CFG.char_indices() {
+        check_cfg(&CFG[..i]);
+    }
+    damaged_copies(
+        CFG,
+        "#\n ,modelbellvariantmacros.cat\t=",
+        1500,
+        0x51ed_270b_1234_5679,
+        check_cfg,
+    );
 }
 
 #[test]
