@@ -141,20 +141,18 @@ fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus>
             Ok(ExitStatus::Ok)
         }
         Command::Runs(args) => store::runs(
-            &store::open(cli.store.as_deref())?,
+            &store::open_existing(cli.store.as_deref())?,
             args,
             cli.label.clone(),
             json,
         ),
-        Command::Show { run } => store::show(&store::open(cli.store.as_deref())?, run, json),
-        Command::Export { run, format } => {
-            store::export(&store::open(cli.store.as_deref())?, run, *format)
+        Command::Show { run } => {
+            store::show(&store::open_existing(cli.store.as_deref())?, run, json)
         }
-        Command::Import { file } => store::import(
-            &mut store::open(cli.store.as_deref())?,
-            file,
-            cli.label.clone(),
-        ),
+        Command::Export { run, format } => {
+            store::export(&store::open_existing(cli.store.as_deref())?, run, *format)
+        }
+        Command::Import { file } => store::import(cli.store.as_deref(), file, cli.label.clone()),
         Command::Compare(args) => compare::run(args, cli, json),
         Command::Report(args) => report::run(args, cli),
         _ => unreachable!("dispatch() runs the commands with records"),
