@@ -889,3 +889,57 @@ fn read_only_and_full_file_systems_are_named_before_anything_runs() {
     // Reading it still works.
     assert!(out.contains("\"command\": \"check\""), "{out}{err}");
 }
+
+#[test]
+fn a_read_only_store_file_is_refused_before_the_run_and_still_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("ro-file");
+    let db = d.join("r.db");
+    let dbs = db.to_str().unwrap();
+    let mp = golden("x86/MP.litmus");
+    let o = run(dbs, &["check", &mp]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The directory stays writable: only the file is read-only.
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Root writes any file: run as nobody then.
+    let as_user = |args: &[&str]| {
+        // The file the test just made belongs to the test's user.
+        let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&db).unwrap()) == 0;
+        let mut c = if root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_atomlab"));
+            c
+        } else {
+            std::process::Command::new(env!("CARGO_BIN_EXE_atomlab"))
+        };
+        c.current_dir(&d)
+            .env_remove("ATOMLAB_DB")
+            .env_remove("ATOMLAB_STORE")
+            .args(["--store", dbs])
+            .args(args)
+            .output()
+            .ok()
+    };
+    let Some(o) = as_user(&["check", &mp]) else {
+        eprintln!("skipped: setpriv is needed to drop root's right to write any file");
+        return;
+    };
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("permission denied") && e.contains("read-only"),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty(), "nothing ran: {}", text(&o.stdout));
+    let o = as_user(&["runs", "--json"]).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+}
