@@ -47,6 +47,19 @@
 //! find (seconds per gigabyte, too slow for every command), shows as an error
 //! when a query reaches it.
 //!
+//! Opened for saving ([`Store::open`]), a SQLite store is also checked for
+//! what a save will need, before the caller measures anything: a file,
+//! directory and file system it can write, at least 1 MiB free, and (for
+//! files up to 16 MiB, about 1 ms per MiB) a clean `PRAGMA quick_check`.
+//! Opened for reading ([`Store::open_existing`]), nothing is created: a
+//! missing store is [`StoreError::NoStore`]. A location of an unknown
+//! `scheme://` is refused, never taken for a file name.
+//!
+//! A save waits up to 10 minutes for another process's write lock (a large
+//! import), telling [`Store::set_wait_notice`] once. Passwords never reach
+//! the store: command lines are cut of them (`postgres://u:pw@…` →
+//! `postgres://u@…`) when saved and again when read.
+//!
 //! SQLite runs in WAL mode with `synchronous = NORMAL`: a saved run survives
 //! the process being killed at any moment; a power cut may lose the last
 //! runs saved, never the file.

@@ -168,7 +168,7 @@ pub(crate) fn redact_url(url: &str) -> String {
 }
 
 /// `text` with the password of every `scheme://user:password@` URL in it
-/// removed (see [`redact_url`]): for command lines (`--store
+/// removed (from its user-info and `password=` parameter): for command lines (`--store
 /// postgres://u:pw@h/db`, `--store=postgres://…`), which are stored with each
 /// run and printed by `runs`, `show` and `report`.
 pub fn redact_secrets(text: &str) -> String {

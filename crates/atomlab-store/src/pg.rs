@@ -1,5 +1,12 @@
 //! The store in a PostgreSQL database, for a team: the same tables as the
 //! SQLite store, in the first schema of the connection's `search_path`.
+//!
+//! A URL without a password takes it from `PGPASSWORD`, else from the
+//! password file, as libpq does (PostgreSQL manual, "The Password File",
+//! libpq-pgpass.html): `PGPASSFILE` or `~/.pgpass`, lines of
+//! `hostname:port:database:username:password` with `*` wildcards and `\`
+//! escapes, the first match winning, the file ignored when its group or
+//! others may read it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
