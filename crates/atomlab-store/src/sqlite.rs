@@ -263,8 +263,14 @@ impl Sqlite {
                 rows.machine,
                 rows.report,
             ])
-            .map_err(|e| match e.sqlite_error_code() {
-                Some(ErrorCode::ConstraintViolation) => SaveError::Duplicate,
+            .map_err(|e| match &e {
+                // Only the primary key: a trigger or check that refuses
+                // the row is not a taken id.
+                rusqlite::Error::SqliteFailure(f, _)
+                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+                {
+                    SaveError::Duplicate
+                }
                 _ => SaveError::Sqlite(e),
             })?;
             let mut record = tx.prepare_cached(

@@ -721,6 +721,10 @@ fn a_run_the_store_refuses_at_save_time_is_kept_in_a_file_to_import() {
         e.contains("was not saved") && e.contains("atomlab import"),
         "{e}"
     );
+    assert!(
+        e.contains("refused") && !e.contains("already in"),
+        "SQLite's words, not a taken id: {e}"
+    );
     let kept: Vec<PathBuf> = std::fs::read_dir(&work)
         .unwrap()
         .map(|e| e.unwrap().path())
