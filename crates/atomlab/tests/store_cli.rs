@@ -51,6 +51,22 @@ fn runs_json(store: &str, extra: &[&str]) -> Vec<Value> {
         .clone()
 }
 
+/// `doc` is valid under schema/atomlab.schema.json (boon, as json_schema.rs).
+fn assert_matches_schema(doc: &Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/atomlab.schema.json"
+    );
+    let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (mut schemas, mut compiler) = (boon::Schemas::new(), boon::Compiler::new());
+    let url = "https://atomlab.invalid/schema/atomlab.schema.json";
+    compiler.add_resource(url, schema).unwrap();
+    let index = compiler.compile(url, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(doc, index) {
+        panic!("not the schema's shape: {e}");
+    }
+}
+
 const TINY_BENCH: &[&str] = &[
     "bench",
     "counter",
@@ -110,6 +126,7 @@ fn save_list_show_export_import() {
     // has a row per metric.
     let o = run(&db, &["export", &bench_id]);
     let mut exported: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_matches_schema(&exported);
     let facts = exported.as_object_mut().unwrap().remove("run").unwrap();
     assert_eq!(exported, doc);
     assert_eq!(facts, runs[1]["meta"]);
