@@ -193,8 +193,14 @@ pub(crate) trait Backend: Send {
     fn with_label(&self, label: &str) -> Result<Vec<(RunMeta, String)>, StoreError>;
     /// How many runs are stored.
     fn count_runs(&self) -> Result<u64, StoreError>;
-    /// Ids of the runs started in `[lo, hi]` (Unix seconds), in time order.
-    fn ids_started_between(&self, lo: f64, hi: f64) -> Result<Vec<String>, StoreError>;
+    /// Ids of the runs of `command` started in `[lo, hi]` (Unix seconds),
+    /// in time order.
+    fn ids_started_between(
+        &self,
+        lo: f64,
+        hi: f64,
+        command: &str,
+    ) -> Result<Vec<String>, StoreError>;
     /// Sets what is called, once per save, when the save has to wait for
     /// another process's write lock.
     fn set_wait_notice(&mut self, _notice: WaitNotice) {}
@@ -310,16 +316,20 @@ impl Store {
                 .as_ref()
                 .map_or(first as f64 - DAY, |m| m.started_unix.min(first as f64))
                 - 1.0;
-            candidates.extend(self.backend.ids_started_between(lo, last as f64 + 1.0)?);
+            candidates.extend(self.backend.ids_started_between(
+                lo,
+                last as f64 + 1.0,
+                &report.command,
+            )?);
         }
-        let wanted = serde_json::to_value(&report).map_err(|e| StoreError::BadReport {
-            detail: format!("the report cannot be written as JSON: {e}"),
-        })?;
+        // Byte-equal to what a save would store, or (written by another
+        // atomlab version) equal once read back.
+        let wanted = to_json(&report, "the report")?;
         for id in candidates {
             if let Some((stored_meta, json)) = self.backend.fetch(&id)? {
-                let same =
-                    serde_json::from_str::<serde_json::Value>(&json).is_ok_and(|v| v == wanted);
-                if same {
+                if json == wanted
+                    || serde_json::from_str::<Report>(&json).is_ok_and(|r| r == report)
+                {
                     return Ok(Imported::AlreadyStored(stored_meta));
                 }
             }

@@ -357,13 +357,20 @@ fn pgpass_lookup(text: &str, host: &str, port: &str, db: &str, user: &str) -> Op
 }
 
 impl Backend for Pg {
-    fn ids_started_between(&self, lo: f64, hi: f64) -> Result<Vec<String>, StoreError> {
+    fn ids_started_between(
+        &self,
+        lo: f64,
+        hi: f64,
+        command: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        // runs_command (command, started_unix, id) covers it.
         let rows = self
             .inner
             .borrow_mut()
             .query(
-                "SELECT id FROM runs WHERE started_unix BETWEEN $1 AND $2 ORDER BY started_unix, id",
-                &[&lo, &hi],
+                "SELECT id FROM runs WHERE command = $3 AND started_unix BETWEEN $1 AND $2
+                 ORDER BY started_unix, id",
+                &[&lo, &hi, &command],
             )
             .map_err(self.err())?;
         rows.iter()

@@ -824,14 +824,21 @@ impl Backend for Sqlite {
         self.wait_notice = Some(notice);
     }
 
-    fn ids_started_between(&self, lo: f64, hi: f64) -> Result<Vec<String>, StoreError> {
+    fn ids_started_between(
+        &self,
+        lo: f64,
+        hi: f64,
+        command: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        // runs_command (command, started_unix, id) covers it.
         let mut st = self
             .conn
             .prepare_cached(
-                "SELECT id FROM runs WHERE started_unix BETWEEN ?1 AND ?2 ORDER BY started_unix, id",
+                "SELECT id FROM runs WHERE command = ?3 AND started_unix BETWEEN ?1 AND ?2
+                 ORDER BY started_unix, id",
             )
             .map_err(|e| self.err(e))?;
-        st.query_map(params![lo, hi], |r| r.get(0))
+        st.query_map(params![lo, hi, command], |r| r.get(0))
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))
     }
