@@ -50,7 +50,7 @@
 //! Opened for saving ([`Store::open`]), a SQLite store is also checked for
 //! what a save will need, before the caller measures anything: a file,
 //! directory and file system it can write, at least 1 MiB free, and (for
-//! files up to 16 MiB, about 1 ms per MiB) a clean `PRAGMA quick_check`.
+//! files up to 8 MiB, about 1 ms per MiB) a clean `PRAGMA quick_check`.
 //! Opened for reading ([`Store::open_existing`]), nothing is created: a
 //! missing store is [`StoreError::NoStore`]. A location of an unknown
 //! `scheme://` is refused, never taken for a file name.
@@ -240,7 +240,7 @@ impl Store {
     ///
     /// A SQLite store is also checked for what a save needs: that the file,
     /// its directory and its file system can be written, that the file
-    /// system has room, and (for stores up to 16 MiB) that every page is
+    /// system has room, and (for stores up to 8 MiB) that every page is
     /// sound, so that a run is not measured only to be lost at save time.
     pub fn open(location: &Location) -> Result<Store, StoreError> {
         Store::open_with(location, OpenMode::Create)
