@@ -37,6 +37,16 @@ pub enum StoreError {
         scheme: String,
     },
 
+    /// `ATOMLAB_DB`, which names a SQLite file, holds a URL.
+    #[error(
+        "ATOMLAB_DB is {location}, a URL, but ATOMLAB_DB names a SQLite file; put a \
+         postgres:// URL in ATOMLAB_STORE or pass --store"
+    )]
+    UrlInDbPath {
+        /// The value, without any password.
+        location: String,
+    },
+
     /// A command that only reads the store was pointed at a store that does
     /// not exist; it is not created.
     #[error(

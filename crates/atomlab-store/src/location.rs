@@ -98,6 +98,13 @@ pub(crate) fn resolve_with(
                 return Err(StoreError::EmptyLocation { origin });
             }
             return Ok(if origin == "ATOMLAB_DB" {
+                // A path only: a URL there would become a directory named
+                // after it.
+                if url_scheme(&value).is_some() {
+                    return Err(StoreError::UrlInDbPath {
+                        location: redact_url(&value),
+                    });
+                }
                 Location::Sqlite(expand_home(&value, &env))
             } else {
                 parse_with(&value, &env)?
@@ -319,6 +326,16 @@ mod tests {
             resolve_with(None, env(&[("ATOMLAB_STORE", "postgress://h/db")])),
             Err(StoreError::UnknownScheme { .. })
         ));
+        match resolve_with(None, env(&[("ATOMLAB_DB", "postgres://u:pw@h/db")])) {
+            Err(e @ StoreError::UrlInDbPath { .. }) => {
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("ATOMLAB_STORE") && !msg.contains("pw"),
+                    "{msg}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
