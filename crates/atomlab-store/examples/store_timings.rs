@@ -137,7 +137,7 @@ fn main() {
     }
     let tmp = std::env::temp_dir().join(format!("atomlab-store-timings-{}", std::process::id()));
     let location = match &store_arg {
-        Some(s) => Location::parse(s),
+        Some(s) => Location::parse(s).expect("a store location"),
         None => Location::Sqlite(tmp.join("results.db")),
     };
     println!("store: {location}, {runs} runs");

@@ -23,6 +23,71 @@ pub enum StoreError {
         origin: &'static str,
     },
 
+    /// A `scheme://` location of a scheme the store does not know
+    /// (`postgress://`, `mysql://`): refused, not taken for a file path.
+    #[error(
+        "{location}: unknown store scheme `{scheme}://`; the results store is a SQLite file \
+         path (`results.db`, `~/atomlab/results.db`) or a PostgreSQL URL \
+         (postgres://USER@HOST[:PORT]/DATABASE or postgresql://…)"
+    )]
+    UnknownScheme {
+        /// The location as given, without any password.
+        location: String,
+        /// The scheme found.
+        scheme: String,
+    },
+
+    /// `ATOMLAB_DB`, which names a SQLite file, holds a URL.
+    #[error(
+        "ATOMLAB_DB is {location}, a URL, but ATOMLAB_DB names a SQLite file; put a \
+         postgres:// URL in ATOMLAB_STORE or pass --store"
+    )]
+    UrlInDbPath {
+        /// The value, without any password.
+        location: String,
+    },
+
+    /// A command that only reads the store was pointed at a store that does
+    /// not exist; it is not created.
+    #[error(
+        "there is no results store at {store} ({detail}); nothing was created: check \
+         --store / ATOMLAB_STORE / ATOMLAB_DB, or save a run there first (any bench, stress, \
+         check, run, audit or suite without --no-save, or `atomlab import FILE.json`)"
+    )]
+    NoStore {
+        /// The store's path or URL (without the password).
+        store: String,
+        /// What was found instead (`no such file`, `an empty file`…).
+        detail: String,
+    },
+
+    /// The store cannot be written here: it (or its directory) is
+    /// read-only, the file system is read-only or full. Found when the store
+    /// is opened, before anything is measured.
+    #[error("results store {store} cannot be written: {reason}; {advice}")]
+    NotWritable {
+        /// The store's path.
+        store: String,
+        /// What is wrong (`the file system is mounted read-only`…).
+        reason: String,
+        /// What to do about it.
+        advice: String,
+    },
+
+    /// Another process held the store's write lock for longer than a save
+    /// waits.
+    #[error(
+        "results store {store} stayed locked by another process for {waited_s} s (a long \
+         `atomlab import`, or a program holding a transaction open); find it with \
+         `fuser {store}` and retry when it is done"
+    )]
+    Locked {
+        /// The store's path.
+        store: String,
+        /// How long the save waited, in seconds.
+        waited_s: u64,
+    },
+
     /// A file-system operation on the store's path failed.
     #[error(
         "{}: cannot {action}: {source}; check the path and its permissions, or pass another --store",
@@ -126,7 +191,8 @@ pub enum StoreError {
     #[error(
         "cannot connect to the PostgreSQL results store {url}: {reason}; check that the \
          server is running and reachable from here and that the URL's host, port, user, \
-         password and database are right (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE), \
+         password and database are right (postgres://USER@HOST[:PORT]/DATABASE, with the \
+         password in PGPASSWORD or ~/.pgpass rather than in the URL, where it shows in `ps`), \
          or keep results in a SQLite file with --store PATH"
     )]
     PostgresConnect {
@@ -207,6 +273,24 @@ pub enum StoreError {
     InvalidRunId {
         /// The id.
         id: String,
+    },
+
+    /// A record of another JSON schema version than this atomlab's, in a
+    /// report of the right one.
+    #[error(
+        "record {index} ({what}) has schema_version {found}, but this atomlab stores \
+         schema_version {expected}; the document mixes versions: re-run the command with \
+         this atomlab"
+    )]
+    RecordSchemaVersion {
+        /// The record's position in the report, from 0.
+        index: usize,
+        /// `capability/scenario/variant`.
+        what: String,
+        /// The record's version.
+        found: u32,
+        /// [`atomlab_core::SCHEMA_VERSION`].
+        expected: u32,
     },
 
     /// A report of another JSON schema version than this atomlab's.

@@ -47,6 +47,19 @@
 //! find (seconds per gigabyte, too slow for every command), shows as an error
 //! when a query reaches it.
 //!
+//! Opened for saving ([`Store::open`]), a SQLite store is also checked for
+//! what a save will need, before the caller measures anything: a file,
+//! directory and file system it can write, at least 1 MiB free, and (for
+//! files up to 8 MiB, about 1 ms per MiB) a clean `PRAGMA quick_check`.
+//! Opened for reading ([`Store::open_existing`]), nothing is created: a
+//! missing store is [`StoreError::NoStore`]. A location of an unknown
+//! `scheme://` is refused, never taken for a file name.
+//!
+//! A save waits up to 10 minutes for another process's write lock (a large
+//! import), telling [`Store::set_wait_notice`] once. Passwords never reach
+//! the store: command lines are cut of them (`postgres://u:pw@…` →
+//! `postgres://u@…`) when saved and again when read.
+//!
 //! SQLite runs in WAL mode with `synchronous = NORMAL`: a saved run survives
 //! the process being killed at any moment; a power cut may lose the last
 //! runs saved, never the file.
@@ -65,7 +78,7 @@ use atomlab_core::Report;
 use serde::{Deserialize, Serialize};
 
 pub use error::StoreError;
-pub use location::Location;
+pub use location::{redact_command_line, redact_secrets, Location};
 pub use meta::{git_commit, new_run_id, RunMeta};
 
 /// The layout version of the store's tables. A store with a higher version
@@ -180,6 +193,42 @@ pub(crate) trait Backend: Send {
     fn with_label(&self, label: &str) -> Result<Vec<(RunMeta, String)>, StoreError>;
     /// How many runs are stored.
     fn count_runs(&self) -> Result<u64, StoreError>;
+    /// Ids of the runs of `command` started in `[lo, hi]` (Unix seconds),
+    /// in time order.
+    fn ids_started_between(
+        &self,
+        lo: f64,
+        hi: f64,
+        command: &str,
+    ) -> Result<Vec<String>, StoreError>;
+    /// Sets what is called, once per save, when the save has to wait for
+    /// another process's write lock.
+    fn set_wait_notice(&mut self, _notice: WaitNotice) {}
+}
+
+/// Told, once per save, that the save waits for another process: the
+/// store's name and how long the save will wait at most.
+pub type WaitNotice = Box<dyn FnMut(&str, std::time::Duration) + Send>;
+
+/// Whether a command may create the store or only reads an existing one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the store when missing and check that it can be written
+    /// (commands that save a run, `import`).
+    Create,
+    /// Open a store that exists; a missing one is an error, nothing is
+    /// created or migrated into a new file (`runs`, `show`, `export`,
+    /// `compare`, `report`).
+    Existing,
+}
+
+/// What [`Store::import`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Imported {
+    /// The run was saved with these facts.
+    New(RunMeta),
+    /// A run with the same report was already stored: nothing was saved.
+    AlreadyStored(RunMeta),
 }
 
 impl Store {
@@ -188,12 +237,28 @@ impl Store {
     /// newer atomlab, a file that is not a SQLite database or is damaged,
     /// and a database of something else. A PostgreSQL server that cannot be
     /// reached is reported within about 5 s.
+    ///
+    /// A SQLite store is also checked for what a save needs: that the file,
+    /// its directory and its file system can be written, that the file
+    /// system has room, and (for stores up to 8 MiB) that every page is
+    /// sound, so that a run is not measured only to be lost at save time.
     pub fn open(location: &Location) -> Result<Store, StoreError> {
+        Store::open_with(location, OpenMode::Create)
+    }
+
+    /// Opens the store at `location` for reading: a store that does not
+    /// exist is [`StoreError::NoStore`], and nothing is created.
+    pub fn open_existing(location: &Location) -> Result<Store, StoreError> {
+        Store::open_with(location, OpenMode::Existing)
+    }
+
+    /// [`Store::open`] or [`Store::open_existing`].
+    pub fn open_with(location: &Location, mode: OpenMode) -> Result<Store, StoreError> {
         let name = location.to_string();
         let backend: Box<dyn Backend> = match location {
-            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, mode)?),
             #[cfg(feature = "postgres")]
-            Location::Postgres(url) => Box::new(pg::Pg::open(url)?),
+            Location::Postgres(url) => Box::new(pg::Pg::open(url, mode)?),
             #[cfg(not(feature = "postgres"))]
             Location::Postgres(_) => return Err(StoreError::PostgresUnsupported { url: name }),
         };
@@ -214,19 +279,97 @@ impl Store {
         self.backend.save(&rows)
     }
 
-    /// Saves a run exported elsewhere under a new id (made from its start
-    /// time), and returns its facts as stored. Refuses a report of another
+    /// Sets what is told when a save has to wait for another process's
+    /// write lock (the CLI says so on stderr).
+    pub fn set_wait_notice(&mut self, notice: WaitNotice) {
+        self.backend.set_wait_notice(notice);
+    }
+
+    /// Saves a run exported elsewhere with the facts it was saved with
+    /// there (`meta`: its id, start time, command line, host, git commit),
+    /// or for a bare `--json` document (`meta` of `None`) with what the
+    /// report tells: its command, and its first record's time as the start.
+    ///
+    /// Importing the same report again is not a second run: when a stored
+    /// run has the same id, or started around the same time and holds an
+    /// identical report, nothing is saved and that run is returned as
+    /// [`Imported::AlreadyStored`]. Refuses a report of another
     /// `schema_version`.
-    pub fn import(&mut self, report: Report, mut meta: RunMeta) -> Result<RunMeta, StoreError> {
-        // Ids of one process never repeat within a second, but another
-        // process may have taken this one: draw again.
+    pub fn import(
+        &mut self,
+        report: Report,
+        meta: Option<RunMeta>,
+        label: Option<String>,
+    ) -> Result<Imported, StoreError> {
+        // The same report already stored: under its own id, or (a bare
+        // document has none) started in the day before its first record.
+        let first_record = report.records.iter().map(|r| r.unix_time).min();
+        let last_record = report.records.iter().map(|r| r.unix_time).max();
+        let mut candidates = Vec::new();
+        if let Some(m) = &meta {
+            meta::check_run_id(&m.id)?;
+            candidates.push(m.id.clone());
+        }
+        if let (Some(first), Some(last)) = (first_record, last_record) {
+            const DAY: f64 = 86_400.0;
+            let lo = meta
+                .as_ref()
+                .map_or(first as f64 - DAY, |m| m.started_unix.min(first as f64))
+                - 1.0;
+            candidates.extend(self.backend.ids_started_between(
+                lo,
+                last as f64 + 1.0,
+                &report.command,
+            )?);
+        }
+        // Byte-equal to what a save would store, or (written by another
+        // atomlab version) equal once read back.
+        let wanted = to_json(&report, "the report")?;
+        for id in candidates {
+            if let Some((stored_meta, json)) = self.backend.fetch(&id)? {
+                if json == wanted
+                    || serde_json::from_str::<Report>(&json).is_ok_and(|r| r == report)
+                {
+                    return Ok(Imported::AlreadyStored(stored_meta));
+                }
+            }
+        }
+        let mut meta = match meta {
+            Some(mut m) => {
+                if label.is_some() {
+                    m.label = label;
+                }
+                m
+            }
+            None => {
+                let started_unix = first_record.map_or_else(
+                    || RunMeta::without_commit("", Vec::new(), None).started_unix,
+                    |t| t as f64,
+                );
+                RunMeta {
+                    id: new_run_id(started_unix),
+                    started_unix,
+                    label,
+                    command: report.command.clone(),
+                    // Not known: the document does not say, and the
+                    // importing command line is not the run's.
+                    command_line: Vec::new(),
+                    git_commit: None,
+                    host: "unknown (imported --json document)".to_string(),
+                }
+            }
+        };
+        // The id is taken by another run (or, for a new id, drawn twice):
+        // a new one from the same start time.
         let mut tries = 0;
         loop {
-            meta.id = new_run_id(meta.started_unix);
             match self.save(&meta, &report) {
-                Err(StoreError::DuplicateRun { .. }) if tries < 8 => tries += 1,
+                Err(StoreError::DuplicateRun { .. }) if tries < 8 => {
+                    tries += 1;
+                    meta.id = new_run_id(meta.started_unix);
+                }
                 Err(e) => return Err(e),
-                Ok(()) => return Ok(meta),
+                Ok(()) => return Ok(Imported::New(meta)),
             }
         }
     }
@@ -362,6 +505,19 @@ fn rows<'a>(meta: &'a RunMeta, report: &'a Report) -> Result<RunRows<'a>, StoreE
             expected: atomlab_core::SCHEMA_VERSION,
         });
     }
+    if let Some((index, r)) = report
+        .records
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.schema_version != atomlab_core::SCHEMA_VERSION)
+    {
+        return Err(StoreError::RecordSchemaVersion {
+            index,
+            what: format!("{}/{}/{}", r.capability, r.scenario, r.variant),
+            found: r.schema_version,
+            expected: atomlab_core::SCHEMA_VERSION,
+        });
+    }
     if !meta.started_unix.is_finite() {
         return Err(StoreError::BadReport {
             detail: format!("run {} has no valid start time", meta.id),
@@ -419,7 +575,12 @@ fn rows<'a>(meta: &'a RunMeta, report: &'a Report) -> Result<RunRows<'a>, StoreE
     Ok(RunRows {
         meta,
         capabilities,
-        command_line: to_json(&meta.command_line, "the command line")?,
+        // Never a password (`--store postgres://u:pw@…`), whoever made the
+        // meta.
+        command_line: to_json(
+            &location::redact_command_line(&meta.command_line),
+            "the command line",
+        )?,
         atomlab_version: &report.atomlab_version,
         schema_version: report.schema_version,
         machine: to_json(&report.machine, "the machine")?,
@@ -498,15 +659,18 @@ pub(crate) fn add_verdicts(summary: &mut RunSummary, verdict: Option<String>, n:
     }
 }
 
-/// A stored command line (a JSON list of strings) read back.
+/// A stored command line (a JSON list of strings) read back, without any
+/// password an older atomlab stored in it.
 pub(crate) fn parse_command_line(
     store: &str,
     id: &str,
     text: &str,
 ) -> Result<Vec<String>, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::BadStoredRun {
-        id: id.to_string(),
-        store: store.to_string(),
-        detail: format!("its command line is not a JSON list of strings: {e}"),
-    })
+    serde_json::from_str::<Vec<String>>(text)
+        .map(|line| location::redact_command_line(&line))
+        .map_err(|e| StoreError::BadStoredRun {
+            id: id.to_string(),
+            store: store.to_string(),
+            detail: format!("its command line is not a JSON list of strings: {e}"),
+        })
 }

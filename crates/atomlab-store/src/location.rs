@@ -31,19 +31,37 @@ impl Location {
     }
 
     /// The location a `--store` value names: a `postgres://` or
-    /// `postgresql://` URL, anything else a SQLite path (`~/` is the home
-    /// directory).
-    pub fn parse(value: &str) -> Location {
+    /// `postgresql://` URL, else a SQLite path (`~/` is the home
+    /// directory). Any other `scheme://` (`postgress://`, `mysql://`) is
+    /// refused rather than taken for a path: a typo must not become a new
+    /// SQLite file in a directory named after the URL.
+    pub fn parse(value: &str) -> Result<Location, StoreError> {
         parse_with(value, |name| std::env::var(name).ok())
     }
 }
 
-fn parse_with(value: &str, env: impl Fn(&str) -> Option<String>) -> Location {
+fn parse_with(value: &str, env: impl Fn(&str) -> Option<String>) -> Result<Location, StoreError> {
     if is_postgres_url(value) {
-        Location::Postgres(value.to_string())
+        Ok(Location::Postgres(value.to_string()))
+    } else if let Some(scheme) = url_scheme(value) {
+        Err(StoreError::UnknownScheme {
+            location: redact_url(value),
+            scheme: scheme.to_string(),
+        })
     } else {
-        Location::Sqlite(expand_home(value, env))
+        Ok(Location::Sqlite(expand_home(value, env)))
     }
+}
+
+/// The scheme of a `scheme://…` value (RFC 3986: a letter, then letters,
+/// digits, `+`, `-`, `.`), or none for anything else.
+fn url_scheme(value: &str) -> Option<&str> {
+    let (scheme, _) = value.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
 }
 
 /// True for the URL schemes the PostgreSQL client accepts.
@@ -72,7 +90,7 @@ pub(crate) fn resolve_with(
         if flag.trim().is_empty() {
             return Err(StoreError::EmptyLocation { origin: "--store" });
         }
-        return Ok(parse_with(flag, &env));
+        return parse_with(flag, &env);
     }
     for origin in ["ATOMLAB_STORE", "ATOMLAB_DB"] {
         if let Some(value) = env(origin) {
@@ -80,9 +98,16 @@ pub(crate) fn resolve_with(
                 return Err(StoreError::EmptyLocation { origin });
             }
             return Ok(if origin == "ATOMLAB_DB" {
+                // A path only: a URL there would become a directory named
+                // after it.
+                if url_scheme(&value).is_some() {
+                    return Err(StoreError::UrlInDbPath {
+                        location: redact_url(&value),
+                    });
+                }
                 Location::Sqlite(expand_home(&value, &env))
             } else {
-                parse_with(&value, &env)
+                parse_with(&value, &env)?
             });
         }
     }
@@ -147,6 +172,36 @@ pub(crate) fn redact_url(url: &str) -> String {
         None => tail.to_string(),
     };
     format!("{scheme}://{authority}{tail}")
+}
+
+/// `text` with the password of every `scheme://user:password@` URL in it
+/// removed (from its user-info and `password=` parameter): for command lines (`--store
+/// postgres://u:pw@h/db`, `--store=postgres://…`), which are stored with each
+/// run and printed by `runs`, `show` and `report`.
+pub fn redact_secrets(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        // The scheme: the letters, digits, `+`, `-`, `.` just before `://`.
+        let start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        // The URL: up to the next white space (a command line's arguments
+        // are separate strings; this also covers a joined one).
+        let end = rest[at..]
+            .find(char::is_whitespace)
+            .map_or(rest.len(), |i| at + i);
+        out.push_str(&rest[..start]);
+        out.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A command line with [`redact_secrets`] applied to each argument.
+pub fn redact_command_line(args: &[String]) -> Vec<String> {
+    args.iter().map(|a| redact_secrets(a)).collect()
 }
 
 #[cfg(test)]
@@ -216,6 +271,10 @@ mod tests {
             resolve_with(Some("postgres.db"), &none).unwrap(),
             Location::Sqlite("postgres.db".into())
         );
+        assert_eq!(
+            resolve_with(Some("./a:b//c"), &none).unwrap(),
+            Location::Sqlite("./a:b//c".into())
+        );
         assert!(matches!(
             resolve_with(Some(""), &none),
             Err(StoreError::EmptyLocation { origin: "--store" })
@@ -242,5 +301,68 @@ mod tests {
         assert_eq!(redact_url("postgres://bob@h"), "postgres://bob@h");
         let loc = Location::Postgres("postgres://u:pw@h/d".into());
         assert_eq!(loc.to_string(), "postgres://u@h/d");
+    }
+
+    #[test]
+    fn mistyped_and_foreign_schemes_are_refused_not_taken_for_paths() {
+        let none = env(&[("HOME", "/home/u")]);
+        for (value, scheme) in [
+            ("postgress://u:pw@h/db", "postgress"),
+            ("mysql://u@h/db", "mysql"),
+            ("sqlite:///tmp/r.db", "sqlite"),
+            ("file:///tmp/r.db", "file"),
+        ] {
+            match resolve_with(Some(value), &none) {
+                Err(e @ StoreError::UnknownScheme { .. }) => {
+                    let msg = e.to_string();
+                    assert!(msg.contains(scheme), "{msg}");
+                    assert!(msg.contains("postgres://"), "{msg}");
+                    assert!(!msg.contains("pw"), "{msg}");
+                }
+                other => panic!("{value}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            resolve_with(None, env(&[("ATOMLAB_STORE", "postgress://h/db")])),
+            Err(StoreError::UnknownScheme { .. })
+        ));
+        match resolve_with(None, env(&[("ATOMLAB_DB", "postgres://u:pw@h/db")])) {
+            Err(e @ StoreError::UrlInDbPath { .. }) => {
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("ATOMLAB_STORE") && !msg.contains("pw"),
+                    "{msg}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn secrets_are_cut_from_command_lines() {
+        let line: Vec<String> = [
+            "atomlab",
+            "--store",
+            "postgres://bob:hunter2@db:5432/a",
+            "--store=postgresql://bob:hunter2@db/a?password=x2&sslmode=disable",
+            "bench",
+            "counter",
+            "ATOMLAB_STORE=postgres://u:p%40ss@h/d",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let red = redact_command_line(&line);
+        let joined = red.join(" ");
+        assert!(!joined.contains("hunter2"), "{joined}");
+        assert!(!joined.contains("x2"), "{joined}");
+        assert!(!joined.contains("p%40ss"), "{joined}");
+        assert_eq!(red[2], "postgres://bob@db:5432/a");
+        assert_eq!(red[3], "--store=postgresql://bob@db/a?sslmode=disable");
+        assert_eq!(red[4], "bench");
+        assert_eq!(
+            redact_secrets("atomlab --store postgres://u:p@h/d runs"),
+            "atomlab --store postgres://u@h/d runs"
+        );
     }
 }

@@ -30,7 +30,9 @@ pub struct RunMeta {
     pub label: Option<String>,
     /// The subcommand (`bench`, `suite`…), the report's `command`.
     pub command: String,
-    /// The whole command line, program name first.
+    /// The whole command line, program name first, without passwords
+    /// (see [`crate::redact_command_line`]); empty for a run imported from a
+    /// bare `--json` document, which does not say.
     pub command_line: Vec<String>,
     /// The git commit of the directory the run started in, if it is in a
     /// git work tree.
@@ -72,7 +74,9 @@ impl RunMeta {
             started_unix,
             label,
             command: command.into(),
-            command_line,
+            // A password in `--store postgres://u:pw@…` is cut here, so it
+            // is neither stored nor printed (the suite's report, `show`).
+            command_line: crate::location::redact_command_line(&command_line),
             git_commit: None,
             host: hostname(),
         }

@@ -1,5 +1,12 @@
 //! The store in a PostgreSQL database, for a team: the same tables as the
 //! SQLite store, in the first schema of the connection's `search_path`.
+//!
+//! A URL without a password takes it from `PGPASSWORD`, else from the
+//! password file, as libpq does (PostgreSQL manual, "The Password File",
+//! libpq-pgpass.html): `PGPASSFILE` or `~/.pgpass`, lines of
+//! `hostname:port:database:username:password` with `*` wildcards and `\`
+//! escapes, the first match winning, the file ignored when its group or
+//! others may read it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -108,7 +115,7 @@ impl Inner {
 }
 
 impl Pg {
-    pub(crate) fn open(url: &str) -> Result<Pg, StoreError> {
+    pub(crate) fn open(url: &str, mode: crate::OpenMode) -> Result<Pg, StoreError> {
         let name = redact_url(url);
         let mut config: postgres::Config =
             url.parse()
@@ -116,6 +123,13 @@ impl Pg {
                     url: name.clone(),
                     reason: describe(&e),
                 })?;
+        // The client reads no environment: the password comes, as libpq
+        // users expect, from PGPASSWORD or else the password file.
+        if config.get_password().is_none() {
+            if let Some(pw) = password_from_env(&config, |k| std::env::var_os(k)) {
+                config.password(pw);
+            }
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -128,7 +142,7 @@ impl Pg {
                 url: name.clone(),
                 reason: describe(&e),
             })?;
-        migrate(&mut client, &name)?;
+        migrate(&mut client, &name, mode)?;
         Ok(Pg {
             inner: RefCell::new(Inner {
                 client,
@@ -182,7 +196,7 @@ fn pg_error(store: &str, source: postgres::Error) -> StoreError {
 /// Brings the store to [`STORE_SCHEMA_VERSION`]. An advisory lock per
 /// schema lets several clients open a new store at once; a store of a
 /// newer atomlab is refused before anything is written.
-fn migrate(client: &mut Client, name: &str) -> Result<(), StoreError> {
+fn migrate(client: &mut Client, name: &str, mode: crate::OpenMode) -> Result<(), StoreError> {
     let e = |source| pg_error(name, source);
     let mut tx = client.transaction().map_err(e)?;
     tx.batch_execute(
@@ -233,6 +247,11 @@ fn migrate(client: &mut Client, name: &str) -> Result<(), StoreError> {
             store: name.to_string(),
             tables,
         });
+    } else if mode == crate::OpenMode::Existing {
+        return Err(StoreError::NoStore {
+            store: name.to_string(),
+            detail: "the database has no atomlab tables in its current schema".to_string(),
+        });
     } else {
         0
     };
@@ -253,7 +272,112 @@ fn migrate(client: &mut Client, name: &str) -> Result<(), StoreError> {
     tx.commit().map_err(e)
 }
 
+/// The password for `config` when its URL has none: `PGPASSWORD`, else the
+/// first matching line of the password file (`PGPASSFILE`, else
+/// `~/.pgpass`), as libpq does. libpq ignores a password file that others
+/// can read; so does this.
+fn password_from_env(
+    config: &postgres::Config,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(pw) = env("PGPASSWORD").filter(|p| !p.is_empty()) {
+        return Some(pw.as_bytes().to_vec());
+    }
+    let file = match env("PGPASSFILE").filter(|p| !p.is_empty()) {
+        Some(f) => std::path::PathBuf::from(f),
+        None => std::path::PathBuf::from(env("HOME")?).join(".pgpass"),
+    };
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(&file).ok()?;
+        if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
+            if meta.is_file() {
+                eprintln!(
+                    "atomlab: warning: password file {} has group or world access; \
+                     it is ignored (chmod 0600 it)",
+                    file.display()
+                );
+            }
+            return None;
+        }
+    }
+    let text = std::fs::read_to_string(&file).ok()?;
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let user = config.get_user().unwrap_or_default().to_string();
+    let db = config
+        .get_dbname()
+        .map(str::to_string)
+        .unwrap_or_else(|| user.clone());
+    pgpass_lookup(&text, &host, &port, &db, &user).map(String::into_bytes)
+}
+
+/// The password of the first line of a `.pgpass` text
+/// (`hostname:port:database:username:password`, `*` matching anything, `\`
+/// escaping `:` and `\`) that matches.
+fn pgpass_lookup(text: &str, host: &str, port: &str, db: &str, user: &str) -> Option<String> {
+    for line in text.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = Vec::with_capacity(5);
+        let mut field = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => field.extend(chars.next()),
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut field)),
+                c => field.push(c),
+            }
+        }
+        fields.push(field);
+        if fields.len() != 5 {
+            continue;
+        }
+        // libpq matches a Unix-socket host against `localhost` too.
+        let host_ok =
+            |f: &str| f == "*" || f == host || (host.starts_with('/') && f == "localhost");
+        let ok = |f: &str, v: &str| f == "*" || f == v;
+        if host_ok(&fields[0]) && ok(&fields[1], port) && ok(&fields[2], db) && ok(&fields[3], user)
+        {
+            return fields.pop();
+        }
+    }
+    None
+}
+
 impl Backend for Pg {
+    fn ids_started_between(
+        &self,
+        lo: f64,
+        hi: f64,
+        command: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        // runs_command (command, started_unix, id) covers it.
+        let rows = self
+            .inner
+            .borrow_mut()
+            .query(
+                "SELECT id FROM runs WHERE command = $3 AND started_unix BETWEEN $1 AND $2
+                 ORDER BY started_unix, id",
+                &[&lo, &hi, &command],
+            )
+            .map_err(self.err())?;
+        rows.iter()
+            .map(|r| r.try_get(0).map_err(self.err()))
+            .collect()
+    }
+
     fn save(&mut self, rows: &RunRows<'_>) -> Result<(), StoreError> {
         let name = self.name.clone();
         let e = |source| pg_error(&name, source);
@@ -484,5 +608,67 @@ impl Backend for Pg {
             .map_err(self.err())?
             .unwrap_or(0);
         Ok(n as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgpass_lines_match_as_libpq_does() {
+        let text = "# comment\n\
+                    other:5432:*:bob:wrong\n\
+                    db.example:5432:atomlab:bob:s3cr\\:et\n\
+                    *:*:*:*:fallback\n";
+        assert_eq!(
+            pgpass_lookup(text, "db.example", "5432", "atomlab", "bob").as_deref(),
+            Some("s3cr:et")
+        );
+        assert_eq!(
+            pgpass_lookup(text, "db.example", "5433", "atomlab", "bob").as_deref(),
+            Some("fallback")
+        );
+        assert_eq!(pgpass_lookup("h:1:d:u:p\n", "h", "1", "d", "x"), None);
+        assert_eq!(
+            pgpass_lookup("localhost:5432:d:u:p\n", "/run/pg", "5432", "d", "u").as_deref(),
+            Some("p")
+        );
+    }
+
+    #[test]
+    fn password_comes_from_pgpassword_then_the_password_file() {
+        let dir = std::env::temp_dir().join(format!("atomlab-pgpass-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("pgpass");
+        std::fs::write(&file, "h:5432:db:u:from-file\n").unwrap();
+        let config: postgres::Config = "postgres://u@h/db".parse().unwrap();
+        let env = |vars: Vec<(&'static str, std::ffi::OsString)>| {
+            move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
+        };
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(
+            password_from_env(&config, env(vec![("PGPASSWORD", "from-env".into())])),
+            Some(b"from-env".to_vec())
+        );
+        assert_eq!(
+            password_from_env(&config, env(vec![("PGPASSFILE", file.clone().into())])),
+            Some(b"from-file".to_vec())
+        );
+        std::fs::write(dir.join(".pgpass"), "*:*:*:*:home\n").unwrap();
+        std::fs::set_permissions(dir.join(".pgpass"), std::fs::Permissions::from_mode(0o600))
+            .unwrap();
+        assert_eq!(
+            password_from_env(&config, env(vec![("HOME", dir.clone().into())])),
+            Some(b"home".to_vec())
+        );
+        // Readable by others: ignored, as libpq does.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(
+            password_from_env(&config, env(vec![("PGPASSFILE", file.clone().into())])),
+            None
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,8 +14,31 @@ use crate::{
     RunSummary, StoreError, STORE_SCHEMA_VERSION,
 };
 
-/// How long a save waits for another process's transaction.
+/// How long opening the store waits for another process's transaction
+/// (making a new store, or switching it to WAL).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long SQLite itself waits for the write lock before a save says it
+/// is waiting and tries again.
+const BUSY_STEP: Duration = Duration::from_secs(1);
+
+/// How long a save waits in all for another process's write lock. Other
+/// saves hold it for milliseconds; an `atomlab import` of a large document
+/// or a program with a transaction open may hold it for minutes, and a
+/// measured run is worth waiting for (the wait is said on stderr).
+const SAVE_WAIT: Duration = Duration::from_secs(600);
+
+/// Stores up to this size get a `PRAGMA quick_check` when opened for
+/// saving (about 1 ms per MiB with SQLite optimised; 2 ms for a 1.8 MiB
+/// store in a debug build), so that damage anywhere in them is found before
+/// a run is measured rather than when it is saved. Bigger stores would make
+/// each of a corpus's hundreds of `check` processes pay for it; their damage
+/// shows at save time, and the run is then kept in a file.
+const QUICK_CHECK_MAX: u64 = 8 << 20;
+
+/// Less free space than this on the store's file system is refused when
+/// opening the store for saving: a save writes the report about twice.
+const MIN_FREE: u64 = 1 << 20;
 
 /// The first 16 bytes of every SQLite 3 database file.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
@@ -80,6 +103,22 @@ const META_COLUMNS: &str = "id, started_unix, label, command, command_line, git_
 pub(crate) struct Sqlite {
     conn: Connection,
     name: String,
+    path: PathBuf,
+    wait_notice: Option<crate::WaitNotice>,
+}
+
+/// Why one attempt at a save failed.
+enum SaveError {
+    /// The run's id is taken.
+    Duplicate,
+    /// Anything else SQLite said.
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for SaveError {
+    fn from(e: rusqlite::Error) -> SaveError {
+        SaveError::Sqlite(e)
+    }
 }
 
 /// What a read-only look at the path found.
@@ -91,30 +130,192 @@ enum Found {
 }
 
 impl Sqlite {
-    pub(crate) fn open(path: &Path) -> Result<Sqlite, StoreError> {
+    pub(crate) fn open(path: &Path, mode: crate::OpenMode) -> Result<Sqlite, StoreError> {
         let name = path.display().to_string();
-        let found = inspect(path)?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-                path: dir.to_path_buf(),
-                action: "create the directory",
-                source,
-            })?;
+        let create = mode == crate::OpenMode::Create;
+        if !create {
+            let missing = |detail: &str| StoreError::NoStore {
+                store: name.clone(),
+                detail: detail.to_string(),
+            };
+            match std::fs::metadata(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(missing("no such file"))
+                }
+                Ok(m) if m.is_file() && m.len() == 0 => return Err(missing("an empty file")),
+                _ => {}
+            }
         }
-        let conn = Connection::open_with_flags(
-            path,
+        let found = inspect(path)?;
+        if !create && matches!(found, Found::Store(0)) {
+            return Err(StoreError::NoStore {
+                store: name,
+                detail: "a SQLite database without atomlab's tables".to_string(),
+            });
+        }
+        if create {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|source| {
+                    unwritable(path).unwrap_or(StoreError::Io {
+                        path: dir.to_path_buf(),
+                        action: "create the directory",
+                        source,
+                    })
+                })?;
+            }
+            // Before SQLite makes a file that could never be saved to.
+            if let Some(e) = unwritable(path) {
+                return Err(e);
+            }
+        }
+        let flags = if create {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+        } else {
+            // Falls back to read-only on a file that cannot be written:
+            // reading needs no more.
             OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
+        };
+        let conn = if !create && on_read_only_fs(path) {
+            // Nothing can change a file on a read-only file system, so it
+            // is opened as immutable: SQLite then needs no -shm file, which
+            // it could not make there.
+            Connection::open_with_flags(
+                immutable_uri(path),
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_URI
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+        } else {
+            Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        }
         .map_err(|e| classify(path, e))?;
-        let mut store = Sqlite { conn, name };
-        store.configure(path)?;
+        let mut store = Sqlite {
+            conn,
+            name,
+            path: path.to_path_buf(),
+            wait_notice: None,
+        };
+        let read_only = store
+            .conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(|e| classify(path, e))?;
+        if create && read_only {
+            return Err(unwritable(path).unwrap_or_else(|| StoreError::NotWritable {
+                store: store.name.clone(),
+                reason: "SQLite could open it only read-only".to_string(),
+                advice: "check the file's permissions and owner, or pass another --store \
+                         (or --no-save)"
+                    .to_string(),
+            }));
+        }
+        store.configure(path, !read_only)?;
         let current = matches!(found, Found::Store(v) if v == STORE_SCHEMA_VERSION);
         if !current {
             store.migrate(path)?;
+        } else if create && file_len(path)? <= QUICK_CHECK_MAX {
+            store.quick_check(path)?;
         }
+        // From here on SQLite waits only briefly: a save waits in steps, and
+        // says so (see SAVE_WAIT).
+        store
+            .conn
+            .busy_timeout(BUSY_STEP)
+            .map_err(|e| classify(path, e))?;
         Ok(store)
+    }
+
+    /// `PRAGMA quick_check`: every page of the file is read and its
+    /// b-tree structure checked.
+    fn quick_check(&self, path: &Path) -> Result<(), StoreError> {
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(|e| classify(path, e))?;
+        if verdict == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("SQLite's quick_check says: {verdict}"),
+            })
+        }
+    }
+
+    /// One attempt at saving the run, in one transaction.
+    fn try_save(&mut self, rows: &RunRows<'_>) -> Result<(), SaveError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        {
+            let m = rows.meta;
+            let mut run = tx.prepare_cached(
+                "INSERT INTO runs (id, started_unix, label, command, command_line, git_commit,
+                                   host, atomlab_version, schema_version, machine, report)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?;
+            run.execute(params![
+                m.id,
+                m.started_unix,
+                m.label,
+                m.command,
+                rows.command_line,
+                m.git_commit,
+                m.host,
+                rows.atomlab_version,
+                rows.schema_version,
+                rows.machine,
+                rows.report,
+            ])
+            .map_err(|e| match &e {
+                // Only the primary key: a trigger or check that refuses
+                // the row is not a taken id.
+                rusqlite::Error::SqliteFailure(f, _)
+                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+                {
+                    SaveError::Duplicate
+                }
+                _ => SaveError::Sqlite(e),
+            })?;
+            let mut record = tx.prepare_cached(
+                "INSERT INTO records (run_id, idx, capability, scenario, variant, parameters, verdict)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for r in &rows.records {
+                record.execute(params![
+                    m.id,
+                    r.idx,
+                    r.capability,
+                    r.scenario,
+                    r.variant,
+                    r.parameters,
+                    r.verdict
+                ])?;
+            }
+            let mut metric = tx.prepare_cached(
+                "INSERT INTO metrics (run_id, record_idx, idx, name, unit, median, samples)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            let mut capability = tx.prepare_cached(
+                "INSERT INTO run_capabilities (capability, started_unix, run_id)
+                 VALUES (?1, ?2, ?3)",
+            )?;
+            for c in &rows.capabilities {
+                capability.execute(params![c, m.started_unix, m.id])?;
+            }
+            for x in &rows.metrics {
+                metric.execute(params![
+                    m.id,
+                    x.record_idx,
+                    x.idx,
+                    x.name,
+                    x.unit,
+                    x.median,
+                    x.samples
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     fn err(&self, source: rusqlite::Error) -> StoreError {
@@ -127,7 +328,7 @@ impl Sqlite {
     /// Busy timeout, WAL journal, synchronous=NORMAL (in WAL mode a commit
     /// survives a crash of the process; only a power cut can lose the last
     /// ones, never the database), foreign keys.
-    fn configure(&mut self, path: &Path) -> Result<(), StoreError> {
+    fn configure(&mut self, path: &Path, writable: bool) -> Result<(), StoreError> {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| classify(path, e))?;
@@ -135,7 +336,7 @@ impl Sqlite {
             .conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .map_err(|e| classify(path, e))?;
-        if !mode.eq_ignore_ascii_case("wal") {
+        if writable && !mode.eq_ignore_ascii_case("wal") {
             // Changing the journal mode needs the database to itself, and
             // SQLite does not wait for it: retry while another process opens
             // the same new store.
@@ -335,10 +536,20 @@ fn inspect(path: &Path) -> Result<Found, StoreError> {
             )));
         }
     }
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
+    let conn = if on_read_only_fs(path) {
+        // See Sqlite::open: no -shm file can be made there.
+        Connection::open_with_flags(
+            immutable_uri(path),
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+    } else {
+        Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+    }
     .map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| classify(path, e))?;
@@ -394,10 +605,149 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// Whether `path` lies on a file system mounted read-only.
+fn on_read_only_fs(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: an all-zero statvfs is a valid value of this plain C struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` is writable.
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) }) == 0 && st.f_flag & libc::ST_RDONLY != 0
+}
+
+/// `file:PATH?immutable=1`, with the characters a URI gives meaning to
+/// escaped (SQLite's URI filenames, sqlite.org/uri.html).
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// Why the store at `path` cannot be written, when the file system says
+/// so: a read-only mount, no space left, or permissions (of the file, or of
+/// its directory where SQLite makes its `-wal` and `-shm` files). `None`
+/// when nothing is wrong that this can see.
+fn unwritable(path: &Path) -> Option<StoreError> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // The nearest existing directory: the store's may not exist yet.
+    let existing = dir.ancestors().find(|d| d.exists()).unwrap_or(dir);
+    let store = path.display().to_string();
+    let fail = |reason: String, advice: &str| {
+        Some(StoreError::NotWritable {
+            store: store.clone(),
+            reason,
+            advice: advice.to_string(),
+        })
+    };
+    let c_dir = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
+    // SAFETY: an all-zero statvfs is a valid value of this plain C struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c_dir` is a NUL-terminated path and `st` is writable.
+    if unsafe { libc::statvfs(c_dir.as_ptr(), &mut st) } == 0 {
+        if st.f_flag & libc::ST_RDONLY != 0 {
+            return fail(
+                format!(
+                    "the file system holding {} is mounted read-only",
+                    existing.display()
+                ),
+                "remount it read-write, or pass --store a path on a writable file system \
+                 (or run with --no-save)",
+            );
+        }
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        // Root may use the blocks reserved for it; others may not.
+        let blocks = if root { st.f_bfree } else { st.f_bavail } as u64;
+        let free = blocks.saturating_mul(st.f_frsize as u64);
+        if free < MIN_FREE {
+            return fail(
+                format!(
+                    "no space left on the file system holding {} ({free} bytes free)",
+                    existing.display()
+                ),
+                "free some space there, or pass --store a path on another file system",
+            );
+        }
+    }
+    let denied = |p: &Path| {
+        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `c` is a NUL-terminated path.
+        let refused = unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0;
+        refused && std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES)
+    };
+    if path.exists() && denied(path) {
+        return fail(
+            format!("permission denied: the file {store} is read-only for this user"),
+            "make it writable (chmod u+w, or chown it to this user), or pass another --store \
+             (or run with --no-save)",
+        );
+    }
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if !Path::new(&wal).exists() && denied(existing) {
+        return fail(
+            format!(
+                "permission denied: the directory {} is not writable for this user, and SQLite \
+                 keeps its -wal and -shm files beside the store",
+                existing.display()
+            ),
+            "make the directory writable, or pass --store a path in a directory you can write \
+             (or run with --no-save)",
+        );
+    }
+    None
+}
+
 /// SQLite's verdict on a file, as the error that says what to do.
 fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     let detail = e.to_string();
-    match e.sqlite_error_code() {
+    let code = e.sqlite_error_code();
+    if matches!(
+        code,
+        Some(
+            ErrorCode::ReadOnly
+                | ErrorCode::CannotOpen
+                | ErrorCode::DiskFull
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::PermissionDenied
+        )
+    ) {
+        if let Some(why) = unwritable(path) {
+            return why;
+        }
+        if code == Some(ErrorCode::DiskFull) {
+            return StoreError::NotWritable {
+                store: path.display().to_string(),
+                reason: format!("the disk is full (SQLite says: {detail})"),
+                advice: "free some space, or pass --store a path on another file system"
+                    .to_string(),
+            };
+        }
+    }
+    if is_busy(&e) {
+        return StoreError::Locked {
+            store: path.display().to_string(),
+            waited_s: BUSY_TIMEOUT.as_secs(),
+        };
+    }
+    match code {
         Some(ErrorCode::NotADatabase) => StoreError::NotADatabase {
             path: path.to_path_buf(),
             detail: format!("SQLite says: {detail}"),
@@ -438,96 +788,62 @@ fn meta_from_row(
 }
 
 impl Backend for Sqlite {
+    /// Saves in one transaction, waiting up to [`SAVE_WAIT`] for another
+    /// process's write lock: each attempt takes the lock first (`BEGIN
+    /// IMMEDIATE`), so a busy attempt has written nothing and is retried
+    /// whole.
     fn save(&mut self, rows: &RunRows<'_>) -> Result<(), StoreError> {
-        let name = self.name.clone();
-        let err = |source| StoreError::Sqlite {
-            store: name.clone(),
-            source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        {
-            let m = rows.meta;
-            let mut run = tx
-                .prepare_cached(
-                    "INSERT INTO runs (id, started_unix, label, command, command_line, git_commit,
-                                       host, atomlab_version, schema_version, machine, report)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )
-                .map_err(err)?;
-            run.execute(params![
-                m.id,
-                m.started_unix,
-                m.label,
-                m.command,
-                rows.command_line,
-                m.git_commit,
-                m.host,
-                rows.atomlab_version,
-                rows.schema_version,
-                rows.machine,
-                rows.report,
-            ])
-            .map_err(|e| match e.sqlite_error_code() {
-                Some(ErrorCode::ConstraintViolation) => StoreError::DuplicateRun {
-                    id: m.id.clone(),
-                    store: name.clone(),
-                },
-                _ => err(e),
-            })?;
-            let mut record = tx
-                .prepare_cached(
-                    "INSERT INTO records (run_id, idx, capability, scenario, variant, parameters, verdict)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(err)?;
-            for r in &rows.records {
-                record
-                    .execute(params![
-                        m.id,
-                        r.idx,
-                        r.capability,
-                        r.scenario,
-                        r.variant,
-                        r.parameters,
-                        r.verdict
-                    ])
-                    .map_err(err)?;
-            }
-            let mut metric = tx
-                .prepare_cached(
-                    "INSERT INTO metrics (run_id, record_idx, idx, name, unit, median, samples)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(err)?;
-            let mut capability = tx
-                .prepare_cached(
-                    "INSERT INTO run_capabilities (capability, started_unix, run_id)
-                     VALUES (?1, ?2, ?3)",
-                )
-                .map_err(err)?;
-            for c in &rows.capabilities {
-                capability
-                    .execute(params![c, m.started_unix, m.id])
-                    .map_err(err)?;
-            }
-            for x in &rows.metrics {
-                metric
-                    .execute(params![
-                        m.id,
-                        x.record_idx,
-                        x.idx,
-                        x.name,
-                        x.unit,
-                        x.median,
-                        x.samples
-                    ])
-                    .map_err(err)?;
+        let start = Instant::now();
+        let mut told = false;
+        loop {
+            match self.try_save(rows) {
+                Ok(()) => return Ok(()),
+                Err(SaveError::Duplicate) => {
+                    return Err(StoreError::DuplicateRun {
+                        id: rows.meta.id.clone(),
+                        store: self.name.clone(),
+                    })
+                }
+                Err(SaveError::Sqlite(e)) if is_busy(&e) => {
+                    if start.elapsed() >= SAVE_WAIT {
+                        return Err(StoreError::Locked {
+                            store: self.name.clone(),
+                            waited_s: start.elapsed().as_secs(),
+                        });
+                    }
+                    if !told {
+                        told = true;
+                        if let Some(notice) = &mut self.wait_notice {
+                            notice(&self.name, SAVE_WAIT);
+                        }
+                    }
+                }
+                Err(SaveError::Sqlite(e)) => return Err(classify(&self.path, e)),
             }
         }
-        tx.commit().map_err(err)
+    }
+
+    fn set_wait_notice(&mut self, notice: crate::WaitNotice) {
+        self.wait_notice = Some(notice);
+    }
+
+    fn ids_started_between(
+        &self,
+        lo: f64,
+        hi: f64,
+        command: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        // runs_command (command, started_unix, id) covers it.
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM runs WHERE command = ?3 AND started_unix BETWEEN ?1 AND ?2
+                 ORDER BY started_unix, id",
+            )
+            .map_err(|e| self.err(e))?;
+        st.query_map(params![lo, hi, command], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
     }
 
     fn runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {

@@ -69,7 +69,7 @@ fn pg_round_trip() {
         .query_one(&format!("SELECT count(*) FROM {}.runs", schema.name), &[])
         .unwrap()
         .get(0);
-    assert_eq!(n, 3);
+    assert_eq!(n, 4);
 }
 
 #[test]
@@ -165,4 +165,33 @@ fn pg_unreachable_server_is_named_without_its_password() {
     let bad = Store::open(&Location::Postgres("postgres://u:pw@h:notaport/db".into())).unwrap_err();
     assert!(matches!(bad, StoreError::BadUrl { .. }), "{bad:?}");
     assert!(!bad.to_string().contains("pw@"), "{bad}");
+}
+
+#[test]
+fn pg_reading_never_creates_the_tables() {
+    let Some(server) = server() else { return };
+    let schema = Schema::new(&server);
+    match Store::open_existing(&schema.location) {
+        Err(e @ StoreError::NoStore { .. }) => {
+            assert!(e.to_string().contains("no atomlab tables"), "{e}")
+        }
+        other => panic!("expected NoStore, got {other:?}"),
+    }
+    let n: i64 = schema
+        .admin()
+        .query_one(
+            "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = $1",
+            &[&schema.name],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0, "no table was made");
+    drop(Store::open(&schema.location).unwrap());
+    assert_eq!(
+        Store::open_existing(&schema.location)
+            .unwrap()
+            .count_runs()
+            .unwrap(),
+        0
+    );
 }

@@ -248,3 +248,103 @@ fn reopening_keeps_the_schema_and_the_runs() {
     assert_eq!(rows, 1);
     assert_eq!(mode, "wal");
 }
+
+#[test]
+fn a_store_damaged_deep_inside_is_refused_before_a_run_is_measured() {
+    let dir = TempDir::new("deep-damage");
+    let path = filled_store(&dir, 60);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let pages = bytes.len() / page;
+    assert!(pages > 8, "{pages} pages");
+    // The last page: a leaf of some table, which the first-page checks of
+    // every open do not read, and a save may.
+    for b in &mut bytes[(pages - 1) * page..] {
+        *b = 0xa5;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let err = refused(&path);
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("quick_check"), "{err}");
+}
+
+#[test]
+fn opening_for_reading_never_creates_a_store() {
+    let dir = TempDir::new("existing");
+    let path = dir.path().join("sub/results.db");
+    let err = Store::open_existing(&Location::Sqlite(path.clone())).unwrap_err();
+    assert!(matches!(err, StoreError::NoStore { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+    assert!(!path.parent().unwrap().exists(), "nothing was created");
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let err = Store::open_existing(&Location::Sqlite(empty.clone())).unwrap_err();
+    assert!(matches!(err, StoreError::NoStore { .. }), "{err:?}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    let filled = filled_store(&dir, 2);
+    let store = Store::open_existing(&Location::Sqlite(filled)).unwrap();
+    assert_eq!(store.count_runs().unwrap(), 2);
+}
+
+#[test]
+fn passwords_in_command_lines_are_not_stored() {
+    let dir = TempDir::new("password");
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&Location::Sqlite(path.clone())).unwrap();
+    let mut m = RunMeta::new("bench", vec![], None);
+    // Set after construction, as a library user might.
+    m.command_line = vec![
+        "atomlab".into(),
+        "--store".into(),
+        "postgres://bob:hunter2@db/a?password=hunter2".into(),
+        "bench".into(),
+    ];
+    store
+        .save(&m, &report("bench", &[("bench", "cas", None)]))
+        .unwrap();
+    let raw: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT command_line FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        !raw.contains("hunter2") && raw.contains("bob@db/a"),
+        "{raw}"
+    );
+    let loaded = store.load(&m.id).unwrap();
+    assert_eq!(loaded.meta.command_line[2], "postgres://bob@db/a");
+}
+
+#[test]
+fn a_save_waits_for_a_writer_that_holds_the_lock_for_long() {
+    let dir = TempDir::new("locked");
+    let path = filled_store(&dir, 1);
+    let mut store = Store::open(&Location::Sqlite(path.clone())).unwrap();
+    let told = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = told.clone();
+    store.set_wait_notice(Box::new(move |_, _| {
+        // ORDERING: Relaxed: the saving thread is joined before the count
+        // is read, and the join orders its increment before the read.
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }));
+    // Another process's long transaction (a large import): longer than
+    // the 5 s a save used to wait before losing the run.
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let saver = std::thread::spawn(move || {
+        let m = RunMeta::new("bench", vec![], None);
+        tx.send(()).unwrap();
+        let r = store.save(&m, &report("bench", &[("bench", "cas", None)]));
+        (store, r)
+    });
+    rx.recv().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    holder.execute_batch("COMMIT").unwrap();
+    let (store, result) = saver.join().unwrap();
+    result.unwrap();
+    assert_eq!(store.count_runs().unwrap(), 2);
+    assert_eq!(told.load(std::sync::atomic::Ordering::Relaxed), 1);
+}

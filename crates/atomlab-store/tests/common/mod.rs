@@ -7,7 +7,9 @@ use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 
 use atomlab_core::{FlagKind, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict};
-use atomlab_store::{Location, RunFilter, RunMeta, Store, StoreError, StoredRun};
+use atomlab_store::{
+    new_run_id, Imported, Location, RunFilter, RunMeta, Store, StoreError, StoredRun,
+};
 
 /// A directory removed when dropped.
 pub struct TempDir(PathBuf);
@@ -167,7 +169,7 @@ pub fn check_round_trip(loc: &Location) {
 
     let mut old = rep.clone();
     old.schema_version = 1;
-    match store.import(old.clone(), m.clone()) {
+    match store.import(old.clone(), Some(m.clone()), None) {
         Err(e @ StoreError::SchemaVersion { found: 1, .. }) => {
             assert!(e.to_string().contains("schema_version 1"), "{e}")
         }
@@ -177,17 +179,65 @@ pub fn check_round_trip(loc: &Location) {
         store.save(&RunMeta::new("check", vec![], None), &old),
         Err(StoreError::SchemaVersion { .. })
     ));
+    // A record of another schema version, in a report of this one.
+    let mut mixed = rep.clone();
+    mixed.records[0].schema_version = 99;
+    match store.save(&RunMeta::new("check", vec![], None), &mixed) {
+        Err(e @ StoreError::RecordSchemaVersion { found: 99, .. }) => {
+            assert!(e.to_string().contains("record 0"), "{e}")
+        }
+        other => panic!("expected RecordSchemaVersion, got {other:?}"),
+    }
 
-    let imported = store.import(rep.clone(), m.clone()).unwrap();
-    assert_ne!(imported.id, m.id);
+    // The run itself again: nothing is saved.
+    match store.import(rep.clone(), Some(m.clone()), None).unwrap() {
+        Imported::AlreadyStored(s) => assert_eq!(s, m),
+        other => panic!("expected AlreadyStored, got {other:?}"),
+    }
+    // Its bare --json document (no run facts): found by its report.
+    match store.import(rep.clone(), None, None).unwrap() {
+        Imported::AlreadyStored(s) => assert!(s.id == m.id || s.id == m2.id, "{s:?}"),
+        other => panic!("expected AlreadyStored, got {other:?}"),
+    }
+    // A run saved elsewhere keeps its id, time, command line and host.
+    let mut other_rep = rep.clone();
+    other_rep.records[0].metrics[0].samples.push(7.0);
+    let mut elsewhere = meta("check", None, m.started_unix - 3_600.0);
+    elsewhere.id = new_run_id(elsewhere.started_unix);
+    elsewhere.host = "elsewhere".into();
+    match store
+        .import(other_rep.clone(), Some(elsewhere.clone()), None)
+        .unwrap()
+    {
+        Imported::New(s) => assert_eq!(s, elsewhere),
+        other => panic!("expected New, got {other:?}"),
+    }
+    let loaded = store.load(&elsewhere.id).unwrap();
     assert_eq!(
-        RunMeta {
-            id: m.id.clone(),
-            ..imported.clone()
-        },
-        m
+        (loaded.meta, loaded.report),
+        (elsewhere.clone(), other_rep.clone())
     );
-    assert_eq!(store.load(&imported.id).unwrap().report, rep);
+    assert!(matches!(
+        store
+            .import(other_rep.clone(), Some(elsewhere.clone()), None)
+            .unwrap(),
+        Imported::AlreadyStored(_)
+    ));
+    // A bare document: its command and its first record's time, once.
+    let mut bare = rep.clone();
+    bare.records[0].metrics[0].samples.push(8.0);
+    let first = bare.records.iter().map(|r| r.unix_time).min().unwrap();
+    let Imported::New(b) = store.import(bare.clone(), None, Some("l".into())).unwrap() else {
+        panic!("a new report was not imported")
+    };
+    assert_eq!(b.started_unix, first as f64);
+    assert_eq!(b.command, bare.command);
+    assert_eq!(b.label.as_deref(), Some("l"));
+    assert!(b.command_line.is_empty(), "{b:?}");
+    assert!(matches!(
+        store.import(bare.clone(), None, None).unwrap(),
+        Imported::AlreadyStored(_)
+    ));
 
     let mut nan = rep.clone();
     nan.records[0].metrics[0].samples.push(f64::NAN);
@@ -203,7 +253,7 @@ pub fn check_round_trip(loc: &Location) {
         store.save(&bad_id, &rep),
         Err(StoreError::InvalidRunId { .. })
     ));
-    assert_eq!(store.count_runs().unwrap(), 3);
+    assert_eq!(store.count_runs().unwrap(), 4);
 }
 
 /// `runs` by label, by capability or command, with a limit, newest first;

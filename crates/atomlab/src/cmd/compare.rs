@@ -65,7 +65,7 @@ pub fn side(spec: &str, store: &mut Option<Store>, cli: &Cli) -> anyhow::Result<
         });
     }
     if store.is_none() {
-        *store = Some(crate::cmd::store::open(cli.store.as_deref())?);
+        *store = Some(crate::cmd::store::open_existing(cli.store.as_deref())?);
     }
     let s = store.as_ref().expect("opened above");
     let by_label = s.runs_with_label(spec)?;

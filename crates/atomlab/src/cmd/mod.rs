@@ -99,11 +99,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     if let Some(git) = git {
         meta.git_commit = git.join().ok().flatten();
     }
-    if let Some(store) = &mut store {
-        if !report.records.is_empty() {
-            store::save(store, &mut meta, &report)?;
-        }
-    }
+    // A failed save (the run then kept in a file) still lets the suite
+    // write its HTML report below; its error is returned after.
+    let saved = match &mut store {
+        Some(store) if !report.records.is_empty() => store::save(store, &mut meta, &report),
+        _ => Ok(()),
+    };
     if let Some(path) = suite_report {
         // The suite's report: the run just made, in one HTML file.
         let view = atomlab_report::RunView {
@@ -115,14 +116,19 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
             report,
         };
         let html = atomlab_report::render_html(std::slice::from_ref(&view), None);
-        report::write(&path, &html)?;
-        eprintln!("atomlab: wrote the suite's report to {}", path.display());
+        match (report::write(&path, &html), &saved) {
+            (Ok(()), _) => eprintln!("atomlab: wrote the suite's report to {}", path.display()),
+            // The save's error (where the run was kept) is the one returned.
+            (Err(e), Err(_)) => eprintln!("atomlab: {e:#}"),
+            (Err(e), Ok(())) => return Err(e),
+        }
     } else {
         // The process ends with this command: freeing every record's values
         // one by one took a tenth of a 400-test `check` (perf), for memory
         // the exit returns at once. The store above is closed normally.
         std::mem::forget(report);
     }
+    saved?;
     Ok(status)
 }
 
@@ -141,20 +147,18 @@ fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus>
             Ok(ExitStatus::Ok)
         }
         Command::Runs(args) => store::runs(
-            &store::open(cli.store.as_deref())?,
+            &store::open_existing(cli.store.as_deref())?,
             args,
             cli.label.clone(),
             json,
         ),
-        Command::Show { run } => store::show(&store::open(cli.store.as_deref())?, run, json),
-        Command::Export { run, format } => {
-            store::export(&store::open(cli.store.as_deref())?, run, *format)
+        Command::Show { run } => {
+            store::show(&store::open_existing(cli.store.as_deref())?, run, json)
         }
-        Command::Import { file } => store::import(
-            &mut store::open(cli.store.as_deref())?,
-            file,
-            cli.label.clone(),
-        ),
+        Command::Export { run, format } => {
+            store::export(&store::open_existing(cli.store.as_deref())?, run, *format)
+        }
+        Command::Import { file } => store::import(cli.store.as_deref(), file, cli.label.clone()),
         Command::Compare(args) => compare::run(args, cli, json),
         Command::Report(args) => report::run(args, cli),
         _ => unreachable!("dispatch() runs the commands with records"),

@@ -57,7 +57,7 @@ pub fn write(path: &std::path::Path, html: &str) -> anyhow::Result<()> {
 }
 
 pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<ExitStatus> {
-    let store: Store = crate::cmd::store::open(cli.store.as_deref())?;
+    let store: Store = crate::cmd::store::open_existing(cli.store.as_deref())?;
     let mut runs: Vec<StoredRun> = Vec::new();
     for id in &args.runs {
         runs.push(store.load(id)?);

@@ -1,34 +1,78 @@
 //! The results store from the command line: opening it (before a run, so a
-//! bad store fails before anything is measured), saving a run, and the
+//! bad store fails before anything is measured), saving a run (and, if the
+//! save still fails, keeping the run in a file to import later), and the
 //! commands that read it back (`runs`, `show`, `export`, `import`).
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
 use atomlab_core::{ExitStatus, Report, SCHEMA_VERSION};
-use atomlab_store::{Location, RunFilter, RunMeta, Store, StoredRun};
+use atomlab_store::{Imported, Location, OpenMode, RunFilter, RunMeta, Store, StoredRun};
 
 use crate::render;
 
-/// Opens the store named by `--store`, `ATOMLAB_STORE`, `ATOMLAB_DB` or the
-/// default path.
+/// Opens, creating it when missing, the store named by `--store`,
+/// `ATOMLAB_STORE`, `ATOMLAB_DB` or the default path, for a command that
+/// saves: it is checked for writability and soundness here, before anything
+/// is measured.
 pub fn open(flag: Option<&str>) -> anyhow::Result<Store> {
-    let location = Location::resolve(flag)?;
-    Ok(Store::open(&location)?)
+    open_with(flag, OpenMode::Create)
 }
 
-/// Saves `report` as the run `meta` and says where on stderr.
+/// Opens an existing store for a command that only reads it (`runs`,
+/// `show`, `export`, `compare`, `report`): a missing store is an error, and
+/// nothing is created.
+pub fn open_existing(flag: Option<&str>) -> anyhow::Result<Store> {
+    open_with(flag, OpenMode::Existing)
+}
+
+fn open_with(flag: Option<&str>, mode: OpenMode) -> anyhow::Result<Store> {
+    let location = Location::resolve(flag)?;
+    if let (Some(flag), Location::Postgres(_)) = (flag, &location) {
+        if atomlab_store::redact_secrets(flag) != flag {
+            eprintln!(
+                "atomlab: note: a password in --store shows in `ps` to every user of this \
+                 machine; put it in PGPASSWORD or ~/.pgpass instead (it is never saved or printed)"
+            );
+        }
+    }
+    let mut store = Store::open_with(&location, mode)?;
+    store.set_wait_notice(Box::new(|name, limit| {
+        eprintln!(
+            "atomlab: the results store {name} is locked by another process (a save or an \
+             `atomlab import`); waiting for it, up to {} min…",
+            limit.as_secs() / 60
+        );
+    }));
+    Ok(store)
+}
+
+/// Saves `report` as the run `meta` and says where on stderr. If the store
+/// refuses it, the run is written to `atomlab-unsaved-ID.json` (in the
+/// current directory, else the temporary directory) so that nothing
+/// measured is lost, and the error says how to import it.
 pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::Result<()> {
     let start = Instant::now();
-    if let Err(e) = store.save(meta, report) {
+    let mut result = store.save(meta, report);
+    if let Err(atomlab_store::StoreError::DuplicateRun { .. }) = result {
         // Another process took this id in the same second (a 2^-32
         // chance): a new id, once.
-        if !matches!(e, atomlab_store::StoreError::DuplicateRun { .. }) {
-            return Err(e.into());
-        }
         meta.id = atomlab_store::new_run_id(meta.started_unix);
-        store.save(meta, report)?;
+        result = store.save(meta, report);
+    }
+    if let Err(e) = result {
+        let kept = match keep_unsaved(meta, report) {
+            Ok(path) => format!(
+                "the run is kept in {}: `atomlab import {}` saves it (with its id, time and \
+                 host) once the store is fixed",
+                path.display(),
+                path.display()
+            ),
+            Err(why) => format!("the run could not be kept in a file either ({why:#})"),
+        };
+        return Err(anyhow::Error::new(e).context(format!("run {} was not saved; {kept}", meta.id)));
     }
     let label = meta
         .label
@@ -95,13 +139,7 @@ pub fn runs(
             r.meta.id.clone(),
             utc(r.meta.started_unix),
             r.meta.label.clone().unwrap_or_else(|| "-".into()),
-            r.meta
-                .command_line
-                .iter()
-                .skip(1)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" "),
+            command_text(&r.meta),
             r.records.to_string(),
             if verdicts.is_empty() {
                 "-".into()
@@ -118,6 +156,17 @@ pub fn runs(
     }
     render::print(&t)?;
     Ok(ExitStatus::Ok)
+}
+
+/// The run's command line without the program name, or its command when
+/// the command line is not known (a run imported from a bare `--json`
+/// document).
+fn command_text(meta: &RunMeta) -> String {
+    if meta.command_line.is_empty() {
+        format!("{} (command line unknown)", meta.command)
+    } else {
+        meta.command_line[1..].join(" ")
+    }
 }
 
 /// `YYYY-MM-DD HH:MM:SS` from Unix seconds (the run id carries the same
@@ -148,11 +197,50 @@ pub fn show(store: &Store, run: &str, json: bool) -> anyhow::Result<ExitStatus> 
             stored.meta.id,
             utc(stored.meta.started_unix),
             stored.meta.host,
-            stored.meta.command_line.join(" ")
+            command_text(&stored.meta)
         );
         crate::cmd::view(&stored.report)?;
     }
     Ok(ExitStatus::Ok)
+}
+
+/// Writes the run's document (the report and its facts, as `export`
+/// writes it) to a new `atomlab-unsaved-ID.json` in the current directory,
+/// else in the temporary directory.
+fn keep_unsaved(meta: &RunMeta, report: &Report) -> anyhow::Result<PathBuf> {
+    let text = serde_json::to_vec_pretty(&document(meta, report)?)?;
+    let name = format!("atomlab-unsaved-{}.json", meta.id);
+    let mut last = None;
+    for dir in [PathBuf::from("."), std::env::temp_dir()] {
+        let path = dir.join(&name);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut f| {
+                f.write_all(&text)?;
+                f.sync_all()
+            });
+        match written {
+            Ok(()) => return Ok(std::path::absolute(&path).unwrap_or(path)),
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                last =
+                    Some(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| anyhow::anyhow!("no directory to write to")))
+}
+
+/// The run as one JSON document: the `--json` report with the run's facts
+/// under `run`, which `import` keeps.
+pub fn document(meta: &RunMeta, report: &Report) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(report)?;
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("run".to_string(), serde_json::to_value(meta)?);
+    }
+    Ok(v)
 }
 
 /// Export formats.
@@ -168,7 +256,7 @@ pub enum ExportFormat {
 pub fn export(store: &Store, run: &str, format: ExportFormat) -> anyhow::Result<ExitStatus> {
     let stored = store.load(run)?;
     match format {
-        ExportFormat::Json => render::json(&stored.report)?,
+        ExportFormat::Json => render::json(&document(&stored.meta, &stored.report)?)?,
         ExportFormat::Csv => write_csv(&stored, std::io::stdout().lock())?,
     }
     Ok(ExitStatus::Ok)
@@ -251,7 +339,59 @@ pub fn write_csv(stored: &StoredRun, out: impl Write) -> anyhow::Result<()> {
 
 /// Reads a --json document, refusing another schema version with a clear
 /// message.
-pub fn read_document(path: &std::path::Path) -> anyhow::Result<Report> {
+pub fn read_document(path: &Path) -> anyhow::Result<Report> {
+    Ok(read_run_document(path)?.0)
+}
+
+/// What a `schema_version` value is, for a message: `"2" (a string)`.
+fn describe_version(v: &serde_json::Value) -> String {
+    let kind = match v {
+        serde_json::Value::String(_) => "a string",
+        // Numbers beyond 64 bits arrive as floats.
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() != 0.0 => "not a whole number",
+            Some(f) if f < 0.0 => "negative",
+            _ => "too large",
+        },
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        _ => "not a number",
+    };
+    let mut text = v.to_string();
+    if text.len() > 40 {
+        text = format!("{}…", text.chars().take(40).collect::<String>());
+    }
+    format!("{text} ({kind})")
+}
+
+/// Checks one `schema_version` field: present, a whole number, this
+/// atomlab's. `what` names where it is (`` ``, `record 3 (bench/…)`).
+fn check_version(path: &Path, what: &str, value: Option<&serde_json::Value>) -> anyhow::Result<()> {
+    let p = path.display();
+    match value {
+        None => anyhow::bail!(
+            "{p}{what} has no schema_version: it is not an atomlab --json document \
+             (schema/atomlab.schema.json)"
+        ),
+        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(SCHEMA_VERSION) => Ok(()),
+            Some(n) => anyhow::bail!(
+                "{p}{what} is atomlab JSON of schema_version {n}; this atomlab reads \
+                 schema_version {SCHEMA_VERSION}: re-run the command with this atomlab, or use \
+                 the atomlab that wrote it"
+            ),
+            None => anyhow::bail!(
+                "{p}{what} has an invalid schema_version: {}; expected the whole number \
+                 {SCHEMA_VERSION}",
+                describe_version(v)
+            ),
+        },
+    }
+}
+
+/// Reads a --json document (or an `export`ed run, with its facts under
+/// `run`), refusing a document or a record of another schema version.
+pub fn read_run_document(path: &Path) -> anyhow::Result<(Report, Option<RunMeta>)> {
     let bytes = if path.as_os_str() == "-" {
         let mut v = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)?;
@@ -259,42 +399,84 @@ pub fn read_document(path: &std::path::Path) -> anyhow::Result<Report> {
     } else {
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?
     };
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
+    let mut value: serde_json::Value = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not JSON", path.display()))?;
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => anyhow::bail!(
-            "{} is atomlab JSON of schema_version {v}; this atomlab reads schema_version {SCHEMA_VERSION}: re-run the command with this atomlab, or use the atomlab that wrote it",
+    let Some(obj) = value.as_object_mut() else {
+        anyhow::bail!(
+            "{} is not an atomlab --json document: it is not a JSON object",
             path.display()
-        ),
-        None => anyhow::bail!(
-            "{} has no schema_version: it is not an atomlab --json document (schema/atomlab.schema.json)",
-            path.display()
-        ),
+        );
+    };
+    check_version(path, "", obj.get("schema_version"))?;
+    if let Some(records) = obj.get("records").and_then(|r| r.as_array()) {
+        for (i, r) in records.iter().enumerate() {
+            let name = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("?").to_string();
+            let what = format!(
+                ": record {i} ({}/{}/{})",
+                name("capability"),
+                name("scenario"),
+                name("variant")
+            );
+            check_version(path, &what, r.get("schema_version"))?;
+        }
     }
-    serde_json::from_value(value).with_context(|| {
+    let run = obj.remove("run");
+    let report: Report = serde_json::from_value(value).with_context(|| {
         format!(
             "{} does not have the shape of an atomlab --json document (schema/atomlab.schema.json)",
             path.display()
         )
-    })
+    })?;
+    let meta = run
+        .map(serde_json::from_value::<RunMeta>)
+        .transpose()
+        .with_context(|| {
+            format!(
+                "{}: its `run` (the run's facts, as `atomlab export` writes them) is malformed",
+                path.display()
+            )
+        })?;
+    Ok((report, meta))
 }
 
-/// `atomlab import FILE.json`.
+/// `atomlab import FILE.json`: the run keeps the id, time, command line and
+/// host it was saved with (an `export`ed or unsaved-run file says them);
+/// a document already stored is not stored again.
 pub fn import(
-    store: &mut Store,
-    file: &std::path::Path,
+    store_flag: Option<&str>,
+    file: &Path,
     label: Option<String>,
 ) -> anyhow::Result<ExitStatus> {
-    let report = read_document(file)?;
-    let meta = RunMeta::new(report.command.clone(), std::env::args().collect(), label);
-    let meta = store.import(report, meta)?;
-    eprintln!(
-        "atomlab: imported {} as run {} in {}",
-        file.display(),
-        meta.id,
-        store.location()
-    );
-    println!("{}", meta.id);
+    // The document first: a bad one leaves the store as it was (not even
+    // created).
+    let (report, meta) = read_run_document(file)?;
+    let store = &mut open(store_flag)?;
+    let wanted_id = meta.as_ref().map(|m| m.id.clone());
+    match store.import(report, meta, label)? {
+        Imported::New(meta) => {
+            if let Some(w) = wanted_id.filter(|w| *w != meta.id) {
+                eprintln!(
+                    "atomlab: note: another run already has the id {w} in {}; this one got a new id",
+                    store.location()
+                );
+            }
+            eprintln!(
+                "atomlab: imported {} as run {} in {}",
+                file.display(),
+                meta.id,
+                store.location()
+            );
+            println!("{}", meta.id);
+        }
+        Imported::AlreadyStored(meta) => {
+            eprintln!(
+                "atomlab: note: {} is already in {} as run {}; nothing was imported",
+                file.display(),
+                store.location(),
+                meta.id
+            );
+            println!("{}", meta.id);
+        }
+    }
     Ok(ExitStatus::Ok)
 }
