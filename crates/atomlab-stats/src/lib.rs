@@ -235,6 +235,9 @@ pub struct Comparison {
     pub ci_method: CiMethod,
     /// Two-sided Mann–Whitney p-value.
     pub p_value: f64,
+    /// The p-value the verdict was judged with: `p_value` from [`compare`],
+    /// an adjusted one after [`Comparison::judge`] (e.g. [`holm`]'s).
+    pub p_judged: f64,
     /// How the p-value was computed.
     pub p_method: PMethod,
     /// The metric's good direction, as given.
@@ -300,24 +303,7 @@ pub fn compare(
         )
     };
     let change = (median_b - median_a) / scale;
-    let confident = ci.confidence >= confidence * (1.0 - 1e-12);
-    let significant = mw.p_value < alpha && confident && (ci.low > 0.0 || ci.high < 0.0);
-    let verdict = if significant && ci.low > 0.0 && change > threshold {
-        match direction {
-            Direction::HigherIsBetter => Verdict::Better,
-            Direction::LowerIsBetter => Verdict::Worse,
-        }
-    } else if significant && ci.high < 0.0 && change < -threshold {
-        match direction {
-            Direction::HigherIsBetter => Verdict::Worse,
-            Direction::LowerIsBetter => Verdict::Better,
-        }
-    } else if ci.high - ci.low > 2.0 * threshold || !confident {
-        Verdict::TooNoisy
-    } else {
-        Verdict::NoChange
-    };
-    Some(Comparison {
+    let mut c = Comparison {
         n_a: a.len(),
         n_b: b.len(),
         median_a,
@@ -328,11 +314,68 @@ pub fn compare(
         ci_confidence: ci.confidence,
         ci_method,
         p_value: mw.p_value,
+        p_judged: mw.p_value,
         p_method: mw.method,
         direction,
-        significant,
-        verdict,
-    })
+        significant: false,
+        verdict: Verdict::TooNoisy,
+    };
+    c.judge(mw.p_value, settings);
+    Some(c)
+}
+
+impl Comparison {
+    /// Judges again with `p` in place of the raw p-value, e.g. a
+    /// [`holm`]-adjusted one when many comparisons are made at once: sets
+    /// [`Comparison::p_judged`], [`Comparison::significant`] and
+    /// [`Comparison::verdict`] by the rules in the crate documentation.
+    pub fn judge(&mut self, p: f64, settings: Settings) {
+        let Settings {
+            threshold,
+            confidence,
+            alpha,
+            ..
+        } = settings;
+        let (change, low, high) = (self.change, self.ci_low, self.ci_high);
+        let confident = self.ci_confidence >= confidence * (1.0 - 1e-12);
+        let significant = p < alpha && confident && (low > 0.0 || high < 0.0);
+        self.verdict = if significant && low > 0.0 && change > threshold {
+            match self.direction {
+                Direction::HigherIsBetter => Verdict::Better,
+                Direction::LowerIsBetter => Verdict::Worse,
+            }
+        } else if significant && high < 0.0 && change < -threshold {
+            match self.direction {
+                Direction::HigherIsBetter => Verdict::Worse,
+                Direction::LowerIsBetter => Verdict::Better,
+            }
+        } else if high - low > 2.0 * threshold || !confident {
+            Verdict::TooNoisy
+        } else {
+            Verdict::NoChange
+        };
+        self.p_judged = p;
+        self.significant = significant;
+    }
+}
+
+/// Holm–Bonferroni adjusted p-values (Holm 1979), in the order given: with
+/// the `m` p-values sorted, `p(1) <= … <= p(m)`, the adjusted `p(i)` is
+/// `max over j <= i of min(1, (m − j + 1)·p(j))`. Rejecting every
+/// hypothesis whose adjusted p is below `alpha` keeps the chance of even one
+/// false rejection among the `m` at most `alpha`, whatever their dependence
+/// (R's `p.adjust(p, "holm")`). A NaN stays NaN and is left out of `m`.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
+    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
+    let m = order.len();
+    let mut out = vec![f64::NAN; p.len()];
+    let mut running = 0.0_f64;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
 }
 
 /// CI gate: true when `c` is significantly worse ([`Comparison::significant`]
