@@ -218,7 +218,11 @@ fn complete_only(mut side: Side) -> Side {
 /// Why nothing was compared, and what to do.
 fn nothing_compared(r: &AbResult, a: &Side, b: &Side) -> String {
     let mut why = if a.records.is_empty() || b.records.is_empty() {
-        let (tag, side) = if a.records.is_empty() { ("A", a) } else { ("B", b) };
+        let (tag, side) = if a.records.is_empty() {
+            ("A", a)
+        } else {
+            ("B", b)
+        };
         format!(
             "nothing to compare: {tag} ({}) has no records{}",
             side.name,
@@ -404,14 +408,7 @@ fn print(r: &AbResult, a: &str, b: &str, threshold: f64, alpha: f64) -> anyhow::
     if !r.rows.is_empty() {
         let mut t = render::table();
         t.set_header(vec![
-            "record",
-            "metric",
-            "median A",
-            "median B",
-            "change",
-            "95% CI",
-            "p",
-            "p (Holm)",
+            "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
             "verdict",
         ]);
         for row in &r.rows {
@@ -453,9 +450,8 @@ fn print(r: &AbResult, a: &str, b: &str, threshold: f64, alpha: f64) -> anyhow::
                         v,
                     ]);
                 }
-                None => cells.extend(
-                    ["-", "-", "-", "-", "-", "-", "no usable samples"].map(String::from),
-                ),
+                None => cells
+                    .extend(["-", "-", "-", "-", "-", "-", "no usable samples"].map(String::from)),
             }
             t.add_row(cells);
         }
