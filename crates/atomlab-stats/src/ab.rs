@@ -750,7 +750,7 @@ mod tests {
                     noise.to_vec()
                 };
                 r.metrics.push(Metric::new(
-                    &format!("ns_per_op_{k}"),
+                    format!("ns_per_op_{k}"),
                     Unit::NanosPerOp,
                     Source::ClockGettime,
                     s,
