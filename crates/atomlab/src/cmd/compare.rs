@@ -350,12 +350,14 @@ fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
 fn print(r: &AbResult, a: &str, b: &str, threshold: f64, alpha: f64) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "A = {a}\nB = {b}")?;
-    let mut matched = format!(
-        "matched {} record(s) of A with B ({} only in A, {} only in B)",
-        r.matched,
-        r.only_a.len(),
-        r.only_b.len()
-    );
+    let mut matched = format!("matched {} record(s) of A with B", r.matched);
+    if !(r.only_a.is_empty() && r.only_b.is_empty()) {
+        matched.push_str(&format!(
+            " ({} of A and {} of B unmatched, listed below)",
+            r.only_a.len(),
+            r.only_b.len()
+        ));
+    }
     if !r.across.is_empty() {
         let across: Vec<String> = r
             .across
