@@ -2,13 +2,25 @@
 //! two labels, all shards of a label, or N interleaved runs each) matched
 //! by what they measured, then judged metric by metric with [`compare`].
 //!
-//! Matching: capability, scenario, variant and parameters, leaving out the
+//! # Matching
+//!
+//! Capability, scenario, variant and parameters, leaving out the
 //! parameters that describe how a run went rather than what it measured
 //! ([`VOLATILE_PARAMETERS`]: the calibrated batch, the CPUs the threads
 //! landed on, the seed, the number of runs, a file's path, and for `load`
 //! the server under test: its URL, spawn command and PIDs, which are what an
 //! A/B of two servers or builds changes). Records with
 //! the same key on one side (shards, repeated runs) pool their samples.
+//!
+//! **What is being compared.** When the variant, or a parameter, has one
+//! value throughout A and another one throughout B (all of A is `--variant
+//! ttas`, all of B `--variant mcs`; or every record of A has `threads=1`
+//! and every one of B `threads=2`), no record could match with it in the
+//! key, and it is what the two sides set differently on purpose: it is left
+//! out of the key and reported in [`AbResult::across`]. A field that varies
+//! within a side stays in the key.
+//!
+//! # Judging
 //!
 //! Metrics compared: the timings and rates, each with its direction (ops/s
 //! and fairness higher is better; ns/op, cycles, instructions, events and
@@ -18,12 +30,40 @@
 //! judged. A record that carries a verdict or an observation (stress,
 //! check) is compared by it first: a changed verdict is listed before any
 //! metric and, when it is worse, counts as a regression.
+//!
+//! **Many rows at once.** Every judged row is a test at `alpha`, so a
+//! comparison of 12 metrics at 0.05 would call something "worse" by chance
+//! about half the time. The rows' Mann–Whitney p-values are therefore
+//! adjusted with Holm–Bonferroni ([`crate::holm`], Holm 1979) over all
+//! judged rows of the comparison, and each row is judged with its adjusted
+//! p ([`Comparison::p_judged`]): the chance that even one row of an
+//! unchanged pair is called better or worse stays at most `alpha`. The
+//! price is power: with `m` judged rows the smallest p must be below
+//! `alpha/m`, and 5 against 5 runs reach at best 0.0079, so at most 6 rows
+//! can be told apart with 5 runs a side at 0.05.
+//!
+//! **Tail percentiles.** A per-run p99.99 is an estimate from that run's
+//! samples and means little unless enough of them lie beyond it. A metric
+//! named like `latency_p9999_s` (quantile `q` = 0.9999 read from the digits
+//! after `p`) is judged only when every run on both sides rests on at least
+//! `10 / (1 − q)` samples (ten beyond the quantile: 1 000 for a p99, 100 000
+//! for a p99.99); a maximum (`…_max_…`) is one extreme sample and is never
+//! judged. Such rows are shown with the reason in
+//! [`MetricRow::not_judged`] and stay out of the Holm family. The samples
+//! under a run are its `requests` count (load), or its rate times
+//! `duration_s` (bench at a fixed rate); when neither is recorded, only
+//! quantiles up to the median are judged.
+//!
+//! **Partial runs.** A run cut short (a `load` stopped by Ctrl-C carries
+//! `interrupted=true`) measured less than it was asked to; [`is_partial`]
+//! finds such records so that callers can leave them out of a pool of
+//! complete runs (`atomlab compare` does unless `--include-partial`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use atomlab_core::{Record, Unit, Verdict as RecordVerdict};
 
-use crate::{compare, regression_beyond, Comparison, Direction, Settings};
+use crate::{compare, holm, regression_beyond, Comparison, Direction, Settings};
 
 /// Parameters that say how a run went, not what it measured.
 pub const VOLATILE_PARAMETERS: &[&str] = &[
@@ -46,6 +86,14 @@ pub const VOLATILE_PARAMETERS: &[&str] = &[
     "interrupted",
 ];
 
+/// Whether `r` is a partial result: a run cut short before its measured
+/// window ended (`interrupted=true`, as `load` marks a Ctrl-C'd run).
+pub fn is_partial(r: &Record) -> bool {
+    ["interrupted", "partial"]
+        .iter()
+        .any(|k| r.parameters.get(*k) == Some(&serde_json::Value::Bool(true)))
+}
+
 /// What identifies a measured thing across runs.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
@@ -53,28 +101,41 @@ pub struct Key {
     pub capability: String,
     /// The scenario (check: the test).
     pub scenario: String,
-    /// The variant (check: the model).
+    /// The variant (check: the model); `A→B` when the two sides differ
+    /// in it throughout (see the module documentation).
     pub variant: String,
     /// The parameters that shaped it, as `k=v` pairs.
     pub parameters: String,
 }
 
+/// The matched parameters of `r` (volatile ones left out), as text.
+fn key_params(r: &Record) -> impl Iterator<Item = (&String, String)> {
+    r.parameters
+        .iter()
+        .filter(|(k, _)| !VOLATILE_PARAMETERS.contains(&k.as_str()))
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => (k, s.clone()),
+            v => (k, v.to_string()),
+        })
+}
+
 impl Key {
     /// The key of `r`.
     pub fn of(r: &Record) -> Key {
-        let params: Vec<String> = r
-            .parameters
-            .iter()
-            .filter(|(k, _)| !VOLATILE_PARAMETERS.contains(&k.as_str()))
-            .map(|(k, v)| match v {
-                serde_json::Value::String(s) => format!("{k}={s}"),
-                v => format!("{k}={v}"),
-            })
+        Key::without(r, None, &BTreeSet::new())
+    }
+
+    /// The key of `r` with the variant replaced by `variant` and the
+    /// parameters in `dropped` left out.
+    fn without(r: &Record, variant: Option<&str>, dropped: &BTreeSet<String>) -> Key {
+        let params: Vec<String> = key_params(r)
+            .filter(|(k, _)| !dropped.contains(k.as_str()))
+            .map(|(k, v)| format!("{k}={v}"))
             .collect();
         Key {
             capability: r.capability.clone(),
             scenario: r.scenario.clone(),
-            variant: r.variant.clone(),
+            variant: variant.unwrap_or(&r.variant).to_string(),
             parameters: params.join(" "),
         }
     }
@@ -88,6 +149,17 @@ impl std::fmt::Display for Key {
         }
         Ok(())
     }
+}
+
+/// A field the two sides differ in throughout, left out of the match key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Across {
+    /// `variant` or a parameter's name.
+    pub field: String,
+    /// Its one value in A (`-` when A's records lack it).
+    pub a: String,
+    /// Its one value in B.
+    pub b: String,
 }
 
 /// The direction of a metric, or `None` when it is not judged.
@@ -108,6 +180,74 @@ pub fn direction(name: &str, unit: Unit) -> Option<Direction> {
     }
 }
 
+/// What part of a distribution a metric's name says it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tail {
+    /// A quantile, e.g. 0.9999 for `latency_p9999_s`.
+    Quantile(f64),
+    /// The maximum, e.g. `latency_max_s`.
+    Max,
+}
+
+/// The quantile or maximum a metric's name stands for: a `_`-separated
+/// part `pDIGITS` is the quantile `0.DIGITS` (`p50` 0.5, `p999` 0.999), a
+/// part `max` the maximum; `None` for anything else.
+pub fn tail_of(name: &str) -> Option<Tail> {
+    name.split('_').find_map(|part| {
+        if part == "max" {
+            return Some(Tail::Max);
+        }
+        let digits = part.strip_prefix('p')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        format!("0.{digits}").parse().ok().map(Tail::Quantile)
+    })
+}
+
+/// Samples each run of `r` rests on (the fewest over its runs): its
+/// `requests` count, or a rate times `duration_s`; `None` when `r`
+/// records neither.
+fn samples_underneath(r: &Record) -> Option<f64> {
+    let fewest = |v: &[f64]| v.iter().copied().reduce(f64::min);
+    if let Some(m) = r.metrics.iter().find(|m| m.name == "requests") {
+        return fewest(&m.samples);
+    }
+    let duration = r.parameters.get("duration_s")?.as_f64()?;
+    let rate = r
+        .metrics
+        .iter()
+        .filter(|m| m.unit == Unit::OpsPerSecond)
+        .min_by_key(|m| m.name != "rate_achieved")?;
+    fewest(&rate.samples).map(|x| x * duration)
+}
+
+/// Why a tail metric cannot be judged with `underneath` samples per run
+/// (the fewest on either side), or `None` when it can.
+fn tail_unjudgeable(tail: Tail, underneath: Option<f64>) -> Option<String> {
+    let q = match tail {
+        Tail::Max => {
+            return Some(
+                "a maximum is one extreme sample, not an estimate: shown, not judged".into(),
+            )
+        }
+        Tail::Quantile(q) => q,
+    };
+    // Less a hair: 1 − 0.9999 is 9.9999…e-5 in binary floating point.
+    let need = (10.0 / (1.0 - q) * (1.0 - 1e-9)).ceil();
+    let pct = format!("p{}", (q * 100.0 * 1e6).round() / 1e6);
+    match underneath {
+        Some(n) if n >= need => None,
+        Some(n) => Some(format!(
+            "a run's {pct} rests on {n:.0} samples; judging it needs {need:.0} (10 beyond it)"
+        )),
+        None if need <= 20.0 => None,
+        None => Some(format!(
+            "how many samples a run's {pct} rests on is not recorded; judging it needs {need:.0}"
+        )),
+    }
+}
+
 /// One judged metric of one matched record.
 #[derive(Debug, Clone)]
 pub struct MetricRow {
@@ -117,10 +257,15 @@ pub struct MetricRow {
     pub metric: String,
     /// Its unit.
     pub unit: Unit,
-    /// The statistics; `None` when one side has no usable samples.
+    /// The statistics; `None` when one side has no usable samples. Its
+    /// verdict is judged with the Holm-adjusted p-value.
     pub comparison: Option<Comparison>,
     /// Significantly worse beyond the gate's threshold.
     pub regression: bool,
+    /// Why the row is shown but not judged (a tail percentile with too few
+    /// samples under it, a maximum); such a row is never a regression and
+    /// its comparison is marked not significant.
+    pub not_judged: Option<String>,
 }
 
 /// A verdict or observation that differs between A and B.
@@ -147,6 +292,14 @@ pub struct AbResult {
     pub only_a: Vec<Key>,
     /// Records only in B.
     pub only_b: Vec<Key>,
+    /// Keys found on both sides.
+    pub matched: usize,
+    /// Matched keys with a verdict or observation on both sides.
+    pub verdicts_compared: usize,
+    /// Fields the sides differ in throughout, left out of the key.
+    pub across: Vec<Across>,
+    /// Rows judged, the size of the Holm–Bonferroni family.
+    pub judged: usize,
 }
 
 impl AbResult {
@@ -155,14 +308,20 @@ impl AbResult {
         self.verdict_changes.iter().filter(|c| c.regression).count()
             + self.rows.iter().filter(|r| r.regression).count()
     }
+
+    /// Whether anything at all was compared: a verdict or a metric row.
+    pub fn compared_anything(&self) -> bool {
+        self.verdicts_compared > 0 || !self.rows.is_empty()
+    }
 }
 
-/// Pooled records of one side: per key, each metric's samples, and the
-/// verdict words seen.
+/// Pooled records of one side: per key, each metric's samples, the
+/// verdict words seen and the samples under each record's runs.
 struct Side {
     order: Vec<Key>,
     metrics: BTreeMap<Key, Vec<(String, Unit, Vec<f64>)>>,
     verdicts: BTreeMap<Key, Vec<String>>,
+    underneath: BTreeMap<Key, Vec<Option<f64>>>,
 }
 
 fn verdict_words(r: &Record) -> Option<String> {
@@ -181,14 +340,15 @@ fn verdict_words(r: &Record) -> Option<String> {
     })
 }
 
-fn pool<'a>(records: impl IntoIterator<Item = &'a Record>) -> Side {
+fn pool(records: &[&Record], key: &dyn Fn(&Record) -> Key) -> Side {
     let mut side = Side {
         order: Vec::new(),
         metrics: BTreeMap::new(),
         verdicts: BTreeMap::new(),
+        underneath: BTreeMap::new(),
     };
     for r in records {
-        let key = Key::of(r);
+        let key = key(r);
         if !side.metrics.contains_key(&key) {
             side.order.push(key.clone());
         }
@@ -199,11 +359,65 @@ fn pool<'a>(records: impl IntoIterator<Item = &'a Record>) -> Side {
                 None => ms.push((m.name.clone(), m.unit, m.samples.clone())),
             }
         }
+        side.underneath
+            .entry(key.clone())
+            .or_default()
+            .push(samples_underneath(r));
         if let Some(v) = verdict_words(r) {
             side.verdicts.entry(key).or_default().push(v);
         }
     }
     side
+}
+
+/// The one value `field` has throughout `records` (`None` inside: absent),
+/// or `None` when it varies or there are no records.
+fn constant(
+    records: &[&Record],
+    field: &dyn Fn(&Record) -> Option<String>,
+) -> Option<Option<String>> {
+    let first = field(records.first()?);
+    records[1..]
+        .iter()
+        .all(|r| field(r) == first)
+        .then_some(first)
+}
+
+/// The fields (variant, parameters) that have one value throughout `a`
+/// and another one throughout `b`.
+fn fields_across(a: &[&Record], b: &[&Record]) -> Vec<Across> {
+    let mut out = Vec::new();
+    let show = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    if let (Some(va), Some(vb)) = (
+        constant(a, &|r| Some(r.variant.clone())),
+        constant(b, &|r| Some(r.variant.clone())),
+    ) {
+        if va != vb {
+            out.push(Across {
+                field: "variant".into(),
+                a: show(va),
+                b: show(vb),
+            });
+        }
+    }
+    let names: BTreeSet<&String> = a
+        .iter()
+        .chain(b)
+        .flat_map(|r| key_params(r).map(|(k, _)| k))
+        .collect();
+    for name in names {
+        let value = |r: &Record| key_params(r).find(|(k, _)| *k == name).map(|(_, v)| v);
+        if let (Some(va), Some(vb)) = (constant(a, &value), constant(b, &value)) {
+            if va != vb {
+                out.push(Across {
+                    field: name.clone(),
+                    a: show(va),
+                    b: show(vb),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Whether going from `before` to `after` is worse. For check's
@@ -236,7 +450,10 @@ fn one_word(words: &[String]) -> String {
 
 /// Compares records `a` (before) with `b` (after). `metric` restricts the
 /// judged metrics to one name; `gate` is the threshold (a fraction) beyond
-/// which a significant change for the worse is a regression.
+/// which a significant change for the worse is a regression. Rows are
+/// judged with Holm–Bonferroni-adjusted p-values over all judged rows, and
+/// fields the sides differ in throughout are left out of the match key
+/// (both in the module documentation).
 pub fn compare_records<'a>(
     a: impl IntoIterator<Item = &'a Record>,
     b: impl IntoIterator<Item = &'a Record>,
@@ -244,14 +461,27 @@ pub fn compare_records<'a>(
     metric: Option<&str>,
     gate: f64,
 ) -> AbResult {
-    let (a, b) = (pool(a), pool(b));
-    let mut out = AbResult::default();
+    let (a, b): (Vec<&Record>, Vec<&Record>) = (a.into_iter().collect(), b.into_iter().collect());
+    let across = fields_across(&a, &b);
+    let variant = across
+        .iter()
+        .find(|x| x.field == "variant")
+        .map(|x| format!("{}→{}", x.a, x.b));
+    let dropped: BTreeSet<String> = across.iter().map(|x| x.field.clone()).collect();
+    let key = |r: &Record| Key::without(r, variant.as_deref(), &dropped);
+    let (a, b) = (pool(&a, &key), pool(&b, &key));
+    let mut out = AbResult {
+        across,
+        ..AbResult::default()
+    };
     for key in &a.order {
         let Some(mb) = b.metrics.get(key) else {
             out.only_a.push(key.clone());
             continue;
         };
+        out.matched += 1;
         if let (Some(va), Some(vb)) = (a.verdicts.get(key), b.verdicts.get(key)) {
+            out.verdicts_compared += 1;
             let (before, after) = (one_word(va), one_word(vb));
             if before != after {
                 out.verdict_changes.push(VerdictChange {
@@ -265,6 +495,10 @@ pub fn compare_records<'a>(
         if key.capability == "check" || key.capability == "audit" {
             continue; // deterministic: the verdicts say it
         }
+        let underneath = a.underneath[key]
+            .iter()
+            .chain(&b.underneath[key])
+            .try_fold(f64::INFINITY, |acc, n| n.map(|n| acc.min(n)));
         for (name, unit, sa) in &a.metrics[key] {
             if metric.is_some_and(|m| m != name) {
                 continue;
@@ -275,15 +509,13 @@ pub fn compare_records<'a>(
             let Some((_, _, sb)) = mb.iter().find(|(n, _, _)| n == name) else {
                 continue;
             };
-            let comparison = compare(sa, sb, dir, settings);
             out.rows.push(MetricRow {
                 key: key.clone(),
                 metric: name.clone(),
                 unit: *unit,
-                regression: comparison
-                    .as_ref()
-                    .is_some_and(|c| regression_beyond(c, gate)),
-                comparison,
+                regression: false,
+                not_judged: tail_of(name).and_then(|t| tail_unjudgeable(t, underneath)),
+                comparison: compare(sa, sb, dir, settings),
             });
         }
     }
@@ -292,7 +524,34 @@ pub fn compare_records<'a>(
             out.only_b.push(key.clone());
         }
     }
+    judge_rows(&mut out, settings, gate);
     out
+}
+
+/// Holm–Bonferroni over the judged rows, then each row's verdict and
+/// regression from its adjusted p.
+fn judge_rows(out: &mut AbResult, settings: Settings, gate: f64) {
+    let judged: Vec<usize> = (0..out.rows.len())
+        .filter(|&i| out.rows[i].comparison.is_some() && out.rows[i].not_judged.is_none())
+        .collect();
+    let p: Vec<f64> = judged
+        .iter()
+        .filter_map(|&i| out.rows[i].comparison.map(|c| c.p_value))
+        .collect();
+    for (&i, p) in judged.iter().zip(holm(&p)) {
+        let row = &mut out.rows[i];
+        if let Some(c) = row.comparison.as_mut() {
+            c.judge(p, settings);
+            row.regression = regression_beyond(c, gate);
+        }
+    }
+    for row in out.rows.iter_mut().filter(|r| r.not_judged.is_some()) {
+        if let Some(c) = row.comparison.as_mut() {
+            c.significant = false;
+            c.verdict = crate::Verdict::TooNoisy;
+        }
+    }
+    out.judged = judged.len();
 }
 
 #[cfg(test)]
@@ -381,11 +640,23 @@ mod tests {
         let b = [load("http://127.0.0.1:8082/", "nginx -c two.conf")];
         let r = compare_records(&a, &b, Settings::default(), None, 0.01);
         assert!(r.only_a.is_empty() && r.only_b.is_empty());
-        // A different offered load is a different measurement.
+        // A different offered load on each side throughout is what is
+        // being compared, and said so.
         let mut c = load("http://127.0.0.1:8082/", "nginx -c two.conf");
         c.param("rate", 20_000.0);
-        let r = compare_records(&a, &[c], Settings::default(), None, 0.01);
-        assert_eq!((r.only_a.len(), r.only_b.len()), (1, 1));
+        let r = compare_records(
+            &a,
+            std::slice::from_ref(&c),
+            Settings::default(),
+            None,
+            0.01,
+        );
+        assert_eq!(r.matched, 1);
+        assert_eq!(r.across[0].field, "rate");
+        // Beside the same load, it is a different measurement.
+        let two = [load("http://127.0.0.1:8082/", "nginx -c two.conf"), c];
+        let r = compare_records(&a, &two, Settings::default(), None, 0.01);
+        assert_eq!((r.only_a.len(), r.only_b.len(), r.matched), (0, 1, 1));
     }
 
     #[test]
@@ -429,5 +700,208 @@ mod tests {
         let r = compare_records(&b[1..], &a[1..], Settings::default(), None, 0.01);
         assert_eq!(r.verdict_changes.len(), 1);
         assert_eq!(r.regressions(), 0);
+    }
+
+    /// A load record as `load` writes it: one sample per metric per run.
+    fn load_run(p50: f64, tail: f64, requests: f64) -> Record {
+        let mut r = Record::new("load", "http", "rate");
+        r.param("connections", 32).param("rate", 10_000.0);
+        let one =
+            |name: &str, unit: Unit, v: f64| Metric::new(name, unit, Source::ClockGettime, vec![v]);
+        r.metrics.push(one("requests", Unit::Count, requests));
+        r.metrics
+            .push(one("requests_per_sec", Unit::OpsPerSecond, 10_000.0));
+        r.metrics.push(one("latency_p50_s", Unit::Seconds, p50));
+        r.metrics
+            .push(one("latency_p99_s", Unit::Seconds, 2.0 * p50));
+        r.metrics.push(one("latency_p9999_s", Unit::Seconds, tail));
+        r.metrics
+            .push(one("latency_max_s", Unit::Seconds, tail * 1.1));
+        r
+    }
+
+    #[test]
+    fn holm_matches_r_p_adjust() {
+        // R: p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm") is
+        // 0.03 0.06 0.06 0.02.
+        let adj = crate::holm(&[0.01, 0.04, 0.03, 0.005]);
+        for (x, want) in adj.iter().zip([0.03, 0.06, 0.06, 0.02]) {
+            assert!((x - want).abs() < 1e-12, "{adj:?}");
+        }
+        assert!(crate::holm(&[]).is_empty());
+        assert_eq!(crate::holm(&[0.3, 0.02]), vec![0.3, 0.04]);
+    }
+
+    #[test]
+    fn a_lone_low_p_among_many_rows_is_not_a_regression() {
+        // 5 vs 5 runs, 12 judged metrics; one of them is separated by
+        // chance (p = 0.0079 unadjusted), the other eleven overlap. Alone it
+        // is a regression; among twelve, Holm needs p < 0.05/12.
+        let noise = [1.0, 1.03, 0.98, 1.01, 0.99];
+        let shuffled = [0.99, 1.0, 1.02, 0.98, 1.01];
+        let rec = |fluke: bool| {
+            let mut r = Record::new("bench", "counter", "fetch_add");
+            for k in 0..12 {
+                let s: Vec<f64> = if k == 0 && fluke {
+                    noise.iter().map(|x| x * 1.2).collect()
+                } else if fluke {
+                    shuffled.to_vec()
+                } else {
+                    noise.to_vec()
+                };
+                r.metrics.push(Metric::new(
+                    format!("ns_per_op_{k}"),
+                    Unit::NanosPerOp,
+                    Source::ClockGettime,
+                    s,
+                ));
+            }
+            r
+        };
+        let (a, b) = ([rec(false)], [rec(true)]);
+        let one = compare_records(&a, &b, Settings::default(), Some("ns_per_op_0"), 0.01);
+        assert_eq!(one.regressions(), 1);
+        let all = compare_records(&a, &b, Settings::default(), None, 0.01);
+        assert_eq!(all.judged, 12);
+        let c = all.rows[0].comparison.unwrap();
+        assert!(c.p_value < 0.01 && (c.p_judged - 12.0 * c.p_value).abs() < 1e-12);
+        assert_eq!(all.regressions(), 0, "{:?}", all.rows[0]);
+    }
+
+    #[test]
+    fn tails_are_judged_only_with_enough_samples_under_them() {
+        // The nginx 5-vs-5 case: p99.99 and max 30 % apart by chance.
+        let side = |tail: f64, requests: f64| -> Vec<Record> {
+            (0..5)
+                .map(|i| {
+                    load_run(
+                        1e-4 * (1.0 + 0.01 * i as f64),
+                        tail * (1.0 + 0.01 * i as f64),
+                        requests,
+                    )
+                })
+                .collect()
+        };
+        let r = compare_records(
+            &side(0.01, 30_000.0),
+            &side(0.013, 30_000.0),
+            Settings::default(),
+            None,
+            0.01,
+        );
+        let row = |name: &str| r.rows.iter().find(|x| x.metric == name).unwrap();
+        assert!(row("latency_p50_s").not_judged.is_none());
+        assert!(row("latency_p99_s").not_judged.is_none());
+        let why = row("latency_p9999_s").not_judged.clone().unwrap();
+        assert!(why.contains("30000") && why.contains("100000"), "{why}");
+        assert!(row("latency_max_s").not_judged.is_some());
+        assert_eq!(r.regressions(), 0);
+        assert_eq!(r.judged, 3);
+        // Two million requests a run: the p99.99 is an estimate, and judged.
+        let r = compare_records(
+            &side(0.01, 2e6),
+            &side(0.013, 2e6),
+            Settings::default(),
+            Some("latency_p9999_s"),
+            0.01,
+        );
+        assert!(r.rows[0].not_judged.is_none());
+        assert_eq!(r.regressions(), 1);
+    }
+
+    #[test]
+    fn what_each_side_sets_throughout_is_what_is_compared() {
+        // README: compare --interleave 5 -- bench lock --variant ttas --
+        // bench lock --variant mcs. Every record of A is ttas, of B mcs.
+        let a: Vec<Record> = (0..3)
+            .map(|_| bench("ttas", 2, &[3.0, 3.01, 2.99], 0))
+            .collect();
+        let b: Vec<Record> = (0..3)
+            .map(|_| bench("mcs", 2, &[4.0, 4.01, 3.99], 1))
+            .collect();
+        let r = compare_records(&a, &b, Settings::default(), None, 0.01);
+        assert!(r.only_a.is_empty() && r.only_b.is_empty(), "{r:?}");
+        assert_eq!(r.matched, 1);
+        assert_eq!(r.across.len(), 1);
+        assert_eq!(
+            (r.across[0].a.as_str(), r.across[0].b.as_str()),
+            ("ttas", "mcs")
+        );
+        assert_eq!(r.rows[0].key.variant, "ttas→mcs");
+        let c = r.rows[0].comparison.unwrap();
+        assert_eq!((c.n_a, c.n_b), (9, 9));
+        // A parameter the same way: 1 thread against 2, both variants.
+        let a = [bench("ttas", 1, &[3.0], 0), bench("mcs", 1, &[3.0], 0)];
+        let b = [bench("ttas", 2, &[3.0], 0), bench("mcs", 2, &[3.0], 0)];
+        let r = compare_records(&a, &b, Settings::default(), None, 0.01);
+        assert_eq!(r.matched, 2);
+        assert_eq!(r.across[0].field, "threads");
+        // A field that varies within a side stays in the key.
+        let b = [bench("ttas", 2, &[3.0], 0), bench("mcs", 1, &[3.0], 0)];
+        let r = compare_records(&a, &b, Settings::default(), None, 0.01);
+        assert!(r.across.is_empty());
+        assert_eq!(r.matched, 1);
+    }
+
+    #[test]
+    fn identical_verdicts_are_compared_not_unmatched() {
+        let check = |test: &str| {
+            let mut r = Record::new("check", test, "x86tso");
+            r.param("observation", "Never")
+                .param("file", format!("{test}.litmus"));
+            r
+        };
+        let a: Vec<Record> = ["MP", "SB", "LB"].map(check).to_vec();
+        let r = compare_records(&a, &a, Settings::default(), None, 0.01);
+        assert_eq!((r.matched, r.verdicts_compared), (3, 3));
+        assert!(r.verdict_changes.is_empty() && r.compared_anything());
+        assert!(r.across.is_empty());
+        // Nothing shared: nothing compared.
+        let r = compare_records(
+            &a,
+            &[bench("x", 1, &[1.0], 0)],
+            Settings::default(),
+            None,
+            0.01,
+        );
+        assert!(!r.compared_anything());
+    }
+
+    #[test]
+    fn partial_runs_are_recognised() {
+        let mut r = load_run(1e-4, 1e-2, 1000.0);
+        assert!(!is_partial(&r));
+        r.param("interrupted", true);
+        assert!(is_partial(&r));
+        r.param("interrupted", false);
+        assert!(!is_partial(&r));
+    }
+
+    #[test]
+    fn a_million_samples_a_side_are_compared_in_bounded_time() {
+        // Imported per-request latencies: 10⁶ a side. The bootstrap used to
+        // sort 2·10⁶ values for each of 10 000 resamples (hours); now each
+        // resample's median is one order-statistic draw.
+        let n: usize = 1_000_000;
+        let a: Vec<f64> = (0..n)
+            .map(|i| 100.0 + ((i * 7919) % 1000) as f64 / 100.0)
+            .collect();
+        let b: Vec<f64> = a.iter().map(|x| x * 1.02).collect();
+        let rec = |s: Vec<f64>| {
+            let mut r = Record::new("bench", "imported", "v");
+            r.metrics.push(Metric::new(
+                "ns_per_op",
+                Unit::NanosPerOp,
+                Source::ClockGettime,
+                s,
+            ));
+            r
+        };
+        let r = compare_records(&[rec(a)], &[rec(b)], Settings::default(), None, 0.01);
+        let c = r.rows[0].comparison.unwrap();
+        assert_eq!(c.ci_method, crate::CiMethod::Bootstrap);
+        assert!(c.ci_low < 0.02 + 1e-9 && c.ci_high > 0.02 - 1e-9, "{c:?}");
+        assert!(c.ci_low > 0.015 && c.ci_high < 0.025, "{c:?}");
+        assert_eq!(c.verdict, crate::Verdict::Worse);
     }
 }

@@ -103,13 +103,29 @@ fn moses_index_normal(n_a: usize, n_b: usize, tail: f64) -> (usize, f64) {
 /// Percentile bootstrap interval (Efron) of the relative change of medians,
 /// `(median(b) − median(a)) / |median(a)|`, at nominal `confidence`.
 ///
-/// Each of `resamples` rounds draws `n_a` values from `a` and `n_b` from `b`
-/// with replacement (SplitMix64 seeded with `seed`, so the result is
-/// reproducible) and computes the statistic; the interval's ends are the
-/// `(1 ∓ confidence)/2` quantiles of those values (linear interpolation
-/// between order statistics, numpy's default). `None` for an empty or
-/// non-finite sample, `confidence` outside (0, 1), `resamples == 0`, or when a
-/// resample's `median(a)` is 0 (the relative change is then undefined).
+/// Each of `resamples` rounds stands for drawing `n_a` values from `a` and
+/// `n_b` from `b` with replacement and taking their medians; the interval's
+/// ends are the `(1 ∓ confidence)/2` quantiles of the resulting statistics
+/// (linear interpolation between order statistics, numpy's default).
+///
+/// **Cost.** A resample's median is drawn directly instead of by drawing
+/// `n` values and sorting them: a draw with replacement from the sorted
+/// sample `x(1) <= … <= x(n)` is `x(⌈n·U⌉)` for a uniform `U`, and that map
+/// is monotone, so the resample's `k`-th smallest value is `x(⌈n·U(k)⌉)`
+/// where `U(k)`, the `k`-th smallest of `n` uniforms, is `Beta(k, n + 1 −
+/// k)` distributed (David & Nagaraja, *Order Statistics*, 2.1). For an odd
+/// `n` the median is that with `k = (n + 1)/2`; for an even `n` it is the
+/// mean of the `n/2`-th and the next, which given `U(k) = u` is `u + (1 −
+/// u)·M` with `M` the smallest of `n − k` uniforms. The draws have exactly
+/// the distribution of the brute-force bootstrap's medians, and the whole
+/// interval costs one sort of each sample plus `O(resamples)`, so a million
+/// samples a side take well under a second. The random stream is
+/// SplitMix64 seeded with `seed` (reproducible); Beta variates come from
+/// two Gamma variates (Marsaglia & Tsang 2000) over Box–Muller normals.
+///
+/// `None` for an empty or non-finite sample, `confidence` outside (0, 1),
+/// `resamples == 0`, or when a resample's `median(a)` is 0 (the relative
+/// change is then undefined).
 pub fn bootstrap_relative_change(
     a: &[f64],
     b: &[f64],
@@ -121,11 +137,13 @@ pub fn bootstrap_relative_change(
         return None;
     }
     let mut rng = SplitMix64(seed);
-    let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
+    let (mut sa, mut sb) = (a.to_vec(), b.to_vec());
+    sa.sort_unstable_by(f64::total_cmp);
+    sb.sort_unstable_by(f64::total_cmp);
     let mut stats = Vec::with_capacity(resamples);
     for _ in 0..resamples {
-        let ma = resample_median(a, &mut ra, &mut rng);
-        let mb = resample_median(b, &mut rb, &mut rng);
+        let ma = resample_median(&sa, &mut rng);
+        let mb = resample_median(&sb, &mut rng);
         if ma == 0.0 {
             return None;
         }
@@ -143,7 +161,28 @@ pub fn bootstrap_relative_change(
     })
 }
 
-fn resample_median(from: &[f64], buf: &mut [f64], rng: &mut SplitMix64) -> f64 {
+/// The median of one bootstrap resample of `sorted` (non-empty), drawn
+/// through the Beta distribution of uniform order statistics (see
+/// [`bootstrap_relative_change`]).
+fn resample_median(sorted: &[f64], rng: &mut SplitMix64) -> f64 {
+    let n = sorted.len();
+    // x(⌈n·u⌉), 1-based; u in (0, 1).
+    let at = |u: f64| sorted[((n as f64 * u).ceil() as usize).clamp(1, n) - 1];
+    let k = n.div_ceil(2);
+    let u = rng.beta(k as f64, (n + 1 - k) as f64);
+    if n % 2 == 1 {
+        return at(u);
+    }
+    // The smallest of the n − k uniforms above u: 1 − V^(1/(n − k)).
+    let m = 1.0 - rng.open01().powf(1.0 / (n - k) as f64);
+    let next = u + (1.0 - u) * m;
+    at(u) / 2.0 + at(next) / 2.0
+}
+
+/// The brute-force bootstrap median, for the test that the direct draw has
+/// the same distribution.
+#[cfg(test)]
+fn resample_median_brute(from: &[f64], buf: &mut [f64], rng: &mut SplitMix64) -> f64 {
     for slot in buf.iter_mut() {
         *slot = from[rng.below(from.len())];
     }
@@ -176,8 +215,49 @@ impl SplitMix64 {
     }
 
     /// An index in `0..n` by Lemire's multiply-shift (bias below `n / 2⁶⁴`).
+    #[cfg(test)]
     fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+
+    /// A uniform in the open interval (0, 1): 53 random bits, centred in
+    /// their cell so that neither 0 nor 1 comes out (logs stay finite).
+    fn open01(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// A standard normal by Box–Muller (one of the pair).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.open01(), self.open01());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// A `Gamma(shape, 1)` variate for `shape >= 1` by Marsaglia & Tsang
+    /// (2000), "A simple method for generating gamma variables", *ACM TOMS*
+    /// 26(3): squeeze, then the log acceptance test.
+    fn gamma(&mut self, shape: f64) -> f64 {
+        let d = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let t = 1.0 + c * x;
+            if t <= 0.0 {
+                continue;
+            }
+            let v = t * t * t;
+            let u = self.open01();
+            if u < 1.0 - 0.0331 * x * x * x * x || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
+                return d * v;
+            }
+        }
+    }
+
+    /// A `Beta(a, b)` variate for `a, b >= 1`: `X / (X + Y)` with `X` and
+    /// `Y` Gamma variates of shapes `a` and `b`.
+    fn beta(&mut self, a: f64, b: f64) -> f64 {
+        let x = self.gamma(a);
+        let y = self.gamma(b);
+        x / (x + y)
     }
 }
 
@@ -214,6 +294,55 @@ mod tests {
         let (k, achieved, method) = moses_index(9, 9, 0.95);
         assert_eq!((k, method), (18, PMethod::Exact));
         assert!((achieved - (1.0 - 2.0 * 972.0 / 48620.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn direct_median_draws_match_the_brute_force_bootstrap() {
+        // A skewed sample with ties, odd and even sizes: the share of
+        // bootstrap medians at or below each of its values must agree
+        // between the direct draw and drawing n values and sorting them
+        // (sampling error of 20 000 draws: sd <= 0.0036 per share).
+        for n in [1usize, 2, 7, 50, 101] {
+            let x: Vec<f64> = (0..n)
+                .map(|i| ((i * i) % 17) as f64 + (i / 3) as f64)
+                .collect();
+            let mut sorted = x.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let draws = 20_000;
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            let (mut r1, mut r2) = (SplitMix64(7), SplitMix64(8));
+            let mut buf = vec![0.0; n];
+            for _ in 0..draws {
+                fast.push(resample_median(&sorted, &mut r1));
+                slow.push(resample_median_brute(&x, &mut buf, &mut r2));
+            }
+            for &v in &sorted {
+                let share = |d: &[f64]| d.iter().filter(|&&m| m <= v).count() as f64 / draws as f64;
+                let (f, s) = (share(&fast), share(&slow));
+                assert!(
+                    (f - s).abs() < 0.02,
+                    "n {n}, at {v}: direct {f}, brute force {s}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn beta_variates_have_the_right_mean_and_spread() {
+        // Beta(a, b): mean a/(a+b), variance ab/((a+b)²(a+b+1)).
+        let mut r = SplitMix64(3);
+        for (a, b) in [(1.0, 1.0), (3.0, 8.0), (500.0, 501.0)] {
+            let n = 40_000;
+            let v: Vec<f64> = (0..n).map(|_| r.beta(a, b)).collect();
+            let mean = v.iter().sum::<f64>() / n as f64;
+            let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+            let (m0, v0) = (a / (a + b), a * b / ((a + b) * (a + b) * (a + b + 1.0)));
+            assert!(
+                (mean - m0).abs() < 4.0 * (v0 / n as f64).sqrt(),
+                "{a},{b}: mean {mean}"
+            );
+            assert!((var / v0 - 1.0).abs() < 0.05, "{a},{b}: var {var} vs {v0}");
+        }
     }
 
     #[test]

@@ -1,7 +1,13 @@
 //! `atomlab compare A B`: B judged against A, metric by metric
 //! (atomlab-stats: medians, change, Hodges–Lehmann interval, Mann–Whitney
-//! p-value, a verdict), changed verdicts first, unmatched records listed;
-//! exit 1 on a significant regression beyond `--threshold`. With
+//! p-value adjusted by Holm–Bonferroni over all judged rows, a verdict),
+//! changed verdicts first, unmatched records listed, and how many records
+//! matched; a field each side sets throughout (`--variant ttas` against
+//! `--variant mcs`) is what is compared, not part of the match; tail
+//! percentiles with too few samples under them are shown but not judged;
+//! partial (Ctrl-C'd) runs are left out unless `--include-partial`. Exit 1
+//! on a significant regression beyond `--threshold`, 2 when nothing could
+//! be compared. With
 //! `--interleave N -- ARGS_A -- ARGS_B` it first runs the two atomlab
 //! commands alternately N times (A B A B …), so that slow drift of a shared
 //! machine falls on both sides, and saves both series.
@@ -11,8 +17,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use atomlab_core::{ExitStatus, Metric, Record, Report, Source, Unit, Verdict};
-use atomlab_stats::ab::{compare_records, AbResult};
-use atomlab_stats::Settings;
+use atomlab_stats::ab::{compare_records, is_partial, AbResult};
+use atomlab_stats::{CiMethod, PMethod, Settings};
 use atomlab_store::Store;
 
 use crate::cli::Cli;
@@ -23,7 +29,8 @@ use crate::render;
     after_help = "A and B are run ids (or unique prefixes), labels (every run with that \
 label, so the shards of one job pool into one side) or --json files. Exit status: 0 no \
 regression; 1 a changed verdict for the worse, or a metric significantly worse by more than \
---threshold; 2 bad input."
+--threshold (p-values adjusted by Holm-Bonferroni over all judged rows); 2 bad input, or \
+nothing the two sides share to compare."
 )]
 pub struct CompareArgs {
     /// The baseline: a run id, a label or a --json file.
@@ -43,6 +50,10 @@ pub struct CompareArgs {
     /// alternately N times each, save both series and compare them.
     #[arg(long, value_name = "N")]
     pub interleave: Option<usize>,
+    /// Pool partial runs (a `load` stopped by Ctrl-C) with complete ones;
+    /// by default they are left out and counted.
+    #[arg(long)]
+    pub include_partial: bool,
     /// With --interleave: the two commands, separated by `--`.
     #[arg(last = true, value_name = "ARGS_A -- ARGS_B")]
     pub commands: Vec<String>,
@@ -52,6 +63,8 @@ pub struct CompareArgs {
 pub struct Side {
     pub name: String,
     pub records: Vec<Record>,
+    /// Partial records left out (see `complete_only`).
+    pub partial: usize,
 }
 
 /// Resolves a run id, a label or a file into a side.
@@ -62,6 +75,7 @@ pub fn side(spec: &str, store: &mut Option<Store>, cli: &Cli) -> anyhow::Result<
         return Ok(Side {
             name: spec.to_string(),
             records: report.records,
+            partial: 0,
         });
     }
     if store.is_none() {
@@ -77,12 +91,14 @@ pub fn side(spec: &str, store: &mut Option<Store>, cli: &Cli) -> anyhow::Result<
                 .into_iter()
                 .flat_map(|r| r.report.records)
                 .collect(),
+            partial: 0,
         });
     }
     match s.load(spec) {
         Ok(run) => Ok(Side {
             name: format!("run {}", run.meta.id),
             records: run.report.records,
+            partial: 0,
         }),
         Err(e) => Err(anyhow::anyhow!(
             "'{spec}' is neither a --json file, a label nor a run in {}: {e}",
@@ -109,6 +125,11 @@ pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStat
             (side(a, &mut store, cli)?, side(b, &mut store, cli)?)
         }
     };
+    let (a, b) = if args.include_partial {
+        (a, b)
+    } else {
+        (complete_only(a), complete_only(b))
+    };
     let gate = args.threshold / 100.0;
     let settings = Settings {
         threshold: gate,
@@ -126,6 +147,9 @@ pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStat
             anyhow::bail!("no metric named '{m}' in records both sides share (bench has ns_per_op, ops_per_sec, ref_cycles_per_op, fairness; fixed-work lock has seconds)");
         }
     }
+    if !result.compared_anything() {
+        anyhow::bail!("{}", nothing_compared(&result, &a, &b));
+    }
     if json {
         let machine = atomlab_core::Machine::detect();
         render::json(&Report::new(
@@ -134,7 +158,7 @@ pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStat
             records(&result, &a.name, &b.name),
         ))?;
     } else {
-        print(&result, &a.name, &b.name, args.threshold)?;
+        print(&result, &a.name, &b.name, args.threshold, settings.alpha)?;
         // Figures the harness itself marked (not contended, runs left out)
         // are compared as measured, but the reader must know.
         for (tag, side) in [("A", &a), ("B", &b)] {
@@ -157,6 +181,19 @@ pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStat
             }
         }
     }
+    for (tag, side) in [("A", &a), ("B", &b)] {
+        if side.partial > 0 {
+            eprintln!(
+                "atomlab compare: left out {} partial record(s) of {tag} (runs cut short by Ctrl-C, interrupted=true); --include-partial pools them with the complete ones",
+                side.partial
+            );
+        } else if args.include_partial {
+            let n = side.records.iter().filter(|r| is_partial(r)).count();
+            if n > 0 {
+                eprintln!("atomlab compare: {n} partial record(s) of {tag} pooled with the complete ones (--include-partial)");
+            }
+        }
+    }
     if result.regressions() > 0 {
         eprintln!(
             "atomlab compare: {} regression(s) of {} against {} (threshold {}%)",
@@ -168,6 +205,61 @@ pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStat
         return Ok(ExitStatus::VerdictFailed);
     }
     Ok(ExitStatus::Ok)
+}
+
+/// `side` without its partial records, counting them.
+fn complete_only(mut side: Side) -> Side {
+    let before = side.records.len();
+    side.records.retain(|r| !is_partial(r));
+    side.partial += before - side.records.len();
+    side
+}
+
+/// Why nothing was compared, and what to do.
+fn nothing_compared(r: &AbResult, a: &Side, b: &Side) -> String {
+    let mut why = if a.records.is_empty() || b.records.is_empty() {
+        let (tag, side) = if a.records.is_empty() {
+            ("A", a)
+        } else {
+            ("B", b)
+        };
+        format!(
+            "nothing to compare: {tag} ({}) has no records{}",
+            side.name,
+            if side.partial > 0 {
+                format!(
+                    " besides {} partial one(s) (--include-partial pools them)",
+                    side.partial
+                )
+            } else {
+                String::new()
+            }
+        )
+    } else if r.matched == 0 {
+        let show = |keys: &[atomlab_stats::ab::Key]| {
+            let mut s: Vec<String> = keys.iter().take(3).map(|k| k.to_string()).collect();
+            if keys.len() > 3 {
+                s.push(format!("… {} more", keys.len() - 3));
+            }
+            s.join("; ")
+        };
+        format!(
+            "nothing to compare: no record of A ({}) matches one of B ({}). Records match by capability, scenario, variant and parameters (a variant or parameter set throughout each side is left out); A has {}: {}; B has {}: {}",
+            a.name,
+            b.name,
+            r.only_a.len(),
+            show(&r.only_a),
+            r.only_b.len(),
+            show(&r.only_b)
+        )
+    } else {
+        format!(
+            "nothing to compare: {} record(s) of A and B match, but none carries a verdict or a timing both sides have",
+            r.matched
+        )
+    };
+    why.push_str(" (exit 2: a comparison that compares nothing must not pass a CI gate)");
+    why
 }
 
 /// Runs the two commands alternately, `n` times each, with `--json`,
@@ -190,10 +282,12 @@ fn interleave(n: usize, commands: &[String], cli: &Cli) -> anyhow::Result<(Side,
         Side {
             name: format!("A: atomlab {}", cmd_a.join(" ")),
             records: Vec::new(),
+            partial: 0,
         },
         Side {
             name: format!("B: atomlab {}", cmd_b.join(" ")),
             records: Vec::new(),
+            partial: 0,
         },
     ];
     for round in 1..=n {
@@ -243,10 +337,63 @@ fn verdict_word(v: atomlab_stats::Verdict) -> &'static str {
     }
 }
 
-/// The people's view: changed verdicts, the metric table, the unmatched.
-fn print(r: &AbResult, a: &str, b: &str, threshold: f64) -> anyhow::Result<()> {
+/// The smallest two-sided Mann–Whitney p that `n_a` against `n_b` runs
+/// without ties can reach: `2 / C(n_a + n_b, n_a)`.
+fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
+    let (m, n) = (n_a.min(n_b), n_a.max(n_b));
+    let arrangements = (1..=m).fold(1.0, |c, i| c * (n + i) as f64 / i as f64);
+    (2.0 / arrangements).min(1.0)
+}
+
+/// The people's view: what matched, changed verdicts, the metric table,
+/// why rows were not judged, the unmatched.
+fn print(r: &AbResult, a: &str, b: &str, threshold: f64, alpha: f64) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "A = {a}\nB = {b}")?;
+    let mut matched = format!("matched {} record(s) of A with B", r.matched);
+    if !(r.only_a.is_empty() && r.only_b.is_empty()) {
+        matched.push_str(&format!(
+            " ({} of A and {} of B unmatched, listed below)",
+            r.only_a.len(),
+            r.only_b.len()
+        ));
+    }
+    if !r.across.is_empty() {
+        let across: Vec<String> = r
+            .across
+            .iter()
+            .map(|x| format!("{} {} (A) vs {} (B)", x.field, x.a, x.b))
+            .collect();
+        matched.push_str(&format!(
+            ", compared across what each side sets throughout: {}",
+            across.join(", ")
+        ));
+    }
+    writeln!(out, "{matched}")?;
+    if r.verdicts_compared > 0 {
+        writeln!(
+            out,
+            "verdicts: {} compared, {} changed ({} for the worse)",
+            r.verdicts_compared,
+            r.verdict_changes.len(),
+            r.verdict_changes.iter().filter(|c| c.regression).count()
+        )?;
+    }
+    if !r.rows.is_empty() {
+        let unjudged = r.rows.iter().filter(|x| x.not_judged.is_some()).count();
+        writeln!(
+            out,
+            "metrics: {} row(s), {} judged (Holm-Bonferroni over {}){}",
+            r.rows.len(),
+            r.judged,
+            r.judged,
+            if unjudged > 0 {
+                format!(", {unjudged} shown but not judged (below)")
+            } else {
+                String::new()
+            }
+        )?;
+    }
     if !r.verdict_changes.is_empty() {
         let mut t = render::table();
         t.set_header(vec!["changed verdict", "A", "B", "regression"]);
@@ -263,13 +410,16 @@ fn print(r: &AbResult, a: &str, b: &str, threshold: f64) -> anyhow::Result<()> {
     if !r.rows.is_empty() {
         let mut t = render::table();
         t.set_header(vec![
-            "record", "metric", "median A", "median B", "change", "95% CI", "p", "verdict",
+            "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
+            "verdict",
         ]);
         for row in &r.rows {
             let mut cells = vec![row.key.to_string(), row.metric.clone()];
             match &row.comparison {
                 Some(c) => {
-                    let v = if row.regression {
+                    let v = if row.not_judged.is_some() {
+                        "not judged".to_string()
+                    } else if row.regression {
                         format!("{} (regression)", verdict_word(c.verdict))
                     } else {
                         verdict_word(c.verdict).to_string()
@@ -279,36 +429,77 @@ fn print(r: &AbResult, a: &str, b: &str, threshold: f64) -> anyhow::Result<()> {
                         render::num(c.median_b),
                         pct(c.change),
                         format!(
-                            "[{}, {}]{}",
+                            "[{}, {}]{}{}",
                             pct(c.ci_low),
                             pct(c.ci_high),
                             if c.ci_confidence + 1e-9 < 0.95 {
                                 format!(" ({:.0}%)", c.ci_confidence * 100.0)
                             } else {
                                 String::new()
+                            },
+                            if c.ci_method == CiMethod::Bootstrap {
+                                "*"
+                            } else {
+                                ""
                             }
                         ),
                         format!("{:.3}", c.p_value),
+                        if row.not_judged.is_some() {
+                            "-".to_string()
+                        } else {
+                            format!("{:.3}", c.p_judged)
+                        },
                         v,
                     ]);
                 }
-                None => {
-                    cells.extend(["-", "-", "-", "-", "-", "no usable samples"].map(String::from))
-                }
+                None => cells
+                    .extend(["-", "-", "-", "-", "-", "-", "no usable samples"].map(String::from)),
             }
             t.add_row(cells);
         }
         writeln!(out, "{t}")?;
-        writeln!(out, "change: B vs A, relative to A's median; CI: Hodges-Lehmann shift with Moses' interval (its confidence in brackets when the runs are too few to reach 95%); p: Mann-Whitney U, two-sided; verdict: better/worse when p < 0.05, the interval excludes 0 and the change exceeds {threshold}%; too noisy when the interval is wider than 2x{threshold}% or below 95%")?;
+        writeln!(out, "change: B vs A, relative to A's median; CI: Hodges-Lehmann shift with Moses' interval (its confidence in brackets when the runs are too few to reach 95%); p: Mann-Whitney U, two-sided; p (Holm): p adjusted by Holm-Bonferroni over the {} judged rows, so that the chance of any false better/worse among them stays under {alpha}; verdict: better/worse when p (Holm) < {alpha}, the interval excludes 0 and the change exceeds {threshold}%; too noisy when the interval is wider than 2x{threshold}% or below 95%", r.judged)?;
+        if let Some(c) = r
+            .rows
+            .iter()
+            .filter_map(|x| x.comparison)
+            .find(|c| c.ci_method == CiMethod::Bootstrap)
+        {
+            writeln!(out, "CI*: {} x {} runs make over a million pairwise differences, so the interval is the percentile bootstrap of the change of medians: {} resamples, each resample's median drawn directly as an order statistic (exact in distribution; costs one sort of each side, not resamples x samples)", c.n_a, c.n_b, Settings::default().resamples)?;
+        }
+        let mut reasons: Vec<(&str, &str)> = r
+            .rows
+            .iter()
+            .filter_map(|x| Some((x.metric.as_str(), x.not_judged.as_deref()?)))
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        for (metric, why) in reasons {
+            writeln!(out, "not judged: {metric}: {why}")?;
+        }
+        // Holm's first step needs p < alpha/m; with few runs an exact p
+        // cannot get that low, and the reader must know it, not read
+        // "too noisy" as "unchanged".
+        let hopeless = r
+            .rows
+            .iter()
+            .filter(|x| x.not_judged.is_none())
+            .filter_map(|x| x.comparison)
+            .filter(|c| {
+                c.p_method == PMethod::Exact
+                    && smallest_exact_p(c.n_a, c.n_b) * r.judged as f64 >= alpha
+            })
+            .map(|c| (c.n_a, c.n_b))
+            .min();
+        if let Some((n_a, n_b)) = hopeless {
+            writeln!(out, "note: with {n_a} vs {n_b} runs no p can fall below {:.4}, and Holm over {} rows needs the smallest below {:.4}: such rows cannot show a change; use more runs, or --metric to judge fewer rows", smallest_exact_p(n_a, n_b), r.judged, alpha / r.judged as f64)?;
+        }
     }
     for k in &r.only_a {
         writeln!(out, "only in A: {k}")?;
     }
     for k in &r.only_b {
         writeln!(out, "only in B: {k}")?;
-    }
-    if r.rows.is_empty() && r.verdict_changes.is_empty() {
-        writeln!(out, "no record of A matches one of B")?;
     }
     Ok(())
 }
@@ -333,7 +524,11 @@ fn records(r: &AbResult, a: &str, b: &str) -> Vec<Record> {
     for row in &r.rows {
         let mut rec = Record::new("compare", &row.key.to_string(), &row.metric);
         rec.param("a", a).param("b", b);
+        if let Some(why) = &row.not_judged {
+            rec.param("not_judged", why.clone());
+        }
         if let Some(c) = &row.comparison {
+            rec.param("n_a", c.n_a).param("n_b", c.n_b);
             let f =
                 |name: &str, unit: Unit, v: f64| Metric::new(name, unit, Source::Derived, vec![v]);
             rec.metrics.push(f("median_a", row.unit, c.median_a));
@@ -345,7 +540,17 @@ fn records(r: &AbResult, a: &str, b: &str) -> Vec<Record> {
             rec.metrics
                 .push(f("ci_high_percent", Unit::Percent, c.ci_high * 100.0));
             rec.metrics.push(f("p_value", Unit::Ratio, c.p_value));
-            rec.param("verdict", verdict_word(c.verdict));
+            if row.not_judged.is_none() {
+                rec.metrics.push(f("p_holm", Unit::Ratio, c.p_judged));
+            }
+            rec.param(
+                "verdict",
+                if row.not_judged.is_some() {
+                    "not judged"
+                } else {
+                    verdict_word(c.verdict)
+                },
+            );
         }
         rec.verdict = Some(if row.regression {
             Verdict::Fail
