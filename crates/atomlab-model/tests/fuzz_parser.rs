@@ -3,7 +3,10 @@
 //! in the litmus alphabet, parsing returns a test or a positioned error and
 //! never panics; whatever parses is checked under every model with a short
 //! deadline, which must return a verdict, TIMEOUT, n/a or an error, never
-//! panic or hang.
+//! panic or hang. The edits include issue 22's hostile shapes: nesting
+//! thousands deep (parentheses, unary operators, operator chains, `if`s,
+//! condition connectives), and an initial state that gives one register or
+//! location twice (as written, or under an alias), which must be refused.
 //!
 //! `cargo test` runs a small number of cases. A long run, for a given time:
 //! `ATOMLAB_FUZZ_SECS=600 nice -n 19 cargo test --release -p atomlab-model --test fuzz_parser -- --nocapture`
@@ -50,7 +53,16 @@ enum Edit {
     Replace(usize, String),
     Duplicate(usize, usize),
     Truncate(usize),
+    /// `piece` repeated `n` times at a position.
+    Deep(usize, usize, usize),
+    /// The first item of the initial state given again.
+    InitAgain,
 }
+
+/// Pieces that nest when repeated.
+const DEEP: &[&str] = &[
+    "(", "-", "!", "~", "1+", "if (1) {", "x=1 /\\ ", "x=1 \\/ ", "((",
+];
 
 const TOKENS: &[&str] = &[
     "{",
@@ -221,6 +233,8 @@ fn edit() -> impl Strategy<Value = Edit> {
         (any::<usize>(), text).prop_map(|(a, s)| Edit::Replace(a, s)),
         (any::<usize>(), 1usize..40).prop_map(|(a, n)| Edit::Duplicate(a, n)),
         any::<usize>().prop_map(Edit::Truncate),
+        (any::<usize>(), 0..DEEP.len(), 400usize..20_000).prop_map(|(a, k, n)| Edit::Deep(a, k, n)),
+        Just(Edit::InitAgain),
     ]
 }
 
@@ -264,6 +278,23 @@ fn apply(mut s: String, edits: &[Edit]) -> String {
             Edit::Truncate(a) => {
                 let i = boundary(&s, *a);
                 s.truncate(i);
+            }
+            Edit::Deep(a, k, n) => {
+                let i = boundary(&s, *a);
+                s.insert_str(i, &DEEP[*k].repeat(*n));
+            }
+            Edit::InitAgain => {
+                // `{ a; b; }` becomes `{ a; a; b; }`.
+                if let (Some(open), Some(close)) = (s.find('{'), s.find('}')) {
+                    if open < close {
+                        let body = &s[open + 1..close];
+                        if let Some(item) = body.split(';').map(str::trim).find(|t| t.contains('='))
+                        {
+                            let item = format!(" {item};");
+                            s.insert_str(open + 1, &item);
+                        }
+                    }
+                }
             }
         }
     }
@@ -370,6 +401,36 @@ fn mutated_x86_64_and_riscv_tests_never_panic() {
     eprintln!(
         "mutated_x86_64_and_riscv_tests_never_panic: {n} cases in {:.1} s",
         start.elapsed().as_secs_f64()
+    );
+}
+
+/// Every golden test whose initial state gives a value, with that item
+/// given again, is refused at a position, naming it given twice.
+#[test]
+fn an_initial_value_given_twice_is_always_refused() {
+    let mut refused = 0;
+    for seed in seeds() {
+        let doubled = apply(seed.clone(), &[Edit::InitAgain]);
+        if doubled == seed {
+            continue;
+        }
+        // The golden error tests are refused for their own reason first.
+        let refused_anyway = atomlab_litmus::parse("<fuzz>", &seed).is_err();
+        match atomlab_litmus::parse("<fuzz>", &doubled) {
+            Ok(_) => panic!("a value given twice was accepted:\n{doubled}"),
+            Err(e) => {
+                assert!(
+                    refused_anyway || e.message.contains("initialised twice"),
+                    "{e}\n{doubled}"
+                );
+                assert!(e.line >= 1 && e.column >= 1, "{e}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        refused >= 30,
+        "only {refused} golden tests have an initial value"
     );
 }
 

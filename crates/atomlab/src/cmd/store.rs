@@ -389,16 +389,52 @@ fn check_version(path: &Path, what: &str, value: Option<&serde_json::Value>) -> 
     }
 }
 
+/// The largest document `import` and `compare FILE` read (1 GiB): a
+/// million samples a metric is tens of MB.
+pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
+
 /// Reads a --json document (or an `export`ed run, with its facts under
 /// `run`), refusing a document or a record of another schema version.
 pub fn read_run_document(path: &Path) -> anyhow::Result<(Report, Option<RunMeta>)> {
-    let bytes = if path.as_os_str() == "-" {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)?;
-        v
+    // At most MAX_DOCUMENT_BYTES, from a file or stdin: a device or an
+    // endless pipe is refused, not read until memory runs out.
+    let mut bytes = Vec::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin(), MAX_DOCUMENT_BYTES + 1),
+            &mut bytes,
+        )
     } else {
-        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?
+        let meta =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if !meta.is_file() {
+            anyhow::bail!(
+                "{} is not a regular file: give an atomlab --json document (or - for stdin)",
+                path.display()
+            );
+        }
+        if meta.len() > MAX_DOCUMENT_BYTES {
+            anyhow::bail!(
+                "{} is larger than {} MiB, the most atomlab reads of one document",
+                path.display(),
+                MAX_DOCUMENT_BYTES >> 20
+            );
+        }
+        std::fs::File::open(path).and_then(|f| {
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(f, MAX_DOCUMENT_BYTES + 1),
+                &mut bytes,
+            )
+        })
     };
+    read.with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+        anyhow::bail!(
+            "{} is larger than {} MiB, the most atomlab reads of one document",
+            path.display(),
+            MAX_DOCUMENT_BYTES >> 20
+        );
+    }
     let mut value: serde_json::Value = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not JSON", path.display()))?;
     let Some(obj) = value.as_object_mut() else {
