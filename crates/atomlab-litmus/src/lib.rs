@@ -36,6 +36,7 @@ mod asm;
 pub mod ast;
 mod c;
 mod error;
+pub mod inputs;
 mod parse;
 mod riscv;
 mod scan;

@@ -9,21 +9,6 @@ fn corpus() -> Option<PathBuf> {
     p.is_dir().then_some(p)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "litmus") {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn corpus_parses_or_is_refused_with_a_position() {
     let Some(dir) = corpus() else {
@@ -31,7 +16,7 @@ fn corpus_parses_or_is_refused_with_a_position() {
         return;
     };
     let mut files = Vec::new();
-    walk(&dir, &mut files);
+    files.extend(atomlab_litmus::inputs::litmus_files(&dir));
     let mut refused = 0;
     for f in &files {
         match atomlab_litmus::parse_file(f) {
@@ -58,7 +43,7 @@ fn litmus_more_x86_64_and_riscv_parse() {
     };
     for (folder, at_least, refused_max) in [("x86_64", 41, 1), ("riscv", 152, 0)] {
         let mut files = Vec::new();
-        walk(&dir.join(folder), &mut files);
+        files.extend(atomlab_litmus::inputs::litmus_files(&dir.join(folder)));
         if files.is_empty() {
             eprintln!("no ../shared/litmus-more/{folder}: skipped");
             continue;

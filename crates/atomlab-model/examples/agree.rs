@@ -5,24 +5,9 @@
 //! the best of k runs of each test (the machines here are shared and noisy).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use atomlab_model::{check_test, CheckOptions, ModelOutcome};
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut v: Vec<_> = rd.flatten().map(|e| e.path()).collect();
-    v.sort();
-    for p in v {
-        if p.is_dir() {
-            walk(&p, out)
-        } else if p.extension().is_some_and(|e| e == "expected") {
-            out.push(p)
-        }
-    }
-}
 
 fn parse(text: &str) -> (Option<String>, BTreeSet<String>) {
     let mut obs = None;
@@ -57,7 +42,7 @@ fn main() {
     );
     let only = args.get(2).cloned();
     let mut files = Vec::new();
-    walk(&dir, &mut files);
+    files.extend(atomlab_litmus::inputs::litmus_files(&dir));
     let mut stats: BTreeMap<String, [usize; 3]> = BTreeMap::new();
     let mut times: BTreeMap<String, f64> = BTreeMap::new();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();

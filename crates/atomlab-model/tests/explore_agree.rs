@@ -14,21 +14,6 @@ use std::time::{Duration, Instant};
 use atomlab_litmus::Test;
 use atomlab_model::{check_test, CheckOptions, Engine, ModelOutcome, ModelResult, MODEL_NAMES};
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-    v.sort();
-    for p in v {
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "litmus") {
-            out.push(p);
-        }
-    }
-}
-
 /// What must agree: per model, the observation and states, or the kind of
 /// refusal. `None` when the reference timed out (nothing to compare).
 fn verdicts(
@@ -106,8 +91,10 @@ fn engines_agree_on_the_reference_corpus() {
         return;
     };
     let mut files = Vec::new();
-    walk(&shared.join("litmus"), &mut files);
-    walk(&shared.join("litmus-more"), &mut files);
+    files.extend(atomlab_litmus::inputs::litmus_files(&shared.join("litmus")));
+    files.extend(atomlab_litmus::inputs::litmus_files(
+        &shared.join("litmus-more"),
+    ));
     let (mut compared, mut refused, mut timed_out) = (0, 0, 0);
     let mut bad = Vec::new();
     for f in &files {

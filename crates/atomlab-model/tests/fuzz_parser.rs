@@ -12,7 +12,7 @@
 //! `ATOMLAB_FUZZ_SECS=600 nice -n 19 cargo test --release -p atomlab-model --test fuzz_parser -- --nocapture`
 //! (BENCHMARKS.md records how long it ran clean).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use atomlab_model::{check_test, CheckOptions, MODEL_NAMES};
@@ -20,29 +20,12 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 fn seeds() -> Vec<String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-        v.sort();
-        for p in v {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "litmus") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(
+    atomlab_litmus::inputs::litmus_files(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus"),
-        &mut files,
-    );
-    files
-        .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap())
-        .collect()
+    )
+    .iter()
+    .map(|f| std::fs::read_to_string(f).unwrap())
+    .collect()
 }
 
 /// One edit to a test's text.

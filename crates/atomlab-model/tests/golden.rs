@@ -4,34 +4,18 @@
 //! message the parser must refuse `X.litmus` with.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use atomlab_model::{check_test, herd, CheckOptions, ModelOutcome};
 
 mod support;
 use support::{flags, summary};
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    v.sort();
-    for p in v {
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "litmus") {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn golden_litmus_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
     let mut files = Vec::new();
-    walk(&root, &mut files);
+    files.extend(atomlab_litmus::inputs::litmus_files(&root));
     assert!(files.len() >= 30, "golden tests missing: {}", files.len());
     let mut failures = Vec::new();
     let mut checked = 0;
@@ -135,10 +119,12 @@ fn riscv_mixed_size_is_refused() {
 fn riscv_mapping_allows_no_state_c11_forbids() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    walk(&here.join("tests/litmus/c"), &mut files);
+    files.extend(atomlab_litmus::inputs::litmus_files(
+        &here.join("tests/litmus/c"),
+    ));
     let shared = here.join("../../../shared/litmus/c");
     if shared.is_dir() {
-        walk(&shared, &mut files);
+        files.extend(atomlab_litmus::inputs::litmus_files(&shared));
     }
     let mut compared = 0;
     let mut unsound = Vec::new();

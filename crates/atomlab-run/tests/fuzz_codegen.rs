@@ -8,7 +8,7 @@
 //! `cargo test` runs a few hundred cases; more with
 //! `ATOMLAB_FUZZ_CASES=5000 nice -n 19 cargo test --release -p atomlab-run --test fuzz_codegen -- --nocapture`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use atomlab_model::{check_test, CheckOptions, ModelOutcome};
@@ -343,24 +343,14 @@ fn random_valid_tests_run_within_x86tso() {
 }
 
 fn seeds() -> Vec<String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-        v.sort();
-        for p in v {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "litmus") {
-                out.push(p);
-            }
-        }
-    }
     let mut files = Vec::new();
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    walk(&here.join("../atomlab-model/tests/litmus"), &mut files);
-    walk(&here.join("tests/litmus"), &mut files);
+    files.extend(atomlab_litmus::inputs::litmus_files(
+        &here.join("../atomlab-model/tests/litmus"),
+    ));
+    files.extend(atomlab_litmus::inputs::litmus_files(
+        &here.join("tests/litmus"),
+    ));
     files
         .iter()
         .filter_map(|f| std::fs::read_to_string(f).ok())

@@ -163,3 +163,23 @@ fn a_litmus_file_past_16_mib_is_refused() {
     );
     assert_bad_input(&["check", "--no-save", &f], &[&f, "larger than 16 MiB"]);
 }
+
+/// A list that names itself overflowed the stack (exit 134); it is now
+/// refused naming the loop, and what the list did name is still checked.
+#[test]
+fn a_list_that_names_itself_is_refused() {
+    let list = scratch("self.txt", "");
+    let test = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../atomlab-run/tests/litmus/SB.litmus"
+    );
+    std::fs::write(&list, format!("{test}\n@{list}\n")).unwrap();
+    let o = cli_support::atomlab(&["check", "--no-save", &format!("@{list}")]);
+    let err = cli_support::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the list names itself"), "{err}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("| SB "),
+        "the named test is still checked"
+    );
+}

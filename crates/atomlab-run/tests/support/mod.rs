@@ -29,21 +29,7 @@ pub fn shared() -> Option<PathBuf> {
 /// The `.litmus` files below `dir`, subfolders included, sorted; none when
 /// it cannot be read.
 pub fn litmus_files(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "litmus") {
-                out.push(p);
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, &mut v);
+    let mut v = atomlab_litmus::inputs::litmus_files(dir);
     v.sort();
     v
 }

@@ -134,88 +134,6 @@ enum TestResult {
     Refused(ParseError),
 }
 
-/// Expands directories and @lists into litmus files, in a stable order.
-pub(crate) fn expand(inputs: &[String], errors: &mut Vec<(String, String)>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for i in inputs {
-        if let Some(list) = i.strip_prefix('@') {
-            let base = Path::new(list).parent().unwrap_or(Path::new("."));
-            match std::fs::read_to_string(list) {
-                Ok(text) => {
-                    let items: Vec<String> = text
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                        .map(|l| {
-                            let p = Path::new(l);
-                            if p.exists() || p.is_absolute() {
-                                l.to_string()
-                            } else {
-                                base.join(p).display().to_string()
-                            }
-                        })
-                        .collect();
-                    out.extend(expand(&items, errors));
-                }
-                Err(e) => errors.push((list.to_string(), format!("cannot read list: {e}"))),
-            }
-            continue;
-        }
-        let p = PathBuf::from(i);
-        if p.is_dir() {
-            let mut found = Vec::new();
-            walk(&p, &mut found);
-            if found.is_empty() {
-                errors.push((i.clone(), "no .litmus files in this directory".into()));
-            }
-            out.extend(found);
-        } else if p.is_file() {
-            out.push(p);
-        } else {
-            errors.push((i.clone(), "no such file or directory".into()));
-        }
-    }
-    out
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    // The entry's type comes with the directory listing (d_type): no stat
-    // per file, which was a tenth of a small corpus's check. A symbolic
-    // link, or a file system that does not give the type, is stat'ed.
-    // Sorted by name: within one directory that is the paths' order, without
-    // comparing them component by component.
-    // Only the `.litmus` files and the subdirectories get a path: a corpus
-    // folder holds herd logs and expected results beside its tests.
-    let mut v: Vec<(PathBuf, bool)> = rd
-        .flatten()
-        .filter_map(|e| {
-            let is_dir = match e.file_type() {
-                Ok(t) if !t.is_symlink() => t.is_dir(),
-                _ => e.path().is_dir(),
-            };
-            let litmus = || {
-                e.file_name()
-                    .as_encoded_bytes()
-                    .strip_suffix(b".litmus")
-                    .is_some_and(|stem| !stem.is_empty())
-            };
-            (is_dir || litmus()).then(|| (e.path(), is_dir))
-        })
-        .collect();
-    // Siblings: comparing the paths compares their last components.
-    v.sort_unstable_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
-    for (p, is_dir) in v {
-        if is_dir {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
-
 /// The per-test timeout when `--timeout` is not given.
 pub const DEFAULT_TIMEOUT_S: f64 = 60.0;
 
@@ -348,8 +266,8 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--dot {}: cannot create the directory", dir.display()))?;
     }
-    let mut errors = Vec::new();
-    let mut files = expand(&args.files, &mut errors);
+    let atomlab_litmus::inputs::Expanded { mut files, errors } =
+        atomlab_litmus::inputs::expand(&args.files);
     if let Some(s) = args.shard {
         files = s.select(files);
     }

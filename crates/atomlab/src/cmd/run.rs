@@ -269,8 +269,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         },
     };
     let machine = Machine::detect();
-    let mut errors = Vec::new();
-    let files = super::check::expand(&args.files, &mut errors);
+    let atomlab_litmus::inputs::Expanded { files, errors } =
+        atomlab_litmus::inputs::expand(&args.files);
     let mut report_errors: Vec<InputError> = errors
         .into_iter()
         .map(|(input, message)| InputError {
