@@ -50,6 +50,16 @@ pub(crate) struct Image<'a> {
     /// GNU indirect functions (STT_GNU_IFUNC) defined here: implementations
     /// picked at load time, often by CPU feature.
     pub ifuncs: usize,
+    /// Their resolvers' addresses (the symbols' values, and the addends of
+    /// `R_*_IRELATIVE` relocations), sorted.
+    pub ifunc_resolvers: Vec<u64>,
+    /// Whether the file is position-independent (`ET_DYN`: a shared object
+    /// or a PIE), so that every code address stored in its data carries a
+    /// dynamic relocation.
+    pub position_independent: bool,
+    /// Code addresses the file's data and dynamic symbols point to: the
+    /// addends of `R_*_RELATIVE` relocations, exported symbols, the entry.
+    pub data_refs: Vec<u64>,
     pub notes: Vec<String>,
 }
 
@@ -199,6 +209,34 @@ impl<'a> Image<'a> {
         symbols.dedup_by_key(|s| s.addr);
 
         let mut got_slots = HashMap::new();
+        let mut data_refs: Vec<u64> = file
+            .dynamic_symbols()
+            .filter(|s| !s.is_undefined() && s.address() != 0)
+            .map(|s| s.address())
+            .collect();
+        data_refs.push(file.entry());
+        let mut irelative = Vec::new();
+        // Only aarch64 needs them (the LSE dispatch analysis).
+        let relocs = file
+            .dynamic_relocations()
+            .filter(|_| arch == Arch::Aarch64);
+        if let Some(relocs) = relocs {
+            for (_, reloc) in relocs {
+                if let object::RelocationFlags::Elf { r_type } = reloc.flags() {
+                    // The addend is the address itself (ELF for the Arm 64-bit
+                    // Architecture, "Dynamic relocations").
+                    let target = reloc.addend() as u64;
+                    if r_type == object::elf::R_AARCH64_RELATIVE {
+                        data_refs.push(target);
+                    } else if r_type == object::elf::R_AARCH64_IRELATIVE {
+                        data_refs.push(target);
+                        irelative.push(target);
+                    }
+                }
+            }
+        }
+        data_refs.sort_unstable();
+        data_refs.dedup();
         // Dynamic relocations name symbols by their index in .dynsym.
         if let (Some(relocs), Some(dynsym)) =
             (file.dynamic_relocations(), file.dynamic_symbol_table())
@@ -256,6 +294,14 @@ impl<'a> Image<'a> {
             extents: merged,
             entry: file.entry(),
             ifuncs: ifuncs.len(),
+            ifunc_resolvers: {
+                let mut r: Vec<u64> = ifuncs.into_iter().chain(irelative).collect();
+                r.sort_unstable();
+                r.dedup();
+                r
+            },
+            position_independent: matches!(file.kind(), object::ObjectKind::Dynamic),
+            data_refs,
             notes,
         })
     }

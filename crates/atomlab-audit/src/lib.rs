@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod aarch64;
+mod dispatch;
 mod elf;
 pub mod error;
 pub mod input;
@@ -45,7 +46,8 @@ use std::path::PathBuf;
 
 pub use error::AuditError;
 pub use model::{
-    Arch, BinaryAudit, Class, FunctionTally, Helper, Order, Requirement, Site, Verdict, VerdictKind,
+    Arch, BinaryAudit, Class, Evidence, FunctionTally, Helper, LseDispatch, Order, Requirement, Site,
+    Verdict, VerdictKind,
 };
 
 /// Audits one ELF file held in memory. `path` names it in errors and output.
