@@ -1,0 +1,50 @@
+/* Fixture for tests/audit_dispatch.rs: Go's way to choose LSE at run time.
+   Go's runtime/internal/atomic (Xadd) loads the CPU-feature byte, CBZ to an
+   LL/SC loop, else LDADDAL; Go's compiler inlines CAS as a byte load, TBZ
+   to an LL/SC loop, else CASAL. Both through a register other than the
+   ADRP's, as Go's linker emits (not libgcc's helper shape). */
+	.arch	armv8-a+lse
+	.text
+	.globl	xadd
+	.type	xadd, %function
+xadd:
+	.cfi_startproc
+	adrp	x9, has_atomics
+	add	x9, x9, :lo12:has_atomics
+	ldrb	w4, [x9]
+	cbz	w4, 1f
+	ldaddal	w1, w2, [x0]
+	add	w0, w1, w2
+	ret
+1:	ldaxr	w2, [x0]
+	add	w2, w2, w1
+	stlxr	w3, w2, [x0]
+	cbnz	w3, 1b
+	mov	w0, w2
+	ret
+	.cfi_endproc
+	.size	xadd, .-xadd
+
+	.globl	cas
+	.type	cas, %function
+cas:
+	.cfi_startproc
+	adrp	x9, has_atomics
+	add	x9, x9, :lo12:has_atomics
+	ldrb	w7, [x9]
+	tbz	w7, #0, 2f
+	mov	w3, w1
+	casal	w3, w2, [x0]
+	cmp	w3, w1
+	cset	w0, eq
+	ret
+2:	ldaxr	w3, [x0]
+	cmp	w3, w1
+	b.ne	3f
+	stlxr	w4, w2, [x0]
+	cbnz	w4, 2b
+3:	cset	w0, eq
+	ret
+	.cfi_endproc
+	.size	cas, .-cas
+	.section	.note.GNU-stack,"",%progbits
