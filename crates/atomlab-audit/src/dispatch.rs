@@ -126,12 +126,10 @@ impl Ctx<'_, '_> {
                 return Some(Evidence::IdRegister);
             }
             // `and`, `ubfx`, `mov`: follow the source register.
-            let src = inst.operands[1..]
-                .iter()
-                .find_map(|op| match op {
-                    Operand::Register(_, r) | Operand::RegisterOrSP(_, r) if *r != 31 => Some(*r),
-                    _ => None,
-                })?;
+            let src = inst.operands[1..].iter().find_map(|op| match op {
+                Operand::Register(_, r) | Operand::RegisterOrSP(_, r) if *r != 31 => Some(*r),
+                _ => None,
+            })?;
             reg = src;
         }
         None
@@ -178,7 +176,11 @@ impl Ctx<'_, '_> {
             if fallback.is_empty() {
                 continue;
             }
-            let lse_arm = if end.is_none() { (b + 4, t) } else { (t, site + 4) };
+            let lse_arm = if end.is_none() {
+                (b + 4, t)
+            } else {
+                (t, site.saturating_add(4))
+            };
             if !self.lls_in(lse_arm.0, lse_arm.1).is_empty() {
                 continue;
             }
@@ -223,7 +225,9 @@ fn code_refs(image: &Image<'_>, decoder: &InstDecoder) -> Vec<(u64, u64)> {
                     };
                     let imm = match inst.operands[2] {
                         Operand::Immediate(v) => u64::from(v),
-                        Operand::ImmShift(v, s) => u64::from(v) << s,
+                        Operand::ImmShift(v, s) => {
+                            u64::from(v).checked_shl(u32::from(s)).unwrap_or(0)
+                        }
                         _ => continue,
                     };
                     if let Some(Some(p)) = pages.get(usize::from(src)) {
@@ -252,17 +256,24 @@ fn ifunc_choices(ctx: &Ctx<'_, '_>) -> HashSet<u64> {
         let mut pages: HashMap<u16, u64> = HashMap::new();
         let mut targets = HashSet::new();
         let mut conditional = false;
-        let mut addr = r;
-        while addr < end && addr < r.saturating_add(4 * 64) {
+        for k in 0..64u64 {
+            let Some(addr) = r.checked_add(4 * k).filter(|&a| a < end) else {
+                break;
+            };
             let Some(inst) = ctx.decode(addr) else { break };
-            match (inst.opcode, inst.operands[0], inst.operands[1], inst.operands[2]) {
+            match (
+                inst.opcode,
+                inst.operands[0],
+                inst.operands[1],
+                inst.operands[2],
+            ) {
                 (Opcode::ADRP, Operand::Register(_, d), Operand::PCOffset(off), _) => {
                     pages.insert(d, (addr & !0xfff).wrapping_add(off as u64));
                 }
                 (Opcode::ADD, _, Operand::Register(_, s) | Operand::RegisterOrSP(_, s), imm) => {
                     let imm = match imm {
                         Operand::Immediate(v) => Some(u64::from(v)),
-                        Operand::ImmShift(v, sh) => Some(u64::from(v) << sh),
+                        Operand::ImmShift(v, sh) => u64::from(v).checked_shl(u32::from(sh)),
                         _ => None,
                     };
                     if let (Some(p), Some(i)) = (pages.get(&s), imm) {
@@ -283,7 +294,6 @@ fn ifunc_choices(ctx: &Ctx<'_, '_>) -> HashSet<u64> {
                 ) => conditional = true,
                 _ => {}
             }
-            addr += 4;
         }
         targets.retain(|t| ctx.image.bytes_at(*t).is_some());
         if conditional && targets.len() > 1 {

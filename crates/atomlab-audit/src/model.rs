@@ -269,7 +269,8 @@ pub struct FunctionTally {
     pub addr: u64,
     /// Symbol name, or `fn@0x…` where the binary is stripped.
     pub name: String,
-    /// How its start was found: `symbol`, `eh_frame`, `helper-shape`, `entry`.
+    /// How its start was found: `symbol`, `eh_frame`, `gopclntab`,
+    /// `helper-shape`, `entry`.
     pub found_by: &'static str,
     /// Atomic read-modify-writes (LSE, LL/SC loops, outline calls, locked, AMO).
     pub atomics: u64,
@@ -279,6 +280,8 @@ pub struct FunctionTally {
     pub lse_unconditional: u64,
     /// Evidence that the other LSE instructions here are chosen at run time.
     pub lse_evidence: Vec<Evidence>,
+    /// LL/SC loops here that are the ARMv8.0 side of such a choice.
+    pub llsc_fallbacks: u64,
 }
 
 /// The plain-words verdict for one binary.

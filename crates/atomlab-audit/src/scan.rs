@@ -50,6 +50,9 @@ impl Functions {
         for h in helpers {
             starts.push((h.addr, h.name.clone(), "helper-shape"));
         }
+        for f in &image.go_funcs {
+            starts.push((f.addr, f.name.clone(), "gopclntab"));
+        }
         for &a in &image.fde_starts {
             starts.push((a, format!("fn@{a:#x}"), "eh_frame"));
         }
@@ -60,8 +63,9 @@ impl Functions {
         let rank = |how: &str| match how {
             "symbol" => 0,
             "helper-shape" => 1,
-            "entry" => 2,
-            _ => 3,
+            "gopclntab" => 2,
+            "entry" => 3,
+            _ => 4,
         };
         starts.sort_by(|a, b| a.0.cmp(&b.0).then(rank(a.2).cmp(&rank(b.2))));
         starts.dedup_by_key(|s| s.0);
@@ -243,7 +247,15 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
             by_class: BTreeMap::new(),
             lse_unconditional: 0,
             lse_evidence: Vec::new(),
+            llsc_fallbacks: 0,
         });
+        if *class == Class::LlscLoop
+            && dispatch
+                .as_ref()
+                .is_some_and(|d| d.fallback_ll.contains(addr))
+        {
+            t.llsc_fallbacks += 1;
+        }
         *t.by_class.entry(*class).or_default() += 1;
         if *class == Class::Lse {
             match dispatch.as_ref().and_then(|d| d.guarded.get(addr)) {
@@ -286,7 +298,7 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
     }
     if !image.has_symtab {
         notes.push(format!(
-            "stripped: functions found from .dynsym, .eh_frame and helper shapes ({} known)",
+            "stripped: functions found from .dynsym, .eh_frame, .gopclntab and helper shapes ({} known)",
             functions.starts.len()
         ));
     }
@@ -304,7 +316,9 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
             lse_dispatch.llsc_fallback_loops
         ));
     }
-    if functions.starts.len() <= 1 && lse_dispatch.chosen_at_run_time + lse_dispatch.unconditional > 0 {
+    if functions.starts.len() <= 1
+        && lse_dispatch.chosen_at_run_time + lse_dispatch.unconditional > 0
+    {
         notes.push(
             "no function boundaries in the file (no symbols, .eh_frame or .gopclntab): each LSE instruction was judged on its own".into(),
         );
@@ -335,11 +349,12 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
     audit
 }
 
-fn functions_with(audit: &BinaryAudit, class: Class) -> usize {
+/// Functions with a store-exclusive that is not an LSE choice's fallback.
+fn functions_with_inline_llsc(audit: &BinaryAudit) -> usize {
     audit
         .functions
         .iter()
-        .filter(|f| f.by_class.get(&class).copied().unwrap_or(0) > 0)
+        .filter(|f| f.by_class.get(&Class::StoreExclusive).copied().unwrap_or(0) > f.llsc_fallbacks)
         .count()
 }
 
@@ -503,7 +518,7 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                             format!(
                                 " in {}",
                                 plural(
-                                    functions_with(audit, Class::StoreExclusive) as u64,
+                                    functions_with_inline_llsc(audit) as u64,
                                     "function",
                                     "functions"
                                 )

@@ -24,6 +24,7 @@ const QEMU: &str = "qemu-aarch64";
 struct Fixture {
     name: &'static str,
     sources: &'static [&'static str],
+    flags: &'static [&'static str],
     /// Verdict kind.
     kind: &'static str,
     /// Evidence the LSE instructions are chosen at run time by (empty: none).
@@ -34,24 +35,29 @@ const FIXTURES: [Fixture; 4] = [
     Fixture {
         name: "hwcap",
         sources: &["dispatch_hwcap.c"],
+        flags: &[],
         kind: "runtime_lse",
         evidence: "getauxval",
     },
     Fixture {
         name: "ifunc",
         sources: &["dispatch_ifunc.c"],
+        flags: &[],
         kind: "runtime_lse",
         evidence: "ifunc",
     },
     Fixture {
         name: "goflag",
         sources: &["dispatch_goflag_main.c", "dispatch_goflag.S"],
+        // As Go links: at a fixed address, no .eh_frame.
+        flags: &["-no-pie", "-fno-asynchronous-unwind-tables"],
         kind: "runtime_lse",
         evidence: "flag-test",
     },
     Fixture {
         name: "uncond",
         sources: &["dispatch_uncond.c"],
+        flags: &[],
         kind: "inline_lse",
         evidence: "",
     },
@@ -60,7 +66,7 @@ const FIXTURES: [Fixture; 4] = [
 /// Builds a fixture and its stripped copy (ARMv8.0 target: no -march).
 fn build(dir: &Path, f: &Fixture) -> (PathBuf, PathBuf) {
     let bin = dir.join(f.name);
-    compile(A64_CC, &[], f.sources, &bin);
+    compile(A64_CC, f.flags, f.sources, &bin);
     let stripped = dir.join(format!("{}-stripped", f.name));
     run_ok(Command::new(A64_STRIP).arg("-o").arg(&stripped).arg(&bin));
     (bin, stripped)
@@ -118,6 +124,34 @@ fn lse_chosen_at_run_time_is_told_from_unconditional_lse() {
             }
         }
     }
+    // A stripped Go-style binary: its functions come from .gopclntab, by
+    // name, each with its own evidence (not one "function" for the file).
+    let (g, _) = audit_json(&dir.join("goflag-stripped"), &[]);
+    let mut go: Vec<(String, String)> = g["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["found_by"] == "gopclntab")
+        .map(|f| {
+            assert_eq!(f["lse_evidence"][0], "flag-test", "{f}");
+            assert_eq!(f["lse_unconditional"], 0, "{f}");
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["by_class"]["lse"].to_string(),
+            )
+        })
+        .collect();
+    go.sort();
+    assert_eq!(
+        go,
+        [
+            ("runtime/internal/atomic.Cas".to_string(), "1".to_string()),
+            ("runtime/internal/atomic.Xadd".to_string(), "1".to_string())
+        ],
+        "{}",
+        g["functions"]
+    );
+
     // The table says which evidence led to each function's LSE verdict.
     let out = run_ok(
         atomlab()
@@ -127,7 +161,10 @@ fn lse_chosen_at_run_time_is_told_from_unconditional_lse() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("run time (flag-test)"), "{text}");
-    assert!(text.contains("1 unconditional (SIGILL on ARMv8.0)"), "{text}");
+    assert!(
+        text.contains("1 unconditional (SIGILL on ARMv8.0)"),
+        "{text}"
+    );
     // --require outline: run-time LSE is fine, unconditional LSE is not.
     for f in &FIXTURES {
         let (a, code) = audit_json(&dir.join(f.name), &["--require", "outline"]);
@@ -153,7 +190,10 @@ fn run_on(cpu: &str, file: &Path) -> Result<i32, i32> {
 
 #[test]
 fn verdicts_agree_with_an_armv8_0_cpu() {
-    if !have_tools("verdicts_agree_with_an_armv8_0_cpu", &[A64_CC, A64_STRIP, QEMU]) {
+    if !have_tools(
+        "verdicts_agree_with_an_armv8_0_cpu",
+        &[A64_CC, A64_STRIP, QEMU],
+    ) {
         return;
     }
     let dir = scratch("dispatch-qemu");

@@ -2,13 +2,15 @@
    Go's runtime/internal/atomic (Xadd) loads the CPU-feature byte, CBZ to an
    LL/SC loop, else LDADDAL; Go's compiler inlines CAS as a byte load, TBZ
    to an LL/SC loop, else CASAL. Both through a register other than the
-   ADRP's, as Go's linker emits (not libgcc's helper shape). */
+   ADRP's, as Go's linker emits (not libgcc's helper shape). No CFI: like a
+   Go binary, the functions are known only from .gopclntab, written here in
+   Go 1.18's layout (runtime/symtab.go: pcHeader, functab, _func); link
+   with -no-pie so that its addresses are in the section itself. */
 	.arch	armv8-a+lse
 	.text
 	.globl	xadd
 	.type	xadd, %function
 xadd:
-	.cfi_startproc
 	adrp	x9, has_atomics
 	add	x9, x9, :lo12:has_atomics
 	ldrb	w4, [x9]
@@ -22,13 +24,11 @@ xadd:
 	cbnz	w3, 1b
 	mov	w0, w2
 	ret
-	.cfi_endproc
 	.size	xadd, .-xadd
 
 	.globl	cas
 	.type	cas, %function
 cas:
-	.cfi_startproc
 	adrp	x9, has_atomics
 	add	x9, x9, :lo12:has_atomics
 	ldrb	w7, [x9]
@@ -45,6 +45,31 @@ cas:
 	cbnz	w4, 2b
 3:	cset	w0, eq
 	ret
-	.cfi_endproc
 	.size	cas, .-cas
+cas_end:
+
+	.section	.gopclntab,"a"
+	.balign	8
+pclntab:
+	.word	0xfffffff0		/* magic: Go 1.18 */
+	.byte	0, 0, 4, 8		/* pad, pad, minLC, ptrSize */
+	.quad	2			/* nfunc */
+	.quad	0			/* nfiles */
+	.quad	xadd			/* textStart */
+	.quad	funcnames - pclntab	/* funcnameOffset */
+	.quad	0, 0, 0			/* cuOffset, filetabOffset, pctabOffset */
+	.quad	functab - pclntab	/* pclnOffset */
+funcnames:
+	.asciz	"runtime/internal/atomic.Xadd"
+name_cas:
+	.asciz	"runtime/internal/atomic.Cas"
+	.balign	4
+functab:				/* entry offset, _func offset */
+	.word	0, func0 - functab
+	.word	cas - xadd, func1 - functab
+	.word	cas_end - xadd, 0
+func0:					/* entryOff, nameOff */
+	.word	0, 0
+func1:
+	.word	cas - xadd, name_cas - funcnames
 	.section	.note.GNU-stack,"",%progbits
