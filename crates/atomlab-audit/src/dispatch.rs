@@ -24,6 +24,9 @@
 //! The outline helpers' own LSE halves are counted apart (`in_helpers`).
 //!
 //! # Limitations
+//! - The test is judged by shape: a branch on a loaded value that puts LSE
+//!   on one arm and an LL/SC loop on the other is taken for a feature test,
+//!   whatever the value means.
 //! - A test through B.cond (after CMP or TST) is not recognised.
 //! - The arms are found within 24 instructions of the branch.
 
