@@ -411,6 +411,14 @@ impl Requirement {
         match self {
             Requirement::Lse => {
                 llsc(loops, excl)?;
+                // LSE behind a run-time test keeps an LL/SC path, like the
+                // outline helpers: not "LSE throughout".
+                if d.llsc_fallback_loops > 0 {
+                    return Err(format!(
+                        "{} LL/SC fallback loops (LSE chosen at run time)",
+                        d.llsc_fallback_loops
+                    ));
+                }
                 if calls > 0 {
                     return Err(format!("{calls} calls to outline helpers or libatomic"));
                 }

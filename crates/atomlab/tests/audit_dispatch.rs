@@ -165,11 +165,20 @@ fn lse_chosen_at_run_time_is_told_from_unconditional_lse() {
         text.contains("1 unconditional (SIGILL on ARMv8.0)"),
         "{text}"
     );
-    // --require outline: run-time LSE is fine, unconditional LSE is not.
+    // --require outline: run-time LSE is fine, unconditional LSE is not;
+    // --require lse: the other way round (a run-time choice keeps LL/SC).
     for f in &FIXTURES {
-        let (a, code) = audit_json(&dir.join(f.name), &["--require", "outline"]);
-        let want = if f.evidence.is_empty() { 1 } else { 0 };
-        assert_eq!(code, want, "{}: {}", f.name, a["require"]);
+        let uncond = f.evidence.is_empty();
+        for (req, fails) in [("outline", uncond), ("lse", !uncond)] {
+            let (a, code) = audit_json(&dir.join(f.name), &["--require", req]);
+            assert_eq!(
+                code,
+                i32::from(fails),
+                "{} --require {req}: {}",
+                f.name,
+                a["require"]
+            );
+        }
     }
 }
 
