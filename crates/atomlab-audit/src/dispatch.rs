@@ -69,12 +69,19 @@ impl Ctx<'_, '_> {
         Some(inst)
     }
 
-    /// The function around `addr`: [start, end).
+    /// The function around `addr`: [start, end), ending at the next start or
+    /// the end of its section, whichever comes first.
     fn function(&self, addr: u64) -> (u64, u64) {
         let i = self.starts.partition_point(|&s| s <= addr);
         let start = i.checked_sub(1).map_or(0, |j| self.starts[j]);
-        let end = self.starts.get(i).copied().unwrap_or(u64::MAX);
-        (start, end)
+        let next = self.starts.get(i).copied().unwrap_or(u64::MAX);
+        let region_end = self
+            .image
+            .code
+            .iter()
+            .find(|r| r.addr <= addr && addr - r.addr < r.bytes.len() as u64)
+            .map_or(u64::MAX, |r| r.addr.saturating_add(r.bytes.len() as u64));
+        (start, next.min(region_end))
     }
 
     /// Load-exclusives in [from, to).
