@@ -44,12 +44,25 @@ pub(crate) struct Image<'a> {
     pub got_slots: HashMap<u64, String>,
     /// Function starts from `.eh_frame` FDEs.
     pub fde_starts: Vec<u64>,
+    /// Functions from Go's `.gopclntab` (kept by `strip`: Go's runtime needs
+    /// it), sized.
+    pub go_funcs: Vec<FuncSymbol>,
     /// Known function extents (FDE ranges, sized symbols), merged and sorted.
     pub extents: Vec<(u64, u64)>,
     pub entry: u64,
     /// GNU indirect functions (STT_GNU_IFUNC) defined here: implementations
     /// picked at load time, often by CPU feature.
     pub ifuncs: usize,
+    /// Their resolvers' addresses (the symbols' values, and the addends of
+    /// `R_*_IRELATIVE` relocations), sorted.
+    pub ifunc_resolvers: Vec<u64>,
+    /// Whether the file is position-independent (`ET_DYN`: a shared object
+    /// or a PIE), so that every code address stored in its data carries a
+    /// dynamic relocation.
+    pub position_independent: bool,
+    /// Code addresses the file's data and dynamic symbols point to: the
+    /// addends of `R_*_RELATIVE` relocations, exported symbols, the entry.
+    pub data_refs: Vec<u64>,
     pub notes: Vec<String>,
 }
 
@@ -199,6 +212,32 @@ impl<'a> Image<'a> {
         symbols.dedup_by_key(|s| s.addr);
 
         let mut got_slots = HashMap::new();
+        let mut data_refs: Vec<u64> = file
+            .dynamic_symbols()
+            .filter(|s| !s.is_undefined() && s.address() != 0)
+            .map(|s| s.address())
+            .collect();
+        data_refs.push(file.entry());
+        let mut irelative = Vec::new();
+        // Only aarch64 needs them (the LSE dispatch analysis).
+        let relocs = file.dynamic_relocations().filter(|_| arch == Arch::Aarch64);
+        if let Some(relocs) = relocs {
+            for (_, reloc) in relocs {
+                if let object::RelocationFlags::Elf { r_type } = reloc.flags() {
+                    // The addend is the address itself (ELF for the Arm 64-bit
+                    // Architecture, "Dynamic relocations").
+                    let target = reloc.addend() as u64;
+                    if r_type == object::elf::R_AARCH64_RELATIVE {
+                        data_refs.push(target);
+                    } else if r_type == object::elf::R_AARCH64_IRELATIVE {
+                        data_refs.push(target);
+                        irelative.push(target);
+                    }
+                }
+            }
+        }
+        data_refs.sort_unstable();
+        data_refs.dedup();
         // Dynamic relocations name symbols by their index in .dynsym.
         if let (Some(relocs), Some(dynsym)) =
             (file.dynamic_relocations(), file.dynamic_symbol_table())
@@ -216,8 +255,18 @@ impl<'a> Image<'a> {
             }
         }
 
-        let fdes = eh_frame_ranges(&file, &mut notes);
+        let mut fdes = eh_frame_ranges(&file, &mut notes);
         let fde_starts = fdes.iter().map(|r| r.0).collect();
+        let go_funcs = file
+            .section_by_name(".gopclntab")
+            .and_then(|s| s.data().ok())
+            .map(|d| go_functions(d, &mut notes))
+            .unwrap_or_default();
+        fdes.extend(
+            go_funcs
+                .iter()
+                .map(|f| (f.addr, f.addr.saturating_add(f.size))),
+        );
         // A function symbol without a size (hand-written assembly without
         // `.size`) reaches to the next known start.
         let mut starts: Vec<u64> = symbols
@@ -253,9 +302,18 @@ impl<'a> Image<'a> {
             has_symtab,
             got_slots,
             fde_starts,
+            go_funcs,
             extents: merged,
             entry: file.entry(),
             ifuncs: ifuncs.len(),
+            ifunc_resolvers: {
+                let mut r: Vec<u64> = ifuncs.into_iter().chain(irelative).collect();
+                r.sort_unstable();
+                r.dedup();
+                r
+            },
+            position_independent: matches!(file.kind(), object::ObjectKind::Dynamic),
+            data_refs,
             notes,
         })
     }
@@ -325,4 +383,127 @@ fn eh_frame_ranges(file: &object::File<'_>, notes: &mut Vec<String>) -> Vec<(u64
         }
     }
     starts
+}
+
+/// Functions from a Go 1.18+ `.gopclntab` (Go's runtime/symtab.go: the
+/// `pcHeader`, then `functab`, `nfunc + 1` pairs of 32-bit entry offsets from
+/// `textStart` and offsets of `_func` records, whose second word is the
+/// name's offset in `funcnametab`). Other versions give nothing, with a note.
+fn go_functions(data: &[u8], notes: &mut Vec<String>) -> Vec<FuncSymbol> {
+    let u32_at = |off: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(
+            data.get(off..off.checked_add(4)?)?.try_into().ok()?,
+        ))
+    };
+    let magic = u32_at(0).unwrap_or(0);
+    if magic != 0xffff_fff0 && magic != 0xffff_fff1 {
+        notes.push(format!(
+            ".gopclntab of a Go version this reader does not know (magic {magic:#x}, Go 1.18+ expected): Go functions not listed"
+        ));
+        return Vec::new();
+    }
+    if data.get(7) != Some(&8) {
+        return Vec::new();
+    }
+    let word = |i: usize| -> Option<u64> {
+        let off = 8 + 8 * i;
+        Some(u64::from_le_bytes(data.get(off..off + 8)?.try_into().ok()?))
+    };
+    let parse = || -> Option<Vec<FuncSymbol>> {
+        let nfunc = usize::try_from(word(0)?).ok()?;
+        let text_start = word(2)?;
+        let funcnames = usize::try_from(word(3)?).ok()?;
+        let functab = usize::try_from(word(7)?).ok()?;
+        // Each entry is 8 bytes: refuse a count the section cannot hold.
+        if nfunc > data.len() / 8 {
+            return None;
+        }
+        // Offsets come from the file: checked, never trusted.
+        let tab = |i: usize, field: usize| u32_at(functab.checked_add(8 * i + field)?);
+        let mut out = Vec::with_capacity(nfunc);
+        for i in 0..nfunc {
+            let entry = u64::from(tab(i, 0)?);
+            let funcoff = tab(i, 4)? as usize;
+            let next = u64::from(tab(i + 1, 0)?);
+            let name_off = u32_at(functab.checked_add(funcoff)?.checked_add(4)?)? as usize;
+            let addr = text_start.wrapping_add(entry);
+            let name = funcnames
+                .checked_add(name_off)
+                .and_then(|o| data.get(o..))
+                .and_then(|b| b.split(|&c| c == 0).next())
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| format!("go@{addr:#x}"));
+            out.push(FuncSymbol {
+                addr,
+                size: next.saturating_sub(entry),
+                name,
+            });
+        }
+        Some(out)
+    };
+    parse().unwrap_or_else(|| {
+        notes.push(".gopclntab unreadable: Go functions not listed".into());
+        Vec::new()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Go 1.18 `.gopclntab` with two functions at 0x1000 and 0x1040,
+    /// ending at 0x1080.
+    fn pclntab() -> Vec<u8> {
+        let mut d = Vec::new();
+        d.extend(0xffff_fff0u32.to_le_bytes());
+        d.extend([0, 0, 4, 8]);
+        let names = 72u64;
+        let functab = names + 8;
+        for w in [2u64, 0, 0x1000, names, 0, 0, 0, functab] {
+            d.extend(w.to_le_bytes());
+        }
+        d.extend(b"a.f\0a.g\0");
+        // functab: (entry, funcoff) × 2, then the end.
+        for w in [0u32, 24, 0x40, 32, 0x80, 0] {
+            d.extend(w.to_le_bytes());
+        }
+        // _func records: entryOff, nameOff.
+        for w in [0u32, 0, 0x40, 4] {
+            d.extend(w.to_le_bytes());
+        }
+        d
+    }
+
+    #[test]
+    fn gopclntab_functions() {
+        let mut notes = Vec::new();
+        let f = go_functions(&pclntab(), &mut notes);
+        let got: Vec<(u64, u64, &str)> = f
+            .iter()
+            .map(|f| (f.addr, f.size, f.name.as_str()))
+            .collect();
+        assert_eq!(got, [(0x1000, 0x40, "a.f"), (0x1040, 0x40, "a.g")]);
+        assert!(notes.is_empty());
+    }
+
+    #[test]
+    fn bad_gopclntab_gives_nothing_and_says_so() {
+        let good = pclntab();
+        for cut in 0..good.len() {
+            let mut notes = Vec::new();
+            let f = go_functions(&good[..cut], &mut notes);
+            assert!(f.is_empty() || cut >= 96, "{cut}");
+        }
+        let mut huge = good.clone();
+        // pclnOffset and funcnameOffset far past the end.
+        huge[64..72].copy_from_slice(&u64::MAX.to_le_bytes());
+        huge[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+        let mut notes = Vec::new();
+        assert!(go_functions(&huge, &mut notes).is_empty());
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let mut notes = Vec::new();
+        assert!(go_functions(b"\x01\x02\x03\x04", &mut notes).is_empty());
+        assert!(notes[0].contains("magic"), "{notes:?}");
+    }
 }

@@ -9,7 +9,12 @@
 //! x86-64, lock-prefixed instructions, XCHG with memory, fences and
 //! CMPXCHG8B/16B; on riscv64, LR/SC and AMOs with aq/rl, FENCE and FENCE.TSO.
 //! Then it gives a verdict in plain words ("outline atomics: LSE chosen at
-//! run time (ARMv8.0-safe)") and tallies per function.
+//! run time (ARMv8.0-safe)") and tallies per function. An inline LSE
+//! instruction behind a CPU-feature test (a branch on `getauxval(AT_HWCAP)`
+//! or a loaded flag with an LL/SC loop on the other arm, as Go does; an
+//! ifunc resolver's choice; or code nothing reaches) is "chosen at run time"
+//! with its evidence named (`dispatch.rs`); only one behind no test is
+//! "needs ARMv8.1 (SIGILL on ARMv8.0)".
 //!
 //! Crates: `object` reads ELF and `ar` (it returns errors rather than
 //! panicking on bad input, which tests/audit_fuzz.rs in the CLI crate checks), `gimli` reads `.eh_frame` for
@@ -28,11 +33,13 @@
 //!   that also drops atomics in hand-written assembly that has no CFI.
 //! - A helper is recognised by shape only in libgcc's form
 //!   (`adrp; ldrb; cbz` then an LSE instruction and an LL/SC fallback).
-//! - In a stripped binary, a function with no FDE and no `.dynsym` entry is
-//!   merged into the function before it in `--by-function`.
+//! - In a stripped binary, a function with no FDE, no `.dynsym` entry and no
+//!   Go `.gopclntab` entry (Go 1.18+ layout) is merged into the function
+//!   before it in `--by-function`.
 #![deny(missing_docs)]
 
 mod aarch64;
+mod dispatch;
 mod elf;
 pub mod error;
 pub mod input;
@@ -45,7 +52,8 @@ use std::path::PathBuf;
 
 pub use error::AuditError;
 pub use model::{
-    Arch, BinaryAudit, Class, FunctionTally, Helper, Order, Requirement, Site, Verdict, VerdictKind,
+    Arch, BinaryAudit, Class, Evidence, FunctionTally, Helper, LseDispatch, Order, Requirement,
+    Site, Verdict, VerdictKind,
 };
 
 /// Audits one ELF file held in memory. `path` names it in errors and output.

@@ -188,6 +188,80 @@ pub struct Helper {
     pub found_by: &'static str,
 }
 
+/// Why an aarch64 LSE instruction is taken to be chosen at run time, so
+/// that an ARMv8.0 CPU never executes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Evidence {
+    /// `getauxval(AT_HWCAP)`'s result tested by a branch, LSE on one arm and
+    /// an LL/SC loop on the other.
+    Getauxval,
+    /// A flag loaded from memory (Go's `internal/cpu.ARM64.HasATOMICS`, a
+    /// cached HWCAP bit, libgcc's `__aarch64_have_lse_atomics`) tested by
+    /// CBZ/CBNZ/TBZ/TBNZ, LSE on one arm and an LL/SC loop on the other.
+    FlagTest,
+    /// An ID register read (MRS) tested by a branch, likewise.
+    IdRegister,
+    /// In one of several implementations a GNU ifunc resolver chooses
+    /// between at load time.
+    Ifunc,
+    /// In a function that nothing in the (position-independent) file calls,
+    /// branches to or points to: never run (Debian 12's libatomic carries
+    /// LSE variants its ifunc resolvers never return).
+    Unreferenced,
+}
+
+impl Evidence {
+    /// The kebab-case name used in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Evidence::Getauxval => "getauxval",
+            Evidence::FlagTest => "flag-test",
+            Evidence::IdRegister => "id-register",
+            Evidence::Ifunc => "ifunc",
+            Evidence::Unreferenced => "unreferenced",
+        }
+    }
+
+    /// What it means, for the verdict sentence.
+    pub fn words(self) -> &'static str {
+        match self {
+            Evidence::Getauxval => "behind a getauxval(AT_HWCAP) test with an LL/SC fallback",
+            Evidence::FlagTest => "behind a CPU-feature flag test with an LL/SC fallback",
+            Evidence::IdRegister => "behind an ID-register test with an LL/SC fallback",
+            Evidence::Ifunc => "in implementations an ifunc resolver chooses between",
+            Evidence::Unreferenced => "in functions nothing in the file reaches",
+        }
+    }
+}
+
+/// How the aarch64 LSE instructions outside outline helpers are reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LseDispatch {
+    /// LSE instructions reached only behind a CPU-feature test (or never):
+    /// ARMv8.0-safe.
+    pub chosen_at_run_time: u64,
+    /// LSE instructions on a path with no such test: SIGILL on ARMv8.0.
+    pub unconditional: u64,
+    /// LL/SC loops that are the ARMv8.0 side of such a test (or never run).
+    pub llsc_fallback_loops: u64,
+    /// Load-exclusives in those fallbacks.
+    pub fallback_exclusives: u64,
+    /// LSE instructions chosen at run time, by the evidence for it.
+    pub evidence: BTreeMap<Evidence, u64>,
+}
+
+impl LseDispatch {
+    /// The evidence as `flag-test 12, ifunc 3`.
+    pub fn evidence_list(&self) -> String {
+        self.evidence
+            .iter()
+            .map(|(e, n)| format!("{} {n}", e.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// Tallies for one function.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FunctionTally {
@@ -195,12 +269,19 @@ pub struct FunctionTally {
     pub addr: u64,
     /// Symbol name, or `fn@0x…` where the binary is stripped.
     pub name: String,
-    /// How its start was found: `symbol`, `eh_frame`, `helper-shape`, `entry`.
+    /// How its start was found: `symbol`, `eh_frame`, `gopclntab`,
+    /// `helper-shape`, `entry`.
     pub found_by: &'static str,
     /// Atomic read-modify-writes (LSE, LL/SC loops, outline calls, locked, AMO).
     pub atomics: u64,
     /// Counts by class.
     pub by_class: BTreeMap<Class, u64>,
+    /// LSE instructions here with no CPU-feature test before them.
+    pub lse_unconditional: u64,
+    /// Evidence that the other LSE instructions here are chosen at run time.
+    pub lse_evidence: Vec<Evidence>,
+    /// LL/SC loops here that are the ARMv8.0 side of such a choice.
+    pub llsc_fallbacks: u64,
 }
 
 /// The plain-words verdict for one binary.
@@ -213,6 +294,8 @@ pub enum VerdictKind {
     OutlineAtomics,
     /// aarch64: LSE inline, needs ARMv8.1.
     InlineLse,
+    /// aarch64: LSE inline but only behind CPU-feature tests (ARMv8.0-safe).
+    RuntimeLse,
     /// aarch64: LL/SC loops only.
     LlscOnly,
     /// aarch64: more than one of the above.
@@ -269,6 +352,8 @@ pub struct BinaryAudit {
     /// LL/SC loops outside helpers by their load/store-exclusive pair
     /// (`ldaxr/stlxr`).
     pub llsc_loops: BTreeMap<String, u64>,
+    /// aarch64: which LSE instructions are chosen at run time, and why.
+    pub lse_dispatch: LseDispatch,
     /// Functions with atomics, most atomics first.
     pub functions: Vec<FunctionTally>,
     /// Functions known (symbols, `.eh_frame`, helper shapes).
@@ -303,9 +388,16 @@ impl Requirement {
         if audit.arch != Arch::Aarch64 {
             return Ok(());
         }
-        let lse = audit.count(Class::Lse);
-        let loops = audit.count(Class::LlscLoop);
-        let excl = audit.count(Class::LoadExclusive);
+        // LSE behind a CPU-feature test and its LL/SC fallback are run-time
+        // dispatch, like the outline helpers' two halves.
+        let d = &audit.lse_dispatch;
+        let lse = d.unconditional;
+        let loops = audit
+            .count(Class::LlscLoop)
+            .saturating_sub(d.llsc_fallback_loops);
+        let excl = audit
+            .count(Class::LoadExclusive)
+            .saturating_sub(d.fallback_exclusives);
         let calls = audit.count(Class::OutlineCall) + audit.count(Class::LibatomicCall);
         let llsc = |n: u64, e: u64| {
             if n > 0 {
@@ -319,6 +411,14 @@ impl Requirement {
         match self {
             Requirement::Lse => {
                 llsc(loops, excl)?;
+                // LSE behind a run-time test keeps an LL/SC path, like the
+                // outline helpers: not "LSE throughout".
+                if d.llsc_fallback_loops > 0 {
+                    return Err(format!(
+                        "{} LL/SC fallback loops (LSE chosen at run time)",
+                        d.llsc_fallback_loops
+                    ));
+                }
                 if calls > 0 {
                     return Err(format!("{calls} calls to outline helpers or libatomic"));
                 }

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::elf::Image;
-use crate::model::{Arch, BinaryAudit, Class, FunctionTally, Helper, Site, Verdict, VerdictKind};
+use crate::model::{
+    Arch, BinaryAudit, Class, FunctionTally, Helper, LseDispatch, Site, Verdict, VerdictKind,
+};
 
 /// A direct branch (`bl`, or `b` as a tail call) and its target.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +50,9 @@ impl Functions {
         for h in helpers {
             starts.push((h.addr, h.name.clone(), "helper-shape"));
         }
+        for f in &image.go_funcs {
+            starts.push((f.addr, f.name.clone(), "gopclntab"));
+        }
         for &a in &image.fde_starts {
             starts.push((a, format!("fn@{a:#x}"), "eh_frame"));
         }
@@ -58,8 +63,9 @@ impl Functions {
         let rank = |how: &str| match how {
             "symbol" => 0,
             "helper-shape" => 1,
-            "entry" => 2,
-            _ => 3,
+            "gopclntab" => 2,
+            "entry" => 3,
+            _ => 4,
         };
         starts.sort_by(|a, b| a.0.cmp(&b.0).then(rank(a.2).cmp(&rank(b.2))));
         starts.dedup_by_key(|s| s.0);
@@ -186,6 +192,47 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
     }
 
     let functions = Functions::new(image, &helpers);
+
+    // Which LSE instructions are chosen at run time (aarch64).
+    let mut lse_dispatch = LseDispatch::default();
+    let dispatch = if image.arch == Arch::Aarch64 {
+        let lse: Vec<u64> = program
+            .iter()
+            .filter(|(_, c)| *c == Class::Lse)
+            .map(|(a, _)| *a)
+            .collect();
+        let starts: Vec<u64> = functions.starts.iter().map(|s| s.0).collect();
+        let mut lls: Vec<u64> = scan
+            .sites
+            .iter()
+            .filter(|s| s.class == Class::LoadExclusive)
+            .map(|s| s.addr)
+            .collect();
+        lls.sort_unstable();
+        let d = crate::dispatch::analyse(image, &lse, &starts, &lls, &scan.plt);
+        for a in &lse {
+            match d.guarded.get(a) {
+                Some(e) => {
+                    lse_dispatch.chosen_at_run_time += 1;
+                    *lse_dispatch.evidence.entry(*e).or_default() += 1;
+                }
+                None => lse_dispatch.unconditional += 1,
+            }
+        }
+        for (a, c) in &program {
+            if d.fallback_ll.contains(a) {
+                match c {
+                    Class::LlscLoop => lse_dispatch.llsc_fallback_loops += 1,
+                    Class::LoadExclusive => lse_dispatch.fallback_exclusives += 1,
+                    _ => {}
+                }
+            }
+        }
+        Some(d)
+    } else {
+        None
+    };
+
     let mut tallies: HashMap<usize, FunctionTally> = HashMap::new();
     for (addr, class) in &program {
         let Some(i) = functions.containing(*addr) else {
@@ -198,8 +245,28 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
             found_by,
             atomics: 0,
             by_class: BTreeMap::new(),
+            lse_unconditional: 0,
+            lse_evidence: Vec::new(),
+            llsc_fallbacks: 0,
         });
+        if *class == Class::LlscLoop
+            && dispatch
+                .as_ref()
+                .is_some_and(|d| d.fallback_ll.contains(addr))
+        {
+            t.llsc_fallbacks += 1;
+        }
         *t.by_class.entry(*class).or_default() += 1;
+        if *class == Class::Lse {
+            match dispatch.as_ref().and_then(|d| d.guarded.get(addr)) {
+                Some(e) if !t.lse_evidence.contains(e) => {
+                    t.lse_evidence.push(*e);
+                    t.lse_evidence.sort_unstable();
+                }
+                Some(_) => {}
+                None => t.lse_unconditional += 1,
+            }
+        }
         if class.is_rmw() {
             t.atomics += 1;
         }
@@ -231,16 +298,30 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
     }
     if !image.has_symtab {
         notes.push(format!(
-            "stripped: functions found from .dynsym, .eh_frame and helper shapes ({} known)",
+            "stripped: functions found from .dynsym, .eh_frame, .gopclntab and helper shapes ({} known)",
             functions.starts.len()
         ));
     }
 
     if image.ifuncs > 0 && image.arch == Arch::Aarch64 && by_class.contains_key(&Class::Lse) {
         notes.push(format!(
-            "{} GNU ifuncs: implementations are picked at load time, so inline LSE here may be reached only on CPUs that have it (libatomic does this)",
+            "{} GNU ifuncs: implementations are picked at load time; LSE in an implementation a resolver chooses by a test counts as chosen at run time (evidence: ifunc)",
             image.ifuncs
         ));
+    }
+    if lse_dispatch.chosen_at_run_time > 0 {
+        notes.push(format!(
+            "LSE chosen at run time, by evidence: {}; {} LL/SC fallback loops",
+            lse_dispatch.evidence_list(),
+            lse_dispatch.llsc_fallback_loops
+        ));
+    }
+    if functions.starts.len() <= 1
+        && lse_dispatch.chosen_at_run_time + lse_dispatch.unconditional > 0
+    {
+        notes.push(
+            "no function boundaries in the file (no symbols, .eh_frame or .gopclntab): each LSE instruction was judged on its own".into(),
+        );
     }
     let mut audit = BinaryAudit {
         path: path.to_string(),
@@ -259,6 +340,7 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
         outline_calls,
         libatomic_calls,
         llsc_loops: loops,
+        lse_dispatch,
         functions: functions_list,
         functions_known: functions.starts.len() as u64,
         notes,
@@ -267,11 +349,20 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
     audit
 }
 
-fn functions_with(audit: &BinaryAudit, class: Class) -> usize {
+/// Functions with a store-exclusive that is not an LSE choice's fallback.
+fn functions_with_inline_llsc(audit: &BinaryAudit) -> usize {
     audit
         .functions
         .iter()
-        .filter(|f| f.by_class.get(&class).copied().unwrap_or(0) > 0)
+        .filter(|f| f.by_class.get(&Class::StoreExclusive).copied().unwrap_or(0) > f.llsc_fallbacks)
+        .count()
+}
+
+fn functions_with_unconditional_lse(audit: &BinaryAudit) -> usize {
+    audit
+        .functions
+        .iter()
+        .filter(|f| f.lse_unconditional > 0)
         .count()
 }
 
@@ -311,24 +402,91 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
     let v = |kind, words: String| Verdict { kind, words };
     match audit.arch {
         Arch::Aarch64 => {
-            let lse = c(Class::Lse);
+            let d = &audit.lse_dispatch;
+            // Only LSE with no CPU-feature test before it can SIGILL on
+            // ARMv8.0; LL/SC loops on the other side of such a test run only
+            // there, like the outline helpers' LL/SC halves.
+            let lse = d.unconditional;
+            let runtime_lse = d.chosen_at_run_time;
             // Exclusives that did not close into a recognised loop still make
             // the code LL/SC.
-            let llsc = c(Class::LlscLoop).max(c(Class::StoreExclusive));
+            let llsc = c(Class::LlscLoop)
+                .max(c(Class::StoreExclusive))
+                .saturating_sub(d.llsc_fallback_loops);
             let libatomic = c(Class::LibatomicCall);
             let outline = c(Class::OutlineCall) + c(Class::OutlineHelper);
-            if lse + llsc + outline == 0 && libatomic > 0 {
+            if lse + runtime_lse + llsc + outline == 0 && libatomic > 0 {
                 return libatomic_only(libatomic);
             }
-            match (lse > 0, llsc > 0, outline + libatomic > 0) {
+            let runtime_part = |chosen: &str| {
+                let evidence: Vec<String> = d
+                    .evidence
+                    .iter()
+                    .map(|(e, n)| format!("{n} {} [{}]", e.words(), e.name()))
+                    .collect();
+                format!(
+                    "{}{chosen}: {}",
+                    plural(runtime_lse, "LSE instruction", "LSE instructions"),
+                    evidence.join(", ")
+                )
+            };
+            let has_boundaries = audit.functions_known > 1;
+            let lse_part = |why: bool| {
+                let n = functions_with_unconditional_lse(audit) as u64;
+                let place = if has_boundaries {
+                    format!("in {}", plural(n, "function", "functions"))
+                } else {
+                    "(no function boundaries in the file)".to_string()
+                };
+                format!(
+                    "{} {place} behind no CPU-feature test{}",
+                    plural(lse, "inline LSE instruction", "inline LSE instructions"),
+                    if why {
+                        " (needs ARMv8.1, SIGILL on ARMv8.0)"
+                    } else {
+                        ""
+                    }
+                )
+            };
+            match (lse > 0, llsc > 0, outline + libatomic + runtime_lse > 0) {
                 (false, false, false) => v(VerdictKind::NoAtomics, "no atomics".into()),
-                (false, false, true) => v(
+                (false, false, true) if runtime_lse == 0 => v(
                     VerdictKind::OutlineAtomics,
                     "outline atomics: LSE chosen at run time (ARMv8.0-safe)".into(),
                 ),
+                (false, false, true) => {
+                    let mut parts = vec![runtime_part("")];
+                    if d.llsc_fallback_loops > 0 {
+                        parts.push(plural(
+                            d.llsc_fallback_loops,
+                            "LL/SC fallback loop",
+                            "LL/SC fallback loops",
+                        ));
+                    }
+                    if outline > 0 {
+                        parts.push(plural(
+                            c(Class::OutlineCall),
+                            "outline call",
+                            "outline calls",
+                        ));
+                    }
+                    if libatomic > 0 {
+                        parts.push(libatomic_part(libatomic));
+                    }
+                    v(
+                        VerdictKind::RuntimeLse,
+                        format!(
+                            "LSE chosen at run time (ARMv8.0-safe): {}",
+                            parts.join("; ")
+                        ),
+                    )
+                }
                 (true, false, false) => v(
                     VerdictKind::InlineLse,
-                    "inline LSE: needs ARMv8.1+, SIGILL on ARMv8.0".into(),
+                    format!(
+                        "inline LSE: needs ARMv8.1 (SIGILL on ARMv8.0): {}",
+                        lse_part(false)
+                    ),
                 ),
                 (false, true, false) => v(
                     VerdictKind::LlscOnly,
@@ -346,26 +504,31 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                             plural(c(Class::OutlineHelper), "helper", "helpers"),
                         ));
                     }
-                    if lse > 0 {
+                    if runtime_lse > 0 {
                         parts.push(format!(
-                            "{} in {} (needs ARMv8.1+, SIGILL on ARMv8.0)",
-                            plural(lse, "inline LSE instruction", "inline LSE instructions"),
-                            plural(
-                                functions_with(audit, Class::Lse) as u64,
-                                "function",
-                                "functions"
-                            ),
+                            "{} (ARMv8.0-safe)",
+                            runtime_part(" chosen at run time")
                         ));
                     }
+                    if lse > 0 {
+                        parts.push(lse_part(true));
+                    }
                     if llsc > 0 {
+                        let place = if has_boundaries {
+                            format!(
+                                " in {}",
+                                plural(
+                                    functions_with_inline_llsc(audit) as u64,
+                                    "function",
+                                    "functions"
+                                )
+                            )
+                        } else {
+                            String::new()
+                        };
                         parts.push(format!(
-                            "{} in {} (LL/SC even on ARMv8.1+)",
+                            "{}{place} (LL/SC even on ARMv8.1+)",
                             plural(llsc, "inline LL/SC loop", "inline LL/SC loops"),
-                            plural(
-                                functions_with(audit, Class::StoreExclusive) as u64,
-                                "function",
-                                "functions"
-                            ),
                         ));
                     }
                     v(VerdictKind::Mixed, format!("mixed: {}", parts.join("; ")))

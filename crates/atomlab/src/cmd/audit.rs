@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use atomlab_audit::{AuditRun, BinaryAudit, Class, Progress, Requirement};
+use atomlab_audit::{AuditRun, BinaryAudit, Class, FunctionTally, Progress, Requirement};
 use atomlab_core::{
     ExitStatus, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict,
 };
@@ -351,7 +351,15 @@ fn print_one(a: &BinaryAudit, check: Option<&RequireResult>) -> anyhow::Result<(
 fn print_functions(a: &BinaryAudit) -> anyhow::Result<()> {
     let mut t = render::table();
     t.set_header(vec![
-        "function", "address", "atomics", "lse", "llsc", "outline", "barrier", "acq/rel",
+        "function",
+        "address",
+        "atomics",
+        "lse",
+        "lse dispatch",
+        "llsc",
+        "outline",
+        "barrier",
+        "acq/rel",
     ]);
     for f in &a.functions {
         let c = |k: Class| f.by_class.get(&k).copied().unwrap_or(0);
@@ -360,6 +368,7 @@ fn print_functions(a: &BinaryAudit) -> anyhow::Result<()> {
             format!("{:#x}", f.addr),
             f.atomics.to_string(),
             c(Class::Lse).to_string(),
+            lse_dispatch(f),
             c(Class::LlscLoop).to_string(),
             c(Class::OutlineCall).to_string(),
             c(Class::Barrier).to_string(),
@@ -367,6 +376,27 @@ fn print_functions(a: &BinaryAudit) -> anyhow::Result<()> {
         ]);
     }
     render::print(&t)
+}
+
+/// A function's LSE instructions: what chooses them at run time (the
+/// evidence), or how many have no CPU-feature test before them.
+fn lse_dispatch(f: &FunctionTally) -> String {
+    let mut parts: Vec<String> = f
+        .lse_evidence
+        .iter()
+        .map(|e| format!("run time ({})", e.name()))
+        .collect();
+    if f.lse_unconditional > 0 {
+        parts.push(format!(
+            "{} unconditional (SIGILL on ARMv8.0)",
+            f.lse_unconditional
+        ));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn print_many(audits: &[BinaryAudit], checks: &[Option<RequireResult>]) -> anyhow::Result<()> {

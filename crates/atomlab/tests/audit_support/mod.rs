@@ -29,7 +29,7 @@ pub fn have_tools(test: &str, tools: &[&str]) -> bool {
             .is_ok_and(|o| o.status.success());
         if !ok {
             let msg = format!(
-                "{test}: skipped: `{tool}` is not installed (apt-get install gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu binutils-aarch64-linux-gnu binutils-riscv64-linux-gnu)"
+                "{test}: skipped: `{tool}` is not installed (apt-get install gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu binutils-aarch64-linux-gnu binutils-riscv64-linux-gnu qemu-user)"
             );
             if require_cross() {
                 panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
