@@ -629,6 +629,8 @@ pub enum Prop {
     False,
     /// `var = value` or `var != value`.
     Atom(StateVar, CmpOp, Value),
+    /// `var = var` or `var != var` (`0:r1=1:r1`).
+    Same(StateVar, CmpOp, StateVar),
     /// `~p`
     Not(Box<Prop>),
     /// `p /\ q`
@@ -645,6 +647,8 @@ impl Prop {
             Prop::False => false,
             Prop::Atom(v, CmpOp::Eq, x) => get(v) == *x,
             Prop::Atom(v, CmpOp::Ne, x) => get(v) != *x,
+            Prop::Same(v, CmpOp::Eq, w) => get(v) == get(w),
+            Prop::Same(v, CmpOp::Ne, w) => get(v) != get(w),
             Prop::Not(p) => !p.eval(get),
             Prop::And(a, b) => a.eval(get) && b.eval(get),
             Prop::Or(a, b) => a.eval(get) || b.eval(get),
@@ -658,6 +662,13 @@ impl Prop {
             Prop::Atom(v, _, _) => {
                 if !out.contains(v) {
                     out.push(v.clone())
+                }
+            }
+            Prop::Same(v, _, w) => {
+                for x in [v, w] {
+                    if !out.contains(x) {
+                        out.push(x.clone())
+                    }
                 }
             }
             Prop::Not(p) => p.vars(out),
@@ -821,8 +832,21 @@ impl Test {
     /// disjunctions flattened, an equation at the top in parentheses.
     fn write_prop(&self, out: &mut String, p: &Prop, top: bool) {
         match p {
-            Prop::True => out.push_str("true"),
-            Prop::False => out.push_str("false"),
+            // herd7 parenthesises a constant alone: `forall (true)`.
+            Prop::True | Prop::False => {
+                let word = if matches!(p, Prop::True) {
+                    "true"
+                } else {
+                    "false"
+                };
+                if top {
+                    out.push('(');
+                }
+                out.push_str(word);
+                if top {
+                    out.push(')');
+                }
+            }
             Prop::Atom(v, CmpOp::Eq, x) => {
                 if top {
                     out.push('(');
@@ -839,6 +863,24 @@ impl Test {
                 self.write_var(out, v);
                 out.push('=');
                 self.write_value(out, *x);
+                out.push_str("))");
+            }
+            Prop::Same(v, CmpOp::Eq, w) => {
+                if top {
+                    out.push('(');
+                }
+                self.write_var(out, v);
+                out.push('=');
+                self.write_var(out, w);
+                if top {
+                    out.push(')');
+                }
+            }
+            Prop::Same(v, CmpOp::Ne, w) => {
+                out.push_str("(not (");
+                self.write_var(out, v);
+                out.push('=');
+                self.write_var(out, w);
                 out.push_str("))");
             }
             Prop::Not(q) => {

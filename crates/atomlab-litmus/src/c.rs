@@ -482,25 +482,31 @@ impl Body<'_, '_> {
             };
         }
         if self.c.eat("(") {
-            // A cast such as `(int**)`: types are not tracked, values are
-            // 64-bit, so a cast changes nothing.
+            // A cast such as `(int**)` or `(void *)`: types are not
+            // tracked, values are 64-bit, so a cast changes nothing. `void`
+            // is a cast's type only as a pointer's base, as in herd7's C
+            // grammar (CParser.mly: `typ_ptr: void STAR`).
             let save = self.c.pos;
             let mut typed = false;
+            let mut void = false;
+            let mut stars = 0;
             loop {
                 self.c.ws();
-                if typed && self.c.eat("*") {
+                if (typed || void) && self.c.eat("*") {
+                    stars += 1;
                     continue;
                 }
                 let wpos = self.c.pos;
                 match self.c.ident() {
                     Some(w) if TYPE_WORDS.contains(&w) => typed = true,
+                    Some("void") if !typed && !void => void = true,
                     _ => {
                         self.c.pos = wpos;
                         break;
                     }
                 }
             }
-            if typed && self.c.eat(")") {
+            if (typed || (void && stars > 0)) && self.c.eat(")") {
                 return self.unary();
             }
             self.c.pos = save;

@@ -5,7 +5,9 @@
 //! A test is a header (`C MP`, doc string, `key=value` lines), an initial
 //! state (`{ x=0; 0:X1=x; }`), threads (C functions `P0 (atomic_int* x) {…}`,
 //! or an assembly table `P0 | P1 ;`), optional `locations [...]` and
-//! `filter`, and a final condition (`exists`, `~exists`, `forall`). The
+//! `filter`, and a final condition (`exists`, `~exists`, `forall`; herd7's
+//! `forall (true)` when there is none; atoms compare a variable with a
+//! value or, `0:r1=1:r1`, with another variable). The
 //! format is herd7's, as documented in the herdtools7 manual ("herd7: the
 //! litmus format") and exercised by its test suites.
 //!

@@ -211,7 +211,6 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
     let condition;
     loop {
         c.ws();
-        let pos = c.pos;
         if c.eat_word("locations") {
             c.expect("[", "after 'locations'")?;
             loop {
@@ -242,10 +241,13 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         } else if c.eat_word("forall") {
             Quantifier::Forall
         } else if c.at_end() {
-            return Err(c.err_at(
-                pos,
-                "expected a final condition ('exists', '~exists' or 'forall')",
-            ));
+            // No final condition: herd7 takes `forall (true)`, which every
+            // execution satisfies (its log lists the final states anyway).
+            condition = Condition {
+                quantifier: Quantifier::Forall,
+                prop: Prop::True,
+            };
+            break;
         } else {
             return Err(c.err(format!(
                 "unsupported construct {} after the threads (expected 'locations', 'filter', 'exists', '~exists' or 'forall')",
@@ -623,6 +625,20 @@ fn unary(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop
             c.found()
         )));
     };
+    // `0:r10=1:r10`: two registers' final values compared (herd7 accepts
+    // a thread-qualified register on the right too).
+    let save = c.pos;
+    if thread_prefix(c).is_some() {
+        if op == CmpOp::Ne {
+            return Err(c.err_at(
+                save,
+                "two registers are compared with '=' only (as herd7 does): write ~(a=b) for 'differ'",
+            ));
+        }
+        c.pos = save;
+        let other = parse_var(c, b)?;
+        return Ok(Prop::Same(var, op, other));
+    }
     let v = parse_value(c, b)?;
     Ok(Prop::Atom(var, op, v))
 }

@@ -10,6 +10,22 @@
 //! same thread inherits that write's taint: Arm's "local memory read
 //! successor", aarch64deps.cat `lmrs`). Arm's "pick" dependencies (through a
 //! CSEL condition or a CAS comparison) are kept in a second, wider taint.
+//!
+//! How far a branch's control dependency reaches depends on the language.
+//! In an ISA a conditional branch orders every po-later event (herd7's
+//! modelUtils.ml `ctrl_one`: from the branch commit along `po`). In herd7's
+//! C semantics (CSem.ml, `C.If`: the condition is bound with `>>>>` to a
+//! `choiceT` between the two branches, and the code after the `if` is
+//! sequenced after the choice) the control relation only reaches the
+//! events *inside* the branches, not those after they join: a compiler may
+//! merge a store both paths execute and hoist it above the test. So a C
+//! test's `ctrl` stops at the `if`'s join point (see [`ctrl_joins`]). A
+//! register written inside a branch still carries the branch's control to
+//! a later condition that reads it (modelUtils.ml `ddplus`: `dd_inside`,
+//! which includes register reads-from, alternated with `control` out of
+//! loads), though not to data or address dependencies: [`State::reg_ctl`].
+//! A C11 test compiled to an ISA by [`crate::mapping`] keeps the ISA rule;
+//! that module's documentation says why.
 
 use std::collections::BTreeSet;
 
@@ -136,6 +152,14 @@ struct State {
     monitor: Option<(usize, usize)>,
     instance: usize,
     steps: usize,
+    /// Open `if`s (structured control only): the join point of each and
+    /// the control taint to restore there, innermost last.
+    scopes: Vec<(usize, Taint)>,
+    /// Per register (structured control only): the reads whose values the
+    /// branches it was written under depend on, through the registers its
+    /// value came from (herd7's `ddplus`). Joins a later branch condition
+    /// reading the register, not data or address dependencies.
+    reg_ctl: Vec<u64>,
 }
 
 /// Instruction steps allowed on one path (loops are not unrolled further).
@@ -165,6 +189,10 @@ pub(crate) struct Interp<'t> {
     /// dependencies through memory only along `data; rfi` (carry-dep),
     /// which the lkmm model computes from the execution's rf.
     pub forward: bool,
+    /// C's structured control (herd7's CSem.ml): a branch's `ctrl` covers
+    /// the events before its join point only. Off for ISA code, including
+    /// a C test compiled by [`crate::mapping`].
+    pub structured: bool,
 }
 
 impl Interp<'_> {
@@ -210,10 +238,63 @@ impl Interp<'_> {
             monitor: None,
             instance: 0,
             steps: 0,
+            scopes: Vec::new(),
+            reg_ctl: vec![0; t.regs.len()],
+        };
+        let joins = if self.structured {
+            ctrl_joins(&t.code)
+        } else {
+            Vec::new()
         };
         let mut out = Vec::new();
-        self.run(t, st, &mut out)?;
+        self.run(t, &joins, st, &mut out)?;
         Ok(out)
+    }
+
+    /// The reads the branch conditions over `e`'s registers' writes depend
+    /// on ([`State::reg_ctl`]).
+    fn regs_ctl(e: &Expr, st: &State) -> u64 {
+        match e {
+            Expr::Const(_) => 0,
+            Expr::Reg(r) => st.reg_ctl[*r],
+            Expr::Not(a) => Self::regs_ctl(a, st),
+            Expr::Bin(_, a, b) => Self::regs_ctl(a, st) | Self::regs_ctl(b, st),
+        }
+    }
+
+    /// Structured control, before `instr` runs: the registers it writes
+    /// take the current control and, for a computed value, what the
+    /// registers it reads carry. A memory read starts afresh (herd7's
+    /// `dd_inside` does not cross memory events).
+    fn note_reg_ctl(st: &mut State, instr: &Instr) {
+        let ctrl = st.ctrl.dep | st.ctrl.pick;
+        let (dst, from) = match instr {
+            Instr::Assign { dst, expr } => (Some(*dst), Self::regs_ctl(expr, st)),
+            Instr::Select { dst, cond, a, b } => (
+                Some(*dst),
+                Self::regs_ctl(cond, st) | Self::regs_ctl(a, st) | Self::regs_ctl(b, st),
+            ),
+            Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => (*dst, 0),
+            Instr::StoreExclusive { status, .. } => (*status, 0),
+            Instr::Cas {
+                result, expected, ..
+            } => {
+                if let Some(r) = result {
+                    st.reg_ctl[*r] = ctrl;
+                }
+                match expected {
+                    CasExpected::Reg(r) => (Some(*r), st.reg_ctl[*r]),
+                    _ => (None, 0),
+                }
+            }
+            Instr::Store { .. }
+            | Instr::Fence(_)
+            | Instr::SyncSrcu { .. }
+            | Instr::Branch { .. } => (None, 0),
+        };
+        if let Some(d) = dst {
+            st.reg_ctl[d] = ctrl | from;
+        }
     }
 
     fn push(&self, st: &mut State, mut ev: TraceEvent) -> Result<usize, CheckError> {
@@ -279,7 +360,13 @@ impl Interp<'_> {
         }
     }
 
-    fn run(&self, t: &Thread, mut st: State, out: &mut Vec<Trace>) -> Result<(), CheckError> {
+    fn run(
+        &self,
+        t: &Thread,
+        joins: &[usize],
+        mut st: State,
+        out: &mut Vec<Trace>,
+    ) -> Result<(), CheckError> {
         loop {
             self.ticks.set(self.ticks.get() + 1);
             if self.ticks.get() & 1023 == 0 {
@@ -294,6 +381,15 @@ impl Interp<'_> {
                     "thread P{} has more than {} possible runs (the threads of a test may have {MAX_TRACES} together)",
                     t.id, self.max_traces
                 )));
+            }
+            // Leaving an `if` (structured control): the branches' control
+            // ends where they join.
+            while let Some(&(join, saved)) = st.scopes.last() {
+                if join != st.pc {
+                    break;
+                }
+                st.ctrl = saved;
+                st.scopes.pop();
             }
             let Some(instr) = t.code.get(st.pc) else {
                 out.push(Trace {
@@ -311,6 +407,10 @@ impl Interp<'_> {
             }
             st.instance += 1;
             let inst = st.instance;
+            if self.structured {
+                Self::note_reg_ctl(&mut st, instr);
+            }
+            let here = st.pc;
             st.pc += 1;
             match instr {
                 Instr::Assign { dst, expr } => {
@@ -329,7 +429,19 @@ impl Interp<'_> {
                     let take = match cond {
                         None => true,
                         Some(c) => {
-                            let (v, tc) = self.eval(c, &st);
+                            let (v, mut tc) = self.eval(c, &st);
+                            if self.structured {
+                                // Structured: the control holds until the
+                                // join point, and includes the branches
+                                // the condition's registers were written
+                                // under.
+                                if let Some(&join) = joins.get(here).filter(|&&j| j != usize::MAX) {
+                                    st.scopes.push((join, st.ctrl));
+                                }
+                                let carried = Self::regs_ctl(c, &st);
+                                tc.dep |= carried;
+                                tc.pick |= carried;
+                            }
                             st.ctrl = st.ctrl.union(tc);
                             v != 0
                         }
@@ -383,7 +495,7 @@ impl Interp<'_> {
                         if let Some(d) = dst {
                             s.regs[*d] = (v, self.read_taint(&s, i, loc));
                         }
-                        self.run(t, s, out)
+                        self.run(t, joins, s, out)
                     };
                     // One run per value; the last one takes the state
                     // itself instead of a copy.
@@ -422,7 +534,7 @@ impl Interp<'_> {
                     if let Some(r) = status {
                         s.regs[*r] = (1, Taint::default());
                     }
-                    self.run(t, s, out)?;
+                    self.run(t, joins, s, out)?;
                     if let Some((ri, mloc)) = monitor {
                         if mloc == loc {
                             let mut e = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
@@ -477,7 +589,7 @@ impl Interp<'_> {
                             if let Some(d) = dst {
                                 s.regs[*d] = (v, self.read_taint(&s, i, loc));
                             }
-                            self.run(t, s, out)?;
+                            self.run(t, joins, s, out)?;
                             continue;
                         }
                         let nv = rmw_apply(*op, v, x);
@@ -505,7 +617,7 @@ impl Interp<'_> {
                         if let Some(d) = dst {
                             s.regs[*d] = (v, rt);
                         }
-                        self.run(t, s, out)?;
+                        self.run(t, joins, s, out)?;
                     }
                     return Ok(());
                 }
@@ -617,11 +729,11 @@ impl Interp<'_> {
                                             pick: te.pick | te.dep | rt.dep | rt.pick,
                                         },
                                     );
-                                    self.run(t, s2, out)?;
+                                    self.run(t, joins, s2, out)?;
                                 }
                                 s.regs[*r] = (e, rt);
                             }
-                            self.run(t, s, out)?;
+                            self.run(t, joins, s, out)?;
                         }
                         // Failure: read some other value.
                         for &v in &self.domain(&s0, loc) {
@@ -659,7 +771,7 @@ impl Interp<'_> {
                             if let Some(r) = result {
                                 s.regs[*r] = (0, Taint::default());
                             }
-                            self.run(t, s, out)?;
+                            self.run(t, joins, s, out)?;
                         }
                     }
                     return Ok(());
@@ -667,6 +779,42 @@ impl Interp<'_> {
             }
         }
     }
+}
+
+/// For each instruction of a thread's structured (C) code, the join point
+/// of a conditional branch there: its immediate post-dominator, the first
+/// instruction past it that no jump from the branch onwards skips (the end
+/// of the code when none). The C front end lowers `if` to forward jumps
+/// only; code with a backward jump gets no join points (`usize::MAX`,
+/// never reached), so its control reaches every later event, as before.
+pub(crate) fn ctrl_joins(code: &[Instr]) -> Vec<usize> {
+    let mut joins = vec![usize::MAX; code.len()];
+    for (b, ins) in code.iter().enumerate() {
+        let Instr::Branch {
+            cond: Some(_),
+            target,
+        } = ins
+        else {
+            continue;
+        };
+        if *target <= b {
+            continue;
+        }
+        let mut join = (*target).min(code.len());
+        let mut i = b + 1;
+        let mut backward = false;
+        while i < join {
+            if let Instr::Branch { target, .. } = &code[i] {
+                backward |= *target <= i;
+                join = join.max((*target).min(code.len()));
+            }
+            i += 1;
+        }
+        if !backward {
+            joins[b] = join;
+        }
+    }
+    joins
 }
 
 fn binop(op: BinOp, x: i64, y: i64) -> i64 {
@@ -716,9 +864,12 @@ pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
 
 /// Values each location may hold: the initial value and everything any
 /// thread may write, to a fixpoint. Returns the traces of the last round.
+/// `structured`: C's control dependencies, which stop where an `if`'s
+/// branches join (for a C test judged as C, not as compiled code).
 pub(crate) fn explore(
     test: &Test,
     deadline: Option<std::time::Instant>,
+    structured: bool,
 ) -> Result<Explored, CheckError> {
     let nl = test.locations.len();
     let nt = test.threads.len();
@@ -757,6 +908,7 @@ pub(crate) fn explore(
                 deadline,
                 ticks: std::cell::Cell::new(0),
                 forward: !test.is_linux(),
+                structured,
             };
             let traces = interp.traces(t)?;
             kept += traces.len();

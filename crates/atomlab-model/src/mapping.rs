@@ -40,6 +40,18 @@
 //! sound for `rc11`'s no-thin-air axiom: plain `lw`/`sw` allow relaxed load
 //! buffering (as the AArch64 column does with `LDR`/`STR`).
 //!
+//! Control dependencies: an `if` compiles to a conditional branch around
+//! its block, and the compiled test is judged as ISA code, where a branch
+//! orders every po-later store (Arm's `ctrl`: from the branch along `po`;
+//! RISC-V's syntactic control dependency likewise), the code after the
+//! `if` included. atomlab assumes this straightforward compilation: the
+//! compiler keeps the branch and moves no store across the point where the
+//! branches join. A C model judging the C test itself gives no such order
+//! after the join (herd7's C semantics, see `interp.rs`), since a compiler
+//! may merge a store that both branches do and hoist it above the test; a
+//! hardware verdict that relies on that order holds only for code compiled
+//! without such a merge.
+//!
 //! The compare-exchange loop is judged as its last iteration: an `lr`/`sc`
 //! pair whose `sc` succeeds when the comparison does, or the `lr` alone when
 //! it fails (earlier iterations whose `sc` failed write nothing).
