@@ -54,7 +54,7 @@ fn value_of(e: &Expr, st: &[Known]) -> Known {
 }
 
 /// The memory addresses an instruction uses.
-fn addresses(i: &Instr) -> Vec<&Expr> {
+pub(crate) fn addresses(i: &Instr) -> Vec<&Expr> {
     match i {
         Instr::Load { addr, .. }
         | Instr::Store { addr, .. }

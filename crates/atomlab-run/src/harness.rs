@@ -594,7 +594,8 @@ fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use atomlab_litmus::{Arch, CasExpected, Expr, Instr};
+    use crate::addresses::addresses;
+    use atomlab_litmus::{Arch, Expr, Instr};
 
     /// Register names of the test's ISA, in groups that name one register.
     fn aliases(arch: Arch) -> &'static [&'static [&'static str]] {
@@ -695,21 +696,6 @@ mod tests {
         }
         src.push_str("exists (u=0)\n");
         (src, twice)
-    }
-
-    /// The addresses an instruction uses, as expressions.
-    fn addresses(i: &Instr) -> Vec<&Expr> {
-        match i {
-            Instr::Load { addr, .. }
-            | Instr::Store { addr, .. }
-            | Instr::StoreExclusive { addr, .. }
-            | Instr::Rmw { addr, .. } => vec![addr],
-            Instr::Cas { addr, expected, .. } => match expected {
-                CasExpected::Mem(e) => vec![addr, e],
-                _ => vec![addr],
-            },
-            _ => Vec::new(),
-        }
     }
 
     /// Lays out a few instances of `program` as a run does and checks that

@@ -6,6 +6,8 @@
 
 mod cli_support;
 
+use cli_support::{scratch, text};
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -14,17 +16,6 @@ fn atomlab(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run atomlab")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomlab-bell-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Store buffering with READ_ONCE/WRITE_ONCE: allowed unless a model

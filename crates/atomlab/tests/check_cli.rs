@@ -3,7 +3,8 @@
 
 mod cli_support;
 
-use std::path::{Path, PathBuf};
+use cli_support::{golden, scratch, text};
+
 use std::process::Output;
 
 fn atomlab(args: &[&str]) -> Output {
@@ -12,25 +13,6 @@ fn atomlab(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run atomlab")
-}
-
-fn golden(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../atomlab-model/tests/litmus")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomlab-check-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Case 004: LB with relaxed accesses and acquire fences is allowed by C11,

@@ -7,38 +7,11 @@
 
 mod cli_support;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use cli_support::{golden as litmus, scratch, text, with_store as run};
+
+use std::path::Path;
 
 use serde_json::{json, Value};
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomlab-compare-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// atomlab with `--store STORE`.
-fn run(store: &str, args: &[&str]) -> Output {
-    cli_support::command()
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .expect("run atomlab")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn litmus(rel: &str) -> String {
-    format!(
-        "{}/../atomlab-model/tests/litmus/{rel}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 /// A real document (from `check`), its records replaced by `records`.
 fn document(records: Vec<Value>) -> Value {

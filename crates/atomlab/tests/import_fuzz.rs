@@ -10,17 +10,11 @@
 
 mod cli_support;
 
-use std::path::PathBuf;
+use cli_support::scratch;
+
 use std::time::Instant;
 
 use cli_support::{command, stderr};
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomlab-import-fuzz-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// xorshift64: replayable without a dependency.
 struct Rng(u64);

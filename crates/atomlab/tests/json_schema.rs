@@ -4,6 +4,8 @@
 
 mod cli_support;
 
+use cli_support::golden;
+
 use cli_support::{atomlab, stderr};
 
 fn schema() -> (boon::Schemas, boon::SchemaIndex) {
@@ -21,13 +23,6 @@ fn schema() -> (boon::Schemas, boon::SchemaIndex) {
         .compile(url, &mut schemas)
         .expect("the schema compiles");
     (schemas, index)
-}
-
-fn golden(rel: &str) -> String {
-    format!(
-        "{}/../atomlab-model/tests/litmus/{rel}",
-        env!("CARGO_MANIFEST_DIR")
-    )
 }
 
 #[test]

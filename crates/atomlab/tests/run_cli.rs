@@ -3,6 +3,8 @@
 
 mod cli_support;
 
+use cli_support::golden;
+
 use std::path::Path;
 
 use cli_support::{assert_bad_input, atomlab, stderr};
@@ -10,14 +12,6 @@ use cli_support::{assert_bad_input, atomlab, stderr};
 fn own(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../atomlab-run/tests/litmus")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn golden(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../atomlab-model/tests/litmus")
         .join(rel)
         .display()
         .to_string()

@@ -6,38 +6,12 @@
 
 mod cli_support;
 
+use cli_support::{golden, scratch, text, with_store as run};
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomlab-store-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// atomlab with `--store STORE`.
-fn run(store: &str, args: &[&str]) -> Output {
-    cli_support::command()
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .expect("run atomlab")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn golden(rel: &str) -> String {
-    format!(
-        "{}/../atomlab-model/tests/litmus/{rel}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 fn runs_json(store: &str, extra: &[&str]) -> Vec<Value> {
     let mut args = vec!["runs", "--json", "--limit", "0"];

@@ -44,3 +44,34 @@ pub fn assert_bad_input(args: &[&str], must_mention: &[&str]) {
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout on error");
 }
+
+/// A fresh, empty folder for one test of this process.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("atomlab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// atomlab with `--store STORE` and `args`.
+pub fn with_store(store: &str, args: &[&str]) -> Output {
+    command()
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .expect("run atomlab")
+}
+
+/// Bytes as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A golden litmus test of atomlab-model's (`x86/SB.litmus`).
+pub fn golden(rel: &str) -> String {
+    format!(
+        "{}/../atomlab-model/tests/litmus/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
