@@ -44,6 +44,7 @@ mod elf;
 pub mod error;
 pub mod input;
 pub mod model;
+pub mod package;
 mod riscv64;
 mod scan;
 mod x86_64;
@@ -51,6 +52,7 @@ mod x86_64;
 use std::path::PathBuf;
 
 pub use error::AuditError;
+pub use package::{PackageAudit, PackageVerdict};
 pub use model::{
     Arch, BinaryAudit, Class, Evidence, FunctionTally, Helper, LseDispatch, Order, Requirement,
     Site, Verdict, VerdictKind,
