@@ -354,8 +354,7 @@ fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded)
                 .and_then(|mut f| f.read(&mut head))
                 .unwrap_or(0);
             if head[..n].starts_with(ELF_MAGIC)
-                || (head[..n].starts_with(AR_MAGIC)
-                    && path.extension().is_some_and(|e| e == "deb"))
+                || (head[..n].starts_with(AR_MAGIC) && path.extension().is_some_and(|e| e == "deb"))
             {
                 units.push(path);
             } else {

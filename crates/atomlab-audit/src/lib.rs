@@ -52,11 +52,11 @@ mod x86_64;
 use std::path::PathBuf;
 
 pub use error::AuditError;
-pub use package::{PackageAudit, PackageVerdict};
 pub use model::{
     Arch, BinaryAudit, Class, Evidence, FunctionTally, Helper, LseDispatch, Order, Requirement,
     Site, Verdict, VerdictKind,
 };
+pub use package::{PackageAudit, PackageVerdict};
 
 /// Audits one ELF file held in memory. `path` names it in errors and output.
 pub fn audit_bytes(path: &str, data: &[u8]) -> Result<BinaryAudit, AuditError> {

@@ -170,7 +170,10 @@ fn debian_arm64_packages_get_the_right_verdicts() {
         assert_eq!(files, per_file, "{pkg}");
         assert!(files >= 1, "{pkg}");
         let d = r["detail"]["deciding_file"].as_str().unwrap();
-        assert!(d.contains(&format!("!{decided}")) || d.ends_with(decided), "{pkg}: decided by {d}");
+        assert!(
+            d.contains(&format!("!{decided}")) || d.ends_with(decided),
+            "{pkg}: decided by {d}"
+        );
     }
     // The people's view: a row per package, libatomic1 (mixed) first, and
     // nothing needing attention.

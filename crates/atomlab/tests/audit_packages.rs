@@ -114,12 +114,8 @@ fn text(b: &[u8]) -> String {
 
 /// The table rows (lines with a package's name in the first cell).
 fn row<'a>(out: &'a str, name: &str) -> Option<&'a str> {
-    out.lines().find(|l| {
-        l.split(|c: char| c == '│' || c == '|')
-            .map(str::trim)
-            .find(|c| !c.is_empty())
-            == Some(name)
-    })
+    out.lines()
+        .find(|l| l.split(['│', '|']).map(str::trim).find(|c| !c.is_empty()) == Some(name))
 }
 
 /// The four packages, given in the opposite of their order of severity.
@@ -177,7 +173,7 @@ fn a_row_per_package_worst_first_with_what_needs_attention() {
     for (name, verdict, files, decided) in expect {
         let r = row(&stdout, name).unwrap_or_else(|| panic!("no row for {name}:\n{stdout}"));
         let cells: Vec<&str> = r
-            .split(|c: char| c == '│' || c == '|')
+            .split(['│', '|'])
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .collect();
@@ -186,7 +182,10 @@ fn a_row_per_package_worst_first_with_what_needs_attention() {
         assert_eq!(cells[3], decided, "{name}: {r}");
         at.push(stdout.find(r).unwrap());
     }
-    assert!(at.windows(2).all(|w| w[0] < w[1]), "not worst first:\n{stdout}");
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "not worst first:\n{stdout}"
+    );
     // No row per file.
     assert!(!stdout.contains(".deb!"), "{stdout}");
 
@@ -203,7 +202,10 @@ fn a_row_per_package_worst_first_with_what_needs_attention() {
         .find(|l| l.contains("-moutline-atomics fixes"))
         .unwrap_or_else(|| panic!("{attention}"));
     assert!(llsc.contains("oldbuild (/usr/bin/b-llsc)"), "{llsc}");
-    assert!(!llsc.contains("modern") && !llsc.contains("quiet"), "{llsc}");
+    assert!(
+        !llsc.contains("modern") && !llsc.contains("quiet"),
+        "{llsc}"
+    );
 
     // A directory of the packages gives the same rows.
     let dir_out = audit(&[], &[&dir]);
@@ -212,12 +214,16 @@ fn a_row_per_package_worst_first_with_what_needs_attention() {
     let cells = |out: &str, name: &str| -> Vec<String> {
         row(out, name)
             .unwrap_or_else(|| panic!("no row for {name}:\n{out}"))
-            .split(|c: char| c == '│' || c == '|')
+            .split(['│', '|'])
             .map(|c| c.trim().to_string())
             .collect()
     };
     for (name, ..) in expect {
-        assert_eq!(cells(&dir_stdout, name), cells(&stdout, name), "{dir_stdout}");
+        assert_eq!(
+            cells(&dir_stdout, name),
+            cells(&stdout, name),
+            "{dir_stdout}"
+        );
     }
 
     // Without attention needed, it says so.
@@ -244,7 +250,10 @@ fn by_file_and_records_of_packages() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     for d in &debs {
-        assert!(stdout.contains(&format!("{}!/usr/bin/", d.display())), "{stdout}");
+        assert!(
+            stdout.contains(&format!("{}!/usr/bin/", d.display())),
+            "{stdout}"
+        );
     }
     assert!(!stdout.contains("needs attention"), "{stdout}");
 
@@ -258,7 +267,10 @@ fn by_file_and_records_of_packages() {
         .iter()
         .filter(|r| r["variant"] == "package")
         .collect();
-    let names: Vec<&str> = pkgs.iter().map(|r| r["scenario"].as_str().unwrap()).collect();
+    let names: Vec<&str> = pkgs
+        .iter()
+        .map(|r| r["scenario"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["quiet", "modern", "oldbuild", "v81only"]);
     let v81 = pkgs[3];
     assert_eq!(v81["parameters"]["observation"], "needs_armv8.1");
@@ -291,10 +303,7 @@ fn compare_of_two_snapshots_names_the_package_that_changed() {
     let store = dir.join("store.db");
     let store = store.to_str().unwrap();
     for (label, d) in [("old", &old), ("new", &new)] {
-        let o = cli_support::with_store(
-            store,
-            &["--label", label, "audit", d.to_str().unwrap()],
-        );
+        let o = cli_support::with_store(store, &["--label", label, "audit", d.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     }
     let o = cli_support::with_store(store, &["compare", "old", "new"]);
@@ -360,7 +369,11 @@ fn a_bad_package_gets_one_line_and_the_rest_goes_on() {
     let out = audit(&[], &bad_paths);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert_eq!(err.lines().filter(|l| l.contains(".deb")).count(), 3, "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains(".deb")).count(),
+        3,
+        "{err}"
+    );
 }
 
 #[test]

@@ -160,7 +160,8 @@ fn audit_units(units: &[PathBuf]) -> Vec<PackageAudit> {
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 64);
-    let results: Vec<Mutex<Option<PackageAudit>>> = units.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<PackageAudit>>> =
+        units.iter().map(|_| Mutex::new(None)).collect();
     // ORDERING: the counter only hands out distinct indices; the results are
     // published by the Mutexes and the scope's join, so Relaxed suffices.
     let next = AtomicUsize::new(0);
@@ -361,11 +362,10 @@ fn finish(
             .iter()
             .filter(|e| !rows.iter().any(|r| r.owns(e.path())))
             .map(|e| input_error(e.path(), &e.to_string()))
-            .chain(rows.iter().filter_map(|r| {
-                r.error
-                    .as_ref()
-                    .map(|line| input_error(&r.path, line))
-            }))
+            .chain(
+                rows.iter()
+                    .filter_map(|r| r.error.as_ref().map(|line| input_error(&r.path, line))),
+            )
             .collect(),
         _ => run
             .errors
