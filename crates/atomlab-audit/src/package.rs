@@ -147,6 +147,13 @@ impl PackageAudit {
                 .filter(|e| matches!(e, AuditError::UnknownArch { .. }))
                 .count();
         if foreign > 0 && foreign == self.audits.len() + self.errors.len() {
+            if !self.is_package {
+                return Some(format!(
+                    "{}: not an aarch64 file ({}); the per-package verdict is about aarch64 (--by-file audits x86-64 and riscv64 files)",
+                    self.path,
+                    arches.join(", ")
+                ));
+            }
             return Some(format!(
                 "{}: not an arm64 package: its {foreign} ELF file(s) are for {}; the per-package verdict is about aarch64 (--by-file audits x86-64 and riscv64 files)",
                 self.path,
@@ -238,4 +245,31 @@ pub fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<AuditError>, u64) {
         input::list_units(p, &mut units, &mut out);
     }
     (units, out.errors, out.skipped_non_elf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worst_first_is_the_order_of_severity() {
+        let mut all = PackageVerdict::WORST_FIRST;
+        all.sort();
+        all.reverse();
+        assert_eq!(all, PackageVerdict::WORST_FIRST);
+        assert_eq!(
+            PackageVerdict::WORST_FIRST.iter().max(),
+            Some(&PackageVerdict::NeedsArmv81)
+        );
+    }
+
+    #[test]
+    fn the_package_name_is_the_file_name_up_to_the_first_underscore() {
+        assert_eq!(
+            package_name(Path::new("/a/libstdc++6_12.2.0-14+deb12u1_arm64.deb")),
+            "libstdc++6"
+        );
+        assert_eq!(package_name(Path::new("local.deb")), "local");
+        assert_eq!(package_name(Path::new("_odd.deb")), "_odd");
+    }
 }
