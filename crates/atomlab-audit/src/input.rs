@@ -298,3 +298,68 @@ fn with_decompressed(
         Err("unknown compression (expected .xz, .zst or .gz)".into())
     }
 }
+
+/// Whether `path` is a package: a file starting with the `ar` magic (a
+/// `.deb`, or an archive that then gets its "bad Debian package" error).
+pub fn looks_like_package(path: &Path) -> bool {
+    let mut head = [0u8; 8];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    head[..n].starts_with(AR_MAGIC)
+}
+
+/// Adds to `units` what [`expand`] would audit under `path`, one unit per
+/// package or ELF file, without reading them: `path` itself when it is a
+/// file; for a directory, its ELF files and `.deb` packages (walked in name
+/// order, symbolic links not followed). Other files in directories are
+/// counted in `out.skipped_non_elf`.
+pub fn list_units(path: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded) {
+    match std::fs::metadata(path) {
+        Err(e) => out.errors.push(io_err(path, e)),
+        Ok(m) if m.is_dir() => {
+            let before = units.len();
+            list_dir(path, units, out);
+            if units.len() == before {
+                out.errors.push(AuditError::NoElfInDirectory {
+                    path: path.display().to_string(),
+                });
+            }
+        }
+        Ok(_) => units.push(path.to_path_buf()),
+    }
+}
+
+fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            out.errors.push(io_err(dir, e));
+            return;
+        }
+    };
+    let mut paths: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+    paths.sort_by_key(|e| e.file_name());
+    for entry in paths {
+        let path = entry.path();
+        let Ok(ft) = entry.file_type() else { continue };
+        if ft.is_symlink() {
+            continue;
+        }
+        if ft.is_dir() {
+            list_dir(&path, units, out);
+        } else if ft.is_file() {
+            let mut head = [0u8; 8];
+            let n = std::fs::File::open(&path)
+                .and_then(|mut f| f.read(&mut head))
+                .unwrap_or(0);
+            if head[..n].starts_with(ELF_MAGIC)
+                || (head[..n].starts_with(AR_MAGIC) && path.extension().is_some_and(|e| e == "deb"))
+            {
+                units.push(path);
+            } else {
+                out.skipped_non_elf += 1;
+            }
+        }
+    }
+}

@@ -44,6 +44,7 @@ mod elf;
 pub mod error;
 pub mod input;
 pub mod model;
+pub mod package;
 mod riscv64;
 mod scan;
 mod x86_64;
@@ -55,6 +56,7 @@ pub use model::{
     Arch, BinaryAudit, Class, Evidence, FunctionTally, Helper, LseDispatch, Order, Requirement,
     Site, Verdict, VerdictKind,
 };
+pub use package::{PackageAudit, PackageVerdict};
 
 /// Audits one ELF file held in memory. `path` names it in errors and output.
 pub fn audit_bytes(path: &str, data: &[u8]) -> Result<BinaryAudit, AuditError> {

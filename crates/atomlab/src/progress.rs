@@ -38,6 +38,16 @@ impl Steps {
         self.started += 1;
     }
 
+    /// A step has ended, for steps run in parallel that end out of order:
+    /// the count is of steps done, the message the one just done.
+    pub fn done(&mut self, label: &str) {
+        self.started += 1;
+        if let Some(b) = &self.bar {
+            b.set_position(self.started);
+            b.set_message(label.trim().to_string());
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(b) = &self.bar {

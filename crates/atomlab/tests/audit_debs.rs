@@ -139,6 +139,56 @@ fn debian_arm64_packages_get_the_right_verdicts() {
             b["verdict"]
         );
     }
+    // One record per package (issue 27): its worst file's verdict, its ELF
+    // file count and the file that decided it.
+    for (pkg, verdict, decided) in [
+        ("libatomic1", "mixed", "/libatomic.so.1.2.0"),
+        ("libc6", "run_time_lse", "/lib/aarch64-linux-gnu/"),
+        ("libssl3", "run_time_lse", ".so.3"),
+        ("libstdc++6", "run_time_lse", "/libstdc++.so.6.0.30"),
+        ("nginx", "run_time_lse", "/usr/sbin/nginx"),
+    ] {
+        let r = doc["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["variant"] == "package" && r["scenario"] == pkg)
+            .unwrap_or_else(|| panic!("no package record for {pkg}"));
+        assert_eq!(r["parameters"]["observation"], verdict, "{pkg}: {r}");
+        let files = r["detail"]["elf_files"].as_u64().unwrap();
+        let per_file = doc["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["variant"] != "package"
+                    && f["parameters"]["path"].as_str().is_some_and(|p| {
+                        p.starts_with(&format!("{}!", r["parameters"]["path"].as_str().unwrap()))
+                    })
+            })
+            .count() as u64;
+        assert_eq!(files, per_file, "{pkg}");
+        assert!(files >= 1, "{pkg}");
+        let d = r["detail"]["deciding_file"].as_str().unwrap();
+        assert!(
+            d.contains(&format!("!{decided}")) || d.ends_with(decided),
+            "{pkg}: decided by {d}"
+        );
+    }
+    // The people's view: a row per package, libatomic1 (mixed) first, and
+    // nothing needing attention.
+    let out = atomlab().arg("audit").args(&debs).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with(['|', '│']) && l.contains("ARMv8.0-safe"))
+        .collect();
+    assert_eq!(rows.len(), 5, "{table}");
+    assert!(rows[0].contains("libatomic1"), "{table}");
+    assert!(!table.contains(".deb!"), "{table}");
+    assert!(table.contains("needs attention: none"), "{table}");
+
     // --require no-llsc fails on libatomic alone.
     let out = atomlab()
         .args(["audit", "--require", "no-llsc"])

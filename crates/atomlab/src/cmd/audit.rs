@@ -1,10 +1,20 @@
 //! `atomlab audit`: how binaries do their atomics (atomlab-audit does the
 //! work; this module parses, renders and picks the exit code).
+//!
+//! Over `.deb` packages the answer is one row per package (issue 27): its
+//! worst file's verdict, how many ELF files it has and the file that decided
+//! it, then what needs attention. The packages are audited in parallel, a
+//! worker per CPU, and shown in the order of the command line.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
-use atomlab_audit::{AuditRun, BinaryAudit, Class, FunctionTally, Progress, Requirement};
+use atomlab_audit::{
+    AuditRun, BinaryAudit, Class, FunctionTally, PackageAudit, PackageVerdict, Progress,
+    Requirement,
+};
 use atomlab_core::{
     ExitStatus, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict,
 };
@@ -39,9 +49,14 @@ pub struct AuditArgs {
     /// ELF files, directories (searched recursively) and .deb packages.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// List the top N functions by atomic count (10 without a value).
+    /// List the top N functions by atomic count (10 without a value), per
+    /// ELF file.
     #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "10")]
     pub by_function: Option<usize>,
+    /// A row per ELF file, also over packages (which get a row per package
+    /// without it).
+    #[arg(long)]
+    pub by_file: bool,
     /// Exit 1 unless every aarch64 binary complies (a CI gate).
     #[arg(long, value_enum)]
     pub require: Option<RequireArg>,
@@ -113,7 +128,74 @@ fn record(a: &BinaryAudit, check: Option<&RequireResult>) -> Record {
 }
 
 pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
-    // A one-line progress display on stderr, only for a person watching.
+    let (units, list_errors, list_skipped) = atomlab_audit::package::units(&args.paths);
+    if !units
+        .iter()
+        .any(|u| atomlab_audit::input::looks_like_package(u))
+    {
+        // ELF files and directories of them: a row per file, as before.
+        // (The listing's errors are found again by that walk.)
+        let run = per_file(&args.paths);
+        return finish(args, run, None);
+    }
+    let packages = audit_units(&units);
+    let rows: Vec<PackageRow> = packages.iter().map(PackageRow::of).collect();
+    let mut run = AuditRun {
+        audits: Vec::new(),
+        errors: list_errors,
+        skipped_non_elf: list_skipped,
+    };
+    for p in packages {
+        run.audits.extend(p.audits);
+        run.errors.extend(p.errors);
+        run.skipped_non_elf += p.skipped_non_elf;
+    }
+    finish(args, run, Some(rows))
+}
+
+/// Audits `units` (packages and ELF files) on a worker per CPU; the results
+/// in the order of `units`, whatever order they end in.
+fn audit_units(units: &[PathBuf]) -> Vec<PackageAudit> {
+    let jobs = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 64);
+    let results: Vec<Mutex<Option<PackageAudit>>> =
+        units.iter().map(|_| Mutex::new(None)).collect();
+    // ORDERING: the counter only hands out distinct indices; the results are
+    // published by the Mutexes and the scope's join, so Relaxed suffices.
+    let next = AtomicUsize::new(0);
+    let steps = Mutex::new(crate::progress::Steps::new(units.len(), "packages"));
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(path) = units.get(i) else { break };
+        let audit = atomlab_audit::package::audit_unit(path);
+        if let Ok(mut s) = steps.lock() {
+            s.done(&audit.name);
+        }
+        if let Ok(mut slot) = results[i].lock() {
+            *slot = Some(audit);
+        }
+    };
+    std::thread::scope(|s| {
+        // The calling thread is one of the workers.
+        for _ in 1..jobs.min(units.len().max(1)) {
+            s.spawn(work);
+        }
+        work();
+    });
+    if let Ok(s) = steps.lock() {
+        s.finish();
+    }
+    results
+        .into_iter()
+        .filter_map(|m| m.into_inner().ok().flatten())
+        .collect()
+}
+
+/// Audits `paths` file by file on this thread, with a one-line progress
+/// display on stderr when a person watches.
+fn per_file(paths: &[PathBuf]) -> AuditRun {
     let tty = std::io::stderr().is_terminal();
     let mut shown = false;
     let mut progress = |p: Progress<'_>| {
@@ -130,10 +212,90 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
         eprint!("\r\x1b[2Katomlab: {line}");
         shown = true;
     };
-    let mut run: AuditRun = atomlab_audit::audit_paths_with(&args.paths, &mut progress);
+    let run: AuditRun = atomlab_audit::audit_paths_with(paths, &mut progress);
     if shown {
         eprint!("\r\x1b[2K");
     }
+    run
+}
+
+/// What the per-package view and record need of a [`PackageAudit`] (its
+/// files' audits move on to the per-file records).
+struct PackageRow {
+    name: String,
+    path: String,
+    verdict: Option<PackageVerdict>,
+    files: usize,
+    deciding_file: Option<String>,
+    llsc_only_files: Vec<String>,
+    /// Why it has no verdict (one line), or which of its files were left out.
+    error: Option<String>,
+}
+
+impl PackageRow {
+    fn of(p: &PackageAudit) -> PackageRow {
+        PackageRow {
+            name: p.name.clone(),
+            path: p.path.clone(),
+            verdict: p.verdict,
+            files: p.audits.len(),
+            deciding_file: p.deciding_file.clone(),
+            llsc_only_files: p.llsc_only_files().map(|a| a.path.clone()).collect(),
+            error: p.why_no_verdict().or_else(|| p.partial_errors()),
+        }
+    }
+
+    /// Whether `path` is this package or one of its files.
+    fn owns(&self, path: &str) -> bool {
+        path.strip_prefix(self.path.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('!'))
+    }
+
+    /// A file of this package by its path inside it.
+    fn member<'a>(&self, file: &'a str) -> &'a str {
+        file.strip_prefix(self.path.as_str())
+            .and_then(|f| f.strip_prefix('!'))
+            .unwrap_or(file)
+    }
+
+    /// The package as a record: scenario = its name, its verdict the
+    /// observation (what `compare` matches across two snapshots of an
+    /// archive), its file count a metric, the deciding file its detail.
+    fn record(&self) -> Option<Record> {
+        let v = self.verdict?;
+        let mut r = Record::new("audit", &self.name, "package");
+        r.param("path", self.path.clone())
+            .param("observation", v.name());
+        // Counted, not sampled: one "run".
+        r.metrics.push(Metric::new(
+            "elf_files",
+            Unit::Count,
+            Source::Derived,
+            vec![self.files as f64],
+        ));
+        r.notes.push(v.words().to_string());
+        if let Some(f) = &self.deciding_file {
+            r.notes.push(format!("decided by {}", self.member(f)));
+        }
+        r.detail = Some(serde_json::json!({
+            "path": self.path,
+            "package": self.name,
+            "verdict": { "kind": v.name(), "words": v.words() },
+            "elf_files": self.files,
+            "deciding_file": self.deciding_file,
+            "llsc_only_files": self.llsc_only_files,
+        }));
+        Some(r)
+    }
+}
+
+/// Renders, records and judges `run`; `packages` when the paths held
+/// packages (then a row per package unless `--by-file` or `--by-function`).
+fn finish(
+    args: AuditArgs,
+    mut run: AuditRun,
+    packages: Option<Vec<PackageRow>>,
+) -> anyhow::Result<Outcome> {
     let top = args.by_function.unwrap_or(0);
     for a in &mut run.audits {
         a.functions.truncate(top);
@@ -177,25 +339,54 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
         note
     });
 
-    let records = run
-        .audits
+    // Over packages, a record per package first (what `compare` of two
+    // archive snapshots matches), then one per file as without packages.
+    let by_package = packages.is_some() && !args.by_file && args.by_function.is_none();
+    let records = packages
         .iter()
-        .zip(&checks)
-        .map(|(a, c)| record(a, c.as_ref()))
+        .flatten()
+        .filter_map(PackageRow::record)
+        .chain(
+            run.audits
+                .iter()
+                .zip(&checks)
+                .map(|(a, c)| record(a, c.as_ref())),
+        )
         .collect();
     let mut report = Report::new("audit", Machine::detect(), records);
-    report.errors = run
-        .errors
-        .iter()
-        .map(|e| InputError {
-            input: e.path().to_string(),
-            line: None,
-            column: None,
-            message: e.to_string(),
-        })
-        .collect();
+    report.errors = match (&packages, by_package) {
+        // One line per package that could not be audited (whole or in
+        // part), after the paths that could not be listed.
+        (Some(rows), true) => run
+            .errors
+            .iter()
+            .filter(|e| !rows.iter().any(|r| r.owns(e.path())))
+            .map(|e| input_error(e.path(), &e.to_string()))
+            .chain(
+                rows.iter()
+                    .filter_map(|r| r.error.as_ref().map(|line| input_error(&r.path, line))),
+            )
+            .collect(),
+        _ => run
+            .errors
+            .iter()
+            .map(|e| InputError {
+                input: e.path().to_string(),
+                line: None,
+                column: None,
+                message: e.to_string(),
+            })
+            .collect(),
+    };
     report.notes.extend(passed_over);
-    let status = if run.audits.is_empty() {
+    let audited_packages = packages
+        .iter()
+        .flatten()
+        .filter(|r| r.verdict.is_some())
+        .count();
+    let status = if by_package && audited_packages == 0 {
+        ExitStatus::BadInput
+    } else if run.audits.is_empty() {
         if run.errors.is_empty() {
             eprintln!("atomlab: audit: nothing to audit");
         }
@@ -217,7 +408,9 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
         report,
         status,
         people: Box::new(move |_| {
-            if audits.len() == 1 {
+            if let (true, Some(rows)) = (by_package, &packages) {
+                print_packages(rows)
+            } else if audits.len() == 1 {
                 print_one(&audits[0], checks[0].as_ref())
             } else if !audits.is_empty() {
                 print_many(&audits, &checks)
@@ -228,8 +421,131 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
     })
 }
 
+/// An error line about `input` (`line` starts with it, as the audit's
+/// errors do; the dispatcher prints `input: message`).
+fn input_error(input: &str, line: &str) -> InputError {
+    InputError {
+        input: input.to_string(),
+        line: None,
+        column: None,
+        message: line
+            .strip_prefix(input)
+            .and_then(|l| l.strip_prefix(": "))
+            .unwrap_or(line)
+            .to_string(),
+    }
+}
+
+/// The per-package view: a row per package audited, worst first (the
+/// command line's order among equals), then what needs attention.
+fn print_packages(rows: &[PackageRow]) -> anyhow::Result<()> {
+    let mut order: Vec<&PackageRow> = rows.iter().filter(|r| r.verdict.is_some()).collect();
+    // Stable: equals keep the command line's order.
+    order.sort_by_key(|r| std::cmp::Reverse(r.verdict));
+    let mut t = render::table();
+    t.set_header(vec!["package", "verdict", "ELF files", "decided by"]);
+    for r in &order {
+        let v = r.verdict.map(PackageVerdict::words).unwrap_or("-");
+        let decided = match (r.verdict, &r.deciding_file) {
+            (Some(PackageVerdict::NoAtomics), _) | (_, None) => "-".to_string(),
+            (_, Some(f)) => r.member(f).to_string(),
+        };
+        t.add_row(vec![
+            r.name.clone(),
+            v.to_string(),
+            r.files.to_string(),
+            decided,
+        ]);
+    }
+    if !order.is_empty() {
+        render::print(&t)?;
+    }
+    let counts: Vec<String> = PackageVerdict::WORST_FIRST
+        .iter()
+        .map(|v| {
+            let n = order.iter().filter(|r| r.verdict == Some(*v)).count();
+            format!("{n} {}", v.words())
+        })
+        .collect();
+    let unaudited = rows.len() - order.len();
+    println!(
+        "\n{} of {} audited: {}{}",
+        order.len(),
+        rows.len(),
+        counts.join(", "),
+        if unaudited > 0 {
+            format!("; {unaudited} not audited (why: on stderr)")
+        } else {
+            String::new()
+        }
+    );
+    let crash: Vec<String> = order
+        .iter()
+        .filter(|r| r.verdict == Some(PackageVerdict::NeedsArmv81))
+        .map(|r| {
+            let f = r.deciding_file.as_deref().unwrap_or("?");
+            format!("{} ({})", r.name, r.member(f))
+        })
+        .collect();
+    let llsc: Vec<String> = order
+        .iter()
+        .filter(|r| !r.llsc_only_files.is_empty())
+        .map(|r| {
+            let files: Vec<&str> = r.llsc_only_files.iter().map(|f| r.member(f)).collect();
+            format!("{} ({})", r.name, files.join(", "))
+        })
+        .collect();
+    if crash.is_empty() && llsc.is_empty() {
+        println!("needs attention: none (no unconditional LSE, no LL/SC-only file)");
+        return Ok(());
+    }
+    println!("needs attention:");
+    if !crash.is_empty() {
+        println!(
+            "  SIGILL on ARMv8.0 (LSE behind no CPU-feature test; build for armv8-a with -moutline-atomics): {}",
+            crash.join("; ")
+        );
+    }
+    if !llsc.is_empty() {
+        println!(
+            "  LL/SC only, no LSE on ARMv8.1+ (a rebuild with -moutline-atomics fixes it): {}",
+            llsc.join("; ")
+        );
+    }
+    Ok(())
+}
+
 /// A saved audit (`atomlab show`): a row per binary from its record.
 pub fn records_table(records: &[Record]) -> anyhow::Result<()> {
+    let (packages, records): (Vec<&Record>, Vec<&Record>) =
+        records.iter().partition(|r| r.variant == "package");
+    if !packages.is_empty() {
+        let mut t = render::table();
+        t.set_header(vec!["package", "verdict", "ELF files", "decided by"]);
+        for r in &packages {
+            let files = r
+                .metric("elf_files")
+                .and_then(|m| m.median())
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into());
+            let decided = r
+                .notes
+                .iter()
+                .find_map(|n| n.strip_prefix("decided by "))
+                .unwrap_or("-");
+            t.add_row(vec![
+                r.scenario.clone(),
+                r.notes.first().cloned().unwrap_or_default(),
+                files,
+                decided.to_string(),
+            ]);
+        }
+        render::print(&t)?;
+        if records.is_empty() {
+            return Ok(());
+        }
+        println!();
+    }
     let mut t = render::table();
     t.set_header(vec![
         "file",
@@ -249,6 +565,7 @@ pub fn records_table(records: &[Record]) -> anyhow::Result<()> {
         format!("{n}")
     };
     for r in records {
+        let r: &Record = r;
         let p = |k: &str| {
             r.parameters
                 .get(k)

@@ -1,0 +1,275 @@
+//! One answer per Debian package: its files' verdicts folded into the worst
+//! of them (issue 27). A distribution maintainer asks of each package "does
+//! it run on ARMv8.0, and is it slow there?", not of each of its 16 ELF
+//! files; the order of severity is the one those two questions give:
+//! unconditional LSE (SIGILL on ARMv8.0) first, then LL/SC loops only (slow
+//! under contention on ARMv8.1+, fixed by `-moutline-atomics`), then a mix,
+//! then LSE chosen at run time (outline helpers, a CPU-feature test), then
+//! no atomics.
+//!
+//! The package's name is the part of its file name before the first `_`
+//! (Debian's `NAME_VERSION_ARCH.deb`, as dpkg-name(1) names packages),
+//! so that two snapshots of an archive match by name across versions.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::AuditError;
+use crate::input::{self, Expanded};
+use crate::model::{Arch, BinaryAudit, VerdictKind};
+
+/// A package's verdict, least severe first (so `max` is the worst).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PackageVerdict {
+    /// No atomic read-modify-write in any file.
+    NoAtomics,
+    /// Atomics through outline helpers or LSE behind a CPU-feature test:
+    /// ARMv8.0-safe and LSE where the CPU has it.
+    RunTimeLse,
+    /// A file mixes ways (none of them unconditional LSE).
+    Mixed,
+    /// A file does its atomics with LL/SC loops only.
+    LlscOnly,
+    /// A file has LSE behind no CPU-feature test: SIGILL on ARMv8.0.
+    NeedsArmv81,
+}
+
+impl PackageVerdict {
+    /// Every verdict, worst first.
+    pub const WORST_FIRST: [PackageVerdict; 5] = [
+        PackageVerdict::NeedsArmv81,
+        PackageVerdict::LlscOnly,
+        PackageVerdict::Mixed,
+        PackageVerdict::RunTimeLse,
+        PackageVerdict::NoAtomics,
+    ];
+
+    /// The verdict one aarch64 file gives its package; `None` for other
+    /// architectures (the per-package answer is about Arm's atomics).
+    pub fn of(a: &BinaryAudit) -> Option<PackageVerdict> {
+        if a.arch != Arch::Aarch64 {
+            return None;
+        }
+        if a.lse_dispatch.unconditional > 0 {
+            return Some(PackageVerdict::NeedsArmv81);
+        }
+        Some(match a.verdict.kind {
+            VerdictKind::NoAtomics => PackageVerdict::NoAtomics,
+            VerdictKind::InlineLse => PackageVerdict::NeedsArmv81,
+            VerdictKind::LlscOnly => PackageVerdict::LlscOnly,
+            VerdictKind::Mixed => PackageVerdict::Mixed,
+            _ => PackageVerdict::RunTimeLse,
+        })
+    }
+
+    /// Its name in records and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            PackageVerdict::NoAtomics => "no_atomics",
+            PackageVerdict::RunTimeLse => "run_time_lse",
+            PackageVerdict::Mixed => "mixed",
+            PackageVerdict::LlscOnly => "llsc_only",
+            PackageVerdict::NeedsArmv81 => "needs_armv8.1",
+        }
+    }
+
+    /// Its sentence.
+    pub fn words(self) -> &'static str {
+        match self {
+            PackageVerdict::NoAtomics => "no atomics",
+            PackageVerdict::RunTimeLse => "outline or run-time LSE (ARMv8.0-safe)",
+            PackageVerdict::Mixed => "mixed LSE, LL/SC and outline (ARMv8.0-safe)",
+            PackageVerdict::LlscOnly => "LL/SC only (no LSE on ARMv8.1+)",
+            PackageVerdict::NeedsArmv81 => "needs ARMv8.1 (SIGILL on ARMv8.0)",
+        }
+    }
+}
+
+/// One package (or one ELF file given outside a package) audited.
+#[derive(Debug)]
+pub struct PackageAudit {
+    /// The `.deb` (or ELF file) as given or found.
+    pub path: String,
+    /// The package's name (`nginx` for `nginx_1.22.1-9_arm64.deb`); an ELF
+    /// file outside a package is named by its path.
+    pub name: String,
+    /// Whether it is a package (a file starting with the `ar` magic).
+    pub is_package: bool,
+    /// Its worst file's verdict; `None` when no aarch64 file was audited.
+    pub verdict: Option<PackageVerdict>,
+    /// The first file with that verdict.
+    pub deciding_file: Option<String>,
+    /// Its ELF files audited, in archive order.
+    pub audits: Vec<BinaryAudit>,
+    /// What could not be read (the package, or some of its files).
+    pub errors: Vec<AuditError>,
+    /// Non-ELF files passed over.
+    pub skipped_non_elf: u64,
+}
+
+impl PackageAudit {
+    /// Files audited for aarch64 (those the verdict is made of).
+    pub fn aarch64_files(&self) -> usize {
+        self.audits
+            .iter()
+            .filter(|a| a.arch == Arch::Aarch64)
+            .count()
+    }
+
+    /// The files whose own verdict is LL/SC only: the hot paths a rebuild
+    /// with `-moutline-atomics` turns into LSE on ARMv8.1+.
+    pub fn llsc_only_files(&self) -> impl Iterator<Item = &BinaryAudit> {
+        self.audits
+            .iter()
+            .filter(|a| PackageVerdict::of(a) == Some(PackageVerdict::LlscOnly))
+    }
+
+    /// Why there is no verdict, in one line: the package could not be read,
+    /// or is for another architecture. `None` when there is a verdict.
+    pub fn why_no_verdict(&self) -> Option<String> {
+        if self.verdict.is_some() {
+            return None;
+        }
+        let mut arches: Vec<String> = self.audits.iter().map(|a| a.arch.to_string()).collect();
+        for e in &self.errors {
+            if let AuditError::UnknownArch { found, .. } = e {
+                arches.push(found.clone());
+            }
+        }
+        arches.sort();
+        arches.dedup();
+        let foreign = self.audits.len()
+            + self
+                .errors
+                .iter()
+                .filter(|e| matches!(e, AuditError::UnknownArch { .. }))
+                .count();
+        if foreign > 0 && foreign == self.audits.len() + self.errors.len() {
+            if !self.is_package {
+                return Some(format!(
+                    "{}: not an aarch64 file ({}); the per-package verdict is about aarch64 (--by-file audits x86-64 and riscv64 files)",
+                    self.path,
+                    arches.join(", ")
+                ));
+            }
+            return Some(format!(
+                "{}: not an arm64 package: its {foreign} ELF file(s) are for {}; the per-package verdict is about aarch64 (--by-file audits x86-64 and riscv64 files)",
+                self.path,
+                arches.join(", ")
+            ));
+        }
+        match self.errors.as_slice() {
+            [] => Some(format!("{}: no ELF file audited", self.path)),
+            [one] => Some(one.to_string()),
+            [first, rest @ ..] => Some(format!(
+                "{first} (and {} more error(s) in this package)",
+                rest.len()
+            )),
+        }
+    }
+
+    /// When some files could not be audited beside a verdict: one line.
+    pub fn partial_errors(&self) -> Option<String> {
+        if self.verdict.is_none() || self.errors.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{}: {} file(s) not audited, left out of its verdict; first: {}",
+            self.path,
+            self.errors.len(),
+            self.errors[0]
+        ))
+    }
+}
+
+/// The package name of `path`: its file name up to the first `_`.
+pub fn package_name(path: &Path) -> String {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_else(|| path.display().to_string());
+    match file.split_once('_') {
+        Some((name, _)) if !name.is_empty() => name.to_string(),
+        _ => file.trim_end_matches(".deb").to_string(),
+    }
+}
+
+/// Audits one unit (a `.deb`, or an ELF file) on the calling thread.
+pub fn audit_unit(path: &Path) -> PackageAudit {
+    let mut expanded = Expanded::default();
+    input::expand(path, &mut expanded);
+    let is_package = input::looks_like_package(path);
+    let mut audits = Vec::new();
+    let mut errors = expanded.errors;
+    for inp in expanded.inputs {
+        match crate::audit_bytes(&inp.path, &inp.data) {
+            Ok(a) => audits.push(a),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut verdict = None;
+    let mut deciding_file = None;
+    for a in &audits {
+        if let Some(v) = PackageVerdict::of(a) {
+            if verdict.is_none_or(|w| v > w) {
+                verdict = Some(v);
+                deciding_file = Some(a.path.clone());
+            }
+        }
+    }
+    PackageAudit {
+        path: path.display().to_string(),
+        name: if is_package {
+            package_name(path)
+        } else {
+            path.display().to_string()
+        },
+        is_package,
+        verdict,
+        deciding_file,
+        audits,
+        errors,
+        skipped_non_elf: expanded.skipped_non_elf,
+    }
+}
+
+/// The units under `paths`: each `.deb` and each ELF file (directories
+/// walked in name order, symbolic links not followed), with the errors of
+/// paths that could not be listed and the count of other files passed over.
+pub fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<AuditError>, u64) {
+    let mut units = Vec::new();
+    let mut out = Expanded::default();
+    for p in paths {
+        input::list_units(p, &mut units, &mut out);
+    }
+    (units, out.errors, out.skipped_non_elf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worst_first_is_the_order_of_severity() {
+        let mut all = PackageVerdict::WORST_FIRST;
+        all.sort();
+        all.reverse();
+        assert_eq!(all, PackageVerdict::WORST_FIRST);
+        assert_eq!(
+            PackageVerdict::WORST_FIRST.iter().max(),
+            Some(&PackageVerdict::NeedsArmv81)
+        );
+    }
+
+    #[test]
+    fn the_package_name_is_the_file_name_up_to_the_first_underscore() {
+        assert_eq!(
+            package_name(Path::new("/a/libstdc++6_12.2.0-14+deb12u1_arm64.deb")),
+            "libstdc++6"
+        );
+        assert_eq!(package_name(Path::new("local.deb")), "local");
+        assert_eq!(package_name(Path::new("_odd.deb")), "_odd");
+    }
+}

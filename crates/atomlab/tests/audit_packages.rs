@@ -1,0 +1,391 @@
+//! `atomlab audit` over Debian packages (issue 27): one row per package,
+//! worst first, with its ELF file count and the file that decided it; what
+//! needs attention; `--by-file` for the row per file; a damaged, foreign or
+//! unreadable package gets one line and the rest goes on. The packages are
+//! built here (`ar`, `tar`, `xz`) from the fixtures the other audit tests
+//! compile.
+
+mod audit_support;
+mod cli_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use audit_support::*;
+
+const A64_CC: &str = "aarch64-linux-gnu-gcc";
+const RV_CC: &str = "riscv64-linux-gnu-gcc";
+
+fn sh(dir: &Path, script: &str) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Builds `dir/NAME_1.0_arm64.deb` holding `files` (binary, path under
+/// /usr/bin) and a README, its data archive compressed by `comp` ("xz",
+/// "gz", or any other name: the data member's suffix, its bytes plain tar).
+fn deb(dir: &Path, name: &str, files: &[(&Path, &str)], comp: &str) -> PathBuf {
+    // Beside `dir`, so that `dir` holds only packages.
+    let work = PathBuf::from(format!("{}-build/{name}", dir.display()));
+    let _ = std::fs::remove_dir_all(&work);
+    let root = work.join("root");
+    std::fs::create_dir_all(root.join("usr/bin")).unwrap();
+    std::fs::create_dir_all(root.join("usr/share/doc")).unwrap();
+    std::fs::write(root.join("usr/share/doc/README"), "not an ELF\n").unwrap();
+    for (bin, as_name) in files {
+        std::fs::copy(bin, root.join("usr/bin").join(as_name)).unwrap();
+    }
+    let data = match comp {
+        "xz" => "tar -C root -cf data.tar . && xz -0 -f data.tar".to_string(),
+        "gz" => "tar -C root -cf data.tar . && gzip -1 -f data.tar".to_string(),
+        other => format!("tar -C root -cf data.tar.{other} ."),
+    };
+    sh(
+        &work,
+        &format!("printf '2.0\\n' > debian-binary && printf 'Package: {name}\\n' > control && tar -cf control.tar control && gzip -f control.tar && {data}"),
+    );
+    let out = dir.join(format!("{name}_1.0_arm64.deb"));
+    sh(
+        &work,
+        &format!(
+            "ar rc {} debian-binary control.tar.gz data.tar.{comp}",
+            out.display()
+        ),
+    );
+    out
+}
+
+/// The aarch64 fixtures: (no atomics, outline helpers, inline LSE, LL/SC).
+struct Bins {
+    none: PathBuf,
+    outline: PathBuf,
+    lse: PathBuf,
+    llsc: PathBuf,
+}
+
+fn bins(dir: &Path) -> Bins {
+    let c = &["atomics.c"];
+    let b = Bins {
+        none: dir.join("none"),
+        outline: dir.join("outline"),
+        lse: dir.join("lse"),
+        llsc: dir.join("llsc"),
+    };
+    compile(A64_CC, &[], &["noatomics.c"], &b.none);
+    // GCC 12's default on aarch64 is -moutline-atomics.
+    compile(A64_CC, &[], c, &b.outline);
+    compile(A64_CC, &["-march=armv8.1-a"], c, &b.lse);
+    compile(
+        A64_CC,
+        &["-march=armv8-a", "-mno-outline-atomics"],
+        c,
+        &b.llsc,
+    );
+    b
+}
+
+fn audit(args: &[&str], paths: &[&Path]) -> Output {
+    let out = atomlab()
+        .args(["audit", "--no-save"])
+        .args(args)
+        .args(paths)
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The table rows (lines with a package's name in the first cell).
+fn row<'a>(out: &'a str, name: &str) -> Option<&'a str> {
+    out.lines()
+        .find(|l| l.split(['│', '|']).map(str::trim).find(|c| !c.is_empty()) == Some(name))
+}
+
+/// The four packages, given in the opposite of their order of severity.
+fn four(dir: &Path, b: &Bins) -> Vec<PathBuf> {
+    vec![
+        deb(dir, "quiet", &[(&b.none, "quiet")], "xz"),
+        deb(
+            dir,
+            "modern",
+            &[(&b.none, "a-none"), (&b.outline, "b-outline")],
+            "xz",
+        ),
+        deb(
+            dir,
+            "oldbuild",
+            &[(&b.outline, "a-outline"), (&b.llsc, "b-llsc")],
+            "gz",
+        ),
+        deb(
+            dir,
+            "v81only",
+            &[
+                (&b.none, "a-none"),
+                (&b.outline, "b-outline"),
+                (&b.lse, "c-lse"),
+            ],
+            "xz",
+        ),
+    ]
+}
+
+#[test]
+fn a_row_per_package_worst_first_with_what_needs_attention() {
+    if !have_tools("a_row_per_package", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("packages");
+    let b = bins(&dir);
+    let dir = dir.join("debs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let debs = four(&dir, &b);
+    let paths: Vec<&Path> = debs.iter().map(PathBuf::as_path).collect();
+    let out = audit(&[], &paths);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // One row per package, worst first.
+    let expect = [
+        ("v81only", "needs ARMv8.1", "3", "/usr/bin/c-lse"),
+        ("oldbuild", "LL/SC only", "2", "/usr/bin/b-llsc"),
+        ("modern", "run-time LSE", "2", "/usr/bin/b-outline"),
+        ("quiet", "no atomics", "1", "-"),
+    ];
+    let mut at = Vec::new();
+    for (name, verdict, files, decided) in expect {
+        let r = row(&stdout, name).unwrap_or_else(|| panic!("no row for {name}:\n{stdout}"));
+        let cells: Vec<&str> = r
+            .split(['│', '|'])
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert!(cells[1].contains(verdict), "{name}: {r}");
+        assert_eq!(cells[2], files, "{name}: {r}");
+        assert_eq!(cells[3], decided, "{name}: {r}");
+        at.push(stdout.find(r).unwrap());
+    }
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "not worst first:\n{stdout}"
+    );
+    // No row per file.
+    assert!(!stdout.contains(".deb!"), "{stdout}");
+
+    // What needs attention: the SIGILL and the LL/SC-only file, by name.
+    let attention = &stdout[stdout.find("needs attention").expect(&stdout)..];
+    let sigill = attention
+        .lines()
+        .find(|l| l.contains("SIGILL"))
+        .unwrap_or_else(|| panic!("{attention}"));
+    assert!(sigill.contains("v81only (/usr/bin/c-lse)"), "{sigill}");
+    assert!(!sigill.contains("oldbuild"), "{sigill}");
+    let llsc = attention
+        .lines()
+        .find(|l| l.contains("-moutline-atomics fixes"))
+        .unwrap_or_else(|| panic!("{attention}"));
+    assert!(llsc.contains("oldbuild (/usr/bin/b-llsc)"), "{llsc}");
+    assert!(
+        !llsc.contains("modern") && !llsc.contains("quiet"),
+        "{llsc}"
+    );
+
+    // A directory of the packages gives the same rows.
+    let dir_out = audit(&[], &[&dir]);
+    assert_eq!(dir_out.status.code(), Some(0), "{}", text(&dir_out.stderr));
+    let dir_stdout = text(&dir_out.stdout);
+    let cells = |out: &str, name: &str| -> Vec<String> {
+        row(out, name)
+            .unwrap_or_else(|| panic!("no row for {name}:\n{out}"))
+            .split(['│', '|'])
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    for (name, ..) in expect {
+        assert_eq!(
+            cells(&dir_stdout, name),
+            cells(&stdout, name),
+            "{dir_stdout}"
+        );
+    }
+
+    // Without attention needed, it says so.
+    let calm = audit(&[], &[&debs[0], &debs[1]]);
+    assert!(
+        text(&calm.stdout).contains("needs attention: none"),
+        "{}",
+        text(&calm.stdout)
+    );
+}
+
+#[test]
+fn by_file_and_records_of_packages() {
+    if !have_tools("by_file_and_records", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("packages-json");
+    let b = bins(&dir);
+    let debs = four(&dir, &b);
+    let paths: Vec<&Path> = debs.iter().map(PathBuf::as_path).collect();
+
+    // --by-file: today's row per ELF file.
+    let out = audit(&["--by-file"], &paths);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for d in &debs {
+        assert!(
+            stdout.contains(&format!("{}!/usr/bin/", d.display())),
+            "{stdout}"
+        );
+    }
+    assert!(!stdout.contains("needs attention"), "{stdout}");
+
+    // Records: one per package (scenario = its name, its verdict the
+    // observation), then one per file.
+    let out = audit(&["--json"], &paths);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let records = doc["records"].as_array().unwrap();
+    let pkgs: Vec<&serde_json::Value> = records
+        .iter()
+        .filter(|r| r["variant"] == "package")
+        .collect();
+    let names: Vec<&str> = pkgs
+        .iter()
+        .map(|r| r["scenario"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["quiet", "modern", "oldbuild", "v81only"]);
+    let v81 = pkgs[3];
+    assert_eq!(v81["parameters"]["observation"], "needs_armv8.1");
+    assert_eq!(v81["metrics"][0]["name"], "elf_files");
+    assert_eq!(v81["metrics"][0]["samples"][0], 3.0);
+    assert!(v81["detail"]["deciding_file"]
+        .as_str()
+        .unwrap()
+        .ends_with("!/usr/bin/c-lse"));
+    assert_eq!(
+        records.iter().filter(|r| r["scenario"] == "binary").count(),
+        8
+    );
+}
+
+#[test]
+fn compare_of_two_snapshots_names_the_package_that_changed() {
+    if !have_tools("compare_of_two_snapshots", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("packages-compare");
+    let b = bins(&dir);
+    let (old, new) = (dir.join("old"), dir.join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    deb(&old, "steady", &[(&b.outline, "s")], "xz");
+    deb(&old, "regressed", &[(&b.outline, "r")], "xz");
+    deb(&new, "steady", &[(&b.outline, "s")], "xz");
+    deb(&new, "regressed", &[(&b.lse, "r")], "xz");
+    let store = dir.join("store.db");
+    let store = store.to_str().unwrap();
+    for (label, d) in [("old", &old), ("new", &new)] {
+        let o = cli_support::with_store(store, &["--label", label, "audit", d.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    }
+    let o = cli_support::with_store(store, &["compare", "old", "new"]);
+    let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    let changed: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains("needs_armv8.1"))
+        .collect();
+    assert_eq!(changed.len(), 1, "{all}");
+    assert!(changed[0].contains("regressed"), "{all}");
+    assert!(changed[0].contains("run_time_lse"), "{all}");
+    assert!(!all.contains("steady package"), "{all}");
+}
+
+#[test]
+fn a_bad_package_gets_one_line_and_the_rest_goes_on() {
+    if !have_tools("a_bad_package", &[A64_CC, RV_CC]) {
+        return;
+    }
+    let dir = scratch("packages-bad");
+    let b = bins(&dir);
+    let good = deb(&dir, "good", &[(&b.outline, "g")], "xz");
+    // Cut short in the middle of its data archive.
+    let whole = std::fs::read(&good).unwrap();
+    let damaged = dir.join("damaged_1.0_arm64.deb");
+    std::fs::write(&damaged, &whole[..whole.len() * 2 / 3]).unwrap();
+    // A riscv64 package.
+    let rv = dir.join("rv");
+    compile(RV_CC, &[], &["noatomics.c"], &rv);
+    let foreign = deb(&dir, "foreign", &[(&rv, "a"), (&rv, "b")], "xz");
+    // A data archive compressed in a way atomlab does not read.
+    let lz = deb(&dir, "squeezed", &[(&b.outline, "z")], "lz4");
+
+    let bad = [&damaged, &foreign, &lz];
+    let mut paths: Vec<&Path> = vec![&good];
+    paths.extend(bad.iter().map(|p| p.as_path()));
+    let out = audit(&[], &paths);
+    let err = text(&out.stderr);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(row(&stdout, "good").is_some(), "{stdout}");
+    for (p, why) in [
+        (&damaged, "damaged"),
+        (&foreign, "not an arm64 package"),
+        (&lz, "unknown compression"),
+    ] {
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains(&p.display().to_string()))
+            .collect();
+        assert_eq!(lines.len(), 1, "{}: one line:\n{err}", p.display());
+        if why != "damaged" {
+            assert!(lines[0].contains(why), "{}", lines[0]);
+        }
+        let name = p.file_name().unwrap().to_str().unwrap();
+        let name = name.split('_').next().unwrap();
+        assert!(row(&stdout, name).is_none(), "{stdout}");
+    }
+    assert!(stdout.contains("3 not audited"), "{stdout}");
+
+    // Nothing audited: exit 2, still one line each.
+    let bad_paths: Vec<&Path> = bad.iter().map(|p| p.as_path()).collect();
+    let out = audit(&[], &bad_paths);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(
+        err.lines().filter(|l| l.contains(".deb")).count(),
+        3,
+        "{err}"
+    );
+}
+
+#[test]
+fn elf_files_outside_packages_keep_the_row_per_file() {
+    if !have_tools("elf_files_outside_packages", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("packages-elf");
+    let b = bins(&dir);
+    let out = audit(&[], &[&dir]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(&b.lse.display().to_string()), "{stdout}");
+    assert!(!stdout.contains("needs attention"), "{stdout}");
+}
