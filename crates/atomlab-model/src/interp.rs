@@ -859,6 +859,67 @@ fn rmw_apply(op: RmwOp, old: i64, x: i64) -> i64 {
     }
 }
 
+/// The constants thread `t` stores to a fixed location anywhere in its
+/// code, whether or not a value read from the initial state leads there.
+///
+/// herd7 runs both branches of every `if` and solves the values after
+/// choosing reads-from (CSem.ml, `C.If`), so a write inside a branch that
+/// only a value that write itself justifies can open still takes part: in
+/// `P0: if (READ_ONCE(*z) == 1) *x = 2;  P1: if (READ_ONCE(*x)) WRITE_ONCE(*z, 1);`
+/// herd7's LKMM allows both reads to see the other thread's write (the
+/// plain write is outside `hb`, the outcome a data race). A fixpoint
+/// started from the initial values alone never reaches 2 or 1 there, so
+/// such stores seed it. A value only makes a read's candidate; the
+/// execution still needs a write of it to read from, and the model judges
+/// the cycle.
+fn constant_writes(t: &Thread) -> Vec<(usize, i64)> {
+    // A register the code never writes keeps its initial value (a C
+    // test's location parameters).
+    let written_regs: BTreeSet<usize> = t
+        .code
+        .iter()
+        .flat_map(|i| match i {
+            Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => dst.iter().copied().collect(),
+            Instr::StoreExclusive { status, .. } => status.iter().copied().collect(),
+            Instr::Cas {
+                result, expected, ..
+            } => {
+                let mut v: Vec<usize> = result.iter().copied().collect();
+                if let CasExpected::Reg(r) = expected {
+                    v.push(*r);
+                }
+                v
+            }
+            Instr::Assign { dst, .. } | Instr::Select { dst, .. } => vec![*dst],
+            Instr::Store { .. }
+            | Instr::Fence(_)
+            | Instr::SyncSrcu { .. }
+            | Instr::Branch { .. } => Vec::new(),
+        })
+        .collect();
+    t.code
+        .iter()
+        .filter_map(|i| match i {
+            Instr::Store {
+                addr,
+                value: Expr::Const(v),
+                ..
+            } => {
+                let loc = match addr {
+                    Expr::Const(Value::Loc(l)) => Some(*l),
+                    Expr::Reg(r) if !written_regs.contains(r) => match t.init_value(*r) {
+                        Value::Loc(l) => Some(l),
+                        Value::Int(_) => None,
+                    },
+                    _ => None,
+                };
+                loc.map(|l| (l, encode(*v)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The value domain of each location and each thread's traces.
 pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
 
@@ -879,6 +940,13 @@ pub(crate) fn explore(
     }
     // written[t][l]: values thread t may write to l.
     let mut written: Vec<Vec<BTreeSet<i64>>> = vec![vec![BTreeSet::new(); nl]; nt];
+    if test.is_linux() {
+        for (ti, t) in test.threads.iter().enumerate() {
+            for (l, v) in constant_writes(t) {
+                written[ti][l].insert(v);
+            }
+        }
+    }
     // A value at chain depth k (written from a value read at depth k-1)
     // is found by round k; no execution has more writes than `depth`.
     let mut depth = 1usize;
