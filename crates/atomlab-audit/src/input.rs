@@ -90,53 +90,27 @@ fn too_large(path: &Path, len: u64) -> AuditError {
     )
 }
 
+/// Every ELF file and `.deb` package below `dir`, as [`list_units`] finds
+/// them (the one directory walk), read and added.
 fn walk(dir: &Path, out: &mut Expanded) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            out.errors.push(io_err(dir, e));
-            return;
-        }
-    };
-    let mut paths: Vec<_> = entries.filter_map(|e| e.ok()).collect();
-    paths.sort_by_key(|e| e.file_name());
-    for entry in paths {
-        let path = entry.path();
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_symlink() {
+    let mut units = Vec::new();
+    list_dir(dir, &mut units, out);
+    for path in units {
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        if len > MAX_ELF_BYTES {
+            out.errors.push(too_large(&path, len));
             continue;
         }
-        if ft.is_dir() {
-            walk(&path, out);
-        } else if ft.is_file() {
-            let mut head = [0u8; 8];
-            let n = std::fs::File::open(&path)
-                .and_then(|mut f| f.read(&mut head))
-                .unwrap_or(0);
-            let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            if len > MAX_ELF_BYTES
-                && n >= 4
-                && (head.starts_with(ELF_MAGIC) || head.starts_with(AR_MAGIC))
-            {
-                out.errors.push(too_large(&path, len));
-            } else if head[..n].starts_with(ELF_MAGIC) {
-                match std::fs::read(&path) {
-                    Ok(data) => out.inputs.push(ElfInput {
-                        path: path.display().to_string(),
-                        data,
-                    }),
-                    Err(e) => out.errors.push(io_err(&path, e)),
-                }
-            } else if head[..n].starts_with(AR_MAGIC)
-                && path.extension().is_some_and(|e| e == "deb")
-            {
-                match std::fs::read(&path) {
-                    Ok(data) => unpack_deb(&path.display().to_string(), &data, out),
-                    Err(e) => out.errors.push(io_err(&path, e)),
-                }
-            } else {
-                out.skipped_non_elf += 1;
+        match std::fs::read(&path) {
+            // list_dir keeps `ar` files only when named .deb.
+            Ok(data) if data.starts_with(AR_MAGIC) => {
+                unpack_deb(&path.display().to_string(), &data, out)
             }
+            Ok(data) => out.inputs.push(ElfInput {
+                path: path.display().to_string(),
+                data,
+            }),
+            Err(e) => out.errors.push(io_err(&path, e)),
         }
     }
 }
