@@ -443,7 +443,7 @@ fn address_space_for_threads(nthreads: usize) -> Result<(), RunError> {
     let Some(mapped) = mapped_bytes() else {
         return Ok(());
     };
-    let limit = lim.rlim_cur as u64;
+    let limit = lim.rlim_cur;
     let margin = 64u64 << 20;
     let spawned = nthreads.saturating_sub(1) as u64;
     let need = spawned
