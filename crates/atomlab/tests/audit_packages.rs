@@ -316,6 +316,12 @@ fn compare_of_two_snapshots_names_the_package_that_changed() {
     assert!(changed[0].contains("regressed"), "{all}");
     assert!(changed[0].contains("run_time_lse"), "{all}");
     assert!(!all.contains("steady package"), "{all}");
+    // Coming to need ARMv8.1 is a regression (issue 27: it was listed
+    // but compare exited 0); the way back is not.
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    let back = cli_support::with_store(store, &["compare", "new", "old"]);
+    let all = format!("{}{}", text(&back.stdout), text(&back.stderr));
+    assert_eq!(back.status.code(), Some(0), "{all}");
 }
 
 #[test]
