@@ -63,6 +63,14 @@ pub enum AuditError {
         /// The directory.
         path: String,
     },
+    /// A package asked for by name (`--apt`) that apt could not give.
+    #[error("{path}: apt-get cannot fetch this package: {reason}")]
+    NotFetched {
+        /// The package name.
+        path: String,
+        /// apt's reason.
+        reason: String,
+    },
 }
 
 impl AuditError {
@@ -76,7 +84,8 @@ impl AuditError {
             | AuditError::UnknownArch { path, .. }
             | AuditError::NoCode { path }
             | AuditError::BadPackage { path, .. }
-            | AuditError::NoElfInDirectory { path } => path,
+            | AuditError::NoElfInDirectory { path }
+            | AuditError::NotFetched { path, .. } => path,
         }
     }
 }
