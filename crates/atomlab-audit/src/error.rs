@@ -63,6 +63,13 @@ pub enum AuditError {
         /// The directory.
         path: String,
     },
+    /// A Debian package that holds no ELF file (a metapackage, or one of
+    /// architecture-independent files): not damaged, nothing to audit.
+    #[error("{path}: no ELF file in this package (a metapackage, or architecture-independent files only): nothing to audit")]
+    NoElfInPackage {
+        /// The package.
+        path: String,
+    },
     /// A package asked for by name (`--apt`) that apt could not give.
     #[error("{path}: apt-get cannot fetch this package: {reason}")]
     NotFetched {
@@ -85,6 +92,7 @@ impl AuditError {
             | AuditError::NoCode { path }
             | AuditError::BadPackage { path, .. }
             | AuditError::NoElfInDirectory { path }
+            | AuditError::NoElfInPackage { path }
             | AuditError::NotFetched { path, .. } => path,
         }
     }

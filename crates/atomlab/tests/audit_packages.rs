@@ -550,3 +550,21 @@ fn apt_fetches_a_real_arm64_package_from_debian() {
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     assert!(out.lines().any(|l| l.starts_with("| gzip ")), "{out}");
 }
+
+/// A metapackage (no ELF file, as golang-go or nginx-core) is not a damaged
+/// package: its line says there was nothing to audit.
+#[test]
+fn a_package_without_elf_files_is_not_called_bad() {
+    if !have_tools("a_package_without_elf_files", &[A64_CC]) {
+        return;
+    }
+    let dir = scratch("packages-meta");
+    let b = bins(&dir);
+    let meta = deb(&dir, "meta", &[], "xz");
+    let real = deb(&dir, "real", &[(&b.outline, "r")], "xz");
+    let o = audit(&[], &[&meta, &real]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("no ELF file in this package"), "{err}");
+    assert!(!err.contains("bad Debian package"), "{err}");
+}
