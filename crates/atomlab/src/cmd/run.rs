@@ -486,6 +486,18 @@ fn litmus_log(out: &mut impl Write, recs: &[Record], emulated: bool) -> anyhow::
     Ok(())
 }
 
+/// A saved run as `atomlab run` printed it (`atomlab show`), then its
+/// summary: one row per test with the hardware's observation and each
+/// model's.
+pub fn view(report: &Report) -> anyhow::Result<()> {
+    tables(
+        &mut std::io::stdout().lock(),
+        &report.records,
+        report.machine.emulated,
+    )?;
+    records_table(&report.records)
+}
+
 /// A saved run's summary (`atomlab show`), from its records alone: one row
 /// per test with the hardware's observation and each model's.
 pub fn records_table(recs: &[Record]) -> anyhow::Result<()> {
