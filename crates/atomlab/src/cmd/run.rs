@@ -1,6 +1,9 @@
-//! `atomlab run`: run litmus tests on this CPU (atomlab-run) and put the
-//! histogram of final states beside each applicable model's verdict
-//! (atomlab-model), as a table, litmus7's log format or JSON.
+//! `atomlab run`: run litmus tests on this CPU and put the histogram of
+//! final states beside each applicable model's verdict, as a table,
+//! litmus7's log format or JSON. The running and judging is one call to
+//! [`atomlab_run::batch::run_files`]; this file maps the flags to its
+//! options, prints the tables from the records it returns (`atomlab show`
+//! prints a saved run through the same functions) and picks the exit code.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
