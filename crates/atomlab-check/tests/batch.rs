@@ -271,3 +271,28 @@ fn models_that_cannot_be_loaded_are_refused_in_the_librarys_terms() {
     ));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_model_that_could_not_follow_a_test_is_an_error_cell() {
+    let d = scratch("error-cell");
+    std::fs::write(d.join("SB.litmus"), SB).unwrap();
+    let opts = Options {
+        models: vec!["sc".into(), "x86tso".into()],
+        ..Default::default()
+    };
+    let batch = check(&[d.display().to_string()], &opts, &()).unwrap();
+    let file = batch.checked[0].test.file.clone();
+    // As a batch lays out a cell whose model failed: it has no record.
+    let mut layout = batch.layout();
+    layout.errors.push((file, "x86tso".into()));
+    let recs: Vec<&Record> = batch
+        .records
+        .iter()
+        .filter(|r| r.variant != "x86tso")
+        .collect();
+    let t = render::table(&layout, &recs);
+    assert_eq!(t.rows[0][2..], ["Never (3)", "ERROR"]);
+    assert!(t.notes.iter().any(|n| n.starts_with("ERROR: ")), "{t:?}");
+    assert!(!t.notes.iter().any(|n| n.starts_with("TIMEOUT")), "{t:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
