@@ -213,7 +213,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     }
     let stress_status = stress_pass(&mut records)?;
     eprintln!("  check: built-in litmus tests (case 004 among them) under every model");
-    records.extend(crate::cmd::check::suite_pass());
+    records.extend(atomlab_check::builtin_suite());
     if machine.emulated {
         eprintln!("  run: not on an emulated CPU (its histograms would show the emulator)");
     } else {
