@@ -26,13 +26,16 @@
 #![deny(missing_docs)]
 
 pub mod detect;
+pub mod judge;
 pub mod outcome;
 pub mod plan;
+pub mod registry;
 pub mod rng;
 pub mod scenario;
 
 pub use outcome::{exit_status, Outcome};
-pub use plan::{Plan, Request, Scenario, StressError};
+pub use plan::{Field, Pin, Plan, Request, Scenario, StressError};
+pub use registry::{all, find};
 
 /// Runs every variant of `plan`, reporting progress lines to `progress`.
 pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Vec<Outcome> {
@@ -47,15 +50,8 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Vec<Outcome> {
             plan.seed,
             if plan.jitter { ", jitter" } else { "" }
         ));
-        let o = match plan.scenario {
-            Scenario::Mutex => scenario::mutex::run(plan, variant),
-            Scenario::Peterson | Scenario::Dekker => scenario::two_thread::run(plan, variant),
-            Scenario::Spsc => scenario::spsc::run(plan, variant),
-            Scenario::Seqlock => scenario::seqlock::run(plan, variant),
-            Scenario::Refcount => scenario::refcount::run(plan, variant),
-        };
         // The plan only holds names from the scenario's own list.
-        if let Some(o) = o {
+        if let Some(o) = plan.scenario.run(plan, variant) {
             out.push(o);
         }
     }

@@ -1,12 +1,14 @@
-//! From the command line's words to a validated [`Plan`], or a
-//! [`StressError`] that names what was wrong and lists the valid choices.
+//! What a stress scenario is ([`Scenario`]) and a validated run of one
+//! ([`Plan`]), or a [`StressError`] that names what was wrong, in the terms
+//! of [`Request`]'s fields, and lists the valid choices.
+//!
+//! The scenarios themselves live in [`crate::scenario`] and are listed in
+//! [`crate::registry`]; this file knows none of them.
 
-use atomlab_prims::broken::BROKEN_LOCK_NAMES;
-use atomlab_prims::lock::LOCK_NAMES;
-use atomlab_prims::seqlock::SEQLOCK_NAMES;
-use atomlab_prims::spsc::SPSC_NAMES;
+use std::fmt;
+use std::str::FromStr;
 
-use crate::scenario::refcount::REFCOUNT_NAMES;
+use crate::outcome::Outcome;
 
 /// More threads than this is a typo, not a stress test.
 pub const MAX_THREADS: usize = 1024;
@@ -15,7 +17,90 @@ pub const DEFAULT_TIME_LIMIT: f64 = 60.0;
 /// More operations than this would run for days.
 pub const MAX_OPS: u64 = 1_000_000_000_000;
 
-/// Bad input: every message names the flag or value and what would do.
+/// A torture scenario: one primitive hammered from many threads, with the
+/// invariants a correct one keeps. Object-safe, so that the registry
+/// ([`crate::registry::all`]) holds every scenario in one slice and a
+/// scenario written outside this crate can join it.
+pub trait Scenario: Sync {
+    /// The scenario's name (`atomlab stress NAME`).
+    fn name(&self) -> &'static str;
+    /// Every variant, correct ones first; broken ones are named `broken-…`
+    /// (see [`is_broken`]).
+    fn variants(&self) -> Vec<&'static str>;
+    /// What [`Request::ops`] counts (critical sections, items, …).
+    fn ops_unit(&self) -> &'static str;
+    /// Operations when [`Request::ops`] is not given.
+    fn default_ops(&self) -> u64;
+    /// How many threads the scenario runs.
+    fn threads(&self) -> Threads {
+        Threads::AtLeast {
+            min: 1,
+            why: "",
+            default_min: 1,
+        }
+    }
+    /// Whether the operations are split into tasks taken from a queue
+    /// ([`Request::tasks`]).
+    fn takes_tasks(&self) -> bool {
+        false
+    }
+    /// Runs one variant under `plan`; `None` when the scenario has no
+    /// variant of that name.
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome>;
+}
+
+impl fmt::Debug for dyn Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How many threads a scenario runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// Exactly this many (a two-thread lock, a producer and a consumer).
+    Exactly(usize),
+    /// Any count from `min` (with `why` when above 1); by default one per
+    /// CPU, and at least `default_min`.
+    AtLeast {
+        /// The fewest threads the scenario can run.
+        min: usize,
+        /// Why fewer will not do (when `min` is above 1).
+        why: &'static str,
+        /// The fewest threads the default gives.
+        default_min: usize,
+    },
+}
+
+/// Which field of a [`Request`] an error is about (the CLI names its flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// [`Request::threads`].
+    Threads,
+    /// [`Request::ops`].
+    Ops,
+    /// [`Request::tasks`].
+    Tasks,
+    /// [`Request::pin`].
+    Pin,
+    /// [`Request::time_limit`].
+    TimeLimit,
+}
+
+impl Field {
+    /// The field's name in [`Request`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Threads => "threads",
+            Field::Ops => "ops",
+            Field::Tasks => "tasks",
+            Field::Pin => "pin",
+            Field::TimeLimit => "time_limit",
+        }
+    }
+}
+
+/// Bad input: every message names the field or value and what would do.
 #[derive(Debug, thiserror::Error)]
 pub enum StressError {
     /// No such scenario.
@@ -36,122 +121,49 @@ pub enum StressError {
         /// The valid variants.
         valid: String,
     },
-    /// A flag with a value out of range.
-    #[error("{flag} {value}: {why}")]
+    /// A value out of range.
+    #[error("{field} {value}: {why}", field = field.name(), why = why.render(&|f| f.name()))]
     OutOfRange {
-        /// The flag.
-        flag: &'static str,
+        /// The field.
+        field: Field,
         /// Its value.
         value: String,
         /// What the value must be.
-        why: String,
+        why: Why,
     },
-    /// A flag that this scenario does not take.
-    #[error("{flag} applies to the {applies} scenario only, not {scenario}")]
+    /// A field that this scenario does not take.
+    #[error("{field}: the {scenario} scenario does not take it", field = field.name())]
     NotApplicable {
-        /// The flag.
-        flag: &'static str,
-        /// Where it applies.
-        applies: &'static str,
+        /// The field.
+        field: Field,
         /// The scenario asked for.
         scenario: &'static str,
     },
-    /// No such pinning layout.
-    #[error("unknown --pin '{0}': choose spread (round-robin over the allowed CPUs), same (all on one CPU) or none")]
-    UnknownPin(String),
 }
 
-/// The torture scenarios.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scenario {
-    /// Many threads through one lock (the 002 shape).
-    Mutex,
-    /// Peterson's two-thread lock.
-    Peterson,
-    /// Dekker's two-thread lock.
-    Dekker,
-    /// Objects shared by reference counts.
-    Refcount,
-    /// A single-producer single-consumer ring (the 004 shape).
-    Spsc,
-    /// A sequence lock with racing readers.
-    Seqlock,
+/// What a value out of range must be: words, with the other field it is
+/// bounded by (if any), so that a front end can name that field its own way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Why {
+    /// The words before the other field's name, or all of them.
+    pub text: String,
+    /// The other field and the words after its name.
+    pub bound: Option<(Field, String)>,
 }
 
-impl Scenario {
-    /// Every scenario.
-    pub const ALL: [Scenario; 6] = [
-        Scenario::Mutex,
-        Scenario::Peterson,
-        Scenario::Dekker,
-        Scenario::Refcount,
-        Scenario::Spsc,
-        Scenario::Seqlock,
-    ];
-
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Scenario::Mutex => "mutex",
-            Scenario::Peterson => "peterson",
-            Scenario::Dekker => "dekker",
-            Scenario::Refcount => "refcount",
-            Scenario::Spsc => "spsc",
-            Scenario::Seqlock => "seqlock",
+impl Why {
+    fn words(text: impl Into<String>) -> Why {
+        Why {
+            text: text.into(),
+            bound: None,
         }
     }
 
-    /// Every variant, correct ones first; broken ones are named `broken-…`.
-    pub fn variants(self) -> Vec<&'static str> {
-        match self {
-            Scenario::Mutex => LOCK_NAMES
-                .iter()
-                .chain(&BROKEN_LOCK_NAMES)
-                .copied()
-                .collect(),
-            Scenario::Peterson => vec!["peterson-fence", "broken-peterson-nofence"],
-            Scenario::Dekker => vec!["dekker-fence", "broken-dekker-nofence"],
-            Scenario::Refcount => REFCOUNT_NAMES.to_vec(),
-            Scenario::Spsc => {
-                let mut v = SPSC_NAMES.to_vec();
-                // The sleeping consumer's doorbell, correct and without its
-                // fences (crate::scenario::spsc).
-                let at = v.iter().position(|n| is_broken(n)).unwrap_or(v.len());
-                v.insert(at, crate::scenario::spsc::NOTIFY);
-                v.push(crate::scenario::spsc::BROKEN_NOTIFY);
-                v
-            }
-            Scenario::Seqlock => SEQLOCK_NAMES.to_vec(),
-        }
-    }
-
-    /// Operations when `--ops` is not given.
-    pub fn default_ops(self) -> u64 {
-        match self {
-            // 002: 1,000,000 increments.
-            Scenario::Mutex => 1_000_000,
-            Scenario::Peterson | Scenario::Dekker => 2_000_000,
-            Scenario::Refcount => 4_000_000,
-            Scenario::Spsc => 10_000_000,
-            Scenario::Seqlock => 2_000_000,
-        }
-    }
-
-    /// The thread count the scenario is built for, if it has only one.
-    fn fixed_threads(self) -> Option<usize> {
-        match self {
-            Scenario::Peterson | Scenario::Dekker | Scenario::Spsc => Some(2),
-            _ => None,
-        }
-    }
-
-    /// What `--ops` counts.
-    pub fn ops_unit(self) -> &'static str {
-        match self {
-            Scenario::Mutex | Scenario::Peterson | Scenario::Dekker => "critical sections",
-            Scenario::Refcount => "reference operations",
-            Scenario::Spsc => "items",
-            Scenario::Seqlock => "accepted reads",
+    /// The words, with `name` naming the other field.
+    pub fn render(&self, name: &dyn Fn(Field) -> &'static str) -> String {
+        match &self.bound {
+            Some((f, rest)) => format!("{}{}{rest}", self.text, name(*f)),
+            None => self.text.clone(),
         }
     }
 }
@@ -170,6 +182,30 @@ pub enum Pin {
     Same,
     /// Wherever the scheduler puts them.
     None,
+}
+
+/// A word that names no [`Pin`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown pin '{0}': choose {choices}", choices = UnknownPin::CHOICES)]
+pub struct UnknownPin(pub String);
+
+impl UnknownPin {
+    /// The valid words, described.
+    pub const CHOICES: &'static str =
+        "spread (round-robin over the allowed CPUs), same (all on one CPU) or none";
+}
+
+impl FromStr for Pin {
+    type Err = UnknownPin;
+
+    fn from_str(s: &str) -> Result<Pin, UnknownPin> {
+        match s {
+            "spread" => Ok(Pin::Spread),
+            "same" => Ok(Pin::Same),
+            "none" => Ok(Pin::None),
+            other => Err(UnknownPin(other.to_string())),
+        }
+    }
 }
 
 impl Pin {
@@ -193,10 +229,11 @@ impl Pin {
     }
 }
 
-/// The command line's words, before validation.
+/// What to run, before validation: a scenario and variants by name, and
+/// typed options.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
-    /// Scenario name.
+    /// Scenario name (see [`crate::registry::find`]).
     pub scenario: String,
     /// Variant names, or `all`, `correct`, `broken`; empty means `correct`.
     pub variants: Vec<String>,
@@ -204,14 +241,15 @@ pub struct Request {
     pub threads: Option<usize>,
     /// Operations in all (see [`Scenario::ops_unit`]).
     pub ops: Option<u64>,
-    /// mutex: tasks the increments are split over (default 20).
+    /// Scenarios that [take tasks](Scenario::takes_tasks): tasks the
+    /// operations are split over (default 20).
     pub tasks: Option<u64>,
     /// Seed of the jitter and payloads; fresh when absent.
     pub seed: Option<u64>,
     /// Random short spins between operations.
     pub jitter: bool,
-    /// `spread`, `same` or `none`.
-    pub pin: Option<String>,
+    /// Thread placement [default: spread].
+    pub pin: Option<Pin>,
     /// Seconds after which a variant's run is stopped (TIMEOUT); default 60.
     pub time_limit: Option<f64>,
 }
@@ -220,21 +258,21 @@ pub struct Request {
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The scenario.
-    pub scenario: Scenario,
+    pub scenario: &'static dyn Scenario,
     /// Variants to run, in order.
     pub variants: Vec<&'static str>,
     /// Threads.
     pub threads: usize,
     /// Operations in all.
     pub ops: u64,
-    /// Whether `--ops` was given (a variant whose operations are far
+    /// Whether `ops` was given (a variant whose operations are far
     /// slower than its scenario's may then pick its own default).
     pub ops_given: bool,
-    /// mutex tasks.
+    /// Tasks (1 where the scenario takes none).
     pub tasks: u64,
     /// The seed.
     pub seed: u64,
-    /// `--jitter`.
+    /// Random short spins between operations.
     pub jitter: bool,
     /// Thread placement.
     pub pin: Pin,
@@ -244,16 +282,23 @@ pub struct Plan {
     pub time_limit: f64,
 }
 
+fn out_of_range(field: Field, value: impl ToString, why: impl Into<String>) -> StressError {
+    StressError::OutOfRange {
+        field,
+        value: value.to_string(),
+        why: Why::words(why),
+    }
+}
+
 impl Plan {
-    /// Validates `req` for a machine whose allowed CPUs are `cpus`.
-    pub fn from_request(req: &Request, cpus: &[usize]) -> Result<Plan, StressError> {
-        let scenario = Scenario::ALL
-            .into_iter()
-            .find(|s| s.name() == req.scenario)
-            .ok_or_else(|| StressError::UnknownScenario {
-                name: req.scenario.clone(),
-                valid: Scenario::ALL.map(|s| s.name()).join(", "),
-            })?;
+    /// Validates `req` for `scenario` on a machine whose allowed CPUs are
+    /// `cpus` (`req.scenario` is not read: [`Plan::from_request`] looks
+    /// it up).
+    pub fn new(
+        scenario: &'static dyn Scenario,
+        req: &Request,
+        cpus: &[usize],
+    ) -> Result<Plan, StressError> {
         let known = scenario.variants();
         let mut variants: Vec<&'static str> = Vec::new();
         let words: Vec<&str> = if req.variants.is_empty() {
@@ -281,90 +326,84 @@ impl Plan {
             }
         }
         let ncpu = cpus.len().max(1);
-        let threads = match (scenario.fixed_threads(), req.threads) {
-            (Some(n), Some(t)) if t != n => {
-                return Err(StressError::OutOfRange {
-                    flag: "--threads",
-                    value: t.to_string(),
-                    why: format!("{} runs exactly {n} threads", scenario.name()),
-                })
+        let threads = match (scenario.threads(), req.threads) {
+            (Threads::Exactly(n), Some(t)) if t != n => {
+                return Err(out_of_range(
+                    Field::Threads,
+                    t,
+                    format!("{} runs exactly {n} threads", scenario.name()),
+                ))
             }
-            (Some(n), _) => n,
-            (None, Some(0)) => {
-                return Err(StressError::OutOfRange {
-                    flag: "--threads",
-                    value: "0".into(),
-                    why: "at least one thread is needed".into(),
-                })
+            (Threads::Exactly(n), _) => n,
+            (Threads::AtLeast { .. }, Some(0)) => {
+                return Err(out_of_range(
+                    Field::Threads,
+                    0,
+                    "at least one thread is needed",
+                ))
             }
-            (None, Some(t)) if t > MAX_THREADS => {
-                return Err(StressError::OutOfRange {
-                    flag: "--threads",
-                    value: t.to_string(),
-                    why: format!("at most {MAX_THREADS}"),
-                })
+            (Threads::AtLeast { .. }, Some(t)) if t > MAX_THREADS => {
+                return Err(out_of_range(
+                    Field::Threads,
+                    t,
+                    format!("at most {MAX_THREADS}"),
+                ))
             }
-            (None, Some(1)) if scenario == Scenario::Seqlock => {
-                return Err(StressError::OutOfRange {
-                    flag: "--threads",
-                    value: "1".into(),
-                    why: "seqlock needs a writer and at least one reader (2 or more)".into(),
-                })
+            (Threads::AtLeast { min, why, .. }, Some(t)) if t < min => {
+                return Err(out_of_range(
+                    Field::Threads,
+                    t,
+                    format!("{why} ({min} or more)"),
+                ))
             }
-            (None, Some(t)) => t,
-            (None, None) => match scenario {
-                Scenario::Seqlock | Scenario::Refcount => ncpu.max(2),
-                _ => ncpu,
-            },
+            (Threads::AtLeast { .. }, Some(t)) => t,
+            (Threads::AtLeast { default_min, .. }, None) => ncpu.max(default_min),
         };
         let ops = req.ops.unwrap_or_else(|| scenario.default_ops());
         if ops == 0 || ops > MAX_OPS {
-            return Err(StressError::OutOfRange {
-                flag: "--ops",
-                value: ops.to_string(),
-                why: format!("between 1 and {MAX_OPS} {}", scenario.ops_unit()),
-            });
+            return Err(out_of_range(
+                Field::Ops,
+                ops,
+                format!("between 1 and {MAX_OPS} {}", scenario.ops_unit()),
+            ));
         }
         if ops < threads as u64 {
-            return Err(StressError::OutOfRange {
-                flag: "--ops",
-                value: ops.to_string(),
-                why: format!("at least one per thread ({threads})"),
-            });
+            return Err(out_of_range(
+                Field::Ops,
+                ops,
+                format!("at least one per thread ({threads})"),
+            ));
         }
-        let tasks = match (scenario, req.tasks) {
-            (Scenario::Mutex, None) => 20.min(ops),
-            (Scenario::Mutex, Some(t)) if t == 0 || t > ops => {
+        let tasks = match (scenario.takes_tasks(), req.tasks) {
+            (true, None) => 20.min(ops),
+            (true, Some(t)) if t == 0 || t > ops => {
                 return Err(StressError::OutOfRange {
-                    flag: "--tasks",
+                    field: Field::Tasks,
                     value: t.to_string(),
-                    why: format!("between 1 and --ops ({ops})"),
+                    why: Why {
+                        text: "between 1 and ".into(),
+                        bound: Some((Field::Ops, format!(" ({ops})"))),
+                    },
                 })
             }
-            (Scenario::Mutex, Some(t)) => t,
-            (_, None) => 1,
-            (s, Some(_)) => {
+            (true, Some(t)) => t,
+            (false, None) => 1,
+            (false, Some(_)) => {
                 return Err(StressError::NotApplicable {
-                    flag: "--tasks",
-                    applies: "mutex",
-                    scenario: s.name(),
+                    field: Field::Tasks,
+                    scenario: scenario.name(),
                 })
             }
         };
-        let pin = match req.pin.as_deref() {
-            None | Some("spread") => Pin::Spread,
-            Some("same") => Pin::Same,
-            Some("none") => Pin::None,
-            Some(other) => return Err(StressError::UnknownPin(other.to_string())),
-        };
+        let pin = req.pin.unwrap_or(Pin::Spread);
         let time_limit = req.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
         // A week at most: longer limits would overflow the deadline.
         if !time_limit.is_finite() || time_limit <= 0.0 || time_limit > 604_800.0 {
-            return Err(StressError::OutOfRange {
-                flag: "--time-limit",
-                value: time_limit.to_string(),
-                why: "a positive number of seconds, at most a week (604800)".into(),
-            });
+            return Err(out_of_range(
+                Field::TimeLimit,
+                time_limit,
+                "a positive number of seconds, at most a week (604800)",
+            ));
         }
         Ok(Plan {
             time_limit,
@@ -390,7 +429,7 @@ impl Plan {
             self.threads,
             self.ops
         );
-        if self.scenario == Scenario::Mutex {
+        if self.scenario.takes_tasks() {
             s.push_str(&format!(" --tasks {}", self.tasks));
         }
         s.push_str(&format!(" --seed {} --pin {}", self.seed, self.pin.name()));
@@ -407,6 +446,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use atomlab_prims::lock::LOCK_NAMES;
 
     fn req(scenario: &str) -> Request {
         Request {
@@ -461,7 +501,7 @@ mod tests {
                     threads: Some(0),
                     ..req("mutex")
                 },
-                "--threads 0",
+                "threads 0",
             ),
             (
                 Request {
@@ -475,33 +515,37 @@ mod tests {
                     ops: Some(0),
                     ..req("spsc")
                 },
-                "--ops 0",
+                "ops 0",
             ),
             (
                 Request {
                     ops: Some(u64::MAX),
                     ..req("spsc")
                 },
-                "--ops",
+                "ops 18446744073709551615: between 1 and",
             ),
             (
                 Request {
                     tasks: Some(3),
                     ..req("spsc")
                 },
-                "--tasks applies",
+                "tasks: the spsc scenario does not take it",
             ),
             (
                 Request {
-                    pin: Some("x".into()),
-                    ..req("spsc")
+                    tasks: Some(11),
+                    ops: Some(10),
+                    ..req("mutex")
                 },
-                "spread",
+                "tasks 11: between 1 and ops (10)",
             ),
         ] {
             let e = Plan::from_request(&r, &[0, 1]).unwrap_err().to_string();
             assert!(e.contains(needle), "{e}");
         }
+        let e = "x".parse::<Pin>().unwrap_err().to_string();
+        assert!(e.contains("'x'") && e.contains("spread"), "{e}");
+        assert_eq!("same".parse::<Pin>(), Ok(Pin::Same));
     }
 
     #[test]

@@ -10,13 +10,14 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use atomlab_prims::lock::RawLock;
+use atomlab_prims::broken::BROKEN_LOCK_NAMES;
+use atomlab_prims::lock::{RawLock, LOCK_NAMES};
 use atomlab_prims::{with_broken_lock, with_lock, CachePadded};
 
 use super::{common_notes, run_threads};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
-use crate::plan::Plan;
+use crate::plan::{Plan, Scenario};
 use crate::rng::{jitter, XorShift};
 
 /// Slots of the shared buffer (a power of two): small, so that overlapping
@@ -110,10 +111,41 @@ impl Protected {
     }
 }
 
-/// Runs `variant` (a lock of `bench lock`, or a broken one).
-pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
-    with_lock!(variant, L => run_lock::<L>(plan, variant))
-        .or_else(|| with_broken_lock!(variant, L => run_lock::<L>(plan, variant)))
+/// The scenario.
+pub struct Mutex;
+
+impl Scenario for Mutex {
+    fn name(&self) -> &'static str {
+        "mutex"
+    }
+
+    /// The locks of `bench lock`, then the broken ones.
+    fn variants(&self) -> Vec<&'static str> {
+        LOCK_NAMES
+            .iter()
+            .chain(&BROKEN_LOCK_NAMES)
+            .copied()
+            .collect()
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        "critical sections"
+    }
+
+    /// 002: 1,000,000 increments.
+    fn default_ops(&self) -> u64 {
+        1_000_000
+    }
+
+    fn takes_tasks(&self) -> bool {
+        true
+    }
+
+    /// Runs `variant` (a lock of `bench lock`, or a broken one).
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        with_lock!(variant, L => run_lock::<L>(plan, variant))
+            .or_else(|| with_broken_lock!(variant, L => run_lock::<L>(plan, variant)))
+    }
 }
 
 struct Shared<L> {

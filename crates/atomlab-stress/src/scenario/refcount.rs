@@ -27,7 +27,7 @@ use atomlab_prims::refcount::{RawRefcount, SaturatingRefcount, REFCOUNT_SATURATE
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
-use crate::plan::Plan;
+use crate::plan::{Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// The variants, correct first.
@@ -113,16 +113,46 @@ plain_count!(RawRefcount);
 plain_count!(BrokenRacyRefcount);
 plain_count!(BrokenRelaxedRefcount);
 
-/// Runs a refcount variant.
-pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
-    Some(match variant {
-        "saturating" => run_count::<SaturatingRefcount>(plan, variant),
-        "saturating-cmpxchg" => run_count::<Cmpxchg>(plan, variant),
-        "raw" => run_count::<RawRefcount>(plan, variant),
-        "broken-racy-dec" => run_count::<BrokenRacyRefcount>(plan, variant),
-        "broken-relaxed-dec" => run_count::<BrokenRelaxedRefcount>(plan, variant),
-        _ => return None,
-    })
+/// The scenario.
+pub struct Refcount;
+
+impl Scenario for Refcount {
+    fn name(&self) -> &'static str {
+        "refcount"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        REFCOUNT_NAMES.to_vec()
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        "reference operations"
+    }
+
+    fn default_ops(&self) -> u64 {
+        4_000_000
+    }
+
+    /// One holder works, but the default makes the counts contended.
+    fn threads(&self) -> Threads {
+        Threads::AtLeast {
+            min: 1,
+            why: "",
+            default_min: 2,
+        }
+    }
+
+    /// Runs a refcount variant.
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        Some(match variant {
+            "saturating" => run_count::<SaturatingRefcount>(plan, variant),
+            "saturating-cmpxchg" => run_count::<Cmpxchg>(plan, variant),
+            "raw" => run_count::<RawRefcount>(plan, variant),
+            "broken-racy-dec" => run_count::<BrokenRacyRefcount>(plan, variant),
+            "broken-relaxed-dec" => run_count::<BrokenRelaxedRefcount>(plan, variant),
+            _ => return None,
+        })
+    }
 }
 
 struct Object<C> {

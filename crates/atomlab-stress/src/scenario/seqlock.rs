@@ -5,12 +5,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use atomlab_prims::seqlock::{BrokenReaderNoFence, FencedReader, SeqLock, SeqlockReader, WORDS};
+use atomlab_prims::seqlock::{
+    BrokenReaderNoFence, FencedReader, SeqLock, SeqlockReader, SEQLOCK_NAMES, WORDS,
+};
 
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
-use crate::plan::Plan;
+use crate::plan::{Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
 #[inline(always)]
@@ -18,13 +20,42 @@ fn encode(v: u64, seed: u64) -> [u64; WORDS] {
     std::array::from_fn(|i| v.rotate_left(16 * i as u32) ^ seed.rotate_left(7 * i as u32))
 }
 
-/// Runs a seqlock reader variant.
-pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
-    Some(match variant {
-        "fenced-reader" => run_seq::<FencedReader>(plan, variant),
-        "broken-reader-nofence" => run_seq::<BrokenReaderNoFence>(plan, variant),
-        _ => return None,
-    })
+/// The scenario.
+pub struct Seqlock;
+
+impl Scenario for Seqlock {
+    fn name(&self) -> &'static str {
+        "seqlock"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        SEQLOCK_NAMES.to_vec()
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        "accepted reads"
+    }
+
+    fn default_ops(&self) -> u64 {
+        2_000_000
+    }
+
+    fn threads(&self) -> Threads {
+        Threads::AtLeast {
+            min: 2,
+            why: "seqlock needs a writer and at least one reader",
+            default_min: 2,
+        }
+    }
+
+    /// Runs a seqlock reader variant.
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        Some(match variant {
+            "fenced-reader" => run_seq::<FencedReader>(plan, variant),
+            "broken-reader-nofence" => run_seq::<BrokenReaderNoFence>(plan, variant),
+            _ => return None,
+        })
+    }
 }
 
 fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> Outcome {

@@ -21,13 +21,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use atomlab_prims::doorbell::{before, Doorbell};
-use atomlab_prims::spsc::{C11AcqRel, SpscBarriers, SpscRing};
+use atomlab_prims::spsc::{C11AcqRel, SpscBarriers, SpscRing, SPSC_NAMES};
 use atomlab_prims::{with_spsc, CachePadded};
 
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
-use crate::plan::Plan;
+use crate::plan::{is_broken, Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// Slots in the ring.
@@ -54,26 +54,57 @@ const SLEEP_BOUND: Duration = Duration::from_millis(2);
 /// and a wake-up (two system calls, ~20-40 µs here), not a few ns.
 const NOTIFY_DEFAULT_OPS: u64 = 100_000;
 
-/// Runs an SPSC barrier variant.
-pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
-    let notify_plan = || {
-        let mut p = plan.clone();
-        if !p.ops_given {
-            p.ops = NOTIFY_DEFAULT_OPS;
-            p.ops_given = true;
+/// The scenario.
+pub struct Spsc;
+
+impl Scenario for Spsc {
+    fn name(&self) -> &'static str {
+        "spsc"
+    }
+
+    /// The rings' barrier variants, with the sleeping consumer's doorbell
+    /// after the correct ones and its fence-less copy at the end.
+    fn variants(&self) -> Vec<&'static str> {
+        let mut v = SPSC_NAMES.to_vec();
+        let at = v.iter().position(|n| is_broken(n)).unwrap_or(v.len());
+        v.insert(at, NOTIFY);
+        v.push(BROKEN_NOTIFY);
+        v
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        "items"
+    }
+
+    fn default_ops(&self) -> u64 {
+        10_000_000
+    }
+
+    fn threads(&self) -> Threads {
+        Threads::Exactly(2)
+    }
+
+    /// Runs an SPSC barrier variant.
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        let notify_plan = || {
+            let mut p = plan.clone();
+            if !p.ops_given {
+                p.ops = NOTIFY_DEFAULT_OPS;
+                p.ops_given = true;
+            }
+            // Item numbers share a word with the doorbell's 32-bit epoch.
+            p.ops = p.ops.min(u64::from(u32::MAX));
+            p
+        };
+        match variant {
+            NOTIFY => Some(run_notify(&notify_plan(), variant, Doorbell::new())),
+            BROKEN_NOTIFY => Some(run_notify(
+                &notify_plan(),
+                variant,
+                Doorbell::broken_without_fences(),
+            )),
+            _ => with_spsc!(variant, V => run_ring::<V>(plan, variant)),
         }
-        // Item numbers share a word with the doorbell's 32-bit epoch.
-        p.ops = p.ops.min(u64::from(u32::MAX));
-        p
-    };
-    match variant {
-        NOTIFY => Some(run_notify(&notify_plan(), variant, Doorbell::new())),
-        BROKEN_NOTIFY => Some(run_notify(
-            &notify_plan(),
-            variant,
-            Doorbell::broken_without_fences(),
-        )),
-        _ => with_spsc!(variant, V => run_ring::<V>(plan, variant)),
     }
 }
 

@@ -14,18 +14,73 @@ use super::mutex::Protected;
 use super::{common_notes, run_threads};
 use crate::detect::Detector;
 use crate::outcome::Outcome;
-use crate::plan::Plan;
+use crate::plan::{Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
-/// Runs a Peterson or Dekker variant.
-pub fn run(plan: &Plan, variant: &'static str) -> Option<Outcome> {
-    Some(match variant {
-        "peterson-fence" => run_pair::<PetersonFence>(plan, variant),
-        "broken-peterson-nofence" => run_pair::<BrokenPetersonNoFence>(plan, variant),
-        "dekker-fence" => run_pair::<DekkerFence>(plan, variant),
-        "broken-dekker-nofence" => run_pair::<BrokenDekkerNoFence>(plan, variant),
-        _ => return None,
-    })
+/// Peterson's two-thread lock.
+pub struct Peterson;
+
+/// Dekker's two-thread lock.
+pub struct Dekker;
+
+impl Scenario for Peterson {
+    fn name(&self) -> &'static str {
+        "peterson"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["peterson-fence", "broken-peterson-nofence"]
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        "critical sections"
+    }
+
+    fn default_ops(&self) -> u64 {
+        2_000_000
+    }
+
+    fn threads(&self) -> Threads {
+        Threads::Exactly(2)
+    }
+
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        Some(match variant {
+            "peterson-fence" => run_pair::<PetersonFence>(plan, variant),
+            "broken-peterson-nofence" => run_pair::<BrokenPetersonNoFence>(plan, variant),
+            _ => return None,
+        })
+    }
+}
+
+impl Scenario for Dekker {
+    fn name(&self) -> &'static str {
+        "dekker"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["dekker-fence", "broken-dekker-nofence"]
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        "critical sections"
+    }
+
+    fn default_ops(&self) -> u64 {
+        2_000_000
+    }
+
+    fn threads(&self) -> Threads {
+        Threads::Exactly(2)
+    }
+
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        Some(match variant {
+            "dekker-fence" => run_pair::<DekkerFence>(plan, variant),
+            "broken-dekker-nofence" => run_pair::<BrokenDekkerNoFence>(plan, variant),
+            _ => return None,
+        })
+    }
 }
 
 fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> Outcome {

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use atomlab_core::{ExitStatus, Machine, Record, Report, Shard, Verdict};
-use atomlab_stress::{Plan, Request};
+use atomlab_stress::{Field, Pin, Plan, Request, StressError};
 
 use super::Outcome;
 use crate::render;
@@ -61,8 +61,11 @@ pub struct StressArgs {
 }
 
 impl StressArgs {
-    fn request(&self) -> Request {
-        Request {
+    /// The plan these arguments ask for, or the library's complaint in
+    /// terms of flags.
+    fn plan(&self, cpus: &[usize]) -> anyhow::Result<Plan> {
+        let pin = self.pin.as_deref().map(str::parse::<Pin>).transpose();
+        let req = Request {
             scenario: self.scenario.clone(),
             variants: self.variant.clone(),
             threads: self.threads,
@@ -70,9 +73,53 @@ impl StressArgs {
             tasks: self.tasks,
             seed: self.seed,
             jitter: self.jitter,
-            pin: self.pin.clone(),
+            pin: pin.clone().ok().flatten(),
             time_limit: self.time_limit,
+        };
+        let plan = Plan::from_request(&req, cpus).map_err(bad_input)?;
+        // An unknown --pin is reported after the other flags, as the
+        // validation has always ordered them.
+        if let Err(e) = pin {
+            anyhow::bail!(
+                "unknown --pin '{}': choose {}",
+                e.0,
+                atomlab_stress::plan::UnknownPin::CHOICES
+            );
         }
+        Ok(plan)
+    }
+}
+
+/// The flag that sets a field of [`Request`].
+fn flag(field: Field) -> &'static str {
+    match field {
+        Field::Threads => "--threads",
+        Field::Ops => "--ops",
+        Field::Tasks => "--tasks",
+        Field::Pin => "--pin",
+        Field::TimeLimit => "--time-limit",
+    }
+}
+
+/// A validation error, with fields named by their flags.
+fn bad_input(e: StressError) -> anyhow::Error {
+    match e {
+        StressError::OutOfRange { field, value, why } => {
+            anyhow::anyhow!("{} {value}: {}", flag(field), why.render(&flag))
+        }
+        StressError::NotApplicable { field, scenario } => {
+            let takers: Vec<&str> = atomlab_stress::all()
+                .iter()
+                .filter(|s| field != Field::Tasks || s.takes_tasks())
+                .map(|s| s.name())
+                .collect();
+            anyhow::anyhow!(
+                "{} applies to the {} scenario only, not {scenario}",
+                flag(field),
+                takers.join(" and ")
+            )
+        }
+        other => other.into(),
     }
 }
 
@@ -87,7 +134,7 @@ pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
 
 pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     let machine = Machine::detect();
-    let mut plan = Plan::from_request(&args.request(), &atomlab_thread::allowed_cpus())?;
+    let mut plan = args.plan(&atomlab_thread::allowed_cpus())?;
     if let Some(s) = args.shard {
         plan.variants = s.select(plan.variants.clone());
     }

@@ -1,0 +1,82 @@
+//! Every stress scenario in one slice, and lookup by name. Adding a
+//! scenario is a file in [`crate::scenario`] that implements
+//! [`Scenario`], and one line here.
+
+use crate::plan::{Plan, Request, Scenario, StressError};
+use crate::scenario::{mutex, refcount, seqlock, spsc, two_thread};
+
+/// Every scenario, in the order the command line lists them.
+pub fn all() -> &'static [&'static dyn Scenario] {
+    &[
+        &mutex::Mutex,
+        &two_thread::Peterson,
+        &two_thread::Dekker,
+        &refcount::Refcount,
+        &spsc::Spsc,
+        &seqlock::Seqlock,
+    ]
+}
+
+/// The scenario called `name`, or an error that lists them all.
+pub fn find(name: &str) -> Result<&'static dyn Scenario, StressError> {
+    all()
+        .iter()
+        .copied()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| StressError::UnknownScenario {
+            name: name.to_string(),
+            valid: all()
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+impl Plan {
+    /// Validates `req` for the scenario it names, on a machine whose
+    /// allowed CPUs are `cpus` (see [`Plan::new`]).
+    pub fn from_request(req: &Request, cpus: &[usize]) -> Result<Plan, StressError> {
+        Plan::new(find(&req.scenario)?, req, cpus)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for (i, s) in all().iter().enumerate() {
+            assert!(all()[..i].iter().all(|t| t.name() != s.name()));
+            assert_eq!(find(s.name()).unwrap().name(), s.name());
+            assert!(!s.variants().is_empty(), "{}", s.name());
+        }
+        assert!(matches!(
+            find("mutx"),
+            Err(StressError::UnknownScenario { .. })
+        ));
+    }
+
+    /// Every variant a scenario lists, it runs (a name in the list that
+    /// its `run` does not know would be skipped silently).
+    #[test]
+    fn every_listed_variant_runs() {
+        let cpus = [0, 1];
+        for s in all() {
+            let req = Request {
+                scenario: s.name().into(),
+                variants: vec!["all".into()],
+                ops: Some(64),
+                seed: Some(1),
+                ..Default::default()
+            };
+            let plan = Plan::from_request(&req, &cpus).unwrap();
+            for &v in &plan.variants {
+                let o = s.run(&plan, v);
+                assert_eq!(o.map(|o| o.variant), Some(v), "{} {v}", s.name());
+            }
+            assert!(s.run(&plan, "no-such-variant").is_none());
+        }
+    }
+}
