@@ -4,8 +4,9 @@
 //! measures it (see its docs for how, and for what it cannot see); the
 //! [`scenario`] modules turn the primitives of `atomlab-prims` into
 //! operations and the harness's samples into [`atomlab_core::Record`]s.
-//! [`plan`] validates a request from the command line into a [`plan::Plan`],
-//! with errors that list the valid choices.
+//! [`plan`] says what a scenario is and validates a request into a
+//! [`plan::Plan`], with errors that list the valid choices; [`registry`]
+//! lists the scenarios.
 //!
 //! Figures and where they come from: ops/s and ns/op from
 //! `CLOCK_MONOTONIC` (ops/s: every thread's operations over the run's wall
@@ -26,7 +27,9 @@ pub mod harness;
 pub mod plan;
 pub mod plausible;
 pub use atomlab_pmu as pmu;
+pub mod registry;
 pub mod scenario;
 
-pub use plan::{BenchError, Plan, Request};
+pub use plan::{BenchError, Contention, Placement, Plan, Request, Scenario, TableKind, WaitMode};
+pub use registry::{all, find, table_of};
 pub use scenario::run;

@@ -1,91 +1,112 @@
-//! From a command line's words to a validated plan, or an error that names
-//! what was wrong and lists what would have been right.
+//! What a benchmark scenario is ([`Scenario`]) and a validated request for
+//! one ([`Plan`]), or a [`BenchError`] that names what was wrong, in the
+//! terms of [`Request`]'s fields, and lists what would have been right.
+//!
+//! The scenarios live in [`crate::scenario`] and are listed in
+//! [`crate::registry`]; this file knows none of them.
 
+use std::fmt;
+use std::str::FromStr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use atomlab_prims::counter::CounterVariant;
-use atomlab_prims::fence::FenceVariant;
-use atomlab_prims::lock::LOCK_NAMES;
+use atomlab_core::Record;
 
 use crate::pmu::{EventSpec, UnknownEvent};
-use crate::scenario::refcount::REFCOUNT_VARIANTS;
 
-/// The benchmark scenarios.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scenario {
-    /// Shared or private counters: `fetch_add`, CAS loop, LL/SC, LSE.
-    Counter,
-    /// Raw atomic vs saturating refcounts, inlined and called.
-    Refcount,
-    /// Locks around a critical section.
-    Lock,
-    /// A store followed by each fence.
-    Fence,
-    /// Core-to-core cache-line round trips.
-    Pingpong,
-    /// A single-producer single-consumer ring, flat out or at a fixed rate.
-    Spsc,
+/// Where progress lines go (stderr in the CLI, nowhere in tests).
+pub type Progress<'a> = &'a mut dyn FnMut(&str);
+
+/// A benchmark scenario: what it measures, which options it takes, and how
+/// it runs. Object-safe, so that the registry ([`crate::registry::all`])
+/// holds every scenario in one slice and a scenario written outside this
+/// crate can join it.
+pub trait Scenario: Sync {
+    /// The scenario's name (`atomlab bench NAME`).
+    fn name(&self) -> &'static str;
+    /// Every variant name the scenario knows, whether or not it runs here.
+    fn variants(&self) -> Vec<&'static str>;
+    /// Why `variant` cannot run on this machine, if it cannot.
+    fn unavailable(&self, _variant: &str) -> Option<String> {
+        None
+    }
+    /// The table its records print in (fixed-work and fixed-rate records
+    /// of a [`TableKind::Timed`] scenario have tables of their own).
+    fn table(&self) -> TableKind {
+        TableKind::Timed
+    }
+    /// Whether [`Request::orderings`] applies (its variants do not fix
+    /// their own orderings).
+    fn takes_orderings(&self) -> bool {
+        false
+    }
+    /// Whether [`Request::increments`] and [`Request::tasks`] apply.
+    fn takes_fixed_work(&self) -> bool {
+        false
+    }
+    /// Whether [`Request::rates`] applies.
+    fn takes_rate(&self) -> bool {
+        true
+    }
+    /// Whether the ring options ([`Request::placement`],
+    /// [`Request::capacity`], [`Request::batch`], [`Request::wait`]) apply.
+    fn takes_ring_options(&self) -> bool {
+        false
+    }
+    /// Whether each thread count is a cell of its own (else the scenario
+    /// picks its threads and runs them whole).
+    fn splits_threads(&self) -> bool {
+        true
+    }
+    /// Whether [`Scenario::run`] measures every offered rate of a plan
+    /// itself (else the plan is run one rate at a time).
+    fn runs_every_rate(&self) -> bool {
+        false
+    }
+    /// How many cells `plan` measures (for progress bars).
+    fn cells(&self, plan: &Plan) -> usize {
+        plan.grid_cells()
+    }
+    /// Checks what validation of the options alone cannot: that `plan` can
+    /// run on a machine with `cpus` usable CPUs.
+    fn check(&self, _plan: &Plan, _cpus: usize) -> Result<(), BenchError> {
+        Ok(())
+    }
+    /// Why a run of `plan` is implausibly fast, if it is: `serial_ns` is
+    /// the run's wall time per operation, `ns_per_op` one thread's time per
+    /// operation (see [`crate::plausible`]).
+    fn implausible(&self, _plan: &Plan, _serial_ns: f64, _ns_per_op: f64) -> Option<String> {
+        None
+    }
+    /// Runs every cell of `plan`; `pmu` says whether hardware counters
+    /// work here.
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError>;
 }
 
-impl Scenario {
-    /// Every scenario.
-    pub const ALL: [Scenario; 6] = [
-        Scenario::Counter,
-        Scenario::Refcount,
-        Scenario::Lock,
-        Scenario::Fence,
-        Scenario::Pingpong,
-        Scenario::Spsc,
-    ];
-
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Scenario::Counter => "counter",
-            Scenario::Refcount => "refcount",
-            Scenario::Lock => "lock",
-            Scenario::Fence => "fence",
-            Scenario::Pingpong => "pingpong",
-            Scenario::Spsc => "spsc",
-        }
+impl fmt::Debug for dyn Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
+}
 
-    /// Every variant name the scenario knows, whether or not it runs here.
-    pub fn variant_names(self) -> Vec<&'static str> {
-        match self {
-            Scenario::Counter => CounterVariant::ALL.map(|v| v.name()).to_vec(),
-            Scenario::Refcount => REFCOUNT_VARIANTS.to_vec(),
-            Scenario::Lock => LOCK_NAMES.to_vec(),
-            Scenario::Fence => FenceVariant::ALL.map(|v| v.name()).to_vec(),
-            Scenario::Pingpong => vec![crate::scenario::pingpong::VARIANT],
-            Scenario::Spsc => crate::scenario::spsc::variant_names(),
-        }
-    }
-
-    /// Why `variant` cannot run on this machine, if it cannot.
-    fn unavailable(self, variant: &str) -> Option<String> {
-        match self {
-            Scenario::Counter => variant
-                .parse::<CounterVariant>()
-                .ok()
-                .and_then(|v| v.available().err())
-                .map(|e| e.to_string()),
-            Scenario::Fence => variant
-                .parse::<FenceVariant>()
-                .ok()
-                .filter(|v| !v.runs_here())
-                .map(|v| {
-                    format!(
-                        "fence {} is {} only; this is {}",
-                        v.name(),
-                        v.arch().unwrap_or("?"),
-                        std::env::consts::ARCH
-                    )
-                }),
-            _ => None,
-        }
-    }
+/// Which table a bench record is printed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableKind {
+    /// Timed runs: ops/s and ns/op per variant and thread count.
+    Timed,
+    /// A fixed amount of work timed to completion (lock, 002).
+    FixedWork,
+    /// A fixed offered rate: the CPU a load needs and its latency.
+    FixedRate,
+    /// Round trips between two CPUs (pingpong).
+    RoundTrip,
+    /// A queue between a producer and a consumer (spsc).
+    Queue,
 }
 
 /// Whether threads share one cache line or each has its own.
@@ -95,6 +116,63 @@ pub enum Contention {
     Shared,
     /// One padded line per thread: the uncontended cost.
     Private,
+}
+
+/// A word that names no value of an option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {option} '{word}': expected {choices}")]
+pub struct UnknownWord {
+    /// The option (`contention`, `placement`, `wait`).
+    pub option: &'static str,
+    /// The word given.
+    pub word: String,
+    /// The valid words.
+    pub choices: &'static str,
+}
+
+fn unknown(option: &'static str, word: &str, choices: &'static str) -> UnknownWord {
+    UnknownWord {
+        option,
+        word: word.to_string(),
+        choices,
+    }
+}
+
+impl FromStr for Contention {
+    type Err = UnknownWord;
+
+    fn from_str(s: &str) -> Result<Contention, UnknownWord> {
+        match s {
+            "shared" => Ok(Contention::Shared),
+            "private" => Ok(Contention::Private),
+            other => Err(unknown("contention", other, "shared or private")),
+        }
+    }
+}
+
+impl FromStr for Placement {
+    type Err = UnknownWord;
+
+    fn from_str(s: &str) -> Result<Placement, UnknownWord> {
+        match s {
+            "cross-core" => Ok(Placement::CrossCore),
+            "same-core" => Ok(Placement::SameCore),
+            other => Err(unknown("placement", other, "cross-core or same-core")),
+        }
+    }
+}
+
+impl FromStr for WaitMode {
+    type Err = UnknownWord;
+
+    fn from_str(s: &str) -> Result<WaitMode, UnknownWord> {
+        match s {
+            "spin" => Ok(WaitMode::Spin),
+            "yield" => Ok(WaitMode::Yield),
+            "notify" => Ok(WaitMode::Notify),
+            other => Err(unknown("wait", other, "spin, yield or notify")),
+        }
+    }
 }
 
 impl Contention {
@@ -170,10 +248,11 @@ pub fn parse_rate(s: &str) -> Result<Option<f64>, BenchError> {
     }
 }
 
-/// The command line's words, before validation.
+/// What to measure, before validation: a scenario and variants by name,
+/// orderings, rates and events as words, and typed options.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
-    /// Scenario name.
+    /// Scenario name (see [`crate::registry::find`]).
     pub scenario: String,
     /// Variant names, or `all`; empty means all that run here.
     pub variants: Vec<String>,
@@ -181,8 +260,8 @@ pub struct Request {
     pub orderings: Vec<String>,
     /// Thread counts; empty means 1 and powers of two up to the CPU count.
     pub threads: Vec<usize>,
-    /// `shared` or `private`; empty means shared.
-    pub contention: Option<String>,
+    /// Contention [default: shared].
+    pub contention: Option<Contention>,
     /// Seconds per measured run.
     pub duration: Option<f64>,
     /// Measured runs.
@@ -201,21 +280,21 @@ pub struct Request {
     pub tasks: Option<u64>,
     /// spsc: offered rates (`100k`, `1M`, `max`); empty means flat out.
     pub rates: Vec<String>,
-    /// spsc: `cross-core` or `same-core`.
-    pub placement: Option<String>,
+    /// spsc: where the two threads run [default: cross-core].
+    pub placement: Option<Placement>,
     /// spsc: ring capacity in items.
     pub capacity: Option<usize>,
     /// spsc: items the producer offers together.
     pub batch: Option<usize>,
-    /// spsc: `spin` or `yield`.
-    pub wait: Option<String>,
+    /// spsc: how a thread waits [default: spin].
+    pub wait: Option<WaitMode>,
 }
 
 /// A validated request.
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The scenario.
-    pub scenario: Scenario,
+    pub scenario: &'static dyn Scenario,
     /// Variants to run, in table order.
     pub variants: Vec<String>,
     /// Variants `all` skipped because they cannot run here, with the reason.
@@ -257,75 +336,59 @@ pub struct Plan {
 
 impl Plan {
     /// How many cells the plan measures (for progress bars): one per
-    /// variant, ordering and thread count; fixed-work: per variant and
-    /// worker count; pingpong: per pair of allowed CPUs.
+    /// variant, ordering, thread count and rate, as the scenario splits
+    /// them ([`Scenario::cells`]).
     pub fn cells(&self) -> usize {
-        let v = self.variants.len().max(1);
-        match self.scenario {
-            Scenario::Pingpong => {
-                let n = atomlab_thread::allowed_cpus().len();
-                if self.pin && n > 1 {
-                    n * (n - 1) / 2
-                } else {
-                    1
-                }
-            }
-            Scenario::Lock if self.fixed_work.is_some() => {
-                v * if self.threads_explicit {
-                    self.threads.len()
-                } else {
-                    1
-                }
-            }
-            Scenario::Counter => {
-                v * self.orderings.len().max(1) * self.threads.len() * self.rates.len().max(1)
-            }
-            Scenario::Spsc => v * self.rates.len().max(1),
-            _ => v * self.threads.len() * self.rates.len().max(1),
-        }
+        self.scenario.cells(self)
     }
 
-    /// The plan split into one plan per cell (variant x ordering x thread
-    /// count; fixed-work without explicit workers and pingpong stay whole),
-    /// in table order: the unit that `--shard` distributes.
+    /// The cells of the grid: one per variant and rate, and where the
+    /// scenario splits them, per ordering and thread count (fixed-work
+    /// without explicit workers runs its threads whole).
+    pub fn grid_cells(&self) -> usize {
+        let v = self.variants.len().max(1);
+        let orderings = if self.scenario.takes_orderings() {
+            self.orderings.len().max(1)
+        } else {
+            1
+        };
+        let threads = if self.runs_threads_whole() {
+            1
+        } else {
+            self.threads.len()
+        };
+        v * self.rates.len().max(1) * orderings * threads
+    }
+
+    /// Whether the thread counts are one cell (the scenario picks its
+    /// threads, or fixed work without explicit workers).
+    fn runs_threads_whole(&self) -> bool {
+        !self.scenario.splits_threads() || (self.fixed_work.is_some() && !self.threads_explicit)
+    }
+
+    /// The plan split into one plan per cell (variant x rate x ordering x
+    /// thread count, as [`Plan::grid_cells`] counts them), in table order:
+    /// the unit that `--shard` distributes.
     pub fn split_cells(&self) -> Vec<Plan> {
         let mut out = Vec::new();
         for v in &self.variants {
             let mut by_variant = self.clone();
             by_variant.variants = vec![v.clone()];
-            if self.scenario == Scenario::Spsc {
-                for &rate in &self.rates {
-                    let mut cell = by_variant.clone();
-                    cell.rates = vec![rate];
-                    out.push(cell);
-                }
-                continue;
-            }
-            // Each offered rate of counter, refcount and lock is a cell.
-            let by_rate: Vec<Plan> = self
-                .rates
-                .iter()
-                .map(|&rate| {
-                    let mut p = by_variant.clone();
-                    p.rates = vec![rate];
-                    p
-                })
-                .collect();
-            for by_variant in by_rate {
-                let whole_threads = self.scenario == Scenario::Pingpong
-                    || (self.fixed_work.is_some() && !self.threads_explicit);
-                if whole_threads {
-                    out.push(by_variant);
+            for &rate in &self.rates {
+                let mut by_rate = by_variant.clone();
+                by_rate.rates = vec![rate];
+                if self.runs_threads_whole() {
+                    out.push(by_rate);
                     continue;
                 }
-                let orderings = if self.scenario == Scenario::Counter {
+                let orderings = if self.scenario.takes_orderings() {
                     self.orderings.iter().map(|o| vec![*o]).collect()
                 } else {
                     vec![self.orderings.clone()]
                 };
                 for o in orderings {
                     for &t in &self.threads {
-                        let mut cell = by_variant.clone();
+                        let mut cell = by_rate.clone();
                         cell.orderings = o.clone();
                         cell.threads = vec![t];
                         out.push(cell);
@@ -347,12 +410,18 @@ impl Plan {
     }
 }
 
-/// What was wrong with a request.
+/// What was wrong with a request. Fields are named as in [`Request`]
+/// (a front end names its flags instead: see each variant).
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// No such scenario.
-    #[error("unknown scenario '{0}': expected one of {valid}", valid = Scenario::ALL.map(|s| s.name()).join(", "))]
-    UnknownScenario(String),
+    #[error("unknown scenario '{name}': expected one of {valid}")]
+    UnknownScenario {
+        /// The name given.
+        name: String,
+        /// The valid names.
+        valid: String,
+    },
     /// No such variant for the scenario.
     #[error("unknown {scenario} variant '{name}': expected one of {list}, or all", list = valid.join(", "))]
     UnknownVariant {
@@ -366,39 +435,61 @@ pub enum BenchError {
     /// A variant that exists but cannot run here.
     #[error("{0}")]
     Unavailable(String),
+    /// spsc's cross-core placement on a machine that lets this process use
+    /// one CPU.
+    #[error("spsc placement cross-core needs two CPUs and this process may use one; use placement same-core")]
+    CrossCoreNeedsTwoCpus,
     /// No such ordering.
     #[error("unknown ordering '{0}': expected one of relaxed, acquire, release, acq_rel, seq_cst")]
     UnknownOrdering(String),
-    /// `--ordering` on a scenario whose variants fix their orderings.
-    #[error("--ordering applies to the counter scenario; {0} variants fix their own orderings (see --variant)")]
+    /// Orderings for a scenario whose variants fix their orderings.
+    #[error(
+        "orderings apply to the scenarios that take them; {0} variants fix their own orderings"
+    )]
     OrderingNotApplicable(&'static str),
-    /// No such contention mode.
-    #[error("unknown contention '{0}': expected shared or private")]
-    UnknownContention(String),
     /// Bad event name.
     #[error(transparent)]
     UnknownEvent(#[from] UnknownEvent),
-    /// Thread counts out of range.
-    #[error("--threads {0}: thread counts must be between 1 and {1} (64 x the {2} CPUs here)")]
+    /// Thread counts out of range: the count, the most, the CPUs here.
+    #[error("threads {0}: thread counts must be between 1 and {1} (64 x the {2} CPUs here)")]
     BadThreads(usize, usize, usize),
-    /// A duration out of range.
-    #[error("--{0} {1}: expected seconds between {2} and {3}")]
+    /// A duration out of range: the field (`duration`, `warmup`), its
+    /// value, the least and the most.
+    #[error("{0} {1}: expected seconds between {2} and {3}")]
     BadDuration(&'static str, f64, f64, f64),
     /// Runs out of range.
-    #[error("--runs {0}: expected between 1 and 1000")]
+    #[error("runs {0}: expected between 1 and 1000")]
     BadRuns(usize),
     /// Critical section work out of range.
-    #[error("--cs-work {0}: expected at most 1000000")]
+    #[error("cs_work {0}: expected at most 1000000")]
     BadCsWork(u32),
-    /// Fixed-work parameters out of range.
-    #[error("{0}")]
-    BadFixedWork(String),
+    /// Increments and tasks for a scenario without fixed work.
+    #[error("increments and tasks apply to the scenarios with fixed work, not {0}")]
+    FixedWorkNotApplicable(&'static str),
+    /// Increments out of range.
+    #[error("increments {0}: expected between 1 and 10^12")]
+    BadIncrements(u64),
+    /// Tasks out of range.
+    #[error("tasks {0}: expected between 1 and min(increments, 10^6)")]
+    BadTasks(u64),
+    /// A rate and fixed work together.
+    #[error("rates and increments are two different measurements: a fixed offered rate for a time, or a fixed amount of work as fast as possible; pick one")]
+    RateWithFixedWork,
     /// An offered rate that is not a positive number of items per second.
-    #[error("--rate {0}: expected items per second above 0 and at most 1000G, with an optional k, M or G suffix (100k, 1M, 2.5G), or max for flat out")]
+    #[error("rate {0}: expected items per second above 0 and at most 1000G, with an optional k, M or G suffix (100k, 1M, 2.5G), or max for flat out")]
     BadRate(String),
-    /// Another spsc option out of range.
-    #[error("{0}")]
-    BadSpsc(String),
+    /// A rate for a scenario that takes none.
+    #[error("rates apply to the scenarios that take them, not {0}")]
+    RateNotApplicable(&'static str),
+    /// Ring options for a scenario without a ring.
+    #[error("placement, capacity, batch and wait apply to the scenarios with a ring, not {0}")]
+    RingOptionsNotApplicable(&'static str),
+    /// Ring capacity out of range.
+    #[error("capacity {0}: expected between 1 and 16777216 items")]
+    BadCapacity(usize),
+    /// Batch out of range: the batch and the capacity.
+    #[error("batch {0}: expected between 1 and the ring's capacity ({1})")]
+    BadBatch(usize, usize),
     /// A run whose results failed their sanity check.
     #[error("{scenario} {variant}: {reason}")]
     Sanity {
@@ -463,13 +554,14 @@ fn seconds(
 }
 
 impl Plan {
-    /// Validates `req` for a machine with `cpus` usable CPUs.
-    pub fn from_request(req: &Request, cpus: usize) -> Result<Plan, BenchError> {
-        let scenario = Scenario::ALL
-            .into_iter()
-            .find(|s| s.name() == req.scenario)
-            .ok_or_else(|| BenchError::UnknownScenario(req.scenario.clone()))?;
-        let known = scenario.variant_names();
+    /// Validates `req` for `scenario` on a machine with `cpus` usable CPUs
+    /// (`req.scenario` is not read: [`Plan::from_request`] looks it up).
+    pub fn new(
+        scenario: &'static dyn Scenario,
+        req: &Request,
+        cpus: usize,
+    ) -> Result<Plan, BenchError> {
+        let known = scenario.variants();
         let mut variants = Vec::new();
         let mut skipped = Vec::new();
         let wants_all = req.variants.is_empty() || req.variants.iter().any(|v| v == "all");
@@ -500,7 +592,7 @@ impl Plan {
         let orderings = if req.orderings.is_empty() {
             vec![Ordering::SeqCst]
         } else {
-            if scenario != Scenario::Counter {
+            if !scenario.takes_orderings() {
                 return Err(BenchError::OrderingNotApplicable(scenario.name()));
             }
             req.orderings
@@ -521,11 +613,7 @@ impl Plan {
             req.threads.clone()
         };
 
-        let contention = match req.contention.as_deref() {
-            None | Some("shared") => Contention::Shared,
-            Some("private") => Contention::Private,
-            Some(other) => return Err(BenchError::UnknownContention(other.to_string())),
-        };
+        let contention = req.contention.unwrap_or(Contention::Shared);
         let duration = seconds("duration", req.duration, 1.0, 0.001, 3600.0)?;
         let warmup = seconds("warmup", req.warmup, 0.2, 0.0, 600.0)?;
         let runs = req.runs.unwrap_or(5);
@@ -544,22 +632,16 @@ impl Plan {
         let fixed_work = match (req.increments, req.tasks) {
             (None, None) => None,
             (inc, tasks) => {
-                if scenario != Scenario::Lock {
-                    return Err(BenchError::BadFixedWork(
-                        "--increments and --tasks apply to the lock scenario".into(),
-                    ));
+                if !scenario.takes_fixed_work() {
+                    return Err(BenchError::FixedWorkNotApplicable(scenario.name()));
                 }
                 let inc = inc.unwrap_or(1_000_000);
                 let tasks = tasks.unwrap_or(20);
                 if !(1..=1_000_000_000_000).contains(&inc) {
-                    return Err(BenchError::BadFixedWork(format!(
-                        "--increments {inc}: expected between 1 and 10^12"
-                    )));
+                    return Err(BenchError::BadIncrements(inc));
                 }
                 if tasks == 0 || tasks > inc || tasks > 1_000_000 {
-                    return Err(BenchError::BadFixedWork(format!(
-                        "--tasks {tasks}: expected between 1 and min(--increments, 10^6)"
-                    )));
+                    return Err(BenchError::BadTasks(tasks));
                 }
                 Some((inc, tasks))
             }
@@ -568,21 +650,14 @@ impl Plan {
             || req.capacity.is_some()
             || req.wait.is_some()
             || req.batch.is_some();
-        if spsc_opts && scenario != Scenario::Spsc {
-            return Err(BenchError::BadSpsc(
-                "--placement, --capacity, --batch and --wait apply to the spsc scenario".into(),
-            ));
+        if spsc_opts && !scenario.takes_ring_options() {
+            return Err(BenchError::RingOptionsNotApplicable(scenario.name()));
         }
-        if !req.rates.is_empty() && matches!(scenario, Scenario::Fence | Scenario::Pingpong) {
-            return Err(BenchError::BadSpsc(format!(
-                "--rate applies to spsc, counter, refcount and lock, not {}",
-                scenario.name()
-            )));
+        if !req.rates.is_empty() && !scenario.takes_rate() {
+            return Err(BenchError::RateNotApplicable(scenario.name()));
         }
         if !req.rates.is_empty() && fixed_work.is_some() {
-            return Err(BenchError::BadFixedWork(
-                "--rate and --increments are two different measurements: a fixed offered rate for a time, or a fixed amount of work as fast as possible; pick one".into(),
-            ));
+            return Err(BenchError::RateWithFixedWork);
         }
         let mut rates = Vec::new();
         for r in &req.rates {
@@ -594,43 +669,17 @@ impl Plan {
         if rates.is_empty() {
             rates.push(None);
         }
-        let placement = match req.placement.as_deref() {
-            None | Some("cross-core") => Placement::CrossCore,
-            Some("same-core") => Placement::SameCore,
-            Some(other) => {
-                return Err(BenchError::BadSpsc(format!(
-                    "unknown placement '{other}': expected cross-core or same-core"
-                )))
-            }
-        };
-        let wait = match req.wait.as_deref() {
-            None | Some("spin") => WaitMode::Spin,
-            Some("yield") => WaitMode::Yield,
-            Some("notify") => WaitMode::Notify,
-            Some(other) => {
-                return Err(BenchError::BadSpsc(format!(
-                    "unknown wait '{other}': expected spin, yield or notify"
-                )))
-            }
-        };
+        let placement = req.placement.unwrap_or(Placement::CrossCore);
+        let wait = req.wait.unwrap_or(WaitMode::Spin);
         let capacity = req.capacity.unwrap_or(1024);
         if capacity == 0 || capacity > 1 << 24 {
-            return Err(BenchError::BadSpsc(format!(
-                "--capacity {capacity}: expected between 1 and 16777216 items"
-            )));
+            return Err(BenchError::BadCapacity(capacity));
         }
         let batch = req.batch.unwrap_or(1);
         if batch == 0 || batch > capacity {
-            return Err(BenchError::BadSpsc(format!(
-                "--batch {batch}: expected between 1 and the ring's capacity ({capacity})"
-            )));
+            return Err(BenchError::BadBatch(batch, capacity));
         }
-        if scenario == Scenario::Spsc && placement == Placement::CrossCore && cpus < 2 {
-            return Err(BenchError::Unavailable(
-                "spsc --placement cross-core needs two CPUs and this process may use one; use --placement same-core".into(),
-            ));
-        }
-        Ok(Plan {
+        let plan = Plan {
             scenario,
             variants,
             skipped,
@@ -650,7 +699,9 @@ impl Plan {
             capacity,
             batch,
             wait,
-        })
+        };
+        scenario.check(&plan, cpus)?;
+        Ok(plan)
     }
 }
 
@@ -754,14 +805,15 @@ mod tests {
         let mut r = req("spsc");
         r.capacity = Some(0);
         assert!(Plan::from_request(&r, 2).is_err());
-        let mut r = req("spsc");
-        r.placement = Some("numa".into());
-        assert!(Plan::from_request(&r, 2)
-            .unwrap_err()
-            .to_string()
-            .contains("same-core"));
+        let e = "numa".parse::<Placement>().unwrap_err().to_string();
+        assert!(e.contains("'numa'") && e.contains("same-core"), "{e}");
+        assert_eq!("same-core".parse(), Ok(Placement::SameCore));
+        assert_eq!("notify".parse(), Ok(WaitMode::Notify));
+        assert!("sleep".parse::<WaitMode>().is_err());
+        assert_eq!("private".parse(), Ok(Contention::Private));
+        assert!("none".parse::<Contention>().is_err());
         let mut r = req("counter");
-        r.wait = Some("notify".into());
+        r.wait = Some(WaitMode::Notify);
         assert!(Plan::from_request(&r, 2).is_err());
         let mut r = req("fence");
         r.rates = vec!["1M".into()];

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 pub use crate::table::Table;
+use atomlab_bench::TableKind;
 use atomlab_core::{FlagKind, Machine, Record, Report};
 
 /// A fresh table in atomlab's style: a plain-ASCII Markdown table, so it
@@ -137,25 +138,16 @@ fn variant_label(r: &Record) -> String {
 /// the notes they carry (each once).
 pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
     let recs = &report.records;
-    let timed: Vec<&Record> = recs
-        .iter()
-        .filter(|r| {
-            r.scenario != "pingpong" && r.scenario != "spsc" && r.parameters.get("mode").is_none()
-        })
-        .collect();
-    let fixed: Vec<&Record> = recs
-        .iter()
-        .filter(|r| r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-work"))
-        .collect();
-    let rated: Vec<&Record> = recs
-        .iter()
-        .filter(|r| {
-            r.scenario != "spsc"
-                && r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-rate")
-        })
-        .collect();
-    let pingpong: Vec<&Record> = recs.iter().filter(|r| r.scenario == "pingpong").collect();
-    let spsc: Vec<&Record> = recs.iter().filter(|r| r.scenario == "spsc").collect();
+    let of = |kind: TableKind| -> Vec<&Record> {
+        recs.iter()
+            .filter(|r| atomlab_bench::table_of(r) == Some(kind))
+            .collect()
+    };
+    let timed = of(TableKind::Timed);
+    let fixed = of(TableKind::FixedWork);
+    let rated = of(TableKind::FixedRate);
+    let pingpong = of(TableKind::RoundTrip);
+    let spsc = of(TableKind::Queue);
     if !timed.is_empty() {
         print(&timed_table(&timed))?;
     }

@@ -9,7 +9,7 @@ use atomlab_prims::CachePadded;
 
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::run_cell;
-use crate::plan::{ordering_name, BenchError, Contention, Plan};
+use crate::plan::{ordering_name, BenchError, Contention, Plan, Scenario};
 
 /// Binds `$O` to a constant ordering matching `$ord`, so the hot loop is
 /// compiled for that ordering (no run-time dispatch per operation).
@@ -40,8 +40,46 @@ macro_rules! with_ordering {
     };
 }
 
+/// The scenario.
+pub struct Counter;
+
+impl Scenario for Counter {
+    fn name(&self) -> &'static str {
+        "counter"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        CounterVariant::ALL.map(|v| v.name()).to_vec()
+    }
+
+    fn unavailable(&self, variant: &str) -> Option<String> {
+        variant
+            .parse::<CounterVariant>()
+            .ok()
+            .and_then(|v| v.available().err())
+            .map(|e| e.to_string())
+    }
+
+    fn takes_orderings(&self) -> bool {
+        true
+    }
+
+    fn implausible(&self, _plan: &Plan, _serial_ns: f64, ns_per_op: f64) -> Option<String> {
+        crate::plausible::thread_rmw_implausible(ns_per_op)
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, pmu, progress)
+    }
+}
+
 /// Runs the counter cells of `plan`.
-pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
         let v: CounterVariant = variant

@@ -12,10 +12,51 @@ use atomlab_prims::CachePadded;
 
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::run_cell;
-use crate::plan::{BenchError, Contention, Plan};
+use crate::plan::{BenchError, Contention, Plan, Scenario};
+
+/// The scenario.
+pub struct Fence;
+
+impl Scenario for Fence {
+    fn name(&self) -> &'static str {
+        "fence"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        FenceVariant::ALL.map(|v| v.name()).to_vec()
+    }
+
+    fn unavailable(&self, variant: &str) -> Option<String> {
+        variant
+            .parse::<FenceVariant>()
+            .ok()
+            .filter(|v| !v.runs_here())
+            .map(|v| {
+                format!(
+                    "fence {} is {} only; this is {}",
+                    v.name(),
+                    v.arch().unwrap_or("?"),
+                    std::env::consts::ARCH
+                )
+            })
+    }
+
+    fn takes_rate(&self) -> bool {
+        false
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, pmu, progress)
+    }
+}
 
 /// Runs the fence cells of `plan`.
-pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
         let v: FenceVariant = variant

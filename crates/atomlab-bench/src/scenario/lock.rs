@@ -18,12 +18,12 @@ use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
-use atomlab_prims::lock::RawLock;
+use atomlab_prims::lock::{RawLock, LOCK_NAMES};
 use atomlab_prims::{with_lock, CachePadded};
 
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::{run_cell, run_fixed_work};
-use crate::plan::{BenchError, Contention, Plan};
+use crate::plan::{BenchError, Contention, Plan, Scenario};
 use atomlab_thread as affinity;
 
 /// A lock and the data it protects.
@@ -70,8 +70,44 @@ pub fn cs_work(n: u32) {
     std::hint::black_box(x);
 }
 
+/// The scenario.
+pub struct Lock;
+
+impl Scenario for Lock {
+    fn name(&self) -> &'static str {
+        "lock"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        LOCK_NAMES.to_vec()
+    }
+
+    fn takes_fixed_work(&self) -> bool {
+        true
+    }
+
+    /// One shared lock serialises the operations: its wall time per
+    /// operation cannot beat one RMW; private locks, per thread.
+    fn implausible(&self, plan: &Plan, serial_ns: f64, ns_per_op: f64) -> Option<String> {
+        if plan.contention == Contention::Shared {
+            crate::plausible::serial_rmw_implausible(serial_ns)
+        } else {
+            crate::plausible::thread_rmw_implausible(ns_per_op)
+        }
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, pmu, progress)
+    }
+}
+
 /// Runs the lock cells of `plan`.
-pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
         if let Some((increments, tasks)) = plan.fixed_work {

@@ -1,5 +1,6 @@
 //! The scenarios: each turns primitives into per-thread operations, runs them
-//! through the harness, and converts the samples into records.
+//! through the harness, and converts the samples into records. Each module
+//! implements [`crate::plan::Scenario`]; [`crate::registry`] lists them.
 
 pub mod counter;
 pub mod fence;
@@ -12,16 +13,15 @@ use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 
 use crate::clock;
 use crate::harness::{CellOutcome, CellSpec, RunSample};
-use crate::plan::{BenchError, Contention, Plan, Scenario};
+use crate::plan::{BenchError, Contention, Plan};
 use hdrhistogram::Histogram;
 
-/// Where progress lines go (stderr in the CLI, nowhere in tests).
-pub type Progress<'a> = &'a mut dyn FnMut(&str);
+pub use crate::plan::Progress;
 
 /// Runs every cell of `plan`. `pmu` says whether hardware counters work
 /// here (probe them once with [`crate::pmu::probe`]).
 pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
-    if plan.rates.len() > 1 && plan.scenario != Scenario::Spsc {
+    if plan.rates.len() > 1 && !plan.scenario.runs_every_rate() {
         // One offered rate at a time: the harness reads the first.
         let mut records = Vec::new();
         for &rate in &plan.rates {
@@ -31,14 +31,7 @@ pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>
         }
         return Ok(records);
     }
-    match plan.scenario {
-        Scenario::Counter => counter::run(plan, pmu, progress),
-        Scenario::Refcount => refcount::run(plan, pmu, progress),
-        Scenario::Lock => lock::run(plan, pmu, progress),
-        Scenario::Fence => fence::run(plan, pmu, progress),
-        Scenario::Pingpong => pingpong::run(plan, progress),
-        Scenario::Spsc => spsc::run(plan, pmu, progress),
-    }
+    plan.scenario.run(plan, pmu, progress)
 }
 
 /// The harness settings for one cell of `plan` with `threads` workers.
@@ -94,15 +87,9 @@ pub(crate) fn cell_record(plan: &Plan, variant: &str, threads: usize, out: &Cell
             continue;
         }
         let ns_per_op = threads as f64 * wall as f64 / ops as f64;
-        let why = match plan.scenario {
-            Scenario::Lock if plan.contention == Contention::Shared => {
-                crate::plausible::serial_rmw_implausible(wall as f64 / ops as f64)
-            }
-            Scenario::Lock | Scenario::Counter | Scenario::Refcount => {
-                crate::plausible::thread_rmw_implausible(ns_per_op)
-            }
-            Scenario::Fence | Scenario::Pingpong | Scenario::Spsc => None,
-        };
+        let why = plan
+            .scenario
+            .implausible(plan, wall as f64 / ops as f64, ns_per_op);
         let why = if rate.is_some() { None } else { why };
         match why {
             Some(why) => implausible.push(format!("run {}: {why}", i + 1)),

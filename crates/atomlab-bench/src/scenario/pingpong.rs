@@ -16,15 +16,59 @@ use atomlab_prims::CachePadded;
 use super::Progress;
 use crate::clock;
 use crate::harness::SpinBarrier;
-use crate::plan::{BenchError, Plan};
+use crate::plan::{BenchError, Plan, Scenario, TableKind};
 use atomlab_thread as affinity;
 
 /// The one variant: load from a line the other core has modified.
 pub const VARIANT: &str = "load-from-modified";
 
+/// The scenario.
+pub struct Pingpong;
+
+impl Scenario for Pingpong {
+    fn name(&self) -> &'static str {
+        "pingpong"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec![VARIANT]
+    }
+
+    fn table(&self) -> TableKind {
+        TableKind::RoundTrip
+    }
+
+    fn takes_rate(&self) -> bool {
+        false
+    }
+
+    fn splits_threads(&self) -> bool {
+        false
+    }
+
+    /// One cell per pair of allowed CPUs, or one unpinned pair.
+    fn cells(&self, plan: &Plan) -> usize {
+        let n = affinity::allowed_cpus().len();
+        if plan.pin && n > 1 {
+            n * (n - 1) / 2
+        } else {
+            1
+        }
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        _pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, progress)
+    }
+}
+
 /// Runs the pair matrix of `plan`: all pairs of allowed CPUs (a < b), or,
 /// with `--no-pin`, one unpinned pair.
-pub fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let cpus = affinity::allowed_cpus();
     let pairs: Vec<(Option<usize>, Option<usize>)> = if plan.pin {
         if cpus.len() < 2 {

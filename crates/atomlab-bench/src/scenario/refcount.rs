@@ -19,7 +19,7 @@ use atomlab_prims::CachePadded;
 
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::run_cell;
-use crate::plan::{BenchError, Contention, Plan};
+use crate::plan::{BenchError, Contention, Plan, Scenario};
 
 /// Every refcount variant, in table order.
 pub const REFCOUNT_VARIANTS: [&str; 9] = [
@@ -34,8 +34,34 @@ pub const REFCOUNT_VARIANTS: [&str; 9] = [
     "refcount-get-put-call",
 ];
 
+/// The scenario.
+pub struct Refcount;
+
+impl Scenario for Refcount {
+    fn name(&self) -> &'static str {
+        "refcount"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        REFCOUNT_VARIANTS.to_vec()
+    }
+
+    fn implausible(&self, _plan: &Plan, _serial_ns: f64, ns_per_op: f64) -> Option<String> {
+        crate::plausible::thread_rmw_implausible(ns_per_op)
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, pmu, progress)
+    }
+}
+
 /// Runs the refcount cells of `plan`.
-pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
         for &threads in &plan.threads {

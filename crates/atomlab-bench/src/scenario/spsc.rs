@@ -68,7 +68,7 @@ use hdrhistogram::Histogram;
 use super::Progress;
 use crate::clock;
 use crate::harness::SpinBarrier;
-use crate::plan::{BenchError, Placement, Plan, WaitMode};
+use crate::plan::{BenchError, Placement, Plan, Scenario, TableKind, WaitMode};
 use crate::pmu::{self, EventSpec, Reading};
 use atomlab_thread as affinity;
 
@@ -488,11 +488,56 @@ where
     }
 }
 
+/// The scenario.
+pub struct Spsc;
+
+impl Scenario for Spsc {
+    fn name(&self) -> &'static str {
+        "spsc"
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        variant_names()
+    }
+
+    fn table(&self) -> TableKind {
+        TableKind::Queue
+    }
+
+    fn takes_ring_options(&self) -> bool {
+        true
+    }
+
+    fn splits_threads(&self) -> bool {
+        false
+    }
+
+    fn runs_every_rate(&self) -> bool {
+        true
+    }
+
+    fn check(&self, plan: &Plan, cpus: usize) -> Result<(), BenchError> {
+        if plan.placement == Placement::CrossCore && cpus < 2 {
+            return Err(BenchError::CrossCoreNeedsTwoCpus);
+        }
+        Ok(())
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, pmu, progress)
+    }
+}
+
 /// Runs every cell of `plan` (one variant, one rate each after
 /// [`Plan::split_cells`]; here any number).
 /// `pmu` says whether hardware counters work here: each side then counts
 /// cycles, instructions and the plan's `--events`.
-pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let mut events = Vec::new();
     if pmu {
         events.push(EventSpec::cycles());

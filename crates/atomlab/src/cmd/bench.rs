@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use atomlab_bench::{Plan, Request};
+use atomlab_bench::{BenchError, Plan, Request};
 use atomlab_core::{ExitStatus, Machine, PmuStatus, Record, Report, Shard};
 
 use super::Outcome;
@@ -84,13 +84,15 @@ pub struct BenchArgs {
 pub use crate::cli::parse_seconds;
 
 impl BenchArgs {
-    fn request(&self) -> Request {
-        Request {
+    /// The plan these arguments ask for, or the library's complaint in
+    /// terms of flags.
+    fn plan(&self, cpus: usize) -> anyhow::Result<Plan> {
+        let req = Request {
             scenario: self.scenario.clone(),
             variants: self.variant.clone(),
             orderings: self.ordering.clone(),
             threads: self.threads.clone(),
-            contention: self.contention.clone(),
+            contention: word(&self.contention)?,
             duration: self.duration,
             runs: self.runs,
             warmup: self.warmup,
@@ -100,12 +102,79 @@ impl BenchArgs {
             increments: self.increments,
             tasks: self.tasks,
             rates: self.rate.clone(),
-            placement: self.placement.clone(),
+            placement: word(&self.placement)?,
             capacity: self.capacity,
             batch: self.batch,
-            wait: self.wait.clone(),
-        }
+            wait: word(&self.wait)?,
+        };
+        Plan::from_request(&req, cpus).map_err(bad_input)
     }
+}
+
+/// Parses an option's word into its typed value.
+fn word<T: std::str::FromStr>(w: &Option<String>) -> Result<Option<T>, T::Err> {
+    w.as_deref().map(str::parse).transpose()
+}
+
+/// The scenarios that take an option, by the registry's `takes`, as a list
+/// ("a, b and c"); `first` scenarios (by table kind) lead.
+fn takers(takes: impl Fn(&dyn atomlab_bench::Scenario) -> bool) -> String {
+    let mut names: Vec<(bool, &str)> = atomlab_bench::all()
+        .iter()
+        .filter(|s| takes(**s))
+        .map(|s| (s.table() != atomlab_bench::TableKind::Queue, s.name()))
+        .collect();
+    // The queue first: the options it takes were written for it.
+    names.sort_by_key(|(later, _)| *later);
+    let names: Vec<&str> = names.into_iter().map(|(_, n)| n).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// A validation error, with fields named by their flags.
+fn bad_input(e: BenchError) -> anyhow::Error {
+    use BenchError as E;
+    let msg = match e {
+        E::CrossCoreNeedsTwoCpus => "spsc --placement cross-core needs two CPUs and this process may use one; use --placement same-core".to_string(),
+        E::OrderingNotApplicable(s) => format!(
+            "--ordering applies to the {} scenario; {s} variants fix their own orderings (see --variant)",
+            takers(|s| s.takes_orderings())
+        ),
+        E::BadThreads(t, most, cpus) => format!(
+            "--threads {t}: thread counts must be between 1 and {most} (64 x the {cpus} CPUs here)"
+        ),
+        E::BadDuration(field, v, min, max) => {
+            format!("--{field} {v}: expected seconds between {min} and {max}")
+        }
+        E::BadRuns(n) => format!("--runs {n}: expected between 1 and 1000"),
+        E::BadCsWork(n) => format!("--cs-work {n}: expected at most 1000000"),
+        E::FixedWorkNotApplicable(_) => format!(
+            "--increments and --tasks apply to the {} scenario",
+            takers(|s| s.takes_fixed_work())
+        ),
+        E::BadIncrements(n) => format!("--increments {n}: expected between 1 and 10^12"),
+        E::BadTasks(n) => {
+            format!("--tasks {n}: expected between 1 and min(--increments, 10^6)")
+        }
+        E::RateWithFixedWork => "--rate and --increments are two different measurements: a fixed offered rate for a time, or a fixed amount of work as fast as possible; pick one".to_string(),
+        E::BadRate(r) => format!("--rate {r}: expected items per second above 0 and at most 1000G, with an optional k, M or G suffix (100k, 1M, 2.5G), or max for flat out"),
+        E::RateNotApplicable(s) => format!(
+            "--rate applies to {}, not {s}",
+            takers(|s| s.takes_rate())
+        ),
+        E::RingOptionsNotApplicable(_) => format!(
+            "--placement, --capacity, --batch and --wait apply to the {} scenario",
+            takers(|s| s.takes_ring_options())
+        ),
+        E::BadCapacity(n) => format!("--capacity {n}: expected between 1 and 16777216 items"),
+        E::BadBatch(n, cap) => {
+            format!("--batch {n}: expected between 1 and the ring's capacity ({cap})")
+        }
+        other => return other.into(),
+    };
+    anyhow::anyhow!(msg)
 }
 
 /// Probes the PMU once and records the answer in `machine` (the tables say
@@ -165,7 +234,7 @@ pub fn run_plan(
 
 pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let mut machine = Machine::detect();
-    let plan = Plan::from_request(&args.request(), machine.cpus)?;
+    let plan = args.plan(machine.cpus)?;
     if let Some(path) = &args.export_json {
         render::check_writable(path).context("--export-json")?;
     }

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use atomlab_bench::{Plan, Request};
+use atomlab_bench::{Contention, Plan, Request};
 use atomlab_core::{ExitStatus, FlagKind, Machine, Record, Report, Verdict};
 
 use super::Outcome;
@@ -28,7 +28,7 @@ fn bench_steps(cpus: usize) -> Vec<Request> {
     vec![
         Request {
             variants: vec!["fetch_add".into(), "cas_loop".into()],
-            contention: Some("private".into()),
+            contention: Some(Contention::Private),
             threads: vec![1],
             ..short("counter")
         },
@@ -43,7 +43,7 @@ fn bench_steps(cpus: usize) -> Vec<Request> {
                 "refcount-inc".into(),
                 "refcount-inc-call".into(),
             ],
-            contention: Some("private".into()),
+            contention: Some(Contention::Private),
             threads: vec![1],
             ..short("refcount")
         },
@@ -69,7 +69,7 @@ fn bench_steps(cpus: usize) -> Vec<Request> {
         Request {
             variants: vec!["all".into()],
             threads: vec![1],
-            contention: Some("private".into()),
+            contention: Some(Contention::Private),
             ..short("fence")
         },
         Request {
