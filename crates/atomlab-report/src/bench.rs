@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use atomlab_bench::TableKind;
 use atomlab_core::{FlagKind, Record};
 
 use crate::charts::{self, Point, Series};
@@ -32,7 +33,9 @@ enum Shape {
 fn shape(r: &Record) -> Shape {
     if r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-work") {
         Shape::FixedWork
-    } else if r.metric("ns_per_roundtrip").is_some() || r.scenario == "pingpong" {
+    } else if r.metric("ns_per_roundtrip").is_some()
+        || atomlab_bench::table_of(r) == Some(TableKind::RoundTrip)
+    {
         Shape::PingPong
     } else {
         Shape::Timed
