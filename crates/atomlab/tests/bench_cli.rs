@@ -100,6 +100,22 @@ fn bad_input_exits_2_and_lists_the_choices() {
         &["bench", "fence", "--ordering", "relaxed"],
         &["--ordering applies to the counter scenario"],
     );
+    // An option the scenario does not take is refused as such, whatever
+    // its word; a word for the right scenario names the valid ones.
+    for (flag, word, choices) in [
+        ("--placement", "numa", "cross-core or same-core"),
+        ("--wait", "sleep", "spin, yield or notify"),
+    ] {
+        assert_bad_input(
+            &["bench", "counter", flag, word],
+            &["--placement, --capacity, --batch and --wait apply to the spsc scenario"],
+        );
+        assert_bad_input(&["bench", "spsc", flag, word], &[word, choices]);
+    }
+    assert_bad_input(
+        &["bench", "counter", "--contention", "none"],
+        &["unknown contention 'none': expected shared or private"],
+    );
     if !cfg!(target_arch = "aarch64") {
         assert_bad_input(&["bench", "counter", "--variant", "lse"], &["aarch64"]);
         assert_bad_input(

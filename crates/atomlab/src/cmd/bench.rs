@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use atomlab_bench::{BenchError, Plan, Request};
+use atomlab_bench::{BenchError, Contention, Placement, Plan, Request, WaitMode};
 use atomlab_core::{ExitStatus, Machine, PmuStatus, Record, Report, Shard};
 
 use super::Outcome;
@@ -87,12 +87,19 @@ impl BenchArgs {
     /// The plan these arguments ask for, or the library's complaint in
     /// terms of flags.
     fn plan(&self, cpus: usize) -> anyhow::Result<Plan> {
+        let contention = word(&self.contention);
+        let placement = word(&self.placement);
+        let wait = word(&self.wait);
+        // A word that names no value still counts as given, as a value that
+        // sets off no other check (same-core needs one CPU); its own error
+        // comes after the other checks', as validation has always ordered
+        // them ("--wait applies to the spsc scenario" before "unknown wait").
         let req = Request {
             scenario: self.scenario.clone(),
             variants: self.variant.clone(),
             orderings: self.ordering.clone(),
             threads: self.threads.clone(),
-            contention: word(&self.contention)?,
+            contention: contention.clone().unwrap_or(Some(Contention::Shared)),
             duration: self.duration,
             runs: self.runs,
             warmup: self.warmup,
@@ -102,12 +109,16 @@ impl BenchArgs {
             increments: self.increments,
             tasks: self.tasks,
             rates: self.rate.clone(),
-            placement: word(&self.placement)?,
+            placement: placement.clone().unwrap_or(Some(Placement::SameCore)),
             capacity: self.capacity,
             batch: self.batch,
-            wait: word(&self.wait)?,
+            wait: wait.clone().unwrap_or(Some(WaitMode::Spin)),
         };
-        Plan::from_request(&req, cpus).map_err(bad_input)
+        let plan = Plan::from_request(&req, cpus).map_err(bad_input)?;
+        contention?;
+        placement?;
+        wait?;
+        Ok(plan)
     }
 }
 
