@@ -8,8 +8,9 @@
 //! the system's sources (`/etc/apt/sources.list.d`) and keyrings are read,
 //! nothing of the system's is written.
 //!
-//! `apt-get download --print-uris` names the file each package will be
-//! saved as, and refuses the whole list when one name is unknown; then each
+//! `apt-get download --print-uris` (asked from an empty directory: it
+//! leaves out a file already in the current one) names the file each
+//! package will be saved as, and refuses the whole list when one name is unknown; then each
 //! name is asked alone, so that an unknown or virtual package gets one line
 //! and the rest are still fetched. apt-get itself verifies every download's
 //! hash and leaves a file it already has in place, so a second run fetches
@@ -178,14 +179,22 @@ pub fn fetch(req: &AptRequest) -> Result<AptFetch, AptError> {
     let mut files: Vec<(String, String)> = Vec::new();
     let mut names: Vec<&str> = req.packages.iter().map(String::as_str).collect();
     names.dedup();
+    // apt prints no URI for a file already in the current directory, so
+    // the names are asked from an empty one.
+    let ask = req.cache.join("print-uris");
+    let _ = std::fs::remove_dir_all(&ask);
+    std::fs::create_dir_all(&ask).map_err(|source| AptError::Cache {
+        path: ask.display().to_string(),
+        source,
+    })?;
     let mut all = vec!["download", "--print-uris"];
     all.extend(&names);
-    let o = req.apt(&all, &req.debs_dir())?;
+    let o = req.apt(&all, &ask)?;
     if o.status.success() {
         files = assign(&names, &stdout_files(&o));
     } else {
         for name in &names {
-            let o = req.apt(&["download", "--print-uris", name], &req.debs_dir())?;
+            let o = req.apt(&["download", "--print-uris", name], &ask)?;
             if o.status.success() {
                 files.extend(assign(&[name], &stdout_files(&o)));
             } else {

@@ -418,7 +418,8 @@ rc=0
 for p in "$@"; do
   f=$(ls "$mirror" | grep "^${{p}}_" | head -n1)
   if [ -z "$f" ]; then echo "E: Unable to locate package $p" >&2; rc=100; continue; fi
-  if [ $uris = 1 ]; then echo "'file://$mirror/$f' $f 1 SHA256:0"; else cp "$mirror/$f" .; fi
+  # As apt: no URI for a file already in the current directory.
+  if [ $uris = 1 ]; then [ -e "$f" ] || echo "'file://$mirror/$f' $f 1 SHA256:0"; else cp "$mirror/$f" .; fi
 done
 exit $rc
 "#,
@@ -486,9 +487,11 @@ fn apt_fetches_packages_by_name_and_a_missing_one_gets_a_line() {
         "{out}"
     );
     assert!(Path::new(cache).join("debs/modern_1.0_arm64.deb").is_file());
-    // The lists are a day fresh: the second run only downloads.
+    // The lists are a day fresh: the second run only downloads, and the
+    // packages already in the cache are audited again.
     let o = audit_with_path(&bin, &args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), out);
     let log = std::fs::read_to_string(dir.join("apt.log")).unwrap();
     assert_eq!(
         log.lines().filter(|l| l.ends_with(" update")).count(),
