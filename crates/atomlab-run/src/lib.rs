@@ -64,6 +64,7 @@
 #![deny(missing_docs)]
 
 pub mod aarch64;
+pub mod buffer;
 mod addresses;
 pub mod code;
 pub mod frame;

@@ -32,7 +32,8 @@ use atomlab_litmus::{
     Annot, Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value,
 };
 
-use super::encode::{barrier_crm, Asm, AtomicOp, Cond, Label, Op, Size, X};
+use super::encode::{barrier_crm, Asm, AtomicOp, Cond, Op, Size, X};
+use crate::buffer::Label;
 use crate::addresses::check_addresses;
 use crate::frame::FrameLayout;
 use crate::mentions::used;

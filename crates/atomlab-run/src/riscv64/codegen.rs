@@ -32,7 +32,8 @@
 
 use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 
-use super::encode::{Amo, Asm, Cond, Label, Op, OpImm, Set, Width, R};
+use super::encode::{Amo, Asm, Cond, Op, OpImm, Set, Width, R};
+use crate::buffer::Label;
 use crate::addresses::check_addresses;
 use crate::frame::FrameLayout;
 use crate::mentions::used;

@@ -19,6 +19,8 @@
 //! assembling the listing at test time when the cross binutils are
 //! installed.
 
+use crate::buffer::{signed_offset, Buffer, Fixup, Label};
+
 /// An integer register, `x0`–`x31` (`x0` reads as zero, writes are lost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct R(pub u8);
@@ -172,25 +174,44 @@ impl Set {
     }
 }
 
-/// A branch target, bound with [`Asm::bind`].
+/// How a branch holds its target: a byte offset scattered over the
+/// immediate of one of two formats (2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label(usize);
-
-#[derive(Debug, Clone, Copy)]
-enum Fixup {
+pub enum Branch {
     /// B-type: a 13-bit signed byte offset (±4 KiB).
     B,
     /// J-type: a 21-bit signed byte offset (±1 MiB).
     J,
 }
 
-/// An instruction buffer with labels for forward and backward branches.
-#[derive(Debug, Default)]
-pub struct Asm {
-    words: Vec<u32>,
-    labels: Vec<Option<usize>>,
-    fixups: Vec<(usize, Label, Fixup)>,
+impl Fixup<u32> for Branch {
+    fn patch(self, code: &mut [u32], at: usize, target: usize) -> Option<()> {
+        let w = &mut code[at];
+        match self {
+            Branch::B => {
+                let o = signed_offset(at, target, 4, 13)? as u32;
+                // imm[12|10:5] at 31:25, imm[4:1|11] at 11:7.
+                *w |= (o >> 12 & 1) << 31
+                    | (o >> 5 & 0x3F) << 25
+                    | (o >> 1 & 0xF) << 8
+                    | (o >> 11 & 1) << 7;
+            }
+            Branch::J => {
+                let o = signed_offset(at, target, 4, 21)? as u32;
+                // imm[20|10:1|11|19:12] at 31:12.
+                *w |= (o >> 20 & 1) << 31
+                    | (o >> 1 & 0x3FF) << 21
+                    | (o >> 11 & 1) << 20
+                    | (o >> 12 & 0xFF) << 12;
+            }
+        }
+        Some(())
+    }
 }
+
+/// An instruction buffer of RV64 words with labels for forward and
+/// backward branches (see [`crate::buffer`]).
+pub type Asm = Buffer<u32, Branch>;
 
 const LOAD: u32 = 0x03;
 const MISC_MEM: u32 = 0x0f;
@@ -217,64 +238,6 @@ fn r_type(funct7: u32, rs2: R, rs1: R, funct3: u32, rd: R, opcode: u32) -> u32 {
 }
 
 impl Asm {
-    /// An empty buffer.
-    pub fn new() -> Asm {
-        Asm::default()
-    }
-
-    /// A new, unbound label.
-    pub fn label(&mut self) -> Label {
-        self.labels.push(None);
-        Label(self.labels.len() - 1)
-    }
-
-    /// Binds `l` to the current position.
-    pub fn bind(&mut self, l: Label) {
-        self.labels[l.0] = Some(self.words.len());
-    }
-
-    /// The code as little-endian bytes, branches resolved; `None` if a
-    /// used label was never bound or a branch is out of range.
-    pub fn finish(mut self) -> Option<Vec<u8>> {
-        for &(at, l, kind) in &self.fixups {
-            let rel = (self.labels[l.0]? as i64 - at as i64) * 4;
-            let w = &mut self.words[at];
-            let o = rel as u32;
-            match kind {
-                Fixup::B => {
-                    if !(-(1 << 12)..(1 << 12)).contains(&rel) {
-                        return None;
-                    }
-                    // imm[12|10:5] at 31:25, imm[4:1|11] at 11:7.
-                    *w |= (o >> 12 & 1) << 31
-                        | (o >> 5 & 0x3F) << 25
-                        | (o >> 1 & 0xF) << 8
-                        | (o >> 11 & 1) << 7;
-                }
-                Fixup::J => {
-                    if !(-(1 << 20)..(1 << 20)).contains(&rel) {
-                        return None;
-                    }
-                    // imm[20|10:1|11|19:12] at 31:12.
-                    *w |= (o >> 20 & 1) << 31
-                        | (o >> 1 & 0x3FF) << 21
-                        | (o >> 11 & 1) << 20
-                        | (o >> 12 & 0xFF) << 12;
-                }
-            }
-        }
-        Some(self.words.iter().flat_map(|w| w.to_le_bytes()).collect())
-    }
-
-    /// The instruction words emitted so far (branches not yet resolved).
-    pub fn words(&self) -> &[u32] {
-        &self.words
-    }
-
-    fn emit(&mut self, w: u32) {
-        self.words.push(w);
-    }
-
     /// `L{B,H,W,D} rd, off(rs1)` (sign-extending); false when the offset
     /// does not fit in 12 bits.
     pub fn load(&mut self, w: Width, rd: R, rs1: R, off: i32) -> bool {
@@ -441,13 +404,13 @@ impl Asm {
 
     /// `B<cond> rs1, rs2, l`.
     pub fn branch(&mut self, c: Cond, rs1: R, rs2: R, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::B));
+        self.branch_here(l, Branch::B);
         self.emit(rs2.n() << 20 | rs1.n() << 15 | (c as u32) << 12 | BRANCH);
     }
 
     /// `J l` (`JAL x0, l`).
     pub fn j(&mut self, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::J));
+        self.branch_here(l, Branch::J);
         self.emit(JAL);
     }
 

@@ -26,7 +26,8 @@ use std::collections::BTreeSet;
 
 use atomlab_litmus::{BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 
-use super::encode::{Alu, Asm, Cond, Gpr, Label};
+use super::encode::{Alu, Asm, Cond, Gpr};
+use crate::buffer::Label;
 use crate::frame::FrameLayout;
 use crate::mentions::used;
 use crate::Unencodable;
