@@ -64,10 +64,11 @@
 #![deny(missing_docs)]
 
 pub mod aarch64;
-pub mod buffer;
 mod addresses;
+pub mod buffer;
 pub mod code;
 pub mod frame;
+mod generator;
 mod harness;
 mod mentions;
 pub mod riscv64;

@@ -32,48 +32,16 @@ use atomlab_litmus::{
     Annot, Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value,
 };
 
-use super::encode::{barrier_crm, Asm, AtomicOp, Cond, Op, Size, X};
+use super::encode::{barrier_crm, Asm, AtomicOp, Branch, Cond, Op, Size, X};
 use crate::buffer::Label;
-use crate::addresses::check_addresses;
 use crate::frame::FrameLayout;
-use crate::mentions::used;
+use crate::generator::{self, restore_from_stack, save_on_stack, Gen, Target};
 use crate::Unencodable;
 
-const FRAME: X = X(0);
-const BUDGET: X = X(1);
-/// Registers test values and location addresses may live in.
-const POOL: [X; 24] = [
-    X(2),
-    X(3),
-    X(4),
-    X(5),
-    X(6),
-    X(7),
-    X(8),
-    X(9),
-    X(10),
-    X(11),
-    X(12),
-    X(13),
-    X(14),
-    X(15),
-    X(19),
-    X(20),
-    X(21),
-    X(22),
-    X(23),
-    X(24),
-    X(25),
-    X(26),
-    X(27),
-    X(28),
-];
-/// Intra-procedure-call scratch registers (nothing is called).
-const SCRATCH: [X; 2] = [X(16), X(17)];
+/// The AArch64 [`Target`].
+pub(crate) struct A64;
 
-fn callee_saved(r: X) -> bool {
-    (19..=28).contains(&r.0)
-}
+type G<'a> = Gen<'a, A64>;
 
 /// The architecture feature an instruction needs beyond Armv8.0, by its
 /// Arm ARM name and the name Linux's hwcaps (and atomlab-core's machine
@@ -89,193 +57,331 @@ pub fn feature_needed(i: &Instr) -> Option<(&'static str, &'static str)> {
     }
 }
 
-struct Gen<'a> {
-    asm: Asm,
-    thread: &'a Thread,
-    regs: Vec<Option<X>>,
-    locs: Vec<Option<X>>,
-    /// Scratch registers: X16, X17, then unused pool registers.
-    scratch: Vec<X>,
-    labels: Vec<Label>,
-    at: usize,
-}
-
 /// Generates the machine code of `th` for frames laid out as `layout`.
 pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencodable> {
-    let err = |index: usize, what: String| Unencodable {
-        thread: th.id,
-        index,
-        what,
-    };
-    check_addresses(th)?;
-    let (used_regs, used_locs) = used(th);
-    if let Some(&l) = used_locs.iter().find(|&&l| l >= layout.locations) {
-        return Err(err(
-            0,
-            format!("location number {l} is not declared by the test"),
-        ));
-    }
-    if let Some(&r) = used_regs.iter().find(|&&r| r >= th.regs.len()) {
-        return Err(err(
-            0,
-            format!("register number {r} is not declared by the thread"),
-        ));
-    }
-    if used_locs.len() + used_regs.len() > POOL.len() {
-        return Err(err(
-            0,
-            format!(
-                "a thread that uses {} registers and locations; the AArch64 code generator keeps at most {} in machine registers",
-                used_locs.len() + used_regs.len(),
-                POOL.len()
-            ),
-        ));
-    }
-    if layout.budget_offset() > 8 * 4095 {
-        return Err(err(0, "a frame too large for LDR's offset".into()));
-    }
-    let mut pool = POOL.iter().copied();
-    let mut locs = vec![None; layout.locations];
-    for &l in &used_locs {
-        locs[l] = pool.next();
-    }
-    let mut regs = vec![None; th.regs.len()];
-    for &r in &used_regs {
-        regs[r] = pool.next();
-    }
-    // Unused pool registers are extra scratch, but only caller-saved
-    // ones: the prologue saves just the callee-saved registers assigned.
-    let mut scratch = SCRATCH.to_vec();
-    scratch.extend(pool.filter(|r| !callee_saved(*r)));
-    let mut asm = Asm::new();
-    let labels = (0..=th.code.len()).map(|_| asm.label()).collect();
-    let mut g = Gen {
-        asm,
-        thread: th,
-        regs,
-        locs,
-        scratch,
-        labels,
-        at: 0,
-    };
-    g.generate(layout)?;
-    g.asm
-        .finish()
-        .ok_or_else(|| err(th.code.len(), "a branch target outside the thread".into()))
+    generator::thread_code::<A64>(th, layout)
 }
 
-impl Gen<'_> {
-    fn err(&self, what: impl Into<String>) -> Unencodable {
-        Unencodable {
-            thread: self.thread.id,
-            index: self.at,
-            what: what.into(),
-        }
+/// `SUB`/`ADD SP, SP, #n` for the saved-register area.
+fn grow(asm: &mut Asm, bytes: i64) {
+    if bytes < 0 {
+        asm.sub_imm(X::SP, X::SP, bytes.unsigned_abs() as u32);
+    } else {
+        asm.add_imm(X::SP, X::SP, bytes as u32);
+    }
+}
+
+impl Target for A64 {
+    type Reg = X;
+    type Unit = u32;
+    type Fixup = Branch;
+
+    const NAME: &'static str = "AArch64";
+    const INSTRUCTION: &'static str = "an AArch64 instruction";
+    const MAPPING: &'static str = "C11->AArch64";
+    const UNRESOLVED: &'static str = "a branch target outside the thread";
+    const FRAME: X = X(0);
+    /// The loop budget lives in X1.
+    const BUDGET: Option<X> = Some(X(1));
+    const ZERO: Option<X> = Some(X::ZR);
+    /// Registers test values and location addresses may live in.
+    const POOL: &'static [X] = &[
+        X(2),
+        X(3),
+        X(4),
+        X(5),
+        X(6),
+        X(7),
+        X(8),
+        X(9),
+        X(10),
+        X(11),
+        X(12),
+        X(13),
+        X(14),
+        X(15),
+        X(19),
+        X(20),
+        X(21),
+        X(22),
+        X(23),
+        X(24),
+        X(25),
+        X(26),
+        X(27),
+        X(28),
+    ];
+    /// Intra-procedure-call scratch registers (nothing is called).
+    const SCRATCH: &'static [X] = &[X(16), X(17)];
+    const SPILLS: bool = false;
+
+    fn callee_saved(r: X) -> bool {
+        (19..=28).contains(&r.0)
     }
 
-    fn generate(&mut self, layout: &FrameLayout) -> Result<(), Unencodable> {
-        // Callee-saved registers in use (as test registers, locations or
-        // scratch), saved in a 16-byte aligned stack area.
-        let saved: Vec<X> = self
-            .regs
-            .iter()
-            .chain(&self.locs)
-            .flatten()
-            .copied()
-            .filter(|r| callee_saved(*r))
-            .collect();
-        let area = (saved.len() * 8).next_multiple_of(16) as u32;
-        let off = |x: i32| x as u32;
-        if !saved.is_empty() {
-            self.asm.sub_imm(X::SP, X::SP, area);
-            for (k, r) in saved.iter().enumerate() {
-                self.asm.str_imm(Size::X, *r, X::SP, 8 * k as u32);
-            }
+    /// LDR's unsigned offset is 12 bits, scaled by 8.
+    fn check_frame(layout: &FrameLayout) -> Result<(), &'static str> {
+        if layout.budget_offset() > 8 * 4095 {
+            return Err("a frame too large for LDR's offset");
         }
-        for (l, m) in self.locs.clone().iter().enumerate() {
-            if let Some(m) = m {
-                self.asm
-                    .ldr_imm(Size::X, *m, FRAME, off(layout.loc_offset(l)));
-            }
-        }
-        for (r, m) in self.regs.clone().iter().enumerate() {
-            if let Some(m) = m {
-                self.asm
-                    .ldr_imm(Size::X, *m, FRAME, off(layout.reg_offset(r)));
-            }
-        }
-        self.asm
-            .ldr_imm(Size::X, BUDGET, FRAME, off(layout.budget_offset()));
-        for i in 0..self.thread.code.len() {
-            self.at = i;
-            let l = self.labels[i];
-            self.asm.bind(l);
-            let ins = self.thread.code[i].clone();
-            self.instr(&ins)?;
-        }
-        self.at = self.thread.code.len();
-        let end = self.labels[self.thread.code.len()];
-        self.asm.bind(end);
-        for (r, m) in self.regs.clone().iter().enumerate() {
-            if let Some(m) = m {
-                self.asm
-                    .str_imm(Size::X, *m, FRAME, off(layout.reg_offset(r)));
-            }
-        }
-        self.asm
-            .str_imm(Size::X, BUDGET, FRAME, off(layout.budget_offset()));
-        if !saved.is_empty() {
-            for (k, r) in saved.iter().enumerate() {
-                self.asm.ldr_imm(Size::X, *r, X::SP, 8 * k as u32);
-            }
-            self.asm.add_imm(X::SP, X::SP, area);
-        }
-        self.asm.ret();
         Ok(())
     }
 
-    fn free(&self, avoid: &[X]) -> Result<X, Unencodable> {
-        self.scratch
-            .iter()
-            .copied()
-            .find(|r| !avoid.contains(r))
-            .ok_or_else(|| self.err("the expression needs more scratch registers than are free"))
+    fn load(asm: &mut Asm, dst: X, base: X, off: i32) {
+        asm.ldr_imm(Size::X, dst, base, off as u32);
     }
 
-    fn reg(&self, r: usize) -> Result<X, Unencodable> {
-        self.regs
-            .get(r)
-            .copied()
-            .flatten()
-            .ok_or_else(|| self.err(format!("register number {r} has no machine register")))
+    fn store(asm: &mut Asm, src: X, base: X, off: i32) {
+        asm.str_imm(Size::X, src, base, off as u32);
     }
 
-    /// The register holding `e` (a test register, a location's address,
-    /// XZR for 0), or `e` evaluated into a scratch register not in `avoid`.
-    fn operand(&mut self, e: &Expr, avoid: &[X]) -> Result<X, Unencodable> {
-        match e {
-            Expr::Reg(r) => self.reg(*r),
-            Expr::Const(Value::Int(0)) => Ok(X::ZR),
-            Expr::Const(Value::Loc(l)) => self
-                .locs
-                .get(*l)
-                .copied()
-                .flatten()
-                .ok_or_else(|| self.err(format!("location number {l} has no machine register"))),
-            _ => {
-                let s = self.free(avoid)?;
-                self.eval(e, s, avoid)?;
-                Ok(s)
+    fn mov(asm: &mut Asm, dst: X, src: X) {
+        asm.mov(dst, src);
+    }
+
+    fn mov_imm(asm: &mut Asm, dst: X, imm: i64) {
+        asm.mov_imm(dst, imm);
+    }
+
+    fn ret(asm: &mut Asm) {
+        asm.ret();
+    }
+
+    fn enter(asm: &mut Asm, saved: &[X]) {
+        save_on_stack::<A64>(asm, saved, X::SP, grow);
+    }
+
+    fn leave(asm: &mut Asm, saved: &[X]) {
+        restore_from_stack::<A64>(asm, saved, X::SP, grow);
+    }
+
+    /// `SUBS X1, X1, #1; B.EQ end`.
+    fn count_down(asm: &mut Asm, _layout: &FrameLayout, end: Label) {
+        let budget = X(1);
+        asm.subs_imm(budget, budget, 1);
+        asm.b_cond(Cond::Eq, end);
+    }
+
+    fn branch(g: &mut G<'_>, cond: Option<&Expr>, label: Label) -> Result<(), Unencodable> {
+        match cond {
+            None => g.asm.b(label),
+            // CBZ / CBNZ.
+            Some(Expr::Bin(op @ (BinOp::Eq | BinOp::Ne), x, z)) if **z == Expr::int(0) => {
+                let r = g.operand(x, &[])?;
+                if *op == BinOp::Eq {
+                    g.asm.cbz(r, label);
+                } else {
+                    g.asm.cbnz(r, label);
+                }
             }
+            Some(c) => match g.compare(c, &[])? {
+                Some(cc) => g.asm.b_cond(cc, label),
+                None => {
+                    let r = g.operand(c, &[])?;
+                    g.asm.cbnz(r, label);
+                }
+            },
         }
+        Ok(())
     }
 
+    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
+        match f {
+            Fence::Dmb(kind, opt) => {
+                let crm = barrier_crm(opt.name)
+                    .ok_or_else(|| g.err(format!("the barrier option {}", opt.name)))?;
+                match kind {
+                    Barrier::Dmb => g.asm.dmb(crm),
+                    Barrier::Dsb => g.asm.dsb(crm),
+                }
+            }
+            Fence::Isb => g.asm.isb(),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn eval_not(g: &mut G<'_>, a: &Expr, dst: X, avoid: &[X]) -> Result<(), Unencodable> {
+        let x = g.operand(a, avoid)?;
+        g.asm.subs_imm(X::ZR, x, 0);
+        g.asm.cset(dst, Cond::Eq);
+        Ok(())
+    }
+
+    fn eval_bin(
+        g: &mut G<'_>,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        dst: X,
+        avoid: &[X],
+    ) -> Result<(), Unencodable> {
+        let mut av = avoid.to_vec();
+        av.push(dst);
+        if let Some(c) = g.compare_ops(op, a, b, avoid)? {
+            g.asm.cset(dst, c);
+            return Ok(());
+        }
+        // Shifts by a constant take an immediate.
+        if let Some((left, n)) = g.const_shift(op, b, "a shift by")? {
+            let x = g.operand(a, avoid)?;
+            if left {
+                g.asm.lsl_imm(dst, x, n.into());
+            } else {
+                g.asm.lsr_imm(dst, x, n.into());
+            }
+            return Ok(());
+        }
+        if let BinOp::LogAnd | BinOp::LogOr = op {
+            // Each side compared with zero (CSET NE), then AND/ORR.
+            let x = g.operand(a, avoid)?;
+            g.asm.subs_imm(X::ZR, x, 0);
+            g.asm.cset(dst, Cond::Ne);
+            let t = g.free(&av)?;
+            let mut av2 = av.clone();
+            av2.push(t);
+            let y = g.operand(b, &av2)?;
+            g.asm.subs_imm(X::ZR, y, 0);
+            g.asm.cset(t, Cond::Ne);
+            let o = if op == BinOp::LogAnd { Op::And } else { Op::Orr };
+            g.asm.op(o, dst, dst, t);
+            return Ok(());
+        }
+        let x = g.operand(a, avoid)?;
+        let mut av2 = av.clone();
+        av2.push(x);
+        let y = g.operand(b, &av2)?;
+        let o = match op {
+            BinOp::Add => Op::Add,
+            BinOp::Sub => Op::Sub,
+            BinOp::Mul => Op::Mul,
+            BinOp::Xor => Op::Eor,
+            BinOp::And => Op::And,
+            BinOp::Or => Op::Orr,
+            BinOp::AndNot => Op::Bic,
+            BinOp::Shl => Op::Lslv,
+            BinOp::Shr => Op::Lsrv,
+            _ => return Err(g.err(format!("the operator {op:?}"))),
+        };
+        g.asm.op(o, dst, x, y);
+        Ok(())
+    }
+
+    fn instr(g: &mut G<'_>, ins: &Instr) -> Result<(), Unencodable> {
+        match ins {
+            Instr::Load { dst, addr, annot } => {
+                let d = g.dst(*dst)?;
+                if annot.exclusive {
+                    let a = g.address_reg(addr, &[])?;
+                    g.asm.ldxr(Size::X, annot.acquire, d, a);
+                } else if annot.acquire {
+                    let a = g.address_reg(addr, &[])?;
+                    g.asm.ldar(Size::X, d, a);
+                } else if annot.acquire_pc {
+                    let a = g.address_reg(addr, &[])?;
+                    g.asm.ldapr(Size::X, d, a);
+                } else {
+                    match g.address(addr, &[])? {
+                        (b, None) => {
+                            g.asm.ldr_imm(Size::X, d, b, 0);
+                        }
+                        (b, Some(i)) => g.asm.ldr_reg(Size::X, d, b, i),
+                    }
+                }
+            }
+            Instr::Store { addr, value, annot } => {
+                if annot.exclusive {
+                    return Err(g.err("an exclusive store without a status register"));
+                }
+                if annot.release {
+                    let a = g.address_reg(addr, &[])?;
+                    let v = g.operand(value, &[a])?;
+                    g.asm.stlr(Size::X, v, a);
+                } else {
+                    let (b, i) = g.address(addr, &[])?;
+                    let mut av = vec![b];
+                    av.extend(i);
+                    let v = g.operand(value, &av)?;
+                    match i {
+                        None => {
+                            g.asm.str_imm(Size::X, v, b, 0);
+                        }
+                        Some(i) => g.asm.str_reg(Size::X, v, b, i),
+                    }
+                }
+            }
+            Instr::StoreExclusive {
+                status,
+                addr,
+                value,
+                annot,
+            } => {
+                let a = g.address_reg(addr, &[])?;
+                let v = g.operand(value, &[a])?;
+                let s = g.dst(*status)?;
+                if s != X::ZR && (s == a || s == v) {
+                    return Err(g.err(
+                        "a store-exclusive whose status register is also its value or address (CONSTRAINED UNPREDICTABLE in the Arm ARM)",
+                    ));
+                }
+                g.asm.stxr(Size::X, annot.release, s, v, a);
+            }
+            Instr::Rmw {
+                dst,
+                addr,
+                op,
+                operand,
+                read,
+                write,
+                ..
+            } => g.rmw(*dst, addr, *op, operand, read, write)?,
+            Instr::Cas {
+                result,
+                addr,
+                expected,
+                desired,
+                read,
+                write,
+                ..
+            } => g.cas(*result, addr, expected, desired, read, write)?,
+            Instr::Select { dst, cond, a, b } => {
+                let d = g.reg(*dst)?;
+                let va = g.operand(a, &[])?;
+                let vb = g.operand(b, &[va])?;
+                let c = match g.compare(cond, &[va, vb])? {
+                    Some(c) => c,
+                    None => {
+                        let x = g.operand(cond, &[va, vb])?;
+                        g.asm.subs_imm(X::ZR, x, 0);
+                        Cond::Ne
+                    }
+                };
+                g.asm.csel(d, va, vb, c);
+            }
+            _ => return Err(g.err("an instruction the AArch64 code generator does not know")),
+        }
+        Ok(())
+    }
+}
+
+impl G<'_> {
     /// Sets the flags for a comparison `cond` and returns the condition
     /// under which it holds; `None` when `cond` is not a comparison.
     fn compare(&mut self, cond: &Expr, avoid: &[X]) -> Result<Option<Cond>, Unencodable> {
         let Expr::Bin(op, a, b) = cond else {
             return Ok(None);
         };
+        self.compare_ops(*op, a, b, avoid)
+    }
+
+    /// [`Self::compare`] of `a op b`.
+    fn compare_ops(
+        &mut self,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        avoid: &[X],
+    ) -> Result<Option<Cond>, Unencodable> {
         let c = match op {
             BinOp::Eq => Cond::Eq,
             BinOp::Ne => Cond::Ne,
@@ -292,7 +398,7 @@ impl Gen<'_> {
         let x = self.operand(a, avoid)?;
         let mut av = avoid.to_vec();
         av.push(x);
-        match &**b {
+        match b {
             Expr::Const(Value::Int(i)) if (0..4096).contains(i) => {
                 self.asm.subs_imm(X::ZR, x, *i as u32);
             }
@@ -302,82 +408,6 @@ impl Gen<'_> {
             }
         }
         Ok(Some(c))
-    }
-
-    /// Evaluates `e` into `dst`, using scratch registers not in `avoid`.
-    fn eval(&mut self, e: &Expr, dst: X, avoid: &[X]) -> Result<(), Unencodable> {
-        let mut av = avoid.to_vec();
-        av.push(dst);
-        match e {
-            Expr::Const(Value::Int(i)) => self.asm.mov_imm(dst, *i),
-            Expr::Const(Value::Loc(_)) | Expr::Reg(_) => {
-                let src = self.operand(e, avoid)?;
-                if src != dst {
-                    self.asm.mov(dst, src);
-                }
-            }
-            Expr::Not(a) => {
-                let x = self.operand(a, avoid)?;
-                self.asm.subs_imm(X::ZR, x, 0);
-                self.asm.cset(dst, Cond::Eq);
-            }
-            Expr::Bin(op, a, b) => {
-                if let Some(c) = self.compare(e, avoid)? {
-                    self.asm.cset(dst, c);
-                    return Ok(());
-                }
-                // Shifts by a constant take an immediate.
-                if let (BinOp::Shl | BinOp::Shr, Expr::Const(Value::Int(n))) = (op, &**b) {
-                    let n = u32::try_from(*n)
-                        .ok()
-                        .filter(|n| *n < 64)
-                        .ok_or_else(|| self.err(format!("a shift by {n}")))?;
-                    let x = self.operand(a, avoid)?;
-                    if *op == BinOp::Shl {
-                        self.asm.lsl_imm(dst, x, n);
-                    } else {
-                        self.asm.lsr_imm(dst, x, n);
-                    }
-                    return Ok(());
-                }
-                if let (BinOp::LogAnd | BinOp::LogOr, _) = (op, ()) {
-                    let x = self.operand(a, avoid)?;
-                    self.asm.subs_imm(X::ZR, x, 0);
-                    self.asm.cset(dst, Cond::Ne);
-                    let t = self.free(&av)?;
-                    let mut av2 = av.clone();
-                    av2.push(t);
-                    let y = self.operand(b, &av2)?;
-                    self.asm.subs_imm(X::ZR, y, 0);
-                    self.asm.cset(t, Cond::Ne);
-                    let o = if *op == BinOp::LogAnd {
-                        Op::And
-                    } else {
-                        Op::Orr
-                    };
-                    self.asm.op(o, dst, dst, t);
-                    return Ok(());
-                }
-                let x = self.operand(a, avoid)?;
-                let mut av2 = av.clone();
-                av2.push(x);
-                let y = self.operand(b, &av2)?;
-                let o = match op {
-                    BinOp::Add => Op::Add,
-                    BinOp::Sub => Op::Sub,
-                    BinOp::Mul => Op::Mul,
-                    BinOp::Xor => Op::Eor,
-                    BinOp::And => Op::And,
-                    BinOp::Or => Op::Orr,
-                    BinOp::AndNot => Op::Bic,
-                    BinOp::Shl => Op::Lslv,
-                    BinOp::Shr => Op::Lsrv,
-                    _ => return Err(self.err(format!("the operator {op:?}"))),
-                };
-                self.asm.op(o, dst, x, y);
-            }
-        }
-        Ok(())
     }
 
     /// The address register of a plain access, and an index register when
@@ -409,179 +439,6 @@ impl Gen<'_> {
                 Ok(s)
             }
         }
-    }
-
-    fn dst(&self, r: Option<usize>) -> Result<X, Unencodable> {
-        match r {
-            None => Ok(X::ZR),
-            Some(r) => self.reg(r),
-        }
-    }
-
-    fn instr(&mut self, ins: &Instr) -> Result<(), Unencodable> {
-        match ins {
-            Instr::Load { dst, addr, annot } => {
-                let d = self.dst(*dst)?;
-                if annot.exclusive {
-                    let a = self.address_reg(addr, &[])?;
-                    self.asm.ldxr(Size::X, annot.acquire, d, a);
-                } else if annot.acquire {
-                    let a = self.address_reg(addr, &[])?;
-                    self.asm.ldar(Size::X, d, a);
-                } else if annot.acquire_pc {
-                    let a = self.address_reg(addr, &[])?;
-                    self.asm.ldapr(Size::X, d, a);
-                } else {
-                    match self.address(addr, &[])? {
-                        (b, None) => {
-                            self.asm.ldr_imm(Size::X, d, b, 0);
-                        }
-                        (b, Some(i)) => self.asm.ldr_reg(Size::X, d, b, i),
-                    }
-                }
-            }
-            Instr::Store { addr, value, annot } => {
-                if annot.exclusive {
-                    return Err(self.err("an exclusive store without a status register"));
-                }
-                if annot.release {
-                    let a = self.address_reg(addr, &[])?;
-                    let v = self.operand(value, &[a])?;
-                    self.asm.stlr(Size::X, v, a);
-                } else {
-                    let (b, i) = self.address(addr, &[])?;
-                    let mut av = vec![b];
-                    av.extend(i);
-                    let v = self.operand(value, &av)?;
-                    match i {
-                        None => {
-                            self.asm.str_imm(Size::X, v, b, 0);
-                        }
-                        Some(i) => self.asm.str_reg(Size::X, v, b, i),
-                    }
-                }
-            }
-            Instr::StoreExclusive {
-                status,
-                addr,
-                value,
-                annot,
-            } => {
-                let a = self.address_reg(addr, &[])?;
-                let v = self.operand(value, &[a])?;
-                let s = self.dst(*status)?;
-                if s != X::ZR && (s == a || s == v) {
-                    return Err(self.err(
-                        "a store-exclusive whose status register is also its value or address (CONSTRAINED UNPREDICTABLE in the Arm ARM)",
-                    ));
-                }
-                self.asm.stxr(Size::X, annot.release, s, v, a);
-            }
-            Instr::Rmw {
-                dst,
-                addr,
-                op,
-                operand,
-                read,
-                write,
-                ..
-            } => self.rmw(*dst, addr, *op, operand, read, write)?,
-            Instr::Cas {
-                result,
-                addr,
-                expected,
-                desired,
-                read,
-                write,
-                ..
-            } => self.cas(*result, addr, expected, desired, read, write)?,
-            Instr::Fence(Fence::Dmb(kind, opt)) => {
-                let crm = barrier_crm(opt.name)
-                    .ok_or_else(|| self.err(format!("the barrier option {}", opt.name)))?;
-                match kind {
-                    Barrier::Dmb => self.asm.dmb(crm),
-                    Barrier::Dsb => self.asm.dsb(crm),
-                }
-            }
-            Instr::Fence(Fence::Isb) => self.asm.isb(),
-            Instr::Fence(f) => {
-                return Err(self.err(format!(
-                    "the fence {f} (not an AArch64 instruction; C fences go through the C11->AArch64 mapping first)"
-                )))
-            }
-            Instr::SyncSrcu { .. } => {
-                return Err(self.err("synchronize_srcu (a Linux-kernel primitive, not an AArch64 instruction)"))
-            }
-            Instr::Assign { dst, expr } => {
-                let d = self.reg(*dst)?;
-                match expr {
-                    Expr::Const(Value::Int(i)) => self.asm.mov_imm(d, *i),
-                    Expr::Reg(_) | Expr::Const(Value::Loc(_)) => {
-                        let s = self.operand(expr, &[])?;
-                        if s != d {
-                            self.asm.mov(d, s);
-                        }
-                    }
-                    // Evaluated aside, then moved: the expression may read
-                    // `dst` in a part evaluated after `dst` is written.
-                    _ if reads(expr, *dst) => {
-                        let s = self.free(&[])?;
-                        self.eval(expr, s, &[])?;
-                        self.asm.mov(d, s);
-                    }
-                    _ => self.eval(expr, d, &[])?,
-                }
-            }
-            Instr::Select { dst, cond, a, b } => {
-                let d = self.reg(*dst)?;
-                let va = self.operand(a, &[])?;
-                let vb = self.operand(b, &[va])?;
-                let c = match self.compare(cond, &[va, vb])? {
-                    Some(c) => c,
-                    None => {
-                        let x = self.operand(cond, &[va, vb])?;
-                        self.asm.subs_imm(X::ZR, x, 0);
-                        Cond::Ne
-                    }
-                };
-                self.asm.csel(d, va, vb, c);
-            }
-            Instr::Branch { cond, target } => {
-                let Some(&label) = self.labels.get(*target) else {
-                    return Err(self.err(format!(
-                        "a branch to instruction {target}, outside the thread"
-                    )));
-                };
-                let end = self.labels[self.thread.code.len()];
-                if *target <= self.at {
-                    // A backward branch: bounded by the loop budget.
-                    self.asm.subs_imm(BUDGET, BUDGET, 1);
-                    self.asm.b_cond(Cond::Eq, end);
-                }
-                match cond {
-                    None => self.asm.b(label),
-                    // CBZ / CBNZ.
-                    Some(Expr::Bin(op @ (BinOp::Eq | BinOp::Ne), x, z))
-                        if **z == Expr::int(0) =>
-                    {
-                        let r = self.operand(x, &[])?;
-                        if *op == BinOp::Eq {
-                            self.asm.cbz(r, label);
-                        } else {
-                            self.asm.cbnz(r, label);
-                        }
-                    }
-                    Some(c) => match self.compare(c, &[])? {
-                        Some(cc) => self.asm.b_cond(cc, label),
-                        None => {
-                            let r = self.operand(c, &[])?;
-                            self.asm.cbnz(r, label);
-                        }
-                    },
-                }
-            }
-        }
-        Ok(())
     }
 
     fn rmw(
@@ -653,19 +510,7 @@ impl Gen<'_> {
                 // another to compare after.
                 let old = self.free(&[a, d])?;
                 let want = self.free(&[a, d, old])?;
-                let mut mem = None;
-                match expected {
-                    CasExpected::Reg(r) => {
-                        let r = self.reg(*r)?;
-                        self.asm.mov(want, r);
-                    }
-                    CasExpected::Value(e) => self.eval(e, want, &[a, d, old])?,
-                    CasExpected::Mem(e) => {
-                        let m = self.operand(e, &[a, d, old, want])?;
-                        self.asm.ldr_imm(Size::X, want, m, 0);
-                        mem = Some(m);
-                    }
-                }
+                let mem = self.expected(expected, want, &[a, d, old])?;
                 self.asm.mov(old, want);
                 self.asm
                     .cas(Size::X, read.acquire, write.release, old, d, a);
@@ -688,15 +533,5 @@ impl Gen<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// Whether `e` reads test register `r`.
-fn reads(e: &Expr, r: usize) -> bool {
-    match e {
-        Expr::Reg(x) => *x == r,
-        Expr::Const(_) => false,
-        Expr::Not(a) => reads(a, r),
-        Expr::Bin(_, a, b) => reads(a, r) || reads(b, r),
     }
 }

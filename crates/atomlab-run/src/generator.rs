@@ -1,0 +1,579 @@
+//! The code generator every backend shares: from a thread's lowered
+//! [`Instr`]s to one function of machine code over the instance frame
+//! (see [`crate::frame`]). What is the same on every ISA is here, once:
+//!
+//! - register allocation: every location the thread mentions gets a
+//!   machine register for its address, then its test registers (on x86-64,
+//!   those beyond the pool stay in the frame: spilled); unused pool
+//!   registers are extra scratch;
+//! - the frame: save the callee-saved registers used, load the location
+//!   addresses and test registers (and, where it lives in a register, the
+//!   loop budget) from the frame, run the body, store the test registers
+//!   and the budget back, restore, return;
+//! - the label loop: one label per instruction and one after the last, so
+//!   a branch to instruction `i` jumps to its label and the end is the
+//!   epilogue;
+//! - the loop budget: a backward branch first counts the budget down and
+//!   leaves through the epilogue when it reaches zero, so every loop is
+//!   bounded;
+//! - operands and expressions: a test register, a location's address, the
+//!   zero register for 0 where the ISA has one, or an expression evaluated
+//!   into a scratch register; fences and Linux-kernel primitives foreign to
+//!   the ISA are refused with the same words everywhere.
+//!
+//! What differs is a [`Target`]: the registers (by each ISA's calling
+//! convention: the System V AMD64 ABI, the AAPCS64, the RISC-V psABI), how
+//! to load, store, move and branch, the fences, and the lowering of the
+//! instructions with an ISA's own spelling (loads and stores with their
+//! access kind, exclusives, read-modify-writes, compare-exchange, select).
+//! The backends' module docs say which manual each follows (the Intel SDM,
+//! the Arm ARM, the RISC-V ISA manual) and why each instruction is the one
+//! the test stands for.
+
+use atomlab_litmus::{BinOp, CasExpected, Expr, Fence, Instr, Thread, Value};
+
+use crate::buffer::{Buffer, Fixup, Label, Unit};
+use crate::frame::FrameLayout;
+use crate::mentions::used;
+use crate::Unencodable;
+
+/// An encoder's buffer, as a target's code generator writes it.
+pub(crate) type Asm<T> = Buffer<<T as Target>::Unit, <T as Target>::Fixup>;
+
+/// What one ISA's code generator says about itself.
+pub(crate) trait Target: Sized {
+    /// A machine register.
+    type Reg: Copy + Eq + 'static;
+    /// What the encoder's buffer holds (bytes, words).
+    type Unit: Unit;
+    /// How its branches hold an offset.
+    type Fixup: Fixup<Self::Unit>;
+
+    /// The code generator's name in errors ("AArch64").
+    const NAME: &'static str;
+    /// "an AArch64 instruction", in errors about foreign instructions.
+    const INSTRUCTION: &'static str;
+    /// The C11 mapping a C test goes through ("C11->AArch64").
+    const MAPPING: &'static str;
+    /// Why [`Buffer::finish`] can fail on this ISA.
+    const UNRESOLVED: &'static str;
+    /// The register holding the frame's address (the first argument).
+    const FRAME: Self::Reg;
+    /// The register the loop budget lives in, or `None` where it is
+    /// counted down in the frame.
+    const BUDGET: Option<Self::Reg>;
+    /// The register that reads as zero, if the ISA has one.
+    const ZERO: Option<Self::Reg>;
+    /// Registers test values and location addresses may live in, in the
+    /// order they are given out.
+    const POOL: &'static [Self::Reg];
+    /// Registers kept for scratch.
+    const SCRATCH: &'static [Self::Reg];
+    /// Whether test registers beyond the pool stay in the frame (keeping
+    /// two pool registers as scratch for them) instead of being refused.
+    const SPILLS: bool;
+
+    /// Whether the calling convention has the callee keep `r`.
+    fn callee_saved(r: Self::Reg) -> bool;
+
+    /// Whether an unused pool register may serve as scratch: by default
+    /// only caller-saved ones, as the prologue saves just the callee-saved
+    /// registers assigned.
+    fn spare_scratch(r: Self::Reg) -> bool {
+        !Self::callee_saved(r)
+    }
+
+    /// Refuses a thread with a memory access that may reach outside the
+    /// instance (see [`crate::addresses`]).
+    fn check_addresses(th: &Thread) -> Result<(), Unencodable> {
+        crate::addresses::check_addresses(th)
+    }
+
+    /// Refuses a frame whose offsets the frame loads cannot reach.
+    fn check_frame(_layout: &FrameLayout) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    /// A 64-bit load of `dst` from `base + off`.
+    fn load(asm: &mut Asm<Self>, dst: Self::Reg, base: Self::Reg, off: i32);
+    /// A 64-bit store of `src` to `base + off`.
+    fn store(asm: &mut Asm<Self>, src: Self::Reg, base: Self::Reg, off: i32);
+    /// `dst = src`.
+    fn mov(asm: &mut Asm<Self>, dst: Self::Reg, src: Self::Reg);
+    /// `dst = imm`.
+    fn mov_imm(asm: &mut Asm<Self>, dst: Self::Reg, imm: i64);
+    /// The return.
+    fn ret(asm: &mut Asm<Self>);
+
+    /// The callee-saved registers to save, in their order.
+    fn saved(g: &Gen<'_, Self>) -> Vec<Self::Reg> {
+        g.regs
+            .iter()
+            .chain(&g.locs)
+            .flatten()
+            .copied()
+            .filter(|r| Self::callee_saved(*r))
+            .collect()
+    }
+    /// Saves `saved` (the prologue's first part).
+    fn enter(asm: &mut Asm<Self>, saved: &[Self::Reg]);
+    /// Restores `saved` (the epilogue's last part, before the return).
+    fn leave(asm: &mut Asm<Self>, saved: &[Self::Reg]);
+
+    /// Counts the loop budget down by one and branches to `end` when it
+    /// reaches zero.
+    fn count_down(asm: &mut Asm<Self>, layout: &FrameLayout, end: Label);
+    /// Branches to `label`, always (`cond` is `None`) or when `cond` is
+    /// not zero.
+    fn branch(g: &mut Gen<'_, Self>, cond: Option<&Expr>, label: Label)
+        -> Result<(), Unencodable>;
+    /// Emits the fence; `false` when it is not one of this ISA's.
+    fn fence(g: &mut Gen<'_, Self>, f: &Fence) -> Result<bool, Unencodable>;
+    /// Evaluates `!a` (logical not) into `dst`.
+    fn eval_not(g: &mut Gen<'_, Self>, a: &Expr, dst: Self::Reg, avoid: &[Self::Reg])
+        -> Result<(), Unencodable>;
+    /// Evaluates `a op b` into `dst`.
+    fn eval_bin(
+        g: &mut Gen<'_, Self>,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        dst: Self::Reg,
+        avoid: &[Self::Reg],
+    ) -> Result<(), Unencodable>;
+
+    /// `dst = expr`: a constant or a copy directly, an expression that
+    /// reads `dst` evaluated aside then moved (it may read `dst` in a part
+    /// evaluated after `dst` is written), any other into `dst`.
+    fn assign(g: &mut Gen<'_, Self>, dst: usize, expr: &Expr) -> Result<(), Unencodable> {
+        let d = g.reg(dst)?;
+        match expr {
+            Expr::Const(Value::Int(i)) => Self::mov_imm(&mut g.asm, d, *i),
+            Expr::Reg(_) | Expr::Const(Value::Loc(_)) => {
+                let s = g.operand(expr, &[])?;
+                if s != d {
+                    Self::mov(&mut g.asm, d, s);
+                }
+            }
+            _ if reads(expr, dst) => {
+                let s = g.free(&[])?;
+                g.eval(expr, s, &[])?;
+                Self::mov(&mut g.asm, d, s);
+            }
+            _ => g.eval(expr, d, &[])?,
+        }
+        Ok(())
+    }
+
+    /// The instructions with this ISA's own spelling: loads, stores,
+    /// store-exclusives, read-modify-writes, compare-exchanges, selects.
+    fn instr(g: &mut Gen<'_, Self>, ins: &Instr) -> Result<(), Unencodable>;
+}
+
+/// One thread's code generation in progress.
+pub(crate) struct Gen<'a, T: Target> {
+    pub(crate) asm: Asm<T>,
+    pub(crate) thread: &'a Thread,
+    pub(crate) layout: &'a FrameLayout,
+    /// Machine register of each test register, if it has one.
+    pub(crate) regs: Vec<Option<T::Reg>>,
+    /// Machine register holding each location's address, if used.
+    pub(crate) locs: Vec<Option<T::Reg>>,
+    /// Scratch registers: the target's, then unused pool registers.
+    pub(crate) scratch: Vec<T::Reg>,
+    /// One per instruction, and one for the end (the epilogue).
+    labels: Vec<Label>,
+    /// The instruction being generated, for errors.
+    pub(crate) at: usize,
+}
+
+/// Generates the machine code of `th` for frames laid out as `layout`.
+pub(crate) fn thread_code<T: Target>(
+    th: &Thread,
+    layout: &FrameLayout,
+) -> Result<Vec<u8>, Unencodable> {
+    let err = |index: usize, what: String| Unencodable {
+        thread: th.id,
+        index,
+        what,
+    };
+    T::check_addresses(th)?;
+    let (used_regs, used_locs) = used(th);
+    if let Some(&l) = used_locs.iter().find(|&&l| l >= layout.locations) {
+        return Err(err(
+            0,
+            format!("location number {l} is not declared by the test"),
+        ));
+    }
+    if let Some(&r) = used_regs.iter().find(|&&r| r >= th.regs.len()) {
+        return Err(err(
+            0,
+            format!("register number {r} is not declared by the thread"),
+        ));
+    }
+    let pool = T::POOL.len();
+    let used_total = used_locs.len() + used_regs.len();
+    // Location addresses first (every access needs one), then test
+    // registers.
+    let in_regs = if T::SPILLS {
+        // Registers beyond the pool stay in the frame (spilled), keeping
+        // two pool registers as scratch for spilled operands.
+        if used_locs.len() > pool - 2 {
+            return Err(err(
+                0,
+                format!(
+                    "a thread that uses {} locations; the {} code generator keeps at most {} location addresses in machine registers",
+                    used_locs.len(),
+                    T::NAME,
+                    pool - 2
+                ),
+            ));
+        }
+        if used_total > pool {
+            pool - 2 - used_locs.len()
+        } else {
+            used_regs.len()
+        }
+    } else {
+        if used_total > pool {
+            return Err(err(
+                0,
+                format!(
+                    "a thread that uses {used_total} registers and locations; the {} code generator keeps at most {pool} in machine registers",
+                    T::NAME,
+                ),
+            ));
+        }
+        used_regs.len()
+    };
+    T::check_frame(layout).map_err(|what| err(0, what.into()))?;
+    let mut free = T::POOL.iter().copied();
+    let mut locs = vec![None; layout.locations];
+    for &l in &used_locs {
+        locs[l] = free.next();
+    }
+    let mut regs = vec![None; th.regs.len()];
+    for &r in used_regs.iter().take(in_regs) {
+        regs[r] = free.next();
+    }
+    let mut scratch = T::SCRATCH.to_vec();
+    scratch.extend(free.filter(|r| T::spare_scratch(*r)));
+    let mut asm = Asm::<T>::new();
+    let labels = (0..=th.code.len()).map(|_| asm.label()).collect();
+    let mut g = Gen::<T> {
+        asm,
+        thread: th,
+        layout,
+        regs,
+        locs,
+        scratch,
+        labels,
+        at: 0,
+    };
+    g.generate()?;
+    g.asm
+        .finish()
+        .ok_or_else(|| err(th.code.len(), T::UNRESOLVED.into()))
+}
+
+impl<T: Target> Gen<'_, T> {
+    /// An error at the instruction being generated.
+    pub(crate) fn err(&self, what: impl Into<String>) -> Unencodable {
+        Unencodable {
+            thread: self.thread.id,
+            index: self.at,
+            what: what.into(),
+        }
+    }
+
+    fn generate(&mut self) -> Result<(), Unencodable> {
+        let saved = T::saved(self);
+        let frame = T::FRAME;
+        let layout = self.layout;
+        T::enter(&mut self.asm, &saved);
+        for (l, m) in self.locs.iter().enumerate() {
+            if let Some(m) = m {
+                T::load(&mut self.asm, *m, frame, layout.loc_offset(l));
+            }
+        }
+        for (r, m) in self.regs.iter().enumerate() {
+            if let Some(m) = m {
+                T::load(&mut self.asm, *m, frame, layout.reg_offset(r));
+            }
+        }
+        if let Some(b) = T::BUDGET {
+            T::load(&mut self.asm, b, frame, layout.budget_offset());
+        }
+        let code = &self.thread.code;
+        for (i, ins) in code.iter().enumerate() {
+            self.at = i;
+            self.asm.bind(self.labels[i]);
+            self.instr(ins)?;
+        }
+        self.at = code.len();
+        self.asm.bind(self.labels[code.len()]);
+        for (r, m) in self.regs.iter().enumerate() {
+            if let Some(m) = m {
+                T::store(&mut self.asm, *m, frame, layout.reg_offset(r));
+            }
+        }
+        if let Some(b) = T::BUDGET {
+            T::store(&mut self.asm, b, frame, layout.budget_offset());
+        }
+        T::leave(&mut self.asm, &saved);
+        T::ret(&mut self.asm);
+        Ok(())
+    }
+
+    fn instr(&mut self, ins: &Instr) -> Result<(), Unencodable> {
+        match ins {
+            Instr::Branch { cond, target } => {
+                let Some(&label) = self.labels.get(*target) else {
+                    return Err(self.err(format!(
+                        "a branch to instruction {target}, outside the thread"
+                    )));
+                };
+                if *target <= self.at {
+                    // A backward branch: bounded by the loop budget.
+                    let end = self.labels[self.thread.code.len()];
+                    T::count_down(&mut self.asm, self.layout, end);
+                }
+                T::branch(self, cond.as_ref(), label)
+            }
+            Instr::Fence(f) => {
+                if T::fence(self, f)? {
+                    return Ok(());
+                }
+                Err(self.err(format!(
+                    "the fence {f} (not {}; C fences go through the {} mapping first)",
+                    T::INSTRUCTION,
+                    T::MAPPING
+                )))
+            }
+            Instr::SyncSrcu { .. } => Err(self.err(format!(
+                "synchronize_srcu (a Linux-kernel primitive, not {})",
+                T::INSTRUCTION
+            ))),
+            Instr::Assign { dst, expr } => T::assign(self, *dst, expr),
+            _ => T::instr(self, ins),
+        }
+    }
+
+    /// A scratch register not in `avoid`.
+    pub(crate) fn free(&self, avoid: &[T::Reg]) -> Result<T::Reg, Unencodable> {
+        self.scratch
+            .iter()
+            .copied()
+            .find(|r| !avoid.contains(r))
+            .ok_or_else(|| self.err("the expression needs more scratch registers than are free"))
+    }
+
+    /// The machine register of test register `r`.
+    pub(crate) fn reg(&self, r: usize) -> Result<T::Reg, Unencodable> {
+        self.regs
+            .get(r)
+            .copied()
+            .flatten()
+            .ok_or_else(|| self.err(format!("register number {r} has no machine register")))
+    }
+
+    /// The register written for an optional destination: its machine
+    /// register, or the zero register (the value is dropped).
+    pub(crate) fn dst(&self, r: Option<usize>) -> Result<T::Reg, Unencodable> {
+        match (r, T::ZERO) {
+            (Some(r), _) => self.reg(r),
+            (None, Some(z)) => Ok(z),
+            (None, None) => Err(self.err("a dropped result (no zero register)")),
+        }
+    }
+
+    /// The machine register holding test register `r`, or `r` loaded from
+    /// its frame slot into a scratch register not in `avoid` (spilled).
+    pub(crate) fn read(&mut self, r: usize, avoid: &[T::Reg]) -> Result<T::Reg, Unencodable> {
+        if r >= self.regs.len() {
+            return Err(self.err(format!("register number {r} is not declared")));
+        }
+        match self.regs[r] {
+            Some(g) => Ok(g),
+            None => {
+                let s = self.free(avoid)?;
+                T::load(&mut self.asm, s, T::FRAME, self.layout.reg_offset(r));
+                Ok(s)
+            }
+        }
+    }
+
+    /// Sets test register `r` to `src` (a move, or a store to its slot).
+    pub(crate) fn write(&mut self, r: usize, src: T::Reg) -> Result<(), Unencodable> {
+        if r >= self.regs.len() {
+            return Err(self.err(format!("register number {r} is not declared")));
+        }
+        match self.regs[r] {
+            Some(g) if g == src => {}
+            Some(g) => T::mov(&mut self.asm, g, src),
+            None => T::store(&mut self.asm, src, T::FRAME, self.layout.reg_offset(r)),
+        }
+        Ok(())
+    }
+
+    /// The register already holding `e` (a test register, a location's
+    /// address, the zero register for 0), or `e` evaluated into a scratch
+    /// register not in `avoid`.
+    pub(crate) fn operand(&mut self, e: &Expr, avoid: &[T::Reg]) -> Result<T::Reg, Unencodable> {
+        match (e, T::ZERO) {
+            (Expr::Reg(r), _) => self.read(*r, avoid),
+            (Expr::Const(Value::Int(0)), Some(z)) => Ok(z),
+            (Expr::Const(Value::Loc(l)), _) => {
+                self.locs.get(*l).copied().flatten().ok_or_else(|| {
+                    self.err(format!("location number {l} has no machine register"))
+                })
+            }
+            _ => {
+                let s = self.free(avoid)?;
+                self.eval(e, s, avoid)?;
+                Ok(s)
+            }
+        }
+    }
+
+    /// Evaluates `e` into `dst`, using scratch registers not in `avoid`.
+    pub(crate) fn eval(&mut self, e: &Expr, dst: T::Reg, avoid: &[T::Reg]) -> Result<(), Unencodable> {
+        match e {
+            Expr::Const(Value::Int(i)) => T::mov_imm(&mut self.asm, dst, *i),
+            Expr::Const(Value::Loc(_)) | Expr::Reg(_) => {
+                let src = self.operand(e, avoid)?;
+                if src != dst {
+                    T::mov(&mut self.asm, dst, src);
+                }
+            }
+            Expr::Not(a) => T::eval_not(self, a, dst, avoid)?,
+            Expr::Bin(op, a, b) => T::eval_bin(self, *op, a, b, dst, avoid)?,
+        }
+        Ok(())
+    }
+
+    /// A compare-exchange's expected value into `into`, using scratch
+    /// registers not in `avoid`: a register's value, an expression's, or
+    /// (C's `expected` pointer) the value at an address, read plainly
+    /// before; that address's register is returned, for writing the old
+    /// value back after a failure.
+    pub(crate) fn expected(
+        &mut self,
+        expected: &CasExpected,
+        into: T::Reg,
+        avoid: &[T::Reg],
+    ) -> Result<Option<T::Reg>, Unencodable> {
+        let mut av = avoid.to_vec();
+        av.push(into);
+        match expected {
+            CasExpected::Reg(r) => {
+                let r = self.read(*r, &av)?;
+                T::mov(&mut self.asm, into, r);
+                Ok(None)
+            }
+            CasExpected::Value(e) => {
+                self.eval(e, into, avoid)?;
+                Ok(None)
+            }
+            CasExpected::Mem(e) => {
+                let m = self.operand(e, &av)?;
+                T::load(&mut self.asm, into, m, 0);
+                Ok(Some(m))
+            }
+        }
+    }
+
+    /// For a shift by a constant (`a << n`, `a >> n`): whether it shifts
+    /// left, and `n`; `None` for any other operation. `what` names a shift
+    /// by an amount outside 0..64 in the error.
+    pub(crate) fn const_shift(
+        &self,
+        op: BinOp,
+        b: &Expr,
+        what: &str,
+    ) -> Result<Option<(bool, u8)>, Unencodable> {
+        let (BinOp::Shl | BinOp::Shr, Expr::Const(Value::Int(n))) = (op, b) else {
+            return Ok(None);
+        };
+        let n = u8::try_from(*n)
+            .ok()
+            .filter(|n| *n < 64)
+            .ok_or_else(|| self.err(format!("{what} {n}")))?;
+        Ok(Some((op == BinOp::Shl, n)))
+    }
+}
+
+/// Whether `e` reads test register `r`.
+pub(crate) fn reads(e: &Expr, r: usize) -> bool {
+    match e {
+        Expr::Reg(x) => *x == r,
+        Expr::Const(_) => false,
+        Expr::Not(a) => reads(a, r),
+        Expr::Bin(_, a, b) => reads(a, r) || reads(b, r),
+    }
+}
+
+/// Saves `saved` in a stack area of whole 16-byte units (the AAPCS64 and
+/// the RISC-V psABI keep the stack pointer 16-byte aligned), at `8 * k`
+/// from the stack pointer `sp`; `grow(asm, bytes)` moves the stack pointer
+/// by `bytes` (negative: down).
+pub(crate) fn save_on_stack<T: Target>(
+    asm: &mut Asm<T>,
+    saved: &[T::Reg],
+    sp: T::Reg,
+    grow: fn(&mut Asm<T>, i64),
+) {
+    if saved.is_empty() {
+        return;
+    }
+    grow(asm, -stack_area(saved));
+    for (k, r) in saved.iter().enumerate() {
+        T::store(asm, *r, sp, 8 * k as i32);
+    }
+}
+
+/// Restores what [`save_on_stack`] saved, and frees the area.
+pub(crate) fn restore_from_stack<T: Target>(
+    asm: &mut Asm<T>,
+    saved: &[T::Reg],
+    sp: T::Reg,
+    grow: fn(&mut Asm<T>, i64),
+) {
+    if saved.is_empty() {
+        return;
+    }
+    for (k, r) in saved.iter().enumerate() {
+        T::load(asm, *r, sp, 8 * k as i32);
+    }
+    grow(asm, stack_area(saved));
+}
+
+fn stack_area<R>(saved: &[R]) -> i64 {
+    (saved.len() * 8).next_multiple_of(16) as i64
+}
+
+impl<T: Target> Gen<'_, T> {
+    /// `a && b` or `a || b` into `dst`: each side made 0 or 1 by
+    /// `nonzero(asm, into, x)`, then combined by `both(asm, and, dst, t)`
+    /// (`dst = dst & t` or `dst | t`).
+    pub(crate) fn logical(
+        &mut self,
+        and: bool,
+        (a, b): (&Expr, &Expr),
+        dst: T::Reg,
+        avoid: &[T::Reg],
+        nonzero: fn(&mut Asm<T>, T::Reg, T::Reg),
+        both: fn(&mut Asm<T>, bool, T::Reg, T::Reg),
+    ) -> Result<(), Unencodable> {
+        let x = self.operand(a, avoid)?;
+        nonzero(&mut self.asm, dst, x);
+        let mut av = avoid.to_vec();
+        av.push(dst);
+        let t = self.free(&av)?;
+        av.push(t);
+        let y = self.operand(b, &av)?;
+        nonzero(&mut self.asm, t, y);
+        both(&mut self.asm, and, dst, t);
+        Ok(())
+    }
+}
