@@ -2,8 +2,8 @@
 //! for x86-64, 32-bit instruction words for AArch64 and RV64), labels, and
 //! the branches still to be pointed at them. One buffer serves the three
 //! ISAs; each encoder adds its instructions as an inherent `impl` on its
-//! instance (`Buffer<u8, x86_64::encode::Rel32>`, …), and says in a
-//! [`Fixup`] how its branches hold an offset:
+//! instance (`Buffer<x86_64::encode::Rel32>`, …), and says in a [`Fixup`]
+//! what its code is made of and how its branches hold an offset:
 //!
 //! - x86-64: a 32-bit displacement from the end of the field (`Jcc rel32`,
 //!   `JMP rel32`; Intel SDM vol. 2, the JMP and Jcc pages);
@@ -23,7 +23,7 @@ pub struct Label(usize);
 
 /// What a buffer holds: bytes or instruction words, written out
 /// little-endian.
-pub trait Unit: Copy + Default {
+pub trait Unit: Copy + std::fmt::Debug {
     /// `code` as little-endian bytes.
     fn to_le_bytes(code: &[Self]) -> Vec<u8>;
 }
@@ -41,23 +41,26 @@ impl Unit for u32 {
 }
 
 /// How one ISA's branch holds its offset.
-pub trait Fixup<U>: Copy {
+pub trait Fixup: Copy + std::fmt::Debug {
+    /// What the ISA's code is made of: bytes or instruction words.
+    type Unit: Unit;
+
     /// Writes into `code` the offset from the branch recorded at `at` to
     /// `target` (both positions in units of the buffer); `None` when the
     /// offset does not fit the field.
-    fn patch(self, code: &mut [U], at: usize, target: usize) -> Option<()>;
+    fn patch(self, code: &mut [Self::Unit], at: usize, target: usize) -> Option<()>;
 }
 
 /// An instruction buffer with labels for forward and backward branches.
 #[derive(Debug)]
-pub struct Buffer<U, F> {
-    code: Vec<U>,
+pub struct Buffer<F: Fixup> {
+    code: Vec<F::Unit>,
     labels: Vec<Option<usize>>,
     /// (position of the branch or of its offset field, label, kind).
     fixups: Vec<(usize, Label, F)>,
 }
 
-impl<U, F> Default for Buffer<U, F> {
+impl<F: Fixup> Default for Buffer<F> {
     fn default() -> Self {
         Buffer {
             code: Vec::new(),
@@ -67,7 +70,7 @@ impl<U, F> Default for Buffer<U, F> {
     }
 }
 
-impl<U: Unit, F: Fixup<U>> Buffer<U, F> {
+impl<F: Fixup> Buffer<F> {
     /// An empty buffer.
     pub fn new() -> Self {
         Self::default()
@@ -91,21 +94,21 @@ impl<U: Unit, F: Fixup<U>> Buffer<U, F> {
             let target = self.labels[l.0]?;
             kind.patch(&mut self.code, at, target)?;
         }
-        Some(U::to_le_bytes(&self.code))
+        Some(F::Unit::to_le_bytes(&self.code))
     }
 
     /// The code emitted so far (branches not yet resolved).
-    pub fn units(&self) -> &[U] {
+    pub fn units(&self) -> &[F::Unit] {
         &self.code
     }
 
     /// Appends one unit.
-    pub(crate) fn emit(&mut self, u: U) {
+    pub(crate) fn emit(&mut self, u: F::Unit) {
         self.code.push(u);
     }
 
     /// Appends units.
-    pub(crate) fn emit_all(&mut self, us: &[U]) {
+    pub(crate) fn emit_all(&mut self, us: &[F::Unit]) {
         self.code.extend_from_slice(us);
     }
 

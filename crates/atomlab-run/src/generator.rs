@@ -32,31 +32,50 @@
 
 use atomlab_litmus::{BinOp, CasExpected, Expr, Fence, Instr, Thread, Value};
 
-use crate::buffer::{Buffer, Fixup, Label, Unit};
+use crate::buffer::{Buffer, Fixup, Label};
 use crate::frame::FrameLayout;
 use crate::mentions::used;
 use crate::Unencodable;
 
 /// An encoder's buffer, as a target's code generator writes it.
-pub(crate) type Asm<T> = Buffer<<T as Target>::Unit, <T as Target>::Fixup>;
+pub(crate) type Asm<T> = Buffer<<T as Target>::Fixup>;
+
+/// How errors name an ISA.
+pub(crate) struct Names {
+    /// The code generator's ("AArch64").
+    isa: &'static str,
+    /// An instruction of it ("an AArch64 instruction").
+    instruction: &'static str,
+    /// The C11 mapping a C test goes through to it ("C11->AArch64").
+    mapping: &'static str,
+}
+
+impl Names {
+    /// The ISA's name, one of its instructions, its C11 mapping.
+    pub(crate) const fn new(
+        isa: &'static str,
+        instruction: &'static str,
+        mapping: &'static str,
+    ) -> Names {
+        Names {
+            isa,
+            instruction,
+            mapping,
+        }
+    }
+}
 
 /// What one ISA's code generator says about itself.
 pub(crate) trait Target: Sized {
     /// A machine register.
     type Reg: Copy + Eq + 'static;
-    /// What the encoder's buffer holds (bytes, words).
-    type Unit: Unit;
-    /// How its branches hold an offset.
-    type Fixup: Fixup<Self::Unit>;
+    /// What its code is made of and how its branches hold an offset.
+    type Fixup: Fixup;
 
-    /// The code generator's name in errors ("AArch64").
-    const NAME: &'static str;
-    /// "an AArch64 instruction", in errors about foreign instructions.
-    const INSTRUCTION: &'static str;
-    /// The C11 mapping a C test goes through ("C11->AArch64").
-    const MAPPING: &'static str;
+    /// How errors name the ISA.
+    const NAMES: Names;
     /// Why [`Buffer::finish`] can fail on this ISA.
-    const UNRESOLVED: &'static str;
+    const UNRESOLVED: &'static str = "a branch target outside the thread";
     /// The register holding the frame's address (the first argument).
     const FRAME: Self::Reg;
     /// The register the loop budget lives in, or `None` where it is
@@ -71,7 +90,7 @@ pub(crate) trait Target: Sized {
     const SCRATCH: &'static [Self::Reg];
     /// Whether test registers beyond the pool stay in the frame (keeping
     /// two pool registers as scratch for them) instead of being refused.
-    const SPILLS: bool;
+    const SPILLS: bool = false;
 
     /// Whether the calling convention has the callee keep `r`.
     fn callee_saved(r: Self::Reg) -> bool;
@@ -94,16 +113,8 @@ pub(crate) trait Target: Sized {
         Ok(())
     }
 
-    /// A 64-bit load of `dst` from `base + off`.
-    fn load(asm: &mut Asm<Self>, dst: Self::Reg, base: Self::Reg, off: i32);
-    /// A 64-bit store of `src` to `base + off`.
-    fn store(asm: &mut Asm<Self>, src: Self::Reg, base: Self::Reg, off: i32);
-    /// `dst = src`.
-    fn mov(asm: &mut Asm<Self>, dst: Self::Reg, src: Self::Reg);
-    /// `dst = imm`.
-    fn mov_imm(asm: &mut Asm<Self>, dst: Self::Reg, imm: i64);
-    /// The return.
-    fn ret(asm: &mut Asm<Self>);
+    /// Emits one of the instructions the skeleton itself needs.
+    fn emit(asm: &mut Asm<Self>, b: Basic<'_, Self::Reg>);
 
     /// The callee-saved registers to save, in their order.
     fn saved(g: &Gen<'_, Self>) -> Vec<Self::Reg> {
@@ -115,11 +126,6 @@ pub(crate) trait Target: Sized {
             .filter(|r| Self::callee_saved(*r))
             .collect()
     }
-    /// Saves `saved` (the prologue's first part).
-    fn enter(asm: &mut Asm<Self>, saved: &[Self::Reg]);
-    /// Restores `saved` (the epilogue's last part, before the return).
-    fn leave(asm: &mut Asm<Self>, saved: &[Self::Reg]);
-
     /// Counts the loop budget down by one and branches to `end` when it
     /// reaches zero.
     fn count_down(asm: &mut Asm<Self>, layout: &FrameLayout, end: Label);
@@ -148,17 +154,17 @@ pub(crate) trait Target: Sized {
     fn assign(g: &mut Gen<'_, Self>, dst: usize, expr: &Expr) -> Result<(), Unencodable> {
         let d = g.reg(dst)?;
         match expr {
-            Expr::Const(Value::Int(i)) => Self::mov_imm(&mut g.asm, d, *i),
+            Expr::Const(Value::Int(i)) => mov_imm::<Self>(&mut g.asm, d, *i),
             Expr::Reg(_) | Expr::Const(Value::Loc(_)) => {
                 let s = g.operand(expr, &[])?;
                 if s != d {
-                    Self::mov(&mut g.asm, d, s);
+                    mov::<Self>(&mut g.asm, d, s);
                 }
             }
             _ if reads(expr, dst) => {
                 let s = g.free(&[])?;
                 g.eval(expr, s, &[])?;
-                Self::mov(&mut g.asm, d, s);
+                mov::<Self>(&mut g.asm, d, s);
             }
             _ => g.eval(expr, d, &[])?,
         }
@@ -224,7 +230,7 @@ pub(crate) fn thread_code<T: Target>(
                 format!(
                     "a thread that uses {} locations; the {} code generator keeps at most {} location addresses in machine registers",
                     used_locs.len(),
-                    T::NAME,
+                    T::NAMES.isa,
                     pool - 2
                 ),
             ));
@@ -240,7 +246,7 @@ pub(crate) fn thread_code<T: Target>(
                 0,
                 format!(
                     "a thread that uses {used_total} registers and locations; the {} code generator keeps at most {pool} in machine registers",
-                    T::NAME,
+                    T::NAMES.isa,
                 ),
             ));
         }
@@ -290,19 +296,19 @@ impl<T: Target> Gen<'_, T> {
         let saved = T::saved(self);
         let frame = T::FRAME;
         let layout = self.layout;
-        T::enter(&mut self.asm, &saved);
+        T::emit(&mut self.asm, Basic::Save(&saved));
         for (l, m) in self.locs.iter().enumerate() {
             if let Some(m) = m {
-                T::load(&mut self.asm, *m, frame, layout.loc_offset(l));
+                load::<T>(&mut self.asm, *m, frame, layout.loc_offset(l));
             }
         }
         for (r, m) in self.regs.iter().enumerate() {
             if let Some(m) = m {
-                T::load(&mut self.asm, *m, frame, layout.reg_offset(r));
+                load::<T>(&mut self.asm, *m, frame, layout.reg_offset(r));
             }
         }
         if let Some(b) = T::BUDGET {
-            T::load(&mut self.asm, b, frame, layout.budget_offset());
+            load::<T>(&mut self.asm, b, frame, layout.budget_offset());
         }
         let code = &self.thread.code;
         for (i, ins) in code.iter().enumerate() {
@@ -314,14 +320,14 @@ impl<T: Target> Gen<'_, T> {
         self.asm.bind(self.labels[code.len()]);
         for (r, m) in self.regs.iter().enumerate() {
             if let Some(m) = m {
-                T::store(&mut self.asm, *m, frame, layout.reg_offset(r));
+                store::<T>(&mut self.asm, *m, frame, layout.reg_offset(r));
             }
         }
         if let Some(b) = T::BUDGET {
-            T::store(&mut self.asm, b, frame, layout.budget_offset());
+            store::<T>(&mut self.asm, b, frame, layout.budget_offset());
         }
-        T::leave(&mut self.asm, &saved);
-        T::ret(&mut self.asm);
+        T::emit(&mut self.asm, Basic::Restore(&saved));
+        T::emit(&mut self.asm, Basic::Ret);
         Ok(())
     }
 
@@ -346,13 +352,13 @@ impl<T: Target> Gen<'_, T> {
                 }
                 Err(self.err(format!(
                     "the fence {f} (not {}; C fences go through the {} mapping first)",
-                    T::INSTRUCTION,
-                    T::MAPPING
+                    T::NAMES.instruction,
+                    T::NAMES.mapping
                 )))
             }
             Instr::SyncSrcu { .. } => Err(self.err(format!(
                 "synchronize_srcu (a Linux-kernel primitive, not {})",
-                T::INSTRUCTION
+                T::NAMES.instruction
             ))),
             Instr::Assign { dst, expr } => T::assign(self, *dst, expr),
             _ => T::instr(self, ins),
@@ -397,7 +403,7 @@ impl<T: Target> Gen<'_, T> {
             Some(g) => Ok(g),
             None => {
                 let s = self.free(avoid)?;
-                T::load(&mut self.asm, s, T::FRAME, self.layout.reg_offset(r));
+                load::<T>(&mut self.asm, s, T::FRAME, self.layout.reg_offset(r));
                 Ok(s)
             }
         }
@@ -410,8 +416,8 @@ impl<T: Target> Gen<'_, T> {
         }
         match self.regs[r] {
             Some(g) if g == src => {}
-            Some(g) => T::mov(&mut self.asm, g, src),
-            None => T::store(&mut self.asm, src, T::FRAME, self.layout.reg_offset(r)),
+            Some(g) => mov::<T>(&mut self.asm, g, src),
+            None => store::<T>(&mut self.asm, src, T::FRAME, self.layout.reg_offset(r)),
         }
         Ok(())
     }
@@ -439,11 +445,11 @@ impl<T: Target> Gen<'_, T> {
     /// Evaluates `e` into `dst`, using scratch registers not in `avoid`.
     pub(crate) fn eval(&mut self, e: &Expr, dst: T::Reg, avoid: &[T::Reg]) -> Result<(), Unencodable> {
         match e {
-            Expr::Const(Value::Int(i)) => T::mov_imm(&mut self.asm, dst, *i),
+            Expr::Const(Value::Int(i)) => mov_imm::<T>(&mut self.asm, dst, *i),
             Expr::Const(Value::Loc(_)) | Expr::Reg(_) => {
                 let src = self.operand(e, avoid)?;
                 if src != dst {
-                    T::mov(&mut self.asm, dst, src);
+                    mov::<T>(&mut self.asm, dst, src);
                 }
             }
             Expr::Not(a) => T::eval_not(self, a, dst, avoid)?,
@@ -468,7 +474,7 @@ impl<T: Target> Gen<'_, T> {
         match expected {
             CasExpected::Reg(r) => {
                 let r = self.read(*r, &av)?;
-                T::mov(&mut self.asm, into, r);
+                mov::<T>(&mut self.asm, into, r);
                 Ok(None)
             }
             CasExpected::Value(e) => {
@@ -477,7 +483,7 @@ impl<T: Target> Gen<'_, T> {
             }
             CasExpected::Mem(e) => {
                 let m = self.operand(e, &av)?;
-                T::load(&mut self.asm, into, m, 0);
+                load::<T>(&mut self.asm, into, m, 0);
                 Ok(Some(m))
             }
         }
@@ -513,43 +519,68 @@ pub(crate) fn reads(e: &Expr, r: usize) -> bool {
     }
 }
 
-/// Saves `saved` in a stack area of whole 16-byte units (the AAPCS64 and
-/// the RISC-V psABI keep the stack pointer 16-byte aligned), at `8 * k`
-/// from the stack pointer `sp`; `grow(asm, bytes)` moves the stack pointer
-/// by `bytes` (negative: down).
-pub(crate) fn save_on_stack<T: Target>(
+/// Saves (`save`) or restores `saved` in a stack area of whole 16-byte
+/// units (the AAPCS64 and the RISC-V psABI keep the stack pointer 16-byte
+/// aligned), at `8 * k` from the stack pointer `sp`; `grow(asm, bytes)`
+/// moves the stack pointer by `bytes` (negative: down).
+pub(crate) fn stack_area<T: Target>(
     asm: &mut Asm<T>,
-    saved: &[T::Reg],
+    (saved, save): (&[T::Reg], bool),
     sp: T::Reg,
     grow: fn(&mut Asm<T>, i64),
 ) {
     if saved.is_empty() {
         return;
     }
-    grow(asm, -stack_area(saved));
+    let area = (saved.len() * 8).next_multiple_of(16) as i64;
+    if save {
+        grow(asm, -area);
+    }
     for (k, r) in saved.iter().enumerate() {
-        T::store(asm, *r, sp, 8 * k as i32);
+        let off = 8 * k as i32;
+        if save {
+            store::<T>(asm, *r, sp, off);
+        } else {
+            load::<T>(asm, *r, sp, off);
+        }
+    }
+    if !save {
+        grow(asm, area);
     }
 }
 
-/// Restores what [`save_on_stack`] saved, and frees the area.
-pub(crate) fn restore_from_stack<T: Target>(
-    asm: &mut Asm<T>,
-    saved: &[T::Reg],
-    sp: T::Reg,
-    grow: fn(&mut Asm<T>, i64),
-) {
-    if saved.is_empty() {
-        return;
-    }
-    for (k, r) in saved.iter().enumerate() {
-        T::load(asm, *r, sp, 8 * k as i32);
-    }
-    grow(asm, stack_area(saved));
+/// The instructions the skeleton emits itself, each ISA its own way.
+pub(crate) enum Basic<'s, R> {
+    /// Saves the callee-saved registers used (the prologue's start).
+    Save(&'s [R]),
+    /// Restores them (the epilogue's end, before the return).
+    Restore(&'s [R]),
+    /// A 64-bit load of `dst` from `base + off`.
+    Load { dst: R, base: R, off: i32 },
+    /// A 64-bit store of `src` to `base + off`.
+    Store { src: R, base: R, off: i32 },
+    /// `dst = src`.
+    Mov { dst: R, src: R },
+    /// `dst = imm`.
+    Imm { dst: R, imm: i64 },
+    /// The return.
+    Ret,
 }
 
-fn stack_area<R>(saved: &[R]) -> i64 {
-    (saved.len() * 8).next_multiple_of(16) as i64
+fn load<T: Target>(asm: &mut Asm<T>, dst: T::Reg, base: T::Reg, off: i32) {
+    T::emit(asm, Basic::Load { dst, base, off });
+}
+
+fn store<T: Target>(asm: &mut Asm<T>, src: T::Reg, base: T::Reg, off: i32) {
+    T::emit(asm, Basic::Store { src, base, off });
+}
+
+pub(crate) fn mov<T: Target>(asm: &mut Asm<T>, dst: T::Reg, src: T::Reg) {
+    T::emit(asm, Basic::Mov { dst, src });
+}
+
+fn mov_imm<T: Target>(asm: &mut Asm<T>, dst: T::Reg, imm: i64) {
+    T::emit(asm, Basic::Imm { dst, imm });
 }
 
 impl<T: Target> Gen<'_, T> {

@@ -35,13 +35,16 @@ use atomlab_litmus::{
 use super::encode::{barrier_crm, Asm, AtomicOp, Branch, Cond, Op, Size, X};
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, restore_from_stack, save_on_stack, Gen, Target};
+use crate::generator::{self, Names, stack_area, Basic, Gen, Target};
 use crate::Unencodable;
 
 /// The AArch64 [`Target`].
 pub(crate) struct A64;
 
 type G<'a> = Gen<'a, A64>;
+
+/// X1: the loop budget.
+const BUDGET: X = X(1);
 
 /// The architecture feature an instruction needs beyond Armv8.0, by its
 /// Arm ARM name and the name Linux's hwcaps (and atomlab-core's machine
@@ -73,16 +76,11 @@ fn grow(asm: &mut Asm, bytes: i64) {
 
 impl Target for A64 {
     type Reg = X;
-    type Unit = u32;
     type Fixup = Branch;
 
-    const NAME: &'static str = "AArch64";
-    const INSTRUCTION: &'static str = "an AArch64 instruction";
-    const MAPPING: &'static str = "C11->AArch64";
-    const UNRESOLVED: &'static str = "a branch target outside the thread";
+    const NAMES: Names = Names::new("AArch64", "an AArch64 instruction", "C11->AArch64");
     const FRAME: X = X(0);
-    /// The loop budget lives in X1.
-    const BUDGET: Option<X> = Some(X(1));
+    const BUDGET: Option<X> = Some(BUDGET);
     const ZERO: Option<X> = Some(X::ZR);
     /// Registers test values and location addresses may live in.
     const POOL: &'static [X] = &[
@@ -113,7 +111,6 @@ impl Target for A64 {
     ];
     /// Intra-procedure-call scratch registers (nothing is called).
     const SCRATCH: &'static [X] = &[X(16), X(17)];
-    const SPILLS: bool = false;
 
     fn callee_saved(r: X) -> bool {
         (19..=28).contains(&r.0)
@@ -127,38 +124,25 @@ impl Target for A64 {
         Ok(())
     }
 
-    fn load(asm: &mut Asm, dst: X, base: X, off: i32) {
-        asm.ldr_imm(Size::X, dst, base, off as u32);
-    }
-
-    fn store(asm: &mut Asm, src: X, base: X, off: i32) {
-        asm.str_imm(Size::X, src, base, off as u32);
-    }
-
-    fn mov(asm: &mut Asm, dst: X, src: X) {
-        asm.mov(dst, src);
-    }
-
-    fn mov_imm(asm: &mut Asm, dst: X, imm: i64) {
-        asm.mov_imm(dst, imm);
-    }
-
-    fn ret(asm: &mut Asm) {
-        asm.ret();
-    }
-
-    fn enter(asm: &mut Asm, saved: &[X]) {
-        save_on_stack::<A64>(asm, saved, X::SP, grow);
-    }
-
-    fn leave(asm: &mut Asm, saved: &[X]) {
-        restore_from_stack::<A64>(asm, saved, X::SP, grow);
+    fn emit(asm: &mut Asm, b: Basic<'_, X>) {
+        match b {
+            Basic::Save(saved) => stack_area::<A64>(asm, (saved, true), X::SP, grow),
+            Basic::Restore(saved) => stack_area::<A64>(asm, (saved, false), X::SP, grow),
+            Basic::Load { dst, base, off } => {
+                asm.ldr_imm(Size::X, dst, base, off as u32);
+            }
+            Basic::Store { src, base, off } => {
+                asm.str_imm(Size::X, src, base, off as u32);
+            }
+            Basic::Mov { dst, src } => asm.mov(dst, src),
+            Basic::Imm { dst, imm } => asm.mov_imm(dst, imm),
+            Basic::Ret => asm.ret(),
+        }
     }
 
     /// `SUBS X1, X1, #1; B.EQ end`.
     fn count_down(asm: &mut Asm, _layout: &FrameLayout, end: Label) {
-        let budget = X(1);
-        asm.subs_imm(budget, budget, 1);
+        asm.subs_imm(BUDGET, BUDGET, 1);
         asm.b_cond(Cond::Eq, end);
     }
 

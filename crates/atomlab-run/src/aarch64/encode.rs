@@ -168,7 +168,9 @@ pub enum Branch {
     Imm19,
 }
 
-impl Fixup<u32> for Branch {
+impl Fixup for Branch {
+    type Unit = u32;
+
     fn patch(self, code: &mut [u32], at: usize, target: usize) -> Option<()> {
         let w = &mut code[at];
         match self {
@@ -181,7 +183,7 @@ impl Fixup<u32> for Branch {
 
 /// An instruction buffer of A64 words with labels for forward and
 /// backward branches (see [`crate::buffer`]).
-pub type Asm = Buffer<u32, Branch>;
+pub type Asm = Buffer<Branch>;
 
 impl Asm {
     /// `LDR Rt, [Xn, #off]` (unsigned offset, a multiple of the size);

@@ -35,7 +35,7 @@ use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Threa
 use super::encode::{Amo, Asm, Branch, Cond, Op, OpImm, Set, Width, R};
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, restore_from_stack, save_on_stack, Gen, Target};
+use crate::generator::{self, Names, stack_area, Basic, Gen, Target};
 use crate::Unencodable;
 
 /// The RV64 [`Target`].
@@ -77,12 +77,9 @@ fn both(asm: &mut Asm, and: bool, dst: R, t: R) {
 
 impl Target for Rv64 {
     type Reg = R;
-    type Unit = u32;
     type Fixup = Branch;
 
-    const NAME: &'static str = "RISC-V";
-    const INSTRUCTION: &'static str = "a RISC-V instruction";
-    const MAPPING: &'static str = "C11->RISC-V";
+    const NAMES: Names = Names::new("RISC-V", "a RISC-V instruction", "C11->RISC-V");
     const UNRESOLVED: &'static str = "a branch beyond the reach of B-type offsets (4 KiB)";
     /// `a0`: the frame pointer argument.
     const FRAME: R = R(10);
@@ -119,7 +116,6 @@ impl Target for Rv64 {
     /// `t4`-`t6`: scratch (RISC-V computes comparisons into registers, and a
     /// compare-exchange needs three at once).
     const SCRATCH: &'static [R] = &[R(29), R(30), R(31)];
-    const SPILLS: bool = false;
 
     fn callee_saved(r: R) -> bool {
         matches!(r.0, 8 | 9 | 18..=27)
@@ -133,32 +129,20 @@ impl Target for Rv64 {
         Ok(())
     }
 
-    fn load(asm: &mut Asm, dst: R, base: R, off: i32) {
-        asm.load(Width::D, dst, base, off);
-    }
-
-    fn store(asm: &mut Asm, src: R, base: R, off: i32) {
-        asm.store(Width::D, src, base, off);
-    }
-
-    fn mov(asm: &mut Asm, dst: R, src: R) {
-        asm.mv(dst, src);
-    }
-
-    fn mov_imm(asm: &mut Asm, dst: R, imm: i64) {
-        asm.li(dst, imm);
-    }
-
-    fn ret(asm: &mut Asm) {
-        asm.ret();
-    }
-
-    fn enter(asm: &mut Asm, saved: &[R]) {
-        save_on_stack::<Rv64>(asm, saved, R::SP, grow);
-    }
-
-    fn leave(asm: &mut Asm, saved: &[R]) {
-        restore_from_stack::<Rv64>(asm, saved, R::SP, grow);
+    fn emit(asm: &mut Asm, b: Basic<'_, R>) {
+        match b {
+            Basic::Save(saved) => stack_area::<Rv64>(asm, (saved, true), R::SP, grow),
+            Basic::Restore(saved) => stack_area::<Rv64>(asm, (saved, false), R::SP, grow),
+            Basic::Load { dst, base, off } => {
+                asm.load(Width::D, dst, base, off);
+            }
+            Basic::Store { src, base, off } => {
+                asm.store(Width::D, src, base, off);
+            }
+            Basic::Mov { dst, src } => asm.mv(dst, src),
+            Basic::Imm { dst, imm } => asm.li(dst, imm),
+            Basic::Ret => asm.ret(),
+        }
     }
 
     /// `ADDI a1, a1, -1; BEQ a1, x0, end`.

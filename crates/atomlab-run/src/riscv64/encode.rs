@@ -184,7 +184,9 @@ pub enum Branch {
     J,
 }
 
-impl Fixup<u32> for Branch {
+impl Fixup for Branch {
+    type Unit = u32;
+
     fn patch(self, code: &mut [u32], at: usize, target: usize) -> Option<()> {
         let w = &mut code[at];
         match self {
@@ -211,7 +213,7 @@ impl Fixup<u32> for Branch {
 
 /// An instruction buffer of RV64 words with labels for forward and
 /// backward branches (see [`crate::buffer`]).
-pub type Asm = Buffer<u32, Branch>;
+pub type Asm = Buffer<Branch>;
 
 const LOAD: u32 = 0x03;
 const MISC_MEM: u32 = 0x0f;

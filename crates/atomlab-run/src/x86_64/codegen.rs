@@ -30,7 +30,7 @@ use super::encode::{Alu, Asm, Cond, Gpr, Rel32};
 use crate::addresses::addresses;
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, Gen, Target};
+use crate::generator::{self, Names, Basic, Gen, Target};
 use crate::Unencodable;
 
 /// The x86-64 [`Target`].
@@ -132,13 +132,9 @@ pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencod
 
 impl Target for X86 {
     type Reg = Gpr;
-    type Unit = u8;
     type Fixup = Rel32;
 
-    const NAME: &'static str = "x86-64";
-    const INSTRUCTION: &'static str = "an x86 instruction";
-    const MAPPING: &'static str = "C11->x86";
-    const UNRESOLVED: &'static str = "a branch target outside the thread";
+    const NAMES: Names = Names::new("x86-64", "an x86 instruction", "C11->x86");
     const FRAME: Gpr = FRAME;
     /// The loop budget is counted down in the frame.
     const BUDGET: Option<Gpr> = None;
@@ -162,26 +158,6 @@ impl Target for X86 {
         check_fixed_addresses(th)
     }
 
-    fn load(asm: &mut Asm, dst: Gpr, base: Gpr, off: i32) {
-        asm.load(dst, base, off);
-    }
-
-    fn store(asm: &mut Asm, src: Gpr, base: Gpr, off: i32) {
-        asm.store(base, off, src);
-    }
-
-    fn mov(asm: &mut Asm, dst: Gpr, src: Gpr) {
-        asm.mov(dst, src);
-    }
-
-    fn mov_imm(asm: &mut Asm, dst: Gpr, imm: i64) {
-        asm.mov_imm(dst, imm);
-    }
-
-    fn ret(asm: &mut Asm) {
-        asm.ret();
-    }
-
     /// The callee-saved registers in use as test registers, locations or
     /// scratch, in [`CALLEE_SAVED`]'s order.
     fn saved(g: &G<'_>) -> Vec<Gpr> {
@@ -193,15 +169,16 @@ impl Target for X86 {
             .collect()
     }
 
-    fn enter(asm: &mut Asm, saved: &[Gpr]) {
-        for &r in saved {
-            asm.push(r);
-        }
-    }
-
-    fn leave(asm: &mut Asm, saved: &[Gpr]) {
-        for &r in saved.iter().rev() {
-            asm.pop(r);
+    /// Saves by `PUSH`, restores by `POP` in reverse.
+    fn emit(asm: &mut Asm, b: Basic<'_, Gpr>) {
+        match b {
+            Basic::Save(saved) => saved.iter().for_each(|r| asm.push(*r)),
+            Basic::Restore(saved) => saved.iter().rev().for_each(|r| asm.pop(*r)),
+            Basic::Load { dst, base, off } => asm.load(dst, base, off),
+            Basic::Store { src, base, off } => asm.store(base, off, src),
+            Basic::Mov { dst, src } => asm.mov(dst, src),
+            Basic::Imm { dst, imm } => asm.mov_imm(dst, imm),
+            Basic::Ret => asm.ret(),
         }
     }
 

@@ -114,7 +114,9 @@ pub enum Cond {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rel32;
 
-impl Fixup<u8> for Rel32 {
+impl Fixup for Rel32 {
+    type Unit = u8;
+
     fn patch(self, code: &mut [u8], at: usize, target: usize) -> Option<()> {
         let rel = i32::try_from(signed_offset(at + 4, target, 1, 32)?).ok()?;
         code[at..at + 4].copy_from_slice(&rel.to_le_bytes());
@@ -124,7 +126,7 @@ impl Fixup<u8> for Rel32 {
 
 /// An instruction buffer of bytes with labels for forward and backward
 /// jumps (see [`crate::buffer`]).
-pub type Asm = Buffer<u8, Rel32>;
+pub type Asm = Buffer<Rel32>;
 
 impl Asm {
     fn rex(&mut self, w: bool, reg: u8, base: u8, force: bool) {
