@@ -30,7 +30,7 @@
 //! the Arm ARM, the RISC-V ISA manual) and why each instruction is the one
 //! the test stands for.
 
-use atomlab_litmus::{BinOp, CasExpected, Expr, Fence, Instr, Thread, Value};
+use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 
 use crate::buffer::{Buffer, Fixup, Label};
 use crate::frame::FrameLayout;
@@ -131,13 +131,16 @@ pub(crate) trait Target: Sized {
     fn count_down(asm: &mut Asm<Self>, layout: &FrameLayout, end: Label);
     /// Branches to `label`, always (`cond` is `None`) or when `cond` is
     /// not zero.
-    fn branch(g: &mut Gen<'_, Self>, cond: Option<&Expr>, label: Label)
-        -> Result<(), Unencodable>;
+    fn branch(g: &mut Gen<'_, Self>, cond: Option<&Expr>, label: Label) -> Result<(), Unencodable>;
     /// Emits the fence; `false` when it is not one of this ISA's.
     fn fence(g: &mut Gen<'_, Self>, f: &Fence) -> Result<bool, Unencodable>;
     /// Evaluates `!a` (logical not) into `dst`.
-    fn eval_not(g: &mut Gen<'_, Self>, a: &Expr, dst: Self::Reg, avoid: &[Self::Reg])
-        -> Result<(), Unencodable>;
+    fn eval_not(
+        g: &mut Gen<'_, Self>,
+        a: &Expr,
+        dst: Self::Reg,
+        avoid: &[Self::Reg],
+    ) -> Result<(), Unencodable>;
     /// Evaluates `a op b` into `dst`.
     fn eval_bin(
         g: &mut Gen<'_, Self>,
@@ -171,9 +174,40 @@ pub(crate) trait Target: Sized {
         Ok(())
     }
 
-    /// The instructions with this ISA's own spelling: loads, stores,
-    /// store-exclusives, read-modify-writes, compare-exchanges, selects.
+    /// A read-modify-write.
+    fn rmw(g: &mut Gen<'_, Self>, r: &Rmw<'_>) -> Result<(), Unencodable>;
+    /// A compare-exchange.
+    fn cas(g: &mut Gen<'_, Self>, r: &Cas<'_>) -> Result<(), Unencodable>;
+
+    /// The other instructions with this ISA's own spelling: loads,
+    /// stores, store-exclusives, selects.
     fn instr(g: &mut Gen<'_, Self>, ins: &Instr) -> Result<(), Unencodable>;
+}
+
+/// A read-modify-write's parts ([`Instr::Rmw`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Rmw<'i> {
+    pub(crate) dst: Option<usize>,
+    pub(crate) addr: &'i Expr,
+    pub(crate) op: RmwOp,
+    pub(crate) operand: &'i Expr,
+    pub(crate) read: &'i Annot,
+    pub(crate) write: &'i Annot,
+    /// A C read-modify-write not mapped to the ISA.
+    pub(crate) single: bool,
+}
+
+/// A compare-exchange's parts ([`Instr::Cas`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Cas<'i> {
+    pub(crate) result: Option<usize>,
+    pub(crate) addr: &'i Expr,
+    pub(crate) expected: &'i CasExpected,
+    pub(crate) desired: &'i Expr,
+    pub(crate) read: &'i Annot,
+    pub(crate) write: &'i Annot,
+    /// The failure order's read.
+    pub(crate) fail: &'i Annot,
 }
 
 /// One thread's code generation in progress.
@@ -361,6 +395,53 @@ impl<T: Target> Gen<'_, T> {
                 T::NAMES.instruction
             ))),
             Instr::Assign { dst, expr } => T::assign(self, *dst, expr),
+            Instr::Rmw {
+                dst,
+                addr,
+                op,
+                operand,
+                read,
+                write,
+                single,
+            } => {
+                let (dst, op, single) = (*dst, *op, *single);
+                T::rmw(
+                    self,
+                    &Rmw {
+                        dst,
+                        addr,
+                        op,
+                        operand,
+                        read,
+                        write,
+                        single,
+                    },
+                )
+            }
+            Instr::Cas {
+                result,
+                addr,
+                expected,
+                desired,
+                read,
+                write,
+                fail,
+                ..
+            } => {
+                let result = *result;
+                T::cas(
+                    self,
+                    &Cas {
+                        result,
+                        addr,
+                        expected,
+                        desired,
+                        read,
+                        write,
+                        fail,
+                    },
+                )
+            }
             _ => T::instr(self, ins),
         }
     }
@@ -429,11 +510,12 @@ impl<T: Target> Gen<'_, T> {
         match (e, T::ZERO) {
             (Expr::Reg(r), _) => self.read(*r, avoid),
             (Expr::Const(Value::Int(0)), Some(z)) => Ok(z),
-            (Expr::Const(Value::Loc(l)), _) => {
-                self.locs.get(*l).copied().flatten().ok_or_else(|| {
-                    self.err(format!("location number {l} has no machine register"))
-                })
-            }
+            (Expr::Const(Value::Loc(l)), _) => self
+                .locs
+                .get(*l)
+                .copied()
+                .flatten()
+                .ok_or_else(|| self.err(format!("location number {l} has no machine register"))),
             _ => {
                 let s = self.free(avoid)?;
                 self.eval(e, s, avoid)?;
@@ -443,7 +525,12 @@ impl<T: Target> Gen<'_, T> {
     }
 
     /// Evaluates `e` into `dst`, using scratch registers not in `avoid`.
-    pub(crate) fn eval(&mut self, e: &Expr, dst: T::Reg, avoid: &[T::Reg]) -> Result<(), Unencodable> {
+    pub(crate) fn eval(
+        &mut self,
+        e: &Expr,
+        dst: T::Reg,
+        avoid: &[T::Reg],
+    ) -> Result<(), Unencodable> {
         match e {
             Expr::Const(Value::Int(i)) => mov_imm::<T>(&mut self.asm, dst, *i),
             Expr::Const(Value::Loc(_)) | Expr::Reg(_) => {

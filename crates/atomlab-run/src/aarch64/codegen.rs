@@ -28,14 +28,12 @@
 //! operands and a `CMP` + `B.cond` at the branch (the same control
 //! dependency).
 
-use atomlab_litmus::{
-    Annot, Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value,
-};
+use atomlab_litmus::{Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 
 use super::encode::{barrier_crm, Asm, AtomicOp, Branch, Cond, Op, Size, X};
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, Names, stack_area, Basic, Gen, Target};
+use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, Target};
 use crate::Unencodable;
 
 /// The AArch64 [`Target`].
@@ -227,7 +225,11 @@ impl Target for A64 {
             let y = g.operand(b, &av2)?;
             g.asm.subs_imm(X::ZR, y, 0);
             g.asm.cset(t, Cond::Ne);
-            let o = if op == BinOp::LogAnd { Op::And } else { Op::Orr };
+            let o = if op == BinOp::LogAnd {
+                Op::And
+            } else {
+                Op::Orr
+            };
             g.asm.op(o, dst, dst, t);
             return Ok(());
         }
@@ -248,6 +250,92 @@ impl Target for A64 {
             _ => return Err(g.err(format!("the operator {op:?}"))),
         };
         g.asm.op(o, dst, x, y);
+        Ok(())
+    }
+
+    fn rmw(g: &mut G<'_>, rmw: &Rmw<'_>) -> Result<(), Unencodable> {
+        let a = g.address_reg(rmw.addr, &[])?;
+        let mut s = g.operand(rmw.operand, &[a])?;
+        let atomic = match rmw.op {
+            RmwOp::Xchg => AtomicOp::Swp,
+            RmwOp::Add => AtomicOp::Add,
+            RmwOp::Or => AtomicOp::Set,
+            RmwOp::Xor => AtomicOp::Eor,
+            RmwOp::Clr => AtomicOp::Clr,
+            RmwOp::Max => AtomicOp::Smax,
+            RmwOp::Min => AtomicOp::Smin,
+            RmwOp::Umax => AtomicOp::Umax,
+            RmwOp::Umin => AtomicOp::Umin,
+            // old - v is LDADD of -v; old & v is LDCLR of !v (what
+            // compilers emit for fetch_sub and fetch_and with LSE).
+            RmwOp::Sub | RmwOp::And => {
+                let t = g.free(&[a, s])?;
+                if rmw.op == RmwOp::Sub {
+                    g.asm.neg(t, s);
+                    s = t;
+                    AtomicOp::Add
+                } else {
+                    g.asm.mvn(t, s);
+                    s = t;
+                    AtomicOp::Clr
+                }
+            }
+        };
+        let d = g.dst(rmw.dst)?;
+        g.asm.atomic(
+            Size::X,
+            atomic,
+            rmw.read.acquire,
+            rmw.write.release,
+            s,
+            d,
+            a,
+        );
+        Ok(())
+    }
+
+    fn cas(g: &mut G<'_>, cas: &Cas<'_>) -> Result<(), Unencodable> {
+        let a = g.address_reg(cas.addr, &[])?;
+        let d = g.operand(cas.desired, &[a])?;
+        match cas.expected {
+            // Arm's CAS Rs, Rt, [Xn] as written (Rs = XZR for `CAS WZR`).
+            CasExpected::Reg(r) if cas.result.is_none() => {
+                let s = g.reg(*r)?;
+                g.asm
+                    .cas(Size::X, cas.read.acquire, cas.write.release, s, d, a);
+            }
+            CasExpected::Value(Expr::Const(Value::Int(0))) if cas.result.is_none() => {
+                g.asm
+                    .cas(Size::X, cas.read.acquire, cas.write.release, X::ZR, d, a);
+            }
+            _ => {
+                // C's compare-exchange: the expected value into a scratch
+                // register (CAS overwrites it with the old value), kept in
+                // another to compare after.
+                let old = g.free(&[a, d])?;
+                let want = g.free(&[a, d, old])?;
+                let mem = g.expected(cas.expected, want, &[a, d, old])?;
+                g.asm.mov(old, want);
+                g.asm
+                    .cas(Size::X, cas.read.acquire, cas.write.release, old, d, a);
+                if let CasExpected::Reg(r) = cas.expected {
+                    let r = g.reg(*r)?;
+                    g.asm.mov(r, old);
+                }
+                g.asm.cmp(old, want);
+                if let Some(res) = cas.result {
+                    let r = g.reg(res)?;
+                    g.asm.cset(r, Cond::Eq);
+                }
+                if let Some(m) = mem {
+                    // CSET leaves the flags alone.
+                    let ok = g.asm.label();
+                    g.asm.b_cond(Cond::Eq, ok);
+                    g.asm.str_imm(Size::X, old, m, 0);
+                    g.asm.bind(ok);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -310,24 +398,6 @@ impl Target for A64 {
                 }
                 g.asm.stxr(Size::X, annot.release, s, v, a);
             }
-            Instr::Rmw {
-                dst,
-                addr,
-                op,
-                operand,
-                read,
-                write,
-                ..
-            } => g.rmw(*dst, addr, *op, operand, read, write)?,
-            Instr::Cas {
-                result,
-                addr,
-                expected,
-                desired,
-                read,
-                write,
-                ..
-            } => g.cas(*result, addr, expected, desired, read, write)?,
             Instr::Select { dst, cond, a, b } => {
                 let d = g.reg(*dst)?;
                 let va = g.operand(a, &[])?;
@@ -423,99 +493,5 @@ impl G<'_> {
                 Ok(s)
             }
         }
-    }
-
-    fn rmw(
-        &mut self,
-        dst: Option<usize>,
-        addr: &Expr,
-        op: RmwOp,
-        operand: &Expr,
-        read: &Annot,
-        write: &Annot,
-    ) -> Result<(), Unencodable> {
-        let a = self.address_reg(addr, &[])?;
-        let mut s = self.operand(operand, &[a])?;
-        let atomic = match op {
-            RmwOp::Xchg => AtomicOp::Swp,
-            RmwOp::Add => AtomicOp::Add,
-            RmwOp::Or => AtomicOp::Set,
-            RmwOp::Xor => AtomicOp::Eor,
-            RmwOp::Clr => AtomicOp::Clr,
-            RmwOp::Max => AtomicOp::Smax,
-            RmwOp::Min => AtomicOp::Smin,
-            RmwOp::Umax => AtomicOp::Umax,
-            RmwOp::Umin => AtomicOp::Umin,
-            // old - v is LDADD of -v; old & v is LDCLR of !v (what
-            // compilers emit for fetch_sub and fetch_and with LSE).
-            RmwOp::Sub | RmwOp::And => {
-                let t = self.free(&[a, s])?;
-                if op == RmwOp::Sub {
-                    self.asm.neg(t, s);
-                    s = t;
-                    AtomicOp::Add
-                } else {
-                    self.asm.mvn(t, s);
-                    s = t;
-                    AtomicOp::Clr
-                }
-            }
-        };
-        let d = self.dst(dst)?;
-        self.asm
-            .atomic(Size::X, atomic, read.acquire, write.release, s, d, a);
-        Ok(())
-    }
-
-    fn cas(
-        &mut self,
-        result: Option<usize>,
-        addr: &Expr,
-        expected: &CasExpected,
-        desired: &Expr,
-        read: &Annot,
-        write: &Annot,
-    ) -> Result<(), Unencodable> {
-        let a = self.address_reg(addr, &[])?;
-        let d = self.operand(desired, &[a])?;
-        match expected {
-            // Arm's CAS Rs, Rt, [Xn] as written (Rs = XZR for `CAS WZR`).
-            CasExpected::Reg(r) if result.is_none() => {
-                let s = self.reg(*r)?;
-                self.asm.cas(Size::X, read.acquire, write.release, s, d, a);
-            }
-            CasExpected::Value(Expr::Const(Value::Int(0))) if result.is_none() => {
-                self.asm
-                    .cas(Size::X, read.acquire, write.release, X::ZR, d, a);
-            }
-            _ => {
-                // C's compare-exchange: the expected value into a scratch
-                // register (CAS overwrites it with the old value), kept in
-                // another to compare after.
-                let old = self.free(&[a, d])?;
-                let want = self.free(&[a, d, old])?;
-                let mem = self.expected(expected, want, &[a, d, old])?;
-                self.asm.mov(old, want);
-                self.asm
-                    .cas(Size::X, read.acquire, write.release, old, d, a);
-                if let CasExpected::Reg(r) = expected {
-                    let r = self.reg(*r)?;
-                    self.asm.mov(r, old);
-                }
-                self.asm.cmp(old, want);
-                if let Some(res) = result {
-                    let r = self.reg(res)?;
-                    self.asm.cset(r, Cond::Eq);
-                }
-                if let Some(m) = mem {
-                    // CSET leaves the flags alone.
-                    let ok = self.asm.label();
-                    self.asm.b_cond(Cond::Eq, ok);
-                    self.asm.str_imm(Size::X, old, m, 0);
-                    self.asm.bind(ok);
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -35,7 +35,7 @@ use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Threa
 use super::encode::{Amo, Asm, Branch, Cond, Op, OpImm, Set, Width, R};
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, Names, stack_area, Basic, Gen, Target};
+use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, Target};
 use crate::Unencodable;
 
 /// The RV64 [`Target`].
@@ -262,6 +262,101 @@ impl Target for Rv64 {
         Ok(())
     }
 
+    fn rmw(g: &mut G<'_>, rmw: &Rmw<'_>) -> Result<(), Unencodable> {
+        if rmw.single {
+            return Err(g.err("a C read-modify-write not mapped to RISC-V"));
+        }
+        let w = g.width(rmw.read)?;
+        // The AMO's aq bit is its read's acquire and rl its write's
+        // release (herd7's RISCVSem); `.aqrl` makes both events both,
+        // which the lowering marks as a releasing read and an acquiring
+        // write. Any other mix has no encoding.
+        let (aq, rl) = (rmw.read.acquire, rmw.write.release);
+        if (rmw.read.release || rmw.write.acquire)
+            && !(aq && rl && rmw.read.release && rmw.write.acquire)
+        {
+            return Err(
+                g.err("an AMO whose read releases or whose write acquires without being .aqrl")
+            );
+        }
+        let a = g.address(rmw.addr, &[])?;
+        let mut s = g.operand(rmw.operand, &[a])?;
+        let amo = match rmw.op {
+            RmwOp::Xchg => Amo::Swap,
+            RmwOp::Add => Amo::Add,
+            RmwOp::And => Amo::And,
+            RmwOp::Or => Amo::Or,
+            RmwOp::Xor => Amo::Xor,
+            RmwOp::Max => Amo::Max,
+            RmwOp::Min => Amo::Min,
+            RmwOp::Umax => Amo::Maxu,
+            RmwOp::Umin => Amo::Minu,
+            // old - v is AMOADD of -v; old & !v is AMOAND of !v (what
+            // compilers emit for fetch_sub; the mapping's "fetch_sub as
+            // an add").
+            RmwOp::Sub | RmwOp::Clr => {
+                let t = g.free(&[a, s])?;
+                if rmw.op == RmwOp::Sub {
+                    g.asm.op(Op::Sub, t, R::ZERO, s);
+                    s = t;
+                    Amo::Add
+                } else {
+                    g.asm.op_imm(OpImm::Xori, t, s, -1);
+                    s = t;
+                    Amo::And
+                }
+            }
+        };
+        let d = g.dst(rmw.dst)?;
+        g.asm.amo(amo, w, aq, rl, d, s, a);
+        Ok(())
+    }
+
+    /// A compare-exchange as the spec's Table A.6 writes it:
+    ///
+    /// ```text
+    /// retry: lr.d{.aq|.aqrl} old, (a)
+    ///        bne  old, want, done
+    ///        sc.d{.rl} st, desired, (a)
+    ///        bnez st, retry          (a strong CAS only)
+    /// done:
+    /// ```
+    ///
+    /// The retry loop is the spec's constrained LR/SC loop (chapter 8.3:
+    /// four base instructions, only a backward branch to the LR), which
+    /// the spec guarantees eventually succeeds, so it takes no loop
+    /// budget. A weak CAS retries too: it may fail spuriously but need
+    /// not (as Arm's CAS, which never does), and a spurious failure would
+    /// have to be told from a real one for the result.
+    fn cas(g: &mut G<'_>, cas: &Cas<'_>) -> Result<(), Unencodable> {
+        let w = g.width(cas.read)?;
+        let a = g.address(cas.addr, &[])?;
+        let d = g.operand(cas.desired, &[a])?;
+        let old = g.free(&[a, d])?;
+        let want = g.free(&[a, d, old])?;
+        let mem = g.expected(cas.expected, want, &[a, d, old])?;
+        let mut av = vec![a, d, old, want];
+        av.extend(mem);
+        let st = g.free(&av)?;
+        // One LR serves success and failure: its bits are the join of the
+        // two orders' (the mapping gives lr.aq / lr.aqrl for the success
+        // order and the model judges a failed CAS by the failure order's
+        // LR), so the hardware is never weaker than either judgement.
+        let (aq, rl) = (
+            cas.read.acquire || cas.fail.acquire,
+            cas.read.release || cas.fail.release,
+        );
+        let retry = g.asm.label();
+        let done = g.asm.label();
+        g.asm.bind(retry);
+        g.asm.lr(w, aq, rl, old, a);
+        g.asm.branch(Cond::Ne, old, want, done);
+        g.asm.sc(w, cas.write.acquire, cas.write.release, st, d, a);
+        g.asm.branch(Cond::Ne, st, R::ZERO, retry);
+        g.asm.bind(done);
+        g.finish_cas(cas.result, cas.expected, old, want, mem)
+    }
+
     fn instr(g: &mut G<'_>, ins: &Instr) -> Result<(), Unencodable> {
         match ins {
             Instr::Load { dst, addr, annot } => {
@@ -317,30 +412,6 @@ impl Target for Rv64 {
                 // compare the status with zero).
                 g.asm.sc(w, annot.acquire, annot.release, s, v, a);
             }
-            Instr::Rmw {
-                dst,
-                addr,
-                op,
-                operand,
-                read,
-                write,
-                single,
-            } => {
-                if *single {
-                    return Err(g.err("a C read-modify-write not mapped to RISC-V"));
-                }
-                g.rmw(*dst, addr, *op, operand, read, write)?
-            }
-            Instr::Cas {
-                result,
-                addr,
-                expected,
-                desired,
-                read,
-                write,
-                fail,
-                ..
-            } => g.cas(*result, addr, expected, desired, read, write, fail)?,
             Instr::Select { dst, cond, a, b } => {
                 // dst = b ^ ((a ^ b) & -(cond != 0)): branch-free, so the
                 // result depends on the condition, a and b by data (as
@@ -437,111 +508,6 @@ impl G<'_> {
         }
     }
 
-    fn rmw(
-        &mut self,
-        dst: Option<usize>,
-        addr: &Expr,
-        op: RmwOp,
-        operand: &Expr,
-        read: &Annot,
-        write: &Annot,
-    ) -> Result<(), Unencodable> {
-        let w = self.width(read)?;
-        // The AMO's aq bit is its read's acquire and rl its write's
-        // release (herd7's RISCVSem); `.aqrl` makes both events both,
-        // which the lowering marks as a releasing read and an acquiring
-        // write. Any other mix has no encoding.
-        let (aq, rl) = (read.acquire, write.release);
-        if (read.release || write.acquire) && !(aq && rl && read.release && write.acquire) {
-            return Err(
-                self.err("an AMO whose read releases or whose write acquires without being .aqrl")
-            );
-        }
-        let a = self.address(addr, &[])?;
-        let mut s = self.operand(operand, &[a])?;
-        let amo = match op {
-            RmwOp::Xchg => Amo::Swap,
-            RmwOp::Add => Amo::Add,
-            RmwOp::And => Amo::And,
-            RmwOp::Or => Amo::Or,
-            RmwOp::Xor => Amo::Xor,
-            RmwOp::Max => Amo::Max,
-            RmwOp::Min => Amo::Min,
-            RmwOp::Umax => Amo::Maxu,
-            RmwOp::Umin => Amo::Minu,
-            // old - v is AMOADD of -v; old & !v is AMOAND of !v (what
-            // compilers emit for fetch_sub; the mapping's "fetch_sub as
-            // an add").
-            RmwOp::Sub | RmwOp::Clr => {
-                let t = self.free(&[a, s])?;
-                if op == RmwOp::Sub {
-                    self.asm.op(Op::Sub, t, R::ZERO, s);
-                    s = t;
-                    Amo::Add
-                } else {
-                    self.asm.op_imm(OpImm::Xori, t, s, -1);
-                    s = t;
-                    Amo::And
-                }
-            }
-        };
-        let d = self.dst(dst)?;
-        self.asm.amo(amo, w, aq, rl, d, s, a);
-        Ok(())
-    }
-
-    /// A compare-exchange as the spec's Table A.6 writes it:
-    ///
-    /// ```text
-    /// retry: lr.d{.aq|.aqrl} old, (a)
-    ///        bne  old, want, done
-    ///        sc.d{.rl} st, desired, (a)
-    ///        bnez st, retry          (a strong CAS only)
-    /// done:
-    /// ```
-    ///
-    /// The retry loop is the spec's constrained LR/SC loop (chapter 8.3:
-    /// four base instructions, only a backward branch to the LR), which
-    /// the spec guarantees eventually succeeds, so it takes no loop
-    /// budget. A weak CAS retries too: it may fail spuriously but need
-    /// not (as Arm's CAS, which never does), and a spurious failure would
-    /// have to be told from a real one for the result.
-    #[allow(clippy::too_many_arguments)]
-    fn cas(
-        &mut self,
-        result: Option<usize>,
-        addr: &Expr,
-        expected: &CasExpected,
-        desired: &Expr,
-        read: &Annot,
-        write: &Annot,
-        fail: &Annot,
-    ) -> Result<(), Unencodable> {
-        let w = self.width(read)?;
-        let a = self.address(addr, &[])?;
-        let d = self.operand(desired, &[a])?;
-        let old = self.free(&[a, d])?;
-        let want = self.free(&[a, d, old])?;
-        let mem = self.expected(expected, want, &[a, d, old])?;
-        let mut av = vec![a, d, old, want];
-        av.extend(mem);
-        let st = self.free(&av)?;
-        // One LR serves success and failure: its bits are the join of the
-        // two orders' (the mapping gives lr.aq / lr.aqrl for the success
-        // order and the model judges a failed CAS by the failure order's
-        // LR), so the hardware is never weaker than either judgement.
-        let (aq, rl) = (read.acquire || fail.acquire, read.release || fail.release);
-        let retry = self.asm.label();
-        let done = self.asm.label();
-        self.asm.bind(retry);
-        self.asm.lr(w, aq, rl, old, a);
-        self.asm.branch(Cond::Ne, old, want, done);
-        self.asm.sc(w, write.acquire, write.release, st, d, a);
-        self.asm.branch(Cond::Ne, st, R::ZERO, retry);
-        self.asm.bind(done);
-        self.finish_cas(result, expected, old, want, mem)
-    }
-
     /// After a CAS: the boolean result (`old == want`), the old value into
     /// the expected register, or into the expected location on failure.
     fn finish_cas(
@@ -587,4 +553,3 @@ fn branch_cond(op: BinOp) -> Option<(Cond, bool)> {
         _ => return None,
     })
 }
-

@@ -30,7 +30,7 @@ use super::encode::{Alu, Asm, Cond, Gpr, Rel32};
 use crate::addresses::addresses;
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, Names, Basic, Gen, Target};
+use crate::generator::{self, Basic, Cas, Gen, Names, Rmw, Target};
 use crate::Unencodable;
 
 /// The x86-64 [`Target`].
@@ -256,6 +256,97 @@ impl Target for X86 {
         Ok(())
     }
 
+    fn rmw(g: &mut G<'_>, rmw: &Rmw<'_>) -> Result<(), Unencodable> {
+        let a = g.operand(rmw.addr, &[Gpr::RAX])?;
+        let write_back = |g: &mut G<'_>| -> Result<(), Unencodable> {
+            if let Some(d) = rmw.dst {
+                g.write(d, Gpr::RAX)?;
+            }
+            Ok(())
+        };
+        match rmw.op {
+            // RISC-V's amomax/amomin: x86 has no such locked instruction,
+            // and a CAS loop would not be the test's one instruction.
+            RmwOp::Max | RmwOp::Min | RmwOp::Umax | RmwOp::Umin => {
+                return Err(g.err(format!(
+                    "an atomic {:?}: x86-64 has no single instruction for it",
+                    rmw.op
+                )));
+            }
+            RmwOp::Xchg => {
+                g.eval(rmw.operand, Gpr::RAX, &[a])?;
+                g.asm.xchg_mem(a, 0, Gpr::RAX);
+                write_back(g)?;
+            }
+            RmwOp::Add | RmwOp::Sub => {
+                g.eval(rmw.operand, Gpr::RAX, &[a])?;
+                if rmw.op == RmwOp::Sub {
+                    g.asm.neg(Gpr::RAX);
+                }
+                g.asm.lock_xadd(a, 0, Gpr::RAX);
+                write_back(g)?;
+            }
+            RmwOp::Or | RmwOp::And | RmwOp::Xor | RmwOp::Clr => {
+                let alu = match rmw.op {
+                    RmwOp::Or => Alu::Or,
+                    RmwOp::Xor => Alu::Xor,
+                    _ => Alu::And,
+                };
+                let mut o = g.operand(rmw.operand, &[Gpr::RAX, a])?;
+                if rmw.op == RmwOp::Clr {
+                    let t = g.free(&[Gpr::RAX, a, o])?;
+                    g.asm.mov(t, o);
+                    g.asm.not(t);
+                    o = t;
+                }
+                if rmw.dst.is_none() {
+                    // No old value wanted: one `LOCK op [a], o`.
+                    g.asm.lock_alu_mem(alu, a, 0, o);
+                    return Ok(());
+                }
+                // The old value is wanted: a CMPXCHG loop. It ends because
+                // each failure means another thread wrote the location, and
+                // a test's threads write finitely often.
+                let t = g.free(&[Gpr::RAX, a, o])?;
+                g.asm.load(Gpr::RAX, a, 0);
+                let again = g.asm.label();
+                g.asm.bind(again);
+                g.asm.mov(t, Gpr::RAX);
+                g.asm.alu(alu, t, o);
+                g.asm.lock_cmpxchg(a, 0, t);
+                g.asm.jcc(Cond::Ne, again);
+                write_back(g)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn cas(g: &mut G<'_>, cas: &Cas<'_>) -> Result<(), Unencodable> {
+        let a = g.operand(cas.addr, &[Gpr::RAX])?;
+        let d = g.operand(cas.desired, &[Gpr::RAX, a])?;
+        // C's `expected` pointer: read plainly before, written with the
+        // old value after a failure.
+        let mem = g.expected(cas.expected, Gpr::RAX, &[a, d])?;
+        // Flags from CMPXCHG survive the MOVs below (MOV does not write them).
+        g.asm.lock_cmpxchg(a, 0, d);
+        if let CasExpected::Reg(r) = cas.expected {
+            g.write(*r, Gpr::RAX)?;
+        }
+        if let Some(m) = mem {
+            let ok = g.asm.label();
+            g.asm.jcc(Cond::E, ok);
+            g.asm.store(m, 0, Gpr::RAX);
+            g.asm.bind(ok);
+        }
+        if let Some(res) = cas.result {
+            // SETcc, MOVZX and the write-back leave the flags alone.
+            let s = g.free(&[Gpr::RAX])?;
+            g.asm.set(Cond::E, s);
+            g.write(res, s)?;
+        }
+        Ok(())
+    }
+
     fn instr(g: &mut G<'_>, ins: &Instr) -> Result<(), Unencodable> {
         match ins {
             Instr::Load { dst, addr, .. } => {
@@ -283,20 +374,6 @@ impl Target for X86 {
                     }
                 }
             }
-            Instr::Rmw {
-                dst,
-                addr,
-                op,
-                operand,
-                ..
-            } => g.rmw(*dst, addr, *op, operand)?,
-            Instr::Cas {
-                result,
-                addr,
-                expected,
-                desired,
-                ..
-            } => g.cas(*result, addr, expected, desired)?,
             Instr::StoreExclusive { .. } => {
                 return Err(g.err("a store-exclusive (an Arm instruction, not x86)"))
             }
@@ -366,108 +443,6 @@ impl G<'_> {
                 };
                 self.asm.alu(alu, dst, t);
             }
-        }
-        Ok(())
-    }
-
-    fn rmw(
-        &mut self,
-        dst: Option<usize>,
-        addr: &Expr,
-        op: RmwOp,
-        operand: &Expr,
-    ) -> Result<(), Unencodable> {
-        let a = self.operand(addr, &[Gpr::RAX])?;
-        let write_back = |g: &mut Self| -> Result<(), Unencodable> {
-            if let Some(d) = dst {
-                g.write(d, Gpr::RAX)?;
-            }
-            Ok(())
-        };
-        match op {
-            // RISC-V's amomax/amomin: x86 has no such locked instruction,
-            // and a CAS loop would not be the test's one instruction.
-            RmwOp::Max | RmwOp::Min | RmwOp::Umax | RmwOp::Umin => {
-                return Err(self.err(format!(
-                    "an atomic {op:?}: x86-64 has no single instruction for it"
-                )));
-            }
-            RmwOp::Xchg => {
-                self.eval(operand, Gpr::RAX, &[a])?;
-                self.asm.xchg_mem(a, 0, Gpr::RAX);
-                write_back(self)?;
-            }
-            RmwOp::Add | RmwOp::Sub => {
-                self.eval(operand, Gpr::RAX, &[a])?;
-                if op == RmwOp::Sub {
-                    self.asm.neg(Gpr::RAX);
-                }
-                self.asm.lock_xadd(a, 0, Gpr::RAX);
-                write_back(self)?;
-            }
-            RmwOp::Or | RmwOp::And | RmwOp::Xor | RmwOp::Clr => {
-                let alu = match op {
-                    RmwOp::Or => Alu::Or,
-                    RmwOp::Xor => Alu::Xor,
-                    _ => Alu::And,
-                };
-                let mut o = self.operand(operand, &[Gpr::RAX, a])?;
-                if op == RmwOp::Clr {
-                    let t = self.free(&[Gpr::RAX, a, o])?;
-                    self.asm.mov(t, o);
-                    self.asm.not(t);
-                    o = t;
-                }
-                if dst.is_none() {
-                    // No old value wanted: one `LOCK op [a], o`.
-                    self.asm.lock_alu_mem(alu, a, 0, o);
-                    return Ok(());
-                }
-                // The old value is wanted: a CMPXCHG loop. It ends because
-                // each failure means another thread wrote the location, and
-                // a test's threads write finitely often.
-                let t = self.free(&[Gpr::RAX, a, o])?;
-                self.asm.load(Gpr::RAX, a, 0);
-                let again = self.asm.label();
-                self.asm.bind(again);
-                self.asm.mov(t, Gpr::RAX);
-                self.asm.alu(alu, t, o);
-                self.asm.lock_cmpxchg(a, 0, t);
-                self.asm.jcc(Cond::Ne, again);
-                write_back(self)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn cas(
-        &mut self,
-        result: Option<usize>,
-        addr: &Expr,
-        expected: &CasExpected,
-        desired: &Expr,
-    ) -> Result<(), Unencodable> {
-        let a = self.operand(addr, &[Gpr::RAX])?;
-        let d = self.operand(desired, &[Gpr::RAX, a])?;
-        // C's `expected` pointer: read plainly before, written with the
-        // old value after a failure.
-        let mem = self.expected(expected, Gpr::RAX, &[a, d])?;
-        // Flags from CMPXCHG survive the MOVs below (MOV does not write them).
-        self.asm.lock_cmpxchg(a, 0, d);
-        if let CasExpected::Reg(r) = expected {
-            self.write(*r, Gpr::RAX)?;
-        }
-        if let Some(m) = mem {
-            let ok = self.asm.label();
-            self.asm.jcc(Cond::E, ok);
-            self.asm.store(m, 0, Gpr::RAX);
-            self.asm.bind(ok);
-        }
-        if let Some(res) = result {
-            // SETcc, MOVZX and the write-back leave the flags alone.
-            let s = self.free(&[Gpr::RAX])?;
-            self.asm.set(Cond::E, s);
-            self.write(res, s)?;
         }
         Ok(())
     }
