@@ -85,7 +85,7 @@ pub(crate) trait Target: Sized {
     const ZERO: Option<Self::Reg>;
     /// Registers test values and location addresses may live in, in the
     /// order they are given out.
-    const POOL: &'static [Self::Reg];
+    fn pool() -> Vec<Self::Reg>;
     /// Registers kept for scratch.
     const SCRATCH: &'static [Self::Reg];
     /// Whether test registers beyond the pool stay in the frame (keeping
@@ -108,10 +108,9 @@ pub(crate) trait Target: Sized {
         crate::addresses::check_addresses(th)
     }
 
-    /// Refuses a frame whose offsets the frame loads cannot reach.
-    fn check_frame(_layout: &FrameLayout) -> Result<(), &'static str> {
-        Ok(())
-    }
+    /// The largest frame offset the frame loads reach, and the error for
+    /// a frame beyond it; `None` when they reach any.
+    const FRAME_REACH: Option<(i32, &'static str)> = None;
 
     /// Emits one of the instructions the skeleton itself needs.
     fn emit(asm: &mut Asm<Self>, b: Basic<'_, Self::Reg>);
@@ -134,19 +133,12 @@ pub(crate) trait Target: Sized {
     fn branch(g: &mut Gen<'_, Self>, cond: Option<&Expr>, label: Label) -> Result<(), Unencodable>;
     /// Emits the fence; `false` when it is not one of this ISA's.
     fn fence(g: &mut Gen<'_, Self>, f: &Fence) -> Result<bool, Unencodable>;
-    /// Evaluates `!a` (logical not) into `dst`.
-    fn eval_not(
+    /// Evaluates `!a` (logical not) or `a op b` into `dst`, using scratch
+    /// registers not in `avoid` (constants and registers are the
+    /// generator's own).
+    fn eval_op(
         g: &mut Gen<'_, Self>,
-        a: &Expr,
-        dst: Self::Reg,
-        avoid: &[Self::Reg],
-    ) -> Result<(), Unencodable>;
-    /// Evaluates `a op b` into `dst`.
-    fn eval_bin(
-        g: &mut Gen<'_, Self>,
-        op: BinOp,
-        a: &Expr,
-        b: &Expr,
+        e: &Expr,
         dst: Self::Reg,
         avoid: &[Self::Reg],
     ) -> Result<(), Unencodable>;
@@ -174,14 +166,25 @@ pub(crate) trait Target: Sized {
         Ok(())
     }
 
+    /// A store-exclusive (store-conditional).
+    fn store_exclusive(g: &mut Gen<'_, Self>, sx: &StoreEx<'_>) -> Result<(), Unencodable>;
     /// A read-modify-write.
     fn rmw(g: &mut Gen<'_, Self>, r: &Rmw<'_>) -> Result<(), Unencodable>;
     /// A compare-exchange.
     fn cas(g: &mut Gen<'_, Self>, r: &Cas<'_>) -> Result<(), Unencodable>;
 
     /// The other instructions with this ISA's own spelling: loads,
-    /// stores, store-exclusives, selects.
+    /// stores, selects.
     fn instr(g: &mut Gen<'_, Self>, ins: &Instr) -> Result<(), Unencodable>;
+}
+
+/// A store-exclusive's parts ([`Instr::StoreExclusive`]).
+#[derive(Clone, Copy)]
+pub(crate) struct StoreEx<'i> {
+    pub(crate) status: Option<usize>,
+    pub(crate) addr: &'i Expr,
+    pub(crate) value: &'i Expr,
+    pub(crate) annot: &'i Annot,
 }
 
 /// A read-modify-write's parts ([`Instr::Rmw`]).
@@ -251,7 +254,8 @@ pub(crate) fn thread_code<T: Target>(
             format!("register number {r} is not declared by the thread"),
         ));
     }
-    let pool = T::POOL.len();
+    let pool_regs = T::pool();
+    let pool = pool_regs.len();
     let used_total = used_locs.len() + used_regs.len();
     // Location addresses first (every access needs one), then test
     // registers.
@@ -286,8 +290,12 @@ pub(crate) fn thread_code<T: Target>(
         }
         used_regs.len()
     };
-    T::check_frame(layout).map_err(|what| err(0, what.into()))?;
-    let mut free = T::POOL.iter().copied();
+    if let Some((reach, what)) = T::FRAME_REACH {
+        if layout.budget_offset() > reach {
+            return Err(err(0, what.into()));
+        }
+    }
+    let mut free = pool_regs.into_iter();
     let mut locs = vec![None; layout.locations];
     for &l in &used_locs {
         locs[l] = free.next();
@@ -330,7 +338,13 @@ impl<T: Target> Gen<'_, T> {
         let saved = T::saved(self);
         let frame = T::FRAME;
         let layout = self.layout;
-        T::emit(&mut self.asm, Basic::Save(&saved));
+        T::emit(
+            &mut self.asm,
+            Basic::Saved {
+                regs: &saved,
+                save: true,
+            },
+        );
         for (l, m) in self.locs.iter().enumerate() {
             if let Some(m) = m {
                 load::<T>(&mut self.asm, *m, frame, layout.loc_offset(l));
@@ -360,7 +374,13 @@ impl<T: Target> Gen<'_, T> {
         if let Some(b) = T::BUDGET {
             store::<T>(&mut self.asm, b, frame, layout.budget_offset());
         }
-        T::emit(&mut self.asm, Basic::Restore(&saved));
+        T::emit(
+            &mut self.asm,
+            Basic::Saved {
+                regs: &saved,
+                save: false,
+            },
+        );
         T::emit(&mut self.asm, Basic::Ret);
         Ok(())
     }
@@ -395,6 +415,23 @@ impl<T: Target> Gen<'_, T> {
                 T::NAMES.instruction
             ))),
             Instr::Assign { dst, expr } => T::assign(self, *dst, expr),
+            Instr::StoreExclusive {
+                status,
+                addr,
+                value,
+                annot,
+            } => {
+                let status = *status;
+                T::store_exclusive(
+                    self,
+                    &StoreEx {
+                        status,
+                        addr,
+                        value,
+                        annot,
+                    },
+                )
+            }
             Instr::Rmw {
                 dst,
                 addr,
@@ -539,8 +576,7 @@ impl<T: Target> Gen<'_, T> {
                     mov::<T>(&mut self.asm, dst, src);
                 }
             }
-            Expr::Not(a) => T::eval_not(self, a, dst, avoid)?,
-            Expr::Bin(op, a, b) => T::eval_bin(self, *op, a, b, dst, avoid)?,
+            Expr::Not(_) | Expr::Bin(..) => T::eval_op(self, e, dst, avoid)?,
         }
         Ok(())
     }
@@ -596,6 +632,80 @@ impl<T: Target> Gen<'_, T> {
     }
 }
 
+impl<T: Target> Gen<'_, T> {
+    /// For a shift by a constant (`a << n`, `a >> n`) into `dst`: the
+    /// ISA's `[left, right]` shift by an immediate, and `true`; `false`
+    /// for any other expression.
+    pub(crate) fn shift_by_constant(
+        &mut self,
+        (op, a, b): (BinOp, &Expr, &Expr),
+        dst: T::Reg,
+        avoid: &[T::Reg],
+        [left, right]: [fn(&mut Asm<T>, T::Reg, T::Reg, u32); 2],
+    ) -> Result<bool, Unencodable> {
+        let Some((shl, n)) = self.const_shift(op, b, "a shift by")? else {
+            return Ok(false);
+        };
+        let x = self.operand(a, avoid)?;
+        let shift = if shl { left } else { right };
+        shift(&mut self.asm, dst, x, n.into());
+        Ok(true)
+    }
+
+    /// A `base + index` address (a location or a register holding one,
+    /// plus a register: an address dependency): the two registers; `None`
+    /// for any other address.
+    pub(crate) fn base_index(
+        &mut self,
+        addr: &Expr,
+        avoid: &[T::Reg],
+    ) -> Result<Option<(T::Reg, T::Reg)>, Unencodable> {
+        let Expr::Bin(BinOp::Add, a, b) = addr else {
+            return Ok(None);
+        };
+        if !matches!(**a, Expr::Reg(_) | Expr::Const(Value::Loc(_))) {
+            return Ok(None);
+        }
+        let base = self.operand(a, avoid)?;
+        let mut av = avoid.to_vec();
+        av.push(base);
+        let index = self.operand(b, &av)?;
+        Ok(Some((base, index)))
+    }
+
+    /// A read-modify-write as one atomic instruction (LSE's `LD<op>` and
+    /// `SWP`, the A extension's `AMO<op>`), at address `a`: the ISA's
+    /// instruction and the register of its operand. `native(op)` is the
+    /// ISA's instruction for `op` where it has one; `old - v` runs as an
+    /// add of `-v`, and `old & v` and `old & !v` as whichever of the two
+    /// the ISA has, on `!v` (what compilers emit for fetch_sub and
+    /// fetch_and). `negate` and `invert` write `-v` and `!v`.
+    pub(crate) fn single_atomic<A>(
+        &mut self,
+        rmw: &Rmw<'_>,
+        a: T::Reg,
+        native: fn(RmwOp) -> Option<A>,
+        [negate, invert]: [fn(&mut Asm<T>, T::Reg, T::Reg); 2],
+    ) -> Result<(A, T::Reg), Unencodable> {
+        let s = self.operand(rmw.operand, &[a])?;
+        if let Some(op) = native(rmw.op) {
+            return Ok((op, s));
+        }
+        let (op, how) = match rmw.op {
+            RmwOp::Sub => (RmwOp::Add, negate),
+            RmwOp::And => (RmwOp::Clr, invert),
+            RmwOp::Clr => (RmwOp::And, invert),
+            op => return Err(self.err(format!("an atomic {op:?}"))),
+        };
+        let Some(op) = native(op) else {
+            return Err(self.err(format!("an atomic {:?}", rmw.op)));
+        };
+        let t = self.free(&[a, s])?;
+        how(&mut self.asm, t, s);
+        Ok((op, t))
+    }
+}
+
 /// Whether `e` reads test register `r`.
 pub(crate) fn reads(e: &Expr, r: usize) -> bool {
     match e {
@@ -638,10 +748,9 @@ pub(crate) fn stack_area<T: Target>(
 
 /// The instructions the skeleton emits itself, each ISA its own way.
 pub(crate) enum Basic<'s, R> {
-    /// Saves the callee-saved registers used (the prologue's start).
-    Save(&'s [R]),
-    /// Restores them (the epilogue's end, before the return).
-    Restore(&'s [R]),
+    /// Saves the callee-saved registers used (`save`, the prologue's
+    /// start) or restores them (the epilogue's end, before the return).
+    Saved { regs: &'s [R], save: bool },
     /// A 64-bit load of `dst` from `base + off`.
     Load { dst: R, base: R, off: i32 },
     /// A 64-bit store of `src` to `base + off`.

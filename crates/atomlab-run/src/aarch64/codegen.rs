@@ -33,7 +33,7 @@ use atomlab_litmus::{Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thr
 use super::encode::{barrier_crm, Asm, AtomicOp, Branch, Cond, Op, Size, X};
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, Target};
+use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, StoreEx, Target};
 use crate::Unencodable;
 
 /// The AArch64 [`Target`].
@@ -58,6 +58,24 @@ pub fn feature_needed(i: &Instr) -> Option<(&'static str, &'static str)> {
     }
 }
 
+/// The LSE instruction for a read-modify-write, where there is one: not
+/// for `old - v` (LDADD of `-v`) and `old & v` (LDCLR of `!v`), what
+/// compilers emit for fetch_sub and fetch_and with LSE.
+fn lse(op: RmwOp) -> Option<AtomicOp> {
+    Some(match op {
+        RmwOp::Xchg => AtomicOp::Swp,
+        RmwOp::Add => AtomicOp::Add,
+        RmwOp::Or => AtomicOp::Set,
+        RmwOp::Xor => AtomicOp::Eor,
+        RmwOp::Clr => AtomicOp::Clr,
+        RmwOp::Max => AtomicOp::Smax,
+        RmwOp::Min => AtomicOp::Smin,
+        RmwOp::Umax => AtomicOp::Umax,
+        RmwOp::Umin => AtomicOp::Umin,
+        RmwOp::Sub | RmwOp::And => return None,
+    })
+}
+
 /// Generates the machine code of `th` for frames laid out as `layout`.
 pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencodable> {
     generator::thread_code::<A64>(th, layout)
@@ -80,52 +98,24 @@ impl Target for A64 {
     const FRAME: X = X(0);
     const BUDGET: Option<X> = Some(BUDGET);
     const ZERO: Option<X> = Some(X::ZR);
-    /// Registers test values and location addresses may live in.
-    const POOL: &'static [X] = &[
-        X(2),
-        X(3),
-        X(4),
-        X(5),
-        X(6),
-        X(7),
-        X(8),
-        X(9),
-        X(10),
-        X(11),
-        X(12),
-        X(13),
-        X(14),
-        X(15),
-        X(19),
-        X(20),
-        X(21),
-        X(22),
-        X(23),
-        X(24),
-        X(25),
-        X(26),
-        X(27),
-        X(28),
-    ];
     /// Intra-procedure-call scratch registers (nothing is called).
     const SCRATCH: &'static [X] = &[X(16), X(17)];
+    /// LDR's unsigned offset is 12 bits, scaled by 8.
+    const FRAME_REACH: Option<(i32, &'static str)> =
+        Some((8 * 4095, "a frame too large for LDR's offset"));
+
+    /// X2-X15, then X19-X28 (callee-saved, saved by the prologue when
+    /// used); X16 and X17 are scratch, X18 is the platform's.
+    fn pool() -> Vec<X> {
+        (2..=15).chain(19..=28).map(X).collect()
+    }
 
     fn callee_saved(r: X) -> bool {
         (19..=28).contains(&r.0)
     }
-
-    /// LDR's unsigned offset is 12 bits, scaled by 8.
-    fn check_frame(layout: &FrameLayout) -> Result<(), &'static str> {
-        if layout.budget_offset() > 8 * 4095 {
-            return Err("a frame too large for LDR's offset");
-        }
-        Ok(())
-    }
-
     fn emit(asm: &mut Asm, b: Basic<'_, X>) {
         match b {
-            Basic::Save(saved) => stack_area::<A64>(asm, (saved, true), X::SP, grow),
-            Basic::Restore(saved) => stack_area::<A64>(asm, (saved, false), X::SP, grow),
+            Basic::Saved { regs, save } => stack_area::<A64>(asm, (regs, save), X::SP, grow),
             Basic::Load { dst, base, off } => {
                 asm.ldr_imm(Size::X, dst, base, off as u32);
             }
@@ -167,130 +157,86 @@ impl Target for A64 {
         Ok(())
     }
 
-    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
-        match f {
-            Fence::Dmb(kind, opt) => {
-                let crm = barrier_crm(opt.name)
-                    .ok_or_else(|| g.err(format!("the barrier option {}", opt.name)))?;
-                match kind {
-                    Barrier::Dmb => g.asm.dmb(crm),
-                    Barrier::Dsb => g.asm.dsb(crm),
-                }
+    fn eval_op(g: &mut G<'_>, e: &Expr, dst: X, avoid: &[X]) -> Result<(), Unencodable> {
+        match e {
+            Expr::Not(a) => {
+                let x = g.operand(a, avoid)?;
+                g.asm.subs_imm(X::ZR, x, 0);
+                g.asm.cset(dst, Cond::Eq);
             }
-            Fence::Isb => g.asm.isb(),
-            _ => return Ok(false),
+            Expr::Bin(op, a, b) => {
+                let (op, a, b): (BinOp, &Expr, &Expr) = (*op, a, b);
+                let mut av = avoid.to_vec();
+                av.push(dst);
+                if let Some(c) = g.compare_ops(op, a, b, avoid)? {
+                    g.asm.cset(dst, c);
+                    return Ok(());
+                }
+                // Shifts by a constant take an immediate.
+                if g.shift_by_constant((op, a, b), dst, avoid, [Asm::lsl_imm, Asm::lsr_imm])? {
+                    return Ok(());
+                }
+                if let BinOp::LogAnd | BinOp::LogOr = op {
+                    // Each side compared with zero (CSET NE), then AND/ORR.
+                    let x = g.operand(a, avoid)?;
+                    g.asm.subs_imm(X::ZR, x, 0);
+                    g.asm.cset(dst, Cond::Ne);
+                    let t = g.free(&av)?;
+                    let mut av2 = av.clone();
+                    av2.push(t);
+                    let y = g.operand(b, &av2)?;
+                    g.asm.subs_imm(X::ZR, y, 0);
+                    g.asm.cset(t, Cond::Ne);
+                    let o = if op == BinOp::LogAnd {
+                        Op::And
+                    } else {
+                        Op::Orr
+                    };
+                    g.asm.op(o, dst, dst, t);
+                    return Ok(());
+                }
+                let x = g.operand(a, avoid)?;
+                let mut av2 = av.clone();
+                av2.push(x);
+                let y = g.operand(b, &av2)?;
+                let o = match op {
+                    BinOp::Add => Op::Add,
+                    BinOp::Sub => Op::Sub,
+                    BinOp::Mul => Op::Mul,
+                    BinOp::Xor => Op::Eor,
+                    BinOp::And => Op::And,
+                    BinOp::Or => Op::Orr,
+                    BinOp::AndNot => Op::Bic,
+                    BinOp::Shl => Op::Lslv,
+                    BinOp::Shr => Op::Lsrv,
+                    _ => return Err(g.err(format!("the operator {op:?}"))),
+                };
+                g.asm.op(o, dst, x, y);
+            }
+            _ => g.eval(e, dst, avoid)?,
         }
-        Ok(true)
-    }
-
-    fn eval_not(g: &mut G<'_>, a: &Expr, dst: X, avoid: &[X]) -> Result<(), Unencodable> {
-        let x = g.operand(a, avoid)?;
-        g.asm.subs_imm(X::ZR, x, 0);
-        g.asm.cset(dst, Cond::Eq);
         Ok(())
     }
 
-    fn eval_bin(
-        g: &mut G<'_>,
-        op: BinOp,
-        a: &Expr,
-        b: &Expr,
-        dst: X,
-        avoid: &[X],
-    ) -> Result<(), Unencodable> {
-        let mut av = avoid.to_vec();
-        av.push(dst);
-        if let Some(c) = g.compare_ops(op, a, b, avoid)? {
-            g.asm.cset(dst, c);
-            return Ok(());
+    fn store_exclusive(g: &mut G<'_>, sx: &StoreEx<'_>) -> Result<(), Unencodable> {
+        let a = g.address_reg(sx.addr, &[])?;
+        let v = g.operand(sx.value, &[a])?;
+        let s = g.dst(sx.status)?;
+        if s != X::ZR && (s == a || s == v) {
+            return Err(g.err(
+                "a store-exclusive whose status register is also its value or address (CONSTRAINED UNPREDICTABLE in the Arm ARM)",
+            ));
         }
-        // Shifts by a constant take an immediate.
-        if let Some((left, n)) = g.const_shift(op, b, "a shift by")? {
-            let x = g.operand(a, avoid)?;
-            if left {
-                g.asm.lsl_imm(dst, x, n.into());
-            } else {
-                g.asm.lsr_imm(dst, x, n.into());
-            }
-            return Ok(());
-        }
-        if let BinOp::LogAnd | BinOp::LogOr = op {
-            // Each side compared with zero (CSET NE), then AND/ORR.
-            let x = g.operand(a, avoid)?;
-            g.asm.subs_imm(X::ZR, x, 0);
-            g.asm.cset(dst, Cond::Ne);
-            let t = g.free(&av)?;
-            let mut av2 = av.clone();
-            av2.push(t);
-            let y = g.operand(b, &av2)?;
-            g.asm.subs_imm(X::ZR, y, 0);
-            g.asm.cset(t, Cond::Ne);
-            let o = if op == BinOp::LogAnd {
-                Op::And
-            } else {
-                Op::Orr
-            };
-            g.asm.op(o, dst, dst, t);
-            return Ok(());
-        }
-        let x = g.operand(a, avoid)?;
-        let mut av2 = av.clone();
-        av2.push(x);
-        let y = g.operand(b, &av2)?;
-        let o = match op {
-            BinOp::Add => Op::Add,
-            BinOp::Sub => Op::Sub,
-            BinOp::Mul => Op::Mul,
-            BinOp::Xor => Op::Eor,
-            BinOp::And => Op::And,
-            BinOp::Or => Op::Orr,
-            BinOp::AndNot => Op::Bic,
-            BinOp::Shl => Op::Lslv,
-            BinOp::Shr => Op::Lsrv,
-            _ => return Err(g.err(format!("the operator {op:?}"))),
-        };
-        g.asm.op(o, dst, x, y);
+        g.asm.stxr(Size::X, sx.annot.release, s, v, a);
         Ok(())
     }
 
     fn rmw(g: &mut G<'_>, rmw: &Rmw<'_>) -> Result<(), Unencodable> {
         let a = g.address_reg(rmw.addr, &[])?;
-        let mut s = g.operand(rmw.operand, &[a])?;
-        let atomic = match rmw.op {
-            RmwOp::Xchg => AtomicOp::Swp,
-            RmwOp::Add => AtomicOp::Add,
-            RmwOp::Or => AtomicOp::Set,
-            RmwOp::Xor => AtomicOp::Eor,
-            RmwOp::Clr => AtomicOp::Clr,
-            RmwOp::Max => AtomicOp::Smax,
-            RmwOp::Min => AtomicOp::Smin,
-            RmwOp::Umax => AtomicOp::Umax,
-            RmwOp::Umin => AtomicOp::Umin,
-            // old - v is LDADD of -v; old & v is LDCLR of !v (what
-            // compilers emit for fetch_sub and fetch_and with LSE).
-            RmwOp::Sub | RmwOp::And => {
-                let t = g.free(&[a, s])?;
-                if rmw.op == RmwOp::Sub {
-                    g.asm.neg(t, s);
-                    s = t;
-                    AtomicOp::Add
-                } else {
-                    g.asm.mvn(t, s);
-                    s = t;
-                    AtomicOp::Clr
-                }
-            }
-        };
+        let (atomic, s) = g.single_atomic(rmw, a, lse, [Asm::neg, Asm::mvn])?;
         let d = g.dst(rmw.dst)?;
-        g.asm.atomic(
-            Size::X,
-            atomic,
-            rmw.read.acquire,
-            rmw.write.release,
-            s,
-            d,
-            a,
-        );
+        let (acquire, release) = (rmw.read.acquire, rmw.write.release);
+        g.asm.atomic(Size::X, atomic, acquire, release, s, d, a);
         Ok(())
     }
 
@@ -382,22 +328,6 @@ impl Target for A64 {
                     }
                 }
             }
-            Instr::StoreExclusive {
-                status,
-                addr,
-                value,
-                annot,
-            } => {
-                let a = g.address_reg(addr, &[])?;
-                let v = g.operand(value, &[a])?;
-                let s = g.dst(*status)?;
-                if s != X::ZR && (s == a || s == v) {
-                    return Err(g.err(
-                        "a store-exclusive whose status register is also its value or address (CONSTRAINED UNPREDICTABLE in the Arm ARM)",
-                    ));
-                }
-                g.asm.stxr(Size::X, annot.release, s, v, a);
-            }
             Instr::Select { dst, cond, a, b } => {
                 let d = g.reg(*dst)?;
                 let va = g.operand(a, &[])?;
@@ -415,6 +345,22 @@ impl Target for A64 {
             _ => return Err(g.err("an instruction the AArch64 code generator does not know")),
         }
         Ok(())
+    }
+
+    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
+        match f {
+            Fence::Dmb(kind, opt) => {
+                let crm = barrier_crm(opt.name)
+                    .ok_or_else(|| g.err(format!("the barrier option {}", opt.name)))?;
+                match kind {
+                    Barrier::Dmb => g.asm.dmb(crm),
+                    Barrier::Dsb => g.asm.dsb(crm),
+                }
+            }
+            Fence::Isb => g.asm.isb(),
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 
@@ -467,14 +413,8 @@ impl G<'_> {
     /// The address register of a plain access, and an index register when
     /// the address is `base + index` (a register-offset `LDR`/`STR`).
     fn address(&mut self, addr: &Expr, avoid: &[X]) -> Result<(X, Option<X>), Unencodable> {
-        if let Expr::Bin(BinOp::Add, a, b) = addr {
-            if matches!(**a, Expr::Reg(_) | Expr::Const(Value::Loc(_))) {
-                let base = self.operand(a, avoid)?;
-                let mut av = avoid.to_vec();
-                av.push(base);
-                let index = self.operand(b, &av)?;
-                return Ok((base, Some(index)));
-            }
+        if let Some((base, index)) = self.base_index(addr, avoid)? {
+            return Ok((base, Some(index)));
         }
         Ok((self.operand(addr, avoid)?, None))
     }

@@ -35,7 +35,7 @@ use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Threa
 use super::encode::{Amo, Asm, Branch, Cond, Op, OpImm, Set, Width, R};
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, Target};
+use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, StoreEx, Target};
 use crate::Unencodable;
 
 /// The RV64 [`Target`].
@@ -53,6 +53,34 @@ fn set(a: atomlab_litmus::RvAccesses) -> Set {
         r: a.r,
         w: a.w,
     }
+}
+
+/// The AMO for a read-modify-write, where there is one: not for `old - v`
+/// (AMOADD of `-v`, what compilers emit for fetch_sub; the mapping's
+/// "fetch_sub as an add") and `old & !v` (AMOAND of `!v`).
+fn amo(op: RmwOp) -> Option<Amo> {
+    Some(match op {
+        RmwOp::Xchg => Amo::Swap,
+        RmwOp::Add => Amo::Add,
+        RmwOp::And => Amo::And,
+        RmwOp::Or => Amo::Or,
+        RmwOp::Xor => Amo::Xor,
+        RmwOp::Max => Amo::Max,
+        RmwOp::Min => Amo::Min,
+        RmwOp::Umax => Amo::Maxu,
+        RmwOp::Umin => Amo::Minu,
+        RmwOp::Sub | RmwOp::Clr => return None,
+    })
+}
+
+/// `SUB t, x0, s`: `-s`.
+fn negate(asm: &mut Asm, t: R, s: R) {
+    asm.op(Op::Sub, t, R::ZERO, s);
+}
+
+/// `XORI t, s, -1`: `!s`.
+fn invert(asm: &mut Asm, t: R, s: R) {
+    asm.op_imm(OpImm::Xori, t, s, -1);
 }
 
 /// Generates the machine code of `th` for frames laid out as `layout`.
@@ -85,54 +113,31 @@ impl Target for Rv64 {
     const FRAME: R = R(10);
     const BUDGET: Option<R> = Some(BUDGET);
     const ZERO: Option<R> = Some(R::ZERO);
+    /// `t4`-`t6`: scratch (RISC-V computes comparisons into registers, and a
+    /// compare-exchange needs three at once).
+    const SCRATCH: &'static [R] = &[R(29), R(30), R(31)];
+    /// LD/SD take a 12-bit signed offset from a0.
+    const FRAME_REACH: Option<(i32, &'static str)> =
+        Some((2047, "a frame too large for LD's 12-bit offset"));
+
     /// Registers test values and location addresses may live in: `a2`-`a7`,
     /// `t0`-`t3` (caller-saved), then `s0`, `s1`, `s2`-`s11` (callee-saved,
     /// saved by the prologue when used). `ra`, `sp`, `gp` and `tp` are never
     /// touched (`gp` and `tp` belong to the runtime).
-    const POOL: &'static [R] = &[
-        R(12),
-        R(13),
-        R(14),
-        R(15),
-        R(16),
-        R(17),
-        R(5),
-        R(6),
-        R(7),
-        R(28),
-        R(8),
-        R(9),
-        R(18),
-        R(19),
-        R(20),
-        R(21),
-        R(22),
-        R(23),
-        R(24),
-        R(25),
-        R(26),
-        R(27),
-    ];
-    /// `t4`-`t6`: scratch (RISC-V computes comparisons into registers, and a
-    /// compare-exchange needs three at once).
-    const SCRATCH: &'static [R] = &[R(29), R(30), R(31)];
+    fn pool() -> Vec<R> {
+        [12, 13, 14, 15, 16, 17, 5, 6, 7, 28, 8, 9]
+            .into_iter()
+            .chain(18..=27)
+            .map(R)
+            .collect()
+    }
 
     fn callee_saved(r: R) -> bool {
         matches!(r.0, 8 | 9 | 18..=27)
     }
-
-    /// LD/SD take a 12-bit signed offset from a0.
-    fn check_frame(layout: &FrameLayout) -> Result<(), &'static str> {
-        if layout.budget_offset() > 2047 {
-            return Err("a frame too large for LD's 12-bit offset");
-        }
-        Ok(())
-    }
-
     fn emit(asm: &mut Asm, b: Basic<'_, R>) {
         match b {
-            Basic::Save(saved) => stack_area::<Rv64>(asm, (saved, true), R::SP, grow),
-            Basic::Restore(saved) => stack_area::<Rv64>(asm, (saved, false), R::SP, grow),
+            Basic::Saved { regs, save } => stack_area::<Rv64>(asm, (regs, save), R::SP, grow),
             Basic::Load { dst, base, off } => {
                 asm.load(Width::D, dst, base, off);
             }
@@ -172,93 +177,85 @@ impl Target for Rv64 {
         Ok(())
     }
 
-    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
-        match f {
-            // The test's FENCE pred,succ as written (I/O bits are not
-            // modelled and never set by the lowering).
-            Fence::RiscV { pred, succ } => g.asm.fence(set(*pred), set(*succ)),
-            // FENCE.TSO: fm=1000, rw,rw; RVWMO reads it as ordering
-            // R->RW and W->W (spec 2.7), as the model does.
-            Fence::Tso => g.asm.fence_tso(),
-            _ => return Ok(false),
+    fn eval_op(g: &mut G<'_>, e: &Expr, dst: R, avoid: &[R]) -> Result<(), Unencodable> {
+        match e {
+            Expr::Not(a) => {
+                // Logical not: SEQZ.
+                let x = g.operand(a, avoid)?;
+                g.asm.op_imm(OpImm::Sltiu, dst, x, 1);
+            }
+            Expr::Bin(op, a, b) => {
+                let (op, a, b): (BinOp, &Expr, &Expr) = (*op, a, b);
+                // Shifts by a constant take an immediate.
+                if g.shift_by_constant((op, a, b), dst, avoid, [Asm::slli, Asm::srli])? {
+                    return Ok(());
+                }
+                // ADDI/ANDI/ORI/XORI with a 12-bit constant (`addi`, `xori` as the
+                // test wrote them).
+                if let (
+                    BinOp::Add | BinOp::And | BinOp::Or | BinOp::Xor,
+                    Expr::Const(Value::Int(n)),
+                ) = (op, b)
+                {
+                    if (-2048..2048).contains(n) {
+                        let x = g.operand(a, avoid)?;
+                        let o = match op {
+                            BinOp::Add => OpImm::Addi,
+                            BinOp::And => OpImm::Andi,
+                            BinOp::Or => OpImm::Ori,
+                            _ => OpImm::Xori,
+                        };
+                        g.asm.op_imm(o, dst, x, *n);
+                        return Ok(());
+                    }
+                }
+                if let BinOp::LogAnd | BinOp::LogOr = op {
+                    // SNEZ of each side, then AND/OR.
+                    return g.logical(op == BinOp::LogAnd, (a, b), dst, avoid, nonzero, both);
+                }
+                let mut av = avoid.to_vec();
+                av.push(dst);
+                let x = g.operand(a, avoid)?;
+                av.push(x);
+                let y = g.operand(b, &av)?;
+                if g.compare_into(op, x, y, dst) {
+                    return Ok(());
+                }
+                let o = match op {
+                    BinOp::Add => Op::Add,
+                    BinOp::Sub => Op::Sub,
+                    BinOp::Mul => Op::Mul,
+                    BinOp::Xor => Op::Xor,
+                    BinOp::And => Op::And,
+                    BinOp::Or => Op::Or,
+                    BinOp::Shl => Op::Sll,
+                    BinOp::Shr => Op::Srl,
+                    BinOp::AndNot => {
+                        // x & !y: NOT y aside (dst may be x), then AND.
+                        av.push(y);
+                        let t = g.free(&av)?;
+                        g.asm.op_imm(OpImm::Xori, t, y, -1);
+                        g.asm.op(Op::And, dst, x, t);
+                        return Ok(());
+                    }
+                    _ => return Err(g.err(format!("the operator {op:?}"))),
+                };
+                g.asm.op(o, dst, x, y);
+            }
+            _ => g.eval(e, dst, avoid)?,
         }
-        Ok(true)
-    }
-
-    /// Logical not: SEQZ.
-    fn eval_not(g: &mut G<'_>, a: &Expr, dst: R, avoid: &[R]) -> Result<(), Unencodable> {
-        let x = g.operand(a, avoid)?;
-        g.asm.op_imm(OpImm::Sltiu, dst, x, 1);
         Ok(())
     }
 
-    fn eval_bin(
-        g: &mut G<'_>,
-        op: BinOp,
-        a: &Expr,
-        b: &Expr,
-        dst: R,
-        avoid: &[R],
-    ) -> Result<(), Unencodable> {
-        // Shifts by a constant take an immediate.
-        if let Some((left, n)) = g.const_shift(op, b, "a shift by")? {
-            let x = g.operand(a, avoid)?;
-            if left {
-                g.asm.slli(dst, x, n.into());
-            } else {
-                g.asm.srli(dst, x, n.into());
-            }
-            return Ok(());
-        }
-        // ADDI/ANDI/ORI/XORI with a 12-bit constant (`addi`, `xori` as the
-        // test wrote them).
-        if let (BinOp::Add | BinOp::And | BinOp::Or | BinOp::Xor, Expr::Const(Value::Int(n))) =
-            (op, b)
-        {
-            if (-2048..2048).contains(n) {
-                let x = g.operand(a, avoid)?;
-                let o = match op {
-                    BinOp::Add => OpImm::Addi,
-                    BinOp::And => OpImm::Andi,
-                    BinOp::Or => OpImm::Ori,
-                    _ => OpImm::Xori,
-                };
-                g.asm.op_imm(o, dst, x, *n);
-                return Ok(());
-            }
-        }
-        if let BinOp::LogAnd | BinOp::LogOr = op {
-            // SNEZ of each side, then AND/OR.
-            return g.logical(op == BinOp::LogAnd, (a, b), dst, avoid, nonzero, both);
-        }
-        let mut av = avoid.to_vec();
-        av.push(dst);
-        let x = g.operand(a, avoid)?;
-        av.push(x);
-        let y = g.operand(b, &av)?;
-        if g.compare_into(op, x, y, dst) {
-            return Ok(());
-        }
-        let o = match op {
-            BinOp::Add => Op::Add,
-            BinOp::Sub => Op::Sub,
-            BinOp::Mul => Op::Mul,
-            BinOp::Xor => Op::Xor,
-            BinOp::And => Op::And,
-            BinOp::Or => Op::Or,
-            BinOp::Shl => Op::Sll,
-            BinOp::Shr => Op::Srl,
-            BinOp::AndNot => {
-                // x & !y: NOT y aside (dst may be x), then AND.
-                av.push(y);
-                let t = g.free(&av)?;
-                g.asm.op_imm(OpImm::Xori, t, y, -1);
-                g.asm.op(Op::And, dst, x, t);
-                return Ok(());
-            }
-            _ => return Err(g.err(format!("the operator {op:?}"))),
-        };
-        g.asm.op(o, dst, x, y);
+    fn store_exclusive(g: &mut G<'_>, sx: &StoreEx<'_>) -> Result<(), Unencodable> {
+        let w = g.width(sx.annot)?;
+        let a = g.address(sx.addr, &[])?;
+        let v = g.operand(sx.value, &[a])?;
+        let s = g.dst(sx.status)?;
+        // SC with the test's aq/rl bits; rd gets 0 on success, a
+        // non-zero code on failure (the model's 1: RISC-V tests
+        // compare the status with zero).
+        g.asm.sc(w, sx.annot.acquire, sx.annot.release, s, v, a);
         Ok(())
     }
 
@@ -280,33 +277,7 @@ impl Target for Rv64 {
             );
         }
         let a = g.address(rmw.addr, &[])?;
-        let mut s = g.operand(rmw.operand, &[a])?;
-        let amo = match rmw.op {
-            RmwOp::Xchg => Amo::Swap,
-            RmwOp::Add => Amo::Add,
-            RmwOp::And => Amo::And,
-            RmwOp::Or => Amo::Or,
-            RmwOp::Xor => Amo::Xor,
-            RmwOp::Max => Amo::Max,
-            RmwOp::Min => Amo::Min,
-            RmwOp::Umax => Amo::Maxu,
-            RmwOp::Umin => Amo::Minu,
-            // old - v is AMOADD of -v; old & !v is AMOAND of !v (what
-            // compilers emit for fetch_sub; the mapping's "fetch_sub as
-            // an add").
-            RmwOp::Sub | RmwOp::Clr => {
-                let t = g.free(&[a, s])?;
-                if rmw.op == RmwOp::Sub {
-                    g.asm.op(Op::Sub, t, R::ZERO, s);
-                    s = t;
-                    Amo::Add
-                } else {
-                    g.asm.op_imm(OpImm::Xori, t, s, -1);
-                    s = t;
-                    Amo::And
-                }
-            }
-        };
+        let (amo, s) = g.single_atomic(rmw, a, amo, [negate, invert])?;
         let d = g.dst(rmw.dst)?;
         g.asm.amo(amo, w, aq, rl, d, s, a);
         Ok(())
@@ -397,21 +368,6 @@ impl Target for Rv64 {
                 let v = g.operand(value, &[a])?;
                 g.asm.store(w, v, a, 0);
             }
-            Instr::StoreExclusive {
-                status,
-                addr,
-                value,
-                annot,
-            } => {
-                let w = g.width(annot)?;
-                let a = g.address(addr, &[])?;
-                let v = g.operand(value, &[a])?;
-                let s = g.dst(*status)?;
-                // SC with the test's aq/rl bits; rd gets 0 on success, a
-                // non-zero code on failure (the model's 1: RISC-V tests
-                // compare the status with zero).
-                g.asm.sc(w, annot.acquire, annot.release, s, v, a);
-            }
             Instr::Select { dst, cond, a, b } => {
                 // dst = b ^ ((a ^ b) & -(cond != 0)): branch-free, so the
                 // result depends on the condition, a and b by data (as
@@ -433,6 +389,19 @@ impl Target for Rv64 {
             _ => return Err(g.err("an instruction the RISC-V code generator does not know")),
         }
         Ok(())
+    }
+
+    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
+        match f {
+            // The test's FENCE pred,succ as written (I/O bits are not
+            // modelled and never set by the lowering).
+            Fence::RiscV { pred, succ } => g.asm.fence(set(*pred), set(*succ)),
+            // FENCE.TSO: fm=1000, rw,rw; RVWMO reads it as ordering
+            // R->RW and W->W (spec 2.7), as the model does.
+            Fence::Tso => g.asm.fence_tso(),
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 
@@ -475,22 +444,17 @@ impl G<'_> {
     /// the address dependency: `ADD` carries RVWMO's syntactic
     /// dependency).
     fn address(&mut self, addr: &Expr, avoid: &[R]) -> Result<R, Unencodable> {
-        if let Expr::Bin(BinOp::Add, a, b) = addr {
-            if matches!(**a, Expr::Reg(_) | Expr::Const(Value::Loc(_))) {
-                let base = self.operand(a, avoid)?;
-                let mut av = avoid.to_vec();
-                av.push(base);
-                let index = self.operand(b, &av)?;
-                if index == R::ZERO {
-                    return Ok(base);
-                }
-                av.push(index);
-                let s = self.free(&av)?;
-                self.asm.op(Op::Add, s, base, index);
-                return Ok(s);
-            }
+        let Some((base, index)) = self.base_index(addr, avoid)? else {
+            return self.operand(addr, avoid);
+        };
+        if index == R::ZERO {
+            return Ok(base);
         }
-        self.operand(addr, avoid)
+        let mut av = avoid.to_vec();
+        av.extend([base, index]);
+        let s = self.free(&av)?;
+        self.asm.op(Op::Add, s, base, index);
+        Ok(s)
     }
 
     /// The width every access runs at: 64 bits. atomlab-litmus keeps a

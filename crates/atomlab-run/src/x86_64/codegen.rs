@@ -27,10 +27,10 @@ use std::collections::BTreeSet;
 use atomlab_litmus::{BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 
 use super::encode::{Alu, Asm, Cond, Gpr, Rel32};
-use crate::addresses::addresses;
+use crate::addresses::refuse_unless;
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::generator::{self, Basic, Cas, Gen, Names, Rmw, Target};
+use crate::generator::{self, Basic, Cas, Gen, Names, Rmw, StoreEx, Target};
 use crate::Unencodable;
 
 /// The x86-64 [`Target`].
@@ -100,29 +100,17 @@ fn check_fixed_addresses(th: &Thread) -> Result<(), Unencodable> {
     // The value the harness loads into the register (Thread::init_value),
     // not any of the values the test lists for it.
     let fixed = |r: usize| !w.contains(&r) && matches!(th.init_value(r), Value::Loc(_));
-    for (index, i) in th.code.iter().enumerate() {
-        for a in addresses(i) {
-            let ok = match a {
-                Expr::Const(Value::Loc(_)) => true,
-                Expr::Reg(r) => fixed(*r),
-                _ => false,
-            };
-            if !ok {
-                let name = match a {
-                    Expr::Reg(r) => th.regs.get(*r).cloned().unwrap_or_default(),
-                    _ => "a computed expression".into(),
-                };
-                return Err(Unencodable {
-                    thread: th.id,
-                    index,
-                    what: format!(
-                        "a memory access through {name}, which is not always a location's address (only [loc] and registers initialised to a location and never written are run)"
-                    ),
-                });
-            }
-        }
-    }
-    Ok(())
+    let reaches = |_, a: &Expr| match a {
+        Expr::Const(Value::Loc(_)) => true,
+        Expr::Reg(r) => fixed(*r),
+        _ => false,
+    };
+    refuse_unless(
+        th,
+        reaches,
+        "a computed expression",
+        "which is not always a location's address (only [loc] and registers initialised to a location and never written are run)",
+    )
 }
 
 /// Generates the machine code of `th` for frames laid out as `layout`.
@@ -139,10 +127,13 @@ impl Target for X86 {
     /// The loop budget is counted down in the frame.
     const BUDGET: Option<Gpr> = None;
     const ZERO: Option<Gpr> = None;
-    const POOL: &'static [Gpr] = &POOL;
     /// RAX (CMPXCHG's implicit operand) and R11.
     const SCRATCH: &'static [Gpr] = &[Gpr::RAX, Gpr::R11];
     const SPILLS: bool = true;
+
+    fn pool() -> Vec<Gpr> {
+        POOL.to_vec()
+    }
 
     fn callee_saved(r: Gpr) -> bool {
         CALLEE_SAVED.contains(&r)
@@ -172,8 +163,8 @@ impl Target for X86 {
     /// Saves by `PUSH`, restores by `POP` in reverse.
     fn emit(asm: &mut Asm, b: Basic<'_, Gpr>) {
         match b {
-            Basic::Save(saved) => saved.iter().for_each(|r| asm.push(*r)),
-            Basic::Restore(saved) => saved.iter().rev().for_each(|r| asm.pop(*r)),
+            Basic::Saved { regs, save: true } => regs.iter().for_each(|r| asm.push(*r)),
+            Basic::Saved { regs, save: false } => regs.iter().rev().for_each(|r| asm.pop(*r)),
             Basic::Load { dst, base, off } => asm.load(dst, base, off),
             Basic::Store { src, base, off } => asm.store(base, off, src),
             Basic::Mov { dst, src } => asm.mov(dst, src),
@@ -200,45 +191,32 @@ impl Target for X86 {
         Ok(())
     }
 
-    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
-        match f {
-            Fence::Mfence => g.asm.mfence(),
-            Fence::Lfence => g.asm.lfence(),
-            Fence::Sfence => g.asm.sfence(),
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    fn eval_not(g: &mut G<'_>, a: &Expr, dst: Gpr, avoid: &[Gpr]) -> Result<(), Unencodable> {
-        g.eval(a, dst, avoid)?;
-        g.asm.test(dst, dst);
-        g.asm.set(Cond::E, dst);
-        Ok(())
-    }
-
-    fn eval_bin(
-        g: &mut G<'_>,
-        op: BinOp,
-        a: &Expr,
-        b: &Expr,
-        dst: Gpr,
-        avoid: &[Gpr],
-    ) -> Result<(), Unencodable> {
-        g.eval(a, dst, avoid)?;
-        let mut avoid2 = avoid.to_vec();
-        avoid2.push(dst);
-        // Shifts by a constant take an immediate.
-        if let Some((left, n)) = g.const_shift(op, b, "shift by")? {
-            if left {
-                g.asm.shl_imm(dst, n);
-            } else {
-                g.asm.shr_imm(dst, n);
+    fn eval_op(g: &mut G<'_>, e: &Expr, dst: Gpr, avoid: &[Gpr]) -> Result<(), Unencodable> {
+        match e {
+            Expr::Not(a) => {
+                g.eval(a, dst, avoid)?;
+                g.asm.test(dst, dst);
+                g.asm.set(Cond::E, dst);
+                Ok(())
             }
-            return Ok(());
+            Expr::Bin(op, a, b) => {
+                g.eval(a, dst, avoid)?;
+                let mut avoid2 = avoid.to_vec();
+                avoid2.push(dst);
+                // Shifts by a constant take an immediate.
+                if let Some((left, n)) = g.const_shift(*op, b, "shift by")? {
+                    if left {
+                        g.asm.shl_imm(dst, n);
+                    } else {
+                        g.asm.shr_imm(dst, n);
+                    }
+                    return Ok(());
+                }
+                let src = g.operand(b, &avoid2)?;
+                g.bin(*op, dst, src, &avoid2)
+            }
+            _ => g.eval(e, dst, avoid),
         }
-        let src = g.operand(b, &avoid2)?;
-        g.bin(op, dst, src, &avoid2)
     }
 
     /// A constant straight into a test register in a machine register;
@@ -254,6 +232,10 @@ impl Target for X86 {
             }
         }
         Ok(())
+    }
+
+    fn store_exclusive(g: &mut G<'_>, _: &StoreEx<'_>) -> Result<(), Unencodable> {
+        Err(g.err("a store-exclusive (an Arm instruction, not x86)"))
     }
 
     fn rmw(g: &mut G<'_>, rmw: &Rmw<'_>) -> Result<(), Unencodable> {
@@ -374,9 +356,6 @@ impl Target for X86 {
                     }
                 }
             }
-            Instr::StoreExclusive { .. } => {
-                return Err(g.err("a store-exclusive (an Arm instruction, not x86)"))
-            }
             Instr::Select { dst, cond, a, b } => {
                 let s = g.free(&[])?;
                 g.eval(b, s, &[])?;
@@ -389,6 +368,16 @@ impl Target for X86 {
             _ => return Err(g.err("an instruction the x86-64 code generator does not know")),
         }
         Ok(())
+    }
+
+    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
+        match f {
+            Fence::Mfence => g.asm.mfence(),
+            Fence::Lfence => g.asm.lfence(),
+            Fence::Sfence => g.asm.sfence(),
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 
