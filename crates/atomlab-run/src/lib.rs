@@ -69,6 +69,8 @@ pub mod buffer;
 pub mod code;
 pub mod frame;
 mod generator;
+#[cfg(test)]
+mod gnu_as;
 mod harness;
 mod mentions;
 pub mod riscv64;

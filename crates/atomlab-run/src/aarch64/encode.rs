@@ -460,13 +460,7 @@ mod tests {
     use super::*;
 
     fn one(f: impl FnOnce(&mut Asm)) -> Vec<u32> {
-        let mut a = Asm::new();
-        f(&mut a);
-        let bytes = a.finish().expect("labels bound");
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+        crate::gnu_as::words(f)
     }
 
     /// Each line: an instruction as GNU as reads it, and what our encoder
@@ -883,53 +877,21 @@ mod tests {
     }
 
     /// Assembles the listing with GNU as when the cross binutils are
-    /// installed and compares every word with ours: a check that the
-    /// expected words above were copied right.
+    /// installed (and fails without them under `ATOMLAB_REQUIRE_CROSS=1`)
+    /// and compares every word with ours: a check that the expected words
+    /// above were copied right.
     #[test]
     fn listing_assembles_to_the_same_words_with_binutils() {
-        let dir = std::env::temp_dir().join(format!("atomlab-a64-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let (src, obj) = (dir.join("l.s"), dir.join("l.o"));
         let listing = listing();
-        let text: String = listing.iter().map(|(t, _, _)| format!("{t}\n")).collect();
-        std::fs::write(&src, text).expect("temp file");
-        let as_run = std::process::Command::new("aarch64-linux-gnu-as")
-            .args(["-march=armv8.4-a+lse+rcpc", "-o"])
-            .arg(&obj)
-            .arg(&src)
-            .output();
-        let Ok(out) = as_run else {
-            eprintln!(
-                "skipped: aarch64-linux-gnu-as is not installed (binutils-aarch64-linux-gnu)"
-            );
+        let lines: Vec<&str> = listing.iter().map(|(t, _, _)| *t).collect();
+        let args = ["-march=armv8.4-a+lse+rcpc"];
+        let package = "binutils-aarch64-linux-gnu";
+        let Some(words) = crate::gnu_as::assemble("aarch64-linux-gnu", &args, &lines, package)
+        else {
             return;
         };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dump = std::process::Command::new("aarch64-linux-gnu-objcopy")
-            .args(["-O", "binary", "--only-section=.text"])
-            .arg(&obj)
-            .arg(dir.join("l.bin"))
-            .output()
-            .expect("objcopy comes with as");
-        assert!(
-            dump.status.success(),
-            "{}",
-            String::from_utf8_lossy(&dump.stderr)
-        );
-        let bytes = std::fs::read(dir.join("l.bin")).expect("objcopy output");
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(bytes.len(), listing.len() * 4);
-        for (i, (text, want, f)) in listing.iter().enumerate() {
-            let w = u32::from_le_bytes([
-                bytes[4 * i],
-                bytes[4 * i + 1],
-                bytes[4 * i + 2],
-                bytes[4 * i + 3],
-            ]);
+        assert_eq!(words.len(), listing.len());
+        for ((text, want, f), w) in listing.iter().zip(words) {
             assert_eq!(w, *want, "{text}: as gives {w:#010x}");
             assert_eq!(one(|a| f(a)), vec![w], "{text}");
         }
