@@ -40,6 +40,15 @@ use crate::Unencodable;
 /// An encoder's buffer, as a target's code generator writes it.
 pub(crate) type Asm<T> = Buffer<<T as Target>::Fixup>;
 
+/// An encoder's `op dst, src` on two registers (`NEG`, `MVN`, `SNEZ`…).
+pub(crate) type RegOp<T> = fn(&mut Asm<T>, <T as Target>::Reg, <T as Target>::Reg);
+
+/// An encoder's `op dst, src, #n` (a shift by an immediate).
+pub(crate) type ImmOp<T> = fn(&mut Asm<T>, <T as Target>::Reg, <T as Target>::Reg, u32);
+
+/// A base and an index register.
+pub(crate) type BaseIndex<T> = (<T as Target>::Reg, <T as Target>::Reg);
+
 /// How errors name an ISA.
 pub(crate) struct Names {
     /// The code generator's ("AArch64").
@@ -641,7 +650,7 @@ impl<T: Target> Gen<'_, T> {
         (op, a, b): (BinOp, &Expr, &Expr),
         dst: T::Reg,
         avoid: &[T::Reg],
-        [left, right]: [fn(&mut Asm<T>, T::Reg, T::Reg, u32); 2],
+        [left, right]: [ImmOp<T>; 2],
     ) -> Result<bool, Unencodable> {
         let Some((shl, n)) = self.const_shift(op, b, "a shift by")? else {
             return Ok(false);
@@ -659,7 +668,7 @@ impl<T: Target> Gen<'_, T> {
         &mut self,
         addr: &Expr,
         avoid: &[T::Reg],
-    ) -> Result<Option<(T::Reg, T::Reg)>, Unencodable> {
+    ) -> Result<Option<BaseIndex<T>>, Unencodable> {
         let Expr::Bin(BinOp::Add, a, b) = addr else {
             return Ok(None);
         };
@@ -685,7 +694,7 @@ impl<T: Target> Gen<'_, T> {
         rmw: &Rmw<'_>,
         a: T::Reg,
         native: fn(RmwOp) -> Option<A>,
-        [negate, invert]: [fn(&mut Asm<T>, T::Reg, T::Reg); 2],
+        [negate, invert]: [RegOp<T>; 2],
     ) -> Result<(A, T::Reg), Unencodable> {
         let s = self.operand(rmw.operand, &[a])?;
         if let Some(op) = native(rmw.op) {
@@ -789,7 +798,7 @@ impl<T: Target> Gen<'_, T> {
         (a, b): (&Expr, &Expr),
         dst: T::Reg,
         avoid: &[T::Reg],
-        nonzero: fn(&mut Asm<T>, T::Reg, T::Reg),
+        nonzero: RegOp<T>,
         both: fn(&mut Asm<T>, bool, T::Reg, T::Reg),
     ) -> Result<(), Unencodable> {
         let x = self.operand(a, avoid)?;

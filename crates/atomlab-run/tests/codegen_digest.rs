@@ -42,7 +42,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 fn variants() -> Vec<(&'static str, Isa, PrepareOptions)> {
     let ldapr = PrepareOptions {
         arm_acquire: AcquireLoad::Ldapr,
-        ..PrepareOptions::default()
     };
     vec![
         ("x86_64", Isa::X86_64, PrepareOptions::default()),

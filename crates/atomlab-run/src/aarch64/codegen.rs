@@ -27,6 +27,11 @@
 //! same address dependency); `CMP` + `B.cond` is kept as a copy of the two
 //! operands and a `CMP` + `B.cond` at the branch (the same control
 //! dependency).
+//!
+//! The skeleton (allocation, frame, label loop, loop budget) is
+//! `crate::generator`'s; this module is its AArch64 `Target`: the
+//! registers and the instructions above, encoded by [`super::encode`]
+//! after the Arm ARM.
 
 use atomlab_litmus::{Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 

@@ -29,6 +29,11 @@
 //! accessed at offset 0 (the same address dependency: RVWMO's syntactic
 //! dependencies go through `ADD`); `diy7`'s `lw.aq`/`sw.rl` arrive already
 //! as the fenced sequences herd reads them as.
+//!
+//! The skeleton (allocation, frame, label loop, loop budget) is
+//! `crate::generator`'s; this module is its RV64 `Target`: the
+//! registers and the instructions above, encoded by [`super::encode`]
+//! after the RISC-V Unprivileged ISA manual.
 
 use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 

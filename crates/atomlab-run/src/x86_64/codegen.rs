@@ -21,6 +21,12 @@
 //! CMPXCHG's implicit operand); unused pool registers are extra scratch.
 //! A backward branch first decrements the frame's loop budget and leaves
 //! through the epilogue when it reaches zero, so every loop is bounded.
+//!
+//! The skeleton (allocation, frame, label loop, loop budget) is
+//! `crate::generator`'s; this module is its x86-64 `Target`: the
+//! registers, the instructions above (encoded by [`super::encode`], after
+//! the Intel SDM) and the x86-only rules (spilling beyond the pool, the
+//! address check for registers never written).
 
 use std::collections::BTreeSet;
 
