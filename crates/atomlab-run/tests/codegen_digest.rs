@@ -17,14 +17,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use atomlab_litmus::{
-    Arch, BinOp, CmpOp, Condition, Expr, Instr, Prop, Quantifier, StateVar, Test, Thread, Value,
-};
+use atomlab_litmus::{Arch, BinOp, Expr, Instr, Test, Value};
 use atomlab_model::AcquireLoad;
 use atomlab_run::{generate, Isa, PrepareOptions, RunError};
 
 mod support;
-use support::litmus_files;
+use support::{litmus_files, loop_test};
 
 /// FNV-1a, 64-bit: a digest that does not depend on the Rust release (as
 /// `DefaultHasher` may).
@@ -53,62 +51,28 @@ fn variants() -> Vec<(&'static str, Isa, PrepareOptions)> {
 
 /// A test with loops (no corpus test has a backward branch on every ISA):
 /// P0 counts r0 up to 3 with a conditional backward branch, stores it,
-/// then spins on an unconditional one; P1 stores to x.
+/// then spins on an unconditional one.
 fn looping(arch: Arch) -> Test {
-    let x = || Expr::Const(Value::Loc(0));
-    Test {
-        file: format!("loop-{}.litmus", arch.name()),
-        arch,
-        name: "loop".into(),
-        locations: vec!["x".into()],
-        init: vec![],
-        threads: vec![
-            Thread {
-                id: 0,
-                regs: vec!["r0".into()],
-                init: vec![],
-                code: vec![
-                    Instr::Assign {
-                        dst: 0,
-                        expr: Expr::bin(BinOp::Add, Expr::Reg(0), Expr::int(1)),
-                    },
-                    Instr::Branch {
-                        cond: Some(Expr::bin(BinOp::Ne, Expr::Reg(0), Expr::int(3))),
-                        target: 0,
-                    },
-                    Instr::Store {
-                        addr: x(),
-                        value: Expr::Reg(0),
-                        annot: Default::default(),
-                    },
-                    Instr::Branch {
-                        cond: None,
-                        target: 2,
-                    },
-                ],
-            },
-            Thread {
-                id: 1,
-                regs: vec![],
-                init: vec![],
-                code: vec![Instr::Store {
-                    addr: x(),
-                    value: Expr::int(1),
-                    annot: Default::default(),
-                }],
-            },
-        ],
-        observed: vec![StateVar::Loc(0)],
-        filter: None,
-        condition: Condition {
-            quantifier: Quantifier::Exists,
-            prop: Prop::Atom(
-                StateVar::Reg { thread: 0, reg: 0 },
-                CmpOp::Eq,
-                Value::Int(3),
-            ),
+    let p0 = vec![
+        Instr::Assign {
+            dst: 0,
+            expr: Expr::bin(BinOp::Add, Expr::Reg(0), Expr::int(1)),
         },
-    }
+        Instr::Branch {
+            cond: Some(Expr::bin(BinOp::Ne, Expr::Reg(0), Expr::int(3))),
+            target: 0,
+        },
+        Instr::Store {
+            addr: Expr::Const(Value::Loc(0)),
+            value: Expr::Reg(0),
+            annot: Default::default(),
+        },
+        Instr::Branch {
+            cond: None,
+            target: 2,
+        },
+    ];
+    loop_test(arch, &format!("loop-{}.litmus", arch.name()), p0)
 }
 
 /// One line per (file, variant) the code generator sees: the digest and
