@@ -92,15 +92,18 @@ pub(crate) trait Target: Sized {
     const BUDGET: Option<Self::Reg>;
     /// The register that reads as zero, if the ISA has one.
     const ZERO: Option<Self::Reg>;
-    /// Registers test values and location addresses may live in, in the
-    /// order they are given out.
-    fn pool() -> Vec<Self::Reg>;
     /// Registers kept for scratch.
     const SCRATCH: &'static [Self::Reg];
     /// Whether test registers beyond the pool stay in the frame (keeping
     /// two pool registers as scratch for them) instead of being refused.
     const SPILLS: bool = false;
+    /// The largest frame offset the frame loads reach, and the error for
+    /// a frame beyond it; `None` when they reach any.
+    const FRAME_REACH: Option<(i32, &'static str)> = None;
 
+    /// Registers test values and location addresses may live in, in the
+    /// order they are given out.
+    fn pool() -> Vec<Self::Reg>;
     /// Whether the calling convention has the callee keep `r`.
     fn callee_saved(r: Self::Reg) -> bool;
 
@@ -117,10 +120,6 @@ pub(crate) trait Target: Sized {
         crate::addresses::check_addresses(th)
     }
 
-    /// The largest frame offset the frame loads reach, and the error for
-    /// a frame beyond it; `None` when they reach any.
-    const FRAME_REACH: Option<(i32, &'static str)> = None;
-
     /// Emits one of the instructions the skeleton itself needs.
     fn emit(asm: &mut Asm<Self>, b: Basic<'_, Self::Reg>);
 
@@ -134,6 +133,7 @@ pub(crate) trait Target: Sized {
             .filter(|r| Self::callee_saved(*r))
             .collect()
     }
+
     /// Counts the loop budget down by one and branches to `end` when it
     /// reaches zero.
     fn count_down(asm: &mut Asm<Self>, layout: &FrameLayout, end: Label);

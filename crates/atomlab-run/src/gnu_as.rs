@@ -5,7 +5,7 @@
 //! skipped with a message, and under `ATOMLAB_REQUIRE_CROSS=1` (as CI sets)
 //! it fails instead.
 
-use crate::buffer::{Buffer, Fixup};
+use crate::buffer::{Buffer, Fixup, Label};
 
 /// The 32-bit words `f` emits into an empty buffer, branches resolved.
 pub(crate) fn words<F: Fixup<Unit = u32>>(f: impl FnOnce(&mut Buffer<F>)) -> Vec<u32> {
@@ -16,6 +16,39 @@ pub(crate) fn words<F: Fixup<Unit = u32>>(f: impl FnOnce(&mut Buffer<F>)) -> Vec
         .chunks(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
+}
+
+/// Branches over a label bound before them and one bound after:
+/// `top: b0 end; b1 end; b2 top; end: b3 top`, each `bN(asm, target)`
+/// one branch instruction (offsets +3, +2, -2 and -3 instructions).
+pub(crate) fn forward_and_backward<F: Fixup>(
+    b: [fn(&mut Buffer<F>, Label); 4],
+) -> impl FnOnce(&mut Buffer<F>) {
+    move |a| {
+        let top = a.label();
+        let end = a.label();
+        a.bind(top);
+        b[0](a, end);
+        b[1](a, end);
+        b[2](a, top);
+        a.bind(end);
+        b[3](a, top);
+    }
+}
+
+/// Compares each line's expected word (`want`) and our encoder's
+/// (`ours`, one word) with what GNU as makes of its text (`{prefix}-as`
+/// with `args`; skipped or failed as [`assemble`] says without it).
+pub(crate) fn compare(prefix: &str, args: &[&str], package: &str, lines: &[(&str, u32, Vec<u32>)]) {
+    let text: Vec<&str> = lines.iter().map(|(t, _, _)| *t).collect();
+    let Some(words) = assemble(prefix, args, &text, package) else {
+        return;
+    };
+    assert_eq!(words.len(), lines.len());
+    for ((text, want, ours), w) in lines.iter().zip(words) {
+        assert_eq!(w, *want, "{text}: as gives {w:#010x}");
+        assert_eq!(*ours, vec![w], "{text}");
+    }
 }
 
 /// The words of `.text` when `{prefix}-as` assembles `lines` with `args`;

@@ -846,16 +846,12 @@ mod tests {
 
     #[test]
     fn branches_resolve_forward_and_backward() {
-        let words = one(|a| {
-            let top = a.label();
-            let end = a.label();
-            a.bind(top);
-            a.cbz(X(3), end); // +3 words
-            a.b_cond(Cond::Ne, end); // +2
-            a.b(top); // -2
-            a.bind(end);
-            a.cbnz(X(4), top); // -3
-        });
+        let words = one(crate::gnu_as::forward_and_backward([
+            |a, l| a.cbz(X(3), l),
+            |a, l| a.b_cond(Cond::Ne, l),
+            |a, l| a.b(l),
+            |a, l| a.cbnz(X(4), l),
+        ]));
         // cbz x3, .+12 ; b.ne .+8 ; b .-8 ; cbnz x4, .-12
         assert_eq!(
             words,
@@ -882,18 +878,16 @@ mod tests {
     /// above were copied right.
     #[test]
     fn listing_assembles_to_the_same_words_with_binutils() {
-        let listing = listing();
-        let lines: Vec<&str> = listing.iter().map(|(t, _, _)| *t).collect();
+        let lines: Vec<_> = listing()
+            .into_iter()
+            .map(|(t, w, f)| (t, w, one(|a| f(a))))
+            .collect();
         let args = ["-march=armv8.4-a+lse+rcpc"];
-        let package = "binutils-aarch64-linux-gnu";
-        let Some(words) = crate::gnu_as::assemble("aarch64-linux-gnu", &args, &lines, package)
-        else {
-            return;
-        };
-        assert_eq!(words.len(), listing.len());
-        for ((text, want, f), w) in listing.iter().zip(words) {
-            assert_eq!(w, *want, "{text}: as gives {w:#010x}");
-            assert_eq!(one(|a| f(a)), vec![w], "{text}");
-        }
+        crate::gnu_as::compare(
+            "aarch64-linux-gnu",
+            &args,
+            "binutils-aarch64-linux-gnu",
+            &lines,
+        );
     }
 }

@@ -663,16 +663,12 @@ mod tests {
 
     #[test]
     fn branches_resolve_forward_and_backward() {
-        let words = one(|a| {
-            let top = a.label();
-            let end = a.label();
-            a.bind(top);
-            a.branch(Cond::Eq, R(5), R(6), end); // +12
-            a.branch(Cond::Ne, R(5), R(0), end); // +8
-            a.j(top); // -8
-            a.bind(end);
-            a.branch(Cond::Geu, R(7), R(5), top); // -12
-        });
+        let words = one(crate::gnu_as::forward_and_backward([
+            |a, l| a.branch(Cond::Eq, R(5), R(6), l),
+            |a, l| a.branch(Cond::Ne, R(5), R(0), l),
+            |a, l| a.j(l),
+            |a, l| a.branch(Cond::Geu, R(7), R(5), l),
+        ]));
         // beq x5,x6,.+12 ; bne x5,x0,.+8 ; j .-8 ; bgeu x7,x5,.-12
         assert_eq!(
             words,
@@ -685,18 +681,16 @@ mod tests {
     /// `ATOMLAB_REQUIRE_CROSS=1`, as CI sets), and compares every word.
     #[test]
     fn instructions_match_gnu_as() {
-        let listing = listing();
-        let lines: Vec<&str> = listing.iter().map(|(t, _, _)| *t).collect();
+        let lines: Vec<_> = listing()
+            .into_iter()
+            .map(|(t, w, f)| (t, w, one(f)))
+            .collect();
         let args = ["-march=rv64ima_zifencei", "-mno-relax"];
-        let package = "binutils-riscv64-linux-gnu";
-        let Some(words) = crate::gnu_as::assemble("riscv64-linux-gnu", &args, &lines, package)
-        else {
-            return;
-        };
-        assert_eq!(words.len(), listing.len());
-        for ((text, want, f), w) in listing.iter().zip(words) {
-            assert_eq!(w, *want, "{text}: as gives {w:#010x}");
-            assert_eq!(one(f), vec![w], "{text}");
-        }
+        crate::gnu_as::compare(
+            "riscv64-linux-gnu",
+            &args,
+            "binutils-riscv64-linux-gnu",
+            &lines,
+        );
     }
 }
