@@ -63,6 +63,21 @@ pub enum AuditError {
         /// The directory.
         path: String,
     },
+    /// A Debian package that holds no ELF file (a metapackage, or one of
+    /// architecture-independent files): not damaged, nothing to audit.
+    #[error("{path}: no ELF file in this package (a metapackage, or architecture-independent files only): nothing to audit")]
+    NoElfInPackage {
+        /// The package.
+        path: String,
+    },
+    /// A package asked for by name (`--apt`) that apt could not give.
+    #[error("{path}: apt-get cannot fetch this package: {reason}")]
+    NotFetched {
+        /// The package name.
+        path: String,
+        /// apt's reason.
+        reason: String,
+    },
 }
 
 impl AuditError {
@@ -76,7 +91,9 @@ impl AuditError {
             | AuditError::UnknownArch { path, .. }
             | AuditError::NoCode { path }
             | AuditError::BadPackage { path, .. }
-            | AuditError::NoElfInDirectory { path } => path,
+            | AuditError::NoElfInDirectory { path }
+            | AuditError::NoElfInPackage { path }
+            | AuditError::NotFetched { path, .. } => path,
         }
     }
 }

@@ -165,7 +165,9 @@ pub fn unpack_deb(path: &str, data: &[u8], out: &mut Expanded) {
             return;
         }
         if out.inputs.len() == before {
-            out.errors.push(bad("holds no ELF file".into()));
+            out.errors.push(AuditError::NoElfInPackage {
+                path: path.to_string(),
+            });
         }
         return;
     }

@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 mod aarch64;
+pub mod apt;
 mod dispatch;
 mod elf;
 pub mod error;

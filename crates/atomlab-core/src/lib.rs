@@ -19,7 +19,10 @@ pub mod summary;
 
 pub use exit::ExitStatus;
 pub use machine::{Machine, PmuStatus};
-pub use record::{Flag, FlagKind, InputError, Metric, Record, Report, Source, Unit, Verdict};
+pub use record::{
+    Flag, FlagKind, InputError, Metric, Record, Report, Source, Unit, Verdict,
+    AUDIT_PACKAGE_WORST_FIRST,
+};
 pub use shard::Shard;
 pub use summary::Summary;
 

@@ -26,9 +26,11 @@
 //! the same instructions.
 //!
 //! Dependencies: `atomlab-litmus` (the format), `atomlab-model` (the C11
-//! mapping), `libc` (mmap/mprotect, sched_setaffinity), `thiserror`. No
-//! assembler crate: each encoder is a few hundred lines, tested against
-//! GNU binutils' bytes, where dynasm-rs would add a proc-macro tree.
+//! mapping, and the models a run is judged by in [`batch`]),
+//! `atomlab-core` and `serde_json` (a run's record), `libc`
+//! (mmap/mprotect, sched_setaffinity), `thiserror`. No assembler crate:
+//! each encoder is a few hundred lines, tested against GNU binutils'
+//! bytes, where dynasm-rs would add a proc-macro tree.
 //!
 //! # Limitations
 //! - Backends for x86-64, AArch64 and riscv64 (RV64GC) only: on another
@@ -65,6 +67,7 @@
 
 pub mod aarch64;
 mod addresses;
+pub mod batch;
 pub mod buffer;
 pub mod code;
 pub mod frame;

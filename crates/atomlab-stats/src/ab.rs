@@ -61,7 +61,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use atomlab_core::{Record, Unit, Verdict as RecordVerdict};
+use atomlab_core::{Record, Unit, Verdict as RecordVerdict, AUDIT_PACKAGE_WORST_FIRST};
 
 use crate::{compare, holm, regression_beyond, Comparison, Direction, Settings};
 
@@ -422,11 +422,20 @@ fn fields_across(a: &[&Record], b: &[&Record]) -> Vec<Across> {
 
 /// Whether going from `before` to `after` is worse. For check's
 /// observations any change is (the memory model or the test changed its
-/// answer); for stress, a move to FAIL, TIMEOUT or BOUND, or a broken
-/// variant's detector going from FAIL to NOT_OBSERVED.
+/// answer); for an audited package, a move towards "needs ARMv8.1"
+/// ([`AUDIT_PACKAGE_WORST_FIRST`]); for stress, a move to FAIL, TIMEOUT or
+/// BOUND, or a broken variant's detector going from FAIL to NOT_OBSERVED.
 fn worse(capability: &str, before: &str, after: &str) -> bool {
     if capability == "check" {
         return before != after;
+    }
+    if capability == "audit" {
+        let rank = |w: &str| AUDIT_PACKAGE_WORST_FIRST.iter().position(|x| *x == w);
+        return match (rank(before), rank(after)) {
+            (Some(b), Some(a)) => a < b,
+            // A word this build does not know: a change to be looked at.
+            _ => before != after,
+        };
     }
     matches!(after, "FAIL" | "TIMEOUT" | "BOUND") || (before == "FAIL" && after == "NOT_OBSERVED")
 }
@@ -581,6 +590,33 @@ mod tests {
             vec![100.0; ns.len()],
         ));
         r
+    }
+
+    /// Issue 27: a package that came to need ARMv8.1 was listed as a
+    /// change but not counted as a regression (compare exited 0).
+    #[test]
+    fn a_package_moving_towards_armv8_1_is_a_regression_and_back_is_not() {
+        let pkg = |obs: &str| {
+            let mut r = Record::new("audit", "nginx", "package");
+            r.param("observation", obs);
+            r
+        };
+        let judge = |before: &str, after: &str| {
+            let out = compare_records(
+                [&pkg(before)],
+                [&pkg(after)],
+                Settings::default(),
+                None,
+                0.05,
+            );
+            assert_eq!(out.verdict_changes.len(), 1);
+            out.verdict_changes[0].regression
+        };
+        assert!(judge("run_time_lse", "needs_armv8.1"));
+        assert!(judge("no_atomics", "llsc_only"));
+        assert!(!judge("needs_armv8.1", "run_time_lse"));
+        assert!(!judge("llsc_only", "mixed"));
+        assert!(judge("run_time_lse", "a_word_from_a_newer_atomlab"));
     }
 
     #[test]

@@ -339,6 +339,45 @@ fn a_saved_run_shows_its_summary() {
     let _ = std::fs::remove_file(&db);
 }
 
+/// `atomlab show RUN` prints what `atomlab run` printed (its tables are
+/// printed from the records either way), then the summary table; here
+/// with a forbidden outcome (SB under `sc`) and a C test's three models.
+#[test]
+fn show_prints_what_run_printed() {
+    if !x86_host() {
+        return;
+    }
+    let db = std::env::temp_dir().join(format!("atomlab-run-reshow-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    let db = db.display().to_string();
+    let mp = golden("c/MP+rel+acq.litmus");
+    let o = atomlab(&[
+        "--store",
+        &db,
+        "run",
+        &own("SB.litmus"),
+        &mp,
+        "--runs",
+        "20",
+        "--model",
+        "sc,x86tso,c11",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let live = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(live.contains("FORBIDDEN OUTCOME OBSERVED"), "{live}");
+    let runs = atomlab(&["--store", &db, "runs", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let id = doc[0]["meta"]["id"].as_str().unwrap().to_string();
+    let show = atomlab(&["--store", &db, "show", &id]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
+    assert!(
+        shown.starts_with(&live),
+        "show differs from run:\n--- run\n{live}\n--- show\n{shown}"
+    );
+    let _ = std::fs::remove_file(&db);
+}
+
 fn lse_available() -> bool {
     let o = atomlab(&["machine", "--json"]);
     String::from_utf8_lossy(&o.stdout).contains("\"lse\"")

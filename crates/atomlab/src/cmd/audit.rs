@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use atomlab_audit::{
-    AuditRun, BinaryAudit, Class, FunctionTally, PackageAudit, PackageVerdict, Progress,
-    Requirement,
+    AuditError, AuditRun, BinaryAudit, Class, FunctionTally, PackageAudit, PackageVerdict,
+    Progress, Requirement,
 };
 use atomlab_core::{
     ExitStatus, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict,
@@ -47,8 +47,21 @@ impl From<RequireArg> for Requirement {
 #[derive(Debug, clap::Args)]
 pub struct AuditArgs {
     /// ELF files, directories (searched recursively) and .deb packages.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "apt", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Debian packages to fetch by name with `apt-get download` (for
+    /// --apt-arch, into --apt-cache) and audit, after any PATHs; apt's
+    /// state stays in the cache, so neither root nor
+    /// `dpkg --add-architecture` is needed.
+    #[arg(long, value_name = "PKG", num_args = 1..)]
+    pub apt: Vec<String>,
+    /// The architecture --apt fetches.
+    #[arg(long, value_name = "ARCH", default_value = "arm64")]
+    pub apt_arch: String,
+    /// Where --apt keeps package lists and packages (default:
+    /// $XDG_CACHE_HOME/atomlab/apt-ARCH, or ~/.cache/atomlab/apt-ARCH).
+    #[arg(long, value_name = "DIR")]
+    pub apt_cache: Option<PathBuf>,
     /// List the top N functions by atomic count (10 without a value), per
     /// ELF file.
     #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "10")]
@@ -127,17 +140,20 @@ fn record(a: &BinaryAudit, check: Option<&RequireResult>) -> Record {
     r
 }
 
-pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
-    let (units, list_errors, list_skipped) = atomlab_audit::package::units(&args.paths);
+pub fn run(mut args: AuditArgs) -> anyhow::Result<Outcome> {
+    let missed = fetch_apt(&mut args)?;
+    let (units, mut list_errors, list_skipped) = atomlab_audit::package::units(&args.paths);
     if !units
         .iter()
         .any(|u| atomlab_audit::input::looks_like_package(u))
     {
         // ELF files and directories of them: a row per file, as before.
         // (The listing's errors are found again by that walk.)
-        let run = per_file(&args.paths);
+        let mut run = per_file(&args.paths);
+        run.errors.extend(missed);
         return finish(args, run, None);
     }
+    list_errors.extend(missed);
     let packages = audit_units(&units);
     let rows: Vec<PackageRow> = packages.iter().map(PackageRow::of).collect();
     let mut run = AuditRun {
@@ -151,6 +167,53 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
         run.skipped_non_elf += p.skipped_non_elf;
     }
     finish(args, run, Some(rows))
+}
+
+/// Fetches `--apt`'s packages and adds them to the paths; the packages apt
+/// could not give, as errors (a line each; the rest goes on).
+fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
+    if args.apt.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cache = match &args.apt_cache {
+        Some(c) => c.clone(),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|h| PathBuf::from(h).join(".cache"))
+            })
+            .map(|c| c.join("atomlab").join(format!("apt-{}", args.apt_arch)))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--apt: no HOME or XDG_CACHE_HOME to keep packages in; give --apt-cache DIR"
+                )
+            })?,
+    };
+    let req = atomlab_audit::apt::AptRequest {
+        packages: args.apt.clone(),
+        arch: args.apt_arch.clone(),
+        cache: cache.clone(),
+        apt_get: PathBuf::from("apt-get"),
+    };
+    eprintln!(
+        "atomlab: audit: fetching {} {} packages with apt-get into {}",
+        req.packages.len(),
+        req.arch,
+        cache.display()
+    );
+    let got = atomlab_audit::apt::fetch(&req).map_err(|e| anyhow::anyhow!("--apt: {e}"))?;
+    args.paths.extend(got.debs);
+    Ok(got
+        .missed
+        .into_iter()
+        .map(|m| AuditError::NotFetched {
+            path: m.package,
+            reason: m.reason,
+        })
+        .collect())
 }
 
 /// Audits `units` (packages and ELF files) on a worker per CPU; the results
@@ -756,4 +819,20 @@ fn print_many(audits: &[BinaryAudit], checks: &[Option<RequireResult>]) -> anyho
         print_functions(a)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use atomlab_audit::PackageVerdict;
+
+    /// `compare` ranks package observations by atomlab-core's list; the
+    /// words the audit writes must be that list, in its order.
+    #[test]
+    fn package_verdicts_are_the_words_compare_ranks() {
+        let written: Vec<&str> = PackageVerdict::WORST_FIRST
+            .iter()
+            .map(|v| v.name())
+            .collect();
+        assert_eq!(written, atomlab_core::AUDIT_PACKAGE_WORST_FIRST);
+    }
 }

@@ -176,7 +176,7 @@ pub fn view(report: &Report) -> anyhow::Result<()> {
             check::records_table(&recs)
         }
         "audit" => audit::records_table(&report.records),
-        "run" => run::records_table(&report.records),
+        "run" => run::view(report),
         "suite" => suite::summary(report),
         "machine" => render::machine_table(&report.machine),
         _ => render::records_table(&report.records),

@@ -1,17 +1,16 @@
-//! `atomlab run`: run litmus tests on this CPU (atomlab-run) and put the
-//! histogram of final states beside each applicable model's verdict
-//! (atomlab-model), as a table, litmus7's log format or JSON.
+//! `atomlab run`: run litmus tests on this CPU and put the histogram of
+//! final states beside each applicable model's verdict, as a table,
+//! litmus7's log format or JSON. The running and judging is one call to
+//! [`atomlab_run::batch::run_files`]; this file maps the flags to its
+//! options, prints the tables from the records it returns (`atomlab show`
+//! prints a saved run through the same functions) and picks the exit code.
 
 use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use atomlab_core::{
-    ExitStatus, InputError, Machine, Metric, Record, Report, Source, Unit, Verdict,
-};
-use atomlab_litmus::{Arch, Quantifier, StateVar, Test, Value};
-use atomlab_model::check::{CheckOptions, ModelOutcome};
-use atomlab_run::{Affinity, PrepareOptions, RunError, RunOptions, RunResult, SyncMode};
-use serde_json::json;
+use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
+use atomlab_run::batch::{self, BatchError, BatchOptions, Progress, Ran};
+use atomlab_run::{Affinity, PrepareOptions, RunOptions, SyncMode};
 
 use super::Outcome;
 use crate::render;
@@ -102,18 +101,6 @@ pub struct RunArgs {
     pub arm_acquire: super::check::ArmAcquire,
 }
 
-/// One test run on this CPU beside the verdicts of its models: what `run`
-/// prints and what [`record`] turns into a record (`suite` shares both).
-pub(crate) struct Ran {
-    test: Test,
-    mapping: Option<&'static str>,
-    models: Vec<ModelOutcome>,
-    result: RunResult,
-    /// (model, state, count) of observed states a model forbids.
-    forbidden: Vec<(&'static str, Vec<Value>, u64)>,
-    replay: String,
-}
-
 fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
     match s {
         "spread" => Ok(Affinity::Spread),
@@ -130,109 +117,15 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
     }
 }
 
-/// The models that judge a test of `arch` on this host: a C test by the
-/// host's hardware model through the mapping it runs with, and by C11/RC11.
-pub(crate) fn models_for(arch: Arch) -> &'static [&'static str] {
-    match arch {
-        Arch::C if atomlab_run::host_isa() == "aarch64" => &["aarch64", "c11", "rc11"],
-        Arch::C if atomlab_run::host_isa() == "riscv64" => &["riscv", "c11", "rc11"],
-        Arch::C => &["x86tso", "c11", "rc11"],
-        Arch::X86 | Arch::X86_64 => &["x86tso"],
-        Arch::AArch64 => &["aarch64"],
-        Arch::RiscV => &["riscv"],
-    }
-}
-
-/// Why a test cannot run, without the file name (reports name it apart).
-pub(crate) fn refusal(e: &RunError) -> String {
-    match e {
-        // The Display of these names the file itself.
-        RunError::WrongIsa { .. }
-        | RunError::Unencodable { .. }
-        | RunError::MissingFeature { .. }
-        | RunError::LinuxKernel { .. } => e
-            .to_string()
-            .split_once(": ")
-            .map(|(_, m)| m.to_string())
-            .unwrap_or_else(|| e.to_string()),
-        _ => e.to_string(),
-    }
-}
-
-/// The command line that repeats a run of `file` with `opts`.
-pub(crate) fn replay_line(
-    file: &str,
-    opts: &RunOptions,
-    affinity: &str,
-    models: &[String],
-    arm_acquire: atomlab_model::AcquireLoad,
-) -> String {
-    let mut replay = format!(
-        "atomlab run {} --size {} --runs {} --sync {} --affinity {} --stride {} --seed {}",
-        file,
-        opts.size,
-        opts.runs,
-        opts.sync.name(),
-        affinity,
-        opts.stride,
-        opts.seed
-    );
-    if !models.is_empty() {
-        replay.push_str(&format!(" --model {}", models.join(",")));
-    }
-    if arm_acquire == atomlab_model::AcquireLoad::Ldapr {
-        replay.push_str(" --arm-acquire ldapr");
-    }
-    replay
-}
-
-/// Judges a prepared test under `models`, runs it on this CPU with `opts`,
-/// and finds the observed states a model forbids; each is reported on
-/// stderr (FORBIDDEN OUTCOME OBSERVED) with `replay`.
-pub(crate) fn run_test(
-    program: &atomlab_run::Program,
-    models: &[&str],
-    opts: &RunOptions,
-    prep: &PrepareOptions,
-    replay: String,
-) -> anyhow::Result<Ran> {
-    let test = &program.test;
-    // The aarch64 column of a C test judges the mapping the code ran with.
-    let check_opts = CheckOptions {
-        deadline: Some(Instant::now() + Duration::from_secs(60)),
-        acquire: prep.arm_acquire,
-        ..CheckOptions::default()
-    };
-    let verdicts = atomlab_model::check_test(test, models, &check_opts);
-    let result = atomlab_run::run(program, opts).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut forbidden = Vec::new();
-    for v in &verdicts {
-        let ModelOutcome::Done(d) = v else { continue };
-        if d.racy {
-            // A data race is undefined behaviour: the model allows anything.
-            continue;
-        }
-        for (state, n, _) in &result.histogram {
-            if !d.states.iter().any(|(s, _)| s == state) {
-                forbidden.push((d.model, state.clone(), *n));
-            }
-        }
-    }
-    for (model, state, n) in &forbidden {
+/// Says a forbidden outcome on stderr as soon as its test has run (the
+/// tables follow at the end); `suite` says its own the same way.
+pub(crate) fn say_forbidden(ran: &Ran) {
+    for f in &ran.forbidden {
         eprintln!(
-            "atomlab: FORBIDDEN OUTCOME OBSERVED: {} state {} seen {n} times, forbidden by {model} (a CPU erratum or a wrong model); replay: {replay}",
-            test.name,
-            state_text(test, &result.vars, state)
+            "atomlab: FORBIDDEN OUTCOME OBSERVED: {} state {} seen {} times, forbidden by {} (a CPU erratum or a wrong model); replay: {}",
+            ran.test.name, f.state, f.count, f.model, ran.replay
         );
     }
-    Ok(Ran {
-        test: test.clone(),
-        mapping: program.mapping,
-        models: verdicts,
-        result,
-        forbidden,
-        replay,
-    })
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
@@ -242,117 +135,61 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         s if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
         s => anyhow::bail!("--timeout must be a number of seconds (0 for none), not {s}"),
     };
-    if args.size == 0 || args.runs == 0 {
-        anyhow::bail!("--size and --runs must be at least 1");
-    }
-    let opts = RunOptions {
-        size: args.size,
-        runs: args.runs,
-        sync: match args.sync {
-            Sync::Spin => SyncMode::Spin,
-            Sync::Userfence => SyncMode::UserFence,
-            Sync::Timebase => SyncMode::Timebase,
-            Sync::None => SyncMode::None,
+    let opts = BatchOptions {
+        run: RunOptions {
+            size: args.size,
+            runs: args.runs,
+            sync: match args.sync {
+                Sync::Spin => SyncMode::Spin,
+                Sync::Userfence => SyncMode::UserFence,
+                Sync::Timebase => SyncMode::Timebase,
+                Sync::None => SyncMode::None,
+            },
+            affinity,
+            stride: if args.same_line { 8 } else { args.stride },
+            timeout,
+            seed: args.seed,
+            ..RunOptions::default()
         },
-        affinity,
-        stride: if args.same_line { 8 } else { args.stride },
-        timeout,
-        seed: args.seed,
-        ..RunOptions::default()
-    };
-    // Flags first: a bad one is refused before any file is read.
-    opts.validate()?;
-    let prep = PrepareOptions {
-        arm_acquire: match args.arm_acquire {
-            super::check::ArmAcquire::Ldar => atomlab_model::AcquireLoad::Ldar,
-            super::check::ArmAcquire::Ldapr => atomlab_model::AcquireLoad::Ldapr,
+        prepare: PrepareOptions {
+            arm_acquire: match args.arm_acquire {
+                super::check::ArmAcquire::Ldar => atomlab_model::AcquireLoad::Ldar,
+                super::check::ArmAcquire::Ldapr => atomlab_model::AcquireLoad::Ldapr,
+            },
         },
+        models: args.model.clone(),
     };
     let machine = Machine::detect();
-    let atomlab_litmus::inputs::Expanded { files, errors } =
-        atomlab_litmus::inputs::expand(&args.files);
-    let mut report_errors: Vec<InputError> = errors
-        .into_iter()
-        .map(|(input, message)| InputError {
-            input,
-            line: None,
-            column: None,
-            message,
-        })
-        .collect();
-    // Everything is parsed and compiled before anything runs: a test that
-    // cannot run stops the command here (exit 2).
-    let mut programs = Vec::new();
-    for path in &files {
-        match atomlab_litmus::parse_file(path) {
-            Err(e) => report_errors.push(InputError {
-                input: e.file.clone(),
-                line: Some(e.line),
-                column: Some(e.column),
-                message: e.message.clone(),
-            }),
-            Ok(test) => match atomlab_run::prepare_with(&test, &prep) {
-                Ok(p) => programs.push(p),
-                Err(e) => {
-                    let line = match &e {
-                        RunError::Unencodable { line, .. }
-                        | RunError::MissingFeature { line, .. } => Some(*line),
-                        _ => None,
-                    };
-                    report_errors.push(InputError {
-                        input: test.file.clone(),
-                        line,
-                        column: None,
-                        message: refusal(&e),
-                    });
-                }
-            },
-        }
-    }
-    if !report_errors.is_empty() {
-        let mut report = Report::new("run", machine, Vec::new());
-        report.errors = report_errors;
-        report
-            .notes
-            .push("nothing was run: every input must be runnable first".into());
-        return Ok(Outcome {
-            report,
-            status: ExitStatus::BadInput,
-            people: Box::new(|_| Ok(())),
-        });
-    }
-    let mut ran = Vec::new();
-    for program in &programs {
-        let test = &program.test;
-        let chosen: Vec<&str> = args.model.iter().map(String::as_str).collect();
-        let models: &[&str] = if chosen.is_empty() {
-            models_for(test.arch)
-        } else {
-            &chosen
-        };
+    let terminal = std::io::stderr().is_terminal();
+    let ran = batch::run_files(&args.files, &opts, |p| match p {
         // A progress line on a terminal only, as `check` (none when piped).
-        if std::io::stderr().is_terminal() {
-            eprintln!(
-                "atomlab run: {}: {} x {} instances, --sync {}",
-                test.name,
-                opts.runs,
-                opts.size,
-                opts.sync.name()
-            );
+        Progress::Starting { test, .. } if terminal => eprintln!(
+            "atomlab run: {}: {} x {} instances, --sync {}",
+            test.name,
+            opts.run.runs,
+            opts.run.size,
+            opts.run.sync.name()
+        ),
+        Progress::Starting { .. } => {}
+        Progress::Done { ran, .. } => say_forbidden(ran),
+    });
+    let ran = match ran {
+        Ok(ran) => ran,
+        Err(BatchError::Inputs(errors)) => {
+            let mut report = Report::new("run", machine, Vec::new());
+            report.errors = errors;
+            report
+                .notes
+                .push("nothing was run: every input must be runnable first".into());
+            return Ok(Outcome {
+                report,
+                status: ExitStatus::BadInput,
+                people: Box::new(|_| Ok(())),
+            });
         }
-        let replay = replay_line(
-            &test.file,
-            &opts,
-            &args.affinity,
-            &args.model,
-            prep.arm_acquire,
-        );
-        ran.push(run_test(program, models, &opts, &prep, replay)?);
-    }
-    let records: Vec<Record> = ran
-        .iter()
-        .map(|r| record(r, &opts, &args.affinity))
-        .collect();
+        Err(BatchError::Run(e)) => anyhow::bail!("{e}"),
+    };
+    let records: Vec<Record> = ran.iter().map(Ran::record).collect();
     // A forbidden outcome observed, a test cut short, or one a model could
     // not judge: exit 1.
     let status = if records.iter().any(|r| {
@@ -374,9 +211,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome {
         report,
         status,
-        people: Box::new(move |_| match format {
-            Format::Table => print_tables(&ran, emulated),
-            Format::Litmus => print_litmus(&ran, emulated),
+        people: Box::new(move |report| {
+            let mut out = std::io::stdout().lock();
+            match format {
+                Format::Table => tables(&mut out, &report.records, emulated),
+                Format::Litmus => litmus_log(&mut out, &report.records, emulated),
+            }
         }),
     })
 }
@@ -386,310 +226,189 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
 /// histogram says nothing about what an Arm (or any real) CPU does.
 const EMULATED: &str = "running under emulation (qemu-user): the histogram shows the emulator's behaviour and says nothing about Arm or any other real hardware";
 
-/// A final state as litmus7 prints it: `0:EAX=0; x=1;`.
-fn state_text(test: &Test, vars: &[StateVar], values: &[Value]) -> String {
-    vars.iter()
-        .zip(values)
-        .map(|(v, x)| {
-            let name = match v {
-                StateVar::Loc(l) => test.locations[*l].clone(),
-                _ => test.var_name(v),
-            };
-            format!("{name}={};", test.value_name(*x))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+/// A run record's fields as its tables read them (`batch::record` writes
+/// them); a field an older record lacks reads as empty.
+struct Fields<'a>(&'a Record);
 
-fn per_second(r: &RunResult) -> f64 {
-    let s = r.elapsed.as_secs_f64();
-    if s > 0.0 {
-        r.positive as f64 / s
-    } else {
-        0.0
-    }
-}
-
-fn per_million(r: &RunResult) -> f64 {
-    if r.instances() > 0 {
-        r.positive as f64 * 1e6 / r.instances() as f64
-    } else {
-        0.0
-    }
-}
-
-/// The `run` record of a test run: observation, counts and rates as
-/// metrics, the histogram and the models' verdicts in detail; FAIL when a
-/// model forbids an observed state, TIMEOUT when `--timeout` cut it short.
-pub(crate) fn record(r: &Ran, opts: &RunOptions, affinity: &str) -> Record {
-    let test = &r.test;
-    let res = &r.result;
-    let mut rec = Record::new("run", &test.name, atomlab_run::host_isa());
-    rec.param("file", test.file.clone())
-        .param("arch", test.arch.name())
-        .param("condition", test.condition_text())
-        .param("observation", res.observation())
-        .param("mapping", r.mapping)
-        .param("size", opts.size)
-        .param("runs", opts.runs)
-        .param("runs_done", res.runs_done)
-        .param("sync", opts.sync.name())
-        .param("affinity", affinity)
-        .param("stride", opts.stride)
-        .param("seed", opts.seed)
-        .param(
-            "cpus",
-            res.cpus
-                .iter()
-                .map(|c| c.map(|c| c as i64).unwrap_or(-1))
-                .collect::<Vec<_>>(),
-        );
-    let count = |name: &str, n: f64| Metric::new(name, Unit::Count, Source::Derived, vec![n]);
-    rec.metrics.push(Metric::new(
-        "seconds",
-        Unit::Seconds,
-        Source::ClockGettime,
-        vec![res.elapsed.as_secs_f64()],
-    ));
-    rec.metrics.push(count("instances", res.instances() as f64));
-    rec.metrics.push(count("positive", res.positive as f64));
-    rec.metrics.push(count("negative", res.negative as f64));
-    rec.metrics
-        .push(count("states", res.histogram.len() as f64));
-    rec.metrics.push(Metric::new(
-        "witnesses_per_second",
-        Unit::OpsPerSecond,
-        Source::Derived,
-        vec![per_second(res)],
-    ));
-    rec.metrics.push(Metric::new(
-        "witnesses_per_million",
-        Unit::Count,
-        Source::Derived,
-        vec![per_million(res)],
-    ));
-    let models: Vec<serde_json::Value> = r
-        .models
-        .iter()
-        .map(|m| match m {
-            ModelOutcome::Done(d) => json!({
-                "model": d.model,
-                "observation": d.observation.word(),
-                "mapping": d.mapping,
-                "data_race": d.racy,
-                "allowed_states": d.states.iter().map(|(s, _)| state_text(test, &d.vars, s)).collect::<Vec<_>>(),
-            }),
-            other => json!({ "model": other.model(), "observation": check_cell(other) }),
-        })
-        .collect();
-    rec.detail = Some(json!({
-        "histogram": res.histogram.iter().map(|(s, n, w)| json!({
-            "state": state_text(test, &res.vars, s),
-            "count": n,
-            "witness": w,
-            "forbidden_by": r.forbidden.iter().filter(|f| &f.1 == s).map(|f| f.0).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "models": models,
-        "filtered": res.filtered,
-        "loop_budget_exhausted": res.budget_exhausted,
-        "replay": r.replay,
-    }));
-    for e in &res.pin_errors {
-        rec.notes.push(format!("pinning refused: {e}"));
-    }
-    if res.budget_exhausted > 0 {
-        rec.notes.push(format!(
-            "{} instances ran out of their loop budget and are not counted",
-            res.budget_exhausted
-        ));
-    }
-    rec.verdict = Some(if !r.forbidden.is_empty() {
-        for (model, state, n) in &r.forbidden {
-            rec.notes.push(format!(
-                "FORBIDDEN OUTCOME OBSERVED: {} seen {n} times, forbidden by {model}; replay: {}",
-                state_text(test, &res.vars, state),
-                r.replay
-            ));
+impl<'a> Fields<'a> {
+    fn text(&self, key: &str) -> String {
+        match self.0.parameters.get(key) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => "-".into(),
         }
-        Verdict::Fail
-    } else if let Some(why) = r.models.iter().find_map(unjudged) {
-        // As `check` does: a test a model could not judge is not a pass.
-        rec.notes.push(format!("BOUND: {why}"));
-        Verdict::Bound
-    } else if res.timed_out {
-        rec.notes.push(format!(
-            "TIMEOUT: stopped after {} of {} runs (--timeout)",
-            res.runs_done, opts.runs
-        ));
-        Verdict::Timeout
-    } else {
-        Verdict::Pass
-    });
-    rec
-}
-
-fn check_cell(o: &ModelOutcome) -> String {
-    match o {
-        ModelOutcome::Done(r) => {
-            let race = if r.racy { " race" } else { "" };
-            format!("{} ({}){race}", r.observation.word(), r.states.len())
-        }
-        ModelOutcome::Timeout { .. } => "TIMEOUT".into(),
-        ModelOutcome::NotApplicable { .. } => "-".into(),
-        // As `check` words it: the checker's fixed limits, or a test the
-        // model cannot follow.
-        ModelOutcome::Failed {
-            error: atomlab_model::CheckError::TooBig(_),
-            ..
-        } => "BOUND".into(),
-        ModelOutcome::Failed { .. } => "ERROR".into(),
+    }
+    fn count(&self, key: &str) -> u64 {
+        self.0
+            .parameters
+            .get(key)
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    }
+    fn metric(&self, name: &str) -> f64 {
+        self.0.metric(name).and_then(|m| m.median()).unwrap_or(0.0)
+    }
+    fn detail(&self, key: &str) -> Option<&'a serde_json::Value> {
+        self.0.detail.as_ref().and_then(|d| d.get(key))
+    }
+    fn list(&self, key: &str) -> &'a [serde_json::Value] {
+        self.detail(key)
+            .and_then(|v| v.as_array())
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 }
 
-/// Why a model gave no verdict on a run's test, for the people's output and
-/// the record's notes; `None` when it gave one.
-fn unjudged(o: &ModelOutcome) -> Option<String> {
-    match o {
-        ModelOutcome::Failed { model, error } => Some(format!(
-            "{model} could not judge the test ({error}), so the observed states were not checked against it"
-        )),
-        ModelOutcome::Timeout { model, .. } => Some(format!(
-            "{model} gave up at the checker's timeout, so the observed states were not checked against it"
-        )),
-        _ => None,
-    }
+fn str_of<'a>(v: &'a serde_json::Value, key: &str) -> &'a str {
+    v.get(key).and_then(|x| x.as_str()).unwrap_or("")
 }
 
-fn print_tables(ran: &[Ran], emulated: bool) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+fn names(v: &serde_json::Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(|x| x.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Per test: the header line, the histogram with a column per model (and
+/// the allowed states not observed), the observation, the rates, each
+/// model's verdict and what went wrong; from the run's records alone, so
+/// `atomlab run` and `atomlab show` print the same.
+fn tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> anyhow::Result<()> {
     if emulated {
         writeln!(out, "NOTE: {EMULATED}")?;
     }
-    for r in ran {
-        let (test, res) = (&r.test, &r.result);
-        let cpus: Vec<String> = res
-            .cpus
+    for r in recs {
+        let f = Fields(r);
+        let cpus: Vec<String> = r
+            .parameters
+            .get("cpus")
+            .and_then(|c| c.as_array())
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
             .iter()
             .enumerate()
-            .map(|(i, c)| match c {
-                Some(c) => format!("P{i}:cpu{c}"),
-                None => format!("P{i}:any"),
+            .map(|(i, c)| match c.as_i64() {
+                Some(c) if c >= 0 => format!("P{i}:cpu{c}"),
+                _ => format!("P{i}:any"),
             })
             .collect();
         writeln!(
             out,
             "{} ({}): {} instances ({} runs done), {:.3} s, {}",
-            test.name,
-            test.file,
-            res.instances(),
-            res.runs_done,
-            res.elapsed.as_secs_f64(),
+            r.scenario,
+            f.text("file"),
+            f.metric("instances") as u64,
+            f.count("runs_done"),
+            f.metric("seconds"),
             cpus.join(" ")
         )?;
+        // The models that gave a verdict: they have allowed states.
+        let judged: Vec<&serde_json::Value> = f
+            .list("models")
+            .iter()
+            .filter(|m| m.get("allowed_states").is_some())
+            .collect();
         let mut t = render::table();
         let mut header = vec!["count".to_string(), "witness".into(), "final state".into()];
-        let judged: Vec<&atomlab_model::ModelResult> = r
-            .models
-            .iter()
-            .filter_map(|m| match m {
-                ModelOutcome::Done(d) => Some(&**d),
-                _ => None,
-            })
-            .collect();
-        header.extend(judged.iter().map(|d| d.model.to_string()));
+        header.extend(judged.iter().map(|m| str_of(m, "model").to_string()));
         t.set_header(header);
-        let model_cell = |d: &atomlab_model::ModelResult, s: &Vec<Value>| {
-            if d.states.iter().any(|(x, _)| x == s) {
+        let model_cell = |m: &serde_json::Value, allowed_by: &[String]| {
+            if allowed_by.iter().any(|a| a == str_of(m, "model")) {
                 "allowed".to_string()
-            } else if d.racy {
+            } else if m.get("data_race").and_then(|x| x.as_bool()) == Some(true) {
                 "forbidden (racy test: undefined)".to_string()
             } else {
                 "FORBIDDEN".to_string()
             }
         };
-        for (s, n, w) in &res.histogram {
+        let witness = |h: &serde_json::Value| {
+            if h.get("witness").and_then(|x| x.as_bool()) == Some(true) {
+                "*".to_string()
+            } else {
+                String::new()
+            }
+        };
+        for h in f.list("histogram") {
+            let allowed_by = names(h, "allowed_by");
             let mut row = vec![
-                n.to_string(),
-                if *w { "*".into() } else { String::new() },
-                state_text(test, &res.vars, s),
+                h.get("count")
+                    .and_then(|x| x.as_u64())
+                    .unwrap_or(0)
+                    .to_string(),
+                witness(h),
+                str_of(h, "state").to_string(),
             ];
-            row.extend(judged.iter().map(|d| model_cell(d, s)));
+            row.extend(judged.iter().map(|m| model_cell(m, &allowed_by)));
             t.add_row(row);
         }
         // Allowed states the CPU did not show: normal, and said so.
-        let mut unseen: Vec<&Vec<Value>> = Vec::new();
-        for d in &judged {
-            for (s, _) in &d.states {
-                if !res.histogram.iter().any(|h| &h.0 == s) && !unseen.contains(&s) {
-                    unseen.push(s);
-                }
-            }
-        }
-        unseen.sort();
-        let holds = |s: &Vec<Value>| {
-            test.condition.prop.eval(&|v: &StateVar| {
-                res.vars
-                    .iter()
-                    .position(|x| x == v)
-                    .map(|i| s[i])
-                    .unwrap_or(Value::Int(0))
-            })
-        };
-        for s in unseen {
-            let mut row = vec![
-                "0".to_string(),
-                if holds(s) { "*".into() } else { String::new() },
-                state_text(test, &res.vars, s),
-            ];
+        for h in f.list("not_observed") {
+            let allowed_by = names(h, "allowed_by");
+            let mut row = vec!["0".to_string(), witness(h), str_of(h, "state").to_string()];
             row.extend(
                 judged
                     .iter()
-                    .map(|d| format!("{}, not observed", model_cell(d, s))),
+                    .map(|m| format!("{}, not observed", model_cell(m, &allowed_by))),
             );
             t.add_row(row);
         }
         writeln!(out, "{t}")?;
+        let positive = f.metric("positive") as u64;
         writeln!(
             out,
             "Observation {} {} {} {}",
-            test.name,
-            res.observation(),
-            res.positive,
-            res.negative
+            r.scenario,
+            f.text("observation"),
+            positive,
+            f.metric("negative") as u64
         )?;
         writeln!(
             out,
             "witnesses: {} per second, {} per million instances",
-            render::num(per_second(res)),
-            render::num(per_million(res))
+            render::num(f.metric("witnesses_per_second")),
+            render::num(f.metric("witnesses_per_million"))
         )?;
-        for m in &r.models {
-            let verdict = check_cell(m);
-            match m {
-                ModelOutcome::Done(d) => {
-                    let via = d
-                        .mapping
-                        .map(|m| format!(" through {m}"))
-                        .unwrap_or_default();
-                    writeln!(out, "{}: {verdict}{via}", d.model)?;
+        for m in f.list("models") {
+            let model = str_of(m, "model");
+            match m.get("allowed_states").and_then(|s| s.as_array()) {
+                Some(states) => {
+                    let race = if m.get("data_race").and_then(|x| x.as_bool()) == Some(true) {
+                        " race"
+                    } else {
+                        ""
+                    };
+                    let via = match m.get("mapping").and_then(|x| x.as_str()) {
+                        Some(map) => format!(" through {map}"),
+                        None => String::new(),
+                    };
+                    writeln!(
+                        out,
+                        "{model}: {} ({}){race}{via}",
+                        str_of(m, "observation"),
+                        states.len()
+                    )?;
                 }
-                other => match unjudged(other) {
-                    Some(why) => writeln!(out, "{}: {verdict}: {why}", other.model())?,
-                    None => writeln!(out, "{}: {verdict}", other.model())?,
+                None => match m.get("unjudged").and_then(|x| x.as_str()) {
+                    Some(why) => writeln!(out, "{model}: {}: {why}", str_of(m, "observation"))?,
+                    None => writeln!(out, "{model}: {}", str_of(m, "observation"))?,
                 },
             }
         }
-        if res.positive == 0 && test.condition.quantifier == Quantifier::Exists {
-            let allowed = judged.iter().any(|d| d.observation.word() != "Never");
-            if allowed {
-                writeln!(
-                    out,
-                    "the condition is allowed by a model but was not observed in {} instances: normal for an allowed outcome",
-                    res.instances()
-                )?;
-            }
+        let exists = f.detail("kind").and_then(|k| k.as_str()) == Some("Allowed");
+        if positive == 0 && exists && judged.iter().any(|m| str_of(m, "observation") != "Never") {
+            writeln!(
+                out,
+                "the condition is allowed by a model but was not observed in {} instances: normal for an allowed outcome",
+                f.metric("instances") as u64
+            )?;
         }
-        for (model, state, n) in &r.forbidden {
+        let replay = f.detail("replay").and_then(|x| x.as_str()).unwrap_or("");
+        for x in f.list("forbidden") {
             // Under emulation the emulator is a third suspect: qemu-user on
             // an x86-64 host lets a store-release pass a later
             // load-acquire (measured: SB+rel+acq, crates/atomlab-run/tests).
@@ -700,17 +419,18 @@ fn print_tables(ran: &[Ran], emulated: bool) -> anyhow::Result<()> {
             };
             writeln!(
                 out,
-                "FORBIDDEN OUTCOME OBSERVED: {} {} seen {n} times, forbidden by {model} ({cause})\n  replay: {}",
-                test.name,
-                state_text(test, &res.vars, state),
-                r.replay
+                "FORBIDDEN OUTCOME OBSERVED: {} {} seen {} times, forbidden by {} ({cause})\n  replay: {replay}",
+                r.scenario,
+                str_of(x, "state"),
+                x.get("count").and_then(|c| c.as_u64()).unwrap_or(0),
+                str_of(x, "model"),
             )?;
         }
-        if res.timed_out {
+        if f.detail("timed_out").and_then(|x| x.as_bool()) == Some(true) {
             writeln!(
                 out,
                 "TIMEOUT: --timeout stopped the test after {} runs",
-                res.runs_done
+                f.count("runs_done")
             )?;
         }
         writeln!(out)?;
@@ -718,59 +438,67 @@ fn print_tables(ran: &[Ran], emulated: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// litmus7's log, one block per test.
-fn print_litmus(ran: &[Ran], emulated: bool) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+/// litmus7's log, one block per test, from the run's records.
+fn litmus_log(out: &mut impl Write, recs: &[Record], emulated: bool) -> anyhow::Result<()> {
     if emulated {
         writeln!(out, "% {EMULATED}")?;
     }
-    for r in ran {
-        let (test, res) = (&r.test, &r.result);
-        writeln!(out, "% Results for {} (atomlab run) %", test.file)?;
-        writeln!(
-            out,
-            "Test {} {}",
-            test.name,
-            test.condition.quantifier.kind()
-        )?;
-        writeln!(out, "Histogram ({} states)", res.histogram.len())?;
-        for (s, n, w) in &res.histogram {
-            let mark = if *w { "*>" } else { ":>" };
-            writeln!(out, "{n:<6}{mark}{}", state_text(test, &res.vars, s))?;
+    for r in recs {
+        let f = Fields(r);
+        let name = &r.scenario;
+        let kind = f.detail("kind").and_then(|k| k.as_str()).unwrap_or("");
+        writeln!(out, "% Results for {} (atomlab run) %", f.text("file"))?;
+        writeln!(out, "Test {name} {kind}")?;
+        let histogram = f.list("histogram");
+        writeln!(out, "Histogram ({} states)", histogram.len())?;
+        for h in histogram {
+            let n = h.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
+            let mark = if h.get("witness").and_then(|x| x.as_bool()) == Some(true) {
+                "*>"
+            } else {
+                ":>"
+            };
+            writeln!(out, "{n:<6}{mark}{}", str_of(h, "state"))?;
         }
-        let ok = match test.condition.quantifier {
-            Quantifier::Exists => res.positive > 0,
-            Quantifier::NotExists => res.positive == 0,
-            Quantifier::Forall => res.negative == 0,
+        let (positive, negative) = (f.metric("positive") as u64, f.metric("negative") as u64);
+        let ok = match kind {
+            "Allowed" => positive > 0,
+            "Forbidden" => positive == 0,
+            _ => negative == 0,
         };
         writeln!(out, "{}", if ok { "Ok" } else { "No" })?;
         writeln!(out)?;
         writeln!(out, "Witnesses")?;
-        writeln!(
-            out,
-            "Positive: {}, Negative: {}",
-            res.positive, res.negative
-        )?;
+        writeln!(out, "Positive: {positive}, Negative: {negative}")?;
         // litmus7 says "validated" when the test's expectation holds.
         let validated = ok;
         writeln!(
             out,
             "Condition {} is {}validated",
-            test.condition_text(),
+            f.text("condition"),
             if validated { "" } else { "NOT " }
         )?;
         writeln!(
             out,
-            "Observation {} {} {} {}",
-            test.name,
-            res.observation(),
-            res.positive,
-            res.negative
+            "Observation {name} {} {positive} {negative}",
+            f.text("observation")
         )?;
-        writeln!(out, "Time {} {:.2}", test.name, res.elapsed.as_secs_f64())?;
+        writeln!(out, "Time {name} {:.2}", f.metric("seconds"))?;
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// A saved run as `atomlab run` printed it (`atomlab show`), then its
+/// summary: one row per test with the hardware's observation and each
+/// model's.
+pub fn view(report: &Report) -> anyhow::Result<()> {
+    tables(
+        &mut std::io::stdout().lock(),
+        &report.records,
+        report.machine.emulated,
+    )?;
+    records_table(&report.records)
 }
 
 /// A saved run's summary (`atomlab show`), from its records alone: one row

@@ -147,60 +147,43 @@ const BUILTIN_DIR: &str = "crates/atomlab-model/tests/litmus/c";
 /// ordering, not a CPU's (qemu-user on x86-64 lets an STLR pass a later
 /// LDAR, which Arm forbids), so every test says why it was not run.
 fn run_pass(records: &mut Vec<Record>, emulated: bool) -> ExitStatus {
+    use atomlab_run::batch::{self, BatchOptions};
     use atomlab_run::{Affinity, RunOptions, SyncMode};
-    let affinity = "spread";
-    let opts = RunOptions {
-        size: 1000,
-        runs: 50,
-        sync: SyncMode::UserFence,
-        affinity: Affinity::Spread,
-        // A guard only: a test takes tens of milliseconds here. 1 s was
-        // too short for IRIW's four threads on two CPUs while other builds
-        // ran (load 8: no run finished, a TIMEOUT with no instances).
-        timeout: Some(std::time::Duration::from_secs(5)),
-        ..RunOptions::default()
+    let opts = BatchOptions {
+        run: RunOptions {
+            size: 1000,
+            runs: 50,
+            sync: SyncMode::UserFence,
+            affinity: Affinity::Spread,
+            // A guard only: a test takes tens of milliseconds here. 1 s was
+            // too short for IRIW's four threads on two CPUs while other builds
+            // ran (load 8: no run finished, a TIMEOUT with no instances).
+            timeout: Some(std::time::Duration::from_secs(5)),
+            ..RunOptions::default()
+        },
+        ..BatchOptions::default()
     };
     let mut status = ExitStatus::Ok;
     for test in atomlab_model::builtin::suite() {
-        let refused = |reason: String| {
-            let mut rec = Record::new("run", &test.name, atomlab_run::host_isa());
-            rec.param("file", test.file.clone())
-                .param("arch", test.arch.name())
-                .param("condition", test.condition_text())
-                .param("not_run", reason.clone());
-            rec.notes.push(format!("not run: {reason}"));
-            rec
-        };
+        let refused = |reason: String| batch::not_run(&test, &reason);
         if emulated {
             records.push(refused(
                 "the CPU is emulated (qemu-user): its histogram would show the emulator, not a CPU; `atomlab run FILE` runs it anyway".into(),
             ));
             continue;
         }
-        let program = match atomlab_run::prepare(&test) {
+        let program = match atomlab_run::prepare_with(&test, &opts.prepare) {
             Ok(p) => p,
             Err(e) => {
-                records.push(refused(crate::cmd::run::refusal(&e)));
+                records.push(refused(batch::refusal(&e)));
                 continue;
             }
         };
-        let replay = crate::cmd::run::replay_line(
-            &format!("{BUILTIN_DIR}/{}", test.file),
-            &opts,
-            affinity,
-            &[],
-            atomlab_model::AcquireLoad::Ldar,
-        );
-        let models = crate::cmd::run::models_for(test.arch);
-        match crate::cmd::run::run_test(
-            &program,
-            models,
-            &opts,
-            &atomlab_run::PrepareOptions::default(),
-            replay,
-        ) {
+        let replay = batch::replay_line(&format!("{BUILTIN_DIR}/{}", test.file), &opts);
+        match batch::run_test(&program, &opts, replay) {
             Ok(ran) => {
-                let rec = crate::cmd::run::record(&ran, &opts, affinity);
+                crate::cmd::run::say_forbidden(&ran);
+                let rec = ran.record();
                 if rec.verdict == Some(Verdict::Fail) {
                     status = ExitStatus::VerdictFailed;
                 }
@@ -230,7 +213,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     }
     let stress_status = stress_pass(&mut records)?;
     eprintln!("  check: built-in litmus tests (case 004 among them) under every model");
-    records.extend(crate::cmd::check::suite_pass());
+    records.extend(atomlab_check::builtin_suite());
     if machine.emulated {
         eprintln!("  run: not on an emulated CPU (its histograms would show the emulator)");
     } else {

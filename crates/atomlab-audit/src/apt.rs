@@ -1,0 +1,322 @@
+//! Fetching Debian packages to audit: `atomlab audit --apt PKG…`.
+//!
+//! A distribution maintainer asks about packages by name, not by file. This
+//! module runs Debian's own `apt-get download` (apt-get(8)) for a chosen
+//! architecture (arm64 by default) into a cache directory, with apt's state
+//! (package lists, its cache) kept inside that directory, so no root, no
+//! `dpkg --add-architecture` and no change to the system's apt are needed:
+//! the system's sources (`/etc/apt/sources.list.d`) and keyrings are read,
+//! nothing of the system's is written.
+//!
+//! `apt-get download --print-uris` names the file each package will be
+//! saved as, and refuses the whole list when one name is unknown; then each
+//! name is asked alone, so that an unknown or virtual package gets one line
+//! and the rest are still fetched. apt-get itself verifies every download's
+//! hash and leaves a file it already has in place, so a second run fetches
+//! nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
+
+/// Package lists older than this are fetched again.
+const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+
+/// What `--apt` is asked for.
+#[derive(Debug, Clone)]
+pub struct AptRequest {
+    /// Package names (`nginx-light`, `libatomic1`; `name=version` as apt
+    /// takes it).
+    pub packages: Vec<String>,
+    /// The Debian architecture (`arm64`).
+    pub arch: String,
+    /// The cache directory: `lists/` and `cache/` for apt's state, `debs/`
+    /// for the packages.
+    pub cache: PathBuf,
+    /// The apt-get program (`apt-get` on PATH).
+    pub apt_get: PathBuf,
+}
+
+/// A package apt could not give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AptMiss {
+    /// The name asked for.
+    pub package: String,
+    /// apt's reason (its `E:` lines).
+    pub reason: String,
+}
+
+/// What `--apt` fetched.
+#[derive(Debug, Default)]
+pub struct AptFetch {
+    /// The .deb files, in the order the packages were asked for.
+    pub debs: Vec<PathBuf>,
+    /// The packages apt could not give, in the same order.
+    pub missed: Vec<AptMiss>,
+    /// Whether the package lists were fetched in this call.
+    pub updated_lists: bool,
+}
+
+/// Why nothing could be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum AptError {
+    /// apt-get cannot be run.
+    #[error("cannot run {program}: {source} (fetching packages by name needs Debian's apt-get)")]
+    NoAptGet {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The cache directory cannot be made or written.
+    #[error("{path}: cannot use as the package cache: {source}")]
+    Cache {
+        /// The directory.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// apt-get failed as a whole (the lists could not be fetched, the
+    /// network is down, the downloads failed).
+    #[error("`apt-get {step}` failed (exit {code}): {reason}")]
+    Apt {
+        /// The step (`update`, `download`).
+        step: &'static str,
+        /// apt-get's exit code, or `signal`.
+        code: String,
+        /// apt's `E:` lines, or its last lines of output.
+        reason: String,
+    },
+    /// Nothing was asked for.
+    #[error("no package names given")]
+    NoPackages,
+}
+
+impl AptRequest {
+    /// The options that keep apt's state in the cache and select the
+    /// architecture; the system's sources and keyrings are still read.
+    fn options(&self) -> Vec<String> {
+        let c = self.cache.display();
+        let mut o = vec![
+            format!("Dir::State::Lists={c}/lists"),
+            format!("Dir::Cache={c}/cache"),
+            format!("Dir::State::status={c}/status"),
+            format!("APT::Architecture={}", self.arch),
+            format!("APT::Architectures::={}", self.arch),
+            // The lock files are apt's own, inside the cache.
+            "Debug::NoLocking=1".to_string(),
+        ];
+        if running_as_root() {
+            // apt drops to its `_apt` user to download, which cannot write
+            // into a directory root made (a warning on every run).
+            o.push("APT::Sandbox::User=root".to_string());
+        }
+        o.into_iter().flat_map(|x| ["-o".to_string(), x]).collect()
+    }
+
+    fn apt(&self, args: &[&str], dir: &Path) -> Result<Output, AptError> {
+        Command::new(&self.apt_get)
+            .arg("-q")
+            .args(self.options())
+            .args(args)
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .output()
+            .map_err(|source| AptError::NoAptGet {
+                program: self.apt_get.display().to_string(),
+                source,
+            })
+    }
+
+    fn debs_dir(&self) -> PathBuf {
+        self.cache.join("debs")
+    }
+}
+
+/// Fetches `req.packages` (the lists first, when absent or a day old).
+pub fn fetch(req: &AptRequest) -> Result<AptFetch, AptError> {
+    if req.packages.is_empty() {
+        return Err(AptError::NoPackages);
+    }
+    for d in [
+        req.cache.join("lists/partial"),
+        req.cache.join("cache/archives/partial"),
+        req.debs_dir(),
+    ] {
+        std::fs::create_dir_all(&d).map_err(|source| AptError::Cache {
+            path: d.display().to_string(),
+            source,
+        })?;
+    }
+    let status = req.cache.join("status");
+    if !status.exists() {
+        std::fs::write(&status, b"").map_err(|source| AptError::Cache {
+            path: status.display().to_string(),
+            source,
+        })?;
+    }
+    let stamp = req.cache.join("lists/.atomlab-updated");
+    let fresh = std::fs::metadata(&stamp)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_some_and(|age| age < LISTS_MAX_AGE);
+    let mut out = AptFetch::default();
+    if !fresh {
+        let o = req.apt(&["update"], &req.cache)?;
+        if !o.status.success() || has_errors(&o) {
+            return Err(failed("update", &o));
+        }
+        // A stamp of our own: apt touches its lists only when they change.
+        let _ = std::fs::write(&stamp, b"");
+        out.updated_lists = true;
+    }
+    // Which file each package becomes; a name apt does not know spoils the
+    // whole list, so then each is asked alone.
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut names: Vec<&str> = req.packages.iter().map(String::as_str).collect();
+    names.dedup();
+    let mut all = vec!["download", "--print-uris"];
+    all.extend(&names);
+    let o = req.apt(&all, &req.debs_dir())?;
+    if o.status.success() {
+        files = assign(&names, &stdout_files(&o));
+    } else {
+        for name in &names {
+            let o = req.apt(&["download", "--print-uris", name], &req.debs_dir())?;
+            if o.status.success() {
+                files.extend(assign(&[name], &stdout_files(&o)));
+            } else {
+                out.missed.push(AptMiss {
+                    package: name.to_string(),
+                    reason: reason(&o),
+                });
+            }
+        }
+    }
+    if files.is_empty() {
+        return Ok(out);
+    }
+    let mut get = vec!["download"];
+    get.extend(files.iter().map(|(n, _)| n.as_str()));
+    let o = req.apt(&get, &req.debs_dir())?;
+    if !o.status.success() {
+        return Err(failed("download", &o));
+    }
+    out.debs = files
+        .into_iter()
+        .map(|(_, f)| req.debs_dir().join(f))
+        .collect();
+    Ok(out)
+}
+
+/// Pairs each asked name with the file apt will save it as: the file whose
+/// name is the package's (before the first `_`; a `name=version` asks for
+/// `name`).
+fn assign(names: &[&str], files: &[String]) -> Vec<(String, String)> {
+    names
+        .iter()
+        .filter_map(|n| {
+            let bare = n.split(['=', ':']).next().unwrap_or(n);
+            files
+                .iter()
+                .find(|f| f.split('_').next() == Some(bare))
+                .map(|f| (n.to_string(), f.clone()))
+        })
+        .collect()
+}
+
+/// The file names of `--print-uris` lines (`'URL' FILE SIZE HASH`).
+fn stdout_files(o: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.starts_with('\''))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .map(str::to_string)
+        .collect()
+}
+
+fn has_errors(o: &Output) -> bool {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .any(|l| l.starts_with("E:") || l.starts_with("Err:"))
+}
+
+/// apt's `E:` lines, or the last lines it printed.
+fn reason(o: &Output) -> String {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("E:") || l.starts_with("Err:"))
+        .map(|l| l.trim_start_matches("E:").trim())
+        .collect();
+    if !errors.is_empty() {
+        return errors.join("; ");
+    }
+    let tail: Vec<&str> = text.lines().rev().take(3).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    if tail.is_empty() {
+        "no output".to_string()
+    } else {
+        tail.join("; ")
+    }
+}
+
+fn failed(step: &'static str, o: &Output) -> AptError {
+    AptError::Apt {
+        step,
+        code: o
+            .status
+            .code()
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "signal".to_string()),
+        reason: reason(o),
+    }
+}
+
+fn running_as_root() -> bool {
+    // /proc/self/status's Uid line: real, effective, saved, filesystem.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_paired_with_their_files_whatever_order_apt_prints() {
+        let files = [
+            "libatomic1_12.2.0-14+deb12u1_arm64.deb".to_string(),
+            "golang-go_2%3a1.19~1_arm64.deb".to_string(),
+            "gzip_1.12-1_arm64.deb".to_string(),
+        ];
+        let got = assign(&["gzip", "golang-go", "libatomic1=12.2.0-14"], &files);
+        let want: Vec<(String, String)> = [
+            ("gzip", "gzip_1.12-1_arm64.deb"),
+            ("golang-go", "golang-go_2%3a1.19~1_arm64.deb"),
+            (
+                "libatomic1=12.2.0-14",
+                "libatomic1_12.2.0-14+deb12u1_arm64.deb",
+            ),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(got, want);
+        // "go" is not "golang-go".
+        assert!(assign(&["go"], &files).is_empty());
+    }
+}

@@ -1,0 +1,558 @@
+//! Runs a list of litmus tests on this CPU, one after another, and judges
+//! each histogram against the models that apply: the library side of
+//! `atomlab run` (and of `atomlab suite`'s run pass). A Rust user asks
+//! "did the hardware show an outcome a model forbids" with
+//! [`run_files`] (files, directories and `@LIST`s, expanded by
+//! [`atomlab_litmus::inputs`]) or [`run_test`] (one prepared test), and
+//! reads [`Ran::forbidden`] or the [`Record`] that [`Ran::record`] builds.
+//!
+//! The judging follows litmus7 beside herd7 (Alglave, Maranget, Sarkar
+//! and Sewell, TACAS 2011): each model's allowed final states are
+//! computed by atomlab-model's checker on the test as written (a C test
+//! through the C11→ISA mapping the code ran with), and an observed state
+//! outside them is forbidden by that model, unless the model says the
+//! test has a data race (undefined behaviour: anything is allowed).
+//!
+//! Everything is parsed and compiled before anything runs: a test that
+//! cannot run stops the batch before the first run ([`BatchError::Inputs`]).
+
+use std::time::{Duration, Instant};
+
+use atomlab_core::{InputError, Metric, Record, Source, Unit, Verdict};
+use atomlab_litmus::{Arch, StateVar, Test, Value};
+use atomlab_model::check::{CheckOptions, ModelOutcome};
+use serde_json::json;
+
+use crate::{Affinity, PrepareOptions, Program, RunError, RunOptions, RunResult};
+
+/// How to run a batch of tests.
+#[derive(Debug, Clone, Default)]
+pub struct BatchOptions {
+    /// How each test runs (instances, runs, synchronisation, placement...).
+    pub run: RunOptions,
+    /// How each test is turned into code.
+    pub prepare: PrepareOptions,
+    /// The models every test is judged by (`sc`, `x86tso`, `aarch64`,
+    /// `riscv`, `c11`, `rc11`); empty for [`models_for`] the test's
+    /// architecture.
+    pub models: Vec<String>,
+}
+
+/// An observed final state a model forbids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forbidden {
+    /// The model that forbids it.
+    pub model: &'static str,
+    /// The state's values, in [`RunResult::vars`]' order.
+    pub values: Vec<Value>,
+    /// The state as litmus7 prints it (`0:EAX=0; 1:EAX=0;`).
+    pub state: String,
+    /// How many instances ended in it.
+    pub count: u64,
+}
+
+/// One test run on this CPU beside the verdicts of its models.
+#[derive(Debug)]
+pub struct Ran {
+    /// The test as written.
+    pub test: Test,
+    /// The C11→ISA mapping a C test ran through.
+    pub mapping: Option<&'static str>,
+    /// Each model's verdict on the test.
+    pub models: Vec<ModelOutcome>,
+    /// What the CPU did.
+    pub result: RunResult,
+    /// The observed states a model forbids, model by model in
+    /// [`Ran::models`]' order, each in the histogram's order.
+    pub forbidden: Vec<Forbidden>,
+    /// The command line that repeats the run ([`replay_line`]).
+    pub replay: String,
+    /// The options it ran with.
+    pub options: RunOptions,
+}
+
+impl Ran {
+    /// The `run` record of this run ([`record`]).
+    pub fn record(&self) -> Record {
+        record(self)
+    }
+}
+
+/// What a batch reports as it goes.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// Test `index` (of `total`) is about to run.
+    Starting {
+        /// The test.
+        test: &'a Test,
+        /// Its place in the batch, from 0.
+        index: usize,
+        /// Tests in the batch.
+        total: usize,
+    },
+    /// Test `index` (of `total`) ran.
+    Done {
+        /// Its run and verdicts.
+        ran: &'a Ran,
+        /// Its place in the batch, from 0.
+        index: usize,
+        /// Tests in the batch.
+        total: usize,
+    },
+}
+
+/// Why a batch did not run to the end.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// Inputs that cannot be read, parsed or compiled for this CPU, each
+    /// with its place and why; nothing was run.
+    #[error("{} input(s) cannot be run; nothing was run", .0.len())]
+    Inputs(Vec<InputError>),
+    /// An option is out of range, or the system refused a run's threads
+    /// or memory.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// The models that judge a test of `arch` on this host: a C test by the
+/// host's hardware model through the mapping it runs with, and by C11/RC11.
+pub fn models_for(arch: Arch) -> &'static [&'static str] {
+    match arch {
+        Arch::C if crate::host_isa() == "aarch64" => &["aarch64", "c11", "rc11"],
+        Arch::C if crate::host_isa() == "riscv64" => &["riscv", "c11", "rc11"],
+        Arch::C => &["x86tso", "c11", "rc11"],
+        Arch::X86 | Arch::X86_64 => &["x86tso"],
+        Arch::AArch64 => &["aarch64"],
+        Arch::RiscV => &["riscv"],
+    }
+}
+
+/// Why a test cannot run, without the file name (reports name it apart).
+pub fn refusal(e: &RunError) -> String {
+    match e {
+        // The Display of these names the file itself.
+        RunError::WrongIsa { .. }
+        | RunError::Unencodable { .. }
+        | RunError::MissingFeature { .. }
+        | RunError::LinuxKernel { .. } => e
+            .to_string()
+            .split_once(": ")
+            .map(|(_, m)| m.to_string())
+            .unwrap_or_else(|| e.to_string()),
+        _ => e.to_string(),
+    }
+}
+
+/// How a placement is written on `atomlab run`'s command line.
+fn affinity_text(a: &Affinity) -> String {
+    match a {
+        Affinity::Spread => "spread".into(),
+        Affinity::None => "none".into(),
+        Affinity::Cpus(cpus) => cpus
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+/// The `atomlab run` command line that repeats a run of `file` with `opts`.
+pub fn replay_line(file: &str, opts: &BatchOptions) -> String {
+    let run = &opts.run;
+    let mut replay = format!(
+        "atomlab run {} --size {} --runs {} --sync {} --affinity {} --stride {} --seed {}",
+        file,
+        run.size,
+        run.runs,
+        run.sync.name(),
+        affinity_text(&run.affinity),
+        run.stride,
+        run.seed
+    );
+    if !opts.models.is_empty() {
+        replay.push_str(&format!(" --model {}", opts.models.join(",")));
+    }
+    if opts.prepare.arm_acquire == atomlab_model::AcquireLoad::Ldapr {
+        replay.push_str(" --arm-acquire ldapr");
+    }
+    replay
+}
+
+/// Reads, parses and compiles every litmus file `inputs` name (files,
+/// directories, `@LIST`s), for this CPU. Every input that cannot run is
+/// an error with its place; then there are no programs.
+pub fn prepare_files(
+    inputs: &[String],
+    prep: &PrepareOptions,
+) -> Result<Vec<Program>, Vec<InputError>> {
+    let atomlab_litmus::inputs::Expanded { files, errors } = atomlab_litmus::inputs::expand(inputs);
+    let mut report_errors: Vec<InputError> = errors
+        .into_iter()
+        .map(|(input, message)| InputError {
+            input,
+            line: None,
+            column: None,
+            message,
+        })
+        .collect();
+    let mut programs = Vec::new();
+    for path in &files {
+        match atomlab_litmus::parse_file(path) {
+            Err(e) => report_errors.push(InputError {
+                input: e.file.clone(),
+                line: Some(e.line),
+                column: Some(e.column),
+                message: e.message.clone(),
+            }),
+            Ok(test) => match crate::prepare_with(&test, prep) {
+                Ok(p) => programs.push(p),
+                Err(e) => {
+                    let line = match &e {
+                        RunError::Unencodable { line, .. }
+                        | RunError::MissingFeature { line, .. } => Some(*line),
+                        _ => None,
+                    };
+                    report_errors.push(InputError {
+                        input: test.file.clone(),
+                        line,
+                        column: None,
+                        message: refusal(&e),
+                    });
+                }
+            },
+        }
+    }
+    if report_errors.is_empty() {
+        Ok(programs)
+    } else {
+        Err(report_errors)
+    }
+}
+
+/// Runs every test `inputs` name on this CPU, one after another, each
+/// beside its models' verdicts, as `atomlab run` does. The options are
+/// checked first and every test is prepared before anything runs.
+pub fn run_files(
+    inputs: &[String],
+    opts: &BatchOptions,
+    progress: impl FnMut(Progress<'_>),
+) -> Result<Vec<Ran>, BatchError> {
+    opts.run.validate()?;
+    let programs = prepare_files(inputs, &opts.prepare).map_err(BatchError::Inputs)?;
+    Ok(run_programs(&programs, opts, progress)?)
+}
+
+/// Runs prepared tests one after another ([`run_test`] each, with the
+/// replay line of its file), telling `progress` before and after each.
+pub fn run_programs(
+    programs: &[Program],
+    opts: &BatchOptions,
+    mut progress: impl FnMut(Progress<'_>),
+) -> Result<Vec<Ran>, RunError> {
+    let total = programs.len();
+    let mut ran = Vec::with_capacity(total);
+    for (index, program) in programs.iter().enumerate() {
+        progress(Progress::Starting {
+            test: &program.test,
+            index,
+            total,
+        });
+        let r = run_test(program, opts, replay_line(&program.test.file, opts))?;
+        progress(Progress::Done {
+            ran: &r,
+            index,
+            total,
+        });
+        ran.push(r);
+    }
+    Ok(ran)
+}
+
+/// Judges a prepared test under the models of `opts` (or
+/// [`models_for`] its architecture), runs it on this CPU, and finds the
+/// observed states a model forbids.
+pub fn run_test(program: &Program, opts: &BatchOptions, replay: String) -> Result<Ran, RunError> {
+    let test = &program.test;
+    let models: Vec<&str> = if opts.models.is_empty() {
+        models_for(test.arch).to_vec()
+    } else {
+        opts.models.iter().map(String::as_str).collect()
+    };
+    // The aarch64 column of a C test judges the mapping the code ran with.
+    let check_opts = CheckOptions {
+        deadline: Some(Instant::now() + Duration::from_secs(60)),
+        acquire: opts.prepare.arm_acquire,
+        ..CheckOptions::default()
+    };
+    let verdicts = atomlab_model::check_test(test, &models, &check_opts);
+    let result = crate::run(program, &opts.run)?;
+    let mut forbidden = Vec::new();
+    for v in &verdicts {
+        let ModelOutcome::Done(d) = v else { continue };
+        if d.racy {
+            // A data race is undefined behaviour: the model allows anything.
+            continue;
+        }
+        for (state, n, _) in &result.histogram {
+            if !d.states.iter().any(|(s, _)| s == state) {
+                forbidden.push(Forbidden {
+                    model: d.model,
+                    values: state.clone(),
+                    state: state_text(test, &result.vars, state),
+                    count: *n,
+                });
+            }
+        }
+    }
+    Ok(Ran {
+        test: test.clone(),
+        mapping: program.mapping,
+        models: verdicts,
+        result,
+        forbidden,
+        replay,
+        options: opts.run.clone(),
+    })
+}
+
+/// A final state as litmus7 prints it: `0:EAX=0; x=1;`.
+pub fn state_text(test: &Test, vars: &[StateVar], values: &[Value]) -> String {
+    vars.iter()
+        .zip(values)
+        .map(|(v, x)| {
+            let name = match v {
+                StateVar::Loc(l) => test.locations[*l].clone(),
+                _ => test.var_name(v),
+            };
+            format!("{name}={};", test.value_name(*x))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn per_second(r: &RunResult) -> f64 {
+    let s = r.elapsed.as_secs_f64();
+    if s > 0.0 {
+        r.positive as f64 / s
+    } else {
+        0.0
+    }
+}
+
+fn per_million(r: &RunResult) -> f64 {
+    if r.instances() > 0 {
+        r.positive as f64 * 1e6 / r.instances() as f64
+    } else {
+        0.0
+    }
+}
+
+/// The `run` record of a test run: observation, counts and rates as
+/// metrics, the histogram and the models' verdicts in detail; FAIL when a
+/// model forbids an observed state, TIMEOUT when the run's timeout cut it
+/// short. The detail holds everything `atomlab run`'s tables show, so
+/// they print from the record alone: per histogram state the models that
+/// allow it, the allowed states not observed, the forbidden states in
+/// order, why a model gave no verdict, the test's kind and the timeout.
+pub fn record(r: &Ran) -> Record {
+    let test = &r.test;
+    let res = &r.result;
+    let opts = &r.options;
+    let mut rec = Record::new("run", &test.name, crate::host_isa());
+    rec.param("file", test.file.clone())
+        .param("arch", test.arch.name())
+        .param("condition", test.condition_text())
+        .param("observation", res.observation())
+        .param("mapping", r.mapping)
+        .param("size", opts.size)
+        .param("runs", opts.runs)
+        .param("runs_done", res.runs_done)
+        .param("sync", opts.sync.name())
+        .param("affinity", affinity_text(&opts.affinity))
+        .param("stride", opts.stride)
+        .param("seed", opts.seed)
+        .param(
+            "cpus",
+            res.cpus
+                .iter()
+                .map(|c| c.map(|c| c as i64).unwrap_or(-1))
+                .collect::<Vec<_>>(),
+        );
+    let count = |name: &str, n: f64| Metric::new(name, Unit::Count, Source::Derived, vec![n]);
+    rec.metrics.push(Metric::new(
+        "seconds",
+        Unit::Seconds,
+        Source::ClockGettime,
+        vec![res.elapsed.as_secs_f64()],
+    ));
+    rec.metrics.push(count("instances", res.instances() as f64));
+    rec.metrics.push(count("positive", res.positive as f64));
+    rec.metrics.push(count("negative", res.negative as f64));
+    rec.metrics
+        .push(count("states", res.histogram.len() as f64));
+    rec.metrics.push(Metric::new(
+        "witnesses_per_second",
+        Unit::OpsPerSecond,
+        Source::Derived,
+        vec![per_second(res)],
+    ));
+    rec.metrics.push(Metric::new(
+        "witnesses_per_million",
+        Unit::Count,
+        Source::Derived,
+        vec![per_million(res)],
+    ));
+    let judged: Vec<&atomlab_model::ModelResult> = r
+        .models
+        .iter()
+        .filter_map(|m| match m {
+            ModelOutcome::Done(d) => Some(&**d),
+            _ => None,
+        })
+        .collect();
+    let allowed_by = |s: &Vec<Value>| {
+        judged
+            .iter()
+            .filter(|d| d.states.iter().any(|(x, _)| x == s))
+            .map(|d| d.model)
+            .collect::<Vec<_>>()
+    };
+    let models: Vec<serde_json::Value> = r
+        .models
+        .iter()
+        .map(|m| match m {
+            ModelOutcome::Done(d) => json!({
+                "model": d.model,
+                "observation": d.observation.word(),
+                "mapping": d.mapping,
+                "data_race": d.racy,
+                "allowed_states": d.states.iter().map(|(s, _)| state_text(test, &d.vars, s)).collect::<Vec<_>>(),
+            }),
+            other => json!({
+                "model": other.model(),
+                "observation": check_cell(other),
+                "unjudged": unjudged(other),
+            }),
+        })
+        .collect();
+    // Allowed states the CPU did not show (normal), in the models' order.
+    let mut unseen: Vec<&Vec<Value>> = Vec::new();
+    for d in &judged {
+        for (s, _) in &d.states {
+            if !res.histogram.iter().any(|h| &h.0 == s) && !unseen.contains(&s) {
+                unseen.push(s);
+            }
+        }
+    }
+    unseen.sort();
+    let holds = |s: &Vec<Value>| {
+        test.condition.prop.eval(&|v: &StateVar| {
+            res.vars
+                .iter()
+                .position(|x| x == v)
+                .map(|i| s[i])
+                .unwrap_or(Value::Int(0))
+        })
+    };
+    rec.detail = Some(json!({
+        "histogram": res.histogram.iter().map(|(s, n, w)| json!({
+            "state": state_text(test, &res.vars, s),
+            "count": n,
+            "witness": w,
+            "forbidden_by": r.forbidden.iter().filter(|f| &f.values == s).map(|f| f.model).collect::<Vec<_>>(),
+            "allowed_by": allowed_by(s),
+        })).collect::<Vec<_>>(),
+        "not_observed": unseen.iter().map(|s| json!({
+            "state": state_text(test, &res.vars, s),
+            "witness": holds(s),
+            "allowed_by": allowed_by(s),
+        })).collect::<Vec<_>>(),
+        "forbidden": r.forbidden.iter().map(|f| json!({
+            "model": f.model,
+            "state": f.state,
+            "count": f.count,
+        })).collect::<Vec<_>>(),
+        "models": models,
+        "kind": test.condition.quantifier.kind(),
+        "filtered": res.filtered,
+        "loop_budget_exhausted": res.budget_exhausted,
+        "timed_out": res.timed_out,
+        "replay": r.replay,
+    }));
+    for e in &res.pin_errors {
+        rec.notes.push(format!("pinning refused: {e}"));
+    }
+    if res.budget_exhausted > 0 {
+        rec.notes.push(format!(
+            "{} instances ran out of their loop budget and are not counted",
+            res.budget_exhausted
+        ));
+    }
+    rec.verdict = Some(if !r.forbidden.is_empty() {
+        for f in &r.forbidden {
+            rec.notes.push(format!(
+                "FORBIDDEN OUTCOME OBSERVED: {} seen {} times, forbidden by {}; replay: {}",
+                f.state, f.count, f.model, r.replay
+            ));
+        }
+        Verdict::Fail
+    } else if let Some(why) = r.models.iter().find_map(unjudged) {
+        // As `check` does: a test a model could not judge is not a pass.
+        rec.notes.push(format!("BOUND: {why}"));
+        Verdict::Bound
+    } else if res.timed_out {
+        rec.notes.push(format!(
+            "TIMEOUT: stopped after {} of {} runs (--timeout)",
+            res.runs_done, opts.runs
+        ));
+        Verdict::Timeout
+    } else {
+        Verdict::Pass
+    });
+    rec
+}
+
+/// The `run` record of a test that was not run, with why (no verdict):
+/// `atomlab suite` records so a built-in test this host cannot run.
+pub fn not_run(test: &Test, reason: &str) -> Record {
+    let mut rec = Record::new("run", &test.name, crate::host_isa());
+    rec.param("file", test.file.clone())
+        .param("arch", test.arch.name())
+        .param("condition", test.condition_text())
+        .param("not_run", reason);
+    rec.notes.push(format!("not run: {reason}"));
+    rec
+}
+
+/// A model's verdict in a word or two, as `check` words it.
+fn check_cell(o: &ModelOutcome) -> String {
+    match o {
+        ModelOutcome::Done(r) => {
+            let race = if r.racy { " race" } else { "" };
+            format!("{} ({}){race}", r.observation.word(), r.states.len())
+        }
+        ModelOutcome::Timeout { .. } => "TIMEOUT".into(),
+        ModelOutcome::NotApplicable { .. } => "-".into(),
+        // As `check` words it: the checker's fixed limits, or a test the
+        // model cannot follow.
+        ModelOutcome::Failed {
+            error: atomlab_model::CheckError::TooBig(_),
+            ..
+        } => "BOUND".into(),
+        ModelOutcome::Failed { .. } => "ERROR".into(),
+    }
+}
+
+/// Why a model gave no verdict on a run's test, for the people's output and
+/// the record's notes; `None` when it gave one.
+fn unjudged(o: &ModelOutcome) -> Option<String> {
+    match o {
+        ModelOutcome::Failed { model, error } => Some(format!(
+            "{model} could not judge the test ({error}), so the observed states were not checked against it"
+        )),
+        ModelOutcome::Timeout { model, .. } => Some(format!(
+            "{model} gave up at the checker's timeout, so the observed states were not checked against it"
+        )),
+        _ => None,
+    }
+}
