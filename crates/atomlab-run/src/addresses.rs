@@ -145,24 +145,42 @@ pub(crate) fn check_addresses(th: &Thread) -> Result<(), Unencodable> {
             }
         }
     }
-    for (index, i) in th.code.iter().enumerate() {
+    let reaches = |index: usize, a: &Expr| match &before[index] {
+        Some(st) => matches!(value_of(a, st), Known::Loc(_)),
         // Code no path reaches never runs.
-        let Some(st) = &before[index] else { continue };
-        for a in addresses(i) {
-            if !matches!(value_of(a, st), Known::Loc(_)) {
-                let name = match a {
-                    Expr::Reg(r) => th.regs.get(*r).cloned().unwrap_or_default(),
-                    _ => "a computed address".into(),
-                };
-                return Err(Unencodable {
-                    thread: th.id,
-                    index,
-                    what: format!(
-                        "a memory access through {name}, which is not known to hold a location's address there (only [loc], registers holding a location, and a location plus a register known to be zero are run)"
-                    ),
-                });
-            }
-        }
+        None => true,
+    };
+    refuse_unless(
+        th,
+        reaches,
+        "a computed address",
+        "which is not known to hold a location's address there (only [loc], registers holding a location, and a location plus a register known to be zero are run)",
+    )
+}
+
+/// Refuses the first memory access of `th` whose address (at instruction
+/// `index`) `reaches(index, address)` does not know to reach one of the
+/// instance's locations: the error names the register, or `computed` for
+/// any other address, and `why` says what is not known of it.
+pub(crate) fn refuse_unless(
+    th: &Thread,
+    reaches: impl Fn(usize, &Expr) -> bool,
+    computed: &str,
+    why: &str,
+) -> Result<(), Unencodable> {
+    for (index, i) in th.code.iter().enumerate() {
+        let Some(a) = addresses(i).into_iter().find(|a| !reaches(index, a)) else {
+            continue;
+        };
+        let name = match a {
+            Expr::Reg(r) => th.regs.get(*r).cloned().unwrap_or_default(),
+            _ => computed.into(),
+        };
+        return Err(Unencodable {
+            thread: th.id,
+            index,
+            what: format!("a memory access through {name}, {why}"),
+        });
     }
     Ok(())
 }

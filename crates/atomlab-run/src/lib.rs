@@ -68,8 +68,12 @@
 pub mod aarch64;
 mod addresses;
 pub mod batch;
+pub mod buffer;
 pub mod code;
 pub mod frame;
+mod generator;
+#[cfg(test)]
+mod gnu_as;
 mod harness;
 mod mentions;
 pub mod riscv64;

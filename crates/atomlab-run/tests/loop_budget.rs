@@ -4,10 +4,11 @@
 //! the budget is a register decremented by `SUBS`/`B.EQ`, RISCV on
 //! riscv64, by `ADDI`/`BEQ`).
 
-use atomlab_litmus::{
-    Arch, BinOp, CmpOp, Condition, Expr, Instr, Prop, Quantifier, StateVar, Test, Thread, Value,
-};
+use atomlab_litmus::{Arch, BinOp, CmpOp, Expr, Instr, Prop, StateVar, Test, Value};
 use atomlab_run::{prepare, run, RunOptions};
+
+mod support;
+use support::loop_test;
 
 /// The host's assembly dialect, if it has a backend.
 fn host_arch() -> Option<Arch> {
@@ -25,50 +26,17 @@ fn host_arch() -> Option<Arch> {
 fn spinning_test() -> Test {
     // P0: r0 := r0 + 1; goto 0   (never ends)
     // P1: [x] := 1
-    Test {
-        file: "loop.litmus".into(),
-        arch: host_arch().unwrap_or(Arch::X86),
-        name: "loop".into(),
-        locations: vec!["x".into()],
-        init: vec![],
-        threads: vec![
-            Thread {
-                id: 0,
-                regs: vec!["EAX".into()],
-                init: vec![],
-                code: vec![
-                    Instr::Assign {
-                        dst: 0,
-                        expr: Expr::bin(BinOp::Add, Expr::Reg(0), Expr::int(1)),
-                    },
-                    Instr::Branch {
-                        cond: None,
-                        target: 0,
-                    },
-                ],
-            },
-            Thread {
-                id: 1,
-                regs: vec![],
-                init: vec![],
-                code: vec![Instr::Store {
-                    addr: Expr::Const(Value::Loc(0)),
-                    value: Expr::int(1),
-                    annot: Default::default(),
-                }],
-            },
-        ],
-        observed: vec![StateVar::Loc(0)],
-        filter: None,
-        condition: Condition {
-            quantifier: Quantifier::Exists,
-            prop: Prop::Atom(
-                StateVar::Reg { thread: 0, reg: 0 },
-                CmpOp::Eq,
-                Value::Int(1),
-            ),
+    let p0 = vec![
+        Instr::Assign {
+            dst: 0,
+            expr: Expr::bin(BinOp::Add, Expr::Reg(0), Expr::int(1)),
         },
-    }
+        Instr::Branch {
+            cond: None,
+            target: 0,
+        },
+    ];
+    loop_test(host_arch().unwrap_or(Arch::X86), "loop.litmus", p0)
 }
 
 #[test]

@@ -27,52 +27,27 @@
 //! same address dependency); `CMP` + `B.cond` is kept as a copy of the two
 //! operands and a `CMP` + `B.cond` at the branch (the same control
 //! dependency).
+//!
+//! The skeleton (allocation, frame, label loop, loop budget) is
+//! `crate::generator`'s; this module is its AArch64 `Target`: the
+//! registers and the instructions above, encoded by [`super::encode`]
+//! after the Arm ARM.
 
-use atomlab_litmus::{
-    Annot, Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value,
-};
+use atomlab_litmus::{Barrier, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 
-use super::encode::{barrier_crm, Asm, AtomicOp, Cond, Label, Op, Size, X};
-use crate::addresses::check_addresses;
+use super::encode::{barrier_crm, Asm, AtomicOp, Branch, Cond, Op, Size, X};
+use crate::buffer::Label;
 use crate::frame::FrameLayout;
-use crate::mentions::used;
+use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, StoreEx, Target};
 use crate::Unencodable;
 
-const FRAME: X = X(0);
-const BUDGET: X = X(1);
-/// Registers test values and location addresses may live in.
-const POOL: [X; 24] = [
-    X(2),
-    X(3),
-    X(4),
-    X(5),
-    X(6),
-    X(7),
-    X(8),
-    X(9),
-    X(10),
-    X(11),
-    X(12),
-    X(13),
-    X(14),
-    X(15),
-    X(19),
-    X(20),
-    X(21),
-    X(22),
-    X(23),
-    X(24),
-    X(25),
-    X(26),
-    X(27),
-    X(28),
-];
-/// Intra-procedure-call scratch registers (nothing is called).
-const SCRATCH: [X; 2] = [X(16), X(17)];
+/// The AArch64 [`Target`].
+pub(crate) struct A64;
 
-fn callee_saved(r: X) -> bool {
-    (19..=28).contains(&r.0)
-}
+type G<'a> = Gen<'a, A64>;
+
+/// X1: the loop budget.
+const BUDGET: X = X(1);
 
 /// The architecture feature an instruction needs beyond Armv8.0, by its
 /// Arm ARM name and the name Linux's hwcaps (and atomlab-core's machine
@@ -88,193 +63,330 @@ pub fn feature_needed(i: &Instr) -> Option<(&'static str, &'static str)> {
     }
 }
 
-struct Gen<'a> {
-    asm: Asm,
-    thread: &'a Thread,
-    regs: Vec<Option<X>>,
-    locs: Vec<Option<X>>,
-    /// Scratch registers: X16, X17, then unused pool registers.
-    scratch: Vec<X>,
-    labels: Vec<Label>,
-    at: usize,
+/// The LSE instruction for a read-modify-write, where there is one: not
+/// for `old - v` (LDADD of `-v`) and `old & v` (LDCLR of `!v`), what
+/// compilers emit for fetch_sub and fetch_and with LSE.
+fn lse(op: RmwOp) -> Option<AtomicOp> {
+    Some(match op {
+        RmwOp::Xchg => AtomicOp::Swp,
+        RmwOp::Add => AtomicOp::Add,
+        RmwOp::Or => AtomicOp::Set,
+        RmwOp::Xor => AtomicOp::Eor,
+        RmwOp::Clr => AtomicOp::Clr,
+        RmwOp::Max => AtomicOp::Smax,
+        RmwOp::Min => AtomicOp::Smin,
+        RmwOp::Umax => AtomicOp::Umax,
+        RmwOp::Umin => AtomicOp::Umin,
+        RmwOp::Sub | RmwOp::And => return None,
+    })
 }
 
 /// Generates the machine code of `th` for frames laid out as `layout`.
 pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencodable> {
-    let err = |index: usize, what: String| Unencodable {
-        thread: th.id,
-        index,
-        what,
-    };
-    check_addresses(th)?;
-    let (used_regs, used_locs) = used(th);
-    if let Some(&l) = used_locs.iter().find(|&&l| l >= layout.locations) {
-        return Err(err(
-            0,
-            format!("location number {l} is not declared by the test"),
-        ));
-    }
-    if let Some(&r) = used_regs.iter().find(|&&r| r >= th.regs.len()) {
-        return Err(err(
-            0,
-            format!("register number {r} is not declared by the thread"),
-        ));
-    }
-    if used_locs.len() + used_regs.len() > POOL.len() {
-        return Err(err(
-            0,
-            format!(
-                "a thread that uses {} registers and locations; the AArch64 code generator keeps at most {} in machine registers",
-                used_locs.len() + used_regs.len(),
-                POOL.len()
-            ),
-        ));
-    }
-    if layout.budget_offset() > 8 * 4095 {
-        return Err(err(0, "a frame too large for LDR's offset".into()));
-    }
-    let mut pool = POOL.iter().copied();
-    let mut locs = vec![None; layout.locations];
-    for &l in &used_locs {
-        locs[l] = pool.next();
-    }
-    let mut regs = vec![None; th.regs.len()];
-    for &r in &used_regs {
-        regs[r] = pool.next();
-    }
-    // Unused pool registers are extra scratch, but only caller-saved
-    // ones: the prologue saves just the callee-saved registers assigned.
-    let mut scratch = SCRATCH.to_vec();
-    scratch.extend(pool.filter(|r| !callee_saved(*r)));
-    let mut asm = Asm::new();
-    let labels = (0..=th.code.len()).map(|_| asm.label()).collect();
-    let mut g = Gen {
-        asm,
-        thread: th,
-        regs,
-        locs,
-        scratch,
-        labels,
-        at: 0,
-    };
-    g.generate(layout)?;
-    g.asm
-        .finish()
-        .ok_or_else(|| err(th.code.len(), "a branch target outside the thread".into()))
+    generator::thread_code::<A64>(th, layout)
 }
 
-impl Gen<'_> {
-    fn err(&self, what: impl Into<String>) -> Unencodable {
-        Unencodable {
-            thread: self.thread.id,
-            index: self.at,
-            what: what.into(),
+/// `SUB`/`ADD SP, SP, #n` for the saved-register area.
+fn grow(asm: &mut Asm, bytes: i64) {
+    if bytes < 0 {
+        asm.sub_imm(X::SP, X::SP, bytes.unsigned_abs() as u32);
+    } else {
+        asm.add_imm(X::SP, X::SP, bytes as u32);
+    }
+}
+
+impl Target for A64 {
+    type Reg = X;
+    type Fixup = Branch;
+
+    const NAMES: Names = Names::new("AArch64", "an AArch64 instruction", "C11->AArch64");
+    const FRAME: X = X(0);
+    const BUDGET: Option<X> = Some(BUDGET);
+    const ZERO: Option<X> = Some(X::ZR);
+    /// Intra-procedure-call scratch registers (nothing is called).
+    const SCRATCH: &'static [X] = &[X(16), X(17)];
+    /// LDR's unsigned offset is 12 bits, scaled by 8.
+    const FRAME_REACH: Option<(i32, &'static str)> =
+        Some((8 * 4095, "a frame too large for LDR's offset"));
+
+    /// X2-X15, then X19-X28 (callee-saved, saved by the prologue when
+    /// used); X16 and X17 are scratch, X18 is the platform's.
+    fn pool() -> Vec<X> {
+        (2..=15).chain(19..=28).map(X).collect()
+    }
+
+    fn callee_saved(r: X) -> bool {
+        (19..=28).contains(&r.0)
+    }
+    fn emit(asm: &mut Asm, b: Basic<'_, X>) {
+        match b {
+            Basic::Saved { regs, save } => stack_area::<A64>(asm, (regs, save), X::SP, grow),
+            Basic::Load { dst, base, off } => {
+                asm.ldr_imm(Size::X, dst, base, off as u32);
+            }
+            Basic::Store { src, base, off } => {
+                asm.str_imm(Size::X, src, base, off as u32);
+            }
+            Basic::Mov { dst, src } => asm.mov(dst, src),
+            Basic::Imm { dst, imm } => asm.mov_imm(dst, imm),
+            Basic::Ret => asm.ret(),
         }
     }
 
-    fn generate(&mut self, layout: &FrameLayout) -> Result<(), Unencodable> {
-        // Callee-saved registers in use (as test registers, locations or
-        // scratch), saved in a 16-byte aligned stack area.
-        let saved: Vec<X> = self
-            .regs
-            .iter()
-            .chain(&self.locs)
-            .flatten()
-            .copied()
-            .filter(|r| callee_saved(*r))
-            .collect();
-        let area = (saved.len() * 8).next_multiple_of(16) as u32;
-        let off = |x: i32| x as u32;
-        if !saved.is_empty() {
-            self.asm.sub_imm(X::SP, X::SP, area);
-            for (k, r) in saved.iter().enumerate() {
-                self.asm.str_imm(Size::X, *r, X::SP, 8 * k as u32);
+    /// `SUBS X1, X1, #1; B.EQ end`.
+    fn count_down(asm: &mut Asm, _layout: &FrameLayout, end: Label) {
+        asm.subs_imm(BUDGET, BUDGET, 1);
+        asm.b_cond(Cond::Eq, end);
+    }
+
+    fn branch(g: &mut G<'_>, cond: Option<&Expr>, label: Label) -> Result<(), Unencodable> {
+        match cond {
+            None => g.asm.b(label),
+            // CBZ / CBNZ.
+            Some(Expr::Bin(op @ (BinOp::Eq | BinOp::Ne), x, z)) if **z == Expr::int(0) => {
+                let r = g.operand(x, &[])?;
+                if *op == BinOp::Eq {
+                    g.asm.cbz(r, label);
+                } else {
+                    g.asm.cbnz(r, label);
+                }
             }
+            Some(c) => match g.compare(c, &[])? {
+                Some(cc) => g.asm.b_cond(cc, label),
+                None => {
+                    let r = g.operand(c, &[])?;
+                    g.asm.cbnz(r, label);
+                }
+            },
         }
-        for (l, m) in self.locs.clone().iter().enumerate() {
-            if let Some(m) = m {
-                self.asm
-                    .ldr_imm(Size::X, *m, FRAME, off(layout.loc_offset(l)));
-            }
-        }
-        for (r, m) in self.regs.clone().iter().enumerate() {
-            if let Some(m) = m {
-                self.asm
-                    .ldr_imm(Size::X, *m, FRAME, off(layout.reg_offset(r)));
-            }
-        }
-        self.asm
-            .ldr_imm(Size::X, BUDGET, FRAME, off(layout.budget_offset()));
-        for i in 0..self.thread.code.len() {
-            self.at = i;
-            let l = self.labels[i];
-            self.asm.bind(l);
-            let ins = self.thread.code[i].clone();
-            self.instr(&ins)?;
-        }
-        self.at = self.thread.code.len();
-        let end = self.labels[self.thread.code.len()];
-        self.asm.bind(end);
-        for (r, m) in self.regs.clone().iter().enumerate() {
-            if let Some(m) = m {
-                self.asm
-                    .str_imm(Size::X, *m, FRAME, off(layout.reg_offset(r)));
-            }
-        }
-        self.asm
-            .str_imm(Size::X, BUDGET, FRAME, off(layout.budget_offset()));
-        if !saved.is_empty() {
-            for (k, r) in saved.iter().enumerate() {
-                self.asm.ldr_imm(Size::X, *r, X::SP, 8 * k as u32);
-            }
-            self.asm.add_imm(X::SP, X::SP, area);
-        }
-        self.asm.ret();
         Ok(())
     }
 
-    fn free(&self, avoid: &[X]) -> Result<X, Unencodable> {
-        self.scratch
-            .iter()
-            .copied()
-            .find(|r| !avoid.contains(r))
-            .ok_or_else(|| self.err("the expression needs more scratch registers than are free"))
-    }
-
-    fn reg(&self, r: usize) -> Result<X, Unencodable> {
-        self.regs
-            .get(r)
-            .copied()
-            .flatten()
-            .ok_or_else(|| self.err(format!("register number {r} has no machine register")))
-    }
-
-    /// The register holding `e` (a test register, a location's address,
-    /// XZR for 0), or `e` evaluated into a scratch register not in `avoid`.
-    fn operand(&mut self, e: &Expr, avoid: &[X]) -> Result<X, Unencodable> {
+    fn eval_op(g: &mut G<'_>, e: &Expr, dst: X, avoid: &[X]) -> Result<(), Unencodable> {
         match e {
-            Expr::Reg(r) => self.reg(*r),
-            Expr::Const(Value::Int(0)) => Ok(X::ZR),
-            Expr::Const(Value::Loc(l)) => self
-                .locs
-                .get(*l)
-                .copied()
-                .flatten()
-                .ok_or_else(|| self.err(format!("location number {l} has no machine register"))),
+            Expr::Not(a) => {
+                let x = g.operand(a, avoid)?;
+                g.asm.subs_imm(X::ZR, x, 0);
+                g.asm.cset(dst, Cond::Eq);
+            }
+            Expr::Bin(op, a, b) => {
+                let (op, a, b): (BinOp, &Expr, &Expr) = (*op, a, b);
+                let mut av = avoid.to_vec();
+                av.push(dst);
+                if let Some(c) = g.compare_ops(op, a, b, avoid)? {
+                    g.asm.cset(dst, c);
+                    return Ok(());
+                }
+                // Shifts by a constant take an immediate.
+                if g.shift_by_constant((op, a, b), dst, avoid, [Asm::lsl_imm, Asm::lsr_imm])? {
+                    return Ok(());
+                }
+                if let BinOp::LogAnd | BinOp::LogOr = op {
+                    // Each side compared with zero (CSET NE), then AND/ORR.
+                    let x = g.operand(a, avoid)?;
+                    g.asm.subs_imm(X::ZR, x, 0);
+                    g.asm.cset(dst, Cond::Ne);
+                    let t = g.free(&av)?;
+                    let mut av2 = av.clone();
+                    av2.push(t);
+                    let y = g.operand(b, &av2)?;
+                    g.asm.subs_imm(X::ZR, y, 0);
+                    g.asm.cset(t, Cond::Ne);
+                    let o = if op == BinOp::LogAnd {
+                        Op::And
+                    } else {
+                        Op::Orr
+                    };
+                    g.asm.op(o, dst, dst, t);
+                    return Ok(());
+                }
+                let x = g.operand(a, avoid)?;
+                let mut av2 = av.clone();
+                av2.push(x);
+                let y = g.operand(b, &av2)?;
+                let o = match op {
+                    BinOp::Add => Op::Add,
+                    BinOp::Sub => Op::Sub,
+                    BinOp::Mul => Op::Mul,
+                    BinOp::Xor => Op::Eor,
+                    BinOp::And => Op::And,
+                    BinOp::Or => Op::Orr,
+                    BinOp::AndNot => Op::Bic,
+                    BinOp::Shl => Op::Lslv,
+                    BinOp::Shr => Op::Lsrv,
+                    _ => return Err(g.err(format!("the operator {op:?}"))),
+                };
+                g.asm.op(o, dst, x, y);
+            }
+            _ => g.eval(e, dst, avoid)?,
+        }
+        Ok(())
+    }
+
+    fn store_exclusive(g: &mut G<'_>, sx: &StoreEx<'_>) -> Result<(), Unencodable> {
+        let a = g.address_reg(sx.addr, &[])?;
+        let v = g.operand(sx.value, &[a])?;
+        let s = g.dst(sx.status)?;
+        if s != X::ZR && (s == a || s == v) {
+            return Err(g.err(
+                "a store-exclusive whose status register is also its value or address (CONSTRAINED UNPREDICTABLE in the Arm ARM)",
+            ));
+        }
+        g.asm.stxr(Size::X, sx.annot.release, s, v, a);
+        Ok(())
+    }
+
+    fn rmw(g: &mut G<'_>, rmw: &Rmw<'_>) -> Result<(), Unencodable> {
+        let a = g.address_reg(rmw.addr, &[])?;
+        let (atomic, s) = g.single_atomic(rmw, a, lse, [Asm::neg, Asm::mvn])?;
+        let d = g.dst(rmw.dst)?;
+        let (acquire, release) = (rmw.read.acquire, rmw.write.release);
+        g.asm.atomic(Size::X, atomic, acquire, release, s, d, a);
+        Ok(())
+    }
+
+    fn cas(g: &mut G<'_>, cas: &Cas<'_>) -> Result<(), Unencodable> {
+        let a = g.address_reg(cas.addr, &[])?;
+        let d = g.operand(cas.desired, &[a])?;
+        match cas.expected {
+            // Arm's CAS Rs, Rt, [Xn] as written (Rs = XZR for `CAS WZR`).
+            CasExpected::Reg(r) if cas.result.is_none() => {
+                let s = g.reg(*r)?;
+                g.asm
+                    .cas(Size::X, cas.read.acquire, cas.write.release, s, d, a);
+            }
+            CasExpected::Value(Expr::Const(Value::Int(0))) if cas.result.is_none() => {
+                g.asm
+                    .cas(Size::X, cas.read.acquire, cas.write.release, X::ZR, d, a);
+            }
             _ => {
-                let s = self.free(avoid)?;
-                self.eval(e, s, avoid)?;
-                Ok(s)
+                // C's compare-exchange: the expected value into a scratch
+                // register (CAS overwrites it with the old value), kept in
+                // another to compare after.
+                let old = g.free(&[a, d])?;
+                let want = g.free(&[a, d, old])?;
+                let mem = g.expected(cas.expected, want, &[a, d, old])?;
+                g.asm.mov(old, want);
+                g.asm
+                    .cas(Size::X, cas.read.acquire, cas.write.release, old, d, a);
+                if let CasExpected::Reg(r) = cas.expected {
+                    let r = g.reg(*r)?;
+                    g.asm.mov(r, old);
+                }
+                g.asm.cmp(old, want);
+                if let Some(res) = cas.result {
+                    let r = g.reg(res)?;
+                    g.asm.cset(r, Cond::Eq);
+                }
+                if let Some(m) = mem {
+                    // CSET leaves the flags alone.
+                    let ok = g.asm.label();
+                    g.asm.b_cond(Cond::Eq, ok);
+                    g.asm.str_imm(Size::X, old, m, 0);
+                    g.asm.bind(ok);
+                }
             }
         }
+        Ok(())
     }
 
+    fn instr(g: &mut G<'_>, ins: &Instr) -> Result<(), Unencodable> {
+        match ins {
+            Instr::Load { dst, addr, annot } => {
+                let d = g.dst(*dst)?;
+                if annot.exclusive {
+                    let a = g.address_reg(addr, &[])?;
+                    g.asm.ldxr(Size::X, annot.acquire, d, a);
+                } else if annot.acquire {
+                    let a = g.address_reg(addr, &[])?;
+                    g.asm.ldar(Size::X, d, a);
+                } else if annot.acquire_pc {
+                    let a = g.address_reg(addr, &[])?;
+                    g.asm.ldapr(Size::X, d, a);
+                } else {
+                    match g.address(addr, &[])? {
+                        (b, None) => {
+                            g.asm.ldr_imm(Size::X, d, b, 0);
+                        }
+                        (b, Some(i)) => g.asm.ldr_reg(Size::X, d, b, i),
+                    }
+                }
+            }
+            Instr::Store { addr, value, annot } => {
+                if annot.exclusive {
+                    return Err(g.err("an exclusive store without a status register"));
+                }
+                if annot.release {
+                    let a = g.address_reg(addr, &[])?;
+                    let v = g.operand(value, &[a])?;
+                    g.asm.stlr(Size::X, v, a);
+                } else {
+                    let (b, i) = g.address(addr, &[])?;
+                    let mut av = vec![b];
+                    av.extend(i);
+                    let v = g.operand(value, &av)?;
+                    match i {
+                        None => {
+                            g.asm.str_imm(Size::X, v, b, 0);
+                        }
+                        Some(i) => g.asm.str_reg(Size::X, v, b, i),
+                    }
+                }
+            }
+            Instr::Select { dst, cond, a, b } => {
+                let d = g.reg(*dst)?;
+                let va = g.operand(a, &[])?;
+                let vb = g.operand(b, &[va])?;
+                let c = match g.compare(cond, &[va, vb])? {
+                    Some(c) => c,
+                    None => {
+                        let x = g.operand(cond, &[va, vb])?;
+                        g.asm.subs_imm(X::ZR, x, 0);
+                        Cond::Ne
+                    }
+                };
+                g.asm.csel(d, va, vb, c);
+            }
+            _ => return Err(g.err("an instruction the AArch64 code generator does not know")),
+        }
+        Ok(())
+    }
+
+    fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
+        match f {
+            Fence::Dmb(kind, opt) => {
+                let crm = barrier_crm(opt.name)
+                    .ok_or_else(|| g.err(format!("the barrier option {}", opt.name)))?;
+                match kind {
+                    Barrier::Dmb => g.asm.dmb(crm),
+                    Barrier::Dsb => g.asm.dsb(crm),
+                }
+            }
+            Fence::Isb => g.asm.isb(),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl G<'_> {
     /// Sets the flags for a comparison `cond` and returns the condition
     /// under which it holds; `None` when `cond` is not a comparison.
     fn compare(&mut self, cond: &Expr, avoid: &[X]) -> Result<Option<Cond>, Unencodable> {
         let Expr::Bin(op, a, b) = cond else {
             return Ok(None);
         };
+        self.compare_ops(*op, a, b, avoid)
+    }
+
+    /// [`Self::compare`] of `a op b`.
+    fn compare_ops(
+        &mut self,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        avoid: &[X],
+    ) -> Result<Option<Cond>, Unencodable> {
         let c = match op {
             BinOp::Eq => Cond::Eq,
             BinOp::Ne => Cond::Ne,
@@ -291,7 +403,7 @@ impl Gen<'_> {
         let x = self.operand(a, avoid)?;
         let mut av = avoid.to_vec();
         av.push(x);
-        match &**b {
+        match b {
             Expr::Const(Value::Int(i)) if (0..4096).contains(i) => {
                 self.asm.subs_imm(X::ZR, x, *i as u32);
             }
@@ -303,93 +415,11 @@ impl Gen<'_> {
         Ok(Some(c))
     }
 
-    /// Evaluates `e` into `dst`, using scratch registers not in `avoid`.
-    fn eval(&mut self, e: &Expr, dst: X, avoid: &[X]) -> Result<(), Unencodable> {
-        let mut av = avoid.to_vec();
-        av.push(dst);
-        match e {
-            Expr::Const(Value::Int(i)) => self.asm.mov_imm(dst, *i),
-            Expr::Const(Value::Loc(_)) | Expr::Reg(_) => {
-                let src = self.operand(e, avoid)?;
-                if src != dst {
-                    self.asm.mov(dst, src);
-                }
-            }
-            Expr::Not(a) => {
-                let x = self.operand(a, avoid)?;
-                self.asm.subs_imm(X::ZR, x, 0);
-                self.asm.cset(dst, Cond::Eq);
-            }
-            Expr::Bin(op, a, b) => {
-                if let Some(c) = self.compare(e, avoid)? {
-                    self.asm.cset(dst, c);
-                    return Ok(());
-                }
-                // Shifts by a constant take an immediate.
-                if let (BinOp::Shl | BinOp::Shr, Expr::Const(Value::Int(n))) = (op, &**b) {
-                    let n = u32::try_from(*n)
-                        .ok()
-                        .filter(|n| *n < 64)
-                        .ok_or_else(|| self.err(format!("a shift by {n}")))?;
-                    let x = self.operand(a, avoid)?;
-                    if *op == BinOp::Shl {
-                        self.asm.lsl_imm(dst, x, n);
-                    } else {
-                        self.asm.lsr_imm(dst, x, n);
-                    }
-                    return Ok(());
-                }
-                if let (BinOp::LogAnd | BinOp::LogOr, _) = (op, ()) {
-                    let x = self.operand(a, avoid)?;
-                    self.asm.subs_imm(X::ZR, x, 0);
-                    self.asm.cset(dst, Cond::Ne);
-                    let t = self.free(&av)?;
-                    let mut av2 = av.clone();
-                    av2.push(t);
-                    let y = self.operand(b, &av2)?;
-                    self.asm.subs_imm(X::ZR, y, 0);
-                    self.asm.cset(t, Cond::Ne);
-                    let o = if *op == BinOp::LogAnd {
-                        Op::And
-                    } else {
-                        Op::Orr
-                    };
-                    self.asm.op(o, dst, dst, t);
-                    return Ok(());
-                }
-                let x = self.operand(a, avoid)?;
-                let mut av2 = av.clone();
-                av2.push(x);
-                let y = self.operand(b, &av2)?;
-                let o = match op {
-                    BinOp::Add => Op::Add,
-                    BinOp::Sub => Op::Sub,
-                    BinOp::Mul => Op::Mul,
-                    BinOp::Xor => Op::Eor,
-                    BinOp::And => Op::And,
-                    BinOp::Or => Op::Orr,
-                    BinOp::AndNot => Op::Bic,
-                    BinOp::Shl => Op::Lslv,
-                    BinOp::Shr => Op::Lsrv,
-                    _ => return Err(self.err(format!("the operator {op:?}"))),
-                };
-                self.asm.op(o, dst, x, y);
-            }
-        }
-        Ok(())
-    }
-
     /// The address register of a plain access, and an index register when
     /// the address is `base + index` (a register-offset `LDR`/`STR`).
     fn address(&mut self, addr: &Expr, avoid: &[X]) -> Result<(X, Option<X>), Unencodable> {
-        if let Expr::Bin(BinOp::Add, a, b) = addr {
-            if matches!(**a, Expr::Reg(_) | Expr::Const(Value::Loc(_))) {
-                let base = self.operand(a, avoid)?;
-                let mut av = avoid.to_vec();
-                av.push(base);
-                let index = self.operand(b, &av)?;
-                return Ok((base, Some(index)));
-            }
+        if let Some((base, index)) = self.base_index(addr, avoid)? {
+            return Ok((base, Some(index)));
         }
         Ok((self.operand(addr, avoid)?, None))
     }
@@ -408,294 +438,5 @@ impl Gen<'_> {
                 Ok(s)
             }
         }
-    }
-
-    fn dst(&self, r: Option<usize>) -> Result<X, Unencodable> {
-        match r {
-            None => Ok(X::ZR),
-            Some(r) => self.reg(r),
-        }
-    }
-
-    fn instr(&mut self, ins: &Instr) -> Result<(), Unencodable> {
-        match ins {
-            Instr::Load { dst, addr, annot } => {
-                let d = self.dst(*dst)?;
-                if annot.exclusive {
-                    let a = self.address_reg(addr, &[])?;
-                    self.asm.ldxr(Size::X, annot.acquire, d, a);
-                } else if annot.acquire {
-                    let a = self.address_reg(addr, &[])?;
-                    self.asm.ldar(Size::X, d, a);
-                } else if annot.acquire_pc {
-                    let a = self.address_reg(addr, &[])?;
-                    self.asm.ldapr(Size::X, d, a);
-                } else {
-                    match self.address(addr, &[])? {
-                        (b, None) => {
-                            self.asm.ldr_imm(Size::X, d, b, 0);
-                        }
-                        (b, Some(i)) => self.asm.ldr_reg(Size::X, d, b, i),
-                    }
-                }
-            }
-            Instr::Store { addr, value, annot } => {
-                if annot.exclusive {
-                    return Err(self.err("an exclusive store without a status register"));
-                }
-                if annot.release {
-                    let a = self.address_reg(addr, &[])?;
-                    let v = self.operand(value, &[a])?;
-                    self.asm.stlr(Size::X, v, a);
-                } else {
-                    let (b, i) = self.address(addr, &[])?;
-                    let mut av = vec![b];
-                    av.extend(i);
-                    let v = self.operand(value, &av)?;
-                    match i {
-                        None => {
-                            self.asm.str_imm(Size::X, v, b, 0);
-                        }
-                        Some(i) => self.asm.str_reg(Size::X, v, b, i),
-                    }
-                }
-            }
-            Instr::StoreExclusive {
-                status,
-                addr,
-                value,
-                annot,
-            } => {
-                let a = self.address_reg(addr, &[])?;
-                let v = self.operand(value, &[a])?;
-                let s = self.dst(*status)?;
-                if s != X::ZR && (s == a || s == v) {
-                    return Err(self.err(
-                        "a store-exclusive whose status register is also its value or address (CONSTRAINED UNPREDICTABLE in the Arm ARM)",
-                    ));
-                }
-                self.asm.stxr(Size::X, annot.release, s, v, a);
-            }
-            Instr::Rmw {
-                dst,
-                addr,
-                op,
-                operand,
-                read,
-                write,
-                ..
-            } => self.rmw(*dst, addr, *op, operand, read, write)?,
-            Instr::Cas {
-                result,
-                addr,
-                expected,
-                desired,
-                read,
-                write,
-                ..
-            } => self.cas(*result, addr, expected, desired, read, write)?,
-            Instr::Fence(Fence::Dmb(kind, opt)) => {
-                let crm = barrier_crm(opt.name)
-                    .ok_or_else(|| self.err(format!("the barrier option {}", opt.name)))?;
-                match kind {
-                    Barrier::Dmb => self.asm.dmb(crm),
-                    Barrier::Dsb => self.asm.dsb(crm),
-                }
-            }
-            Instr::Fence(Fence::Isb) => self.asm.isb(),
-            Instr::Fence(f) => {
-                return Err(self.err(format!(
-                    "the fence {f} (not an AArch64 instruction; C fences go through the C11->AArch64 mapping first)"
-                )))
-            }
-            Instr::SyncSrcu { .. } => {
-                return Err(self.err("synchronize_srcu (a Linux-kernel primitive, not an AArch64 instruction)"))
-            }
-            Instr::Assign { dst, expr } => {
-                let d = self.reg(*dst)?;
-                match expr {
-                    Expr::Const(Value::Int(i)) => self.asm.mov_imm(d, *i),
-                    Expr::Reg(_) | Expr::Const(Value::Loc(_)) => {
-                        let s = self.operand(expr, &[])?;
-                        if s != d {
-                            self.asm.mov(d, s);
-                        }
-                    }
-                    // Evaluated aside, then moved: the expression may read
-                    // `dst` in a part evaluated after `dst` is written.
-                    _ if reads(expr, *dst) => {
-                        let s = self.free(&[])?;
-                        self.eval(expr, s, &[])?;
-                        self.asm.mov(d, s);
-                    }
-                    _ => self.eval(expr, d, &[])?,
-                }
-            }
-            Instr::Select { dst, cond, a, b } => {
-                let d = self.reg(*dst)?;
-                let va = self.operand(a, &[])?;
-                let vb = self.operand(b, &[va])?;
-                let c = match self.compare(cond, &[va, vb])? {
-                    Some(c) => c,
-                    None => {
-                        let x = self.operand(cond, &[va, vb])?;
-                        self.asm.subs_imm(X::ZR, x, 0);
-                        Cond::Ne
-                    }
-                };
-                self.asm.csel(d, va, vb, c);
-            }
-            Instr::Branch { cond, target } => {
-                let Some(&label) = self.labels.get(*target) else {
-                    return Err(self.err(format!(
-                        "a branch to instruction {target}, outside the thread"
-                    )));
-                };
-                let end = self.labels[self.thread.code.len()];
-                if *target <= self.at {
-                    // A backward branch: bounded by the loop budget.
-                    self.asm.subs_imm(BUDGET, BUDGET, 1);
-                    self.asm.b_cond(Cond::Eq, end);
-                }
-                match cond {
-                    None => self.asm.b(label),
-                    // CBZ / CBNZ.
-                    Some(Expr::Bin(op @ (BinOp::Eq | BinOp::Ne), x, z))
-                        if **z == Expr::int(0) =>
-                    {
-                        let r = self.operand(x, &[])?;
-                        if *op == BinOp::Eq {
-                            self.asm.cbz(r, label);
-                        } else {
-                            self.asm.cbnz(r, label);
-                        }
-                    }
-                    Some(c) => match self.compare(c, &[])? {
-                        Some(cc) => self.asm.b_cond(cc, label),
-                        None => {
-                            let r = self.operand(c, &[])?;
-                            self.asm.cbnz(r, label);
-                        }
-                    },
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn rmw(
-        &mut self,
-        dst: Option<usize>,
-        addr: &Expr,
-        op: RmwOp,
-        operand: &Expr,
-        read: &Annot,
-        write: &Annot,
-    ) -> Result<(), Unencodable> {
-        let a = self.address_reg(addr, &[])?;
-        let mut s = self.operand(operand, &[a])?;
-        let atomic = match op {
-            RmwOp::Xchg => AtomicOp::Swp,
-            RmwOp::Add => AtomicOp::Add,
-            RmwOp::Or => AtomicOp::Set,
-            RmwOp::Xor => AtomicOp::Eor,
-            RmwOp::Clr => AtomicOp::Clr,
-            RmwOp::Max => AtomicOp::Smax,
-            RmwOp::Min => AtomicOp::Smin,
-            RmwOp::Umax => AtomicOp::Umax,
-            RmwOp::Umin => AtomicOp::Umin,
-            // old - v is LDADD of -v; old & v is LDCLR of !v (what
-            // compilers emit for fetch_sub and fetch_and with LSE).
-            RmwOp::Sub | RmwOp::And => {
-                let t = self.free(&[a, s])?;
-                if op == RmwOp::Sub {
-                    self.asm.neg(t, s);
-                    s = t;
-                    AtomicOp::Add
-                } else {
-                    self.asm.mvn(t, s);
-                    s = t;
-                    AtomicOp::Clr
-                }
-            }
-        };
-        let d = self.dst(dst)?;
-        self.asm
-            .atomic(Size::X, atomic, read.acquire, write.release, s, d, a);
-        Ok(())
-    }
-
-    fn cas(
-        &mut self,
-        result: Option<usize>,
-        addr: &Expr,
-        expected: &CasExpected,
-        desired: &Expr,
-        read: &Annot,
-        write: &Annot,
-    ) -> Result<(), Unencodable> {
-        let a = self.address_reg(addr, &[])?;
-        let d = self.operand(desired, &[a])?;
-        match expected {
-            // Arm's CAS Rs, Rt, [Xn] as written (Rs = XZR for `CAS WZR`).
-            CasExpected::Reg(r) if result.is_none() => {
-                let s = self.reg(*r)?;
-                self.asm.cas(Size::X, read.acquire, write.release, s, d, a);
-            }
-            CasExpected::Value(Expr::Const(Value::Int(0))) if result.is_none() => {
-                self.asm
-                    .cas(Size::X, read.acquire, write.release, X::ZR, d, a);
-            }
-            _ => {
-                // C's compare-exchange: the expected value into a scratch
-                // register (CAS overwrites it with the old value), kept in
-                // another to compare after.
-                let old = self.free(&[a, d])?;
-                let want = self.free(&[a, d, old])?;
-                let mut mem = None;
-                match expected {
-                    CasExpected::Reg(r) => {
-                        let r = self.reg(*r)?;
-                        self.asm.mov(want, r);
-                    }
-                    CasExpected::Value(e) => self.eval(e, want, &[a, d, old])?,
-                    CasExpected::Mem(e) => {
-                        let m = self.operand(e, &[a, d, old, want])?;
-                        self.asm.ldr_imm(Size::X, want, m, 0);
-                        mem = Some(m);
-                    }
-                }
-                self.asm.mov(old, want);
-                self.asm
-                    .cas(Size::X, read.acquire, write.release, old, d, a);
-                if let CasExpected::Reg(r) = expected {
-                    let r = self.reg(*r)?;
-                    self.asm.mov(r, old);
-                }
-                self.asm.cmp(old, want);
-                if let Some(res) = result {
-                    let r = self.reg(res)?;
-                    self.asm.cset(r, Cond::Eq);
-                }
-                if let Some(m) = mem {
-                    // CSET leaves the flags alone.
-                    let ok = self.asm.label();
-                    self.asm.b_cond(Cond::Eq, ok);
-                    self.asm.str_imm(Size::X, old, m, 0);
-                    self.asm.bind(ok);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Whether `e` reads test register `r`.
-fn reads(e: &Expr, r: usize) -> bool {
-    match e {
-        Expr::Reg(x) => *x == r,
-        Expr::Const(_) => false,
-        Expr::Not(a) => reads(a, r),
-        Expr::Bin(_, a, b) => reads(a, r) || reads(b, r),
     }
 }

@@ -13,6 +13,8 @@
 //! one of them assembles a listing at test time when the cross binutils
 //! are installed.
 
+use crate::buffer::{signed_offset, Buffer, Fixup, Label};
+
 /// A general-purpose register number, 0–30; 31 is XZR (or SP as a base).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct X(pub u8);
@@ -157,76 +159,33 @@ pub fn barrier_crm(name: &str) -> Option<u32> {
     })
 }
 
-/// A branch target, bound with [`Asm::bind`].
+/// How a branch holds its target: a word offset in one of two fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label(usize);
-
-#[derive(Debug, Clone, Copy)]
-enum Fixup {
+pub enum Branch {
     /// `B`: imm26 at bits 0–25.
     Imm26,
     /// `B.cond`, `CBZ`, `CBNZ`: imm19 at bits 5–23.
     Imm19,
 }
 
-/// An instruction buffer with labels for forward and backward branches.
-#[derive(Debug, Default)]
-pub struct Asm {
-    words: Vec<u32>,
-    labels: Vec<Option<usize>>,
-    fixups: Vec<(usize, Label, Fixup)>,
+impl Fixup for Branch {
+    type Unit = u32;
+
+    fn patch(self, code: &mut [u32], at: usize, target: usize) -> Option<()> {
+        let w = &mut code[at];
+        match self {
+            Branch::Imm26 => *w |= (signed_offset(at, target, 1, 26)? as u32) & 0x03FF_FFFF,
+            Branch::Imm19 => *w |= ((signed_offset(at, target, 1, 19)? as u32) & 0x7FFFF) << 5,
+        }
+        Some(())
+    }
 }
 
+/// An instruction buffer of A64 words with labels for forward and
+/// backward branches (see [`crate::buffer`]).
+pub type Asm = Buffer<Branch>;
+
 impl Asm {
-    /// An empty buffer.
-    pub fn new() -> Asm {
-        Asm::default()
-    }
-
-    /// A new, unbound label.
-    pub fn label(&mut self) -> Label {
-        self.labels.push(None);
-        Label(self.labels.len() - 1)
-    }
-
-    /// Binds `l` to the current position.
-    pub fn bind(&mut self, l: Label) {
-        self.labels[l.0] = Some(self.words.len());
-    }
-
-    /// The code as little-endian bytes, branches resolved; `None` if a
-    /// used label was never bound or a branch is out of range.
-    pub fn finish(mut self) -> Option<Vec<u8>> {
-        for &(at, l, kind) in &self.fixups {
-            let rel = self.labels[l.0]? as i64 - at as i64;
-            let w = &mut self.words[at];
-            match kind {
-                Fixup::Imm26 => {
-                    if !(-(1 << 25)..(1 << 25)).contains(&rel) {
-                        return None;
-                    }
-                    *w |= (rel as u32) & 0x03FF_FFFF;
-                }
-                Fixup::Imm19 => {
-                    if !(-(1 << 18)..(1 << 18)).contains(&rel) {
-                        return None;
-                    }
-                    *w |= ((rel as u32) & 0x7FFFF) << 5;
-                }
-            }
-        }
-        Some(self.words.iter().flat_map(|w| w.to_le_bytes()).collect())
-    }
-
-    /// The instruction words emitted so far (branches not yet resolved).
-    pub fn words(&self) -> &[u32] {
-        &self.words
-    }
-
-    fn emit(&mut self, w: u32) {
-        self.words.push(w);
-    }
-
     /// `LDR Rt, [Xn, #off]` (unsigned offset, a multiple of the size);
     /// false when the offset does not fit.
     pub fn ldr_imm(&mut self, size: Size, t: X, n: X, off: u32) -> bool {
@@ -473,25 +432,25 @@ impl Asm {
 
     /// `B label`.
     pub fn b(&mut self, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::Imm26));
+        self.branch_here(l, Branch::Imm26);
         self.emit(0x1400_0000);
     }
 
     /// `B.cond label`.
     pub fn b_cond(&mut self, c: Cond, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::Imm19));
+        self.branch_here(l, Branch::Imm19);
         self.emit(0x5400_0000 | c as u32);
     }
 
     /// `CBZ Xt, label`.
     pub fn cbz(&mut self, t: X, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::Imm19));
+        self.branch_here(l, Branch::Imm19);
         self.emit(0xB400_0000 | t.n());
     }
 
     /// `CBNZ Xt, label`.
     pub fn cbnz(&mut self, t: X, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::Imm19));
+        self.branch_here(l, Branch::Imm19);
         self.emit(0xB500_0000 | t.n());
     }
 }
@@ -501,13 +460,7 @@ mod tests {
     use super::*;
 
     fn one(f: impl FnOnce(&mut Asm)) -> Vec<u32> {
-        let mut a = Asm::new();
-        f(&mut a);
-        let bytes = a.finish().expect("labels bound");
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+        crate::gnu_as::words(f)
     }
 
     /// Each line: an instruction as GNU as reads it, and what our encoder
@@ -893,16 +846,12 @@ mod tests {
 
     #[test]
     fn branches_resolve_forward_and_backward() {
-        let words = one(|a| {
-            let top = a.label();
-            let end = a.label();
-            a.bind(top);
-            a.cbz(X(3), end); // +3 words
-            a.b_cond(Cond::Ne, end); // +2
-            a.b(top); // -2
-            a.bind(end);
-            a.cbnz(X(4), top); // -3
-        });
+        let words = one(crate::gnu_as::forward_and_backward([
+            |a, l| a.cbz(X(3), l),
+            |a, l| a.b_cond(Cond::Ne, l),
+            |a, l| a.b(l),
+            |a, l| a.cbnz(X(4), l),
+        ]));
         // cbz x3, .+12 ; b.ne .+8 ; b .-8 ; cbnz x4, .-12
         assert_eq!(
             words,
@@ -920,59 +869,25 @@ mod tests {
         assert!(!a.ldr_imm(Size::X, X(1), X(2), 4));
         assert!(!a.ldr_imm(Size::X, X(1), X(2), 8 * 4096));
         assert!(!a.add_imm(X(1), X(2), 4096));
-        assert!(a.words().is_empty());
+        assert!(a.units().is_empty());
     }
 
     /// Assembles the listing with GNU as when the cross binutils are
-    /// installed and compares every word with ours: a check that the
-    /// expected words above were copied right.
+    /// installed (and fails without them under `ATOMLAB_REQUIRE_CROSS=1`)
+    /// and compares every word with ours: a check that the expected words
+    /// above were copied right.
     #[test]
     fn listing_assembles_to_the_same_words_with_binutils() {
-        let dir = std::env::temp_dir().join(format!("atomlab-a64-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let (src, obj) = (dir.join("l.s"), dir.join("l.o"));
-        let listing = listing();
-        let text: String = listing.iter().map(|(t, _, _)| format!("{t}\n")).collect();
-        std::fs::write(&src, text).expect("temp file");
-        let as_run = std::process::Command::new("aarch64-linux-gnu-as")
-            .args(["-march=armv8.4-a+lse+rcpc", "-o"])
-            .arg(&obj)
-            .arg(&src)
-            .output();
-        let Ok(out) = as_run else {
-            eprintln!(
-                "skipped: aarch64-linux-gnu-as is not installed (binutils-aarch64-linux-gnu)"
-            );
-            return;
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let lines: Vec<_> = listing()
+            .into_iter()
+            .map(|(t, w, f)| (t, w, one(|a| f(a))))
+            .collect();
+        let args = ["-march=armv8.4-a+lse+rcpc"];
+        crate::gnu_as::compare(
+            "aarch64-linux-gnu",
+            &args,
+            "binutils-aarch64-linux-gnu",
+            &lines,
         );
-        let dump = std::process::Command::new("aarch64-linux-gnu-objcopy")
-            .args(["-O", "binary", "--only-section=.text"])
-            .arg(&obj)
-            .arg(dir.join("l.bin"))
-            .output()
-            .expect("objcopy comes with as");
-        assert!(
-            dump.status.success(),
-            "{}",
-            String::from_utf8_lossy(&dump.stderr)
-        );
-        let bytes = std::fs::read(dir.join("l.bin")).expect("objcopy output");
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(bytes.len(), listing.len() * 4);
-        for (i, (text, want, f)) in listing.iter().enumerate() {
-            let w = u32::from_le_bytes([
-                bytes[4 * i],
-                bytes[4 * i + 1],
-                bytes[4 * i + 2],
-                bytes[4 * i + 3],
-            ]);
-            assert_eq!(w, *want, "{text}: as gives {w:#010x}");
-            assert_eq!(one(|a| f(a)), vec![w], "{text}");
-        }
     }
 }

@@ -19,6 +19,8 @@
 //! assembling the listing at test time when the cross binutils are
 //! installed.
 
+use crate::buffer::{signed_offset, Buffer, Fixup, Label};
+
 /// An integer register, `x0`–`x31` (`x0` reads as zero, writes are lost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct R(pub u8);
@@ -172,25 +174,46 @@ impl Set {
     }
 }
 
-/// A branch target, bound with [`Asm::bind`].
+/// How a branch holds its target: a byte offset scattered over the
+/// immediate of one of two formats (2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label(usize);
-
-#[derive(Debug, Clone, Copy)]
-enum Fixup {
+pub enum Branch {
     /// B-type: a 13-bit signed byte offset (±4 KiB).
     B,
     /// J-type: a 21-bit signed byte offset (±1 MiB).
     J,
 }
 
-/// An instruction buffer with labels for forward and backward branches.
-#[derive(Debug, Default)]
-pub struct Asm {
-    words: Vec<u32>,
-    labels: Vec<Option<usize>>,
-    fixups: Vec<(usize, Label, Fixup)>,
+impl Fixup for Branch {
+    type Unit = u32;
+
+    fn patch(self, code: &mut [u32], at: usize, target: usize) -> Option<()> {
+        let w = &mut code[at];
+        match self {
+            Branch::B => {
+                let o = signed_offset(at, target, 4, 13)? as u32;
+                // imm[12|10:5] at 31:25, imm[4:1|11] at 11:7.
+                *w |= (o >> 12 & 1) << 31
+                    | (o >> 5 & 0x3F) << 25
+                    | (o >> 1 & 0xF) << 8
+                    | (o >> 11 & 1) << 7;
+            }
+            Branch::J => {
+                let o = signed_offset(at, target, 4, 21)? as u32;
+                // imm[20|10:1|11|19:12] at 31:12.
+                *w |= (o >> 20 & 1) << 31
+                    | (o >> 1 & 0x3FF) << 21
+                    | (o >> 11 & 1) << 20
+                    | (o >> 12 & 0xFF) << 12;
+            }
+        }
+        Some(())
+    }
 }
+
+/// An instruction buffer of RV64 words with labels for forward and
+/// backward branches (see [`crate::buffer`]).
+pub type Asm = Buffer<Branch>;
 
 const LOAD: u32 = 0x03;
 const MISC_MEM: u32 = 0x0f;
@@ -217,64 +240,6 @@ fn r_type(funct7: u32, rs2: R, rs1: R, funct3: u32, rd: R, opcode: u32) -> u32 {
 }
 
 impl Asm {
-    /// An empty buffer.
-    pub fn new() -> Asm {
-        Asm::default()
-    }
-
-    /// A new, unbound label.
-    pub fn label(&mut self) -> Label {
-        self.labels.push(None);
-        Label(self.labels.len() - 1)
-    }
-
-    /// Binds `l` to the current position.
-    pub fn bind(&mut self, l: Label) {
-        self.labels[l.0] = Some(self.words.len());
-    }
-
-    /// The code as little-endian bytes, branches resolved; `None` if a
-    /// used label was never bound or a branch is out of range.
-    pub fn finish(mut self) -> Option<Vec<u8>> {
-        for &(at, l, kind) in &self.fixups {
-            let rel = (self.labels[l.0]? as i64 - at as i64) * 4;
-            let w = &mut self.words[at];
-            let o = rel as u32;
-            match kind {
-                Fixup::B => {
-                    if !(-(1 << 12)..(1 << 12)).contains(&rel) {
-                        return None;
-                    }
-                    // imm[12|10:5] at 31:25, imm[4:1|11] at 11:7.
-                    *w |= (o >> 12 & 1) << 31
-                        | (o >> 5 & 0x3F) << 25
-                        | (o >> 1 & 0xF) << 8
-                        | (o >> 11 & 1) << 7;
-                }
-                Fixup::J => {
-                    if !(-(1 << 20)..(1 << 20)).contains(&rel) {
-                        return None;
-                    }
-                    // imm[20|10:1|11|19:12] at 31:12.
-                    *w |= (o >> 20 & 1) << 31
-                        | (o >> 1 & 0x3FF) << 21
-                        | (o >> 11 & 1) << 20
-                        | (o >> 12 & 0xFF) << 12;
-                }
-            }
-        }
-        Some(self.words.iter().flat_map(|w| w.to_le_bytes()).collect())
-    }
-
-    /// The instruction words emitted so far (branches not yet resolved).
-    pub fn words(&self) -> &[u32] {
-        &self.words
-    }
-
-    fn emit(&mut self, w: u32) {
-        self.words.push(w);
-    }
-
     /// `L{B,H,W,D} rd, off(rs1)` (sign-extending); false when the offset
     /// does not fit in 12 bits.
     pub fn load(&mut self, w: Width, rd: R, rs1: R, off: i32) -> bool {
@@ -441,13 +406,13 @@ impl Asm {
 
     /// `B<cond> rs1, rs2, l`.
     pub fn branch(&mut self, c: Cond, rs1: R, rs2: R, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::B));
+        self.branch_here(l, Branch::B);
         self.emit(rs2.n() << 20 | rs1.n() << 15 | (c as u32) << 12 | BRANCH);
     }
 
     /// `J l` (`JAL x0, l`).
     pub fn j(&mut self, l: Label) {
-        self.fixups.push((self.words.len(), l, Fixup::J));
+        self.branch_here(l, Branch::J);
         self.emit(JAL);
     }
 
@@ -462,13 +427,7 @@ mod tests {
     use super::*;
 
     fn one(f: impl FnOnce(&mut Asm)) -> Vec<u32> {
-        let mut a = Asm::new();
-        f(&mut a);
-        let bytes = a.finish().expect("labels bound");
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+        crate::gnu_as::words(f)
     }
 
     type Case = (&'static str, u32, fn(&mut Asm));
@@ -704,16 +663,12 @@ mod tests {
 
     #[test]
     fn branches_resolve_forward_and_backward() {
-        let words = one(|a| {
-            let top = a.label();
-            let end = a.label();
-            a.bind(top);
-            a.branch(Cond::Eq, R(5), R(6), end); // +12
-            a.branch(Cond::Ne, R(5), R(0), end); // +8
-            a.j(top); // -8
-            a.bind(end);
-            a.branch(Cond::Geu, R(7), R(5), top); // -12
-        });
+        let words = one(crate::gnu_as::forward_and_backward([
+            |a, l| a.branch(Cond::Eq, R(5), R(6), l),
+            |a, l| a.branch(Cond::Ne, R(5), R(0), l),
+            |a, l| a.j(l),
+            |a, l| a.branch(Cond::Geu, R(7), R(5), l),
+        ]));
         // beq x5,x6,.+12 ; bne x5,x0,.+8 ; j .-8 ; bgeu x7,x5,.-12
         assert_eq!(
             words,
@@ -726,53 +681,16 @@ mod tests {
     /// `ATOMLAB_REQUIRE_CROSS=1`, as CI sets), and compares every word.
     #[test]
     fn instructions_match_gnu_as() {
-        let listing = listing();
-        let dir = std::env::temp_dir().join(format!("atomlab-rv-as-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let (src, obj) = (dir.join("l.s"), dir.join("l.o"));
-        let text: String = listing.iter().map(|(t, _, _)| format!("{t}\n")).collect();
-        std::fs::write(&src, text).expect("temp file");
-        let as_run = std::process::Command::new("riscv64-linux-gnu-as")
-            .args(["-march=rv64ima_zifencei", "-mno-relax", "-o"])
-            .arg(&obj)
-            .arg(&src)
-            .output();
-        let Ok(out) = as_run else {
-            let msg = "riscv64-linux-gnu-as is not installed (binutils-riscv64-linux-gnu)";
-            if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
-                panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
-            }
-            eprintln!("skipped: {msg}");
-            return;
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let lines: Vec<_> = listing()
+            .into_iter()
+            .map(|(t, w, f)| (t, w, one(f)))
+            .collect();
+        let args = ["-march=rv64ima_zifencei", "-mno-relax"];
+        crate::gnu_as::compare(
+            "riscv64-linux-gnu",
+            &args,
+            "binutils-riscv64-linux-gnu",
+            &lines,
         );
-        let dump = std::process::Command::new("riscv64-linux-gnu-objcopy")
-            .args(["-O", "binary", "--only-section=.text"])
-            .arg(&obj)
-            .arg(dir.join("l.bin"))
-            .output()
-            .expect("objcopy comes with as");
-        assert!(
-            dump.status.success(),
-            "{}",
-            String::from_utf8_lossy(&dump.stderr)
-        );
-        let bytes = std::fs::read(dir.join("l.bin")).expect("objcopy output");
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(bytes.len(), listing.len() * 4);
-        for (i, (text, want, f)) in listing.iter().enumerate() {
-            let w = u32::from_le_bytes([
-                bytes[4 * i],
-                bytes[4 * i + 1],
-                bytes[4 * i + 2],
-                bytes[4 * i + 3],
-            ]);
-            assert_eq!(w, *want, "{text}: as gives {w:#010x}");
-            assert_eq!(one(f), vec![w], "{text}");
-        }
     }
 }

@@ -10,6 +10,8 @@
 //! tests compare against bytes produced by GNU objdump
 //! (`objdump -D -b binary -m i386:x86-64`).
 
+use crate::buffer::{signed_offset, Buffer, Fixup, Label};
+
 /// A general-purpose register, numbered as in the SDM's register field
 /// (RAX = 0 … R15 = 15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -107,56 +109,30 @@ pub enum Cond {
     G = 0xF,
 }
 
-/// A jump target, bound with [`Asm::bind`].
+/// How a jump holds its target: a 32-bit displacement from the end of
+/// the field (`Jcc rel32`, `JMP rel32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label(usize);
+pub struct Rel32;
 
-/// An instruction buffer with labels for forward and backward jumps.
-#[derive(Debug, Default)]
-pub struct Asm {
-    buf: Vec<u8>,
-    labels: Vec<Option<usize>>,
-    /// (offset of a rel32 field, label).
-    fixups: Vec<(usize, Label)>,
+impl Fixup for Rel32 {
+    type Unit = u8;
+
+    fn patch(self, code: &mut [u8], at: usize, target: usize) -> Option<()> {
+        let rel = i32::try_from(signed_offset(at + 4, target, 1, 32)?).ok()?;
+        code[at..at + 4].copy_from_slice(&rel.to_le_bytes());
+        Some(())
+    }
 }
 
+/// An instruction buffer of bytes with labels for forward and backward
+/// jumps (see [`crate::buffer`]).
+pub type Asm = Buffer<Rel32>;
+
 impl Asm {
-    /// An empty buffer.
-    pub fn new() -> Asm {
-        Asm::default()
-    }
-
-    /// A new, unbound label.
-    pub fn label(&mut self) -> Label {
-        self.labels.push(None);
-        Label(self.labels.len() - 1)
-    }
-
-    /// Binds `l` to the current position.
-    pub fn bind(&mut self, l: Label) {
-        self.labels[l.0] = Some(self.buf.len());
-    }
-
-    /// The code, with jumps resolved; `None` if a used label was never bound.
-    pub fn finish(mut self) -> Option<Vec<u8>> {
-        for &(at, l) in &self.fixups {
-            let target = self.labels[l.0]? as i64;
-            let rel = target - (at as i64 + 4);
-            let rel = i32::try_from(rel).ok()?;
-            self.buf[at..at + 4].copy_from_slice(&rel.to_le_bytes());
-        }
-        Some(self.buf)
-    }
-
-    /// The bytes emitted so far (jumps not yet resolved).
-    pub fn bytes(&self) -> &[u8] {
-        &self.buf
-    }
-
     fn rex(&mut self, w: bool, reg: u8, base: u8, force: bool) {
         let r = 0x40 | (u8::from(w) << 3) | ((reg >> 3) & 1) << 2 | ((base >> 3) & 1);
         if r != 0x40 || force {
-            self.buf.push(r);
+            self.emit(r);
         }
     }
 
@@ -172,34 +148,34 @@ impl Asm {
         } else {
             (2, false)
         };
-        self.buf.push((md << 6) | ((reg & 7) << 3) | base.low());
+        self.emit((md << 6) | ((reg & 7) << 3) | base.low());
         if base.low() == 4 {
-            self.buf.push(0x24);
+            self.emit(0x24);
         }
         match md {
-            1 if d8 => self.buf.push(disp as i8 as u8),
-            2 => self.buf.extend_from_slice(&disp.to_le_bytes()),
+            1 if d8 => self.emit(disp as i8 as u8),
+            2 => self.emit_all(&disp.to_le_bytes()),
             _ => {}
         }
     }
 
     fn modrm_reg(&mut self, reg: u8, rm: Gpr) {
-        self.buf.push(0xC0 | ((reg & 7) << 3) | rm.low());
+        self.emit(0xC0 | ((reg & 7) << 3) | rm.low());
     }
 
     /// `op r64, [base+disp]` or `op [base+disp], r64` with a REX.W prefix.
     fn mem_op(&mut self, lock: bool, opcode: &[u8], reg: u8, base: Gpr, disp: i32) {
         if lock {
-            self.buf.push(0xF0);
+            self.emit(0xF0);
         }
         self.rex(true, reg, base.0, false);
-        self.buf.extend_from_slice(opcode);
+        self.emit_all(opcode);
         self.modrm_mem(reg, base, disp);
     }
 
     fn reg_op(&mut self, opcode: &[u8], reg: u8, rm: Gpr) {
         self.rex(true, reg, rm.0, false);
-        self.buf.extend_from_slice(opcode);
+        self.emit_all(opcode);
         self.modrm_reg(reg, rm);
     }
 
@@ -211,7 +187,7 @@ impl Asm {
     /// `MOV r32, [base+disp]` (8B /r): a 32-bit load, zero-extended.
     pub fn load32(&mut self, dst: Gpr, base: Gpr, disp: i32) {
         self.rex(false, dst.0, base.0, false);
-        self.buf.push(0x8B);
+        self.emit(0x8B);
         self.modrm_mem(dst.0, base, disp);
     }
 
@@ -223,14 +199,14 @@ impl Asm {
     /// `MOV [base+disp], r32` (89 /r): a 32-bit store.
     pub fn store32(&mut self, base: Gpr, disp: i32, src: Gpr) {
         self.rex(false, src.0, base.0, false);
-        self.buf.push(0x89);
+        self.emit(0x89);
         self.modrm_mem(src.0, base, disp);
     }
 
     /// `MOV QWORD [base+disp], imm32` sign-extended (REX.W C7 /0 id).
     pub fn store_imm(&mut self, base: Gpr, disp: i32, imm: i32) {
         self.mem_op(false, &[0xC7], 0, base, disp);
-        self.buf.extend_from_slice(&imm.to_le_bytes());
+        self.emit_all(&imm.to_le_bytes());
     }
 
     /// `MOV dst, src` (REX.W 89 /r).
@@ -244,12 +220,12 @@ impl Asm {
         match i32::try_from(imm) {
             Ok(i) => {
                 self.reg_op(&[0xC7], 0, dst);
-                self.buf.extend_from_slice(&i.to_le_bytes());
+                self.emit_all(&i.to_le_bytes());
             }
             Err(_) => {
                 self.rex(true, 0, dst.0, false);
-                self.buf.push(0xB8 + dst.low());
-                self.buf.extend_from_slice(&imm.to_le_bytes());
+                self.emit(0xB8 + dst.low());
+                self.emit_all(&imm.to_le_bytes());
             }
         }
     }
@@ -262,7 +238,7 @@ impl Asm {
     /// `op dst, imm32` (REX.W 81 /digit id).
     pub fn alu_imm(&mut self, op: Alu, dst: Gpr, imm: i32) {
         self.reg_op(&[0x81], op.digit(), dst);
-        self.buf.extend_from_slice(&imm.to_le_bytes());
+        self.emit_all(&imm.to_le_bytes());
     }
 
     /// `LOCK op [base+disp], src` (F0 REX.W op /r), for ADD/OR/AND/XOR/SUB.
@@ -288,13 +264,13 @@ impl Asm {
     /// `SHL r, imm8` (REX.W C1 /4 ib).
     pub fn shl_imm(&mut self, r: Gpr, n: u8) {
         self.reg_op(&[0xC1], 4, r);
-        self.buf.push(n);
+        self.emit(n);
     }
 
     /// `SHR r, imm8` (REX.W C1 /5 ib).
     pub fn shr_imm(&mut self, r: Gpr, n: u8) {
         self.reg_op(&[0xC1], 5, r);
-        self.buf.push(n);
+        self.emit(n);
     }
 
     /// `TEST a, b` (REX.W 85 /r).
@@ -307,7 +283,7 @@ impl Asm {
     /// not AH–BH (SDM vol. 2, 3.1.1.1, "REX prefix and byte registers").
     pub fn set(&mut self, c: Cond, r: Gpr) {
         self.rex(false, 0, r.0, true);
-        self.buf.extend_from_slice(&[0x0F, 0x90 | c as u8]);
+        self.emit_all(&[0x0F, 0x90 | c as u8]);
         self.modrm_reg(0, r);
         self.reg_op(&[0x0F, 0xB6], r.0, r);
     }
@@ -319,17 +295,17 @@ impl Asm {
 
     /// `MFENCE` (0F AE F0).
     pub fn mfence(&mut self) {
-        self.buf.extend_from_slice(&[0x0F, 0xAE, 0xF0]);
+        self.emit_all(&[0x0F, 0xAE, 0xF0]);
     }
 
     /// `LFENCE` (0F AE E8).
     pub fn lfence(&mut self) {
-        self.buf.extend_from_slice(&[0x0F, 0xAE, 0xE8]);
+        self.emit_all(&[0x0F, 0xAE, 0xE8]);
     }
 
     /// `SFENCE` (0F AE F8).
     pub fn sfence(&mut self) {
-        self.buf.extend_from_slice(&[0x0F, 0xAE, 0xF8]);
+        self.emit_all(&[0x0F, 0xAE, 0xF8]);
     }
 
     /// `XCHG [base+disp], r` (REX.W 87 /r): locked without a prefix.
@@ -354,33 +330,33 @@ impl Asm {
 
     /// `Jcc rel32` (0F 80+cc cd).
     pub fn jcc(&mut self, c: Cond, l: Label) {
-        self.buf.extend_from_slice(&[0x0F, 0x80 | c as u8]);
-        self.fixups.push((self.buf.len(), l));
-        self.buf.extend_from_slice(&[0; 4]);
+        self.emit_all(&[0x0F, 0x80 | c as u8]);
+        self.branch_here(l, Rel32);
+        self.emit_all(&[0; 4]);
     }
 
     /// `JMP rel32` (E9 cd).
     pub fn jmp(&mut self, l: Label) {
-        self.buf.push(0xE9);
-        self.fixups.push((self.buf.len(), l));
-        self.buf.extend_from_slice(&[0; 4]);
+        self.emit(0xE9);
+        self.branch_here(l, Rel32);
+        self.emit_all(&[0; 4]);
     }
 
     /// `PUSH r` (50+rd, REX.B for R8–R15).
     pub fn push(&mut self, r: Gpr) {
         self.rex(false, 0, r.0, false);
-        self.buf.push(0x50 + r.low());
+        self.emit(0x50 + r.low());
     }
 
     /// `POP r` (58+rd, REX.B for R8–R15).
     pub fn pop(&mut self, r: Gpr) {
         self.rex(false, 0, r.0, false);
-        self.buf.push(0x58 + r.low());
+        self.emit(0x58 + r.low());
     }
 
     /// `RET` (C3).
     pub fn ret(&mut self) {
-        self.buf.push(0xC3);
+        self.emit(0xC3);
     }
 }
 

@@ -53,3 +53,51 @@ pub fn has_release_then_acquire(test: &atomlab_litmus::Test) -> bool {
         })
     })
 }
+
+/// A two-thread test with a loop in P0: `p0` over its register r0 (thread
+/// 0, register 0), and P1 storing 1 to x (location 0); x is observed, and
+/// the condition asks whether r0 ends as 1.
+pub fn loop_test(
+    arch: atomlab_litmus::Arch,
+    file: &str,
+    p0: Vec<atomlab_litmus::Instr>,
+) -> atomlab_litmus::Test {
+    use atomlab_litmus::{
+        CmpOp, Condition, Expr, Instr, Prop, Quantifier, StateVar, Test, Thread, Value,
+    };
+    Test {
+        file: file.into(),
+        arch,
+        name: "loop".into(),
+        locations: vec!["x".into()],
+        init: vec![],
+        threads: vec![
+            Thread {
+                id: 0,
+                regs: vec!["r0".into()],
+                init: vec![],
+                code: p0,
+            },
+            Thread {
+                id: 1,
+                regs: vec![],
+                init: vec![],
+                code: vec![Instr::Store {
+                    addr: Expr::Const(Value::Loc(0)),
+                    value: Expr::int(1),
+                    annot: Default::default(),
+                }],
+            },
+        ],
+        observed: vec![StateVar::Loc(0)],
+        filter: None,
+        condition: Condition {
+            quantifier: Quantifier::Exists,
+            prop: Prop::Atom(
+                StateVar::Reg { thread: 0, reg: 0 },
+                CmpOp::Eq,
+                Value::Int(1),
+            ),
+        },
+    }
+}
