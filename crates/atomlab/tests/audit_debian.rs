@@ -84,10 +84,11 @@ fn unpack(name: &str, dir: &Path) -> PathBuf {
 /// Runs `args` under qemu-aarch64 on an ARMv8.0 CPU (no LSE), with the
 /// cross toolchain's libraries for a dynamically linked program (Go's are
 /// static, and `go version` never ends under qemu with `-L`). `timeout`
-/// turns a hang into a failure.
+/// turns a hang into a failure, with SIGKILL: qemu running Go ignored
+/// SIGTERM and spun on both CPUs for half an hour.
 fn on_armv8_0(args: &[&Path], env: &[(&str, &Path)], dynamic: bool) -> std::process::Output {
     let mut c = Command::new("timeout");
-    c.args(["120", "qemu-aarch64", "-cpu", "cortex-a53"]);
+    c.args(["-s", "KILL", "120", "qemu-aarch64", "-cpu", "cortex-a53"]);
     if dynamic {
         c.args(["-L", "/usr/aarch64-linux-gnu"]);
     }
