@@ -167,13 +167,19 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<Outcome> {
         ExitStatus::Ok
     };
     let errors = b.input_errors();
+    // Packages given but none audited: no record, nothing saved, and the
+    // summary line still says so.
+    let none_of = (b.by_package && b.records.is_empty()).then(|| b.packages.map_or(0, |p| p.len()));
     let mut report = Report::new("audit", Machine::detect(), b.records);
     report.errors = errors;
     report.notes.extend(passed_over);
     Ok(Outcome {
         report,
         status,
-        people: Box::new(|report| records_table(&report.records)),
+        people: Box::new(move |report| match none_of {
+            Some(given) => print_packages(&[], given),
+            None => records_table(&report.records),
+        }),
     })
 }
 
