@@ -476,19 +476,3 @@ fn print_many(audits: &[FileView]) -> anyhow::Result<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use atomlab_audit::PackageVerdict;
-
-    /// `compare` ranks package observations by atomlab-core's list; the
-    /// words the audit writes must be that list, in its order.
-    #[test]
-    fn package_verdicts_are_the_words_compare_ranks() {
-        let written: Vec<&str> = PackageVerdict::WORST_FIRST
-            .iter()
-            .map(|v| v.name())
-            .collect();
-        assert_eq!(written, atomlab_core::AUDIT_PACKAGE_WORST_FIRST);
-    }
-}
