@@ -40,6 +40,7 @@
 
 mod aarch64;
 pub mod apt;
+pub mod batch;
 mod dispatch;
 mod elf;
 pub mod error;

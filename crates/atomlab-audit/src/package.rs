@@ -263,6 +263,17 @@ mod tests {
         );
     }
 
+    /// `compare` ranks package observations by atomlab-core's list; the
+    /// words the audit writes must be that list, in its order.
+    #[test]
+    fn package_verdicts_are_the_words_compare_ranks() {
+        let written: Vec<&str> = PackageVerdict::WORST_FIRST
+            .iter()
+            .map(|v| v.name())
+            .collect();
+        assert_eq!(written, atomlab_core::AUDIT_PACKAGE_WORST_FIRST);
+    }
+
     #[test]
     fn the_package_name_is_the_file_name_up_to_the_first_underscore() {
         assert_eq!(
