@@ -170,9 +170,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
             ExitStatus::VerdictFailed
         },
         people: Box::new(|report| {
-            for r in &report.records {
-                view(r);
-            }
+            tables(&report.records);
             Ok(())
         }),
     })
@@ -185,6 +183,13 @@ fn m(r: &Record, name: &str) -> Option<f64> {
 fn ms(v: Option<f64>) -> String {
     v.map(|s| format!("{:.3} ms", s * 1e3))
         .unwrap_or_else(|| "-".into())
+}
+
+/// The people's view of load records, live and in `atomlab show`.
+pub fn tables(recs: &[Record]) {
+    for r in recs {
+        view(r);
+    }
 }
 
 /// The people's view of one load record.
