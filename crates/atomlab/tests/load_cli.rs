@@ -517,12 +517,19 @@ fn show_prints_what_load_printed() {
             "--warmup",
             "0",
         ]);
-        assert!(matches!(live.status.code(), Some(0 | 1)), "{}", stderr(&live));
+        assert!(
+            matches!(live.status.code(), Some(0 | 1)),
+            "{}",
+            stderr(&live)
+        );
         let live_out = cli_support::text(&live.stdout);
         assert!(live_out.starts_with("load http://"), "{live_out}");
         let runs = atomlab(&["--store", store, "runs", "--json"]);
         let runs: Value = serde_json::from_slice(&runs.stdout).expect("runs --json");
-        let id = runs[0]["meta"]["id"].as_str().expect("a run id").to_string();
+        let id = runs[0]["meta"]["id"]
+            .as_str()
+            .expect("a run id")
+            .to_string();
         let shown = atomlab(&["--store", store, "show", &id]);
         assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
         assert_eq!(cli_support::text(&shown.stdout), live_out);

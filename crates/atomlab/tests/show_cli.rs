@@ -39,7 +39,14 @@ fn show_prints_every_bench_table_as_bench_printed_it() {
     let short = ["--duration", "20ms", "--warmup", "0", "--runs", "2"];
     for args in [
         // timed
-        &["bench", "counter", "--variant", "fetch_add", "--threads", "1,2"][..],
+        &[
+            "bench",
+            "counter",
+            "--variant",
+            "fetch_add",
+            "--threads",
+            "1,2",
+        ][..],
         // fixed work
         &[
             "bench",
