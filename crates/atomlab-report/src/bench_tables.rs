@@ -428,3 +428,138 @@ pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomlab_core::{Metric, Source, Unit};
+
+    fn timed_record(ns: &[f64]) -> Record {
+        let mut r = Record::new("bench", "counter", "fetch_add");
+        r.param("threads", 2).param("contention", "shared");
+        r.param("ordering", "relaxed");
+        r.metrics.push(Metric::new(
+            "ns_per_op",
+            Unit::NanosPerOp,
+            Source::ClockGettime,
+            ns.to_vec(),
+        ));
+        r
+    }
+
+    fn html(t: &Table) -> String {
+        let mut s = String::new();
+        t.html(&mut s);
+        s
+    }
+
+    #[test]
+    fn the_timed_table_in_both_syntaxes() {
+        let one = timed_record(&[40.0]);
+        let rows = Row::of(&[&one]);
+        let text = timed(&rows, Target::Terminal).to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0]
+                .starts_with("| scenario | variant           | threads | line   | ops/s | ns/op |"),
+            "{text}"
+        );
+        // One run: the terminal shows its cv (0%), the report none.
+        assert!(
+            lines[2]
+                .starts_with("| counter  | fetch_add/relaxed | 2       | shared | -     | 40.0  |"),
+            "{text}"
+        );
+        assert!(lines[2].contains("| 0.0% | ok     |"), "{text}");
+        let page = html(&timed(&rows, Target::Report));
+        assert!(page.contains("<th scope=\"col\">contention</th>"), "{page}");
+        assert!(
+            !page.contains(">scenario<") && !page.contains(">cv (ns/op)<"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<td class=\"n\">40.0</td><td class=\"n\">40.0–40.0</td>"),
+            "{page}"
+        );
+        assert!(page.contains("<td class=\"ok\">ok</td>"), "{page}");
+    }
+
+    #[test]
+    fn an_implausible_record_shows_no_figures_and_several_runs_get_a_run_column() {
+        let mut r = timed_record(&[1.0, 2.0, 3.0]);
+        r.flag(
+            FlagKind::Implausible,
+            Some("ns_per_op"),
+            "faster than light",
+        );
+        let text = timed(&Row::of(&[&r]), Target::Terminal).to_string();
+        assert!(text.contains("| implausible |"), "{text}");
+        assert!(!text.contains("2.00"), "{text}");
+        let rows = [Row {
+            run: Some("A"),
+            record: &r,
+        }];
+        let page = html(&timed(&rows, Target::Report));
+        assert!(
+            page.contains("<th scope=\"col\">run</th><th scope=\"col\">variant</th>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<td class=\"bad\">implausible</td>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<tr><td>A</td><td>fetch_add/relaxed</td>"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn round_trips_are_a_matrix_in_the_terminal_and_a_list_in_the_report() {
+        let mut r = Record::new("bench", "pingpong", "load-from-modified");
+        r.param("cpu_a", 0).param("cpu_b", 1);
+        r.metrics.push(Metric::new(
+            "ns_per_roundtrip",
+            Unit::NanosPerOp,
+            Source::ClockGettime,
+            vec![687.0],
+        ));
+        let rows = Row::of(&[&r]);
+        assert_eq!(
+            round_trip(&rows, Target::Terminal).to_string(),
+            "| round trip ns (ref-cyc) | cpu 0   | cpu 1   |\n\
+             |-------------------------|---------|---------|\n\
+             | cpu 0                   | -       | 687 (-) |\n\
+             | cpu 1                   | 687 (-) | -       |"
+        );
+        let page = html(&round_trip(&rows, Target::Report));
+        assert!(
+            page.contains(
+                "<td>cpu 0 ↔ cpu 1</td><td>load-from-modified</td><td class=\"n\">687</td>"
+            ),
+            "{page}"
+        );
+        // The blank ref-cycles and cv columns are left out.
+        assert!(!page.contains("ref-cyc"), "{page}");
+    }
+
+    #[test]
+    fn the_terminal_view_prints_each_kind_then_flags_and_notes_once() {
+        let mut a = timed_record(&[40.0]);
+        a.notes.push("a note".into());
+        let mut b = timed_record(&[50.0]);
+        b.notes.push("a note".into());
+        b.flag(FlagKind::NotContended, None, "ran one at a time");
+        let mut fixed = Record::new("bench", "lock", "tas");
+        fixed.param("mode", "fixed-work").param("increments", 2000);
+        let report = Report::new("bench", atomlab_core::Machine::detect(), vec![a, b, fixed]);
+        let mut out = Vec::new();
+        write_terminal(&mut out, &report).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let timed_at = out.find("| scenario |").expect("a timed table");
+        let fixed_at = out.find("| lock |").expect("a fixed-work table");
+        assert!(timed_at < fixed_at, "{out}");
+        assert!(out.contains("\nnot contended as asked: counter fetch_add/relaxed threads=2: ran one at a time\n"), "{out}");
+        assert_eq!(out.matches("note: a note").count(), 1, "{out}");
+    }
+}
