@@ -375,6 +375,9 @@ pub fn round_trip(rows: &[Row<'_>], target: Target) -> Table {
     t
 }
 
+/// A table's definition: its rows to its table.
+type Definition = fn(&[Row<'_>]) -> Table;
+
 /// The terminal's view of bench records (`atomlab bench`, `atomlab show`):
 /// one table per kind of record, then the flags' details, the notes they
 /// carry (each once) and why the PMU columns are empty.
@@ -382,7 +385,7 @@ pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
     let recs = &report.records;
     let of =
         |k: TableKind| -> Vec<&Record> { recs.iter().filter(|r| kind(r) == Some(k)).collect() };
-    let tables: [(TableKind, fn(&[Row<'_>]) -> Table); 5] = [
+    let tables: [(TableKind, Definition); 5] = [
         (TableKind::Timed, |x| timed(x, Target::Terminal)),
         (TableKind::FixedWork, |x| fixed_work(x, Target::Terminal)),
         (TableKind::FixedRate, fixed_rate),
