@@ -36,6 +36,7 @@ pub mod bench_tables;
 mod charts;
 mod compare;
 mod html;
+pub mod load_view;
 pub mod table;
 mod verdicts;
 
