@@ -37,6 +37,7 @@ mod charts;
 mod compare;
 mod html;
 pub mod load_view;
+pub mod stress_view;
 pub mod table;
 mod verdicts;
 
