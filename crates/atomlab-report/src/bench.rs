@@ -6,8 +6,9 @@ use std::fmt::Write;
 use atomlab_bench::TableKind;
 use atomlab_core::{FlagKind, Record};
 
+use crate::bench_tables::{self, cpu_pair, Target};
 use crate::charts::{self, Point, Series};
-use crate::html::{esc, num, param, slug, status, status_class, variant_label, Cell, Table};
+use crate::html::{esc, param, slug, variant_label};
 use crate::{run_name, RunView};
 
 /// A record and the index of the run it came from.
@@ -86,49 +87,6 @@ fn series_name(runs: &[RunView], rec: Rec<'_>, multi: bool) -> String {
     name
 }
 
-fn cpu_pair(r: &Record) -> String {
-    format!("cpu {} ↔ cpu {}", param(r, "cpu_a"), param(r, "cpu_b"))
-}
-
-/// A metric's median for a table; nothing for an implausible record.
-fn median(r: &Record, metric: &str) -> Cell {
-    if r.flagged(FlagKind::Implausible) {
-        return Cell::text("implausible").class("bad");
-    }
-    Cell::num(
-        r.metric(metric)
-            .and_then(|m| m.median())
-            .map(num)
-            .unwrap_or_else(|| "-".into()),
-    )
-}
-
-fn spread(r: &Record, metric: &str) -> Cell {
-    if r.flagged(FlagKind::Implausible) {
-        return Cell::text("-");
-    }
-    Cell::num(
-        r.metric(metric)
-            .and_then(|m| m.summary)
-            .map(|s| format!("{}–{}", num(s.min), num(s.max)))
-            .unwrap_or_else(|| "-".into()),
-    )
-}
-
-fn cv(r: &Record, metric: &str) -> Cell {
-    Cell::num(
-        r.metric(metric)
-            .and_then(|m| m.summary)
-            .filter(|s| s.n > 1)
-            .map(|s| format!("{:.1}%", s.cv * 100.0))
-            .unwrap_or_else(|| "-".into()),
-    )
-}
-
-fn status_cell(r: &Record) -> Cell {
-    Cell::text(status(r)).class(status_class(r))
-}
-
 /// Renders the bench section of `recs` (all bench records of all runs).
 pub fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let mut scenarios: Vec<&str> = Vec::new();
@@ -182,18 +140,22 @@ fn scenario(out: &mut String, runs: &[RunView], sc: &str, recs: &[Rec<'_>]) {
     };
     chart(out, runs, sc, &id, charted, s, multi);
 
+    // The tables' rows: each record, after its run's name when several
+    // runs share the section.
+    let names: Vec<String> = runs.iter().map(run_name).collect();
+    let rows = |recs| table_rows(&names, recs, multi);
     if !timed.is_empty() {
-        timed_table(out, runs, &timed, multi);
+        bench_tables::timed(&rows(&timed), Target::Report).html(out);
     }
     if !fixed.is_empty() {
         let _ = writeln!(
             out,
             "<h4>fixed work: every increment done, timed to the end</h4>"
         );
-        fixed_table(out, runs, &fixed, multi);
+        bench_tables::fixed_work(&rows(&fixed), Target::Report).html(out);
     }
     if !pingpong.is_empty() {
-        pingpong_table(out, runs, &pingpong, multi);
+        bench_tables::round_trip(&rows(&pingpong), Target::Report).html(out);
     }
     flags_and_notes(out, runs, recs, multi);
     out.push_str("</section>\n");
@@ -341,146 +303,19 @@ fn axis_word(s: Shape) -> &'static str {
     }
 }
 
-fn run_cell(runs: &[RunView], x: Rec<'_>) -> Cell {
-    Cell::text(run_name(&runs[x.run]))
-}
-
-fn timed_table(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {
-    let mut header = vec![];
-    if multi {
-        header.push("run");
-    }
-    header.extend([
-        "variant",
-        "threads",
-        "contention",
-        "cs work",
-        "ops/s",
-        "ns/op",
-        "ns/op min–max",
-        "ref-cyc/op",
-        "cyc/op",
-        "inst/op",
-        "cpu %",
-        "parallelism",
-        "fairness",
-        "cv (ns/op)",
-        "status",
-    ]);
-    let mut t = Table::new(&header);
-    for x in recs {
-        let r = x.r;
-        let mut row = Vec::new();
-        if multi {
-            row.push(run_cell(runs, *x));
-        }
-        row.extend([
-            Cell::text(variant_label(r)),
-            Cell::num(param(r, "threads")),
-            Cell::text(param(r, "contention")),
-            Cell::num(param(r, "cs_work")),
-            median(r, "ops_per_sec"),
-            median(r, "ns_per_op"),
-            spread(r, "ns_per_op"),
-            median(r, "ref_cycles_per_op"),
-            median(r, "cycles_per_op"),
-            median(r, "instructions_per_op"),
-            median(r, "cpu_utilisation"),
-            median(r, "parallelism"),
-            median(r, "fairness"),
-            cv(r, "ns_per_op"),
-            status_cell(r),
-        ]);
-        t.row(row);
-    }
-    t.drop_blank_columns();
-    t.render(out);
-}
-
-fn fixed_table(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {
-    let mut header = vec![];
-    if multi {
-        header.push("run");
-    }
-    header.extend([
-        "lock",
-        "increments",
-        "tasks",
-        "workers",
-        "median s",
-        "min s",
-        "max s",
-        "cv",
-        "ns per increment",
-        "ops/s",
-        "status",
-    ]);
-    let mut t = Table::new(&header);
-    for x in recs {
-        let r = x.r;
-        let s = r.metric("seconds").and_then(|m| m.summary);
-        let implausible = r.flagged(FlagKind::Implausible);
-        let secs = |v: Option<f64>| match v {
-            _ if implausible => Cell::text("implausible").class("bad"),
-            Some(v) => Cell::num(format!("{v:.4}")),
-            None => Cell::text("-"),
-        };
-        let mut row = Vec::new();
-        if multi {
-            row.push(run_cell(runs, *x));
-        }
-        row.extend([
-            Cell::text(&r.variant),
-            Cell::num(param(r, "increments")),
-            Cell::num(param(r, "tasks")),
-            Cell::num(param(r, "workers")),
-            secs(s.map(|s| s.median)),
-            secs(s.map(|s| s.min)),
-            secs(s.map(|s| s.max)),
-            cv(r, "seconds"),
-            median(r, "ns_per_op"),
-            median(r, "ops_per_sec"),
-            status_cell(r),
-        ]);
-        t.row(row);
-    }
-    t.render(out);
-}
-
-fn pingpong_table(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {
-    let mut header = vec![];
-    if multi {
-        header.push("run");
-    }
-    header.extend([
-        "CPUs",
-        "variant",
-        "ns per round trip",
-        "min–max",
-        "ref-cyc per round trip",
-        "cv",
-        "status",
-    ]);
-    let mut t = Table::new(&header);
-    for x in recs {
-        let r = x.r;
-        let mut row = Vec::new();
-        if multi {
-            row.push(run_cell(runs, *x));
-        }
-        row.extend([
-            Cell::text(cpu_pair(r)),
-            Cell::text(&r.variant),
-            median(r, "ns_per_roundtrip"),
-            spread(r, "ns_per_roundtrip"),
-            median(r, "ref_cycles_per_roundtrip"),
-            cv(r, "ns_per_roundtrip"),
-            status_cell(r),
-        ]);
-        t.row(row);
-    }
-    t.drop_blank_columns();
-    t.render(out);
+/// The rows of a table of `recs`: each record, after its run's name when
+/// several runs share it.
+fn table_rows<'a>(
+    names: &'a [String],
+    recs: &[Rec<'a>],
+    multi: bool,
+) -> Vec<bench_tables::Row<'a>> {
+    recs.iter()
+        .map(|x| bench_tables::Row {
+            run: multi.then(|| names[x.run].as_str()),
+            record: x.r,
+        })
+        .collect()
 }
 
 fn flags_and_notes(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: bool) {

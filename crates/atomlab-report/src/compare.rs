@@ -7,7 +7,8 @@ use atomlab_stats::ab::{Key, MetricRow};
 use atomlab_stats::{Direction, Verdict};
 
 use crate::charts::{self, ChangeBar};
-use crate::html::{esc, num, pct, Cell, Table};
+use crate::html::{esc, num, pct};
+use crate::table::{Cell, Table};
 use crate::ComparisonView;
 
 fn verdict_words(v: Verdict) -> (&'static str, &'static str) {
@@ -115,7 +116,7 @@ pub fn section(out: &mut String, c: &ComparisonView) {
 
     if !res.verdict_changes.is_empty() {
         out.push_str("<h3>changed verdicts</h3>\n");
-        let mut t = Table::new(&["record", "A", "B", "regression"]);
+        let mut t = Table::with_header(&["record", "A", "B", "regression"]);
         for v in &res.verdict_changes {
             t.row(vec![
                 key_cell(&v.key),
@@ -128,7 +129,7 @@ pub fn section(out: &mut String, c: &ComparisonView) {
                 }),
             ]);
         }
-        t.render(out);
+        t.html(out);
     }
 
     if !res.rows.is_empty() {
@@ -167,7 +168,7 @@ pub fn section(out: &mut String, c: &ComparisonView) {
              up is worse depends on the metric (ns/op up is worse, ops/s up is better). \
              Rows are numbered as in the table below.</figcaption>\n</figure>"
         );
-        let mut t = Table::new(&[
+        let mut t = Table::with_header(&[
             "#", "record", "metric", "median A", "median B", "change", "interval", "p", "verdict",
         ]);
         for (i, r) in res.rows.iter().enumerate() {
@@ -221,7 +222,7 @@ pub fn section(out: &mut String, c: &ComparisonView) {
             }
             t.row(row);
         }
-        t.render(out);
+        t.html(out);
     }
 
     for (title, keys) in [

@@ -3,8 +3,6 @@
 //! Every string that comes from a report (a test's name, a label, a note, a
 //! command line) goes through [`esc`] before it reaches the page.
 
-use std::fmt::Write;
-
 use atomlab_core::{FlagKind, Record};
 use serde_json::Value;
 
@@ -185,120 +183,6 @@ pub fn status_class(r: &Record) -> &'static str {
     }
 }
 
-/// One table cell: its text (already HTML) and an optional class.
-pub struct Cell {
-    html: String,
-    class: &'static str,
-}
-
-impl Cell {
-    /// A cell showing `text`, escaped.
-    pub fn text(text: impl AsRef<str>) -> Cell {
-        Cell {
-            html: esc(text.as_ref()),
-            class: "",
-        }
-    }
-
-    /// A right-aligned figure.
-    pub fn num(text: impl AsRef<str>) -> Cell {
-        Cell {
-            html: esc(text.as_ref()),
-            class: "n",
-        }
-    }
-
-    /// A cell of markup the caller built (and escaped) itself.
-    pub fn html(html: String) -> Cell {
-        Cell { html, class: "" }
-    }
-
-    /// The same cell with `class`.
-    pub fn class(mut self, class: &'static str) -> Cell {
-        self.class = class;
-        self
-    }
-
-    fn is_blank(&self) -> bool {
-        self.html.is_empty() || self.html == "-"
-    }
-}
-
-/// A table: a header and rows of cells.
-pub struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<Cell>>,
-    class: &'static str,
-}
-
-impl Table {
-    /// A table with these column titles.
-    pub fn new<S: AsRef<str>>(header: &[S]) -> Table {
-        Table {
-            header: header.iter().map(|h| h.as_ref().to_string()).collect(),
-            rows: Vec::new(),
-            class: "",
-        }
-    }
-
-    /// The same table with a CSS class.
-    pub fn class(mut self, class: &'static str) -> Table {
-        self.class = class;
-        self
-    }
-
-    /// Appends a row; it must have one cell per column.
-    pub fn row(&mut self, cells: Vec<Cell>) {
-        debug_assert_eq!(cells.len(), self.header.len());
-        self.rows.push(cells);
-    }
-
-    /// Leaves out the columns (other than the first) whose every cell is
-    /// empty or `-`: a PMU column on a machine without counters.
-    pub fn drop_blank_columns(&mut self) {
-        let keep: Vec<bool> = (0..self.header.len())
-            .map(|c| c == 0 || self.rows.iter().any(|r| !r[c].is_blank()))
-            .collect();
-        fn filter<T>(v: &mut Vec<T>, keep: &[bool]) {
-            let mut i = 0;
-            v.retain(|_| {
-                i += 1;
-                keep[i - 1]
-            });
-        }
-        filter(&mut self.header, &keep);
-        for r in &mut self.rows {
-            filter(r, &keep);
-        }
-    }
-
-    /// The table as HTML.
-    pub fn render(&self, out: &mut String) {
-        let class = if self.class.is_empty() {
-            String::new()
-        } else {
-            format!(" class=\"{}\"", self.class)
-        };
-        let _ = write!(out, "<div class=\"scroll\"><table{class}>\n<thead><tr>");
-        for h in &self.header {
-            let _ = write!(out, "<th scope=\"col\">{}</th>", esc(h));
-        }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        for r in &self.rows {
-            out.push_str("<tr>");
-            for c in r {
-                if c.class.is_empty() {
-                    let _ = write!(out, "<td>{}</td>", c.html);
-                } else {
-                    let _ = write!(out, "<td class=\"{}\">{}</td>", c.class, c.html);
-                }
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody></table></div>\n");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,16 +223,5 @@ mod tests {
             command_line(&args),
             r#"atomlab check 'a b.litmus' 'it'\''s'"#
         );
-    }
-
-    #[test]
-    fn blank_columns_go() {
-        let mut t = Table::new(&["a", "b", "c"]);
-        t.row(vec![Cell::text("x"), Cell::text("-"), Cell::num("1")]);
-        t.drop_blank_columns();
-        let mut s = String::new();
-        t.render(&mut s);
-        assert!(!s.contains(">b<"));
-        assert!(s.contains(">c<"));
     }
 }

@@ -32,9 +32,13 @@
 #![deny(missing_docs)]
 
 mod bench;
+pub mod bench_tables;
 mod charts;
 mod compare;
 mod html;
+pub mod load_view;
+pub mod stress_view;
+pub mod table;
 mod verdicts;
 
 /// A figure as atomlab's tables print it (three significant digits, SI
@@ -49,7 +53,8 @@ use atomlab_core::{Machine, Report};
 use atomlab_stats::ab::AbResult;
 
 use bench::Rec;
-use html::{command_line, esc, utc, Cell, Table};
+use html::{command_line, esc, utc};
+use table::{Cell, Table};
 
 /// One run to report: a document atomlab wrote, and where it came from.
 #[derive(Debug, Clone)]
@@ -226,7 +231,7 @@ fn runs_section(out: &mut String, runs: &[RunView]) {
     }
     let machine_no = |m: &Machine| machines.iter().position(|x| *x == m).unwrap_or(0) + 1;
 
-    let mut t = Table::new(&[
+    let mut t = Table::with_header(&[
         "run",
         "label",
         "started",
@@ -254,7 +259,7 @@ fn runs_section(out: &mut String, runs: &[RunView]) {
             Cell::num(r.report.records.len().to_string()),
         ]);
     }
-    t.render(out);
+    t.html(out);
 
     for r in runs {
         if r.report.notes.is_empty() && r.report.errors.is_empty() {
@@ -280,11 +285,11 @@ fn runs_section(out: &mut String, runs: &[RunView]) {
 
     for (i, m) in machines.iter().enumerate() {
         let _ = writeln!(out, "<h3>machine #{}</h3>", i + 1);
-        let mut t = Table::new(&["", ""]).class("kv");
+        let mut t = Table::with_header(&["", ""]).class("kv");
         for (k, v) in m.facts() {
             t.row(vec![Cell::text(k), Cell::text(v)]);
         }
-        t.render(out);
+        t.html(out);
         if m.emulated {
             out.push_str(
                 "<p class=\"warn\">Emulated: no weak-memory behaviour and no meaningful \

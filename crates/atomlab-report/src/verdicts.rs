@@ -7,7 +7,8 @@ use atomlab_core::{Record, Verdict};
 use serde_json::Value;
 
 use crate::bench::Rec;
-use crate::html::{count, esc, num, param, slug, Cell, Table};
+use crate::html::{count, esc, num, param, slug};
+use crate::table::{Cell, Table};
 use crate::{run_name, RunView};
 
 /// A verdict in the words atomlab prints.
@@ -52,7 +53,7 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         "seconds",
         "notes",
     ]);
-    let mut t = Table::new(&header);
+    let mut t = Table::with_header(&header);
     for x in recs {
         let r = x.r;
         let expected = param(r, "expected");
@@ -113,7 +114,7 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         ]);
         t.row(row);
     }
-    t.render(out);
+    t.html(out);
     out.push_str("</section>\n");
 }
 
@@ -185,7 +186,7 @@ pub fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     header.push("test".into());
     header.push("condition".into());
     header.extend(models.iter().map(|m| m.to_string()));
-    let mut t = Table::new(&header).class("check");
+    let mut t = Table::with_header(&header).class("check");
     for &(run, test) in &rows {
         let mut row = Vec::new();
         if multi {
@@ -210,7 +211,7 @@ pub fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         }
         t.row(row);
     }
-    t.render(out);
+    t.html(out);
     let mut mappings: Vec<(&str, &str)> = Vec::new();
     for x in recs {
         if let Some(m) = x.r.parameters.get("mapping").and_then(|m| m.as_str()) {
@@ -315,7 +316,7 @@ fn explanation(
         }
         let forbidden = detail(r, "forbidden");
         if !forbidden.is_empty() {
-            let mut t = Table::new(&["forbidden final state", "axiom", "cycle"]);
+            let mut t = Table::with_header(&["forbidden final state", "axiom", "cycle"]);
             for f in &forbidden {
                 let s = |k: &str| f.get(k).and_then(|v| v.as_str()).unwrap_or("-");
                 t.row(vec![
@@ -324,7 +325,7 @@ fn explanation(
                     Cell::html(format!("<code>{}</code>", esc(s("cycle")))).class("wide"),
                 ]);
             }
-            t.render(out);
+            t.html(out);
         }
         if let Some(w) = r
             .detail
@@ -368,7 +369,7 @@ fn object_table(out: &mut String, title: &str, v: Option<&Value>) {
         return;
     }
     let _ = writeln!(out, "<h4>{}</h4>", esc(title));
-    let mut t = Table::new(&["name", "count"]);
+    let mut t = Table::with_header(&["name", "count"]);
     for (k, v) in obj {
         t.row(vec![
             Cell::html(format!("<code>{}</code>", esc(k))),
@@ -378,7 +379,7 @@ fn object_table(out: &mut String, title: &str, v: Option<&Value>) {
             }),
         ]);
     }
-    t.render(out);
+    t.html(out);
 }
 
 /// Audit: a row per binary with its verdict in words and its counts.
@@ -397,7 +398,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         "code bytes",
         "requirement",
     ]);
-    let mut t = Table::new(&header);
+    let mut t = Table::with_header(&header);
     for x in recs {
         let r = x.r;
         let words = r
@@ -451,7 +452,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         t.row(row);
     }
     t.drop_blank_columns();
-    t.render(out);
+    t.html(out);
     for x in recs {
         let r = x.r;
         let Some(d) = r.detail.as_ref() else { continue };
@@ -486,7 +487,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
                         String::new()
                     }
                 );
-                let mut t = Table::new(&["function", "atomics", "by class"]);
+                let mut t = Table::with_header(&["function", "atomics", "by class"]);
                 for f in fs.iter().take(SHOWN) {
                     let by = f
                         .get("by_class")
@@ -507,7 +508,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
                         Cell::text(by),
                     ]);
                 }
-                t.render(out);
+                t.html(out);
             }
         }
         if let Some(known) = d.get("functions_known") {
@@ -521,7 +522,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
 /// Records of capabilities this report has no section for: their medians.
 pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     out.push_str("<section id=\"other\">\n<h2>other records</h2>\n");
-    let mut t = Table::new(&[
+    let mut t = Table::with_header(&[
         "run",
         "capability",
         "scenario",
@@ -554,6 +555,6 @@ pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
             Cell::text(r.notes.join("; ")).class("wide"),
         ]);
     }
-    t.render(out);
+    t.html(out);
     out.push_str("</section>\n");
 }

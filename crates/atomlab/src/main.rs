@@ -5,7 +5,6 @@ mod cli;
 mod cmd;
 mod progress;
 mod render;
-mod table;
 
 use std::process::ExitCode;
 

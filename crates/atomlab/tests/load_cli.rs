@@ -495,6 +495,48 @@ fn a_good_run_passes() {
     assert_eq!(r["detail"]["failures"], serde_json::json!([]), "{r}");
 }
 
+/// `atomlab show RUN` of a load run prints what `load` printed (it printed
+/// one table row of every metric in a 600-character cell before): a run
+/// that passes and one that fails.
+#[test]
+fn show_prints_what_load_printed() {
+    let d = cli_support::scratch("show-load");
+    let store = d.join("runs.db");
+    let store = store.to_str().unwrap();
+    for mode in [Mode::Ok, Mode::NotFound] {
+        let s = serve(mode);
+        let live = atomlab(&[
+            "--store",
+            store,
+            "load",
+            &url(&s),
+            "-c",
+            "2",
+            "-d",
+            "0.3",
+            "--warmup",
+            "0",
+        ]);
+        assert!(
+            matches!(live.status.code(), Some(0 | 1)),
+            "{}",
+            stderr(&live)
+        );
+        let live_out = cli_support::text(&live.stdout);
+        assert!(live_out.starts_with("load http://"), "{live_out}");
+        let runs = atomlab(&["--store", store, "runs", "--json"]);
+        let runs: Value = serde_json::from_slice(&runs.stdout).expect("runs --json");
+        let id = runs[0]["meta"]["id"]
+            .as_str()
+            .expect("a run id")
+            .to_string();
+        let shown = atomlab(&["--store", store, "show", &id]);
+        assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+        assert_eq!(cli_support::text(&shown.stdout), live_out);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A rate the server cannot reach (2 connections, 20 ms a response: at most
 /// 100/s, offered 1,000/s) is flagged as bench flags it, never reported as met.
 #[test]

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report, Source, Verdict};
+use atomlab_core::{ExitStatus, Machine, Record, Report};
 
 use super::Outcome;
 use crate::cmd::bench::parse_seconds;
@@ -169,110 +169,12 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
         } else {
             ExitStatus::VerdictFailed
         },
-        people: Box::new(|report| {
-            for r in &report.records {
-                view(r);
-            }
-            Ok(())
-        }),
+        people: Box::new(|report| tables(&report.records)),
     })
 }
 
-fn m(r: &Record, name: &str) -> Option<f64> {
-    r.metric(name).and_then(|m| m.median())
-}
-
-fn ms(v: Option<f64>) -> String {
-    v.map(|s| format!("{:.3} ms", s * 1e3))
-        .unwrap_or_else(|| "-".into())
-}
-
-/// The people's view of one load record.
-fn view(r: &Record) {
-    let g = |n: &str| m(r, n).unwrap_or(0.0);
-    println!(
-        "load {} ({})",
-        r.parameters["url"].as_str().unwrap_or("?"),
-        r.variant
-    );
-    println!(
-        "  requests/s {:.1}   bytes/s {:.0}   requests {:.0}",
-        g("requests_per_sec"),
-        g("bytes_per_sec"),
-        g("requests")
-    );
-    println!(
-        "  latency p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
-        ms(m(r, "latency_p50_s")),
-        ms(m(r, "latency_p90_s")),
-        ms(m(r, "latency_p99_s")),
-        ms(m(r, "latency_p999_s")),
-        ms(m(r, "latency_p9999_s")),
-        ms(m(r, "latency_max_s")),
-    );
-    println!(
-        "  errors: connect {:.0}, read {:.0}, write {:.0}, timeout {:.0}, status>=400 {:.0}, client's own limits {:.0}",
-        g("errors_connect"),
-        g("errors_read"),
-        g("errors_write"),
-        g("errors_timeout"),
-        g("errors_status"),
-        g("errors_client")
-    );
-    println!("  client CPU {:.1}% of one CPU", g("client_cpu_percent"));
-    if let Some(cpu) = m(r, "server_cpu_percent") {
-        println!(
-            "  server CPU {:.1}% of one CPU ({:.1}% of the machine), context switches {:.0} voluntary, {:.0} nonvoluntary",
-            cpu,
-            g("server_cpu_machine_percent"),
-            g("server_ctx_voluntary"),
-            g("server_ctx_nonvoluntary")
-        );
-        if let Some(per) = m(r, "server_cpu_percent_per_1k_rps") {
-            println!("  server CPU per 1,000 requests/s: {per:.3}% of one CPU");
-        }
-    } else if r.parameters.contains_key("spawn")
-        || r.parameters
-            .get("server_pids")
-            .and_then(|p| p.as_array())
-            .is_some_and(|p| !p.is_empty())
-    {
-        println!("  server CPU unknown (see the notes)");
-    }
-    // The server's hardware counters per request, where they were counted.
-    let counted: Vec<String> = r
-        .metrics
-        .iter()
-        .filter(|x| x.name.starts_with("server_") && matches!(x.source, Source::Pmu(_)))
-        .filter_map(|x| {
-            let event = match &x.source {
-                Source::Pmu(e) => e.as_str(),
-                _ => return None,
-            };
-            Some(format!("{event} {:.1}", x.median()?))
-        })
-        .collect();
-    if !counted.is_empty() {
-        println!("  server per request: {}", counted.join(", "));
-    }
-    for f in &r.flags {
-        println!("  flag: {}: {}", f.kind.words(), f.detail);
-    }
-    let failures = r
-        .detail
-        .as_ref()
-        .and_then(|d| d["failures"].as_array().cloned())
-        .unwrap_or_default();
-    match r.verdict {
-        Some(Verdict::Fail) => {
-            for f in failures {
-                println!("  FAILED: {}", f.as_str().unwrap_or("?"));
-            }
-        }
-        Some(Verdict::Pass) => println!("  verdict: PASS"),
-        _ => {}
-    }
-    for n in &r.notes {
-        println!("  note: {n}");
-    }
+/// The people's view of load records, live and in `atomlab show`.
+pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
+    atomlab_report::load_view::write_terminal(&mut std::io::stdout().lock(), recs)?;
+    Ok(())
 }

@@ -177,6 +177,7 @@ pub fn view(report: &Report) -> anyhow::Result<()> {
         }
         "audit" => audit::records_table(&report.records),
         "run" => run::view(report),
+        "load" => load::tables(&report.records),
         "suite" => suite::summary(report),
         "machine" => render::machine_table(&report.machine),
         _ => render::records_table(&report.records),

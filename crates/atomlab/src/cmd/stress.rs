@@ -3,13 +3,10 @@
 //! matter (first violation, why a broken variant went uncaught, the replay
 //! line), and turns the verdicts into the exit code.
 
-use std::io::Write;
-
-use atomlab_core::{ExitStatus, Machine, Record, Report, Shard, Verdict};
+use atomlab_core::{ExitStatus, Machine, Record, Report, Shard};
 use atomlab_stress::{Field, Pin, Plan, Request, StressError};
 
 use super::Outcome;
-use crate::render;
 
 #[derive(Debug, clap::Args)]
 // Negative numbers reach the value parsers, which say what is wrong with
@@ -165,86 +162,8 @@ pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-fn metric(r: &Record, name: &str) -> Option<f64> {
-    r.metric(name).and_then(|m| m.median())
-}
-
-fn verdict_word(v: Option<Verdict>) -> &'static str {
-    match v {
-        Some(Verdict::Pass) => "PASS",
-        Some(Verdict::Fail) => "FAIL",
-        Some(Verdict::NotObserved) => "NOT OBSERVED",
-        Some(Verdict::Timeout) => "TIMEOUT",
-        Some(Verdict::Bound) => "BOUND",
-        None => "-",
-    }
-}
-
-/// The people's view of stress records: one table, then per variant the
-/// verdict's reason, the first violation and the replay line.
+/// The people's view of stress records, live and in `atomlab show`.
 pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
-    let recs: Vec<&Record> = recs.iter().filter(|r| r.capability == "stress").collect();
-    if recs.is_empty() {
-        return Ok(());
-    }
-    let mut t = render::table();
-    t.set_header(vec![
-        "scenario",
-        "variant",
-        "expected",
-        "threads",
-        "ops",
-        "seconds",
-        "violations",
-        "first after s",
-        "verdict",
-    ]);
-    for r in &recs {
-        let s = |k: &str| match r.parameters.get(k) {
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => "-".into(),
-        };
-        t.add_row(vec![
-            r.scenario.clone(),
-            r.variant.clone(),
-            s("expected"),
-            s("threads"),
-            metric(r, "operations").map_or("-".into(), render::num),
-            metric(r, "seconds").map_or("-".into(), |v| format!("{v:.4}")),
-            metric(r, "violations").map_or("-".into(), |v| format!("{v}")),
-            metric(r, "time_to_first_violation").map_or("-".into(), |v| format!("{v:.6}")),
-            verdict_word(r.verdict).to_string(),
-        ]);
-    }
-    render::print(&t)?;
-    let mut out = std::io::stdout().lock();
-    for r in &recs {
-        writeln!(
-            out,
-            "{} {}: {}",
-            r.scenario,
-            r.variant,
-            verdict_word(r.verdict)
-        )?;
-        for n in &r.notes {
-            let n = n.strip_prefix("verdict: ").unwrap_or(n);
-            writeln!(out, "  {n}")?;
-        }
-        let by_kind: Vec<String> = r
-            .metrics
-            .iter()
-            .filter_map(|m| {
-                let k = m.name.strip_prefix("violations:")?;
-                Some(format!("{k} {}", m.median()?))
-            })
-            .collect();
-        if !by_kind.is_empty() {
-            writeln!(out, "  violations by kind: {}", by_kind.join(", "))?;
-        }
-        if let Some(serde_json::Value::String(line)) = r.parameters.get("replay") {
-            writeln!(out, "  replay: {line}")?;
-        }
-    }
+    atomlab_report::stress_view::write_terminal(&mut std::io::stdout().lock(), recs)?;
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! input is refused properly.
 #![allow(dead_code)]
 
+pub mod snapshot;
+
 use std::process::{Command, Output};
 
 /// One atomlab run at a time within a test binary: cargo runs tests in

@@ -1,6 +1,10 @@
-//! Tables for people: GitHub-flavoured Markdown pipe tables
+//! atomlab's one table type, written in two syntaxes: the terminal's
+//! GitHub-flavoured Markdown pipe tables
 //! (<https://github.github.com/gfm/#tables-extension->), padded so they
-//! also read as aligned columns in a terminal, a log or a pipe.
+//! also read as aligned columns in a terminal, a log or a pipe
+//! ([`fmt::Display`]), and the HTML report's `<table>` ([`Table::html`]).
+//! A table is built once from records (e.g. [`crate::tables`]) and drawn in
+//! either.
 //!
 //! ```text
 //! | test | x86tso     |
@@ -16,17 +20,90 @@
 //! `check` prints one for every run, often of a few milliseconds in all:
 //! the table is laid out in one pass over its cells with one output buffer.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use unicode_width::UnicodeWidthStr;
 
-/// A table: a header and rows of text cells.
+use crate::html::esc;
+
+/// One table cell: its text, its CSS class (`n` for a figure, right-aligned
+/// in HTML), and markup the HTML shows instead of the text.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Cell {
+    text: String,
+    html: Option<String>,
+    class: &'static str,
+}
+
+impl Cell {
+    /// A cell showing `text` (escaped in HTML).
+    pub fn text(text: impl AsRef<str>) -> Cell {
+        Cell {
+            text: text.as_ref().to_string(),
+            ..Cell::default()
+        }
+    }
+
+    /// A figure: right-aligned in HTML.
+    pub fn num(text: impl AsRef<str>) -> Cell {
+        Cell::text(text).class("n")
+    }
+
+    /// A cell of markup the caller built (and escaped) itself; the
+    /// terminal shows the markup as it is.
+    pub fn html(html: String) -> Cell {
+        Cell {
+            text: html.clone(),
+            html: Some(html),
+            ..Cell::default()
+        }
+    }
+
+    /// The same cell with `class` (HTML only).
+    pub fn class(mut self, class: &'static str) -> Cell {
+        self.class = class;
+        self
+    }
+
+    /// The cell's text, as the terminal shows it.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    fn to_html(&self) -> String {
+        self.html.clone().unwrap_or_else(|| esc(&self.text))
+    }
+
+    fn is_blank(&self) -> bool {
+        let html = self.to_html();
+        html.is_empty() || html == "-"
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell {
+            text,
+            ..Cell::default()
+        }
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Cell {
+        Cell::text(text)
+    }
+}
+
+/// A table: a header and rows of cells.
 #[derive(Debug, Default, Clone)]
 pub struct Table {
     header: Option<Vec<String>>,
-    rows: Vec<Vec<String>>,
+    rows: Vec<Vec<Cell>>,
     /// Fit the table into this many columns by wrapping cells.
     width: Option<usize>,
+    /// The HTML table's CSS class.
+    class: &'static str,
 }
 
 /// The narrowest a column is wrapped to.
@@ -44,10 +121,94 @@ impl Table {
         self
     }
 
+    /// A table with these column titles.
+    pub fn with_header<S: AsRef<str>>(header: &[S]) -> Table {
+        let mut t = Table::new();
+        t.set_header(header.iter().map(|h| h.as_ref().to_string()));
+        t
+    }
+
     /// Adds a row.
-    pub fn add_row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Self {
+    pub fn add_row<C: Into<Cell>>(&mut self, cells: impl IntoIterator<Item = C>) -> &mut Self {
         self.rows.push(cells.into_iter().map(Into::into).collect());
         self
+    }
+
+    /// Appends a row; it must have one cell per column.
+    pub fn row(&mut self, cells: Vec<Cell>) {
+        debug_assert_eq!(Some(cells.len()), self.header.as_ref().map(Vec::len));
+        self.rows.push(cells);
+    }
+
+    /// The same table with a CSS class (HTML only).
+    pub fn class(mut self, class: &'static str) -> Table {
+        self.class = class;
+        self
+    }
+
+    /// Leaves out the columns (other than the first) whose every cell is
+    /// empty or `-`: a PMU column on a machine without counters.
+    pub fn drop_blank_columns(&mut self) {
+        let columns = self.all_rows_len();
+        let keep: Vec<bool> = (0..columns)
+            .map(|c| {
+                c == 0
+                    || self
+                        .rows
+                        .iter()
+                        .any(|r| r.get(c).is_some_and(|x| !x.is_blank()))
+            })
+            .collect();
+        fn filter<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                keep.get(i - 1).copied().unwrap_or(true)
+            });
+        }
+        if let Some(h) = &mut self.header {
+            filter(h, &keep);
+        }
+        for r in &mut self.rows {
+            filter(r, &keep);
+        }
+    }
+
+    fn all_rows_len(&self) -> usize {
+        let header = self.header.as_ref().map_or(0, Vec::len);
+        self.rows
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+            .max(header)
+    }
+
+    /// The table as HTML.
+    pub fn html(&self, out: &mut String) {
+        let class = if self.class.is_empty() {
+            String::new()
+        } else {
+            format!(" class=\"{}\"", self.class)
+        };
+        let _ = write!(out, "<div class=\"scroll\"><table{class}>\n<thead><tr>");
+        for h in self.header.iter().flatten() {
+            let _ = write!(out, "<th scope=\"col\">{}</th>", esc(h));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for r in &self.rows {
+            out.push_str("<tr>");
+            for c in r {
+                let html = c.to_html();
+                if c.class.is_empty() {
+                    let _ = write!(out, "<td>{html}</td>");
+                } else {
+                    let _ = write!(out, "<td class=\"{}\">{html}</td>", c.class);
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n");
     }
 
     /// Wraps cells at spaces (or, for a longer word, anywhere) so that
@@ -58,14 +219,22 @@ impl Table {
         self
     }
 
-    fn all_rows(&self) -> impl Iterator<Item = &Vec<String>> {
-        self.header.iter().chain(&self.rows)
+    /// The header and the rows, as the terminal's text.
+    fn all_rows(&self) -> impl Iterator<Item = Vec<&str>> {
+        let header = self
+            .header
+            .iter()
+            .map(|h| h.iter().map(String::as_str).collect());
+        header.chain(
+            self.rows
+                .iter()
+                .map(|r| r.iter().map(Cell::as_str).collect()),
+        )
     }
 
     /// The display width of each column before wrapping.
     fn natural_widths(&self) -> Vec<usize> {
-        let columns = self.all_rows().map(Vec::len).max().unwrap_or(0);
-        let mut widths = vec![0; columns];
+        let mut widths = vec![0; self.all_rows_len()];
         for row in self.all_rows() {
             for (w, cell) in widths.iter_mut().zip(row) {
                 for line in cell.split('\n') {
@@ -97,8 +266,8 @@ impl Table {
         widths
     }
 
-    fn write_row(out: &mut String, row: &[String], widths: &[usize]) {
-        let cell = |c: usize| row.get(c).map_or("", String::as_str);
+    fn write_row(out: &mut String, row: &[&str], widths: &[usize]) {
+        let cell = |c: usize| row.get(c).copied().unwrap_or("");
         // Most rows: one line per cell, each within its column.
         let one_line = (0..widths.len()).all(|c| !cell(c).contains('\n'));
         if one_line
@@ -119,7 +288,7 @@ impl Table {
         let cells: Vec<Vec<&str>> = widths
             .iter()
             .enumerate()
-            .map(|(c, &w)| lines(row.get(c).map_or("", String::as_str), w))
+            .map(|(c, &w)| lines(cell(c), w))
             .collect();
         let height = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
         for k in 0..height {
@@ -182,19 +351,21 @@ impl fmt::Display for Table {
         let mut out = String::with_capacity(
             (self.rows.len() + 2) * (widths.iter().map(|w| w + 3).sum::<usize>() + 2),
         );
-        if let Some(header) = &self.header {
-            Table::write_row(&mut out, header, &widths);
+        let mut rows = self.all_rows();
+        if self.header.is_some() {
+            let header = rows.next().unwrap_or_default();
+            Table::write_row(&mut out, &header, &widths);
             out.push_str("\n|");
             for &w in &widths {
                 out.extend(std::iter::repeat_n('-', w + 2));
                 out.push('|');
             }
         }
-        for row in &self.rows {
+        for row in rows {
             if !out.is_empty() {
                 out.push('\n');
             }
-            Table::write_row(&mut out, row, &widths);
+            Table::write_row(&mut out, &row, &widths);
         }
         f.write_str(&out)
     }
@@ -261,6 +432,24 @@ mod tests {
             words.join(" "),
             "unavailable: the kernel refused perf_event_open for cycles"
         );
+    }
+
+    #[test]
+    fn blank_columns_go_and_html_escapes() {
+        let mut t = Table::with_header(&["a", "b", "c"]);
+        t.row(vec![
+            Cell::text("x<"),
+            Cell::text("-"),
+            Cell::num("1").class("ok"),
+        ]);
+        t.drop_blank_columns();
+        let mut s = String::new();
+        t.html(&mut s);
+        assert_eq!(
+            s,
+            "<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">a</th><th scope=\"col\">c</th></tr></thead>\n<tbody>\n<tr><td>x&lt;</td><td class=\"ok\">1</td></tr>\n</tbody></table></div>\n"
+        );
+        assert_eq!(t.to_string(), "| a  | c |\n|----|---|\n| x< | 1 |");
     }
 
     #[test]

@@ -1,0 +1,170 @@
+//! The terminal's view of load records: what `atomlab load` prints and
+//! `atomlab show` prints again, from the records alone.
+
+use std::io::{self, Write};
+
+use atomlab_core::{Record, Source, Verdict};
+
+/// A metric's median.
+fn m(r: &Record, name: &str) -> Option<f64> {
+    r.metric(name).and_then(|m| m.median())
+}
+
+/// Seconds as milliseconds, `-` when absent.
+fn ms(v: Option<f64>) -> String {
+    v.map(|s| format!("{:.3} ms", s * 1e3))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The terminal's view of load records (`atomlab load`, `atomlab show`):
+/// per record its rates, latency percentiles, errors, CPU, flags, verdict
+/// and notes.
+pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
+    for r in recs {
+        view(out, r)?;
+    }
+    Ok(())
+}
+
+/// The view of one load record.
+fn view(out: &mut impl Write, r: &Record) -> io::Result<()> {
+    let g = |n: &str| m(r, n).unwrap_or(0.0);
+    writeln!(
+        out,
+        "load {} ({})",
+        r.parameters["url"].as_str().unwrap_or("?"),
+        r.variant
+    )?;
+    writeln!(
+        out,
+        "  requests/s {:.1}   bytes/s {:.0}   requests {:.0}",
+        g("requests_per_sec"),
+        g("bytes_per_sec"),
+        g("requests")
+    )?;
+    writeln!(
+        out,
+        "  latency p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
+        ms(m(r, "latency_p50_s")),
+        ms(m(r, "latency_p90_s")),
+        ms(m(r, "latency_p99_s")),
+        ms(m(r, "latency_p999_s")),
+        ms(m(r, "latency_p9999_s")),
+        ms(m(r, "latency_max_s")),
+    )?;
+    writeln!(
+        out,
+        "  errors: connect {:.0}, read {:.0}, write {:.0}, timeout {:.0}, status>=400 {:.0}, client's own limits {:.0}",
+        g("errors_connect"),
+        g("errors_read"),
+        g("errors_write"),
+        g("errors_timeout"),
+        g("errors_status"),
+        g("errors_client")
+    )?;
+    writeln!(
+        out,
+        "  client CPU {:.1}% of one CPU",
+        g("client_cpu_percent")
+    )?;
+    if let Some(cpu) = m(r, "server_cpu_percent") {
+        writeln!(
+        out,
+            "  server CPU {:.1}% of one CPU ({:.1}% of the machine), context switches {:.0} voluntary, {:.0} nonvoluntary",
+            cpu,
+            g("server_cpu_machine_percent"),
+            g("server_ctx_voluntary"),
+            g("server_ctx_nonvoluntary")
+        )?;
+        if let Some(per) = m(r, "server_cpu_percent_per_1k_rps") {
+            writeln!(
+                out,
+                "  server CPU per 1,000 requests/s: {per:.3}% of one CPU"
+            )?;
+        }
+    } else if r.parameters.contains_key("spawn")
+        || r.parameters
+            .get("server_pids")
+            .and_then(|p| p.as_array())
+            .is_some_and(|p| !p.is_empty())
+    {
+        writeln!(out, "  server CPU unknown (see the notes)")?;
+    }
+    // The server's hardware counters per request, where they were counted.
+    let counted: Vec<String> = r
+        .metrics
+        .iter()
+        .filter(|x| x.name.starts_with("server_") && matches!(x.source, Source::Pmu(_)))
+        .filter_map(|x| {
+            let event = match &x.source {
+                Source::Pmu(e) => e.as_str(),
+                _ => return None,
+            };
+            Some(format!("{event} {:.1}", x.median()?))
+        })
+        .collect();
+    if !counted.is_empty() {
+        writeln!(out, "  server per request: {}", counted.join(", "))?;
+    }
+    for f in &r.flags {
+        writeln!(out, "  flag: {}: {}", f.kind.words(), f.detail)?;
+    }
+    let failures = r
+        .detail
+        .as_ref()
+        .and_then(|d| d["failures"].as_array().cloned())
+        .unwrap_or_default();
+    match r.verdict {
+        Some(Verdict::Fail) => {
+            for f in failures {
+                writeln!(out, "  FAILED: {}", f.as_str().unwrap_or("?"))?;
+            }
+        }
+        Some(Verdict::Pass) => writeln!(out, "  verdict: PASS")?,
+        _ => {}
+    }
+    for n in &r.notes {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomlab_core::{Metric, Unit};
+
+    #[test]
+    fn a_failed_run_lists_its_failures_and_an_unwatched_cpu_is_unknown() {
+        let mut r = Record::new("load", "http", "closed");
+        r.param("url", "http://127.0.0.1:1/")
+            .param("spawn", "nginx");
+        r.metrics.push(Metric::new(
+            "latency_p50_s",
+            Unit::Seconds,
+            Source::ClockGettime,
+            vec![0.0025],
+        ));
+        r.verdict = Some(Verdict::Fail);
+        r.detail = Some(serde_json::json!({"failures": ["no successful response"]}));
+        r.notes.push("a note".into());
+        let mut out = Vec::new();
+        write_terminal(&mut out, &[r]).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "load http://127.0.0.1:1/ (closed)");
+        assert!(
+            lines[2].starts_with("  latency p50 2.500 ms  p90 -"),
+            "{out}"
+        );
+        assert_eq!(
+            &lines[5..],
+            [
+                "  server CPU unknown (see the notes)",
+                "  FAILED: no successful response",
+                "  note: a note"
+            ],
+            "{out}"
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! The terminal's view of stress records: what `atomlab stress` prints and
+//! `atomlab show` prints again, from the records alone.
+
+use std::io::{self, Write};
+
+use atomlab_core::{Record, Verdict};
+
+use crate::html::num;
+use crate::table::Table;
+
+/// A metric's median.
+fn metric(r: &Record, name: &str) -> Option<f64> {
+    r.metric(name).and_then(|m| m.median())
+}
+
+/// A verdict as the stress table prints it.
+fn verdict_word(v: Option<Verdict>) -> &'static str {
+    match v {
+        Some(Verdict::Pass) => "PASS",
+        Some(Verdict::Fail) => "FAIL",
+        Some(Verdict::NotObserved) => "NOT OBSERVED",
+        Some(Verdict::Timeout) => "TIMEOUT",
+        Some(Verdict::Bound) => "BOUND",
+        None => "-",
+    }
+}
+
+/// The terminal's view of stress records (`atomlab stress`, `atomlab
+/// show`): one table, then per variant the verdict's reason, the first
+/// violation and the replay line.
+pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
+    let recs: Vec<&Record> = recs.iter().filter(|r| r.capability == "stress").collect();
+    if recs.is_empty() {
+        return Ok(());
+    }
+    let mut t = Table::new();
+    t.set_header(vec![
+        "scenario",
+        "variant",
+        "expected",
+        "threads",
+        "ops",
+        "seconds",
+        "violations",
+        "first after s",
+        "verdict",
+    ]);
+    for r in &recs {
+        let s = |k: &str| match r.parameters.get(k) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => "-".into(),
+        };
+        t.add_row(vec![
+            r.scenario.clone(),
+            r.variant.clone(),
+            s("expected"),
+            s("threads"),
+            metric(r, "operations").map_or("-".into(), num),
+            metric(r, "seconds").map_or("-".into(), |v| format!("{v:.4}")),
+            metric(r, "violations").map_or("-".into(), |v| format!("{v}")),
+            metric(r, "time_to_first_violation").map_or("-".into(), |v| format!("{v:.6}")),
+            verdict_word(r.verdict).to_string(),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    for r in &recs {
+        writeln!(
+            out,
+            "{} {}: {}",
+            r.scenario,
+            r.variant,
+            verdict_word(r.verdict)
+        )?;
+        for n in &r.notes {
+            let n = n.strip_prefix("verdict: ").unwrap_or(n);
+            writeln!(out, "  {n}")?;
+        }
+        let by_kind: Vec<String> = r
+            .metrics
+            .iter()
+            .filter_map(|m| {
+                let k = m.name.strip_prefix("violations:")?;
+                Some(format!("{k} {}", m.median()?))
+            })
+            .collect();
+        if !by_kind.is_empty() {
+            writeln!(out, "  violations by kind: {}", by_kind.join(", "))?;
+        }
+        if let Some(serde_json::Value::String(line)) = r.parameters.get("replay") {
+            writeln!(out, "  replay: {line}")?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomlab_core::{Metric, Source, Unit};
+
+    #[test]
+    fn a_table_then_each_variant_with_its_violations_and_replay() {
+        let mut r = Record::new("stress", "refcount", "raw");
+        r.param("expected", "broken").param("threads", 2);
+        r.param("replay", "atomlab stress refcount --variant raw --seed 3");
+        r.verdict = Some(Verdict::Fail);
+        for (name, v) in [("violations", 3.0), ("violations:double-free", 3.0)] {
+            r.metrics.push(Metric::new(
+                name,
+                Unit::Count,
+                Source::ClockGettime,
+                vec![v],
+            ));
+        }
+        r.notes.push("verdict: caught".into());
+        let other = Record::new("bench", "counter", "fetch_add");
+        let mut out = Vec::new();
+        write_terminal(&mut out, &[r, other]).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(
+            out,
+            "| scenario | variant | expected | threads | ops | seconds | violations | first after s | verdict |\n\
+             |----------|---------|----------|---------|-----|---------|------------|---------------|---------|\n\
+             | refcount | raw     | broken   | 2       | -   | -       | 3          | -             | FAIL    |\n\
+             refcount raw: FAIL\n  caught\n  violations by kind: double-free 3\n  \
+             replay: atomlab stress refcount --variant raw --seed 3\n"
+        );
+    }
+}
