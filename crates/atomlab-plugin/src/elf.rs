@@ -145,7 +145,11 @@ mod tests {
     #[test]
     fn checks_follow_the_elf_header() {
         let (m, _) = this_machine();
-        let class = if cfg!(target_pointer_width = "64") { 2 } else { 1 };
+        let class = if cfg!(target_pointer_width = "64") {
+            2
+        } else {
+            1
+        };
         assert_eq!(check(&header(class, 1, 3, m)), Ok(()));
         assert_eq!(check(b"#!/bin/sh\n"), Err(NotLoadable::NotElf));
         assert_eq!(check(b""), Err(NotLoadable::NotElf));

@@ -25,5 +25,5 @@ pub mod elf;
 pub mod load;
 pub mod lock;
 
-pub use load::{Kind, Plugin, PluginError};
+pub use load::{load_locks, Kind, Plugin, PluginError};
 pub use lock::{LockInstance, LockVariant};

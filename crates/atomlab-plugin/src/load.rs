@@ -170,10 +170,7 @@ impl Plugin {
         // constructors: that is what loading a plugin means.
         let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if handle.is_null() {
-            return Err(err(
-                path,
-                format!("dlopen refused it: {}", dlerror_text()),
-            ));
+            return Err(err(path, format!("dlopen refused it: {}", dlerror_text())));
         }
         let lib = Arc::new(Library { handle });
         // SAFETY: a live handle and a NUL-terminated symbol name.
@@ -227,7 +224,10 @@ impl Plugin {
         let mut fns = Vec::new();
         for (i, v) in vs.iter().enumerate() {
             let vname = cstr(v.name).ok_or_else(|| {
-                err(path, format!("variant {i} has no name (name is NULL or not UTF-8)"))
+                err(
+                    path,
+                    format!("variant {i} has no name (name is NULL or not UTF-8)"),
+                )
             })?;
             if !good_name(&vname) {
                 return Err(err(
@@ -321,6 +321,17 @@ impl Plugin {
     }
 }
 
+/// The lock variants of the plugins at `paths`, in order, for
+/// `subcommand` (e.g. `bench lock`): every file is loaded and checked
+/// before any is run, and the first bad one is the error.
+pub fn load_locks(paths: &[PathBuf], subcommand: &str) -> Result<Vec<LockVariant>, PluginError> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend(Plugin::load(p)?.locks(subcommand)?);
+    }
+    Ok(out)
+}
+
 fn cstr(p: *const std::ffi::c_char) -> Option<String> {
     if p.is_null() {
         return None;
@@ -367,8 +378,13 @@ mod tests {
         let p = dir.join("notes.so");
         std::fs::write(&p, "hello").unwrap();
         let e = Plugin::load(&p).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("plugin {}: not a shared object", p.display())), "{e}");
-        let e = Plugin::load(&dir.join("absent.so")).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("plugin {}: not a shared object", p.display())),
+            "{e}"
+        );
+        let e = Plugin::load(&dir.join("absent.so"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("absent.so: cannot read it"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

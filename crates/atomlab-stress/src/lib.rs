@@ -29,6 +29,7 @@ pub mod detect;
 pub mod judge;
 pub mod outcome;
 pub mod plan;
+pub use atomlab_plugin as plugin;
 pub mod registry;
 pub mod rng;
 pub mod scenario;

@@ -47,6 +47,9 @@ pub trait Scenario: Sync {
     /// Runs one variant under `plan`; `None` when the scenario has no
     /// variant of that name.
     fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome>;
+    /// Adds what identifies `variant`'s code beyond its name to its record
+    /// (a plugin's file and SHA-256).
+    fn tag(&self, _variant: &str, _record: &mut atomlab_core::Record) {}
 }
 
 impl fmt::Debug for dyn Scenario {

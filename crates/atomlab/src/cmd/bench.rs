@@ -79,6 +79,10 @@ pub struct BenchArgs {
     /// Also write the JSON to FILE (`-` for stdout), rewritten after each cell.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// lock: a shared library whose locks (include/atomlab.h) run beside
+    /// the built-in ones, or alone with --variant NAME; repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub plugin: Vec<PathBuf>,
 }
 
 pub use crate::cli::parse_seconds;
@@ -114,11 +118,32 @@ impl BenchArgs {
             batch: self.batch,
             wait: wait.clone().unwrap_or(Some(WaitMode::Spin)),
         };
-        let plan = Plan::from_request(&req, cpus).map_err(bad_input)?;
+        let plan = match self.plugin_scenario()? {
+            Some(s) => Plan::new(s, &req, cpus),
+            None => Plan::from_request(&req, cpus),
+        }
+        .map_err(bad_input)?;
         contention?;
         placement?;
         wait?;
         Ok(plan)
+    }
+}
+
+impl BenchArgs {
+    /// The lock scenario with the `--plugin`s' locks, checked before
+    /// anything runs; `None` without `--plugin`.
+    fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_bench::Scenario>> {
+        if self.plugin.is_empty() {
+            return Ok(None);
+        }
+        if self.scenario != "lock" {
+            anyhow::bail!("--plugin applies to bench lock in this version, not {} (include/atomlab.h defines spsc, refcount and op plugins for later)", self.scenario);
+        }
+        let locks = atomlab_bench::plugin::load_locks(&self.plugin, "bench lock")?;
+        let s = atomlab_bench::scenario::lock::LockWithPlugins::new(locks)?;
+        // One scenario per command: it lives as long as the process.
+        Ok(Some(Box::leak(Box::new(s))))
     }
 }
 
