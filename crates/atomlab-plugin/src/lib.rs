@@ -11,17 +11,21 @@
 //! - [`load`]: `dlopen(3)` (`RTLD_NOW | RTLD_LOCAL`) and `dlsym(3)` of the
 //!   entry point `atomlab_plugin`, the description's checks (ABI version,
 //!   names, kinds, function pointers), and the file's SHA-256 for records;
-//! - [`lock`]: a plugin's lock behind a safe handle.
+//! - [`lock`]: a plugin's lock behind a safe handle;
+//! - [`isolate`]: a variant's run in a child process (this program
+//!   re-executed), so that a crash (SIGSEGV, SIGILL, SIGBUS…) or a hang is
+//!   that variant's result and not the end of the command.
 //!
 //! Limitations: only the `lock` kind runs in this version (the header
 //! defines `spsc`, `refcount` and `op` for plugins written now). Loading a
-//! library runs its constructors and the entry point in the calling
-//! process; isolating the variants' runs in child processes is the
-//! caller's job (the `atomlab` binary's).
+//! library, to check it, runs its constructors and the entry point in the
+//! calling process: a plugin that crashes there takes that process down
+//! (only the variants' runs are isolated).
 #![deny(missing_docs)]
 
 pub mod abi;
 pub mod elf;
+pub mod isolate;
 pub mod load;
 pub mod lock;
 

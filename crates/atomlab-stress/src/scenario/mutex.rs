@@ -219,7 +219,7 @@ impl Scenario for MutexWithPlugins {
         let Some(p) = self.plugins.iter().find(|p| p.name == variant) else {
             return Mutex.run(plan, variant);
         };
-        let mut o = match p.make() {
+        let o = match p.make() {
             Ok(lock) => run_lock(plan, variant, Plugged(lock)),
             Err(why) => {
                 let det = Detector::new();
@@ -229,17 +229,27 @@ impl Scenario for MutexWithPlugins {
                 o
             }
         };
-        o.replay = o.replay.replacen(
-            "atomlab stress mutex",
-            &format!("atomlab stress mutex --plugin {}", p.path.display()),
-            1,
-        );
         Some(o)
+    }
+
+    /// A plugin's lock runs in a child process, except in that child.
+    fn isolated(&self, variant: &str) -> bool {
+        atomlab_plugin::isolate::child_request().is_none()
+            && self.plugins.iter().any(|p| p.name == variant)
     }
 
     fn tag(&self, variant: &str, record: &mut atomlab_core::Record) {
         if let Some(p) = self.plugins.iter().find(|p| p.name == variant) {
             p.tag(record);
+            // The replay needs the plugin.
+            if let Some(serde_json::Value::String(line)) = record.parameters.get("replay") {
+                let line = line.replacen(
+                    "atomlab stress mutex",
+                    &format!("atomlab stress mutex --plugin {}", p.path.display()),
+                    1,
+                );
+                record.param("replay", line);
+            }
         }
     }
 }

@@ -281,6 +281,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         eprintln!("atomlab: note: running under emulation (qemu-user): timings are not meaningful");
     }
     let pmu = probe_pmu(&mut machine);
+    if let Some(key) = atomlab_bench::plugin::isolate::child_request() {
+        // A child running one plugin cell for its parent (lock's `isolated`).
+        let cell = plan
+            .split_cells()
+            .into_iter()
+            .find(|c| atomlab_bench::scenario::lock::cell_key(c) == key)
+            .ok_or_else(|| anyhow::anyhow!("bad plugin child request '{key}'"))?;
+        let records = atomlab_bench::run(&cell, pmu, &mut |_| {})?;
+        atomlab_bench::plugin::isolate::write_child_records(&records)?;
+        std::process::exit(0);
+    }
     let export = args.export_json.clone();
     let records = run_plan(&plan, pmu, args.shard, |so_far| {
         if let Some(path) = &export {
@@ -298,9 +309,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         }
     }
     let to_stdout = matches!(&args.export_json, Some(p) if p.as_os_str() == "-");
+    // A plugin's cell that crashed or hung is a failed verdict.
+    let failed = records
+        .iter()
+        .any(|r| r.verdict == Some(atomlab_core::Verdict::Fail));
     Ok(Outcome {
         report: Report::new("bench", machine, records),
-        status: ExitStatus::Ok,
+        status: if failed {
+            ExitStatus::VerdictFailed
+        } else {
+            ExitStatus::Ok
+        },
         people: Box::new(move |report| {
             if to_stdout {
                 Ok(())

@@ -152,10 +152,10 @@ fn bad_input(e: StressError) -> anyhow::Error {
 /// Runs `plan`, returning its records and the exit status its verdicts give.
 pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
     let mut steps = crate::progress::Steps::new(plan.variants.len(), "variants");
-    let outcomes = atomlab_stress::run(plan, &mut |line| steps.begin(line));
+    let grace = std::time::Duration::from_secs(5);
+    let out = atomlab_stress::run_records(plan, expect_fail, grace, &mut |line| steps.begin(line));
     steps.finish();
-    let status = atomlab_stress::exit_status(&outcomes, expect_fail);
-    (outcomes.iter().map(|o| o.record(plan)).collect(), status)
+    out
 }
 
 pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
@@ -163,6 +163,16 @@ pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     let mut plan = args.plan(&atomlab_thread::allowed_cpus())?;
     if let Some(s) = args.shard {
         plan.variants = s.select(plan.variants.clone());
+    }
+    if let Some(words) = atomlab_stress::plugin::isolate::child_request() {
+        // A child running one plugin variant for its parent (run_records).
+        let (seed, variant) = atomlab_stress::child_part(&words)
+            .ok_or_else(|| anyhow::anyhow!("bad plugin child request '{words}'"))?;
+        plan.seed = seed;
+        plan.variants.retain(|v| *v == variant);
+        let (records, status) = run_plan(&plan, args.expect_fail);
+        atomlab_stress::plugin::isolate::write_child_records(&records)?;
+        std::process::exit(status.code());
     }
     eprintln!(
         "atomlab stress {}: seed {} ({} CPUs, {})",
