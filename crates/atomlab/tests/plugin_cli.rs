@@ -236,6 +236,19 @@ fn bad_plugins_are_refused_naming_the_file() {
             &[&named, what],
         );
     }
+    // One name twice: records could not tell them apart.
+    assert_bad_input(
+        &[
+            "--no-save",
+            "bench",
+            "lock",
+            "--plugin",
+            s(&good),
+            "--plugin",
+            s(&good),
+        ],
+        &["variant 'c-ticket' has the name of a variant of"],
+    );
     // The good one beside a bad one: nothing runs either.
     assert_bad_input(
         &[
