@@ -26,6 +26,7 @@ pub mod clock;
 pub mod harness;
 pub mod plan;
 pub mod plausible;
+pub use atomlab_plugin as plugin;
 pub use atomlab_pmu as pmu;
 pub mod registry;
 pub mod scenario;

@@ -490,6 +490,16 @@ pub enum BenchError {
     /// Batch out of range: the batch and the capacity.
     #[error("batch {0}: expected between 1 and the ring's capacity ({1})")]
     BadBatch(usize, usize),
+    /// A plugin's variant named like a variant already there.
+    #[error("plugin {path}: variant '{name}' has the name of {other}; rename it in the plugin's description")]
+    PluginName {
+        /// The plugin file.
+        path: String,
+        /// The variant's name.
+        name: String,
+        /// Whose name it is already.
+        other: String,
+    },
     /// A run whose results failed their sanity check.
     #[error("{scenario} {variant}: {reason}")]
     Sanity {

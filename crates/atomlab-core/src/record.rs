@@ -118,6 +118,12 @@ pub enum FlagKind {
     /// A fixed-rate run achieved less than 99% of the offered rate: the
     /// figures describe a saturated system, not the load asked for.
     RateNotSustained,
+    /// The code under test (a user's plugin) killed its process with a
+    /// signal: there are no figures.
+    Crashed,
+    /// The code under test made no progress within a bound and was
+    /// killed: there are no figures.
+    Hung,
 }
 
 impl FlagKind {
@@ -128,6 +134,8 @@ impl FlagKind {
             FlagKind::NotContended => "not contended as asked",
             FlagKind::RunsExcluded => "runs excluded",
             FlagKind::RateNotSustained => "rate not sustained",
+            FlagKind::Crashed => "crashed",
+            FlagKind::Hung => "hung",
         }
     }
 }

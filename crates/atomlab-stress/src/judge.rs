@@ -97,6 +97,7 @@ impl Outcome {
             .param("jitter", plan.jitter)
             .param("pin", plan.pin.name())
             .param("replay", self.replay.clone());
+        plan.scenario.tag(self.variant, &mut r);
         if plan.scenario.takes_tasks() {
             r.param("tasks", plan.tasks);
         }

@@ -29,6 +29,7 @@ pub mod detect;
 pub mod judge;
 pub mod outcome;
 pub mod plan;
+pub use atomlab_plugin as plugin;
 pub mod registry;
 pub mod rng;
 pub mod scenario;
@@ -36,6 +37,91 @@ pub mod scenario;
 pub use outcome::{exit_status, Outcome};
 pub use plan::{Field, Pin, Plan, Request, Scenario, StressError};
 pub use registry::{all, find};
+
+/// What a child started by [`run_records`] is to run: the seed and the
+/// variant, from [`plugin::isolate::child_request`]'s words.
+pub fn child_part(words: &str) -> Option<(u64, &str)> {
+    let (seed, variant) = words.split_once(':')?;
+    Some((seed.parse().ok()?, variant))
+}
+
+/// Runs every variant of `plan` into records and the exit status their
+/// verdicts give, as [`run`] and [`exit_status`] do, except that a
+/// variant its scenario [isolates](Scenario::isolated) runs in a child
+/// process ([`plugin::isolate`]): the child's records are taken as they
+/// are, and a child killed by a signal, or still running `grace` after
+/// the plan's time limit, gives a FAIL record that says so.
+pub fn run_records(
+    plan: &Plan,
+    expect_fail: bool,
+    grace: std::time::Duration,
+    progress: &mut dyn FnMut(&str),
+) -> (Vec<atomlab_core::Record>, atomlab_core::ExitStatus) {
+    use atomlab_core::ExitStatus;
+    use plugin::isolate::{run_child, signal_words, End};
+    let mut records = Vec::new();
+    let mut outcomes = Vec::new();
+    let mut child_failed = false;
+    for &variant in &plan.variants {
+        let mut one = plan.clone();
+        one.variants = vec![variant];
+        if !plan.scenario.isolated(variant) {
+            for o in run(&one, progress) {
+                records.push(o.record(plan));
+                outcomes.push(o);
+            }
+            continue;
+        }
+        progress(&format!(
+            "stress {} {variant}: in a child process",
+            plan.scenario.name()
+        ));
+        let bound = std::time::Duration::from_secs_f64(plan.time_limit) + grace;
+        // The child takes the parent's seed, so that both replay alike.
+        let why = match run_child(&format!("{}:{variant}", plan.seed), bound) {
+            Ok(End::Done(recs, code)) => {
+                child_failed |= code != 0;
+                records.extend(recs);
+                continue;
+            }
+            Ok(End::Crashed(sig)) => {
+                let (name, words, hint) = signal_words(sig);
+                format!("crashed: {name} ({words}) while running it: {hint}")
+            }
+            Ok(End::Hung(s)) => format!(
+                "hung: no result for {s} s (the time limit is {} s, and a lock that never returns cannot see it): killed",
+                plan.time_limit
+            ),
+            Ok(End::NoRecords(code)) => {
+                format!("the child process running it exited with code {code} and no result (its error is above)")
+            }
+            Err(e) => format!("could not start a child process to run it: {e}"),
+        };
+        let det = detect::Detector::new();
+        let mut o = Outcome::judge(plan, variant, 0, 0.0, &det, vec![]);
+        o.verdict = atomlab_core::Verdict::Fail;
+        o.reason = why;
+        let mut r = o.record(plan);
+        // No figures: the run did not finish.
+        r.metrics.clear();
+        r.flag(
+            if o.reason.starts_with("hung") {
+                atomlab_core::FlagKind::Hung
+            } else {
+                atomlab_core::FlagKind::Crashed
+            },
+            None,
+            o.reason.clone(),
+        );
+        records.push(r);
+        outcomes.push(o);
+    }
+    let mut status = exit_status(&outcomes, expect_fail);
+    if child_failed && status == ExitStatus::Ok {
+        status = ExitStatus::VerdictFailed;
+    }
+    (records, status)
+}
 
 /// Runs every variant of `plan`, reporting progress lines to `progress`.
 pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Vec<Outcome> {

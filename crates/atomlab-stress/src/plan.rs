@@ -47,6 +47,14 @@ pub trait Scenario: Sync {
     /// Runs one variant under `plan`; `None` when the scenario has no
     /// variant of that name.
     fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome>;
+    /// Adds what identifies `variant`'s code beyond its name to its record
+    /// (a plugin's file and SHA-256).
+    fn tag(&self, _variant: &str, _record: &mut atomlab_core::Record) {}
+    /// Whether `variant` runs in a child process (a user's code, which may
+    /// crash or hang; see [`crate::run_records`]).
+    fn isolated(&self, _variant: &str) -> bool {
+        false
+    }
 }
 
 impl fmt::Debug for dyn Scenario {

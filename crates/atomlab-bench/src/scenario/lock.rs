@@ -13,11 +13,16 @@
 //!
 //! After every run the protected counter must equal the number of critical
 //! sections executed; a lock that loses an update is reported, not timed.
+//!
+//! Users' locks (plugins, `include/atomlab.h`) run beside the built-in
+//! ones through [`LockWithPlugins`]: the same cells, the same checks, the
+//! same records, with the plugin file and its SHA-256 in the parameters.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
+use atomlab_plugin::{LockInstance, LockVariant};
 use atomlab_prims::lock::{RawLock, LOCK_NAMES};
 use atomlab_prims::{with_lock, CachePadded};
 
@@ -25,6 +30,33 @@ use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::{run_cell, run_fixed_work};
 use crate::plan::{BenchError, Contention, Plan, Scenario};
 use atomlab_thread as affinity;
+
+/// What a critical section needs of a lock: run a closure with it held.
+/// The built-in locks ([`RawLock`], monomorphised as before) and a
+/// plugin's ([`Plugged`], through its function pointers).
+pub trait Hold: Send + Sync {
+    /// Runs `f` with the lock held.
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R;
+}
+
+impl<L: RawLock> Hold for L {
+    #[inline(always)]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _g = self.lock();
+        f()
+    }
+}
+
+/// A plugin's lock (a type of this crate, so that it cannot be a
+/// [`RawLock`] and its [`Hold`] cannot clash with theirs).
+pub struct Plugged(LockInstance);
+
+impl Hold for Plugged {
+    #[inline(always)]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.0.with(f)
+    }
+}
 
 /// A lock and the data it protects.
 pub struct Guarded<L> {
@@ -34,12 +66,12 @@ pub struct Guarded<L> {
 
 // SAFETY: `value` is only accessed while `lock` is held, or by the
 // coordinator while no worker runs (between the harness's barriers).
-unsafe impl<L: RawLock> Sync for Guarded<L> {}
+unsafe impl<L: Hold> Sync for Guarded<L> {}
 
-impl<L: RawLock> Guarded<L> {
-    fn new() -> Self {
+impl<L: Hold> Guarded<L> {
+    fn new(lock: L) -> Self {
         Guarded {
-            lock: L::new(),
+            lock,
             value: UnsafeCell::new(0),
         }
     }
@@ -47,16 +79,17 @@ impl<L: RawLock> Guarded<L> {
     /// One critical section: lock, increment, `work` units, unlock.
     #[inline(always)]
     fn section(&self, work: u32) {
-        let _g = self.lock.lock();
-        // SAFETY: the lock is held.
-        unsafe { *self.value.get() += 1 };
-        cs_work(work);
+        self.lock.hold(|| {
+            // SAFETY: the lock is held.
+            unsafe { *self.value.get() += 1 };
+            cs_work(work);
+        })
     }
 
     fn take(&self) -> u64 {
-        let _g = self.lock.lock();
         // SAFETY: the lock is held.
-        unsafe { std::mem::replace(&mut *self.value.get(), 0) }
+        self.lock
+            .hold(|| unsafe { std::mem::replace(&mut *self.value.get(), 0) })
     }
 }
 
@@ -102,12 +135,179 @@ impl Scenario for Lock {
         pmu: bool,
         progress: Progress<'_>,
     ) -> Result<Vec<Record>, BenchError> {
-        run(plan, pmu, progress)
+        run(plan, pmu, progress, &[])
     }
 }
 
-/// Runs the lock cells of `plan`.
-fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+/// The lock scenario with users' locks beside the built-in ones: its
+/// variants are the built-in names, then the plugins' in the order given.
+pub struct LockWithPlugins {
+    plugins: Vec<LockVariant>,
+    names: Vec<&'static str>,
+}
+
+impl LockWithPlugins {
+    /// The scenario with `plugins`' locks; refuses a name that is already
+    /// a built-in variant's or another plugin's (records are told apart by
+    /// variant name).
+    pub fn new(plugins: Vec<LockVariant>) -> Result<LockWithPlugins, BenchError> {
+        let mut names: Vec<&'static str> = Vec::new();
+        for p in &plugins {
+            let clash = if LOCK_NAMES.contains(&p.name.as_str()) {
+                Some("a built-in lock".to_string())
+            } else {
+                plugins
+                    .iter()
+                    .find(|q| q.name == p.name && !std::ptr::eq(*q, p))
+                    .map(|q| format!("a variant of {}", q.path.display()))
+            };
+            if let Some(other) = clash {
+                return Err(BenchError::PluginName {
+                    path: p.path.display().to_string(),
+                    name: p.name.clone(),
+                    other,
+                });
+            }
+            // The scenario's variant names are `&'static str`; a plugin's
+            // live as long as the process (one scenario per command).
+            names.push(Box::leak(p.name.clone().into_boxed_str()));
+        }
+        Ok(LockWithPlugins { plugins, names })
+    }
+}
+
+impl Scenario for LockWithPlugins {
+    fn name(&self) -> &'static str {
+        Lock.name()
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        LOCK_NAMES.iter().chain(&self.names).copied().collect()
+    }
+
+    fn takes_fixed_work(&self) -> bool {
+        Lock.takes_fixed_work()
+    }
+
+    fn implausible(&self, plan: &Plan, serial_ns: f64, ns_per_op: f64) -> Option<String> {
+        Lock.implausible(plan, serial_ns, ns_per_op)
+    }
+
+    /// A plugin's variant runs in a child process ([`isolated`]), except
+    /// in that child.
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        if atomlab_plugin::isolate::child_request().is_some() {
+            return run(plan, pmu, progress, &self.plugins);
+        }
+        let mut records = Vec::new();
+        for v in &plan.variants {
+            let mut one = plan.clone();
+            one.variants = vec![v.clone()];
+            match self.plugins.iter().find(|p| p.name == *v) {
+                Some(p) => {
+                    progress(&format!("bench lock {v}: in a child process"));
+                    records.extend(isolated(&one, p)?);
+                }
+                None => records.extend(run(&one, pmu, progress, &[])?),
+            }
+        }
+        Ok(records)
+    }
+}
+
+/// What identifies a cell of a plan among the plan's [`Plan::split_cells`]:
+/// the words a child process is given to run that cell.
+pub fn cell_key(cell: &Plan) -> String {
+    format!(
+        "{}|{:?}|{:?}|{:?}",
+        cell.variants.join(","),
+        cell.threads,
+        cell.rates,
+        cell.orderings
+    )
+}
+
+/// Runs `cell` (one plugin variant's) in a child process
+/// ([`atomlab_plugin::isolate`]): its records, or one record flagged
+/// crashed or hung, without figures, when the child died by a signal or
+/// had no result after twice the cell's expected time and 5 s more
+/// (fixed work, whose time is not known in advance: 300 s).
+fn isolated(cell: &Plan, p: &LockVariant) -> Result<Vec<Record>, BenchError> {
+    use atomlab_plugin::isolate::{run_child, signal_words, End};
+    let bound = if cell.fixed_work.is_some() {
+        std::time::Duration::from_secs(300)
+    } else {
+        std::time::Duration::from_secs_f64(cell.estimated_seconds() * 2.0 + 5.0)
+    };
+    let (kind, why) = match run_child(&cell_key(cell), bound) {
+        Ok(End::Done(recs, _)) => return Ok(recs),
+        Ok(End::Crashed(sig)) => {
+            let (name, words, hint) = signal_words(sig);
+            (
+                FlagKind::Crashed,
+                format!("{name} ({words}) while running it: {hint}"),
+            )
+        }
+        Ok(End::Hung(s)) => (
+            FlagKind::Hung,
+            format!("no result for {s} s (the cell should take about {:.1} s): killed", cell.estimated_seconds()),
+        ),
+        Ok(End::NoRecords(code)) => {
+            return Err(sanity(
+                cell,
+                &p.name,
+                format!("the child process running it exited with code {code} and no result (its error is above)"),
+            ))
+        }
+        Err(e) => {
+            return Err(sanity(
+                cell,
+                &p.name,
+                format!("could not start a child process to run it: {e}"),
+            ))
+        }
+    };
+    let mut r = Record::new("bench", "lock", &p.name);
+    match cell.threads[..] {
+        [t] => r.param("threads", t),
+        _ => {
+            let threads: Vec<String> = cell.threads.iter().map(|t| t.to_string()).collect();
+            r.param("threads", threads.join(","))
+        }
+    };
+    r.param("contention", cell.contention.name())
+        .param("cs_work", cell.cs_work);
+    if let Some((increments, tasks)) = cell.fixed_work {
+        r.param("mode", "fixed-work")
+            .param("increments", increments)
+            .param("tasks", tasks);
+    }
+    p.tag(&mut r);
+    r.verdict = Some(atomlab_core::Verdict::Fail);
+    r.flag(kind, None, why);
+    Ok(vec![r])
+}
+
+/// A new lock of a plugin, or the cell's error.
+fn make(plan: &Plan, p: &LockVariant) -> Result<Plugged, BenchError> {
+    p.make()
+        .map(Plugged)
+        .map_err(|why| sanity(plan, &p.name, why))
+}
+
+/// Runs the lock cells of `plan`; a variant named by one of `plugins` is
+/// that plugin's.
+fn run(
+    plan: &Plan,
+    pmu: bool,
+    progress: Progress<'_>,
+    plugins: &[LockVariant],
+) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
         if let Some((increments, tasks)) = plan.fixed_work {
@@ -121,15 +321,29 @@ fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, Be
                     "bench lock {variant}: {increments} increments in {tasks} tasks on {w} workers ({} runs)",
                     plan.runs
                 ));
-                let rec = with_lock!(variant.as_str(), L => fixed_work::<L>(plan, variant, increments, tasks, w))
-                    .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??;
+                let rec = match plugins.iter().find(|p| p.name == *variant) {
+                    Some(p) => {
+                        let mut rec = fixed_work_with(plan, variant, increments, tasks, w, make(plan, p)?, || {})?;
+                        p.tag(&mut rec);
+                        rec
+                    }
+                    None => with_lock!(variant.as_str(), L => fixed_work::<L>(plan, variant, increments, tasks, w))
+                        .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??,
+                };
                 records.push(rec);
             }
         } else {
             for &threads in &plan.threads {
                 announce(progress, plan, variant, threads);
-                let mut rec = with_lock!(variant.as_str(), L => timed::<L>(plan, variant, threads, pmu))
-                    .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??;
+                let mut rec = match plugins.iter().find(|p| p.name == *variant) {
+                    Some(p) => {
+                        let mut rec = timed(plan, variant, threads, pmu, || make(plan, p))?;
+                        p.tag(&mut rec);
+                        rec
+                    }
+                    None => with_lock!(variant.as_str(), L => timed(plan, variant, threads, pmu, || Ok(L::new())))
+                        .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??,
+                };
                 rec.param("cs_work", plan.cs_work);
                 records.push(rec);
             }
@@ -138,18 +352,21 @@ fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, Be
     Ok(records)
 }
 
-fn timed<L: RawLock>(
+/// A timed cell; `new_lock` makes each lock.
+fn timed<L: Hold>(
     plan: &Plan,
     variant: &str,
     threads: usize,
     pmu: bool,
+    new_lock: impl Fn() -> Result<L, BenchError>,
 ) -> Result<Record, BenchError> {
     let n = match plan.contention {
         Contention::Shared => 1,
         Contention::Private => threads,
     };
-    let locks: Vec<CachePadded<Guarded<L>>> =
-        (0..n).map(|_| CachePadded::new(Guarded::new())).collect();
+    let locks: Vec<CachePadded<Guarded<L>>> = (0..n)
+        .map(|_| Ok(CachePadded::new(Guarded::new(new_lock()?))))
+        .collect::<Result<_, BenchError>>()?;
     let work = plan.cs_work;
     let out = run_cell(
         &cell_spec(plan, threads, pmu),
@@ -182,20 +399,22 @@ fn fixed_work<L: RawLock>(
     tasks: u64,
     workers: usize,
 ) -> Result<Record, BenchError> {
-    fixed_work_with::<L>(plan, variant, increments, tasks, workers, || {})
+    fixed_work_with(plan, variant, increments, tasks, workers, L::new(), || {})
 }
 
-/// The fixed-work cell; `coordinator` runs on the calling thread while the
-/// workers work (tests make it sleep, as a descheduled thread would).
-pub(crate) fn fixed_work_with<L: RawLock>(
+/// The fixed-work cell on `lock`; `coordinator` runs on the calling thread
+/// while the workers work (tests make it sleep, as a descheduled thread
+/// would).
+pub(crate) fn fixed_work_with<L: Hold>(
     plan: &Plan,
     variant: &str,
     increments: u64,
     tasks: u64,
     workers: usize,
+    lock: L,
     coordinator: impl Fn(),
 ) -> Result<Record, BenchError> {
-    let guarded = Guarded::<L>::new();
+    let guarded = Guarded::new(lock);
     let per_task = increments / tasks;
     let remainder = increments % tasks;
     let mut seconds = Vec::new();
@@ -333,7 +552,7 @@ mod tests {
             2,
         )
         .unwrap();
-        let r = fixed_work_with::<TtasLock>(&plan, "ttas", 200_000, 20, 2, || {
+        let r = fixed_work_with(&plan, "ttas", 200_000, 20, 2, TtasLock::new(), || {
             std::thread::sleep(std::time::Duration::from_millis(100))
         })
         .unwrap();

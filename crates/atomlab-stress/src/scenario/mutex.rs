@@ -7,9 +7,13 @@
 //!   which only the lock makes atomic (lost updates: expected minus final),
 //! - appends a tagged item to a shared ring buffer and reads it back
 //!   (buffer corruption), and the buffer's length must end at N.
+//!
+//! Users' locks (plugins, `include/atomlab.h`) run the same test beside the
+//! built-in ones through [`MutexWithPlugins`], judged as correct variants.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use atomlab_plugin::{LockInstance, LockVariant};
 use atomlab_prims::broken::BROKEN_LOCK_NAMES;
 use atomlab_prims::lock::{RawLock, LOCK_NAMES};
 use atomlab_prims::{with_broken_lock, with_lock, CachePadded};
@@ -143,8 +147,136 @@ impl Scenario for Mutex {
 
     /// Runs `variant` (a lock of `bench lock`, or a broken one).
     fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
-        with_lock!(variant, L => run_lock::<L>(plan, variant))
-            .or_else(|| with_broken_lock!(variant, L => run_lock::<L>(plan, variant)))
+        with_lock!(variant, L => run_lock(plan, variant, L::new()))
+            .or_else(|| with_broken_lock!(variant, L => run_lock(plan, variant, L::new())))
+    }
+}
+
+/// The mutex scenario with users' locks beside the built-in ones: its
+/// variants are the built-in names (correct, then broken), then the
+/// plugins' in the order given.
+pub struct MutexWithPlugins {
+    plugins: Vec<LockVariant>,
+    names: Vec<&'static str>,
+}
+
+impl MutexWithPlugins {
+    /// The scenario with `plugins`' locks; refuses a name that is already a
+    /// built-in variant's or another plugin's, naming the file.
+    pub fn new(plugins: Vec<LockVariant>) -> Result<MutexWithPlugins, String> {
+        let builtin = Mutex.variants();
+        let mut names: Vec<&'static str> = Vec::new();
+        for p in &plugins {
+            let clash = if builtin.contains(&p.name.as_str()) {
+                Some("a built-in lock".to_string())
+            } else {
+                plugins
+                    .iter()
+                    .find(|q| q.name == p.name && !std::ptr::eq(*q, p))
+                    .map(|q| format!("a variant of {}", q.path.display()))
+            };
+            if let Some(other) = clash {
+                return Err(format!(
+                    "plugin {}: variant '{}' has the name of {other}; rename it in the plugin's description",
+                    p.path.display(),
+                    p.name
+                ));
+            }
+            // Variant names are `&'static str`; a plugin's live as long as
+            // the process (one scenario per command).
+            names.push(Box::leak(p.name.clone().into_boxed_str()));
+        }
+        Ok(MutexWithPlugins { plugins, names })
+    }
+}
+
+impl Scenario for MutexWithPlugins {
+    fn name(&self) -> &'static str {
+        Mutex.name()
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        Mutex
+            .variants()
+            .into_iter()
+            .chain(self.names.iter().copied())
+            .collect()
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        Mutex.ops_unit()
+    }
+
+    fn default_ops(&self) -> u64 {
+        Mutex.default_ops()
+    }
+
+    fn takes_tasks(&self) -> bool {
+        Mutex.takes_tasks()
+    }
+
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        let Some(p) = self.plugins.iter().find(|p| p.name == variant) else {
+            return Mutex.run(plan, variant);
+        };
+        let o = match p.make() {
+            Ok(lock) => run_lock(plan, variant, Plugged(lock)),
+            Err(why) => {
+                let det = Detector::new();
+                let mut o = Outcome::judge(plan, variant, 0, 0.0, &det, common_notes(plan));
+                o.verdict = atomlab_core::Verdict::Fail;
+                o.reason = format!("the plugin could not make a lock: {why}");
+                o
+            }
+        };
+        Some(o)
+    }
+
+    /// A plugin's lock runs in a child process, except in that child.
+    fn isolated(&self, variant: &str) -> bool {
+        atomlab_plugin::isolate::child_request().is_none()
+            && self.plugins.iter().any(|p| p.name == variant)
+    }
+
+    fn tag(&self, variant: &str, record: &mut atomlab_core::Record) {
+        if let Some(p) = self.plugins.iter().find(|p| p.name == variant) {
+            p.tag(record);
+            // The replay needs the plugin.
+            if let Some(serde_json::Value::String(line)) = record.parameters.get("replay") {
+                let line = line.replacen(
+                    "atomlab stress mutex",
+                    &format!("atomlab stress mutex --plugin {}", p.path.display()),
+                    1,
+                );
+                record.param("replay", line);
+            }
+        }
+    }
+}
+
+/// What the test needs of a lock: run a closure with it held. The
+/// built-in locks ([`RawLock`]) and a plugin's ([`Plugged`]).
+pub(crate) trait Hold: Send + Sync {
+    /// Runs `f` with the lock held.
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R;
+}
+
+impl<L: RawLock> Hold for L {
+    #[inline(always)]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _g = self.lock();
+        f()
+    }
+}
+
+/// A plugin's lock (a type of this crate, so that its [`Hold`] cannot
+/// clash with a [`RawLock`]'s).
+pub(crate) struct Plugged(LockInstance);
+
+impl Hold for Plugged {
+    #[inline(always)]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.0.with(f)
     }
 }
 
@@ -153,9 +285,9 @@ struct Shared<L> {
     data: Protected,
 }
 
-fn run_lock<L: RawLock>(plan: &Plan, variant: &'static str) -> Outcome {
+fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> Outcome {
     let s = Shared {
-        lock: L::new(),
+        lock,
         data: Protected::new(),
     };
     let det = Detector::new();
@@ -176,11 +308,10 @@ fn run_lock<L: RawLock>(plan: &Plan, variant: &'static str) -> Outcome {
                 if det.stopping() {
                     break 'tasks;
                 }
-                {
-                    let _g = s.lock.lock();
+                s.lock.hold(|| {
                     s.data
-                        .section(&det, w, task * (per_task + 1) + k, &mut rng, plan.jitter);
-                }
+                        .section(&det, w, task * (per_task + 1) + k, &mut rng, plan.jitter)
+                });
                 jitter(&mut rng, plan.jitter);
                 done += 1;
             }

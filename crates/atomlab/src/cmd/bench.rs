@@ -79,6 +79,10 @@ pub struct BenchArgs {
     /// Also write the JSON to FILE (`-` for stdout), rewritten after each cell.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// lock: a shared library whose locks (include/atomlab.h) run beside
+    /// the built-in ones, or alone with --variant NAME; repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub plugin: Vec<PathBuf>,
 }
 
 pub use crate::cli::parse_seconds;
@@ -114,11 +118,32 @@ impl BenchArgs {
             batch: self.batch,
             wait: wait.clone().unwrap_or(Some(WaitMode::Spin)),
         };
-        let plan = Plan::from_request(&req, cpus).map_err(bad_input)?;
+        let plan = match self.plugin_scenario()? {
+            Some(s) => Plan::new(s, &req, cpus),
+            None => Plan::from_request(&req, cpus),
+        }
+        .map_err(bad_input)?;
         contention?;
         placement?;
         wait?;
         Ok(plan)
+    }
+}
+
+impl BenchArgs {
+    /// The lock scenario with the `--plugin`s' locks, checked before
+    /// anything runs; `None` without `--plugin`.
+    fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_bench::Scenario>> {
+        if self.plugin.is_empty() {
+            return Ok(None);
+        }
+        if self.scenario != "lock" {
+            anyhow::bail!("--plugin applies to bench lock in this version, not {} (include/atomlab.h defines spsc, refcount and op plugins for later)", self.scenario);
+        }
+        let locks = atomlab_bench::plugin::load_locks(&self.plugin, "bench lock")?;
+        let s = atomlab_bench::scenario::lock::LockWithPlugins::new(locks)?;
+        // One scenario per command: it lives as long as the process.
+        Ok(Some(Box::leak(Box::new(s))))
     }
 }
 
@@ -256,6 +281,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         eprintln!("atomlab: note: running under emulation (qemu-user): timings are not meaningful");
     }
     let pmu = probe_pmu(&mut machine);
+    if let Some(key) = atomlab_bench::plugin::isolate::child_request() {
+        // A child running one plugin cell for its parent (lock's `isolated`).
+        let cell = plan
+            .split_cells()
+            .into_iter()
+            .find(|c| atomlab_bench::scenario::lock::cell_key(c) == key)
+            .ok_or_else(|| anyhow::anyhow!("bad plugin child request '{key}'"))?;
+        let records = atomlab_bench::run(&cell, pmu, &mut |_| {})?;
+        atomlab_bench::plugin::isolate::write_child_records(&records)?;
+        std::process::exit(0);
+    }
     let export = args.export_json.clone();
     let records = run_plan(&plan, pmu, args.shard, |so_far| {
         if let Some(path) = &export {
@@ -273,9 +309,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         }
     }
     let to_stdout = matches!(&args.export_json, Some(p) if p.as_os_str() == "-");
+    // A plugin's cell that crashed or hung is a failed verdict.
+    let failed = records
+        .iter()
+        .any(|r| r.verdict == Some(atomlab_core::Verdict::Fail));
     Ok(Outcome {
         report: Report::new("bench", machine, records),
-        status: ExitStatus::Ok,
+        status: if failed {
+            ExitStatus::VerdictFailed
+        } else {
+            ExitStatus::Ok
+        },
         people: Box::new(move |report| {
             if to_stdout {
                 Ok(())

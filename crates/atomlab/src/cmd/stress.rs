@@ -55,6 +55,10 @@ pub struct StressArgs {
     /// scheduler's array job; the parts of one --label merge in compare and report.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
+    /// mutex: a shared library whose locks (include/atomlab.h) are tested
+    /// beside the built-in ones, or alone with --variant NAME; repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub plugin: Vec<std::path::PathBuf>,
 }
 
 impl StressArgs {
@@ -73,7 +77,11 @@ impl StressArgs {
             pin: pin.clone().ok().flatten(),
             time_limit: self.time_limit,
         };
-        let plan = Plan::from_request(&req, cpus).map_err(bad_input)?;
+        let plan = match self.plugin_scenario()? {
+            Some(s) => Plan::new(s, &req, cpus),
+            None => Plan::from_request(&req, cpus),
+        }
+        .map_err(bad_input)?;
         // An unknown --pin is reported after the other flags, as the
         // validation has always ordered them.
         if let Err(e) = pin {
@@ -84,6 +92,24 @@ impl StressArgs {
             );
         }
         Ok(plan)
+    }
+}
+
+impl StressArgs {
+    /// The mutex scenario with the `--plugin`s' locks, checked before
+    /// anything runs; `None` without `--plugin`.
+    fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_stress::Scenario>> {
+        if self.plugin.is_empty() {
+            return Ok(None);
+        }
+        if self.scenario != "mutex" {
+            anyhow::bail!("--plugin applies to stress mutex in this version, not {} (include/atomlab.h defines spsc and refcount plugins for later)", self.scenario);
+        }
+        let locks = atomlab_stress::plugin::load_locks(&self.plugin, "stress mutex")?;
+        let s = atomlab_stress::scenario::mutex::MutexWithPlugins::new(locks)
+            .map_err(anyhow::Error::msg)?;
+        // One scenario per command: it lives as long as the process.
+        Ok(Some(Box::leak(Box::new(s))))
     }
 }
 
@@ -123,10 +149,10 @@ fn bad_input(e: StressError) -> anyhow::Error {
 /// Runs `plan`, returning its records and the exit status its verdicts give.
 pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
     let mut steps = crate::progress::Steps::new(plan.variants.len(), "variants");
-    let outcomes = atomlab_stress::run(plan, &mut |line| steps.begin(line));
+    let grace = std::time::Duration::from_secs(5);
+    let out = atomlab_stress::run_records(plan, expect_fail, grace, &mut |line| steps.begin(line));
     steps.finish();
-    let status = atomlab_stress::exit_status(&outcomes, expect_fail);
-    (outcomes.iter().map(|o| o.record(plan)).collect(), status)
+    out
 }
 
 pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
@@ -134,6 +160,16 @@ pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     let mut plan = args.plan(&atomlab_thread::allowed_cpus())?;
     if let Some(s) = args.shard {
         plan.variants = s.select(plan.variants.clone());
+    }
+    if let Some(words) = atomlab_stress::plugin::isolate::child_request() {
+        // A child running one plugin variant for its parent (run_records).
+        let (seed, variant) = atomlab_stress::child_part(&words)
+            .ok_or_else(|| anyhow::anyhow!("bad plugin child request '{words}'"))?;
+        plan.seed = seed;
+        plan.variants.retain(|v| *v == variant);
+        let (records, status) = run_plan(&plan, args.expect_fail);
+        atomlab_stress::plugin::isolate::write_child_records(&records)?;
+        std::process::exit(status.code());
     }
     eprintln!(
         "atomlab stress {}: seed {} ({} CPUs, {})",

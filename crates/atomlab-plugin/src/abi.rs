@@ -1,0 +1,145 @@
+//! The C ABI of `include/atomlab.h`, version [`ABI_VERSION`], as
+//! `#[repr(C)]` types. A nullable C function pointer is an
+//! `Option<unsafe extern "C" fn …>` (the null-pointer optimisation the
+//! Rust reference guarantees for `Option` of a function pointer).
+
+use std::ffi::{c_char, c_int, c_void};
+
+/// `ATOMLAB_PLUGIN_ABI_VERSION`: the newest version this atomlab runs.
+pub const ABI_VERSION: u32 = 1;
+
+/// `ATOMLAB_PLUGIN_ENTRY`, NUL-terminated for `dlsym`.
+pub const ENTRY: &[u8] = b"atomlab_plugin\0";
+
+/// `ATOMLAB_KIND_LOCK`.
+pub const KIND_LOCK: u32 = 1;
+/// `ATOMLAB_KIND_SPSC`.
+pub const KIND_SPSC: u32 = 2;
+/// `ATOMLAB_KIND_REFCOUNT`.
+pub const KIND_REFCOUNT: u32 = 3;
+/// `ATOMLAB_KIND_OP`.
+pub const KIND_OP: u32 = 4;
+
+/// A function with no argument returning an object.
+pub type NewFn = Option<unsafe extern "C" fn() -> *mut c_void>;
+/// A function taking the object.
+pub type ObjFn = Option<unsafe extern "C" fn(*mut c_void)>;
+/// A function taking the object and returning a C truth value.
+pub type ObjIntFn = Option<unsafe extern "C" fn(*mut c_void) -> c_int>;
+
+/// `struct atomlab_lock`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LockFns {
+    /// `new_`.
+    pub new: NewFn,
+    /// `lock`.
+    pub lock: ObjFn,
+    /// `unlock`.
+    pub unlock: ObjFn,
+    /// `try_lock` (may be null).
+    pub try_lock: ObjIntFn,
+    /// `free_`.
+    pub free: ObjFn,
+}
+
+/// `struct atomlab_spsc`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SpscFns {
+    /// `new_(capacity)`.
+    pub new: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+    /// `push`.
+    pub push: Option<unsafe extern "C" fn(*mut c_void, u64) -> c_int>,
+    /// `pop`.
+    pub pop: Option<unsafe extern "C" fn(*mut c_void, *mut u64) -> c_int>,
+    /// `free_`.
+    pub free: ObjFn,
+}
+
+/// `struct atomlab_refcount`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RefcountFns {
+    /// `new_`.
+    pub new: NewFn,
+    /// `get`.
+    pub get: ObjFn,
+    /// `put`: nonzero when that was the last reference.
+    pub put: ObjIntFn,
+    /// `free_`.
+    pub free: ObjFn,
+}
+
+/// `struct atomlab_op`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct OpFns {
+    /// `new_`.
+    pub new: NewFn,
+    /// `op`.
+    pub op: ObjFn,
+    /// `read` (may be null).
+    pub read: Option<unsafe extern "C" fn(*mut c_void) -> u64>,
+    /// `free_`.
+    pub free: ObjFn,
+}
+
+/// The union in `struct atomlab_variant`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union VariantFns {
+    /// `u.lock`.
+    pub lock: LockFns,
+    /// `u.spsc`.
+    pub spsc: SpscFns,
+    /// `u.refcount`.
+    pub refcount: RefcountFns,
+    /// `u.op`.
+    pub op: OpFns,
+}
+
+/// `struct atomlab_variant`.
+#[repr(C)]
+pub struct Variant {
+    /// `name`.
+    pub name: *const c_char,
+    /// `kind` (`enum atomlab_kind`).
+    pub kind: u32,
+    /// `u`.
+    pub u: VariantFns,
+}
+
+/// `struct atomlab_plugin`.
+#[repr(C)]
+pub struct Descriptor {
+    /// `abi_version`.
+    pub abi_version: u32,
+    /// `name`.
+    pub name: *const c_char,
+    /// `n_variants`.
+    pub n_variants: usize,
+    /// `variants`.
+    pub variants: *const Variant,
+}
+
+/// The entry point's type.
+pub type EntryFn = unsafe extern "C" fn() -> *const Descriptor;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layout a C compiler gives the header's structs on LP64
+    /// targets (every pointer 8 bytes): five pointers for the largest
+    /// member of the union.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn layout_matches_the_header_on_lp64() {
+        assert_eq!(std::mem::size_of::<LockFns>(), 40);
+        assert_eq!(std::mem::size_of::<VariantFns>(), 40);
+        assert_eq!(std::mem::size_of::<Variant>(), 56);
+        assert_eq!(std::mem::offset_of!(Variant, u), 16);
+        assert_eq!(std::mem::size_of::<Descriptor>(), 32);
+    }
+}

@@ -1,0 +1,33 @@
+//! atomlab-plugin: users' own code in atomlab. One job: load a plugin (a
+//! shared library that follows `include/atomlab.h`), check it before any of
+//! its code runs in a benchmark, and call its functions.
+//!
+//! - [`abi`]: the `#[repr(C)]` mirror of `include/atomlab.h`, version
+//!   [`abi::ABI_VERSION`];
+//! - [`elf`]: the file checks that need no loading (ELF magic, class, byte
+//!   order, object type and machine, as the System V gABI's ELF header
+//!   defines them), so that "not a shared object" and "built for another
+//!   architecture" are said plainly instead of as `dlerror` text;
+//! - [`load`]: `dlopen(3)` (`RTLD_NOW | RTLD_LOCAL`) and `dlsym(3)` of the
+//!   entry point `atomlab_plugin`, the description's checks (ABI version,
+//!   names, kinds, function pointers), and the file's SHA-256 for records;
+//! - [`lock`]: a plugin's lock behind a safe handle;
+//! - [`isolate`]: a variant's run in a child process (this program
+//!   re-executed), so that a crash (SIGSEGV, SIGILL, SIGBUS…) or a hang is
+//!   that variant's result and not the end of the command.
+//!
+//! Limitations: only the `lock` kind runs in this version (the header
+//! defines `spsc`, `refcount` and `op` for plugins written now). Loading a
+//! library, to check it, runs its constructors and the entry point in the
+//! calling process: a plugin that crashes there takes that process down
+//! (only the variants' runs are isolated).
+#![deny(missing_docs)]
+
+pub mod abi;
+pub mod elf;
+pub mod isolate;
+pub mod load;
+pub mod lock;
+
+pub use load::{load_locks, Kind, Plugin, PluginError};
+pub use lock::{LockInstance, LockVariant};

@@ -1,0 +1,391 @@
+//! Loading a plugin: the file checks of [`crate::elf`], then `dlopen(3)`
+//! with `RTLD_NOW | RTLD_LOCAL` (every symbol resolved now, so a missing
+//! one fails here and not in the middle of a run; nothing exported to
+//! later libraries), `dlsym(3)` of `atomlab_plugin`, one call of it, and
+//! the checks of its description. Every error names the file and what is
+//! wrong with it.
+
+use std::ffi::{c_void, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::abi::{self, Descriptor};
+use crate::elf;
+use crate::lock::LockVariant;
+
+/// What a variant is (`enum atomlab_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A mutual-exclusion lock.
+    Lock,
+    /// A single-producer single-consumer queue.
+    Spsc,
+    /// A reference count.
+    Refcount,
+    /// One operation on shared state.
+    Op,
+}
+
+impl Kind {
+    /// The kind's name in the header and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Lock => "lock",
+            Kind::Spsc => "spsc",
+            Kind::Refcount => "refcount",
+            Kind::Op => "op",
+        }
+    }
+
+    fn from_abi(k: u32) -> Option<Kind> {
+        Some(match k {
+            abi::KIND_LOCK => Kind::Lock,
+            abi::KIND_SPSC => Kind::Spsc,
+            abi::KIND_REFCOUNT => Kind::Refcount,
+            abi::KIND_OP => Kind::Op,
+            _ => return None,
+        })
+    }
+}
+
+/// A plugin that cannot be used, and why; the message starts with the file.
+#[derive(Debug, thiserror::Error)]
+#[error("plugin {}: {what}", path.display())]
+pub struct PluginError {
+    /// The file as given.
+    pub path: PathBuf,
+    /// What is wrong, and what to do.
+    pub what: String,
+}
+
+fn err(path: &Path, what: impl Into<String>) -> PluginError {
+    PluginError {
+        path: path.to_path_buf(),
+        what: what.into(),
+    }
+}
+
+/// A `dlopen`ed library; closed when the last handle to it is dropped.
+pub(crate) struct Library {
+    handle: *mut c_void,
+}
+
+// SAFETY: a dlopen handle may be used and closed from any thread
+// (dlopen(3): the dl* functions are thread-safe in glibc and musl).
+unsafe impl Send for Library {}
+// SAFETY: as above; the handle is only read after construction.
+unsafe impl Sync for Library {}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        // SAFETY: `handle` came from a successful dlopen and is closed once;
+        // nothing of the library is used after the last Arc is dropped
+        // (every function pointer is held together with an Arc).
+        unsafe { libc::dlclose(self.handle) };
+    }
+}
+
+fn dlerror_text() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated string that stays
+    // valid until the next dl* call on this thread; it is copied at once.
+    unsafe {
+        let e = libc::dlerror();
+        if e.is_null() {
+            "unknown dlopen error".into()
+        } else {
+            CStr::from_ptr(e).to_string_lossy().into_owned()
+        }
+    }
+}
+
+/// One variant of a plugin, checked.
+#[derive(Debug, Clone)]
+pub struct VariantInfo {
+    /// Its name.
+    pub name: String,
+    /// Its kind.
+    pub kind: Kind,
+}
+
+/// A loaded and checked plugin.
+pub struct Plugin {
+    /// The file as given on the command line.
+    pub path: PathBuf,
+    /// The file's SHA-256, lowercase hex.
+    pub sha256: String,
+    /// The library's own name for itself.
+    pub name: String,
+    /// The ABI version it was built against.
+    pub abi_version: u32,
+    /// Its variants, in its order.
+    pub variants: Vec<VariantInfo>,
+    fns: Vec<abi::VariantFns>,
+    lib: Arc<Library>,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("path", &self.path)
+            .field("sha256", &self.sha256)
+            .field("name", &self.name)
+            .field("variants", &self.variants)
+            .finish()
+    }
+}
+
+/// Whether `name` is a usable variant name: letters, digits, `-`, `_`,
+/// `.`, 1 to 64 bytes.
+fn good_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// The SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Plugin {
+    /// Loads and checks the plugin at `path`. Runs the library's
+    /// constructors and its entry point in this process.
+    pub fn load(path: &Path) -> Result<Plugin, PluginError> {
+        let bytes = std::fs::read(path).map_err(|e| err(path, format!("cannot read it: {e}")))?;
+        elf::check(&bytes).map_err(|e| err(path, e.to_string()))?;
+        let sha256 = sha256_hex(&bytes);
+        // dlopen searches the library path for a name without a slash:
+        // give it the file itself.
+        let abs = std::fs::canonicalize(path)
+            .map_err(|e| err(path, format!("cannot resolve its path: {e}")))?;
+        let c = std::ffi::CString::new(abs.as_os_str().as_encoded_bytes())
+            .map_err(|_| err(path, "its path contains a NUL byte"))?;
+        // SAFETY: `c` is a NUL-terminated path. Loading runs the library's
+        // constructors: that is what loading a plugin means.
+        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(err(path, format!("dlopen refused it: {}", dlerror_text())));
+        }
+        let lib = Arc::new(Library { handle });
+        // SAFETY: a live handle and a NUL-terminated symbol name.
+        let sym = unsafe { libc::dlsym(lib.handle, abi::ENTRY.as_ptr().cast()) };
+        if sym.is_null() {
+            return Err(err(
+                path,
+                "missing entry point: it exports no function `atomlab_plugin` (define `const struct atomlab_plugin *atomlab_plugin(void)` from include/atomlab.h, not static; check with `nm -D`)",
+            ));
+        }
+        // SAFETY: the header declares the symbol with this type; a plugin
+        // that lies about it breaks the ABI's contract.
+        let entry: abi::EntryFn = unsafe { std::mem::transmute::<*mut c_void, abi::EntryFn>(sym) };
+        // SAFETY: as above: the plugin's own entry point, no arguments.
+        let d = unsafe { entry() };
+        if d.is_null() {
+            return Err(err(path, "atomlab_plugin() returned NULL"));
+        }
+        // SAFETY: non-null, and the header says it points to a description
+        // that lives as long as the library.
+        let d: &Descriptor = unsafe { &*d };
+        if d.abi_version > abi::ABI_VERSION {
+            return Err(err(
+                path,
+                format!(
+                    "ABI version {} is from the future: this atomlab runs plugins of version {} and older (build it against this atomlab's include/atomlab.h, or update atomlab)",
+                    d.abi_version,
+                    abi::ABI_VERSION
+                ),
+            ));
+        }
+        if d.abi_version == 0 {
+            return Err(err(
+                path,
+                "ABI version 0: set abi_version = ATOMLAB_PLUGIN_ABI_VERSION",
+            ));
+        }
+        let name = cstr(d.name).unwrap_or_default();
+        if d.n_variants == 0 || d.variants.is_null() {
+            return Err(err(path, "it describes no variants (n_variants is 0)"));
+        }
+        if d.n_variants > 1024 {
+            return Err(err(
+                path,
+                format!("n_variants {} is implausible (at most 1024)", d.n_variants),
+            ));
+        }
+        // SAFETY: non-null, `n_variants` entries by the header's contract.
+        let vs = unsafe { std::slice::from_raw_parts(d.variants, d.n_variants) };
+        let mut variants = Vec::new();
+        let mut fns = Vec::new();
+        for (i, v) in vs.iter().enumerate() {
+            let vname = cstr(v.name).ok_or_else(|| {
+                err(
+                    path,
+                    format!("variant {i} has no name (name is NULL or not UTF-8)"),
+                )
+            })?;
+            if !good_name(&vname) {
+                return Err(err(
+                    path,
+                    format!("variant name '{vname}': use 1 to 64 letters, digits, '-', '_' or '.'"),
+                ));
+            }
+            if variants.iter().any(|w: &VariantInfo| w.name == vname) {
+                return Err(err(path, format!("variant '{vname}' is described twice")));
+            }
+            let kind = Kind::from_abi(v.kind).ok_or_else(|| {
+                err(
+                    path,
+                    format!(
+                        "variant '{vname}' has kind {}, which ABI version {} does not define (1 lock, 2 spsc, 3 refcount, 4 op)",
+                        v.kind, d.abi_version
+                    ),
+                )
+            })?;
+            if kind == Kind::Lock {
+                // SAFETY: the kind says `u.lock` is the member written.
+                let l = unsafe { v.u.lock };
+                let missing: Vec<&str> = [
+                    ("new_", l.new.is_none()),
+                    ("lock", l.lock.is_none()),
+                    ("unlock", l.unlock.is_none()),
+                    ("free_", l.free.is_none()),
+                ]
+                .iter()
+                .filter(|(_, m)| *m)
+                .map(|(n, _)| *n)
+                .collect();
+                if !missing.is_empty() {
+                    return Err(err(
+                        path,
+                        format!(
+                            "lock variant '{vname}' has no {} function (NULL)",
+                            missing.join(", ")
+                        ),
+                    ));
+                }
+            }
+            variants.push(VariantInfo { name: vname, kind });
+            fns.push(v.u);
+        }
+        Ok(Plugin {
+            path: path.to_path_buf(),
+            sha256,
+            name,
+            abi_version: d.abi_version,
+            variants,
+            fns,
+            lib,
+        })
+    }
+
+    /// The plugin's lock variants, or an error naming the file when it
+    /// has none (`subcommand` says who asked, e.g. `bench lock`).
+    pub fn locks(&self, subcommand: &str) -> Result<Vec<LockVariant>, PluginError> {
+        let locks: Vec<LockVariant> = self
+            .variants
+            .iter()
+            .zip(&self.fns)
+            .filter(|(v, _)| v.kind == Kind::Lock)
+            .map(|(v, f)| {
+                LockVariant::new(
+                    v.name.clone(),
+                    self.path.clone(),
+                    self.sha256.clone(),
+                    // SAFETY: checked in `load`: the kind is lock.
+                    unsafe { f.lock },
+                    self.lib.clone(),
+                )
+            })
+            .collect();
+        if locks.is_empty() {
+            let kinds: Vec<String> = self
+                .variants
+                .iter()
+                .map(|v| format!("{} ({})", v.name, v.kind.name()))
+                .collect();
+            return Err(err(
+                &self.path,
+                format!(
+                    "{subcommand} takes lock variants, and this plugin provides {}",
+                    kinds.join(", ")
+                ),
+            ));
+        }
+        Ok(locks)
+    }
+}
+
+/// The lock variants of the plugins at `paths`, in order, for
+/// `subcommand` (e.g. `bench lock`): every file is loaded and checked
+/// before any is run, and the first bad one is the error.
+pub fn load_locks(paths: &[PathBuf], subcommand: &str) -> Result<Vec<LockVariant>, PluginError> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend(Plugin::load(p)?.locks(subcommand)?);
+    }
+    Ok(out)
+}
+
+fn cstr(p: *const std::ffi::c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, NUL-terminated by the header's contract.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str().ok().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FIPS 180-4 examples (NIST's SHA256.pdf "abc" and the two-block
+    /// message) and the empty string.
+    #[test]
+    fn sha256_matches_the_fips_examples() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn names() {
+        assert!(good_name("my-ticket_v2.1"));
+        assert!(!good_name(""));
+        assert!(!good_name("a b"));
+        assert!(!good_name(&"x".repeat(65)));
+    }
+
+    #[test]
+    fn a_text_file_is_refused_naming_it() {
+        let dir = std::env::temp_dir().join(format!("atomlab-plugin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("notes.so");
+        std::fs::write(&p, "hello").unwrap();
+        let e = Plugin::load(&p).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("plugin {}: not a shared object", p.display())),
+            "{e}"
+        );
+        let e = Plugin::load(&dir.join("absent.so"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("absent.so: cannot read it"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

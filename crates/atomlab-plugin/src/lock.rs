@@ -1,0 +1,139 @@
+//! A plugin's lock (`struct atomlab_lock`) behind a safe handle: a
+//! [`LockVariant`] makes [`LockInstance`]s, and an instance runs a closure
+//! with the lock held ([`LockInstance::with`]), unlocking even if the
+//! closure panics, so that `unlock` is only ever called by the holder.
+
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use atomlab_core::Record;
+
+use crate::abi::LockFns;
+use crate::load::Library;
+
+/// One lock variant of a loaded plugin.
+#[derive(Clone)]
+pub struct LockVariant {
+    /// The variant's name.
+    pub name: String,
+    /// The plugin file as given.
+    pub path: PathBuf,
+    /// The file's SHA-256.
+    pub sha256: String,
+    fns: LockFns,
+    lib: Arc<Library>,
+}
+
+impl std::fmt::Debug for LockVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockVariant")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl LockVariant {
+    pub(crate) fn new(
+        name: String,
+        path: PathBuf,
+        sha256: String,
+        fns: LockFns,
+        lib: Arc<Library>,
+    ) -> LockVariant {
+        LockVariant {
+            name,
+            path,
+            sha256,
+            fns,
+            lib,
+        }
+    }
+
+    /// A new unlocked lock from the plugin's `new_`, or why not.
+    pub fn make(&self) -> Result<LockInstance, String> {
+        let new = self.fns.new.ok_or("no new_ function")?;
+        // SAFETY: `new_` of a plugin checked at load; the library stays
+        // loaded while `lib` is held.
+        let p = unsafe { new() };
+        if p.is_null() {
+            return Err(format!("{}: new_() returned NULL", self.name));
+        }
+        Ok(LockInstance {
+            ptr: p,
+            fns: self.fns,
+            _lib: self.lib.clone(),
+        })
+    }
+
+    /// Names the plugin in `r`'s parameters: the file, its SHA-256 and the
+    /// variant, so that two builds of one lock compare as A/B.
+    pub fn tag(&self, r: &mut Record) {
+        r.param("plugin", self.path.display().to_string())
+            .param("plugin_sha256", self.sha256.clone())
+            .param("plugin_variant", self.name.clone());
+    }
+}
+
+/// One lock made by a plugin; freed with the plugin's `free_` on drop.
+pub struct LockInstance {
+    ptr: *mut c_void,
+    fns: LockFns,
+    _lib: Arc<Library>,
+}
+
+// SAFETY: the header's contract: `lock`/`unlock` are called from many
+// threads on one object, which is what a lock is for.
+unsafe impl Send for LockInstance {}
+// SAFETY: as above.
+unsafe impl Sync for LockInstance {}
+
+/// Unlocks on drop (the closure in [`LockInstance::with`] may panic).
+struct Held<'a>(&'a LockInstance);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(unlock) = self.0.fns.unlock {
+            // SAFETY: this thread holds the lock (Held is made only after
+            // `lock` returned).
+            unsafe { unlock(self.0.ptr) }
+        }
+    }
+}
+
+impl LockInstance {
+    /// Runs `f` with the lock held.
+    #[inline]
+    pub fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        if let Some(lock) = self.fns.lock {
+            // SAFETY: the object came from this plugin's `new_` and is not
+            // freed while `self` lives.
+            unsafe { lock(self.ptr) };
+        }
+        let _held = Held(self);
+        f()
+    }
+
+    /// Runs `f` if the plugin's `try_lock` took the lock; `None` if it did
+    /// not, or the plugin has no `try_lock`.
+    pub fn try_with<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        let try_lock = self.fns.try_lock?;
+        // SAFETY: as in `with`.
+        if unsafe { try_lock(self.ptr) } == 0 {
+            return None;
+        }
+        let _held = Held(self);
+        Some(f())
+    }
+}
+
+impl Drop for LockInstance {
+    fn drop(&mut self) {
+        if let Some(free) = self.fns.free {
+            // SAFETY: made by `new_`, freed once, unlocked (every `with`
+            // has returned: they borrow `self`).
+            unsafe { free(self.ptr) }
+        }
+    }
+}
