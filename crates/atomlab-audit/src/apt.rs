@@ -118,7 +118,8 @@ impl AptRequest {
     }
 
     fn apt(&self, args: &[&str], dir: &Path) -> Result<Output, AptError> {
-        Command::new(&self.apt_get)
+        let program = self.program()?;
+        Command::new(program)
             .arg("-q")
             .args(self.options())
             .args(args)
@@ -129,6 +130,31 @@ impl AptRequest {
                 program: self.apt_get.display().to_string(),
                 source,
             })
+    }
+
+    /// The apt-get to run: `apt_get` itself when it names a path, else
+    /// the first executable of that name on PATH. Looked up here rather
+    /// than left to exec, so that a missing apt-get is said as such even
+    /// where exec's failure does not come back intact (under qemu-user a
+    /// failed exec looked like an apt-get that printed nothing).
+    fn program(&self) -> Result<PathBuf, AptError> {
+        let missing = |why: &str| AptError::NoAptGet {
+            program: self.apt_get.display().to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string()),
+        };
+        if self.apt_get.components().count() > 1 {
+            return if is_executable(&self.apt_get) {
+                Ok(self.apt_get.clone())
+            } else {
+                Err(missing("no such executable file"))
+            };
+        }
+        std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .map(|dir| dir.join(&self.apt_get))
+            .find(|p| is_executable(p))
+            .ok_or_else(|| missing("not found on PATH"))
     }
 
     fn debs_dir(&self) -> PathBuf {
@@ -287,6 +313,11 @@ fn failed(step: &'static str, o: &Output) -> AptError {
             .unwrap_or_else(|| "signal".to_string()),
         reason: reason(o),
     }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 fn running_as_root() -> bool {

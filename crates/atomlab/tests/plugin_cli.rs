@@ -13,14 +13,25 @@ use std::process::Command;
 
 use cli_support::{assert_bad_input, atomlab, stderr, text};
 
-/// `cc -O2 -shared -fPIC` of `tests/plugins/SRC.c` with `defines`, into
-/// CARGO_TARGET_TMPDIR as `OUT.so`; `None` (after saying why) without `cc`.
+/// The C compiler for the atomlab under test: the system `cc` natively,
+/// Debian's cross compiler where the tests run under qemu-user
+/// (scripts/cross-test), whose atomlab loads only its own architecture.
+const CC: &str = if cfg!(target_arch = "aarch64") {
+    "aarch64-linux-gnu-gcc"
+} else if cfg!(target_arch = "riscv64") {
+    "riscv64-linux-gnu-gcc"
+} else {
+    "cc"
+};
+
+/// `CC -O2 -shared -fPIC` of `tests/plugins/SRC.c` with `defines`, into
+/// CARGO_TARGET_TMPDIR as `OUT.so`; `None` (after saying why) without `CC`.
 fn plugin(src: &str, defines: &[&str], out: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins");
     std::fs::create_dir_all(&dir).unwrap();
     let so = dir.join(format!("{out}.so"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let built = Command::new("cc")
+    let built = Command::new(CC)
         .args(["-O2", "-shared", "-fPIC", "-I"])
         .arg(root.join("../../include"))
         .args(defines.iter().map(|d| format!("-D{d}")))
@@ -30,10 +41,10 @@ fn plugin(src: &str, defines: &[&str], out: &str) -> Option<PathBuf> {
         .output();
     match built {
         Ok(o) if o.status.success() => Some(so),
-        Ok(o) => panic!("cc {src}.c: {}", text(&o.stderr)),
+        Ok(o) => panic!("{CC} {src}.c: {}", text(&o.stderr)),
         Err(e) => {
             let msg =
-                format!("plugin tests skipped: no C compiler `cc` ({e}); apt-get install gcc");
+                format!("plugin tests skipped: no C compiler `{CC}` ({e}); apt-get install gcc");
             if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
                 panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
             }
