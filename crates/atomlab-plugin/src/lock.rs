@@ -137,3 +137,47 @@ impl Drop for LockInstance {
         }
     }
 }
+
+/// A plugin's variant named like a variant already there (records are
+/// told apart by variant name).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plugin {path}: variant '{name}' has the name of {other}; rename it in the plugin's description")]
+pub struct NameClash {
+    /// The plugin file.
+    pub path: String,
+    /// The variant's name.
+    pub name: String,
+    /// Whose name it is already.
+    pub other: String,
+}
+
+/// The names of `plugins`' variants, after the `builtin` ones of the
+/// scenario they join; refuses a name that is already a built-in
+/// variant's or another plugin's, naming the file. The names are
+/// `&'static str`, as a scenario's variants are: a plugin's live as long
+/// as the process (one scenario per command).
+pub fn variant_names(
+    plugins: &[LockVariant],
+    builtin: &[&str],
+) -> Result<Vec<&'static str>, NameClash> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for p in plugins {
+        let clash = if builtin.contains(&p.name.as_str()) {
+            Some("a built-in lock".to_string())
+        } else {
+            plugins
+                .iter()
+                .find(|q| q.name == p.name && !std::ptr::eq(*q, p))
+                .map(|q| format!("a variant of {}", q.path.display()))
+        };
+        if let Some(other) = clash {
+            return Err(NameClash {
+                path: p.path.display().to_string(),
+                name: p.name.clone(),
+                other,
+            });
+        }
+        names.push(Box::leak(p.name.clone().into_boxed_str()));
+    }
+    Ok(names)
+}

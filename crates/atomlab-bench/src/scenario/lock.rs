@@ -151,27 +151,13 @@ impl LockWithPlugins {
     /// a built-in variant's or another plugin's (records are told apart by
     /// variant name).
     pub fn new(plugins: Vec<LockVariant>) -> Result<LockWithPlugins, BenchError> {
-        let mut names: Vec<&'static str> = Vec::new();
-        for p in &plugins {
-            let clash = if LOCK_NAMES.contains(&p.name.as_str()) {
-                Some("a built-in lock".to_string())
-            } else {
-                plugins
-                    .iter()
-                    .find(|q| q.name == p.name && !std::ptr::eq(*q, p))
-                    .map(|q| format!("a variant of {}", q.path.display()))
-            };
-            if let Some(other) = clash {
-                return Err(BenchError::PluginName {
-                    path: p.path.display().to_string(),
-                    name: p.name.clone(),
-                    other,
-                });
+        let names = atomlab_plugin::lock::variant_names(&plugins, &LOCK_NAMES).map_err(|c| {
+            BenchError::PluginName {
+                path: c.path,
+                name: c.name,
+                other: c.other,
             }
-            // The scenario's variant names are `&'static str`; a plugin's
-            // live as long as the process (one scenario per command).
-            names.push(Box::leak(p.name.clone().into_boxed_str()));
-        }
+        })?;
         Ok(LockWithPlugins { plugins, names })
     }
 }

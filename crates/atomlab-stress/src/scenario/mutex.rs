@@ -164,28 +164,8 @@ impl MutexWithPlugins {
     /// The scenario with `plugins`' locks; refuses a name that is already a
     /// built-in variant's or another plugin's, naming the file.
     pub fn new(plugins: Vec<LockVariant>) -> Result<MutexWithPlugins, String> {
-        let builtin = Mutex.variants();
-        let mut names: Vec<&'static str> = Vec::new();
-        for p in &plugins {
-            let clash = if builtin.contains(&p.name.as_str()) {
-                Some("a built-in lock".to_string())
-            } else {
-                plugins
-                    .iter()
-                    .find(|q| q.name == p.name && !std::ptr::eq(*q, p))
-                    .map(|q| format!("a variant of {}", q.path.display()))
-            };
-            if let Some(other) = clash {
-                return Err(format!(
-                    "plugin {}: variant '{}' has the name of {other}; rename it in the plugin's description",
-                    p.path.display(),
-                    p.name
-                ));
-            }
-            // Variant names are `&'static str`; a plugin's live as long as
-            // the process (one scenario per command).
-            names.push(Box::leak(p.name.clone().into_boxed_str()));
-        }
+        let names = atomlab_plugin::lock::variant_names(&plugins, &Mutex.variants())
+            .map_err(|c| c.to_string())?;
         Ok(MutexWithPlugins { plugins, names })
     }
 }
