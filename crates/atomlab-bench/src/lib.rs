@@ -22,6 +22,7 @@
 //! cache-line round trips, and hyperfine for repeated runs with a warm-up.
 #![deny(missing_docs)]
 
+pub mod batch;
 pub mod clock;
 pub mod harness;
 pub mod plan;

@@ -45,6 +45,11 @@ pub fn child_part(words: &str) -> Option<(u64, &str)> {
     Some((seed.parse().ok()?, variant))
 }
 
+/// How long `atomlab stress` (and `atomlab suite`) waits for an isolated
+/// variant's child past the plan's time limit before judging it hung
+/// ([`run_records`]' `grace`).
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Runs every variant of `plan` into records and the exit status their
 /// verdicts give, as [`run`] and [`exit_status`] do, except that a
 /// variant its scenario [isolates](Scenario::isolated) runs in a child

@@ -234,36 +234,17 @@ pub fn probe_pmu(machine: &mut Machine) -> bool {
     }
 }
 
-/// Runs `plan` variant by variant, calling `after_each` with the records so far.
+/// Runs `plan` cell by cell with a progress bar, calling `after_each` with
+/// the records so far.
 pub fn run_plan(
     plan: &Plan,
     pmu: bool,
     shard: Option<Shard>,
-    mut after_each: impl FnMut(&[Record]) -> anyhow::Result<()>,
+    after_each: impl FnMut(&[Record]) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Record>> {
-    let mut records = Vec::new();
-    let cells = match shard {
-        Some(s) => s.select(plan.split_cells()),
-        None => plan.split_cells(),
-    };
-    let total: usize = cells.iter().map(Plan::cells).sum();
-    let mut steps = crate::progress::Steps::new(total, "cells");
-    let mut progress = |line: &str| steps.begin(line);
-    for one in &cells {
-        let mut recs = atomlab_bench::run(one, pmu, &mut progress)?;
-        if let Some(s) = shard {
-            for r in &mut recs {
-                r.param("shard", s.to_string());
-            }
-        }
-        for (v, why) in &plan.skipped {
-            for r in &mut recs {
-                r.notes.push(format!("variant {v} skipped: {why}"));
-            }
-        }
-        records.append(&mut recs);
-        after_each(&records)?;
-    }
+    let mut steps = crate::progress::Steps::new(atomlab_bench::batch::steps(plan, shard), "cells");
+    let records =
+        atomlab_bench::batch::run(plan, pmu, shard, &mut |line| steps.begin(line), after_each)?;
     steps.finish();
     Ok(records)
 }

@@ -149,8 +149,9 @@ fn bad_input(e: StressError) -> anyhow::Error {
 /// Runs `plan`, returning its records and the exit status its verdicts give.
 pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
     let mut steps = crate::progress::Steps::new(plan.variants.len(), "variants");
-    let grace = std::time::Duration::from_secs(5);
-    let out = atomlab_stress::run_records(plan, expect_fail, grace, &mut |line| steps.begin(line));
+    let out = atomlab_stress::run_records(plan, expect_fail, atomlab_stress::GRACE, &mut |line| {
+        steps.begin(line)
+    });
     steps.finish();
     out
 }

@@ -4,197 +4,13 @@
 
 use std::io::Write;
 
-use atomlab_bench::{Contention, Plan, Request};
-use atomlab_core::{ExitStatus, FlagKind, Machine, Record, Report, Verdict};
+use atomlab_core::{FlagKind, Machine, Record, Report, Verdict};
 
 use super::Outcome;
 use crate::cli::SuiteArgs;
-use crate::cmd::bench::{probe_pmu, run_plan};
+use crate::cmd::bench::probe_pmu;
+use crate::progress::Steps;
 use crate::render;
-
-/// The bench part of the tour: the 003 shape (refcounts and raw atomics,
-/// uncontended and contended), counters, the locks of 002 (timed and in its
-/// fixed-work shape), fences and the core-to-core round trip.
-fn bench_steps(cpus: usize) -> Vec<Request> {
-    let short = |scenario: &str| Request {
-        scenario: scenario.into(),
-        duration: Some(0.1),
-        warmup: Some(0.05),
-        runs: Some(3),
-        pin: true,
-        ..Default::default()
-    };
-    let all_threads = atomlab_bench::plan::default_threads(cpus);
-    vec![
-        Request {
-            variants: vec!["fetch_add".into(), "cas_loop".into()],
-            contention: Some(Contention::Private),
-            threads: vec![1],
-            ..short("counter")
-        },
-        Request {
-            variants: vec!["fetch_add".into(), "cas_loop".into()],
-            threads: all_threads.clone(),
-            ..short("counter")
-        },
-        Request {
-            variants: vec![
-                "atomic-inc".into(),
-                "refcount-inc".into(),
-                "refcount-inc-call".into(),
-            ],
-            contention: Some(Contention::Private),
-            threads: vec![1],
-            ..short("refcount")
-        },
-        Request {
-            variants: vec![
-                "atomic-inc".into(),
-                "refcount-inc".into(),
-                "refcount-inc-call".into(),
-            ],
-            threads: all_threads,
-            ..short("refcount")
-        },
-        Request {
-            threads: vec![cpus],
-            cs_work: Some(10),
-            ..short("lock")
-        },
-        Request {
-            increments: Some(1_000_000),
-            tasks: Some(20),
-            ..short("lock")
-        },
-        Request {
-            variants: vec!["all".into()],
-            threads: vec![1],
-            contention: Some(Contention::Private),
-            ..short("fence")
-        },
-        Request {
-            pin: cpus > 1,
-            ..short("pingpong")
-        },
-    ]
-}
-
-/// The stress part of the tour: every correct variant in a short run, and
-/// the broken variants that any multi-core machine can expose (test-and-set
-/// from a load and a store, Peterson and Dekker without the fence, a racy
-/// refcount decrement), which must be caught. A few seconds in all; the
-/// status is 1 when a correct variant failed.
-fn stress_pass(records: &mut Vec<Record>) -> anyhow::Result<ExitStatus> {
-    use atomlab_stress::Request as StressRequest;
-    let cpus = atomlab_thread::allowed_cpus();
-    let step = |scenario: &str, variants: &[&str], ops: u64, jitter: bool| StressRequest {
-        scenario: scenario.into(),
-        variants: variants.iter().map(|v| v.to_string()).collect(),
-        ops: Some(ops),
-        jitter,
-        ..Default::default()
-    };
-    let steps = [
-        step(
-            "mutex",
-            &["correct", "broken-tas-not-atomic"],
-            50_000,
-            false,
-        ),
-        step("peterson", &["all"], 200_000, false),
-        step("dekker", &["all"], 200_000, false),
-        step(
-            "spsc",
-            &["c11-acq-rel", "fences", "seq_cst"],
-            200_000,
-            false,
-        ),
-        // The sleeping consumer: each item is a sleep and a wake-up (tens
-        // of µs), so fewer items, and its fence-less doorbell, which x86
-        // catches losing wake-ups.
-        step(
-            "spsc",
-            &["c11-acq-rel+notify", "broken-doorbell-no-fence"],
-            5_000,
-            false,
-        ),
-        step("seqlock", &["correct"], 100_000, false),
-        step("refcount", &["correct", "broken-racy-dec"], 100_000, false),
-    ];
-    let mut status = ExitStatus::Ok;
-    for req in steps {
-        let plan = atomlab_stress::Plan::from_request(&req, &cpus)?;
-        let (recs, st) = crate::cmd::stress::run_plan(&plan, false);
-        if st != ExitStatus::Ok {
-            status = st;
-        }
-        records.extend(recs);
-    }
-    Ok(status)
-}
-
-/// Where the built-in tests' texts live in the source tree, for replay
-/// lines (`atomlab_model::builtin` includes them from there).
-const BUILTIN_DIR: &str = "crates/atomlab-model/tests/litmus/c";
-
-/// The run part of the tour: each built-in litmus test (the ones `check`
-/// judges) run briefly on this CPU, beside its models' verdicts, through
-/// `atomlab run`'s code (a `run` record each). A test this host's code
-/// generator refuses gets a record without a verdict that says why ("not
-/// run"), never a failure. Status 1 when a model forbids an observed state;
-/// a TIMEOUT (a loaded machine) is shown, not failed: the tour is short.
-/// Under emulation nothing runs: the histogram would show the emulator's
-/// ordering, not a CPU's (qemu-user on x86-64 lets an STLR pass a later
-/// LDAR, which Arm forbids), so every test says why it was not run.
-fn run_pass(records: &mut Vec<Record>, emulated: bool) -> ExitStatus {
-    use atomlab_run::batch::{self, BatchOptions};
-    use atomlab_run::{Affinity, RunOptions, SyncMode};
-    let opts = BatchOptions {
-        run: RunOptions {
-            size: 1000,
-            runs: 50,
-            sync: SyncMode::UserFence,
-            affinity: Affinity::Spread,
-            // A guard only: a test takes tens of milliseconds here. 1 s was
-            // too short for IRIW's four threads on two CPUs while other builds
-            // ran (load 8: no run finished, a TIMEOUT with no instances).
-            timeout: Some(std::time::Duration::from_secs(5)),
-            ..RunOptions::default()
-        },
-        ..BatchOptions::default()
-    };
-    let mut status = ExitStatus::Ok;
-    for test in atomlab_model::builtin::suite() {
-        let refused = |reason: String| batch::not_run(&test, &reason);
-        if emulated {
-            records.push(refused(
-                "the CPU is emulated (qemu-user): its histogram would show the emulator, not a CPU; `atomlab run FILE` runs it anyway".into(),
-            ));
-            continue;
-        }
-        let program = match atomlab_run::prepare_with(&test, &opts.prepare) {
-            Ok(p) => p,
-            Err(e) => {
-                records.push(refused(batch::refusal(&e)));
-                continue;
-            }
-        };
-        let replay = batch::replay_line(&format!("{BUILTIN_DIR}/{}", test.file), &opts);
-        match batch::run_test(&program, &opts, replay) {
-            Ok(ran) => {
-                crate::cmd::run::say_forbidden(&ran);
-                let rec = ran.record();
-                if rec.verdict == Some(Verdict::Fail) {
-                    status = ExitStatus::VerdictFailed;
-                }
-                records.push(rec);
-            }
-            // The OS refused threads or memory: said, not failed.
-            Err(e) => records.push(refused(e.to_string())),
-        }
-    }
-    status
-}
 
 pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     let mut machine = Machine::detect();
@@ -205,30 +21,19 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     if machine.emulated {
         eprintln!("atomlab: note: running under emulation (qemu-user): timings are not meaningful");
     }
-    let pmu = probe_pmu(&mut machine);
-    let mut records: Vec<Record> = Vec::new();
-    for req in bench_steps(machine.cpus) {
-        let plan = Plan::from_request(&req, machine.cpus)?;
-        records.extend(run_plan(&plan, pmu, None, |_| Ok(()))?);
-    }
-    let stress_status = stress_pass(&mut records)?;
-    eprintln!("  check: built-in litmus tests (case 004 among them) under every model");
-    records.extend(atomlab_check::builtin_suite());
-    if machine.emulated {
-        eprintln!("  run: not on an emulated CPU (its histograms would show the emulator)");
-    } else {
-        eprintln!("  run: the same tests on this CPU, briefly (50 x 1000 instances each)");
-    }
-    let run_status = run_pass(&mut records, machine.emulated);
-    let status = if stress_status != ExitStatus::Ok {
-        stress_status
-    } else {
-        run_status
-    };
+    probe_pmu(&mut machine);
+    let mut steps: Option<Steps> = None;
+    let suite = atomlab_suite::run(&machine, &mut |event| match event {
+        atomlab_suite::Event::Begin { total, what } => steps = Some(Steps::new(total, what)),
+        atomlab_suite::Event::Step(line) => steps.iter_mut().for_each(|s| s.begin(line)),
+        atomlab_suite::Event::End => steps.take().iter().for_each(Steps::finish),
+        atomlab_suite::Event::Part(words) => eprintln!("  {words}"),
+        atomlab_suite::Event::Ran(ran) => crate::cmd::run::say_forbidden(ran),
+    })?;
     let verbose = args.verbose;
     Ok(Outcome {
-        report: Report::new("suite", machine, records),
-        status,
+        report: Report::new("suite", machine, suite.records),
+        status: suite.status,
         people: Box::new(move |report| {
             if verbose {
                 detail(report)
@@ -593,17 +398,6 @@ mod tests {
         let (verdict, lines) = run_row(&recs);
         assert_eq!(verdict, "not run");
         assert_eq!(lines, "SB: not run\nMP: not run\nnot run: no backend");
-    }
-
-    /// Under emulation no test runs, each says why, and nothing fails.
-    #[test]
-    fn an_emulated_cpu_runs_nothing() {
-        let mut recs = Vec::new();
-        assert_eq!(run_pass(&mut recs, true), ExitStatus::Ok);
-        assert_eq!(recs.len(), atomlab_model::builtin::suite().len());
-        let (verdict, lines) = run_row(&recs);
-        assert_eq!(verdict, "not run");
-        assert!(lines.contains("the CPU is emulated (qemu-user)"), "{lines}");
     }
 
     #[test]
