@@ -38,6 +38,7 @@ mod compare;
 mod html;
 pub mod load_view;
 pub mod stress_view;
+pub mod suite_view;
 pub mod table;
 mod verdicts;
 

@@ -283,11 +283,6 @@ pub fn records_table(recs: &[&Record]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A check record's cell, as the table of `check` prints it.
-pub fn record_cell(r: &Record) -> String {
-    atomlab_report::check_cell(r)
-}
-
 /// Progress on stderr: a bar with tests done, the current test and the
 /// executions explored when stderr is a terminal and the run passes a
 /// second; without a terminal, a line every 10 s while a test runs long.

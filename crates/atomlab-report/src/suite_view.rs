@@ -1,0 +1,391 @@
+//! The terminal's view of a suite run: what `atomlab suite` prints and
+//! `atomlab show` prints again, from the records alone.
+
+use std::io::{self, Write};
+
+use atomlab_core::{FlagKind, Record, Report, Verdict};
+
+use crate::html::num;
+use crate::table::Table;
+use crate::verdicts::check_cell;
+
+/// The suite's summary (`atomlab suite`, `atomlab show`): one screen, the
+/// machine in a line, then a line per capability with its verdict and
+/// headline figures; `--verbose` (or `--json`) has the rest.
+pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    let m = &report.machine;
+    writeln!(
+        out,
+        // Two lines: an emulated CPU's name and the notes would pass 120
+        // columns on one.
+        "machine: {} {}, {} CPUs{}{}\nPMU: {}",
+        m.arch,
+        m.cpu_model,
+        m.cpus,
+        if m.virtualised { ", virtualised" } else { "" },
+        if m.emulated {
+            ", EMULATED (timings meaningless)"
+        } else {
+            ""
+        },
+        if m.pmu.available {
+            "available"
+        } else {
+            "unavailable (no core cycles or events)"
+        }
+    )?;
+    let mut t = Table::new();
+    t.wrap_to(110);
+    t.set_header(vec!["capability", "verdict", "headline"]);
+    let bench = |scenario: &str| -> Vec<&Record> {
+        report
+            .records
+            .iter()
+            .filter(|r| r.capability == "bench" && r.scenario == scenario)
+            .collect()
+    };
+    let ns = |r: &Record| {
+        if r.flagged(FlagKind::Implausible) {
+            "implausible".to_string()
+        } else {
+            r.metric("ns_per_op")
+                .and_then(|m| m.median())
+                .map(|v| format!("{} ns", num(v)))
+                .unwrap_or_else(|| "-".into())
+        }
+    };
+    let param = |r: &Record, k: &str| {
+        r.parameters
+            .get(k)
+            .map(|v| v.to_string().trim_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let flagged = |recs: &[&Record]| -> String {
+        let count = |k: FlagKind| recs.iter().filter(|r| r.flagged(k)).count();
+        let words: Vec<String> = [
+            FlagKind::Implausible,
+            FlagKind::RunsExcluded,
+            FlagKind::NotContended,
+        ]
+        .into_iter()
+        .filter(|&k| count(k) > 0)
+        .map(|k| format!("{} {}", count(k), k.words()))
+        .collect();
+        if words.is_empty() {
+            "ok".into()
+        } else {
+            format!("ok; cells: {}", words.join(", "))
+        }
+    };
+    let counter = bench("counter");
+    t.add_row(vec![
+        "bench counter".into(),
+        flagged(&counter),
+        counter
+            .iter()
+            .filter(|r| r.variant == "fetch_add")
+            .map(|r| {
+                format!(
+                    "fetch_add {} thr {}: {}",
+                    param(r, "threads"),
+                    param(r, "contention"),
+                    ns(r)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+            + " per op",
+    ]);
+    let rc = bench("refcount");
+    t.add_row(vec![
+        "bench refcount (003)".into(),
+        flagged(&rc),
+        "1 thread: ".to_string()
+            + &rc
+                .iter()
+                .filter(|r| param(r, "threads") == "1" && param(r, "contention") == "private")
+                .map(|r| format!("{} {}", r.variant, ns(r)))
+                .collect::<Vec<_>>()
+                .join(", ")
+            + " per op",
+    ]);
+    let locks = bench("lock");
+    let fixed: Vec<&Record> = locks
+        .iter()
+        .copied()
+        .filter(|r| param(r, "mode") == "fixed-work")
+        .collect();
+    let secs = |r: &Record| r.metric("seconds").and_then(|m| m.median());
+    let fastest = fixed
+        .iter()
+        .filter_map(|r| secs(r).map(|s| (s, r)))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    let slowest = fixed
+        .iter()
+        .filter_map(|r| secs(r).map(|s| (s, r)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    t.add_row(vec![
+        "bench lock (002)".into(),
+        flagged(&locks),
+        match (fastest, slowest) {
+            (Some((f, fr)), Some((s, sr))) => format!(
+                "1M increments in 20 tasks: fastest {} {:.4} s, slowest {} {:.4} s ({} locks)",
+                fr.variant,
+                f,
+                sr.variant,
+                s,
+                fixed.len()
+            ),
+            _ => "-".into(),
+        },
+    ]);
+    let fences = bench("fence");
+    t.add_row(vec![
+        "bench fence".into(),
+        flagged(&fences),
+        fences
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.variant.as_str(),
+                    "none" | "seq_cst" | "mfence" | "dmb_ish"
+                )
+            })
+            .map(|r| format!("{} {}", r.variant, ns(r)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    ]);
+    let pp = bench("pingpong");
+    let trips: Vec<f64> = pp
+        .iter()
+        .filter_map(|r| r.metric("ns_per_roundtrip").and_then(|m| m.median()))
+        .collect();
+    t.add_row(vec![
+        "bench pingpong".into(),
+        flagged(&pp),
+        match (
+            trips.iter().copied().reduce(f64::min),
+            trips.iter().copied().reduce(f64::max),
+        ) {
+            (Some(lo), Some(hi)) => {
+                format!("core-to-core round trip {} to {} ns", num(lo), num(hi))
+            }
+            _ => "-".into(),
+        },
+    ]);
+    let stress: Vec<&Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "stress")
+        .collect();
+    let count = |v: Verdict| stress.iter().filter(|r| r.verdict == Some(v)).count();
+    let correct_failed = stress
+        .iter()
+        .filter(|r| !r.variant.starts_with("broken") && r.verdict != Some(Verdict::Pass))
+        .count();
+    t.add_row(vec![
+        "stress".into(),
+        if correct_failed == 0 { "PASS".into() } else { format!("FAIL ({correct_failed} correct variants)") },
+        format!(
+            "{} variants: {} PASS, {} FAIL (broken, caught), {} NOT OBSERVED (broken, needs weaker hardware), {} TIMEOUT",
+            stress.len(),
+            count(Verdict::Pass),
+            count(Verdict::Fail),
+            count(Verdict::NotObserved),
+            count(Verdict::Timeout)
+        ),
+    ]);
+    let checks: Vec<&Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "check")
+        .collect();
+    let tests: std::collections::BTreeSet<&str> =
+        checks.iter().map(|r| r.scenario.as_str()).collect();
+    let lb: Vec<String> = checks
+        .iter()
+        .filter(|r| r.scenario == "LB+fence.acqs")
+        .map(|r| format!("{} {}", r.variant, check_cell(r)))
+        .collect();
+    t.add_row(vec![
+        "check".into(),
+        if checks.iter().any(|r| r.verdict.is_some()) {
+            "undecided tests".into()
+        } else {
+            "ok".into()
+        },
+        format!(
+            "{} built-in tests under every model; 004's LB+fence.acqs: {}",
+            tests.len(),
+            lb.join(", ")
+        ),
+    ]);
+    let (verdict, headline) = run_row(&report.records);
+    t.add_row(vec!["run (this CPU)".into(), verdict, headline]);
+    writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "detail: atomlab suite --verbose (every table), or --json"
+    )?;
+    Ok(())
+}
+
+/// The summary's `run` row, from the `run` records alone: its verdict, and
+/// a line per test (the hardware's observation and witnesses beside the
+/// verdict of the model of this CPU, or "not run"), then a line per reason
+/// tests were not run.
+fn run_row(records: &[Record]) -> (String, String) {
+    let runs: Vec<&Record> = records.iter().filter(|r| r.capability == "run").collect();
+    let mut lines = Vec::new();
+    let mut refused: Vec<(String, Vec<&str>)> = Vec::new();
+    for r in &runs {
+        let param = |k: &str| r.parameters.get(k).and_then(|v| v.as_str());
+        if let Some(reason) = param("not_run") {
+            match refused.iter_mut().find(|(why, _)| why == reason) {
+                Some((_, names)) => names.push(&r.scenario),
+                None => refused.push((reason.to_string(), vec![r.scenario.as_str()])),
+            }
+            lines.push(format!("{}: not run", r.scenario));
+            continue;
+        }
+        let m = |k: &str| r.metric(k).and_then(|m| m.median()).unwrap_or(0.0);
+        // The first model is the one of this CPU (x86tso, through the
+        // C11 mapping for C tests): the one the hardware must agree with.
+        let model = r
+            .detail
+            .as_ref()
+            .and_then(|d| d.get("models"))
+            .and_then(|m| m.as_array())
+            .and_then(|ms| ms.first())
+            .map(|m| {
+                format!(
+                    "{} {}",
+                    m.get("model").and_then(|x| x.as_str()).unwrap_or("?"),
+                    m.get("observation").and_then(|x| x.as_str()).unwrap_or("?")
+                )
+            })
+            .unwrap_or_else(|| "no model".into());
+        let mut line = format!(
+            "{}: {} {}/{} ({model})",
+            r.scenario,
+            param("observation").unwrap_or("?"),
+            m("positive"),
+            m("instances"),
+        );
+        match r.verdict {
+            Some(Verdict::Fail) => line.push_str(" FORBIDDEN OUTCOME OBSERVED"),
+            Some(Verdict::Timeout) => line.push_str(" TIMEOUT"),
+            _ => {}
+        }
+        lines.push(line);
+    }
+    // A reason once (on a host without a code generator every test shares
+    // it), with the tests it stopped when there are several reasons.
+    for (reason, names) in &refused {
+        lines.push(if refused.len() > 1 {
+            format!("not run: {reason} ({})", names.join(", "))
+        } else {
+            format!("not run: {reason}")
+        });
+    }
+    let count = |v: Verdict| runs.iter().filter(|r| r.verdict == Some(v)).count();
+    let verdict = if runs.is_empty() {
+        "-".to_string()
+    } else if count(Verdict::Fail) > 0 {
+        format!("FAIL ({} FORBIDDEN OUTCOME OBSERVED)", count(Verdict::Fail))
+    } else if runs.iter().all(|r| r.verdict.is_none()) {
+        "not run".into()
+    } else if count(Verdict::Timeout) > 0 {
+        format!("ok; {} TIMEOUT", count(Verdict::Timeout))
+    } else {
+        "ok".into()
+    };
+    if lines.is_empty() {
+        lines.push("no run records".into());
+    }
+    (verdict, lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomlab_core::Machine;
+
+    fn refused(name: &str, reason: &str) -> Record {
+        let mut r = Record::new("run", name, "aarch64");
+        r.param("not_run", reason);
+        r
+    }
+
+    fn ran(name: &str, observation: &str, verdict: Verdict) -> Record {
+        let mut r = Record::new("run", name, "x86_64");
+        r.param("observation", observation);
+        r.verdict = Some(verdict);
+        r
+    }
+
+    /// A host without a code generator: every test "not run", the reason
+    /// once, no failure.
+    #[test]
+    fn refused_tests_are_not_run_not_failed() {
+        let recs = vec![refused("SB", "no backend"), refused("MP", "no backend")];
+        let (verdict, lines) = run_row(&recs);
+        assert_eq!(verdict, "not run");
+        assert_eq!(lines, "SB: not run\nMP: not run\nnot run: no backend");
+    }
+
+    #[test]
+    fn a_forbidden_outcome_fails_the_row() {
+        let recs = vec![
+            ran("SB", "Sometimes", Verdict::Pass),
+            ran("MP", "Sometimes", Verdict::Fail),
+            refused("IRIW", "too many registers"),
+        ];
+        let (verdict, lines) = run_row(&recs);
+        assert!(verdict.starts_with("FAIL (1 FORBIDDEN"), "{verdict}");
+        assert!(
+            lines.contains("MP: Sometimes 0/0 (no model) FORBIDDEN OUTCOME OBSERVED"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("IRIW: not run\nnot run: too many registers"),
+            "{lines}"
+        );
+    }
+
+    /// The summary from records: the machine line, a stress row that
+    /// counts a failed correct variant, and the run row.
+    #[test]
+    fn the_summary_counts_a_failed_correct_variant() {
+        let mut m = Machine::detect();
+        m.arch = "x86_64".into();
+        m.cpu_model = "Test CPU".into();
+        m.cpus = 4;
+        m.virtualised = false;
+        m.emulated = false;
+        m.pmu.available = false;
+        let mut correct = Record::new("stress", "mutex", "correct");
+        correct.verdict = Some(Verdict::Fail);
+        let mut broken = Record::new("stress", "mutex", "broken-tas-not-atomic");
+        broken.verdict = Some(Verdict::Fail);
+        let recs = vec![correct, broken, ran("SB", "Never", Verdict::Pass)];
+        let mut out = Vec::new();
+        write_summary(&mut out, &Report::new("suite", m, recs)).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.starts_with(
+                "machine: x86_64 Test CPU, 4 CPUs\nPMU: unavailable (no core cycles or events)\n"
+            ),
+            "{out}"
+        );
+        let stress = out.lines().find(|l| l.starts_with("| stress")).unwrap();
+        assert!(stress.contains("FAIL (1 correct variants)"), "{stress}");
+        assert!(stress.contains("2 variants: 0 PASS, 2 FAIL"), "{stress}");
+        let run = out
+            .lines()
+            .find(|l| l.starts_with("| run (this CPU)"))
+            .unwrap();
+        assert!(run.contains("| ok "), "{run}");
+        assert!(out.ends_with("detail: atomlab suite --verbose (every table), or --json\n"));
+    }
+}
