@@ -35,6 +35,7 @@ mod bench;
 pub mod bench_tables;
 mod charts;
 mod compare;
+pub mod compare_view;
 mod html;
 pub mod load_view;
 pub mod stress_view;

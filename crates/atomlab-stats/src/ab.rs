@@ -61,9 +61,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use atomlab_core::{Record, Unit, Verdict as RecordVerdict, AUDIT_PACKAGE_WORST_FIRST};
+use atomlab_core::{
+    Metric, Record, Source, Unit, Verdict as RecordVerdict, AUDIT_PACKAGE_WORST_FIRST,
+};
 
-use crate::{compare, holm, regression_beyond, Comparison, Direction, Settings};
+use crate::{compare, holm, regression_beyond, Comparison, Direction, Settings, Verdict};
 
 /// Parameters that say how a run went, not what it measured.
 pub const VOLATILE_PARAMETERS: &[&str] = &[
@@ -312,6 +314,79 @@ impl AbResult {
     /// Whether anything at all was compared: a verdict or a metric row.
     pub fn compared_anything(&self) -> bool {
         self.verdicts_compared > 0 || !self.rows.is_empty()
+    }
+}
+
+impl AbResult {
+    /// The comparison as records of the one document shape (`atomlab
+    /// compare --json`): capability `compare`, scenario = the compared
+    /// record, variant = the metric; A and B named `a` and `b`.
+    pub fn records(&self, a: &str, b: &str) -> Vec<Record> {
+        let r = self;
+        let mut out = Vec::new();
+        for c in &r.verdict_changes {
+            let mut rec = Record::new("compare", &c.key.to_string(), "verdict");
+            rec.param("a", a)
+                .param("b", b)
+                .param("before", c.before.clone())
+                .param("after", c.after.clone());
+            rec.verdict = Some(if c.regression {
+                RecordVerdict::Fail
+            } else {
+                RecordVerdict::Pass
+            });
+            out.push(rec);
+        }
+        for row in &r.rows {
+            let mut rec = Record::new("compare", &row.key.to_string(), &row.metric);
+            rec.param("a", a).param("b", b);
+            if let Some(why) = &row.not_judged {
+                rec.param("not_judged", why.clone());
+            }
+            if let Some(c) = &row.comparison {
+                rec.param("n_a", c.n_a).param("n_b", c.n_b);
+                let f = |name: &str, unit: Unit, v: f64| {
+                    Metric::new(name, unit, Source::Derived, vec![v])
+                };
+                rec.metrics.push(f("median_a", row.unit, c.median_a));
+                rec.metrics.push(f("median_b", row.unit, c.median_b));
+                rec.metrics
+                    .push(f("change_percent", Unit::Percent, c.change * 100.0));
+                rec.metrics
+                    .push(f("ci_low_percent", Unit::Percent, c.ci_low * 100.0));
+                rec.metrics
+                    .push(f("ci_high_percent", Unit::Percent, c.ci_high * 100.0));
+                rec.metrics.push(f("p_value", Unit::Ratio, c.p_value));
+                if row.not_judged.is_none() {
+                    rec.metrics.push(f("p_holm", Unit::Ratio, c.p_judged));
+                }
+                rec.param(
+                    "verdict",
+                    if row.not_judged.is_some() {
+                        "not judged"
+                    } else {
+                        verdict_word(c.verdict)
+                    },
+                );
+            }
+            rec.verdict = Some(if row.regression {
+                RecordVerdict::Fail
+            } else {
+                RecordVerdict::Pass
+            });
+            out.push(rec);
+        }
+        out
+    }
+}
+
+/// A metric row's verdict in the words `atomlab compare` prints and saves.
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::NoChange => "no change",
+        Verdict::TooNoisy => "too noisy",
     }
 }
 
@@ -590,6 +665,31 @@ mod tests {
             vec![100.0; ns.len()],
         ));
         r
+    }
+
+    /// `compare --json`'s records: one per metric row, named by the
+    /// compared record and the metric, with both sides' medians, the
+    /// verdict's word, and FAIL on a regression beyond the gate.
+    #[test]
+    fn records_say_each_row_and_fail_a_regression() {
+        let a = [bench("ttas", 1, &[10.0, 10.1, 10.2, 9.9, 10.0], 1)];
+        let b = [bench("ttas", 1, &[12.0, 12.1, 12.2, 11.9, 12.0], 1)];
+        let r = compare_records(&a, &b, Settings::default(), Some("ns_per_op"), 0.01);
+        let recs = r.records("run a", "run b");
+        assert_eq!(recs.len(), 1);
+        let rec = &recs[0];
+        assert_eq!(rec.capability, "compare");
+        assert_eq!(rec.variant, "ns_per_op");
+        assert_eq!(rec.scenario, r.rows[0].key.to_string());
+        assert_eq!(rec.parameters["a"], "run a");
+        assert_eq!(rec.parameters["b"], "run b");
+        assert_eq!(rec.parameters["verdict"], "worse");
+        assert_eq!(rec.verdict, Some(RecordVerdict::Fail));
+        let median = |n: &str| rec.metric(n).and_then(|m| m.median()).unwrap();
+        assert_eq!(median("median_a"), 10.0);
+        assert_eq!(median("median_b"), 12.0);
+        assert!((median("change_percent") - 20.0).abs() < 1e-9);
+        assert!(rec.metric("p_holm").is_some());
     }
 
     /// Issue 27: a package that came to need ARMv8.1 was listed as a

@@ -160,6 +160,7 @@ mod shift;
 
 pub use mwu::{exact_critical_u, mann_whitney_u, MannWhitney};
 pub mod ab;
+pub mod interleave;
 pub use shift::{bootstrap_relative_change, hodges_lehmann, HodgesLehmann, Interval};
 
 /// Above this many pairwise differences, [`compare`] uses the bootstrap

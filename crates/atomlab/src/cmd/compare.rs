@@ -12,13 +12,13 @@
 //! commands alternately N times (A B A B …), so that slow drift of a shared
 //! machine falls on both sides, and saves both series.
 
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use atomlab_core::{ExitStatus, Metric, Record, Report, Source, Unit, Verdict};
+use atomlab_core::{ExitStatus, Record, Report};
 use atomlab_stats::ab::{compare_records, is_partial, AbResult};
-use atomlab_stats::{CiMethod, PMethod, Settings};
+use atomlab_stats::interleave::Arm;
+use atomlab_stats::Settings;
 use atomlab_store::Store;
 
 use crate::cli::Cli;
@@ -155,10 +155,17 @@ pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStat
         render::json(&Report::new(
             "compare",
             machine,
-            records(&result, &a.name, &b.name),
+            result.records(&a.name, &b.name),
         ))?;
     } else {
-        print(&result, &a.name, &b.name, args.threshold, settings.alpha)?;
+        atomlab_report::compare_view::write_terminal(
+            &mut std::io::stdout().lock(),
+            &result,
+            &a.name,
+            &b.name,
+            args.threshold,
+            settings.alpha,
+        )?;
         // Figures the harness itself marked (not contended, runs left out)
         // are compared as measured, but the reader must know.
         for (tag, side) in [("A", &a), ("B", &b)] {
@@ -262,8 +269,8 @@ fn nothing_compared(r: &AbResult, a: &Side, b: &Side) -> String {
     why
 }
 
-/// Runs the two commands alternately, `n` times each, with `--json`,
-/// saving each run (unless `--no-save`) under the label `interleave-A` /
+/// Runs the two commands alternately (atomlab-stats' rounds), `n` times
+/// each, with `--json`, saving each run (unless `--no-save`) under the label `interleave-A` /
 /// `interleave-B` (or `--label`-A/-B).
 fn interleave(n: usize, commands: &[String], cli: &Cli) -> anyhow::Result<(Side, Side)> {
     if n == 0 {
@@ -278,286 +285,46 @@ fn interleave(n: usize, commands: &[String], cli: &Cli) -> anyhow::Result<(Side,
     }
     let me = std::env::current_exe().context("finding this atomlab binary")?;
     let base = cli.label.clone().unwrap_or_else(|| "interleave".into());
-    let mut sides = [
-        Side {
-            name: format!("A: atomlab {}", cmd_a.join(" ")),
-            records: Vec::new(),
-            partial: 0,
-        },
-        Side {
-            name: format!("B: atomlab {}", cmd_b.join(" ")),
-            records: Vec::new(),
-            partial: 0,
-        },
-    ];
-    for round in 1..=n {
-        for (k, (cmd, tag)) in [(cmd_a, "A"), (cmd_b, "B")].into_iter().enumerate() {
-            eprintln!(
-                "atomlab compare: round {round}/{n}, {tag}: atomlab {}",
-                cmd.join(" ")
-            );
-            let mut c = std::process::Command::new(&me);
-            c.args(cmd)
-                .arg("--json")
-                .arg("--label")
-                .arg(format!("{base}-{tag}"));
-            if cli.no_save {
-                c.arg("--no-save");
-            }
-            if let Some(s) = &cli.store {
-                c.arg("--store").arg(s);
-            }
-            let out = c
-                .stderr(std::process::Stdio::inherit())
-                .output()
-                .with_context(|| format!("running atomlab {}", cmd.join(" ")))?;
-            if out.status.code() == Some(2) {
-                anyhow::bail!("atomlab {} was refused (exit 2): see above", cmd.join(" "));
-            }
-            let report: Report = serde_json::from_slice(&out.stdout).with_context(|| {
-                format!("atomlab {} did not print a --json document", cmd.join(" "))
-            })?;
-            sides[k].records.extend(report.records);
+    let run_one = |arm: Arm, round: usize| -> anyhow::Result<Vec<Record>> {
+        let (cmd, tag) = match arm {
+            Arm::A => (cmd_a, arm.tag()),
+            Arm::B => (cmd_b, arm.tag()),
+        };
+        eprintln!(
+            "atomlab compare: round {round}/{n}, {tag}: atomlab {}",
+            cmd.join(" ")
+        );
+        let mut c = std::process::Command::new(&me);
+        c.args(cmd)
+            .arg("--json")
+            .arg("--label")
+            .arg(format!("{base}-{tag}"));
+        if cli.no_save {
+            c.arg("--no-save");
         }
-    }
-    let [a, b] = sides;
-    Ok((a, b))
-}
-
-fn pct(x: f64) -> String {
-    format!("{:+.2}%", x * 100.0)
-}
-
-fn verdict_word(v: atomlab_stats::Verdict) -> &'static str {
-    match v {
-        atomlab_stats::Verdict::Better => "better",
-        atomlab_stats::Verdict::Worse => "worse",
-        atomlab_stats::Verdict::NoChange => "no change",
-        atomlab_stats::Verdict::TooNoisy => "too noisy",
-    }
-}
-
-/// The smallest two-sided Mann–Whitney p that `n_a` against `n_b` runs
-/// without ties can reach: `2 / C(n_a + n_b, n_a)`.
-fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
-    let (m, n) = (n_a.min(n_b), n_a.max(n_b));
-    let arrangements = (1..=m).fold(1.0, |c, i| c * (n + i) as f64 / i as f64);
-    (2.0 / arrangements).min(1.0)
-}
-
-/// The people's view: what matched, changed verdicts, the metric table,
-/// why rows were not judged, the unmatched.
-fn print(r: &AbResult, a: &str, b: &str, threshold: f64, alpha: f64) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "A = {a}\nB = {b}")?;
-    let mut matched = format!("matched {} record(s) of A with B", r.matched);
-    if !(r.only_a.is_empty() && r.only_b.is_empty()) {
-        matched.push_str(&format!(
-            " ({} of A and {} of B unmatched, listed below)",
-            r.only_a.len(),
-            r.only_b.len()
-        ));
-    }
-    if !r.across.is_empty() {
-        let across: Vec<String> = r
-            .across
-            .iter()
-            .map(|x| format!("{} {} (A) vs {} (B)", x.field, x.a, x.b))
-            .collect();
-        matched.push_str(&format!(
-            ", compared across what each side sets throughout: {}",
-            across.join(", ")
-        ));
-    }
-    writeln!(out, "{matched}")?;
-    if r.verdicts_compared > 0 {
-        writeln!(
-            out,
-            "verdicts: {} compared, {} changed ({} for the worse)",
-            r.verdicts_compared,
-            r.verdict_changes.len(),
-            r.verdict_changes.iter().filter(|c| c.regression).count()
-        )?;
-    }
-    if !r.rows.is_empty() {
-        let unjudged = r.rows.iter().filter(|x| x.not_judged.is_some()).count();
-        writeln!(
-            out,
-            "metrics: {} row(s), {} judged (Holm-Bonferroni over {}){}",
-            r.rows.len(),
-            r.judged,
-            r.judged,
-            if unjudged > 0 {
-                format!(", {unjudged} shown but not judged (below)")
-            } else {
-                String::new()
-            }
-        )?;
-    }
-    if !r.verdict_changes.is_empty() {
-        let mut t = render::table();
-        t.set_header(vec!["changed verdict", "A", "B", "regression"]);
-        for c in &r.verdict_changes {
-            t.add_row(vec![
-                c.key.to_string(),
-                c.before.clone(),
-                c.after.clone(),
-                if c.regression { "yes" } else { "no" }.into(),
-            ]);
+        if let Some(s) = &cli.store {
+            c.arg("--store").arg(s);
         }
-        writeln!(out, "{t}")?;
-    }
-    if !r.rows.is_empty() {
-        let mut t = render::table();
-        t.set_header(vec![
-            "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
-            "verdict",
-        ]);
-        for row in &r.rows {
-            let mut cells = vec![row.key.to_string(), row.metric.clone()];
-            match &row.comparison {
-                Some(c) => {
-                    let v = if row.not_judged.is_some() {
-                        "not judged".to_string()
-                    } else if row.regression {
-                        format!("{} (regression)", verdict_word(c.verdict))
-                    } else {
-                        verdict_word(c.verdict).to_string()
-                    };
-                    cells.extend([
-                        render::num(c.median_a),
-                        render::num(c.median_b),
-                        pct(c.change),
-                        format!(
-                            "[{}, {}]{}{}",
-                            pct(c.ci_low),
-                            pct(c.ci_high),
-                            if c.ci_confidence + 1e-9 < 0.95 {
-                                format!(" ({:.0}%)", c.ci_confidence * 100.0)
-                            } else {
-                                String::new()
-                            },
-                            if c.ci_method == CiMethod::Bootstrap {
-                                "*"
-                            } else {
-                                ""
-                            }
-                        ),
-                        format!("{:.3}", c.p_value),
-                        if row.not_judged.is_some() {
-                            "-".to_string()
-                        } else {
-                            format!("{:.3}", c.p_judged)
-                        },
-                        v,
-                    ]);
-                }
-                None => cells
-                    .extend(["-", "-", "-", "-", "-", "-", "no usable samples"].map(String::from)),
-            }
-            t.add_row(cells);
+        let out = c
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .with_context(|| format!("running atomlab {}", cmd.join(" ")))?;
+        if out.status.code() == Some(2) {
+            anyhow::bail!("atomlab {} was refused (exit 2): see above", cmd.join(" "));
         }
-        writeln!(out, "{t}")?;
-        writeln!(out, "change: B vs A, relative to A's median; CI: Hodges-Lehmann shift with Moses' interval (its confidence in brackets when the runs are too few to reach 95%); p: Mann-Whitney U, two-sided; p (Holm): p adjusted by Holm-Bonferroni over the {} judged rows, so that the chance of any false better/worse among them stays under {alpha}; verdict: better/worse when p (Holm) < {alpha}, the interval excludes 0 and the change exceeds {threshold}%; too noisy when the interval is wider than 2x{threshold}% or below 95%", r.judged)?;
-        if let Some(c) = r
-            .rows
-            .iter()
-            .filter_map(|x| x.comparison)
-            .find(|c| c.ci_method == CiMethod::Bootstrap)
-        {
-            writeln!(out, "CI*: {} x {} runs make over a million pairwise differences, so the interval is the percentile bootstrap of the change of medians: {} resamples, each resample's median drawn directly as an order statistic (exact in distribution; costs one sort of each side, not resamples x samples)", c.n_a, c.n_b, Settings::default().resamples)?;
-        }
-        let mut reasons: Vec<(&str, &str)> = r
-            .rows
-            .iter()
-            .filter_map(|x| Some((x.metric.as_str(), x.not_judged.as_deref()?)))
-            .collect();
-        reasons.sort();
-        reasons.dedup();
-        for (metric, why) in reasons {
-            writeln!(out, "not judged: {metric}: {why}")?;
-        }
-        // Holm's first step needs p < alpha/m; with few runs an exact p
-        // cannot get that low, and the reader must know it, not read
-        // "too noisy" as "unchanged".
-        let hopeless = r
-            .rows
-            .iter()
-            .filter(|x| x.not_judged.is_none())
-            .filter_map(|x| x.comparison)
-            .filter(|c| {
-                c.p_method == PMethod::Exact
-                    && smallest_exact_p(c.n_a, c.n_b) * r.judged as f64 >= alpha
-            })
-            .map(|c| (c.n_a, c.n_b))
-            .min();
-        if let Some((n_a, n_b)) = hopeless {
-            writeln!(out, "note: with {n_a} vs {n_b} runs no p can fall below {:.4}, and Holm over {} rows needs the smallest below {:.4}: such rows cannot show a change; use more runs, or --metric to judge fewer rows", smallest_exact_p(n_a, n_b), r.judged, alpha / r.judged as f64)?;
-        }
-    }
-    for k in &r.only_a {
-        writeln!(out, "only in A: {k}")?;
-    }
-    for k in &r.only_b {
-        writeln!(out, "only in B: {k}")?;
-    }
-    Ok(())
-}
-
-/// The comparison as records of the one document shape: capability
-/// `compare`, scenario = the compared record, variant = the metric.
-fn records(r: &AbResult, a: &str, b: &str) -> Vec<Record> {
-    let mut out = Vec::new();
-    for c in &r.verdict_changes {
-        let mut rec = Record::new("compare", &c.key.to_string(), "verdict");
-        rec.param("a", a)
-            .param("b", b)
-            .param("before", c.before.clone())
-            .param("after", c.after.clone());
-        rec.verdict = Some(if c.regression {
-            Verdict::Fail
-        } else {
-            Verdict::Pass
-        });
-        out.push(rec);
-    }
-    for row in &r.rows {
-        let mut rec = Record::new("compare", &row.key.to_string(), &row.metric);
-        rec.param("a", a).param("b", b);
-        if let Some(why) = &row.not_judged {
-            rec.param("not_judged", why.clone());
-        }
-        if let Some(c) = &row.comparison {
-            rec.param("n_a", c.n_a).param("n_b", c.n_b);
-            let f =
-                |name: &str, unit: Unit, v: f64| Metric::new(name, unit, Source::Derived, vec![v]);
-            rec.metrics.push(f("median_a", row.unit, c.median_a));
-            rec.metrics.push(f("median_b", row.unit, c.median_b));
-            rec.metrics
-                .push(f("change_percent", Unit::Percent, c.change * 100.0));
-            rec.metrics
-                .push(f("ci_low_percent", Unit::Percent, c.ci_low * 100.0));
-            rec.metrics
-                .push(f("ci_high_percent", Unit::Percent, c.ci_high * 100.0));
-            rec.metrics.push(f("p_value", Unit::Ratio, c.p_value));
-            if row.not_judged.is_none() {
-                rec.metrics.push(f("p_holm", Unit::Ratio, c.p_judged));
-            }
-            rec.param(
-                "verdict",
-                if row.not_judged.is_some() {
-                    "not judged"
-                } else {
-                    verdict_word(c.verdict)
-                },
-            );
-        }
-        rec.verdict = Some(if row.regression {
-            Verdict::Fail
-        } else {
-            Verdict::Pass
-        });
-        out.push(rec);
-    }
-    out
+        let report: Report = serde_json::from_slice(&out.stdout).with_context(|| {
+            format!("atomlab {} did not print a --json document", cmd.join(" "))
+        })?;
+        Ok(report.records)
+    };
+    let (a, b) = atomlab_stats::interleave::interleave(n, run_one)?;
+    let side = |name: String, records: Vec<Record>| Side {
+        name,
+        records,
+        partial: 0,
+    };
+    Ok((
+        side(format!("A: atomlab {}", cmd_a.join(" ")), a),
+        side(format!("B: atomlab {}", cmd_b.join(" ")), b),
+    ))
 }

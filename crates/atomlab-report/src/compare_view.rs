@@ -1,0 +1,242 @@
+//! The terminal's view of an A/B comparison: what `atomlab compare A B`
+//! prints, from atomlab-stats' [`AbResult`] (the HTML report's section is
+//! [`crate::compare`]).
+
+use std::io::{self, Write};
+
+use atomlab_stats::ab::{verdict_word, AbResult};
+use atomlab_stats::{CiMethod, PMethod, Settings};
+
+use crate::html::num;
+use crate::table::Table;
+
+/// A change in per cent with two decimals and its sign.
+fn pct(x: f64) -> String {
+    format!("{:+.2}%", x * 100.0)
+}
+
+/// The smallest two-sided Mann–Whitney p that `n_a` against `n_b` runs
+/// without ties can reach: `2 / C(n_a + n_b, n_a)`.
+fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
+    let (m, n) = (n_a.min(n_b), n_a.max(n_b));
+    let arrangements = (1..=m).fold(1.0, |c, i| c * (n + i) as f64 / i as f64);
+    (2.0 / arrangements).min(1.0)
+}
+
+/// The terminal's view of a comparison (`atomlab compare A B`): what
+/// matched, changed verdicts, the metric table, why rows were not judged,
+/// the unmatched. `a` and `b` name the sides; `threshold` is the gate in
+/// per cent and `alpha` the significance level, as the legend says them.
+pub fn write_terminal(
+    out: &mut impl Write,
+    r: &AbResult,
+    a: &str,
+    b: &str,
+    threshold: f64,
+    alpha: f64,
+) -> io::Result<()> {
+    writeln!(out, "A = {a}\nB = {b}")?;
+    let mut matched = format!("matched {} record(s) of A with B", r.matched);
+    if !(r.only_a.is_empty() && r.only_b.is_empty()) {
+        matched.push_str(&format!(
+            " ({} of A and {} of B unmatched, listed below)",
+            r.only_a.len(),
+            r.only_b.len()
+        ));
+    }
+    if !r.across.is_empty() {
+        let across: Vec<String> = r
+            .across
+            .iter()
+            .map(|x| format!("{} {} (A) vs {} (B)", x.field, x.a, x.b))
+            .collect();
+        matched.push_str(&format!(
+            ", compared across what each side sets throughout: {}",
+            across.join(", ")
+        ));
+    }
+    writeln!(out, "{matched}")?;
+    if r.verdicts_compared > 0 {
+        writeln!(
+            out,
+            "verdicts: {} compared, {} changed ({} for the worse)",
+            r.verdicts_compared,
+            r.verdict_changes.len(),
+            r.verdict_changes.iter().filter(|c| c.regression).count()
+        )?;
+    }
+    if !r.rows.is_empty() {
+        let unjudged = r.rows.iter().filter(|x| x.not_judged.is_some()).count();
+        writeln!(
+            out,
+            "metrics: {} row(s), {} judged (Holm-Bonferroni over {}){}",
+            r.rows.len(),
+            r.judged,
+            r.judged,
+            if unjudged > 0 {
+                format!(", {unjudged} shown but not judged (below)")
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    if !r.verdict_changes.is_empty() {
+        let mut t = Table::new();
+        t.set_header(vec!["changed verdict", "A", "B", "regression"]);
+        for c in &r.verdict_changes {
+            t.add_row(vec![
+                c.key.to_string(),
+                c.before.clone(),
+                c.after.clone(),
+                if c.regression { "yes" } else { "no" }.into(),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    if !r.rows.is_empty() {
+        let mut t = Table::new();
+        t.set_header(vec![
+            "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
+            "verdict",
+        ]);
+        for row in &r.rows {
+            let mut cells = vec![row.key.to_string(), row.metric.clone()];
+            match &row.comparison {
+                Some(c) => {
+                    let v = if row.not_judged.is_some() {
+                        "not judged".to_string()
+                    } else if row.regression {
+                        format!("{} (regression)", verdict_word(c.verdict))
+                    } else {
+                        verdict_word(c.verdict).to_string()
+                    };
+                    cells.extend([
+                        num(c.median_a),
+                        num(c.median_b),
+                        pct(c.change),
+                        format!(
+                            "[{}, {}]{}{}",
+                            pct(c.ci_low),
+                            pct(c.ci_high),
+                            if c.ci_confidence + 1e-9 < 0.95 {
+                                format!(" ({:.0}%)", c.ci_confidence * 100.0)
+                            } else {
+                                String::new()
+                            },
+                            if c.ci_method == CiMethod::Bootstrap {
+                                "*"
+                            } else {
+                                ""
+                            }
+                        ),
+                        format!("{:.3}", c.p_value),
+                        if row.not_judged.is_some() {
+                            "-".to_string()
+                        } else {
+                            format!("{:.3}", c.p_judged)
+                        },
+                        v,
+                    ]);
+                }
+                None => cells
+                    .extend(["-", "-", "-", "-", "-", "-", "no usable samples"].map(String::from)),
+            }
+            t.add_row(cells);
+        }
+        writeln!(out, "{t}")?;
+        writeln!(out, "change: B vs A, relative to A's median; CI: Hodges-Lehmann shift with Moses' interval (its confidence in brackets when the runs are too few to reach 95%); p: Mann-Whitney U, two-sided; p (Holm): p adjusted by Holm-Bonferroni over the {} judged rows, so that the chance of any false better/worse among them stays under {alpha}; verdict: better/worse when p (Holm) < {alpha}, the interval excludes 0 and the change exceeds {threshold}%; too noisy when the interval is wider than 2x{threshold}% or below 95%", r.judged)?;
+        if let Some(c) = r
+            .rows
+            .iter()
+            .filter_map(|x| x.comparison)
+            .find(|c| c.ci_method == CiMethod::Bootstrap)
+        {
+            writeln!(out, "CI*: {} x {} runs make over a million pairwise differences, so the interval is the percentile bootstrap of the change of medians: {} resamples, each resample's median drawn directly as an order statistic (exact in distribution; costs one sort of each side, not resamples x samples)", c.n_a, c.n_b, Settings::default().resamples)?;
+        }
+        let mut reasons: Vec<(&str, &str)> = r
+            .rows
+            .iter()
+            .filter_map(|x| Some((x.metric.as_str(), x.not_judged.as_deref()?)))
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        for (metric, why) in reasons {
+            writeln!(out, "not judged: {metric}: {why}")?;
+        }
+        // Holm's first step needs p < alpha/m; with few runs an exact p
+        // cannot get that low, and the reader must know it, not read
+        // "too noisy" as "unchanged".
+        let hopeless = r
+            .rows
+            .iter()
+            .filter(|x| x.not_judged.is_none())
+            .filter_map(|x| x.comparison)
+            .filter(|c| {
+                c.p_method == PMethod::Exact
+                    && smallest_exact_p(c.n_a, c.n_b) * r.judged as f64 >= alpha
+            })
+            .map(|c| (c.n_a, c.n_b))
+            .min();
+        if let Some((n_a, n_b)) = hopeless {
+            writeln!(out, "note: with {n_a} vs {n_b} runs no p can fall below {:.4}, and Holm over {} rows needs the smallest below {:.4}: such rows cannot show a change; use more runs, or --metric to judge fewer rows", smallest_exact_p(n_a, n_b), r.judged, alpha / r.judged as f64)?;
+        }
+    }
+    for k in &r.only_a {
+        writeln!(out, "only in A: {k}")?;
+    }
+    for k in &r.only_b {
+        writeln!(out, "only in B: {k}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomlab_core::{Metric, Record, Source, Unit};
+    use atomlab_stats::ab::compare_records;
+
+    fn bench(ns: &[f64]) -> Record {
+        let mut r = Record::new("bench", "counter", "fetch_add");
+        r.param("threads", 1);
+        r.metrics.push(Metric::new(
+            "ns_per_op",
+            Unit::NanosPerOp,
+            Source::ClockGettime,
+            ns.to_vec(),
+        ));
+        r
+    }
+
+    /// The sides, what matched, the table with a regression's row, the
+    /// legend with the gate and alpha, and the unmatched record.
+    #[test]
+    fn a_regression_is_a_row_and_the_unmatched_are_listed() {
+        let a = [bench(&[10.0, 10.1, 10.2, 9.9, 10.0])];
+        let mut other = bench(&[1.0]);
+        other.scenario = "lock".into();
+        let b = [bench(&[12.0, 12.1, 12.2, 11.9, 12.0]), other];
+        let r = compare_records(&a, &b, Settings::default(), None, 0.01);
+        let mut out = Vec::new();
+        write_terminal(&mut out, &r, "run 1", "run 2", 1.0, 0.05).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.starts_with(
+                "A = run 1\nB = run 2\nmatched 1 record(s) of A with B (0 of A and 1 of B unmatched, listed below)\n"
+            ),
+            "{out}"
+        );
+        let row = out
+            .lines()
+            .find(|l| l.contains("| ns_per_op "))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(row.contains("| 10.0 ") && row.contains("| 12.0 "), "{row}");
+        assert!(row.contains("+20.00%"), "{row}");
+        assert!(row.contains("worse (regression)"), "{row}");
+        assert!(out.contains("exceeds 1%"), "{out}");
+        assert!(
+            out.ends_with(&format!("only in B: {}\n", r.only_b[0])),
+            "{out}"
+        );
+    }
+}
