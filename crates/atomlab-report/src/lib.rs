@@ -38,6 +38,7 @@ mod compare;
 pub mod compare_view;
 mod html;
 pub mod load_view;
+pub mod run_view;
 pub mod stress_view;
 pub mod suite_view;
 pub mod table;

@@ -2,10 +2,10 @@
 //! final states beside each applicable model's verdict, as a table,
 //! litmus7's log format or JSON. The running and judging is one call to
 //! [`atomlab_run::batch::run_files`]; this file maps the flags to its
-//! options, prints the tables from the records it returns (`atomlab show`
-//! prints a saved run through the same functions) and picks the exit code.
+//! options, prints the records it returns through atomlab-report's run
+//! view (which `atomlab show` uses for a saved run) and picks the exit code.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
@@ -13,7 +13,7 @@ use atomlab_run::batch::{self, BatchError, BatchOptions, Progress, Ran};
 use atomlab_run::{Affinity, PrepareOptions, RunOptions, SyncMode};
 
 use super::Outcome;
-use crate::render;
+use atomlab_report::run_view;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -205,7 +205,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let emulated = machine.emulated;
     let mut report = Report::new("run", machine, records);
     if emulated {
-        report.notes.push(EMULATED.into());
+        report.notes.push(run_view::EMULATED.into());
     }
     let format = args.format;
     Ok(Outcome {
@@ -214,350 +214,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         people: Box::new(move |report| {
             let mut out = std::io::stdout().lock();
             match format {
-                Format::Table => tables(&mut out, &report.records, emulated),
-                Format::Litmus => litmus_log(&mut out, &report.records, emulated),
+                Format::Table => run_view::write_tables(&mut out, &report.records, emulated)?,
+                Format::Litmus => run_view::write_litmus_log(&mut out, &report.records, emulated)?,
             }
+            Ok(())
         }),
     })
 }
 
-/// Said on stdout (and in the report's notes) when the run is under
-/// qemu-user: the emulator runs each thread's code functionally, so its
-/// histogram says nothing about what an Arm (or any real) CPU does.
-const EMULATED: &str = "running under emulation (qemu-user): the histogram shows the emulator's behaviour and says nothing about Arm or any other real hardware";
-
-/// A run record's fields as its tables read them (`batch::record` writes
-/// them); a field an older record lacks reads as empty.
-struct Fields<'a>(&'a Record);
-
-impl<'a> Fields<'a> {
-    fn text(&self, key: &str) -> String {
-        match self.0.parameters.get(key) {
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => "-".into(),
-        }
-    }
-    fn count(&self, key: &str) -> u64 {
-        self.0
-            .parameters
-            .get(key)
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0)
-    }
-    fn metric(&self, name: &str) -> f64 {
-        self.0.metric(name).and_then(|m| m.median()).unwrap_or(0.0)
-    }
-    fn detail(&self, key: &str) -> Option<&'a serde_json::Value> {
-        self.0.detail.as_ref().and_then(|d| d.get(key))
-    }
-    fn list(&self, key: &str) -> &'a [serde_json::Value] {
-        self.detail(key)
-            .and_then(|v| v.as_array())
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-    }
-}
-
-fn str_of<'a>(v: &'a serde_json::Value, key: &str) -> &'a str {
-    v.get(key).and_then(|x| x.as_str()).unwrap_or("")
-}
-
-fn names(v: &serde_json::Value, key: &str) -> Vec<String> {
-    v.get(key)
-        .and_then(|x| x.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Per test: the header line, the histogram with a column per model (and
-/// the allowed states not observed), the observation, the rates, each
-/// model's verdict and what went wrong; from the run's records alone, so
-/// `atomlab run` and `atomlab show` print the same.
-fn tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> anyhow::Result<()> {
-    if emulated {
-        writeln!(out, "NOTE: {EMULATED}")?;
-    }
-    for r in recs {
-        let f = Fields(r);
-        let cpus: Vec<String> = r
-            .parameters
-            .get("cpus")
-            .and_then(|c| c.as_array())
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-            .iter()
-            .enumerate()
-            .map(|(i, c)| match c.as_i64() {
-                Some(c) if c >= 0 => format!("P{i}:cpu{c}"),
-                _ => format!("P{i}:any"),
-            })
-            .collect();
-        writeln!(
-            out,
-            "{} ({}): {} instances ({} runs done), {:.3} s, {}",
-            r.scenario,
-            f.text("file"),
-            f.metric("instances") as u64,
-            f.count("runs_done"),
-            f.metric("seconds"),
-            cpus.join(" ")
-        )?;
-        // The models that gave a verdict: they have allowed states.
-        let judged: Vec<&serde_json::Value> = f
-            .list("models")
-            .iter()
-            .filter(|m| m.get("allowed_states").is_some())
-            .collect();
-        let mut t = render::table();
-        let mut header = vec!["count".to_string(), "witness".into(), "final state".into()];
-        header.extend(judged.iter().map(|m| str_of(m, "model").to_string()));
-        t.set_header(header);
-        let model_cell = |m: &serde_json::Value, allowed_by: &[String]| {
-            if allowed_by.iter().any(|a| a == str_of(m, "model")) {
-                "allowed".to_string()
-            } else if m.get("data_race").and_then(|x| x.as_bool()) == Some(true) {
-                "forbidden (racy test: undefined)".to_string()
-            } else {
-                "FORBIDDEN".to_string()
-            }
-        };
-        let witness = |h: &serde_json::Value| {
-            if h.get("witness").and_then(|x| x.as_bool()) == Some(true) {
-                "*".to_string()
-            } else {
-                String::new()
-            }
-        };
-        for h in f.list("histogram") {
-            let allowed_by = names(h, "allowed_by");
-            let mut row = vec![
-                h.get("count")
-                    .and_then(|x| x.as_u64())
-                    .unwrap_or(0)
-                    .to_string(),
-                witness(h),
-                str_of(h, "state").to_string(),
-            ];
-            row.extend(judged.iter().map(|m| model_cell(m, &allowed_by)));
-            t.add_row(row);
-        }
-        // Allowed states the CPU did not show: normal, and said so.
-        for h in f.list("not_observed") {
-            let allowed_by = names(h, "allowed_by");
-            let mut row = vec!["0".to_string(), witness(h), str_of(h, "state").to_string()];
-            row.extend(
-                judged
-                    .iter()
-                    .map(|m| format!("{}, not observed", model_cell(m, &allowed_by))),
-            );
-            t.add_row(row);
-        }
-        writeln!(out, "{t}")?;
-        let positive = f.metric("positive") as u64;
-        writeln!(
-            out,
-            "Observation {} {} {} {}",
-            r.scenario,
-            f.text("observation"),
-            positive,
-            f.metric("negative") as u64
-        )?;
-        writeln!(
-            out,
-            "witnesses: {} per second, {} per million instances",
-            render::num(f.metric("witnesses_per_second")),
-            render::num(f.metric("witnesses_per_million"))
-        )?;
-        for m in f.list("models") {
-            let model = str_of(m, "model");
-            match m.get("allowed_states").and_then(|s| s.as_array()) {
-                Some(states) => {
-                    let race = if m.get("data_race").and_then(|x| x.as_bool()) == Some(true) {
-                        " race"
-                    } else {
-                        ""
-                    };
-                    let via = match m.get("mapping").and_then(|x| x.as_str()) {
-                        Some(map) => format!(" through {map}"),
-                        None => String::new(),
-                    };
-                    writeln!(
-                        out,
-                        "{model}: {} ({}){race}{via}",
-                        str_of(m, "observation"),
-                        states.len()
-                    )?;
-                }
-                None => match m.get("unjudged").and_then(|x| x.as_str()) {
-                    Some(why) => writeln!(out, "{model}: {}: {why}", str_of(m, "observation"))?,
-                    None => writeln!(out, "{model}: {}", str_of(m, "observation"))?,
-                },
-            }
-        }
-        let exists = f.detail("kind").and_then(|k| k.as_str()) == Some("Allowed");
-        if positive == 0 && exists && judged.iter().any(|m| str_of(m, "observation") != "Never") {
-            writeln!(
-                out,
-                "the condition is allowed by a model but was not observed in {} instances: normal for an allowed outcome",
-                f.metric("instances") as u64
-            )?;
-        }
-        let replay = f.detail("replay").and_then(|x| x.as_str()).unwrap_or("");
-        for x in f.list("forbidden") {
-            // Under emulation the emulator is a third suspect: qemu-user on
-            // an x86-64 host lets a store-release pass a later
-            // load-acquire (measured: SB+rel+acq, crates/atomlab-run/tests).
-            let cause = if emulated {
-                "the emulator's behaviour, a CPU erratum or a wrong model"
-            } else {
-                "a CPU erratum or a wrong model"
-            };
-            writeln!(
-                out,
-                "FORBIDDEN OUTCOME OBSERVED: {} {} seen {} times, forbidden by {} ({cause})\n  replay: {replay}",
-                r.scenario,
-                str_of(x, "state"),
-                x.get("count").and_then(|c| c.as_u64()).unwrap_or(0),
-                str_of(x, "model"),
-            )?;
-        }
-        if f.detail("timed_out").and_then(|x| x.as_bool()) == Some(true) {
-            writeln!(
-                out,
-                "TIMEOUT: --timeout stopped the test after {} runs",
-                f.count("runs_done")
-            )?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
-}
-
-/// litmus7's log, one block per test, from the run's records.
-fn litmus_log(out: &mut impl Write, recs: &[Record], emulated: bool) -> anyhow::Result<()> {
-    if emulated {
-        writeln!(out, "% {EMULATED}")?;
-    }
-    for r in recs {
-        let f = Fields(r);
-        let name = &r.scenario;
-        let kind = f.detail("kind").and_then(|k| k.as_str()).unwrap_or("");
-        writeln!(out, "% Results for {} (atomlab run) %", f.text("file"))?;
-        writeln!(out, "Test {name} {kind}")?;
-        let histogram = f.list("histogram");
-        writeln!(out, "Histogram ({} states)", histogram.len())?;
-        for h in histogram {
-            let n = h.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
-            let mark = if h.get("witness").and_then(|x| x.as_bool()) == Some(true) {
-                "*>"
-            } else {
-                ":>"
-            };
-            writeln!(out, "{n:<6}{mark}{}", str_of(h, "state"))?;
-        }
-        let (positive, negative) = (f.metric("positive") as u64, f.metric("negative") as u64);
-        let ok = match kind {
-            "Allowed" => positive > 0,
-            "Forbidden" => positive == 0,
-            _ => negative == 0,
-        };
-        writeln!(out, "{}", if ok { "Ok" } else { "No" })?;
-        writeln!(out)?;
-        writeln!(out, "Witnesses")?;
-        writeln!(out, "Positive: {positive}, Negative: {negative}")?;
-        // litmus7 says "validated" when the test's expectation holds.
-        let validated = ok;
-        writeln!(
-            out,
-            "Condition {} is {}validated",
-            f.text("condition"),
-            if validated { "" } else { "NOT " }
-        )?;
-        writeln!(
-            out,
-            "Observation {name} {} {positive} {negative}",
-            f.text("observation")
-        )?;
-        writeln!(out, "Time {name} {:.2}", f.metric("seconds"))?;
-        writeln!(out)?;
-    }
-    Ok(())
-}
-
 /// A saved run as `atomlab run` printed it (`atomlab show`), then its
-/// summary: one row per test with the hardware's observation and each
-/// model's.
+/// summary (atomlab-report's run view).
 pub fn view(report: &Report) -> anyhow::Result<()> {
-    tables(
+    run_view::write_view(
         &mut std::io::stdout().lock(),
         &report.records,
         report.machine.emulated,
     )?;
-    records_table(&report.records)
+    Ok(())
 }
 
-/// A saved run's summary (`atomlab show`), from its records alone: one row
-/// per test with the hardware's observation and each model's.
+/// A saved run's summary (`atomlab show`, `suite --verbose`).
 pub fn records_table(recs: &[Record]) -> anyhow::Result<()> {
-    let mut t = render::table();
-    t.set_header(vec![
-        "test",
-        "condition",
-        "hardware",
-        "witnesses/s",
-        "models",
-        "verdict",
-    ]);
-    for r in recs {
-        let p = |k: &str| {
-            r.parameters
-                .get(k)
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| v.to_string())
-                })
-                .unwrap_or_else(|| "-".into())
-        };
-        let m = |k: &str| r.metric(k).and_then(|m| m.median()).unwrap_or(0.0);
-        let models = r
-            .detail
-            .as_ref()
-            .and_then(|d| d.get("models"))
-            .and_then(|m| m.as_array())
-            .map(|ms| {
-                ms.iter()
-                    .map(|m| {
-                        format!(
-                            "{} {}",
-                            m.get("model").and_then(|x| x.as_str()).unwrap_or("?"),
-                            m.get("observation").and_then(|x| x.as_str()).unwrap_or("?")
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_default();
-        // `suite` records a test this host cannot run, with the reason.
-        let hardware = match r.parameters.get("not_run").and_then(|v| v.as_str()) {
-            Some(reason) => format!("not run: {reason}"),
-            None => format!("{} {} {}", p("observation"), m("positive"), m("negative")),
-        };
-        t.add_row(vec![
-            r.scenario.clone(),
-            p("condition"),
-            hardware,
-            render::num(m("witnesses_per_second")),
-            models,
-            r.verdict
-                .map(|v| format!("{v:?}").to_uppercase())
-                .unwrap_or_else(|| "-".into()),
-        ]);
-    }
-    render::print(&t)
+    run_view::write_records_table(&mut std::io::stdout().lock(), recs)?;
+    Ok(())
 }
