@@ -34,10 +34,12 @@
 mod bench;
 pub mod bench_tables;
 mod charts;
+pub mod check_view;
 mod compare;
 pub mod compare_view;
 mod html;
 pub mod load_view;
+pub mod machine_view;
 pub mod run_view;
 pub mod stress_view;
 pub mod suite_view;

@@ -9,6 +9,37 @@ use crate::html::num;
 use crate::table::Table;
 use crate::verdicts::check_cell;
 
+/// The suite's detail (`atomlab suite --verbose`): every table of every
+/// capability, each from its own records.
+pub fn write_detail(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    crate::machine_view::write_terminal(out, &report.machine)?;
+    // bench's tables read every record; give them only bench's.
+    let bench_only = Report {
+        records: report
+            .records
+            .iter()
+            .filter(|r| r.capability == "bench")
+            .cloned()
+            .collect(),
+        ..report.clone()
+    };
+    crate::bench_tables::write_terminal(out, &bench_only)?;
+    crate::stress_view::write_terminal(out, &report.records)?;
+    let checks: Vec<&Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "check")
+        .collect();
+    crate::check_view::write_records_table(out, &checks)?;
+    let runs: Vec<Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "run")
+        .cloned()
+        .collect();
+    crate::run_view::write_records_table(out, &runs)
+}
+
 /// The suite's summary (`atomlab suite`, `atomlab show`): one screen, the
 /// machine in a line, then a line per capability with its verdict and
 /// headline figures; `--verbose` (or `--json`) has the rest.
@@ -353,10 +384,7 @@ mod tests {
         );
     }
 
-    /// The summary from records: the machine line, a stress row that
-    /// counts a failed correct variant, and the run row.
-    #[test]
-    fn the_summary_counts_a_failed_correct_variant() {
+    fn machine() -> Machine {
         let mut m = Machine::detect();
         m.arch = "x86_64".into();
         m.cpu_model = "Test CPU".into();
@@ -364,6 +392,43 @@ mod tests {
         m.virtualised = false;
         m.emulated = false;
         m.pmu.available = false;
+        m
+    }
+
+    /// The detail: the machine, then each capability's own table from its
+    /// own records, in the tour's order (bench has none here).
+    #[test]
+    fn the_detail_has_every_capabilitys_table_in_order() {
+        let mut stress = Record::new("stress", "mutex", "correct");
+        stress.verdict = Some(Verdict::Pass);
+        let mut check = Record::new("check", "SB", "sc");
+        check
+            .param("observation", "Never")
+            .param("file", "SB.litmus");
+        let recs = vec![stress, check, ran("SB", "Sometimes", Verdict::Pass)];
+        let mut out = Vec::new();
+        write_detail(&mut out, &Report::new("suite", machine(), recs)).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let at = |header: &str| {
+            out.find(header)
+                .unwrap_or_else(|| panic!("no {header:?} in\n{out}"))
+        };
+        let order = [
+            at("| machine "),
+            at("| scenario | variant | expected |"),
+            at("| test | condition | sc "),
+            at("| test | condition | hardware "),
+        ];
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{out}");
+        assert!(out.contains("| mutex    | correct |"), "{out}");
+        assert!(out.contains("| Sometimes 0 0 |"), "{out}");
+    }
+
+    /// The summary from records: the machine line, a stress row that
+    /// counts a failed correct variant, and the run row.
+    #[test]
+    fn the_summary_counts_a_failed_correct_variant() {
+        let m = machine();
         let mut correct = Record::new("stress", "mutex", "correct");
         correct.verdict = Some(Verdict::Fail);
         let mut broken = Record::new("stress", "mutex", "broken-tas-not-atomic");

@@ -26,16 +26,10 @@ pub fn print(table: &Table) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The machine fingerprint as a table (atomlab-report's machine view).
 pub fn machine_table(m: &Machine) -> anyhow::Result<()> {
-    let mut t = table();
-    // The PMU's reason is a sentence: wrap it instead of a 200-column row.
-    t.wrap_to(100);
-    t.set_header(vec!["machine", ""]);
-    let rows = m.facts();
-    for (k, v) in rows {
-        t.add_row(vec![k.to_string(), v]);
-    }
-    print(&t)
+    atomlab_report::machine_view::write_terminal(&mut std::io::stdout().lock(), m)?;
+    Ok(())
 }
 
 /// Checks, before any measurement, that `path` (`-`: stdout) can be

@@ -261,25 +261,14 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Draws a check table and the lines under it.
+/// Draws a check table and the lines under it (atomlab-report's check view).
 fn write_table(out: &mut impl Write, table: &render::Table) -> std::io::Result<()> {
-    let mut t = crate::render::table();
-    t.set_header(table.header.iter().cloned());
-    for row in &table.rows {
-        t.add_row(row.iter().cloned());
-    }
-    writeln!(out, "{t}")?;
-    for n in &table.notes {
-        writeln!(out, "{n}")?;
-    }
-    Ok(())
+    atomlab_report::check_view::write_table(out, table)
 }
 
-/// The side-by-side table of saved check records (`show`, `suite
-/// --verbose`), as `check` printed it as far as the records say.
+/// The side-by-side table of saved check records (`show`).
 pub fn records_table(recs: &[&Record]) -> anyhow::Result<()> {
-    let table = render::table(&render::Layout::of_records(recs), recs);
-    write_table(&mut std::io::stdout().lock(), &table)?;
+    atomlab_report::check_view::write_records_table(&mut std::io::stdout().lock(), recs)?;
     Ok(())
 }
 

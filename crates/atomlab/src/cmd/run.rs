@@ -232,9 +232,3 @@ pub fn view(report: &Report) -> anyhow::Result<()> {
     )?;
     Ok(())
 }
-
-/// A saved run's summary (`atomlab show`, `suite --verbose`).
-pub fn records_table(recs: &[Record]) -> anyhow::Result<()> {
-    run_view::write_records_table(&mut std::io::stdout().lock(), recs)?;
-    Ok(())
-}

@@ -1,14 +1,13 @@
 //! `atomlab suite`: the main job, a quick tour of this machine with short
-//! runs of every capability, printed as one summary per capability. Each
-//! capability contributes a list of steps; a step's records join the report.
+//! runs of every capability, printed as one summary per capability. What
+//! runs and how is atomlab-suite's; the views are atomlab-report's.
 
-use atomlab_core::{Machine, Record, Report};
+use atomlab_core::{Machine, Report};
 
 use super::Outcome;
 use crate::cli::SuiteArgs;
 use crate::cmd::bench::probe_pmu;
 use crate::progress::Steps;
-use crate::render;
 
 pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     let mut machine = Machine::detect();
@@ -42,34 +41,10 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Every table of every capability.
+/// Every table of every capability (atomlab-report's suite view).
 fn detail(report: &Report) -> anyhow::Result<()> {
-    render::machine_table(&report.machine)?;
-    // bench's tables read every record; give them only bench's.
-    let bench_only = Report {
-        records: report
-            .records
-            .iter()
-            .filter(|r| r.capability == "bench")
-            .cloned()
-            .collect(),
-        ..report.clone()
-    };
-    render::bench_tables(&bench_only)?;
-    crate::cmd::stress::tables(&report.records)?;
-    let checks: Vec<&Record> = report
-        .records
-        .iter()
-        .filter(|r| r.capability == "check")
-        .collect();
-    crate::cmd::check::records_table(&checks)?;
-    let runs: Vec<Record> = report
-        .records
-        .iter()
-        .filter(|r| r.capability == "run")
-        .cloned()
-        .collect();
-    crate::cmd::run::records_table(&runs)
+    atomlab_report::suite_view::write_detail(&mut std::io::stdout().lock(), report)?;
+    Ok(())
 }
 
 /// One screen: the machine in a line, then a line per capability
