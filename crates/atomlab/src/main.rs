@@ -1,6 +1,7 @@
 //! `atomlab`: the command-line front end. It parses, dispatches to the
 //! capability crates and renders; the work lives in those crates.
 
+mod args;
 mod cli;
 mod cmd;
 mod progress;

@@ -85,7 +85,7 @@ pub struct BenchArgs {
     pub plugin: Vec<PathBuf>,
 }
 
-pub use crate::cli::parse_seconds;
+pub use crate::args::parse_seconds;
 
 impl BenchArgs {
     /// The plan these arguments ask for, or the library's complaint in

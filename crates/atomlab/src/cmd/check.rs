@@ -13,6 +13,7 @@ use atomlab_model::{AcquireLoad, Engine};
 use clap::builder::PossibleValuesParser;
 
 use super::Outcome;
+use crate::args::ArmAcquire;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -23,15 +24,6 @@ pub enum Format {
     Herd,
     /// JSON.
     Json,
-}
-
-/// How a C11 acquire load compiles to AArch64.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ArmAcquire {
-    /// LDAR (RCsc).
-    Ldar,
-    /// LDAPR (RCpc, Armv8.3).
-    Ldapr,
 }
 
 /// Which exploration builds the executions (atomlab-model's `Engine`).
@@ -103,7 +95,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Give up on a test after S seconds (a TIMEOUT cell, exit 1); 0 for no limit.
-    #[arg(long, value_name = "S", default_value = "60", value_parser = crate::cli::parse_seconds)]
+    #[arg(long, value_name = "S", default_value = "60", value_parser = crate::args::parse_seconds)]
     pub timeout: f64,
     /// Tests checked in parallel (default: the CPUs available).
     #[arg(long, short = 'j', value_name = "N")]

@@ -21,7 +21,7 @@ use atomlab_stats::interleave::Arm;
 use atomlab_stats::Settings;
 use atomlab_store::Store;
 
-use crate::cli::Cli;
+use crate::args::Globals;
 use crate::render;
 
 #[derive(Debug, clap::Args)]
@@ -68,7 +68,7 @@ pub struct Side {
 }
 
 /// Resolves a run id, a label or a file into a side.
-pub fn side(spec: &str, store: &mut Option<Store>, cli: &Cli) -> anyhow::Result<Side> {
+pub fn side(spec: &str, store: &mut Option<Store>, cli: &Globals) -> anyhow::Result<Side> {
     let path = Path::new(spec);
     if path.is_file() {
         let report = crate::cmd::store::read_document(path)?;
@@ -107,7 +107,7 @@ pub fn side(spec: &str, store: &mut Option<Store>, cli: &Cli) -> anyhow::Result<
     }
 }
 
-pub fn run(args: &CompareArgs, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus> {
+pub fn run(args: &CompareArgs, cli: &Globals, json: bool) -> anyhow::Result<ExitStatus> {
     if !(args.threshold.is_finite() && args.threshold >= 0.0) {
         anyhow::bail!(
             "--threshold must be a non-negative per cent, not {}",
@@ -272,7 +272,7 @@ fn nothing_compared(r: &AbResult, a: &Side, b: &Side) -> String {
 /// Runs the two commands alternately (atomlab-stats' rounds), `n` times
 /// each, with `--json`, saving each run (unless `--no-save`) under the label `interleave-A` /
 /// `interleave-B` (or `--label`-A/-B).
-fn interleave(n: usize, commands: &[String], cli: &Cli) -> anyhow::Result<(Side, Side)> {
+fn interleave(n: usize, commands: &[String], cli: &Globals) -> anyhow::Result<(Side, Side)> {
     if n == 0 {
         anyhow::bail!("--interleave needs at least 1 round");
     }

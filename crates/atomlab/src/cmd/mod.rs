@@ -159,9 +159,18 @@ fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus>
             store::export(&store::open_existing(cli.store.as_deref())?, run, *format)
         }
         Command::Import { file } => store::import(cli.store.as_deref(), file, cli.label.clone()),
-        Command::Compare(args) => compare::run(args, cli, json),
-        Command::Report(args) => report::run(args, cli),
+        Command::Compare(args) => compare::run(args, &globals(cli), json),
+        Command::Report(args) => report::run(args, &globals(cli)),
         _ => unreachable!("dispatch() runs the commands with records"),
+    }
+}
+
+/// The global options `compare` and `report` read.
+fn globals(cli: &Cli) -> crate::args::Globals {
+    crate::args::Globals {
+        store: cli.store.clone(),
+        label: cli.label.clone(),
+        no_save: cli.no_save,
     }
 }
 

@@ -9,7 +9,7 @@ use atomlab_core::ExitStatus;
 use atomlab_report::{ComparisonView, RunView};
 use atomlab_store::{RunFilter, Store, StoredRun};
 
-use crate::cli::Cli;
+use crate::args::Globals;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -56,7 +56,7 @@ pub fn write(path: &std::path::Path, html: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<ExitStatus> {
+pub fn run(args: &ReportArgs, cli: &Globals) -> anyhow::Result<ExitStatus> {
     let store: Store = crate::cmd::store::open_existing(cli.store.as_deref())?;
     let mut runs: Vec<StoredRun> = Vec::new();
     for id in &args.runs {

@@ -81,7 +81,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub same_line: bool,
     /// Stop a test after S seconds (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
-    #[arg(long, value_name = "S", default_value = "0", value_parser = crate::cli::parse_seconds)]
+    #[arg(long, value_name = "S", default_value = "0", value_parser = crate::args::parse_seconds)]
     pub timeout: f64,
     /// Seed of the instance shuffle (printed in the replay line).
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -98,7 +98,7 @@ pub struct RunArgs {
     pub model: Vec<String>,
     /// How C11 acquire loads compile on AArch64 (C tests on an AArch64 host), as in `check`.
     #[arg(long, value_enum, default_value = "ldar")]
-    pub arm_acquire: super::check::ArmAcquire,
+    pub arm_acquire: crate::args::ArmAcquire,
 }
 
 fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
@@ -153,8 +153,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         },
         prepare: PrepareOptions {
             arm_acquire: match args.arm_acquire {
-                super::check::ArmAcquire::Ldar => atomlab_model::AcquireLoad::Ldar,
-                super::check::ArmAcquire::Ldapr => atomlab_model::AcquireLoad::Ldapr,
+                crate::args::ArmAcquire::Ldar => atomlab_model::AcquireLoad::Ldar,
+                crate::args::ArmAcquire::Ldapr => atomlab_model::AcquireLoad::Ldapr,
             },
         },
         models: args.model.clone(),
