@@ -415,7 +415,7 @@ mod tests {
         assert!(out.contains(
             "FORBIDDEN OUTCOME OBSERVED: SB 0:EAX=0; 1:EAX=0; seen 3 times, forbidden by sc (a CPU erratum or a wrong model)\n  replay: atomlab run SB.litmus --seed 1\n"
         ), "{out}");
-        let summary = out.lines().rev().nth(0).unwrap();
+        let summary = out.lines().next_back().unwrap();
         assert!(summary.starts_with("| SB   | exists"), "{summary}");
         assert!(
             summary.contains("| Sometimes 3 7 |") && summary.ends_with("| FAIL    |"),
