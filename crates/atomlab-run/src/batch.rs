@@ -531,14 +531,14 @@ fn check_cell(o: &ModelOutcome) -> String {
             let race = if r.racy { " race" } else { "" };
             format!("{} ({}){race}", r.observation.word(), r.states.len())
         }
-        ModelOutcome::Timeout { .. } => "TIMEOUT".into(),
+        ModelOutcome::Timeout { .. } => Verdict::Timeout.as_str().into(),
         ModelOutcome::NotApplicable { .. } => "-".into(),
         // As `check` words it: the checker's fixed limits, or a test the
         // model cannot follow.
         ModelOutcome::Failed {
             error: atomlab_model::CheckError::TooBig(_),
             ..
-        } => "BOUND".into(),
+        } => Verdict::Bound.as_str().into(),
         ModelOutcome::Failed { .. } => "ERROR".into(),
     }
 }

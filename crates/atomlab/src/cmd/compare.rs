@@ -328,15 +328,6 @@ fn pct(x: f64) -> String {
     format!("{:+.2}%", x * 100.0)
 }
 
-fn verdict_word(v: atomlab_stats::Verdict) -> &'static str {
-    match v {
-        atomlab_stats::Verdict::Better => "better",
-        atomlab_stats::Verdict::Worse => "worse",
-        atomlab_stats::Verdict::NoChange => "no change",
-        atomlab_stats::Verdict::TooNoisy => "too noisy",
-    }
-}
-
 /// The smallest two-sided Mann–Whitney p that `n_a` against `n_b` runs
 /// without ties can reach: `2 / C(n_a + n_b, n_a)`.
 fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
@@ -420,9 +411,9 @@ fn print(r: &AbResult, a: &str, b: &str, threshold: f64, alpha: f64) -> anyhow::
                     let v = if row.not_judged.is_some() {
                         "not judged".to_string()
                     } else if row.regression {
-                        format!("{} (regression)", verdict_word(c.verdict))
+                        format!("{} (regression)", c.verdict.as_str())
                     } else {
-                        verdict_word(c.verdict).to_string()
+                        c.verdict.as_str().to_string()
                     };
                     cells.extend([
                         render::num(c.median_a),
@@ -548,7 +539,7 @@ fn records(r: &AbResult, a: &str, b: &str) -> Vec<Record> {
                 if row.not_judged.is_some() {
                     "not judged"
                 } else {
-                    verdict_word(c.verdict)
+                    c.verdict.as_str()
                 },
             );
         }
