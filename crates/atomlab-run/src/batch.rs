@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use atomlab_core::{InputError, Metric, Record, Source, Unit, Verdict};
 use atomlab_litmus::{Arch, StateVar, Test, Value};
-use atomlab_model::check::{CheckOptions, ModelOutcome};
+use atomlab_model::{CheckOptions, ModelOutcome};
 use serde_json::json;
 
 use crate::{Affinity, PrepareOptions, Program, RunError, RunOptions, RunResult};
