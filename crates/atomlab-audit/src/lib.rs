@@ -55,8 +55,8 @@ use std::path::PathBuf;
 
 pub use error::AuditError;
 pub use model::{
-    Arch, BinaryAudit, Class, Evidence, FunctionTally, Helper, LseDispatch, Order, Requirement,
-    Site, Verdict, VerdictKind,
+    Arch, BinaryAudit, BinaryVerdict, BinaryVerdictKind, Class, Evidence, FunctionTally, Helper,
+    LseDispatch, Order, Requirement, Site,
 };
 pub use package::{PackageAudit, PackageVerdict};
 

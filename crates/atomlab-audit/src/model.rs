@@ -287,7 +287,7 @@ pub struct FunctionTally {
 /// The plain-words verdict for one binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum VerdictKind {
+pub enum BinaryVerdictKind {
     /// No atomic read-modify-writes at all.
     NoAtomics,
     /// aarch64: only calls to outline helpers (LSE picked at run time).
@@ -312,11 +312,12 @@ pub enum VerdictKind {
     LibatomicOnly,
 }
 
-/// Verdict on a binary: its kind and the sentence people read.
+/// What a binary needs of the CPU (its kind) and the sentence people read;
+/// a package's is a [`crate::PackageVerdict`], a record's an `atomlab_core::Verdict`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Verdict {
+pub struct BinaryVerdict {
     /// Machine-readable kind.
-    pub kind: VerdictKind,
+    pub kind: BinaryVerdictKind,
     /// The sentence.
     pub words: String,
 }
@@ -333,7 +334,7 @@ pub struct BinaryAudit {
     /// Whether the file had a symbol table (`.symtab`).
     pub has_symtab: bool,
     /// Verdict.
-    pub verdict: Verdict,
+    pub verdict: BinaryVerdict,
     /// Counts by class outside outline helpers (what the program itself does).
     pub by_class: BTreeMap<Class, u64>,
     /// Counts by class inside outline helpers (their LSE and LL/SC halves).

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::error::AuditError;
 use crate::input::{self, Expanded};
-use crate::model::{Arch, BinaryAudit, VerdictKind};
+use crate::model::{Arch, BinaryAudit, BinaryVerdictKind};
 
 /// A package's verdict, least severe first (so `max` is the worst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -56,10 +56,10 @@ impl PackageVerdict {
             return Some(PackageVerdict::NeedsArmv81);
         }
         Some(match a.verdict.kind {
-            VerdictKind::NoAtomics => PackageVerdict::NoAtomics,
-            VerdictKind::InlineLse => PackageVerdict::NeedsArmv81,
-            VerdictKind::LlscOnly => PackageVerdict::LlscOnly,
-            VerdictKind::Mixed => PackageVerdict::Mixed,
+            BinaryVerdictKind::NoAtomics => PackageVerdict::NoAtomics,
+            BinaryVerdictKind::InlineLse => PackageVerdict::NeedsArmv81,
+            BinaryVerdictKind::LlscOnly => PackageVerdict::LlscOnly,
+            BinaryVerdictKind::Mixed => PackageVerdict::Mixed,
             _ => PackageVerdict::RunTimeLse,
         })
     }

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::elf::Image;
 use crate::model::{
-    Arch, BinaryAudit, Class, FunctionTally, Helper, LseDispatch, Site, Verdict, VerdictKind,
+    Arch, BinaryAudit, BinaryVerdict, BinaryVerdictKind, Class, FunctionTally, Helper, LseDispatch,
+    Site,
 };
 
 /// A direct branch (`bl`, or `b` as a tail call) and its target.
@@ -328,8 +329,8 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
         arch: image.arch,
         code_bytes: image.code.iter().map(|r| r.bytes.len() as u64).sum(),
         has_symtab: image.has_symtab,
-        verdict: Verdict {
-            kind: VerdictKind::NoAtomics,
+        verdict: BinaryVerdict {
+            kind: BinaryVerdictKind::NoAtomics,
             words: String::new(),
         },
         by_class,
@@ -389,17 +390,17 @@ fn and_libatomic(n: u64) -> String {
     }
 }
 
-fn libatomic_only(n: u64) -> Verdict {
-    Verdict {
-        kind: VerdictKind::LibatomicOnly,
+fn libatomic_only(n: u64) -> BinaryVerdict {
+    BinaryVerdict {
+        kind: BinaryVerdictKind::LibatomicOnly,
         words: format!("libatomic only: {}", libatomic_part(n)),
     }
 }
 
 /// The verdict in the words of issue 5.
-pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
+pub(crate) fn verdict(audit: &BinaryAudit) -> BinaryVerdict {
     let c = |k| audit.count(k);
-    let v = |kind, words: String| Verdict { kind, words };
+    let v = |kind, words: String| BinaryVerdict { kind, words };
     match audit.arch {
         Arch::Aarch64 => {
             let d = &audit.lse_dispatch;
@@ -449,9 +450,9 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                 )
             };
             match (lse > 0, llsc > 0, outline + libatomic + runtime_lse > 0) {
-                (false, false, false) => v(VerdictKind::NoAtomics, "no atomics".into()),
+                (false, false, false) => v(BinaryVerdictKind::NoAtomics, "no atomics".into()),
                 (false, false, true) if runtime_lse == 0 => v(
-                    VerdictKind::OutlineAtomics,
+                    BinaryVerdictKind::OutlineAtomics,
                     "outline atomics: LSE chosen at run time (ARMv8.0-safe)".into(),
                 ),
                 (false, false, true) => {
@@ -474,7 +475,7 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                         parts.push(libatomic_part(libatomic));
                     }
                     v(
-                        VerdictKind::RuntimeLse,
+                        BinaryVerdictKind::RuntimeLse,
                         format!(
                             "LSE chosen at run time (ARMv8.0-safe): {}",
                             parts.join("; ")
@@ -482,14 +483,14 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                     )
                 }
                 (true, false, false) => v(
-                    VerdictKind::InlineLse,
+                    BinaryVerdictKind::InlineLse,
                     format!(
                         "inline LSE: needs ARMv8.1 (SIGILL on ARMv8.0): {}",
                         lse_part(false)
                     ),
                 ),
                 (false, true, false) => v(
-                    VerdictKind::LlscOnly,
+                    BinaryVerdictKind::LlscOnly,
                     "LL/SC only: ARMv8.0 code, slow under contention on large Arm servers".into(),
                 ),
                 _ => {
@@ -531,7 +532,10 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                             plural(llsc, "inline LL/SC loop", "inline LL/SC loops"),
                         ));
                     }
-                    v(VerdictKind::Mixed, format!("mixed: {}", parts.join("; ")))
+                    v(
+                        BinaryVerdictKind::Mixed,
+                        format!("mixed: {}", parts.join("; ")),
+                    )
                 }
             }
         }
@@ -542,10 +546,10 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
                 if libatomic > 0 {
                     return libatomic_only(libatomic);
                 }
-                return v(VerdictKind::NoAtomics, "no atomics".into());
+                return v(BinaryVerdictKind::NoAtomics, "no atomics".into());
             }
             v(
-                VerdictKind::X86Locked,
+                BinaryVerdictKind::X86Locked,
                 format!(
                     "x86-64 locked atomics: {}, {}, {} (each a full barrier under x86-TSO){}",
                     plural(locked, "lock-prefixed op", "lock-prefixed ops"),
@@ -562,23 +566,23 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> Verdict {
             let more = and_libatomic(libatomic);
             match (amo > 0, llsc > 0) {
                 (false, false) if libatomic > 0 => libatomic_only(libatomic),
-                (false, false) => v(VerdictKind::NoAtomics, "no atomics".into()),
+                (false, false) => v(BinaryVerdictKind::NoAtomics, "no atomics".into()),
                 (true, false) => v(
-                    VerdictKind::RiscvAmo,
+                    BinaryVerdictKind::RiscvAmo,
                     format!(
                         "AMO atomics only: {} (A extension){more}",
                         plural(amo, "AMO", "AMOs")
                     ),
                 ),
                 (false, true) => v(
-                    VerdictKind::RiscvLrsc,
+                    BinaryVerdictKind::RiscvLrsc,
                     format!(
                         "LR/SC only: {}{more}",
                         plural(llsc, "LR/SC loop", "LR/SC loops")
                     ),
                 ),
                 (true, true) => v(
-                    VerdictKind::RiscvAmoAndLrsc,
+                    BinaryVerdictKind::RiscvAmoAndLrsc,
                     format!(
                         "AMO and LR/SC: {} and {} (compare-and-swap needs LR/SC without Zacas){more}",
                         plural(amo, "AMO", "AMOs"),

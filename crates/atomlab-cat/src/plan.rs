@@ -9,10 +9,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use atomlab_litmus::{Fence, LkAccess, RvAccesses};
-use atomlab_model::exec::{Execution, Skeleton};
-use atomlab_model::interp::Kind;
+use atomlab_model::graph::{
+    full_set, members, shortest_cycle, Event, Execution, Kind, Rel, Set, Skeleton, MAX_EVENTS,
+};
 use atomlab_model::models::{Judgement, Model, Violation};
-use atomlab_model::rel::{full_set, members, shortest_cycle, Rel, Set, MAX_EVENTS};
 
 use crate::syntax::{CheckKind, Level};
 
@@ -171,7 +171,7 @@ fn all_lock_events(x: &Execution<'_>) -> Set {
 
 /// The Linux-kernel annotation name of event `e` (an access's tag or a
 /// fence's), as linux-kernel.def spells it without case.
-fn lk_tag_name(e: &atomlab_model::exec::Event) -> Option<&'static str> {
+fn lk_tag_name(e: &Event) -> Option<&'static str> {
     match e.kind {
         Kind::Fence(Fence::Linux(f)) => Some(f.name()),
         Kind::Fence(_) => None,

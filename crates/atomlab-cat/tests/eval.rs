@@ -3,10 +3,8 @@
 
 use atomlab_cat::load_text;
 use atomlab_litmus::{Annot, MemOrder};
-use atomlab_model::exec::{Event, Execution, Sets, Skeleton};
-use atomlab_model::interp::Kind;
+use atomlab_model::graph::{Event, Execution, Kind, Rel, Sets, Skeleton};
 use atomlab_model::models::{Judgement, Model};
-use atomlab_model::rel::Rel;
 
 /// Events: 0 = init x, 1 = init y; thread 0: 2 = W x=1, 3 = R y=0;
 /// thread 1: 4 = W y=1, 5 = R x=0. `order` annotates the four accesses.

@@ -115,10 +115,8 @@ pub struct Table {
 /// A check record's cell: `Never (3)`, `Sometimes (4) race`,
 /// `Always (1) flag lock-final`, `TIMEOUT`, `BOUND`.
 pub fn cell(r: &Record) -> String {
-    match r.verdict {
-        Some(Verdict::Timeout) => return "TIMEOUT".into(),
-        Some(Verdict::Bound) => return "BOUND".into(),
-        _ => {}
+    if let Some(v @ (Verdict::Timeout | Verdict::Bound)) = r.verdict {
+        return v.as_str().into();
     }
     let obs = r
         .parameters
@@ -184,10 +182,10 @@ pub fn table(layout: &Layout, recs: &[&Record]) -> Table {
     if recs.iter().any(|r| !flags(r).is_empty()) {
         notes.push("\"flag NAME\": the model's flag NAME is raised (herd7's Flag; the LKMM's say the test misuses a lock, RCU or SRCU, or mixes plain and marked accesses)".into());
     }
-    if words.iter().any(|w| w == "TIMEOUT") {
+    if words.iter().any(|w| w == Verdict::Timeout.as_str()) {
         notes.push(format!("TIMEOUT: gave up at the per-test timeout (default {DEFAULT_TIMEOUT_S} s; --timeout S raises it, --timeout 0 removes it)"));
     }
-    if words.iter().any(|w| w == "BOUND") {
+    if words.iter().any(|w| w == Verdict::Bound.as_str()) {
         notes.push("BOUND: the test exceeds a fixed limit of this checker (64 events per execution, 2000 instructions per thread, 200,000 possible runs per test), which no option raises: split the test".into());
     }
     if words.iter().any(|w| w == "ERROR") {

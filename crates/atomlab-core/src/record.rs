@@ -88,6 +88,59 @@ pub enum Verdict {
     Bound,
 }
 
+impl Verdict {
+    /// Every verdict.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::NotObserved,
+        Verdict::Timeout,
+        Verdict::Bound,
+    ];
+
+    /// Its one spelling, as records store it and tables print it: `PASS`,
+    /// `FAIL`, `NOT_OBSERVED`, `TIMEOUT`, `BOUND`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::NotObserved => "NOT_OBSERVED",
+            Verdict::Timeout => "TIMEOUT",
+            Verdict::Bound => "BOUND",
+        }
+    }
+
+    /// The spelling in running text: [`Verdict::as_str`] with a space for
+    /// the underscore (`NOT OBSERVED`), as the stress table and its notes
+    /// print it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::NotObserved => "NOT OBSERVED",
+            v => v.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Verdict {
+    type Err = String;
+
+    /// A verdict from its spelling ([`Verdict::as_str`]).
+    fn from_str(s: &str) -> Result<Verdict, String> {
+        Verdict::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| {
+                format!("`{s}` is not a verdict (one of PASS, FAIL, NOT_OBSERVED, TIMEOUT, BOUND)")
+            })
+    }
+}
+
 /// The observations of `audit`'s package records, worst first: what a
 /// package needs of an Arm CPU, from "needs ARMv8.1" (SIGILL on ARMv8.0)
 /// down to "no atomics". `compare` counts a move towards the front as a
@@ -340,6 +393,18 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verdict_is_spelled_as_its_json() {
+        for v in Verdict::ALL {
+            let json = serde_json::to_value(v).unwrap();
+            assert_eq!(json.as_str(), Some(v.as_str()));
+            assert_eq!(v.to_string(), v.as_str());
+            assert_eq!(v.as_str().parse::<Verdict>(), Ok(v));
+            assert_eq!(v.words().replace(' ', "_"), v.as_str());
+        }
+        assert!("MIXED".parse::<Verdict>().is_err());
+    }
 
     #[test]
     fn record_round_trips_through_json() {

@@ -344,7 +344,7 @@ pub fn serialize_request(cfg: &Config, target: &Target) -> Result<Vec<u8>, LoadE
 }
 
 /// What a run measured, before it becomes a record.
-pub struct Outcome {
+pub struct LoadRun {
     pub record: Record,
     /// Lines people must read (a server that went away).
     pub warnings: Vec<String>,
@@ -457,7 +457,7 @@ fn server_events(cfg: &Config) -> Result<Vec<atomlab_pmu::EventSpec>, LoadError>
 }
 
 /// Runs the load described by `cfg`.
-pub fn run(cfg: &Config) -> Result<Outcome, LoadError> {
+pub fn run(cfg: &Config) -> Result<LoadRun, LoadError> {
     let target = Target::parse(&cfg.url)?;
     check_config(cfg)?;
     let addr = target.resolve(&cfg.url)?;
@@ -489,7 +489,7 @@ fn measure(
     addr: SocketAddr,
     request: Arc<[u8]>,
     mut watched: Watched,
-) -> Result<Outcome, LoadError> {
+) -> Result<LoadRun, LoadError> {
     // Refused or unreachable targets are bad input, not a run of errors.
     if let Err(e) = TcpStream::connect_timeout(&addr, cfg.timeout.min(Duration::from_secs(5))) {
         return Err(LoadError::Connect(cfg.url.clone(), addr, e.to_string()));
@@ -584,7 +584,7 @@ fn measure(
 
 /// The server's hardware counts per request, or why they are missing.
 fn server_pmu_metrics(
-    out: &mut Outcome,
+    out: &mut LoadRun,
     counters: &server_pmu::ServerCounters,
     totals: &[server_pmu::EventTotal],
     requests: u64,
@@ -703,7 +703,7 @@ fn record(
     self_before: &server::Snapshot,
     self_after: &server::Snapshot,
     window: f64,
-) -> Outcome {
+) -> LoadRun {
     let variant = if cfg.rate.is_some() { "rate" } else { "closed" };
     let mut r = Record::new("load", "http", variant);
     r.param("url", cfg.url.clone());
@@ -972,7 +972,7 @@ fn record(
         "server_processes": processes,
         "failures": failures,
     }));
-    Outcome {
+    LoadRun {
         record: r,
         warnings,
         failures,

@@ -3,39 +3,19 @@
 //! judge each under every model that applies, and collect the final states
 //! each model allows, the outcomes it forbids and why.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use atomlab_litmus::{Arch, Quantifier, StateVar, Test, Value};
 
 use crate::exec::{loc_choices, Budget, Execution, LocChoice, Skeleton};
-use crate::explore::Engine;
-use crate::interp::{decode, encode, explore, Trace};
+use crate::interp::{encode, explore, Trace};
+use crate::judge::{Acc, Recorder};
 use crate::mapping::{compile, mapping_name, AcquireLoad, Target};
-use crate::models::{by_name, Judgement, Model, Violation};
+use crate::models::{by_name, Model};
+use crate::options::{CheckOptions, Engine};
 use crate::CheckError;
 
-/// How to run a check.
-#[derive(Debug, Clone, Default)]
-pub struct CheckOptions {
-    /// Give up (TIMEOUT) after this instant.
-    pub deadline: Option<Instant>,
-    /// A running count of candidate executions explored, added to every 64
-    /// candidates, for progress lines on long tests (shared by the caller).
-    pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// Explain every forbidden outcome.
-    pub explain: bool,
-    /// Produce Graphviz graphs.
-    pub graphs: bool,
-    /// How C11 acquire loads compile to AArch64.
-    pub acquire: AcquireLoad,
-    /// Which exploration builds the executions.
-    pub engine: Engine,
-    /// Explore without judging partial executions (no pruning), to measure
-    /// what pruning saves: the verdicts are the same, only `candidates`
-    /// and the time grow.
-    pub unpruned: bool,
-}
+pub use crate::judge::Forbidden;
 
 /// herd's observation of a condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -57,19 +37,6 @@ impl Observation {
             Observation::Always => "Always",
         }
     }
-}
-
-/// An outcome a model forbids, with the reason.
-#[derive(Debug, Clone)]
-pub struct Forbidden {
-    /// The final state.
-    pub state: Vec<Value>,
-    /// The axiom an execution with this outcome breaks, and its cycle.
-    pub violation: Violation,
-    /// Event labels of the cycle (`a: Rx=1`…), aligned with `violation.cycle`.
-    pub labels: Vec<String>,
-    /// A Graphviz graph of that execution, if asked for.
-    pub dot: Option<String>,
 }
 
 /// One model's verdict on one test.
@@ -107,7 +74,7 @@ pub struct ModelResult {
     /// Whether the explore engine built some of the executions: it visits
     /// one allowed execution per final state and prunes forbidden partial
     /// ones, so `forbidden` and `witness` then cover only the executions it
-    /// completed, not every forbidden outcome ([`crate::explore`]).
+    /// completed, not every forbidden outcome (the explore engine, `explore.rs`).
     pub explored: bool,
     /// Time spent (shared enumeration counted once per event structure).
     pub elapsed: Duration,
@@ -334,146 +301,6 @@ fn mixed_size(t: &Test, traces: &[Vec<Trace>]) -> Result<(), CheckError> {
     Ok(())
 }
 
-/// What one model has allowed and forbidden so far (shared by both engines).
-pub(crate) struct Acc {
-    pub(crate) states: BTreeMap<Vec<Value>, bool>,
-    forbidden: BTreeMap<Vec<Value>, Forbidden>,
-    pos: usize,
-    neg: usize,
-    racy: bool,
-    flags: std::collections::BTreeSet<&'static str>,
-    witness: Option<String>,
-    witness_text: Option<String>,
-    pub(crate) thin_air: bool,
-    /// Why an execution could not be judged (the model's result is then
-    /// an error).
-    unjudged: Option<&'static str>,
-}
-
-/// Judges complete executions and records the verdicts in [`Acc`]s: the one
-/// place where an execution becomes a final state, for both engines.
-pub(crate) struct Recorder<'a> {
-    pub(crate) orig: &'a Test,
-    pub(crate) vars: &'a [StateVar],
-    pub(crate) opts: &'a CheckOptions,
-    pub(crate) models: &'a [&'a dyn Model],
-    pub(crate) nl: usize,
-}
-
-impl Acc {
-    /// Whether some execution could not be judged (the model's result is
-    /// then an error, whatever else is found).
-    pub(crate) fn is_unjudged(&self) -> bool {
-        self.unjudged.is_some()
-    }
-}
-
-impl Recorder<'_> {
-    /// The final state of `x` and whether the proposition holds, or `None`
-    /// when the test's filter drops it.
-    pub(crate) fn outcome(&self, x: &Execution<'_>) -> Option<(Vec<Value>, bool)> {
-        let sk = x.s;
-        let nl = self.nl;
-        let get = |v: &StateVar| -> Value {
-            match v {
-                StateVar::Reg { thread, reg } => {
-                    decode(sk.regs[*thread].get(*reg).copied().unwrap_or(0), nl)
-                }
-                StateVar::Loc(l) => decode(sk.events[x.last[*l]].wval, nl),
-            }
-        };
-        if !self.orig.filter.as_ref().is_none_or(|f| f.eval(&get)) {
-            return None;
-        }
-        let state: Vec<Value> = self.vars.iter().map(&get).collect();
-        let holds = self.orig.condition.prop.eval(&get);
-        Some((state, holds))
-    }
-
-    /// Judges `x` under model `k` and records the verdict; `Some(racy)` when
-    /// the model allows it.
-    pub(crate) fn record(
-        &self,
-        acc: &mut Acc,
-        k: usize,
-        x: &Execution<'_>,
-        state: &[Value],
-        holds: bool,
-    ) -> Option<bool> {
-        let (m, opts, orig, sk) = (self.models[k], self.opts, self.orig, x.s);
-        let want_detail = opts.explain || opts.graphs;
-        let (judgement, flags) = m.judge_flagged(x, false);
-        match judgement {
-            Judgement::Allowed { racy } => {
-                acc.flags.extend(flags);
-                if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
-                    acc.thin_air = true;
-                }
-                if holds {
-                    acc.pos += 1;
-                } else {
-                    acc.neg += 1;
-                }
-                acc.racy |= racy;
-                // Most executions reach a state already seen: no new key.
-                match acc.states.get_mut(state) {
-                    Some(e) => *e |= racy,
-                    None => {
-                        acc.states.insert(state.to_vec(), racy);
-                    }
-                }
-                if opts.explain && holds && acc.witness_text.is_none() {
-                    let mut w = crate::explain::reads_from(orig, x);
-                    if !(x.rf | sk.po).acyclic() {
-                        w.push_str(" (sb | rf is cyclic: load buffering, which this model has no axiom against)");
-                    }
-                    acc.witness_text = Some(w);
-                }
-                if opts.graphs && holds && acc.witness.is_none() {
-                    acc.witness = Some(crate::explain::dot(
-                        orig,
-                        x,
-                        None,
-                        &format!("{} {} witness", orig.name, m.name()),
-                    ));
-                }
-                return Some(racy);
-            }
-            Judgement::Forbidden(_)
-                if want_detail
-                    && !acc.forbidden.contains_key(state)
-                    && !acc.states.contains_key(state) =>
-            {
-                if let Judgement::Forbidden(v) = m.judge(x, true) {
-                    let labels = crate::explain::labels(orig, x, &v.cycle);
-                    let dot = opts.graphs.then(|| {
-                        crate::explain::dot(
-                            orig,
-                            x,
-                            Some(&v),
-                            &format!("{} {} forbidden", orig.name, m.name()),
-                        )
-                    });
-                    acc.forbidden.insert(
-                        state.to_vec(),
-                        Forbidden {
-                            state: state.to_vec(),
-                            violation: v,
-                            labels,
-                            dot,
-                        },
-                    );
-                }
-            }
-            Judgement::Forbidden(_) => {}
-            Judgement::Unjudged(why) => {
-                acc.unjudged.get_or_insert(why);
-            }
-        }
-        None
-    }
-}
-
 /// Enumerates the candidate executions of `t` (which is `orig` or its
 /// compilation) and judges each under `models`.
 fn run(
@@ -493,21 +320,7 @@ fn run(
     for (l, v) in &t.init {
         init[*l] = encode(*v);
     }
-    let mut accs: Vec<Acc> = models
-        .iter()
-        .map(|_| Acc {
-            states: BTreeMap::new(),
-            forbidden: BTreeMap::new(),
-            pos: 0,
-            neg: 0,
-            racy: false,
-            flags: Default::default(),
-            witness: None,
-            witness_text: None,
-            thin_air: false,
-            unjudged: None,
-        })
-        .collect();
+    let mut accs: Vec<Acc> = models.iter().map(|_| Acc::default()).collect();
     mixed_size(t, &traces)?;
     let observed = crate::exec::observed_locations(t);
     let mut candidates = 0usize;

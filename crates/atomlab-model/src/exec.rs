@@ -180,7 +180,7 @@ pub fn observed_locations(test: &Test) -> Set {
 impl Skeleton {
     /// Builds the skeleton for one trace per thread. `observed` has bit
     /// `l` for each location the final state reports ([`observed_locations`]).
-    pub fn build(
+    pub(crate) fn build(
         test: &Test,
         init_values: &[i64],
         traces: &[&Trace],
@@ -632,7 +632,7 @@ fn extensions(
 
 impl<'s> Execution<'s> {
     /// The execution made of one choice per location.
-    pub fn from_choices(s: &'s Skeleton, choices: &[&LocChoice]) -> Execution<'s> {
+    pub(crate) fn from_choices(s: &'s Skeleton, choices: &[&LocChoice]) -> Execution<'s> {
         let mut rf = Rel::empty(s.n);
         let mut co = Rel::empty(s.n);
         let mut last = Vec::with_capacity(choices.len());

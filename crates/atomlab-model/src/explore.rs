@@ -71,34 +71,11 @@
 //! - With `--explain` or `--graphs` the engine explains only forbidden
 //!   outcomes whose execution it completed; `auto` enumerates then.
 
-use crate::check::{Acc, CheckOptions, Recorder};
 use crate::exec::{Execution, Skeleton};
+use crate::judge::{Acc, Recorder};
+use crate::options::{CheckOptions, Engine};
 use crate::rel::{members, Rel, Set, MAX_EVENTS};
 use crate::CheckError;
-
-/// Which exploration builds a test's executions.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Engine {
-    /// [`Engine::Explore`] for built-in models without explanations,
-    /// [`Engine::Enumerate`] otherwise.
-    #[default]
-    Auto,
-    /// Every candidate execution (the reference engine, [`crate::exec`]).
-    Enumerate,
-    /// Incremental exploration with pruning (this module).
-    Explore,
-}
-
-impl Engine {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Auto => "auto",
-            Engine::Enumerate => "enumerate",
-            Engine::Explore => "explore",
-        }
-    }
-}
 
 /// Whether the exploration engine may judge this group of models (for
 /// `auto`, skeleton by skeleton, see [`worth_exploring`]).

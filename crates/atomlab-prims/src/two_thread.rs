@@ -63,33 +63,56 @@ impl State {
     }
 }
 
-/// Peterson's lock with the store→load fence.
+/// Peterson's lock: with `FENCED`, the correct form (an atomic swap of
+/// `turn`, then the store→load fence); without, the broken one (plain
+/// stores of `flag` and `turn`, then the loads).
 #[derive(Debug)]
-pub struct PetersonFence(State);
+pub struct Peterson<const FENCED: bool>(State);
 
-impl TwoThreadLock for PetersonFence {
-    const NAME: &'static str = "peterson-fence";
-    const CORRECT: bool = true;
+/// Peterson's lock with the store→load fence.
+pub type PetersonFence = Peterson<true>;
+
+/// Peterson's lock without the fence: plain stores, then the loads.
+pub type BrokenPetersonNoFence = Peterson<false>;
+
+impl<const FENCED: bool> TwoThreadLock for Peterson<FENCED> {
+    const NAME: &'static str = if FENCED {
+        "peterson-fence"
+    } else {
+        "broken-peterson-nofence"
+    };
+    const CORRECT: bool = FENCED;
 
     fn new() -> Self {
-        PetersonFence(State::new())
+        Peterson(State::new())
     }
 
     fn lock(&self, me: usize) {
         let other = 1 - me;
-        // ORDERING: Relaxed: ordered before our loads by the fence below, and
-        // published to the other locker by the AcqRel swap of `turn`.
+        // ORDERING: Relaxed: when FENCED, ordered before our loads by the
+        // fence below, and published to the other locker by the AcqRel swap
+        // of `turn`. Without the fence (BROKEN on purpose) nothing orders it
+        // before the loads: with store buffering (x86-TSO, Arm, RISC-V) both
+        // threads' loads below can run before either store is visible: both
+        // see the other's flag down and both enter.
         self.0.flag[me].store(true, Ordering::Relaxed);
-        // ORDERING: an RMW, so two lockers' turns are ordered: the later one
-        // reads the earlier's (Acquire) and so sees its raised flag (Release)
-        // and waits (A. Williams' C++11 form of Peterson's lock).
-        self.0.turn.swap(other as u32, Ordering::AcqRel);
-        // ORDERING: the textbook store→load fence (`mfence` / `dmb ish`):
-        // our flag is visible before we read theirs. In C11 terms the AcqRel
-        // swap above already carries the proof (and `xchg` is a full barrier
-        // on x86); the fence keeps this the fenced form of the algorithm,
-        // which `broken-peterson-nofence` differs from.
-        fence(Ordering::SeqCst);
+        if FENCED {
+            // ORDERING: an RMW, so two lockers' turns are ordered: the later
+            // one reads the earlier's (Acquire) and so sees its raised flag
+            // (Release) and waits (A. Williams' C++11 form of Peterson's
+            // lock).
+            self.0.turn.swap(other as u32, Ordering::AcqRel);
+            // ORDERING: the textbook store→load fence (`mfence` / `dmb ish`):
+            // our flag is visible before we read theirs. In C11 terms the
+            // AcqRel swap above already carries the proof (and `xchg` is a
+            // full barrier on x86); the fence keeps this the fenced form of
+            // the algorithm, which `broken-peterson-nofence` differs from.
+            fence(Ordering::SeqCst);
+        } else {
+            // ORDERING: BROKEN on purpose: a plain store of `turn`, and no
+            // store→load barrier after it (see above).
+            self.0.turn.store(other as u32, Ordering::Release);
+        }
         let mut wait = Wait(0);
         // ORDERING: Acquire on both: entering because their flag is down pairs
         // with their unlock's Release store; entering because `turn` is ours
@@ -108,134 +131,82 @@ impl TwoThreadLock for PetersonFence {
     }
 }
 
-/// Peterson's lock without the fence: plain stores, then the loads.
+/// Dekker's lock: with `FENCED`, the store→load fence after every raise
+/// of the flag; without, none.
 #[derive(Debug)]
-pub struct BrokenPetersonNoFence(State);
-
-impl TwoThreadLock for BrokenPetersonNoFence {
-    const NAME: &'static str = "broken-peterson-nofence";
-    const CORRECT: bool = false;
-
-    fn new() -> Self {
-        BrokenPetersonNoFence(State::new())
-    }
-
-    fn lock(&self, me: usize) {
-        let other = 1 - me;
-        // ORDERING: BROKEN on purpose: plain stores of flag and turn with no
-        // store→load barrier after them. With store buffering (x86-TSO, Arm,
-        // RISC-V) both threads' loads below can run before either store is
-        // visible: both see the other's flag down and both enter.
-        self.0.flag[me].store(true, Ordering::Relaxed);
-        // ORDERING: BROKEN on purpose, see above.
-        self.0.turn.store(other as u32, Ordering::Release);
-        let mut wait = Wait(0);
-        // ORDERING: Acquire pairs with unlock's Release (the correct part).
-        while self.0.flag[other].load(Ordering::Acquire)
-            && self.0.turn.load(Ordering::Acquire) == other as u32
-        {
-            wait.snooze();
-        }
-    }
-
-    fn unlock(&self, me: usize) {
-        // ORDERING: Release publishes our critical section (the correct part).
-        self.0.flag[me].store(false, Ordering::Release);
-    }
-}
+pub struct Dekker<const FENCED: bool>(State);
 
 /// Dekker's lock with the store→load fence after every raise of the flag.
-#[derive(Debug)]
-pub struct DekkerFence(State);
+pub type DekkerFence = Dekker<true>;
 
 /// Dekker's lock without the fence.
-#[derive(Debug)]
-pub struct BrokenDekkerNoFence(State);
+pub type BrokenDekkerNoFence = Dekker<false>;
 
-/// Dekker's entry protocol; `FENCED` chooses the SeqCst fence after each
-/// raise of our flag.
-#[inline(always)]
-fn dekker_lock<const FENCED: bool>(s: &State, me: usize) {
-    let other = 1 - me;
-    // ORDERING: Relaxed: ordered before the load of their flag by the SeqCst
-    // fence (FENCED); without it (BROKEN on purpose) store buffering lets
-    // both threads read the other's flag down and both enter.
-    s.flag[me].store(true, Ordering::Relaxed);
-    if FENCED {
-        // ORDERING: the store→load fence (SB with SC fences is forbidden in
-        // C11 and on hardware): at least one of us sees the other's flag.
-        fence(Ordering::SeqCst);
+impl<const FENCED: bool> TwoThreadLock for Dekker<FENCED> {
+    const NAME: &'static str = if FENCED {
+        "dekker-fence"
+    } else {
+        "broken-dekker-nofence"
+    };
+    const CORRECT: bool = FENCED;
+
+    fn new() -> Self {
+        Dekker(State::new())
     }
-    let mut wait = Wait(0);
-    // ORDERING: Relaxed: the Acquire fence after the loop orders the critical
-    // section after whatever flag store we read (their unlock's Release, or a
-    // lowered flag after their SeqCst fence).
-    while s.flag[other].load(Ordering::Relaxed) {
-        // ORDERING: Relaxed: `turn` only decides who backs off (liveness).
-        if s.turn.load(Ordering::Relaxed) != me as u32 {
-            // ORDERING: Relaxed: lowering our flag publishes nothing.
-            s.flag[me].store(false, Ordering::Relaxed);
-            // ORDERING: Relaxed, as above (liveness only).
-            while s.turn.load(Ordering::Relaxed) != me as u32 {
+
+    /// Dekker's entry protocol; `FENCED` chooses the SeqCst fence after
+    /// each raise of our flag.
+    #[inline(always)]
+    fn lock(&self, me: usize) {
+        let s = &self.0;
+        let other = 1 - me;
+        // ORDERING: Relaxed: ordered before the load of their flag by the SeqCst
+        // fence (FENCED); without it (BROKEN on purpose) store buffering lets
+        // both threads read the other's flag down and both enter.
+        s.flag[me].store(true, Ordering::Relaxed);
+        if FENCED {
+            // ORDERING: the store→load fence (SB with SC fences is forbidden in
+            // C11 and on hardware): at least one of us sees the other's flag.
+            fence(Ordering::SeqCst);
+        }
+        let mut wait = Wait(0);
+        // ORDERING: Relaxed: the Acquire fence after the loop orders the critical
+        // section after whatever flag store we read (their unlock's Release, or a
+        // lowered flag after their SeqCst fence).
+        while s.flag[other].load(Ordering::Relaxed) {
+            // ORDERING: Relaxed: `turn` only decides who backs off (liveness).
+            if s.turn.load(Ordering::Relaxed) != me as u32 {
+                // ORDERING: Relaxed: lowering our flag publishes nothing.
+                s.flag[me].store(false, Ordering::Relaxed);
+                // ORDERING: Relaxed, as above (liveness only).
+                while s.turn.load(Ordering::Relaxed) != me as u32 {
+                    wait.snooze();
+                }
+                // ORDERING: as the first raise of the flag.
+                s.flag[me].store(true, Ordering::Relaxed);
+                if FENCED {
+                    // ORDERING: as the first fence.
+                    fence(Ordering::SeqCst);
+                }
+            } else {
                 wait.snooze();
             }
-            // ORDERING: as the first raise of the flag.
-            s.flag[me].store(true, Ordering::Relaxed);
-            if FENCED {
-                // ORDERING: as the first fence.
-                fence(Ordering::SeqCst);
-            }
-        } else {
-            wait.snooze();
         }
-    }
-    // ORDERING: Acquire pairs with the other's unlock (Release store of its
-    // flag) or its SeqCst fence before lowering its flag: its critical
-    // section happens before ours.
-    fence(Ordering::Acquire);
-}
-
-#[inline(always)]
-fn dekker_unlock(s: &State, me: usize) {
-    // ORDERING: Release; only liveness depends on `turn`, but Release keeps
-    // the critical section before the hand-over.
-    s.turn.store((1 - me) as u32, Ordering::Release);
-    // ORDERING: Release publishes our critical section to the other's
-    // Acquire fence after it reads our flag down.
-    s.flag[me].store(false, Ordering::Release);
-}
-
-impl TwoThreadLock for DekkerFence {
-    const NAME: &'static str = "dekker-fence";
-    const CORRECT: bool = true;
-
-    fn new() -> Self {
-        DekkerFence(State::new())
+        // ORDERING: Acquire pairs with the other's unlock (Release store of its
+        // flag) or its SeqCst fence before lowering its flag: its critical
+        // section happens before ours.
+        fence(Ordering::Acquire);
     }
 
-    fn lock(&self, me: usize) {
-        dekker_lock::<true>(&self.0, me)
-    }
-
+    #[inline(always)]
     fn unlock(&self, me: usize) {
-        dekker_unlock(&self.0, me)
-    }
-}
-
-impl TwoThreadLock for BrokenDekkerNoFence {
-    const NAME: &'static str = "broken-dekker-nofence";
-    const CORRECT: bool = false;
-
-    fn new() -> Self {
-        BrokenDekkerNoFence(State::new())
-    }
-
-    fn lock(&self, me: usize) {
-        dekker_lock::<false>(&self.0, me)
-    }
-
-    fn unlock(&self, me: usize) {
-        dekker_unlock(&self.0, me)
+        let s = &self.0;
+        // ORDERING: Release; only liveness depends on `turn`, but Release keeps
+        // the critical section before the hand-over.
+        s.turn.store((1 - me) as u32, Ordering::Release);
+        // ORDERING: Release publishes our critical section to the other's
+        // Acquire fence after it reads our flag down.
+        s.flag[me].store(false, Ordering::Release);
     }
 }
 
@@ -249,6 +220,25 @@ mod tests {
             l.lock(i % 2);
             l.unlock(i % 2);
         }
+    }
+
+    #[test]
+    fn each_variant_has_its_own_name_and_correctness() {
+        let names = [
+            (PetersonFence::NAME, PetersonFence::CORRECT),
+            (BrokenPetersonNoFence::NAME, BrokenPetersonNoFence::CORRECT),
+            (DekkerFence::NAME, DekkerFence::CORRECT),
+            (BrokenDekkerNoFence::NAME, BrokenDekkerNoFence::CORRECT),
+        ];
+        assert_eq!(
+            names,
+            [
+                ("peterson-fence", true),
+                ("broken-peterson-nofence", false),
+                ("dekker-fence", true),
+                ("broken-dekker-nofence", false),
+            ]
+        );
     }
 
     #[test]

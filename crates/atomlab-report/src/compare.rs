@@ -4,28 +4,28 @@
 use std::fmt::Write;
 
 use atomlab_stats::ab::{Key, MetricRow};
-use atomlab_stats::{Direction, Verdict};
+use atomlab_stats::{Difference, Direction};
 
 use crate::charts::{self, ChangeBar};
 use crate::html::{esc, num, pct};
 use crate::table::{Cell, Table};
 use crate::ComparisonView;
 
-fn verdict_words(v: Verdict) -> (&'static str, &'static str) {
+fn verdict_words(v: Difference) -> (&'static str, &'static str) {
     match v {
-        Verdict::Better => ("better", "ok"),
-        Verdict::Worse => ("worse", "bad"),
-        Verdict::NoChange => ("no change", ""),
-        Verdict::TooNoisy => ("too noisy to tell", "warn"),
+        Difference::Better => (v.as_str(), "ok"),
+        Difference::Worse => (v.as_str(), "bad"),
+        Difference::NoChange => (v.as_str(), ""),
+        Difference::TooNoisy => ("too noisy to tell", "warn"),
     }
 }
 
-fn tone(v: Verdict) -> &'static str {
+fn tone(v: Difference) -> &'static str {
     match v {
-        Verdict::Better => "better",
-        Verdict::Worse => "worse",
-        Verdict::NoChange => "same",
-        Verdict::TooNoisy => "noisy",
+        Difference::Better => "better",
+        Difference::Worse => "worse",
+        Difference::NoChange => "same",
+        Difference::TooNoisy => "noisy",
     }
 }
 
@@ -92,7 +92,7 @@ pub fn section(out: &mut String, c: &ComparisonView) {
         esc(&format!("±{:.1}%", c.threshold.abs() * 100.0))
     );
     let regressions = res.regressions();
-    let count = |v: Verdict| {
+    let count = |v: Difference| {
         res.rows
             .iter()
             .filter(|r| r.comparison.is_some_and(|c| c.verdict == v))
@@ -105,10 +105,10 @@ pub fn section(out: &mut String, c: &ComparisonView) {
          {} not comparable; {} record(s) only in A, {} only in B.</p>",
         if regressions > 0 { "bad" } else { "ok" },
         res.verdict_changes.len(),
-        count(Verdict::Worse),
-        count(Verdict::Better),
-        count(Verdict::NoChange),
-        count(Verdict::TooNoisy),
+        count(Difference::Worse),
+        count(Difference::Better),
+        count(Difference::NoChange),
+        count(Difference::TooNoisy),
         res.rows.iter().filter(|r| r.comparison.is_none()).count(),
         res.only_a.len(),
         res.only_b.len(),

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use atomlab_stats::ab::{verdict_word, AbResult};
+use atomlab_stats::ab::AbResult;
 use atomlab_stats::{CiMethod, PMethod, Settings};
 
 use crate::html::num;
@@ -106,9 +106,9 @@ pub fn write_terminal(
                     let v = if row.not_judged.is_some() {
                         "not judged".to_string()
                     } else if row.regression {
-                        format!("{} (regression)", verdict_word(c.verdict))
+                        format!("{} (regression)", c.verdict.as_str())
                     } else {
-                        verdict_word(c.verdict).to_string()
+                        c.verdict.as_str().to_string()
                     };
                     cells.extend([
                         num(c.median_a),

@@ -15,14 +15,7 @@ fn metric(r: &Record, name: &str) -> Option<f64> {
 
 /// A verdict as the stress table prints it.
 fn verdict_word(v: Option<Verdict>) -> &'static str {
-    match v {
-        Some(Verdict::Pass) => "PASS",
-        Some(Verdict::Fail) => "FAIL",
-        Some(Verdict::NotObserved) => "NOT OBSERVED",
-        Some(Verdict::Timeout) => "TIMEOUT",
-        Some(Verdict::Bound) => "BOUND",
-        None => "-",
-    }
+    v.map_or("-", Verdict::words)
 }
 
 /// The terminal's view of stress records (`atomlab stress`, `atomlab

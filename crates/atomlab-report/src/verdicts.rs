@@ -11,17 +11,6 @@ use crate::html::{count, esc, num, param, slug};
 use crate::table::{Cell, Table};
 use crate::{run_name, RunView};
 
-/// A verdict in the words atomlab prints.
-pub fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "PASS",
-        Verdict::Fail => "FAIL",
-        Verdict::NotObserved => "NOT_OBSERVED",
-        Verdict::Timeout => "TIMEOUT",
-        Verdict::Bound => "BOUND",
-    }
-}
-
 fn runs_differ(recs: &[Rec<'_>]) -> bool {
     recs.windows(2).any(|w| w[0].run != w[1].run)
 }
@@ -57,7 +46,7 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     for x in recs {
         let r = x.r;
         let expected = param(r, "expected");
-        let word = r.verdict.map(verdict_word).unwrap_or("-");
+        let word = r.verdict.map(Verdict::as_str).unwrap_or("-");
         let class = match (expected.as_str(), r.verdict) {
             (_, Some(Verdict::Timeout | Verdict::Bound)) => "warn",
             ("correct", Some(Verdict::Pass)) | ("broken", Some(Verdict::Fail)) => "ok",
@@ -121,10 +110,8 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
 /// A check record's cell as `atomlab check` prints it: `Never (3)`,
 /// `Sometimes (4) race`, `TIMEOUT`, `BOUND`.
 pub fn check_cell(r: &Record) -> String {
-    match r.verdict {
-        Some(Verdict::Timeout) => return "TIMEOUT".into(),
-        Some(Verdict::Bound) => return "BOUND".into(),
-        _ => {}
+    if let Some(v @ (Verdict::Timeout | Verdict::Bound)) = r.verdict {
+        return v.as_str().into();
     }
     let obs = r
         .parameters
@@ -425,7 +412,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
                     Value::String(s) => s.clone(),
                     v => v.to_string(),
                 },
-                v.map(verdict_word).unwrap_or("not applicable")
+                v.map(Verdict::as_str).unwrap_or("not applicable")
             ),
             (None, _) => "-".into(),
         };
@@ -550,7 +537,7 @@ pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
             Cell::text(&r.capability),
             Cell::text(&r.scenario),
             Cell::text(&r.variant),
-            Cell::text(r.verdict.map(verdict_word).unwrap_or("-")),
+            Cell::text(r.verdict.map(Verdict::as_str).unwrap_or("-")),
             Cell::text(medians.join(", ")),
             Cell::text(r.notes.join("; ")).class("wide"),
         ]);

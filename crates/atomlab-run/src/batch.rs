@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use atomlab_core::{InputError, Metric, Record, Source, Unit, Verdict};
 use atomlab_litmus::{Arch, StateVar, Test, Value};
-use atomlab_model::check::{CheckOptions, ModelOutcome};
+use atomlab_model::{CheckOptions, ModelOutcome};
 use serde_json::json;
 
 use crate::{Affinity, PrepareOptions, Program, RunError, RunOptions, RunResult};
@@ -531,14 +531,14 @@ fn check_cell(o: &ModelOutcome) -> String {
             let race = if r.racy { " race" } else { "" };
             format!("{} ({}){race}", r.observation.word(), r.states.len())
         }
-        ModelOutcome::Timeout { .. } => "TIMEOUT".into(),
+        ModelOutcome::Timeout { .. } => Verdict::Timeout.as_str().into(),
         ModelOutcome::NotApplicable { .. } => "-".into(),
         // As `check` words it: the checker's fixed limits, or a test the
         // model cannot follow.
         ModelOutcome::Failed {
             error: atomlab_model::CheckError::TooBig(_),
             ..
-        } => "BOUND".into(),
+        } => Verdict::Bound.as_str().into(),
         ModelOutcome::Failed { .. } => "ERROR".into(),
     }
 }

@@ -429,18 +429,15 @@ impl<T: Target> Gen<'_, T> {
                 addr,
                 value,
                 annot,
-            } => {
-                let status = *status;
-                T::store_exclusive(
-                    self,
-                    &StoreEx {
-                        status,
-                        addr,
-                        value,
-                        annot,
-                    },
-                )
-            }
+            } => T::store_exclusive(
+                self,
+                &StoreEx {
+                    status: *status,
+                    addr,
+                    value,
+                    annot,
+                },
+            ),
             Instr::Rmw {
                 dst,
                 addr,
@@ -449,21 +446,18 @@ impl<T: Target> Gen<'_, T> {
                 read,
                 write,
                 single,
-            } => {
-                let (dst, op, single) = (*dst, *op, *single);
-                T::rmw(
-                    self,
-                    &Rmw {
-                        dst,
-                        addr,
-                        op,
-                        operand,
-                        read,
-                        write,
-                        single,
-                    },
-                )
-            }
+            } => T::rmw(
+                self,
+                &Rmw {
+                    dst: *dst,
+                    addr,
+                    op: *op,
+                    operand,
+                    read,
+                    write,
+                    single: *single,
+                },
+            ),
             Instr::Cas {
                 result,
                 addr,
@@ -473,21 +467,18 @@ impl<T: Target> Gen<'_, T> {
                 write,
                 fail,
                 ..
-            } => {
-                let result = *result;
-                T::cas(
-                    self,
-                    &Cas {
-                        result,
-                        addr,
-                        expected,
-                        desired,
-                        read,
-                        write,
-                        fail,
-                    },
-                )
-            }
+            } => T::cas(
+                self,
+                &Cas {
+                    result: *result,
+                    addr,
+                    expected,
+                    desired,
+                    read,
+                    write,
+                    fail,
+                },
+            ),
             _ => T::instr(self, ins),
         }
     }
@@ -520,13 +511,20 @@ impl<T: Target> Gen<'_, T> {
         }
     }
 
+    /// Where test register `r` lives: its machine register, or `None`
+    /// when it stays in its frame slot (spilled); an error when the
+    /// thread does not declare it.
+    fn declared(&self, r: usize) -> Result<Option<T::Reg>, Unencodable> {
+        self.regs
+            .get(r)
+            .copied()
+            .ok_or_else(|| self.err(format!("register number {r} is not declared")))
+    }
+
     /// The machine register holding test register `r`, or `r` loaded from
     /// its frame slot into a scratch register not in `avoid` (spilled).
     pub(crate) fn read(&mut self, r: usize, avoid: &[T::Reg]) -> Result<T::Reg, Unencodable> {
-        if r >= self.regs.len() {
-            return Err(self.err(format!("register number {r} is not declared")));
-        }
-        match self.regs[r] {
+        match self.declared(r)? {
             Some(g) => Ok(g),
             None => {
                 let s = self.free(avoid)?;
@@ -538,10 +536,7 @@ impl<T: Target> Gen<'_, T> {
 
     /// Sets test register `r` to `src` (a move, or a store to its slot).
     pub(crate) fn write(&mut self, r: usize, src: T::Reg) -> Result<(), Unencodable> {
-        if r >= self.regs.len() {
-            return Err(self.err(format!("register number {r} is not declared")));
-        }
-        match self.regs[r] {
+        match self.declared(r)? {
             Some(g) if g == src => {}
             Some(g) => mov::<T>(&mut self.asm, g, src),
             None => store::<T>(&mut self.asm, src, T::FRAME, self.layout.reg_offset(r)),

@@ -76,6 +76,7 @@ mod generator;
 mod gnu_as;
 mod harness;
 mod mentions;
+pub mod operand;
 pub mod riscv64;
 mod rng;
 pub mod x86_64;

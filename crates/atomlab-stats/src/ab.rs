@@ -61,11 +61,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use atomlab_core::{
-    Metric, Record, Source, Unit, Verdict as RecordVerdict, AUDIT_PACKAGE_WORST_FIRST,
-};
+use atomlab_core::{Metric, Record, Source, Unit, Verdict, AUDIT_PACKAGE_WORST_FIRST};
 
-use crate::{compare, holm, regression_beyond, Comparison, Direction, Settings, Verdict};
+use crate::{compare, holm, regression_beyond, Comparison, Difference, Direction, Settings};
 
 /// Parameters that say how a run went, not what it measured.
 pub const VOLATILE_PARAMETERS: &[&str] = &[
@@ -331,9 +329,9 @@ impl AbResult {
                 .param("before", c.before.clone())
                 .param("after", c.after.clone());
             rec.verdict = Some(if c.regression {
-                RecordVerdict::Fail
+                Verdict::Fail
             } else {
-                RecordVerdict::Pass
+                Verdict::Pass
             });
             out.push(rec);
         }
@@ -365,28 +363,18 @@ impl AbResult {
                     if row.not_judged.is_some() {
                         "not judged"
                     } else {
-                        verdict_word(c.verdict)
+                        c.verdict.as_str()
                     },
                 );
             }
             rec.verdict = Some(if row.regression {
-                RecordVerdict::Fail
+                Verdict::Fail
             } else {
-                RecordVerdict::Pass
+                Verdict::Pass
             });
             out.push(rec);
         }
         out
-    }
-}
-
-/// A metric row's verdict in the words `atomlab compare` prints and saves.
-pub fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Better => "better",
-        Verdict::Worse => "worse",
-        Verdict::NoChange => "no change",
-        Verdict::TooNoisy => "too noisy",
     }
 }
 
@@ -403,16 +391,7 @@ fn verdict_words(r: &Record) -> Option<String> {
     if let Some(obs) = r.parameters.get("observation").and_then(|o| o.as_str()) {
         return Some(obs.to_string());
     }
-    r.verdict.map(|v| {
-        match v {
-            RecordVerdict::Pass => "PASS",
-            RecordVerdict::Fail => "FAIL",
-            RecordVerdict::NotObserved => "NOT_OBSERVED",
-            RecordVerdict::Timeout => "TIMEOUT",
-            RecordVerdict::Bound => "BOUND",
-        }
-        .to_string()
-    })
+    r.verdict.map(|v| v.as_str().to_string())
 }
 
 fn pool(records: &[&Record], key: &dyn Fn(&Record) -> Key) -> Side {
@@ -512,7 +491,9 @@ fn worse(capability: &str, before: &str, after: &str) -> bool {
             _ => before != after,
         };
     }
-    matches!(after, "FAIL" | "TIMEOUT" | "BOUND") || (before == "FAIL" && after == "NOT_OBSERVED")
+    let (before, after) = (before.parse(), after.parse());
+    matches!(after, Ok(Verdict::Fail | Verdict::Timeout | Verdict::Bound))
+        || (before == Ok(Verdict::Fail) && after == Ok(Verdict::NotObserved))
 }
 
 /// Summarises the verdicts of pooled runs: one word, or `MIXED(a,b)`.
@@ -632,7 +613,7 @@ fn judge_rows(out: &mut AbResult, settings: Settings, gate: f64) {
     for row in out.rows.iter_mut().filter(|r| r.not_judged.is_some()) {
         if let Some(c) = row.comparison.as_mut() {
             c.significant = false;
-            c.verdict = crate::Verdict::TooNoisy;
+            c.verdict = crate::Difference::TooNoisy;
         }
     }
     out.judged = judged.len();
@@ -684,7 +665,7 @@ mod tests {
         assert_eq!(rec.parameters["a"], "run a");
         assert_eq!(rec.parameters["b"], "run b");
         assert_eq!(rec.parameters["verdict"], "worse");
-        assert_eq!(rec.verdict, Some(RecordVerdict::Fail));
+        assert_eq!(rec.verdict, Some(Verdict::Fail));
         let median = |n: &str| rec.metric(n).and_then(|m| m.median()).unwrap();
         assert_eq!(median("median_a"), 10.0);
         assert_eq!(median("median_b"), 12.0);
@@ -745,14 +726,17 @@ mod tests {
             ("fetch_add", "ns_per_op")
         );
         let c = fa_ns.comparison.unwrap();
-        assert_eq!(c.verdict, crate::Verdict::Worse);
+        assert_eq!(c.verdict, crate::Difference::Worse);
         assert!((c.change - 0.2).abs() < 0.01);
         assert!(fa_ns.regression);
         // ops/s fell: worse too, by its own direction.
-        assert_eq!(r.rows[1].comparison.unwrap().verdict, crate::Verdict::Worse);
+        assert_eq!(
+            r.rows[1].comparison.unwrap().verdict,
+            crate::Difference::Worse
+        );
         assert_eq!(
             r.rows[2].comparison.unwrap().verdict,
-            crate::Verdict::NoChange
+            crate::Difference::NoChange
         );
         assert_eq!(r.regressions(), 2);
         // A looser gate lets the same 20 % through.
@@ -805,12 +789,12 @@ mod tests {
         let r = compare_records(&a, &b, Settings::default(), Some("ns_per_op"), 0.01);
         let c = r.rows[0].comparison.unwrap();
         assert_eq!((c.n_a, c.n_b), (5, 5));
-        assert_eq!(c.verdict, crate::Verdict::NoChange);
+        assert_eq!(c.verdict, crate::Difference::NoChange);
     }
 
     #[test]
     fn changed_verdicts_come_first_and_count() {
-        let rec = |cap: &str, obs: Option<&str>, v: Option<RecordVerdict>| {
+        let rec = |cap: &str, obs: Option<&str>, v: Option<Verdict>| {
             let mut r = Record::new(cap, "LB+fence.acqs", "c11");
             if let Some(o) = obs {
                 r.param("observation", o);
@@ -820,11 +804,11 @@ mod tests {
         };
         let a = [
             rec("check", Some("Never"), None),
-            rec("stress", None, Some(RecordVerdict::Pass)),
+            rec("stress", None, Some(Verdict::Pass)),
         ];
         let b = [
             rec("check", Some("Sometimes"), None),
-            rec("stress", None, Some(RecordVerdict::Fail)),
+            rec("stress", None, Some(Verdict::Fail)),
         ];
         let r = compare_records(&a, &b, Settings::default(), None, 0.01);
         assert_eq!(r.verdict_changes.len(), 2);
@@ -1038,6 +1022,6 @@ mod tests {
         assert_eq!(c.ci_method, crate::CiMethod::Bootstrap);
         assert!(c.ci_low < 0.02 + 1e-9 && c.ci_high > 0.02 - 1e-9, "{c:?}");
         assert!(c.ci_low > 0.015 && c.ci_high < 0.025, "{c:?}");
-        assert_eq!(c.verdict, crate::Verdict::Worse);
+        assert_eq!(c.verdict, crate::Difference::Worse);
     }
 }

@@ -4,19 +4,19 @@
 //! Input is one value per run (e.g. ns/op of each of 5 runs before, `a`, and
 //! 5 after, `b`). [`compare`] reports the medians, the relative change of the
 //! medians, a confidence interval for it, a Mann–Whitney p-value and a
-//! [`Verdict`]. The pieces are public too: [`median`], [`mann_whitney_u`],
+//! [`Difference`]. The pieces are public too: [`median`], [`mann_whitney_u`],
 //! [`exact_critical_u`], [`hodges_lehmann`], [`bootstrap_relative_change`].
 //! Everything is std-only and deterministic (the bootstrap is seeded).
 //! A sample that is empty or holds a NaN or an infinity gives `None`, never a
 //! panic.
 //!
 //! ```
-//! use atomlab_stats::{compare, regression_beyond, Direction, Settings, Verdict};
+//! use atomlab_stats::{compare, regression_beyond, Direction, Settings, Difference};
 //!
 //! let before = [101.2, 100.8, 101.0, 100.9, 101.1]; // ns/op, 5 runs
 //! let after = [104.1, 103.8, 104.3, 104.0, 103.9];
 //! let c = compare(&before, &after, Direction::LowerIsBetter, Settings::default()).unwrap();
-//! assert_eq!(c.verdict, Verdict::Worse); // +3 %, p = 0.0079 (exact)
+//! assert_eq!(c.verdict, Difference::Worse); // +3 %, p = 0.0079 (exact)
 //! assert!(c.ci_low > 0.02 && c.ci_high < 0.04);
 //! assert!(regression_beyond(&c, 0.02)); // a CI gate at 2 % fails
 //! ```
@@ -194,9 +194,10 @@ pub enum CiMethod {
     Bootstrap,
 }
 
-/// Outcome of [`compare`]; the rules are in the crate documentation.
+/// What [`compare`] says of the difference between two samples; the rules
+/// are in the crate documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Difference {
     /// Significantly better by more than the threshold.
     Better,
     /// Significantly worse by more than the threshold.
@@ -205,6 +206,24 @@ pub enum Verdict {
     NoChange,
     /// Too few runs or too much noise to tell.
     TooNoisy,
+}
+
+impl Difference {
+    /// Its words in a table: `better`, `worse`, `no change`, `too noisy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Difference::Better => "better",
+            Difference::Worse => "worse",
+            Difference::NoChange => "no change",
+            Difference::TooNoisy => "too noisy",
+        }
+    }
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Knobs of [`compare`].
@@ -269,7 +288,7 @@ pub struct Comparison {
     /// excludes zero.
     pub significant: bool,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: Difference,
 }
 
 /// Median of `x` (mean of the middle two for an even count); `None` when `x`
@@ -341,7 +360,7 @@ pub fn compare(
         p_method: mw.method,
         direction,
         significant: false,
-        verdict: Verdict::TooNoisy,
+        verdict: Difference::TooNoisy,
     };
     c.judge(mw.p_value, settings);
     Some(c)
@@ -364,18 +383,18 @@ impl Comparison {
         let significant = p < alpha && confident && (low > 0.0 || high < 0.0);
         self.verdict = if significant && low > 0.0 && change > threshold {
             match self.direction {
-                Direction::HigherIsBetter => Verdict::Better,
-                Direction::LowerIsBetter => Verdict::Worse,
+                Direction::HigherIsBetter => Difference::Better,
+                Direction::LowerIsBetter => Difference::Worse,
             }
         } else if significant && high < 0.0 && change < -threshold {
             match self.direction {
-                Direction::HigherIsBetter => Verdict::Worse,
-                Direction::LowerIsBetter => Verdict::Better,
+                Direction::HigherIsBetter => Difference::Worse,
+                Direction::LowerIsBetter => Difference::Better,
             }
         } else if high - low > 2.0 * threshold || !confident {
-            Verdict::TooNoisy
+            Difference::TooNoisy
         } else {
-            Verdict::NoChange
+            Difference::NoChange
         };
         self.p_judged = p;
         self.significant = significant;

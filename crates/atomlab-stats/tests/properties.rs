@@ -2,7 +2,7 @@
 
 use atomlab_stats::{
     bootstrap_relative_change, compare, hodges_lehmann, mann_whitney_u, median, regression_beyond,
-    CiMethod, Direction, PMethod, Settings, Verdict,
+    CiMethod, Difference, Direction, PMethod, Settings,
 };
 
 /// Deterministic noise in [-1, 1) (an LCG), so tests need no RNG crate.
@@ -48,7 +48,7 @@ fn identical_samples_are_no_change() {
     let a = [100.0, 100.1, 100.2, 100.3, 100.4];
     let c = compare(&a, &a, Direction::LowerIsBetter, Settings::default()).unwrap();
     assert_eq!(c.p_value, 1.0);
-    assert_eq!((c.change, c.verdict), (0.0, Verdict::NoChange));
+    assert_eq!((c.change, c.verdict), (0.0, Difference::NoChange));
     assert!(c.ci_low < 0.0 && c.ci_high > 0.0);
     assert!(!regression_beyond(&c, 0.0));
 }
@@ -59,7 +59,7 @@ fn clear_shift_follows_direction() {
     let b = around(110.0, 1.0, 6, 10);
     let s = Settings::default();
     let slower = compare(&a, &b, Direction::LowerIsBetter, s).unwrap();
-    assert_eq!(slower.verdict, Verdict::Worse);
+    assert_eq!(slower.verdict, Difference::Worse);
     assert_eq!(
         (slower.p_method, slower.ci_method),
         (PMethod::Normal, CiMethod::HodgesLehmann)
@@ -72,13 +72,13 @@ fn clear_shift_follows_direction() {
         compare(&a, &b, Direction::HigherIsBetter, s)
             .unwrap()
             .verdict,
-        Verdict::Better
+        Difference::Better
     );
     let faster = compare(&b, &a, Direction::LowerIsBetter, s).unwrap();
-    assert_eq!(faster.verdict, Verdict::Better);
+    assert_eq!(faster.verdict, Difference::Better);
     assert!(!regression_beyond(&faster, 0.0));
     let lost = compare(&b, &a, Direction::HigherIsBetter, s).unwrap();
-    assert_eq!(lost.verdict, Verdict::Worse);
+    assert_eq!(lost.verdict, Difference::Worse);
     assert!(regression_beyond(&lost, 0.05));
 }
 
@@ -93,7 +93,7 @@ fn three_runs_a_side_are_never_significant() {
             let c = compare(&a, &b, Direction::LowerIsBetter, Settings::default()).unwrap();
             assert!(c.p_value >= 0.1 - 1e-12, "{c:?}");
             assert!(c.ci_confidence < 0.95);
-            assert_eq!(c.verdict, Verdict::TooNoisy, "{c:?}");
+            assert_eq!(c.verdict, Difference::TooNoisy, "{c:?}");
         }
     }
     // Even perfectly quiet runs: 90 % is all 3 vs 3 can give.
@@ -104,7 +104,7 @@ fn three_runs_a_side_are_never_significant() {
         Settings::default(),
     )
     .unwrap();
-    assert_eq!((c.verdict, c.p_value), (Verdict::TooNoisy, 1.0));
+    assert_eq!((c.verdict, c.p_value), (Difference::TooNoisy, 1.0));
     // All tied: scipy 1.17.1's normal approximation (ties) gives p =
     // 0.04685417760387376 < alpha, yet 3 vs 3 cannot be significant.
     let c = compare(
@@ -116,7 +116,7 @@ fn three_runs_a_side_are_never_significant() {
     .unwrap();
     assert!((c.p_value - 0.046_854_177_603_873_76).abs() < 1e-14);
     assert!(!c.significant && !regression_beyond(&c, 0.0));
-    assert_eq!(c.verdict, Verdict::TooNoisy);
+    assert_eq!(c.verdict, Difference::TooNoisy);
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn five_runs_a_side_can_be_significant() {
     let b = [105.0, 105.2, 105.4, 105.6, 105.8];
     let c = compare(&a, &b, Direction::LowerIsBetter, Settings::default()).unwrap();
     assert!((c.p_value - 2.0 / 252.0).abs() < 1e-15);
-    assert_eq!((c.p_method, c.verdict), (PMethod::Exact, Verdict::Worse));
+    assert_eq!((c.p_method, c.verdict), (PMethod::Exact, Difference::Worse));
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn noisy_or_small_changes() {
         s,
     )
     .unwrap();
-    assert_eq!(c.verdict, Verdict::TooNoisy);
+    assert_eq!(c.verdict, Difference::TooNoisy);
     // A significant 0.5 % shift with 0.1 % noise is below the 1 % threshold.
     let c = compare(
         &around(100.0, 0.1, 9, 10),
@@ -149,7 +149,7 @@ fn noisy_or_small_changes() {
     )
     .unwrap();
     assert!(c.p_value < 0.05 && c.ci_low > 0.0);
-    assert_eq!(c.verdict, Verdict::NoChange);
+    assert_eq!(c.verdict, Difference::NoChange);
     assert!(regression_beyond(&c, 0.001));
     assert!(!regression_beyond(&c, 0.01));
 }
@@ -175,7 +175,7 @@ fn bootstrap_is_seeded_and_used_for_huge_samples() {
     let c = compare(&big_a, &big_b, Direction::LowerIsBetter, s).unwrap();
     assert_eq!(
         (c.ci_method, c.verdict),
-        (CiMethod::Bootstrap, Verdict::Worse)
+        (CiMethod::Bootstrap, Difference::Worse)
     );
     let none = Settings { resamples: 0, ..s };
     assert!(compare(&big_a, &big_b, Direction::LowerIsBetter, none).is_none());

@@ -54,7 +54,7 @@ pub trait Model: Sync {
     /// Whether [`Model::judge_flagged`] can raise flags. The exploration
     /// engine stops at one allowed execution per final state, so it would
     /// miss a flag that only other executions with that state raise: such
-    /// a model is enumerated ([`crate::explore`]).
+    /// a model is enumerated (`explore.rs`).
     fn raises_flags(&self) -> bool {
         false
     }
@@ -64,7 +64,7 @@ pub trait Model: Sync {
         false
     }
     /// Whether [`Model::judge_partial`] can forbid anything: the
-    /// exploration engine ([`crate::explore`]) prunes partial executions
+    /// exploration engine (`explore.rs`) prunes partial executions
     /// with the models that say so and judges the others on complete
     /// executions only.
     fn prunes(&self) -> bool {

@@ -122,10 +122,10 @@ impl Target for A64 {
         match b {
             Basic::Saved { regs, save } => stack_area::<A64>(asm, (regs, save), X::SP, grow),
             Basic::Load { dst, base, off } => {
-                asm.ldr_imm(Size::X, dst, base, off as u32);
+                asm.ldr_imm(Size::D, dst, base, off as u32);
             }
             Basic::Store { src, base, off } => {
-                asm.str_imm(Size::X, src, base, off as u32);
+                asm.str_imm(Size::D, src, base, off as u32);
             }
             Basic::Mov { dst, src } => asm.mov(dst, src),
             Basic::Imm { dst, imm } => asm.mov_imm(dst, imm),
@@ -232,7 +232,7 @@ impl Target for A64 {
                 "a store-exclusive whose status register is also its value or address (CONSTRAINED UNPREDICTABLE in the Arm ARM)",
             ));
         }
-        g.asm.stxr(Size::X, sx.annot.release, s, v, a);
+        g.asm.stxr(Size::D, sx.annot.release, s, v, a);
         Ok(())
     }
 
@@ -241,7 +241,7 @@ impl Target for A64 {
         let (atomic, s) = g.single_atomic(rmw, a, lse, [Asm::neg, Asm::mvn])?;
         let d = g.dst(rmw.dst)?;
         let (acquire, release) = (rmw.read.acquire, rmw.write.release);
-        g.asm.atomic(Size::X, atomic, acquire, release, s, d, a);
+        g.asm.atomic(Size::D, atomic, acquire, release, s, d, a);
         Ok(())
     }
 
@@ -253,11 +253,11 @@ impl Target for A64 {
             CasExpected::Reg(r) if cas.result.is_none() => {
                 let s = g.reg(*r)?;
                 g.asm
-                    .cas(Size::X, cas.read.acquire, cas.write.release, s, d, a);
+                    .cas(Size::D, cas.read.acquire, cas.write.release, s, d, a);
             }
             CasExpected::Value(Expr::Const(Value::Int(0))) if cas.result.is_none() => {
                 g.asm
-                    .cas(Size::X, cas.read.acquire, cas.write.release, X::ZR, d, a);
+                    .cas(Size::D, cas.read.acquire, cas.write.release, X::ZR, d, a);
             }
             _ => {
                 // C's compare-exchange: the expected value into a scratch
@@ -268,7 +268,7 @@ impl Target for A64 {
                 let mem = g.expected(cas.expected, want, &[a, d, old])?;
                 g.asm.mov(old, want);
                 g.asm
-                    .cas(Size::X, cas.read.acquire, cas.write.release, old, d, a);
+                    .cas(Size::D, cas.read.acquire, cas.write.release, old, d, a);
                 if let CasExpected::Reg(r) = cas.expected {
                     let r = g.reg(*r)?;
                     g.asm.mov(r, old);
@@ -282,7 +282,7 @@ impl Target for A64 {
                     // CSET leaves the flags alone.
                     let ok = g.asm.label();
                     g.asm.b_cond(Cond::Eq, ok);
-                    g.asm.str_imm(Size::X, old, m, 0);
+                    g.asm.str_imm(Size::D, old, m, 0);
                     g.asm.bind(ok);
                 }
             }
@@ -296,19 +296,19 @@ impl Target for A64 {
                 let d = g.dst(*dst)?;
                 if annot.exclusive {
                     let a = g.address_reg(addr, &[])?;
-                    g.asm.ldxr(Size::X, annot.acquire, d, a);
+                    g.asm.ldxr(Size::D, annot.acquire, d, a);
                 } else if annot.acquire {
                     let a = g.address_reg(addr, &[])?;
-                    g.asm.ldar(Size::X, d, a);
+                    g.asm.ldar(Size::D, d, a);
                 } else if annot.acquire_pc {
                     let a = g.address_reg(addr, &[])?;
-                    g.asm.ldapr(Size::X, d, a);
+                    g.asm.ldapr(Size::D, d, a);
                 } else {
                     match g.address(addr, &[])? {
                         (b, None) => {
-                            g.asm.ldr_imm(Size::X, d, b, 0);
+                            g.asm.ldr_imm(Size::D, d, b, 0);
                         }
-                        (b, Some(i)) => g.asm.ldr_reg(Size::X, d, b, i),
+                        (b, Some(i)) => g.asm.ldr_reg(Size::D, d, b, i),
                     }
                 }
             }
@@ -319,7 +319,7 @@ impl Target for A64 {
                 if annot.release {
                     let a = g.address_reg(addr, &[])?;
                     let v = g.operand(value, &[a])?;
-                    g.asm.stlr(Size::X, v, a);
+                    g.asm.stlr(Size::D, v, a);
                 } else {
                     let (b, i) = g.address(addr, &[])?;
                     let mut av = vec![b];
@@ -327,9 +327,9 @@ impl Target for A64 {
                     let v = g.operand(value, &av)?;
                     match i {
                         None => {
-                            g.asm.str_imm(Size::X, v, b, 0);
+                            g.asm.str_imm(Size::D, v, b, 0);
                         }
-                        Some(i) => g.asm.str_reg(Size::X, v, b, i),
+                        Some(i) => g.asm.str_reg(Size::D, v, b, i),
                     }
                 }
             }
@@ -387,18 +387,8 @@ impl G<'_> {
         b: &Expr,
         avoid: &[X],
     ) -> Result<Option<Cond>, Unencodable> {
-        let c = match op {
-            BinOp::Eq => Cond::Eq,
-            BinOp::Ne => Cond::Ne,
-            BinOp::Lt => Cond::Lt,
-            BinOp::Le => Cond::Le,
-            BinOp::Gt => Cond::Gt,
-            BinOp::Ge => Cond::Ge,
-            BinOp::Ult => Cond::Lo,
-            BinOp::Ule => Cond::Ls,
-            BinOp::Ugt => Cond::Hi,
-            BinOp::Uge => Cond::Hs,
-            _ => return Ok(None),
+        let Some(c) = Cond::of(op) else {
+            return Ok(None);
         };
         let x = self.operand(a, avoid)?;
         let mut av = avoid.to_vec();

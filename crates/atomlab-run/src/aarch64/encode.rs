@@ -14,6 +14,7 @@
 //! are installed.
 
 use crate::buffer::{signed_offset, Buffer, Fixup, Label};
+pub use crate::operand::{Cond, Size};
 
 /// A general-purpose register number, 0–30; 31 is XZR (or SP as a base).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,65 +32,25 @@ impl X {
     }
 }
 
-/// Access size of a load or store: the `size` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Size {
-    /// 8 bits (`LDRB`).
-    B = 0,
-    /// 16 bits (`LDRH`).
-    H = 1,
-    /// 32 bits (a W register).
-    W = 2,
-    /// 64 bits (an X register).
-    X = 3,
+/// The `size` field of a load or store (C4.1), at bits 30–31.
+fn bits(size: Size) -> u32 {
+    size.log2() << 30
 }
 
-impl Size {
-    fn bits(self) -> u32 {
-        (self as u32) << 30
-    }
-}
-
-/// Condition codes (C1.2.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cond {
-    /// Equal.
-    Eq = 0,
-    /// Not equal.
-    Ne = 1,
-    /// Unsigned higher or same.
-    Hs = 2,
-    /// Unsigned lower.
-    Lo = 3,
-    /// Unsigned higher.
-    Hi = 8,
-    /// Unsigned lower or same.
-    Ls = 9,
-    /// Signed greater or equal.
-    Ge = 10,
-    /// Signed less.
-    Lt = 11,
-    /// Signed greater.
-    Gt = 12,
-    /// Signed less or equal.
-    Le = 13,
-}
-
-impl Cond {
-    /// The opposite condition (the low bit flipped).
-    pub fn invert(self) -> Cond {
-        match self {
-            Cond::Eq => Cond::Ne,
-            Cond::Ne => Cond::Eq,
-            Cond::Hs => Cond::Lo,
-            Cond::Lo => Cond::Hs,
-            Cond::Hi => Cond::Ls,
-            Cond::Ls => Cond::Hi,
-            Cond::Ge => Cond::Lt,
-            Cond::Lt => Cond::Ge,
-            Cond::Gt => Cond::Le,
-            Cond::Le => Cond::Gt,
-        }
+/// The condition code of `c` (C1.2.4): the `cond` field of `B.cond`,
+/// `CSEL` and `CSINC`.
+fn cc(c: Cond) -> u32 {
+    match c {
+        Cond::Eq => 0,
+        Cond::Ne => 1,
+        Cond::Geu => 2, // HS
+        Cond::Ltu => 3, // LO
+        Cond::Gtu => 8, // HI
+        Cond::Leu => 9, // LS
+        Cond::Ge => 10,
+        Cond::Lt => 11,
+        Cond::Gt => 12,
+        Cond::Le => 13,
     }
 }
 
@@ -198,48 +159,48 @@ impl Asm {
     }
 
     fn ls_imm(&mut self, base: u32, size: Size, t: X, n: X, off: u32) -> bool {
-        let scale = size as u32;
+        let scale = size.log2();
         if !off.is_multiple_of(1 << scale) || off >> scale > 0xFFF {
             return false;
         }
-        self.emit(base | size.bits() | (off >> scale) << 10 | n.n() << 5 | t.n());
+        self.emit(base | bits(size) | (off >> scale) << 10 | n.n() << 5 | t.n());
         true
     }
 
     /// `LDR Rt, [Xn, Xm]` (register offset, no shift).
     pub fn ldr_reg(&mut self, size: Size, t: X, n: X, m: X) {
-        self.emit(0x3860_6800 | size.bits() | m.n() << 16 | n.n() << 5 | t.n());
+        self.emit(0x3860_6800 | bits(size) | m.n() << 16 | n.n() << 5 | t.n());
     }
 
     /// `STR Rt, [Xn, Xm]` (register offset, no shift).
     pub fn str_reg(&mut self, size: Size, t: X, n: X, m: X) {
-        self.emit(0x3820_6800 | size.bits() | m.n() << 16 | n.n() << 5 | t.n());
+        self.emit(0x3820_6800 | bits(size) | m.n() << 16 | n.n() << 5 | t.n());
     }
 
     /// `LDAR Rt, [Xn]`.
     pub fn ldar(&mut self, size: Size, t: X, n: X) {
-        self.emit(0x08DF_FC00 | size.bits() | n.n() << 5 | t.n());
+        self.emit(0x08DF_FC00 | bits(size) | n.n() << 5 | t.n());
     }
 
     /// `LDAPR Rt, [Xn]` (FEAT_LRCPC).
     pub fn ldapr(&mut self, size: Size, t: X, n: X) {
-        self.emit(0x38BF_C000 | size.bits() | n.n() << 5 | t.n());
+        self.emit(0x38BF_C000 | bits(size) | n.n() << 5 | t.n());
     }
 
     /// `STLR Rt, [Xn]`.
     pub fn stlr(&mut self, size: Size, t: X, n: X) {
-        self.emit(0x089F_FC00 | size.bits() | n.n() << 5 | t.n());
+        self.emit(0x089F_FC00 | bits(size) | n.n() << 5 | t.n());
     }
 
     /// `LDXR Rt, [Xn]`, or `LDAXR` with `acquire`.
     pub fn ldxr(&mut self, size: Size, acquire: bool, t: X, n: X) {
-        self.emit(0x085F_7C00 | size.bits() | u32::from(acquire) << 15 | n.n() << 5 | t.n());
+        self.emit(0x085F_7C00 | bits(size) | u32::from(acquire) << 15 | n.n() << 5 | t.n());
     }
 
     /// `STXR Ws, Rt, [Xn]`, or `STLXR` with `release`.
     pub fn stxr(&mut self, size: Size, release: bool, s: X, t: X, n: X) {
         self.emit(
-            0x0800_7C00 | size.bits() | s.n() << 16 | u32::from(release) << 15 | n.n() << 5 | t.n(),
+            0x0800_7C00 | bits(size) | s.n() << 16 | u32::from(release) << 15 | n.n() << 5 | t.n(),
         );
     }
 
@@ -261,7 +222,7 @@ impl Asm {
         };
         self.emit(
             0x3820_0000
-                | size.bits()
+                | bits(size)
                 | u32::from(acq) << 23
                 | u32::from(rel) << 22
                 | s.n() << 16
@@ -277,7 +238,7 @@ impl Asm {
     pub fn cas(&mut self, size: Size, acq: bool, rel: bool, s: X, t: X, n: X) {
         self.emit(
             0x08A0_7C00
-                | size.bits()
+                | bits(size)
                 | u32::from(acq) << 22
                 | s.n() << 16
                 | u32::from(rel) << 15
@@ -422,12 +383,12 @@ impl Asm {
 
     /// `CSEL Xd, Xn, Xm, cond`.
     pub fn csel(&mut self, d: X, n: X, m: X, c: Cond) {
-        self.emit(0x9A80_0000 | m.n() << 16 | (c as u32) << 12 | n.n() << 5 | d.n());
+        self.emit(0x9A80_0000 | m.n() << 16 | cc(c) << 12 | n.n() << 5 | d.n());
     }
 
     /// `CSET Xd, cond` (CSINC Xd, XZR, XZR, invert(cond)).
     pub fn cset(&mut self, d: X, c: Cond) {
-        self.emit(0x9A9F_07E0 | (c.invert() as u32) << 12 | d.n());
+        self.emit(0x9A9F_07E0 | cc(c.invert()) << 12 | d.n());
     }
 
     /// `B label`.
@@ -439,7 +400,7 @@ impl Asm {
     /// `B.cond label`.
     pub fn b_cond(&mut self, c: Cond, l: Label) {
         self.branch_here(l, Branch::Imm19);
-        self.emit(0x5400_0000 | c as u32);
+        self.emit(0x5400_0000 | cc(c));
     }
 
     /// `CBZ Xt, label`.
@@ -471,8 +432,7 @@ mod tests {
     type Line = (&'static str, u32, Box<dyn Fn(&mut Asm)>);
 
     fn listing() -> Vec<Line> {
-        use Size::{B, H, W};
-        const D: Size = Size::X;
+        use Size::{B, D, H, W};
         let x = X;
         vec![
             (
@@ -823,6 +783,41 @@ mod tests {
                 0x9a9fa7e1,
                 Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Lt)),
             ),
+            (
+                "cset x1, hi",
+                0x9a9f97e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Gtu)),
+            ),
+            (
+                "cset x1, lo",
+                0x9a9f27e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Ltu)),
+            ),
+            (
+                "cset x1, hs",
+                0x9a9f37e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Geu)),
+            ),
+            (
+                "cset x1, ls",
+                0x9a9f87e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Leu)),
+            ),
+            (
+                "cset x1, gt",
+                0x9a9fd7e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Gt)),
+            ),
+            (
+                "cset x1, le",
+                0x9a9fc7e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Le)),
+            ),
+            (
+                "cset x1, ge",
+                0x9a9fb7e1,
+                Box::new(move |a: &mut Asm| a.cset(x(1), Cond::Ge)),
+            ),
         ]
     }
 
@@ -866,8 +861,8 @@ mod tests {
     #[test]
     fn out_of_range_offsets_are_refused() {
         let mut a = Asm::new();
-        assert!(!a.ldr_imm(Size::X, X(1), X(2), 4));
-        assert!(!a.ldr_imm(Size::X, X(1), X(2), 8 * 4096));
+        assert!(!a.ldr_imm(Size::D, X(1), X(2), 4));
+        assert!(!a.ldr_imm(Size::D, X(1), X(2), 8 * 4096));
         assert!(!a.add_imm(X(1), X(2), 4096));
         assert!(a.units().is_empty());
     }

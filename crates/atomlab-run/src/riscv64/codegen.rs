@@ -37,7 +37,7 @@
 
 use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Thread, Value};
 
-use super::encode::{Amo, Asm, Branch, Cond, Op, OpImm, Set, Width, R};
+use super::encode::{Amo, Asm, Branch, Cond, Op, OpImm, Set, Size, R};
 use crate::buffer::Label;
 use crate::frame::FrameLayout;
 use crate::generator::{self, stack_area, Basic, Cas, Gen, Names, Rmw, StoreEx, Target};
@@ -144,10 +144,10 @@ impl Target for Rv64 {
         match b {
             Basic::Saved { regs, save } => stack_area::<Rv64>(asm, (regs, save), R::SP, grow),
             Basic::Load { dst, base, off } => {
-                asm.load(Width::D, dst, base, off);
+                asm.load(Size::D, dst, base, off);
             }
             Basic::Store { src, base, off } => {
-                asm.store(Width::D, src, base, off);
+                asm.store(Size::D, src, base, off);
             }
             Basic::Mov { dst, src } => asm.mv(dst, src),
             Basic::Imm { dst, imm } => asm.li(dst, imm),
@@ -165,14 +165,13 @@ impl Target for Rv64 {
         match cond {
             None => g.asm.j(label),
             // A comparison is the branch's own (the same control
-            // dependency as the test's `bne x5,x6`): operands swapped for
-            // `>` and `<=`.
-            Some(Expr::Bin(op, x, y)) if branch_cond(*op).is_some() => {
-                let (c, swap) = branch_cond(*op).unwrap_or((Cond::Ne, false));
+            // dependency as the test's `bne x5,x6`; the encoder swaps the
+            // operands for `>` and `<=`).
+            Some(Expr::Bin(op, x, y)) if Cond::of(*op).is_some() => {
+                let c = Cond::of(*op).unwrap_or(Cond::Ne);
                 let rx = g.operand(x, &[])?;
                 let ry = g.operand(y, &[rx])?;
-                let (r1, r2) = if swap { (ry, rx) } else { (rx, ry) };
-                g.asm.branch(c, r1, r2, label);
+                g.asm.branch(c, rx, ry, label);
             }
             Some(c) => {
                 let r = g.operand(c, &[])?;
@@ -470,9 +469,9 @@ impl G<'_> {
     /// model never has), so, as the AArch64 backend runs W-register tests
     /// with X registers, every access here is `LD`/`SD`/`.D` (RVWMO orders
     /// aligned accesses of any size alike).
-    fn width(&self, a: &Annot) -> Result<Width, Unencodable> {
+    fn width(&self, a: &Annot) -> Result<Size, Unencodable> {
         match a.width {
-            0 | 1 | 2 | 4 | 8 => Ok(Width::D),
+            0 | 1 | 2 | 4 | 8 => Ok(Size::D),
             n => Err(self.err(format!("an access of {n} bytes"))),
         }
     }
@@ -494,7 +493,7 @@ impl G<'_> {
         if let Some(m) = mem {
             let ok = self.asm.label();
             self.asm.branch(Cond::Eq, old, want, ok);
-            self.asm.store(Width::D, old, m, 0);
+            self.asm.store(Size::D, old, m, 0);
             self.asm.bind(ok);
         }
         if let Some(res) = result {
@@ -503,22 +502,4 @@ impl G<'_> {
         }
         Ok(())
     }
-}
-
-/// The branch instruction for a comparison, and whether its operands are
-/// swapped (`a > b` is `b < a`, `a <= b` is `b >= a`).
-fn branch_cond(op: BinOp) -> Option<(Cond, bool)> {
-    Some(match op {
-        BinOp::Eq => (Cond::Eq, false),
-        BinOp::Ne => (Cond::Ne, false),
-        BinOp::Lt => (Cond::Lt, false),
-        BinOp::Ge => (Cond::Ge, false),
-        BinOp::Gt => (Cond::Lt, true),
-        BinOp::Le => (Cond::Ge, true),
-        BinOp::Ult => (Cond::Ltu, false),
-        BinOp::Uge => (Cond::Geu, false),
-        BinOp::Ugt => (Cond::Ltu, true),
-        BinOp::Ule => (Cond::Geu, true),
-        _ => return None,
-    })
 }

@@ -20,6 +20,7 @@
 //! installed.
 
 use crate::buffer::{signed_offset, Buffer, Fixup, Label};
+pub use crate::operand::{Cond, Size};
 
 /// An integer register, `x0`–`x31` (`x0` reads as zero, writes are lost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,33 +36,6 @@ impl R {
 
     fn n(self) -> u32 {
         u32::from(self.0 & 31)
-    }
-}
-
-/// Access width of a load, store, LR/SC or AMO (the `funct3` of
-/// LOAD/STORE: 0 byte, 1 half, 2 word, 3 double).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Width {
-    /// 8 bits (`LB`, `SB`).
-    B = 0,
-    /// 16 bits (`LH`, `SH`).
-    H = 1,
-    /// 32 bits (`LW`, `SW`, `.W`).
-    W = 2,
-    /// 64 bits (`LD`, `SD`, `.D`).
-    D = 3,
-}
-
-impl Width {
-    /// The width of an access of `bytes` bytes (0, unfixed, is 64-bit).
-    pub fn of_bytes(bytes: u8) -> Option<Width> {
-        Some(match bytes {
-            1 => Width::B,
-            2 => Width::H,
-            4 => Width::W,
-            0 | 8 => Width::D,
-            _ => return None,
-        })
     }
 }
 
@@ -105,23 +79,6 @@ pub enum OpImm {
     Ori,
     /// `ANDI`
     Andi,
-}
-
-/// Branch conditions (BRANCH's funct3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cond {
-    /// `BEQ`
-    Eq = 0,
-    /// `BNE`
-    Ne = 1,
-    /// `BLT`
-    Lt = 4,
-    /// `BGE`
-    Ge = 5,
-    /// `BLTU`
-    Ltu = 6,
-    /// `BGEU`
-    Geu = 7,
 }
 
 /// The operation of an AMO: its `funct5` (chapter 8.4, table 24.2).
@@ -242,16 +199,16 @@ fn r_type(funct7: u32, rs2: R, rs1: R, funct3: u32, rd: R, opcode: u32) -> u32 {
 impl Asm {
     /// `L{B,H,W,D} rd, off(rs1)` (sign-extending); false when the offset
     /// does not fit in 12 bits.
-    pub fn load(&mut self, w: Width, rd: R, rs1: R, off: i32) -> bool {
+    pub fn load(&mut self, w: Size, rd: R, rs1: R, off: i32) -> bool {
         if !fits12(off.into()) {
             return false;
         }
-        self.emit(i_type(off, rs1, w as u32, rd, LOAD));
+        self.emit(i_type(off, rs1, w.log2(), rd, LOAD));
         true
     }
 
     /// `S{B,H,W,D} rs2, off(rs1)`; false when the offset does not fit.
-    pub fn store(&mut self, w: Width, rs2: R, rs1: R, off: i32) -> bool {
+    pub fn store(&mut self, w: Size, rs2: R, rs1: R, off: i32) -> bool {
         if !fits12(off.into()) {
             return false;
         }
@@ -260,7 +217,7 @@ impl Asm {
             (o >> 5 & 0x7F) << 25
                 | rs2.n() << 20
                 | rs1.n() << 15
-                | (w as u32) << 12
+                | w.log2() << 12
                 | (o & 0x1F) << 7
                 | STORE,
         );
@@ -268,25 +225,25 @@ impl Asm {
     }
 
     /// `LR.{W,D}{.aq}{.rl} rd, (rs1)`.
-    pub fn lr(&mut self, w: Width, aq: bool, rl: bool, rd: R, rs1: R) {
+    pub fn lr(&mut self, w: Size, aq: bool, rl: bool, rd: R, rs1: R) {
         self.amo_word(0b00010, w, aq, rl, R::ZERO, rs1, rd);
     }
 
     /// `SC.{W,D}{.aq}{.rl} rd, rs2, (rs1)`: rd is 0 on success.
-    pub fn sc(&mut self, w: Width, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
+    pub fn sc(&mut self, w: Size, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
         self.amo_word(0b00011, w, aq, rl, rs2, rs1, rd);
     }
 
     /// `AMO<op>.{W,D}{.aq}{.rl} rd, rs2, (rs1)`.
     #[allow(clippy::too_many_arguments)]
-    pub fn amo(&mut self, op: Amo, w: Width, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
+    pub fn amo(&mut self, op: Amo, w: Size, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
         self.amo_word(op as u32, w, aq, rl, rs2, rs1, rd);
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn amo_word(&mut self, funct5: u32, w: Width, aq: bool, rl: bool, rs2: R, rs1: R, rd: R) {
+    fn amo_word(&mut self, funct5: u32, w: Size, aq: bool, rl: bool, rs2: R, rs1: R, rd: R) {
         // Only .W (funct3 2) and .D (3) exist in "A".
-        let f3 = if w == Width::D { 3 } else { 2 };
+        let f3 = if w == Size::D { 3 } else { 2 };
         let funct7 = funct5 << 2 | u32::from(aq) << 1 | u32::from(rl);
         self.emit(r_type(funct7, rs2, rs1, f3, rd, AMO));
     }
@@ -404,10 +361,24 @@ impl Asm {
         }
     }
 
-    /// `B<cond> rs1, rs2, l`.
+    /// `B<cond> rs1, rs2, l`: `BEQ`, `BNE`, `BLT`, `BGE`, `BLTU`, `BGEU`,
+    /// and the other four conditions as these with `rs1` and `rs2`
+    /// swapped (`BGT`, `BLE`, `BGTU`, `BLEU`, the manual's pseudo-
+    /// instructions, chapter 25).
     pub fn branch(&mut self, c: Cond, rs1: R, rs2: R, l: Label) {
+        let (funct3, rs1, rs2) = match c {
+            Cond::Eq => (0, rs1, rs2),
+            Cond::Ne => (1, rs1, rs2),
+            Cond::Lt => (4, rs1, rs2),
+            Cond::Ge => (5, rs1, rs2),
+            Cond::Ltu => (6, rs1, rs2),
+            Cond::Geu => (7, rs1, rs2),
+            Cond::Gt | Cond::Le | Cond::Gtu | Cond::Leu => {
+                return self.branch(c.swap(), rs2, rs1, l);
+            }
+        };
         self.branch_here(l, Branch::B);
-        self.emit(rs2.n() << 20 | rs1.n() << 15 | (c as u32) << 12 | BRANCH);
+        self.emit(rs2.n() << 20 | rs1.n() << 15 | funct3 << 12 | BRANCH);
     }
 
     /// `J l` (`JAL x0, l`).
@@ -436,74 +407,124 @@ mod tests {
     /// (`riscv64-linux-gnu-as -march=rv64ima_zifencei`, binutils 2.40).
     fn listing() -> Vec<Case> {
         vec![
+            ("beq x5, x6, .", 0x0062_8063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Eq, R(5), R(6), l);
+            }),
+            ("bne x5, x6, .", 0x0062_9063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Ne, R(5), R(6), l);
+            }),
+            ("blt x5, x6, .", 0x0062_c063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Lt, R(5), R(6), l);
+            }),
+            ("bge x5, x6, .", 0x0062_d063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Ge, R(5), R(6), l);
+            }),
+            ("bltu x5, x6, .", 0x0062_e063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Ltu, R(5), R(6), l);
+            }),
+            ("bgeu x5, x6, .", 0x0062_f063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Geu, R(5), R(6), l);
+            }),
+            ("bgt x5, x6, .", 0x0053_4063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Gt, R(5), R(6), l);
+            }),
+            ("ble x5, x6, .", 0x0053_5063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Le, R(5), R(6), l);
+            }),
+            ("bgtu x5, x6, .", 0x0053_6063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Gtu, R(5), R(6), l);
+            }),
+            ("bleu x5, x6, .", 0x0053_7063, |a| {
+                let l = a.label();
+                a.bind(l);
+                a.branch(Cond::Leu, R(5), R(6), l);
+            }),
             ("lb x5, 0(x6)", 0x0003_0283, |a| {
-                a.load(Width::B, R(5), R(6), 0);
+                a.load(Size::B, R(5), R(6), 0);
             }),
             ("lh x5, 2(x6)", 0x0023_1283, |a| {
-                a.load(Width::H, R(5), R(6), 2);
+                a.load(Size::H, R(5), R(6), 2);
             }),
             ("lw x5, -4(x6)", 0xffc3_2283, |a| {
-                a.load(Width::W, R(5), R(6), -4);
+                a.load(Size::W, R(5), R(6), -4);
             }),
             ("ld x31, 2040(x10)", 0x7f85_3f83, |a| {
-                a.load(Width::D, R(31), R(10), 2040);
+                a.load(Size::D, R(31), R(10), 2040);
             }),
             ("sb x5, 0(x6)", 0x0053_0023, |a| {
-                a.store(Width::B, R(5), R(6), 0);
+                a.store(Size::B, R(5), R(6), 0);
             }),
             ("sh x5, 2(x6)", 0x0053_1123, |a| {
-                a.store(Width::H, R(5), R(6), 2);
+                a.store(Size::H, R(5), R(6), 2);
             }),
             ("sw x5, -4(x6)", 0xfe53_2e23, |a| {
-                a.store(Width::W, R(5), R(6), -4);
+                a.store(Size::W, R(5), R(6), -4);
             }),
             ("sd x27, 2040(x2)", 0x7fb1_3c23, |a| {
-                a.store(Width::D, R(27), R(2), 2040);
+                a.store(Size::D, R(27), R(2), 2040);
             }),
             ("lr.w x5, (x6)", 0x1003_22af, |a| {
-                a.lr(Width::W, false, false, R(5), R(6))
+                a.lr(Size::W, false, false, R(5), R(6))
             }),
             ("lr.d.aq x5, (x6)", 0x1403_32af, |a| {
-                a.lr(Width::D, true, false, R(5), R(6))
+                a.lr(Size::D, true, false, R(5), R(6))
             }),
             ("lr.w.aqrl x5, (x6)", 0x1603_22af, |a| {
-                a.lr(Width::W, true, true, R(5), R(6))
+                a.lr(Size::W, true, true, R(5), R(6))
             }),
             ("sc.w x7, x5, (x6)", 0x1853_23af, |a| {
-                a.sc(Width::W, false, false, R(7), R(5), R(6))
+                a.sc(Size::W, false, false, R(7), R(5), R(6))
             }),
             ("sc.d.rl x7, x5, (x6)", 0x1a53_33af, |a| {
-                a.sc(Width::D, false, true, R(7), R(5), R(6))
+                a.sc(Size::D, false, true, R(7), R(5), R(6))
             }),
             ("amoswap.w x7, x5, (x6)", 0x0853_23af, |a| {
-                a.amo(Amo::Swap, Width::W, false, false, R(7), R(5), R(6))
+                a.amo(Amo::Swap, Size::W, false, false, R(7), R(5), R(6))
             }),
             ("amoswap.d.aqrl x0, x5, (x6)", 0x0e53_302f, |a| {
-                a.amo(Amo::Swap, Width::D, true, true, R(0), R(5), R(6))
+                a.amo(Amo::Swap, Size::D, true, true, R(0), R(5), R(6))
             }),
             ("amoadd.w.aq x7, x5, (x6)", 0x0453_23af, |a| {
-                a.amo(Amo::Add, Width::W, true, false, R(7), R(5), R(6))
+                a.amo(Amo::Add, Size::W, true, false, R(7), R(5), R(6))
             }),
             ("amoxor.d.rl x7, x5, (x6)", 0x2253_33af, |a| {
-                a.amo(Amo::Xor, Width::D, false, true, R(7), R(5), R(6))
+                a.amo(Amo::Xor, Size::D, false, true, R(7), R(5), R(6))
             }),
             ("amoand.w x7, x5, (x6)", 0x6053_23af, |a| {
-                a.amo(Amo::And, Width::W, false, false, R(7), R(5), R(6))
+                a.amo(Amo::And, Size::W, false, false, R(7), R(5), R(6))
             }),
             ("amoor.d x7, x5, (x6)", 0x4053_33af, |a| {
-                a.amo(Amo::Or, Width::D, false, false, R(7), R(5), R(6))
+                a.amo(Amo::Or, Size::D, false, false, R(7), R(5), R(6))
             }),
             ("amomin.w x7, x5, (x6)", 0x8053_23af, |a| {
-                a.amo(Amo::Min, Width::W, false, false, R(7), R(5), R(6))
+                a.amo(Amo::Min, Size::W, false, false, R(7), R(5), R(6))
             }),
             ("amomax.d x7, x5, (x6)", 0xa053_33af, |a| {
-                a.amo(Amo::Max, Width::D, false, false, R(7), R(5), R(6))
+                a.amo(Amo::Max, Size::D, false, false, R(7), R(5), R(6))
             }),
             ("amominu.w x7, x5, (x6)", 0xc053_23af, |a| {
-                a.amo(Amo::Minu, Width::W, false, false, R(7), R(5), R(6))
+                a.amo(Amo::Minu, Size::W, false, false, R(7), R(5), R(6))
             }),
             ("amomaxu.d.aqrl x7, x5, (x6)", 0xe653_33af, |a| {
-                a.amo(Amo::Maxu, Width::D, true, true, R(7), R(5), R(6))
+                a.amo(Amo::Maxu, Size::D, true, true, R(7), R(5), R(6))
             }),
             ("fence rw, rw", 0x0330_000f, |a| a.fence(Set::RW, Set::RW)),
             ("fence r, rw", 0x0230_000f, |a| {

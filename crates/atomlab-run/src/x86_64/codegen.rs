@@ -182,7 +182,7 @@ impl Target for X86 {
     /// `DEC QWORD [RDI+budget]; JE end`.
     fn count_down(asm: &mut Asm, layout: &FrameLayout, end: Label) {
         asm.dec_mem(FRAME, layout.budget_offset());
-        asm.jcc(Cond::E, end);
+        asm.jcc(Cond::Eq, end);
     }
 
     fn branch(g: &mut G<'_>, cond: Option<&Expr>, label: Label) -> Result<(), Unencodable> {
@@ -202,7 +202,7 @@ impl Target for X86 {
             Expr::Not(a) => {
                 g.eval(a, dst, avoid)?;
                 g.asm.test(dst, dst);
-                g.asm.set(Cond::E, dst);
+                g.asm.set(Cond::Eq, dst);
                 Ok(())
             }
             Expr::Bin(op, a, b) => {
@@ -322,14 +322,14 @@ impl Target for X86 {
         }
         if let Some(m) = mem {
             let ok = g.asm.label();
-            g.asm.jcc(Cond::E, ok);
+            g.asm.jcc(Cond::Eq, ok);
             g.asm.store(m, 0, Gpr::RAX);
             g.asm.bind(ok);
         }
         if let Some(res) = cas.result {
             // SETcc, MOVZX and the write-back leave the flags alone.
             let s = g.free(&[Gpr::RAX])?;
-            g.asm.set(Cond::E, s);
+            g.asm.set(Cond::Eq, s);
             g.write(res, s)?;
         }
         Ok(())
@@ -413,16 +413,20 @@ impl G<'_> {
                     self.err("a shift by a register (only shifts by a constant are encoded)")
                 )
             }
-            BinOp::Eq => cmp(self, Cond::E),
-            BinOp::Ne => cmp(self, Cond::Ne),
-            BinOp::Lt => cmp(self, Cond::L),
-            BinOp::Le => cmp(self, Cond::Le),
-            BinOp::Gt => cmp(self, Cond::G),
-            BinOp::Ge => cmp(self, Cond::Ge),
-            BinOp::Ult => cmp(self, Cond::B),
-            BinOp::Ule => cmp(self, Cond::Be),
-            BinOp::Ugt => cmp(self, Cond::A),
-            BinOp::Uge => cmp(self, Cond::Ae),
+            BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::Ult
+            | BinOp::Ule
+            | BinOp::Ugt
+            | BinOp::Uge => {
+                if let Some(c) = Cond::of(op) {
+                    cmp(self, c);
+                }
+            }
             BinOp::LogAnd | BinOp::LogOr => {
                 let mut av = avoid.to_vec();
                 av.push(src);

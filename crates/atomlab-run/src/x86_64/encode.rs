@@ -11,6 +11,7 @@
 //! (`objdump -D -b binary -m i386:x86-64`).
 
 use crate::buffer::{signed_offset, Buffer, Fixup, Label};
+pub use crate::operand::Cond;
 
 /// A general-purpose register, numbered as in the SDM's register field
 /// (RAX = 0 … R15 = 15).
@@ -84,29 +85,21 @@ impl Alu {
     }
 }
 
-/// Condition codes (the low nibble of `Jcc`/`SETcc`/`CMOVcc`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cond {
-    /// Below (unsigned <).
-    B = 0x2,
-    /// Above or equal (unsigned >=).
-    Ae = 0x3,
-    /// Equal / zero.
-    E = 0x4,
-    /// Not equal / not zero.
-    Ne = 0x5,
-    /// Below or equal (unsigned <=).
-    Be = 0x6,
-    /// Above (unsigned >).
-    A = 0x7,
-    /// Less (signed <).
-    L = 0xC,
-    /// Greater or equal (signed >=).
-    Ge = 0xD,
-    /// Less or equal (signed <=).
-    Le = 0xE,
-    /// Greater (signed >).
-    G = 0xF,
+/// The condition's `tttn` nibble, the low nibble of `Jcc`/`SETcc`/`CMOVcc`
+/// (SDM vol. 2, appendix B.1.4.7).
+fn tttn(c: Cond) -> u8 {
+    match c {
+        Cond::Ltu => 0x2, // B
+        Cond::Geu => 0x3, // AE
+        Cond::Eq => 0x4,  // E
+        Cond::Ne => 0x5,  // NE
+        Cond::Leu => 0x6, // BE
+        Cond::Gtu => 0x7, // A
+        Cond::Lt => 0xC,  // L
+        Cond::Ge => 0xD,  // GE
+        Cond::Le => 0xE,  // LE
+        Cond::Gt => 0xF,  // G
+    }
 }
 
 /// How a jump holds its target: a 32-bit displacement from the end of
@@ -283,14 +276,14 @@ impl Asm {
     /// not AH–BH (SDM vol. 2, 3.1.1.1, "REX prefix and byte registers").
     pub fn set(&mut self, c: Cond, r: Gpr) {
         self.rex(false, 0, r.0, true);
-        self.emit_all(&[0x0F, 0x90 | c as u8]);
+        self.emit_all(&[0x0F, 0x90 | tttn(c)]);
         self.modrm_reg(0, r);
         self.reg_op(&[0x0F, 0xB6], r.0, r);
     }
 
     /// `CMOVcc dst, src` (REX.W 0F 40+cc /r).
     pub fn cmov(&mut self, c: Cond, dst: Gpr, src: Gpr) {
-        self.reg_op(&[0x0F, 0x40 | c as u8], dst.0, src);
+        self.reg_op(&[0x0F, 0x40 | tttn(c)], dst.0, src);
     }
 
     /// `MFENCE` (0F AE F0).
@@ -330,7 +323,7 @@ impl Asm {
 
     /// `Jcc rel32` (0F 80+cc cd).
     pub fn jcc(&mut self, c: Cond, l: Label) {
-        self.emit_all(&[0x0F, 0x80 | c as u8]);
+        self.emit_all(&[0x0F, 0x80 | tttn(c)]);
         self.branch_here(l, Rel32);
         self.emit_all(&[0; 4]);
     }
@@ -459,14 +452,36 @@ mod tests {
         assert_eq!(one(|a| a.test(Gpr::RAX, Gpr::RAX)), hex("48 85 c0"));
         // sete sil ; movzx rsi,sil
         assert_eq!(
-            one(|a| a.set(Cond::E, Gpr::RSI)),
+            one(|a| a.set(Cond::Eq, Gpr::RSI)),
             hex("40 0f 94 c6 48 0f b6 f6")
         );
         // setl r11b ; movzx r11,r11b
         assert_eq!(
-            one(|a| a.set(Cond::L, Gpr::R11)),
+            one(|a| a.set(Cond::Lt, Gpr::R11)),
             hex("41 0f 9c c3 4d 0f b6 db")
         );
+        // jb, jae, je, jne, jbe, ja, jl, jge, jle, jg (0F 8x, the SDM's
+        // Jcc page), each to its own end: a zero rel32.
+        let jumps = [
+            (Cond::Ltu, 0x82),
+            (Cond::Geu, 0x83),
+            (Cond::Eq, 0x84),
+            (Cond::Ne, 0x85),
+            (Cond::Leu, 0x86),
+            (Cond::Gtu, 0x87),
+            (Cond::Lt, 0x8c),
+            (Cond::Ge, 0x8d),
+            (Cond::Le, 0x8e),
+            (Cond::Gt, 0x8f),
+        ];
+        for (c, op) in jumps {
+            let code = one(|a| {
+                let l = a.label();
+                a.jcc(c, l);
+                a.bind(l);
+            });
+            assert_eq!(code, vec![0x0f, op, 0, 0, 0, 0], "{c:?}");
+        }
         // cmovne rax,r13
         assert_eq!(
             one(|a| a.cmov(Cond::Ne, Gpr::RAX, Gpr::R13)),

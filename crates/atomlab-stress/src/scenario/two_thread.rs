@@ -23,43 +23,37 @@ pub struct Peterson;
 /// Dekker's two-thread lock.
 pub struct Dekker;
 
-impl Scenario for Peterson {
-    fn name(&self) -> &'static str {
-        "peterson"
-    }
-
-    fn variants(&self) -> Vec<&'static str> {
-        vec!["peterson-fence", "broken-peterson-nofence"]
-    }
-
-    fn ops_unit(&self) -> &'static str {
-        "critical sections"
-    }
-
-    fn default_ops(&self) -> u64 {
-        2_000_000
-    }
-
-    fn threads(&self) -> Threads {
-        Threads::Exactly(2)
-    }
-
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
-        Some(match variant {
-            "peterson-fence" => run_pair::<PetersonFence>(plan, variant),
-            "broken-peterson-nofence" => run_pair::<BrokenPetersonNoFence>(plan, variant),
-            _ => return None,
-        })
-    }
+/// One algorithm's scenario: its name and its two locks, the fenced
+/// (correct) and the unfenced (broken) form; everything else is the same
+/// for both algorithms.
+trait Pair: Sync {
+    /// The scenario's name.
+    const NAME: &'static str;
+    /// The correct form, with the store→load fence.
+    type Fenced: TwoThreadLock;
+    /// The broken form, without it.
+    type Broken: TwoThreadLock;
 }
 
-impl Scenario for Dekker {
+impl Pair for Peterson {
+    const NAME: &'static str = "peterson";
+    type Fenced = PetersonFence;
+    type Broken = BrokenPetersonNoFence;
+}
+
+impl Pair for Dekker {
+    const NAME: &'static str = "dekker";
+    type Fenced = DekkerFence;
+    type Broken = BrokenDekkerNoFence;
+}
+
+impl<P: Pair> Scenario for P {
     fn name(&self) -> &'static str {
-        "dekker"
+        P::NAME
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dekker-fence", "broken-dekker-nofence"]
+        vec![P::Fenced::NAME, P::Broken::NAME]
     }
 
     fn ops_unit(&self) -> &'static str {
@@ -75,11 +69,13 @@ impl Scenario for Dekker {
     }
 
     fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
-        Some(match variant {
-            "dekker-fence" => run_pair::<DekkerFence>(plan, variant),
-            "broken-dekker-nofence" => run_pair::<BrokenDekkerNoFence>(plan, variant),
-            _ => return None,
-        })
+        if variant == P::Fenced::NAME {
+            Some(run_pair::<P::Fenced>(plan, variant))
+        } else if variant == P::Broken::NAME {
+            Some(run_pair::<P::Broken>(plan, variant))
+        } else {
+            None
+        }
     }
 }
 
