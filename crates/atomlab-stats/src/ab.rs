@@ -63,7 +63,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use atomlab_core::{Metric, Record, Source, Unit, Verdict, AUDIT_PACKAGE_WORST_FIRST};
 
-use crate::{compare, holm, regression_beyond, Comparison, Difference, Direction, Settings};
+use crate::{compare, holm, regression_beyond, Comparison, Direction, Settings};
 
 /// Parameters that say how a run went, not what it measured.
 pub const VOLATILE_PARAMETERS: &[&str] = &[
