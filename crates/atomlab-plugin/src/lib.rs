@@ -21,10 +21,9 @@
 //!   re-executed), so that a crash (SIGSEGV, SIGILL, SIGBUS…) or a hang is
 //!   that variant's result and not the end of the command.
 //!
-//! Limitations: loading a
-//! library, to check it, runs its constructors and the entry point in the
-//! calling process: a plugin that crashes there takes that process down
-//! (only the variants' runs are isolated).
+//! Limitations: loading a library, to check it, runs its constructors and
+//! the entry point in the calling process: a plugin that crashes there
+//! takes that process down (only the variants' runs are isolated).
 #![deny(missing_docs)]
 
 pub mod abi;
