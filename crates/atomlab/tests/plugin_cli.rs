@@ -436,6 +436,35 @@ fn stress_spsc_passes_a_correct_ring_and_catches_one_that_drops_on_wrap() {
     );
 }
 
+/// A queue that is always full makes no progress: at the time limit the
+/// verdict is TIMEOUT (undecided, exit 1), and no item is said lost, for
+/// none was pushed.
+#[test]
+fn a_queue_that_is_always_full_times_out_without_being_accused_of_losses() {
+    let Some(so) = plugin("bad", &["SPSC_FULL"], "full-queue") else {
+        return;
+    };
+    let o = atomlab(&[
+        "--json",
+        "--no-save",
+        "stress",
+        "spsc",
+        "--plugin",
+        s(&so),
+        "--variant",
+        "c-full-queue",
+        "--ops",
+        "1000",
+        "--time-limit",
+        "0.5",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    let r = find(&recs, "c-full-queue");
+    assert_eq!(r["verdict"], "TIMEOUT", "{r}");
+    assert!(!r.to_string().contains("lost"), "{r}");
+}
+
 /// `bench spsc --plugin` measures the plugin's queue flat out and at a
 /// fixed rate, in the same table as the built-in rings, with each side's
 /// CPU and (at the rate) the latency, and names the plugin in its records.

@@ -166,14 +166,14 @@ fn run_plugged(
                 return 0;
             };
             let mut pushed = 0;
-            for seq in 1..=ops {
+            'items: for seq in 1..=ops {
                 if det.stopping() {
                     break;
                 }
                 let mut p = Patience::new();
                 while !q.push(pack(seq, seed)) {
                     if det.stopping() {
-                        break;
+                        break 'items;
                     }
                     p.wait();
                 }

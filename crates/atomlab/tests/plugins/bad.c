@@ -5,7 +5,8 @@
  * SPSC_CRASH (a queue whose push dereferences NULL) and REFCOUNT_HANG (a
  * count whose put never returns), which atomlab must contain, and
  * REFCOUNT_EARLY (a count whose every put says it was the last), which
- * atomlab must catch. */
+ * atomlab must catch, and SPSC_FULL (a queue that is always full), which
+ * must time out undecided, not be accused of losing items. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ __attribute__((unused)) static void *obj_new(void) { return calloc(1, 64); }
 __attribute__((unused)) static void nop(void *p) { (void)p; }
 __attribute__((unused)) static void *q_new(size_t c) { (void)c; return calloc(1, 64); }
 __attribute__((unused)) static int q_push(void *q, uint64_t i) { (void)q; (void)i; return 1; }
+__attribute__((unused)) static int q_full(void *q, uint64_t i) { (void)q; (void)i; return 0; }
 __attribute__((unused)) static int q_pop(void *q, uint64_t *i) { (void)q; (void)i; return 0; }
 
 __attribute__((unused)) static int crash_push(void *q, uint64_t i) {
@@ -53,6 +55,10 @@ static const struct atomlab_variant variants[] = {{
     .name = "c-queue",
     .kind = ATOMLAB_KIND_SPSC,
     .u.spsc = {.new_ = q_new, .push = q_push, .pop = q_pop, .free_ = free},
+#elif defined(SPSC_FULL)
+    .name = "c-full-queue",
+    .kind = ATOMLAB_KIND_SPSC,
+    .u.spsc = {.new_ = q_new, .push = q_full, .pop = q_pop, .free_ = free},
 #elif defined(SPSC_NO_POP)
     .name = "c-queue",
     .kind = ATOMLAB_KIND_SPSC,
