@@ -16,15 +16,32 @@
  *
  * Versioning: ATOMLAB_PLUGIN_ABI_VERSION is raised whenever a struct below
  * changes shape. atomlab refuses a plugin whose version is higher than its
- * own (a plugin from the future) and runs any version it knows.
+ * own (a plugin from the future) and runs any version it knows. All four
+ * kinds below have been part of version 1 since it was first published,
+ * so a version-1 plugin of any kind loads as it is.
  *
- * Kinds (this version of atomlab runs `lock`; the others are defined so
- * that plugins can be written against the final shape of the ABI):
- *   lock      new/lock/unlock/free, optional try_lock:
- *             `atomlab bench lock --plugin`, `atomlab stress mutex --plugin`
- *   spsc      new(capacity)/push/pop/free: one producer, one consumer
- *   refcount  new/get/put (returns nonzero when that put was the last)/free
- *   op        one operation on shared state (a counter, a fence sequence)
+ * Kinds, what a variant of each provides, and what runs it (`--plugin
+ * PATH` on these subcommands; a plugin with no variant of the kind a
+ * subcommand takes is refused, naming the file and its kinds):
+ *   lock      new_/lock/unlock/free_, optional try_lock:
+ *             `atomlab bench lock`, `atomlab stress mutex`
+ *   spsc      new_(capacity)/push/pop/free_: one producer, one consumer:
+ *             `atomlab bench spsc` (flat out and --rate: items/s, each
+ *             side's CPU, latency), `atomlab stress spsc` (lost,
+ *             duplicated, reordered or torn items)
+ *   refcount  new_/get/put (returns nonzero when that put was the last)/
+ *             free_: `atomlab bench refcount` (a get and a put per
+ *             operation), `atomlab stress refcount` (no use after the last
+ *             put, no early "last", none missing)
+ *   op        new_/op/free_, optional read: one operation on shared state
+ *             (a counter, a fence sequence): `atomlab bench counter`
+ * Every function is called with the object its kind's new_ returned, from
+ * as many threads as the kind allows. atomlab calls free_ once per object,
+ * after every thread is done with it.
+ *
+ * Examples of every kind, built by atomlab's tests:
+ * crates/atomlab/tests/plugins/ticket.c (lock), ring.c (spsc),
+ * refcount.c (refcount), op.c (op).
  *
  * Example (a ticket lock in C11):
  *
@@ -96,9 +113,13 @@ struct atomlab_lock {
 
 /* A single-producer single-consumer queue of nonzero 64-bit items.
  * `new_(capacity)` returns an empty queue holding at least `capacity`
- * items; `push` (producer thread only) returns nonzero when the item was
- * enqueued, 0 when full; `pop` (consumer thread only) stores the oldest
- * item in `*item` and returns nonzero, or returns 0 when empty. */
+ * items (NULL: out of memory); `push` (producer thread only) returns
+ * nonzero when the item was enqueued, 0 when full; `pop` (consumer thread
+ * only) stores the oldest item in `*item` and returns nonzero, or returns
+ * 0 when empty. One thread pushes and one other pops, at the same time;
+ * `free_` is called once, when neither does any more. An item must come
+ * out of `pop` exactly once, in the order pushed, with the bits pushed:
+ * `stress spsc` checks every one. */
 struct atomlab_spsc {
     void *(*new_)(size_t capacity);
     int (*push)(void *queue, uint64_t item);
@@ -106,9 +127,14 @@ struct atomlab_spsc {
     void (*free_)(void *queue);
 };
 
-/* A reference count. `new_` returns an object with one reference; `get`
- * adds one; `put` drops one and returns nonzero exactly when that was the
- * last (the caller then calls `free_`). */
+/* A reference count. `new_` returns an object with one reference (NULL:
+ * out of memory); `get` adds one; `put` drops one and returns nonzero
+ * exactly when that was the last. Any thread may call `get` and `put`, at
+ * the same time as the others, while it holds a reference. atomlab calls
+ * `free_` once per object, when no thread uses it any more: after the
+ * last `put`, or, for a count that a bug left above zero or that said
+ * "last" too early, at the end of the test (so that a broken count is
+ * reported, not a crash on freed memory). */
 struct atomlab_refcount {
     void *(*new_)(void);
     void (*get)(void *obj);
@@ -116,9 +142,14 @@ struct atomlab_refcount {
     void (*free_)(void *obj);
 };
 
-/* One operation on shared state: `new_` returns the state, `op` is called
- * by every thread on it (the operation under test), `read` returns a value
- * the harness can check (e.g. a counter's total; may be NULL). */
+/* One operation on shared state: `new_` returns the state (NULL: out of
+ * memory), `op` is called by every thread on it at the same time (the
+ * operation under test; `bench counter --contention private` gives each
+ * thread a state of its own). `read` may be NULL; if not, it returns how
+ * many times `op` has been called on the state since `new_` (a counter's
+ * total), which atomlab checks after every run: a lost update is reported,
+ * not timed. The operation fixes its own orderings: `--ordering` does not
+ * apply to it. */
 struct atomlab_op {
     void *(*new_)(void);
     void (*op)(void *state);

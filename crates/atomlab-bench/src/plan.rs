@@ -40,6 +40,11 @@ pub trait Scenario: Sync {
     fn takes_orderings(&self) -> bool {
         false
     }
+    /// Whether `variant` runs once per ordering (else once, with the
+    /// orderings it fixes itself, as a plugin's operation does).
+    fn variant_takes_orderings(&self, _variant: &str) -> bool {
+        self.takes_orderings()
+    }
     /// Whether [`Request::increments`] and [`Request::tasks`] apply.
     fn takes_fixed_work(&self) -> bool {
         false
@@ -381,7 +386,7 @@ impl Plan {
                     out.push(by_rate);
                     continue;
                 }
-                let orderings = if self.scenario.takes_orderings() {
+                let orderings = if self.scenario.variant_takes_orderings(v) {
                     self.orderings.iter().map(|o| vec![*o]).collect()
                 } else {
                     vec![self.orderings.clone()]
@@ -490,6 +495,20 @@ pub enum BenchError {
     /// Batch out of range: the batch and the capacity.
     #[error("batch {0}: expected between 1 and the ring's capacity ({1})")]
     BadBatch(usize, usize),
+    /// A plugin that cannot be used (not a shared object, another
+    /// architecture, no entry point, an ABI from the future, no variant of
+    /// the scenario's kind…), naming the file.
+    #[error(transparent)]
+    Plugin(#[from] atomlab_plugin::PluginError),
+    /// `--plugin` given to a scenario that runs no plugins: the scenario
+    /// and those that do.
+    #[error("plugins apply to {takers}, not {scenario}")]
+    PluginNotApplicable {
+        /// The scenario asked for.
+        scenario: String,
+        /// The scenarios that take plugins, and their kinds.
+        takers: String,
+    },
     /// A plugin's variant named like a variant already there.
     #[error("plugin {path}: variant '{name}' has the name of {other}; rename it in the plugin's description")]
     PluginName {

@@ -5,6 +5,7 @@
 use atomlab_core::Record;
 
 use crate::plan::{BenchError, Plan, Request, Scenario, TableKind};
+use crate::scenario::plugged::{Pluggable, WithPlugins};
 use crate::scenario::{counter, fence, lock, pingpong, refcount, spsc};
 
 /// Every scenario, in the order the command line lists them.
@@ -33,6 +34,36 @@ pub fn find(name: &str) -> Result<&'static dyn Scenario, BenchError> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+/// The scenario `name` with the variants of the plugins at `paths`
+/// (include/atomlab.h) after its own: `lock` takes lock plugins, `spsc`
+/// spsc plugins, `refcount` refcount plugins and `counter` op plugins.
+/// Every file is loaded and checked before anything runs; a bad one, or
+/// one without a variant of the scenario's kind, is the error, naming the
+/// file. The scenario lives as long as the process (one per command).
+pub fn with_plugins(
+    name: &str,
+    paths: &[std::path::PathBuf],
+) -> Result<&'static dyn Scenario, BenchError> {
+    fn load<S: Pluggable>(
+        base: S,
+        paths: &[std::path::PathBuf],
+    ) -> Result<&'static dyn Scenario, BenchError> {
+        let subcommand = format!("bench {}", base.name());
+        let plugins = atomlab_plugin::load_kind::<S::Fns>(paths, &subcommand)?;
+        Ok(Box::leak(Box::new(WithPlugins::new(base, plugins)?)))
+    }
+    match name {
+        "lock" => load(lock::Lock, paths),
+        "spsc" => load(spsc::Spsc, paths),
+        "refcount" => load(refcount::Refcount, paths),
+        "counter" => load(counter::Counter, paths),
+        other => Err(BenchError::PluginNotApplicable {
+            scenario: find(other)?.name().to_string(),
+            takers: "lock (lock plugins), spsc (spsc), refcount (refcount) and counter (op)".into(),
+        }),
+    }
 }
 
 /// The table a bench record prints in: its scenario's, where that is a

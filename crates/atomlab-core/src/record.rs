@@ -177,6 +177,11 @@ pub enum FlagKind {
     /// The code under test made no progress within a bound and was
     /// killed: there are no figures.
     Hung,
+    /// The code under test (a user's plugin) broke what the benchmark
+    /// checks after every run (a lost update, a lost item, a count that
+    /// said "last" too early): its figures would not be those of a working
+    /// primitive, so there are none.
+    Incorrect,
 }
 
 impl FlagKind {
@@ -189,6 +194,7 @@ impl FlagKind {
             FlagKind::RateNotSustained => "rate not sustained",
             FlagKind::Crashed => "crashed",
             FlagKind::Hung => "hung",
+            FlagKind::Incorrect => "incorrect",
         }
     }
 }

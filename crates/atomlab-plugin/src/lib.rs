@@ -8,26 +8,38 @@
 //!   order, object type and machine, as the System V gABI's ELF header
 //!   defines them), so that "not a shared object" and "built for another
 //!   architecture" are said plainly instead of as `dlerror` text;
-//! - [`load`]: `dlopen(3)` (`RTLD_NOW | RTLD_LOCAL`) and `dlsym(3)` of the
-//!   entry point `atomlab_plugin`, the description's checks (ABI version,
-//!   names, kinds, function pointers), and the file's SHA-256 for records;
-//! - [`lock`]: a plugin's lock behind a safe handle;
+//! - [`library`]: `dlopen(3)` (`RTLD_NOW | RTLD_LOCAL`), `dlsym(3)` and
+//!   `dlclose(3)` of a library that every variant holds open;
+//! - [`load`]: the entry point `atomlab_plugin`, the description's checks
+//!   (ABI version, names, kinds, function pointers), and the file's
+//!   SHA-256 for records;
+//! - [`variant`]: what a variant of any kind is ([`PluginVariant`]) and
+//!   what each kind's functions must provide ([`variant::KindFns`]);
+//! - [`lock`], [`spsc`], [`refcount`], [`op`]: each kind behind safe
+//!   handles;
 //! - [`isolate`]: a variant's run in a child process (this program
 //!   re-executed), so that a crash (SIGSEGV, SIGILL, SIGBUS…) or a hang is
 //!   that variant's result and not the end of the command.
 //!
-//! Limitations: only the `lock` kind runs in this version (the header
-//! defines `spsc`, `refcount` and `op` for plugins written now). Loading a
-//! library, to check it, runs its constructors and the entry point in the
-//! calling process: a plugin that crashes there takes that process down
-//! (only the variants' runs are isolated).
+//! Limitations: loading a library, to check it, runs its constructors and
+//! the entry point in the calling process: a plugin that crashes there
+//! takes that process down (only the variants' runs are isolated).
 #![deny(missing_docs)]
 
 pub mod abi;
 pub mod elf;
 pub mod isolate;
+mod library;
 pub mod load;
 pub mod lock;
+pub mod op;
+pub mod refcount;
+pub mod spsc;
+pub mod variant;
 
-pub use load::{load_locks, Kind, Plugin, PluginError};
+pub use load::{load_kind, load_locks, Kind, Plugin, PluginError};
 pub use lock::{LockInstance, LockVariant};
+pub use op::{OpInstance, OpVariant};
+pub use refcount::{RefcountInstance, RefcountVariant};
+pub use spsc::SpscVariant;
+pub use variant::{variant_names, PluginVariant};

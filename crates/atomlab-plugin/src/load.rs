@@ -11,44 +11,12 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::abi::{self, Descriptor};
+use crate::abi::{self, Descriptor, LockFns, OpFns, RefcountFns, SpscFns};
 use crate::elf;
-use crate::lock::LockVariant;
+use crate::library::Library;
+use crate::variant::{KindFns, PluginVariant};
 
-/// What a variant is (`enum atomlab_kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A mutual-exclusion lock.
-    Lock,
-    /// A single-producer single-consumer queue.
-    Spsc,
-    /// A reference count.
-    Refcount,
-    /// One operation on shared state.
-    Op,
-}
-
-impl Kind {
-    /// The kind's name in the header and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Lock => "lock",
-            Kind::Spsc => "spsc",
-            Kind::Refcount => "refcount",
-            Kind::Op => "op",
-        }
-    }
-
-    fn from_abi(k: u32) -> Option<Kind> {
-        Some(match k {
-            abi::KIND_LOCK => Kind::Lock,
-            abi::KIND_SPSC => Kind::Spsc,
-            abi::KIND_REFCOUNT => Kind::Refcount,
-            abi::KIND_OP => Kind::Op,
-            _ => return None,
-        })
-    }
-}
+pub use crate::variant::Kind;
 
 /// A plugin that cannot be used, and why; the message starts with the file.
 #[derive(Debug, thiserror::Error)]
@@ -64,39 +32,6 @@ fn err(path: &Path, what: impl Into<String>) -> PluginError {
     PluginError {
         path: path.to_path_buf(),
         what: what.into(),
-    }
-}
-
-/// A `dlopen`ed library; closed when the last handle to it is dropped.
-pub(crate) struct Library {
-    handle: *mut c_void,
-}
-
-// SAFETY: a dlopen handle may be used and closed from any thread
-// (dlopen(3): the dl* functions are thread-safe in glibc and musl).
-unsafe impl Send for Library {}
-// SAFETY: as above; the handle is only read after construction.
-unsafe impl Sync for Library {}
-
-impl Drop for Library {
-    fn drop(&mut self) {
-        // SAFETY: `handle` came from a successful dlopen and is closed once;
-        // nothing of the library is used after the last Arc is dropped
-        // (every function pointer is held together with an Arc).
-        unsafe { libc::dlclose(self.handle) };
-    }
-}
-
-fn dlerror_text() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string that stays
-    // valid until the next dl* call on this thread; it is copied at once.
-    unsafe {
-        let e = libc::dlerror();
-        if e.is_null() {
-            "unknown dlopen error".into()
-        } else {
-            CStr::from_ptr(e).to_string_lossy().into_owned()
-        }
     }
 }
 
@@ -166,21 +101,14 @@ impl Plugin {
             .map_err(|e| err(path, format!("cannot resolve its path: {e}")))?;
         let c = std::ffi::CString::new(abs.as_os_str().as_encoded_bytes())
             .map_err(|_| err(path, "its path contains a NUL byte"))?;
-        // SAFETY: `c` is a NUL-terminated path. Loading runs the library's
-        // constructors: that is what loading a plugin means.
-        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if handle.is_null() {
-            return Err(err(path, format!("dlopen refused it: {}", dlerror_text())));
-        }
-        let lib = Arc::new(Library { handle });
-        // SAFETY: a live handle and a NUL-terminated symbol name.
-        let sym = unsafe { libc::dlsym(lib.handle, abi::ENTRY.as_ptr().cast()) };
-        if sym.is_null() {
+        let lib =
+            Arc::new(Library::open(&c).map_err(|e| err(path, format!("dlopen refused it: {e}")))?);
+        let Some(sym) = lib.symbol(abi::ENTRY) else {
             return Err(err(
                 path,
                 "missing entry point: it exports no function `atomlab_plugin` (define `const struct atomlab_plugin *atomlab_plugin(void)` from include/atomlab.h, not static; check with `nm -D`)",
             ));
-        }
+        };
         // SAFETY: the header declares the symbol with this type; a plugin
         // that lies about it breaks the ABI's contract.
         let entry: abi::EntryFn = unsafe { std::mem::transmute::<*mut c_void, abi::EntryFn>(sym) };
@@ -247,28 +175,24 @@ impl Plugin {
                     ),
                 )
             })?;
-            if kind == Kind::Lock {
-                // SAFETY: the kind says `u.lock` is the member written.
-                let l = unsafe { v.u.lock };
-                let missing: Vec<&str> = [
-                    ("new_", l.new.is_none()),
-                    ("lock", l.lock.is_none()),
-                    ("unlock", l.unlock.is_none()),
-                    ("free_", l.free.is_none()),
-                ]
-                .iter()
-                .filter(|(_, m)| *m)
-                .map(|(n, _)| *n)
-                .collect();
-                if !missing.is_empty() {
-                    return Err(err(
-                        path,
-                        format!(
-                            "lock variant '{vname}' has no {} function (NULL)",
-                            missing.join(", ")
-                        ),
-                    ));
+            // SAFETY: the kind says which member of `u` was written.
+            let missing = unsafe {
+                match kind {
+                    Kind::Lock => LockFns::from_union(&v.u).missing(),
+                    Kind::Spsc => SpscFns::from_union(&v.u).missing(),
+                    Kind::Refcount => RefcountFns::from_union(&v.u).missing(),
+                    Kind::Op => OpFns::from_union(&v.u).missing(),
                 }
+            };
+            if !missing.is_empty() {
+                return Err(err(
+                    path,
+                    format!(
+                        "{} variant '{vname}' has no {} function (NULL)",
+                        kind.name(),
+                        missing.join(", ")
+                    ),
+                ));
             }
             variants.push(VariantInfo { name: vname, kind });
             fns.push(v.u);
@@ -284,26 +208,28 @@ impl Plugin {
         })
     }
 
-    /// The plugin's lock variants, or an error naming the file when it
-    /// has none (`subcommand` says who asked, e.g. `bench lock`).
-    pub fn locks(&self, subcommand: &str) -> Result<Vec<LockVariant>, PluginError> {
-        let locks: Vec<LockVariant> = self
+    /// The plugin's variants of the kind `F`, or an error naming the file
+    /// and the kinds it has when it has none of that kind (`subcommand`
+    /// says who asked, e.g. `bench spsc`).
+    pub fn variants_of<F: KindFns>(
+        &self,
+        subcommand: &str,
+    ) -> Result<Vec<PluginVariant<F>>, PluginError> {
+        let out: Vec<PluginVariant<F>> = self
             .variants
             .iter()
             .zip(&self.fns)
-            .filter(|(v, _)| v.kind == Kind::Lock)
-            .map(|(v, f)| {
-                LockVariant::new(
-                    v.name.clone(),
-                    self.path.clone(),
-                    self.sha256.clone(),
-                    // SAFETY: checked in `load`: the kind is lock.
-                    unsafe { f.lock },
-                    self.lib.clone(),
-                )
+            .filter(|(v, _)| v.kind == F::KIND)
+            .map(|(v, f)| PluginVariant {
+                name: v.name.clone(),
+                path: self.path.clone(),
+                sha256: self.sha256.clone(),
+                // SAFETY: checked in `load`: the kind is F's.
+                fns: unsafe { F::from_union(f) },
+                lib: self.lib.clone(),
             })
             .collect();
-        if locks.is_empty() {
+        if out.is_empty() {
             let kinds: Vec<String> = self
                 .variants
                 .iter()
@@ -312,24 +238,36 @@ impl Plugin {
             return Err(err(
                 &self.path,
                 format!(
-                    "{subcommand} takes lock variants, and this plugin provides {}",
+                    "{subcommand} takes {} variants, and this plugin provides {}",
+                    F::KIND.name(),
                     kinds.join(", ")
                 ),
             ));
         }
-        Ok(locks)
+        Ok(out)
     }
 }
 
-/// The lock variants of the plugins at `paths`, in order, for
-/// `subcommand` (e.g. `bench lock`): every file is loaded and checked
+/// The variants of kind `F` of the plugins at `paths`, in order, for
+/// `subcommand` (e.g. `stress spsc`): every file is loaded and checked
 /// before any is run, and the first bad one is the error.
-pub fn load_locks(paths: &[PathBuf], subcommand: &str) -> Result<Vec<LockVariant>, PluginError> {
+pub fn load_kind<F: KindFns>(
+    paths: &[PathBuf],
+    subcommand: &str,
+) -> Result<Vec<PluginVariant<F>>, PluginError> {
     let mut out = Vec::new();
     for p in paths {
-        out.extend(Plugin::load(p)?.locks(subcommand)?);
+        out.extend(Plugin::load(p)?.variants_of::<F>(subcommand)?);
     }
     Ok(out)
+}
+
+/// The lock variants of the plugins at `paths` ([`load_kind`] of locks).
+pub fn load_locks(
+    paths: &[PathBuf],
+    subcommand: &str,
+) -> Result<Vec<crate::lock::LockVariant>, PluginError> {
+    load_kind(paths, subcommand)
 }
 
 fn cstr(p: *const std::ffi::c_char) -> Option<String> {

@@ -4,53 +4,36 @@
 //! closure panics, so that `unlock` is only ever called by the holder.
 
 use std::ffi::c_void;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use atomlab_core::Record;
+use crate::abi::{LockFns, VariantFns};
+use crate::library::Library;
+use crate::variant::{nulls, Kind, KindFns, PluginVariant};
 
-use crate::abi::LockFns;
-use crate::load::Library;
+pub use crate::variant::{variant_names, NameClash};
 
 /// One lock variant of a loaded plugin.
-#[derive(Clone)]
-pub struct LockVariant {
-    /// The variant's name.
-    pub name: String,
-    /// The plugin file as given.
-    pub path: PathBuf,
-    /// The file's SHA-256.
-    pub sha256: String,
-    fns: LockFns,
-    lib: Arc<Library>,
-}
+pub type LockVariant = PluginVariant<LockFns>;
 
-impl std::fmt::Debug for LockVariant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LockVariant")
-            .field("name", &self.name)
-            .field("path", &self.path)
-            .finish()
+impl KindFns for LockFns {
+    const KIND: Kind = Kind::Lock;
+
+    unsafe fn from_union(u: &VariantFns) -> LockFns {
+        // SAFETY: the caller checked that the kind is lock.
+        unsafe { u.lock }
+    }
+
+    fn missing(&self) -> Vec<&'static str> {
+        nulls(&[
+            ("new_", self.new.is_some()),
+            ("lock", self.lock.is_some()),
+            ("unlock", self.unlock.is_some()),
+            ("free_", self.free.is_some()),
+        ])
     }
 }
 
 impl LockVariant {
-    pub(crate) fn new(
-        name: String,
-        path: PathBuf,
-        sha256: String,
-        fns: LockFns,
-        lib: Arc<Library>,
-    ) -> LockVariant {
-        LockVariant {
-            name,
-            path,
-            sha256,
-            fns,
-            lib,
-        }
-    }
-
     /// A new unlocked lock from the plugin's `new_`, or why not.
     pub fn make(&self) -> Result<LockInstance, String> {
         let new = self.fns.new.ok_or("no new_ function")?;
@@ -65,14 +48,6 @@ impl LockVariant {
             fns: self.fns,
             _lib: self.lib.clone(),
         })
-    }
-
-    /// Names the plugin in `r`'s parameters: the file, its SHA-256 and the
-    /// variant, so that two builds of one lock compare as A/B.
-    pub fn tag(&self, r: &mut Record) {
-        r.param("plugin", self.path.display().to_string())
-            .param("plugin_sha256", self.sha256.clone())
-            .param("plugin_variant", self.name.clone());
     }
 }
 
@@ -136,48 +111,4 @@ impl Drop for LockInstance {
             unsafe { free(self.ptr) }
         }
     }
-}
-
-/// A plugin's variant named like a variant already there (records are
-/// told apart by variant name).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("plugin {path}: variant '{name}' has the name of {other}; rename it in the plugin's description")]
-pub struct NameClash {
-    /// The plugin file.
-    pub path: String,
-    /// The variant's name.
-    pub name: String,
-    /// Whose name it is already.
-    pub other: String,
-}
-
-/// The names of `plugins`' variants, after the `builtin` ones of the
-/// scenario they join; refuses a name that is already a built-in
-/// variant's or another plugin's, naming the file. The names are
-/// `&'static str`, as a scenario's variants are: a plugin's live as long
-/// as the process (one scenario per command).
-pub fn variant_names(
-    plugins: &[LockVariant],
-    builtin: &[&str],
-) -> Result<Vec<&'static str>, NameClash> {
-    let mut names: Vec<&'static str> = Vec::new();
-    for p in plugins {
-        let clash = if builtin.contains(&p.name.as_str()) {
-            Some("a built-in lock".to_string())
-        } else {
-            plugins
-                .iter()
-                .find(|q| q.name == p.name && !std::ptr::eq(*q, p))
-                .map(|q| format!("a variant of {}", q.path.display()))
-        };
-        if let Some(other) = clash {
-            return Err(NameClash {
-                path: p.path.display().to_string(),
-                name: p.name.clone(),
-                other,
-            });
-        }
-        names.push(Box::leak(p.name.clone().into_boxed_str()));
-    }
-    Ok(names)
 }

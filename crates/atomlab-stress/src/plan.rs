@@ -139,6 +139,22 @@ pub enum StressError {
         /// What the value must be.
         why: Why,
     },
+    /// A plugin that cannot be used (not a shared object, another
+    /// architecture, no entry point, an ABI from the future, no variant of
+    /// the scenario's kind…), naming the file.
+    #[error(transparent)]
+    Plugin(#[from] atomlab_plugin::PluginError),
+    /// A plugin's variant named like a variant already there.
+    #[error(transparent)]
+    PluginName(#[from] atomlab_plugin::variant::NameClash),
+    /// `--plugin` given to a scenario that tests no plugins.
+    #[error("plugins apply to {takers}, not {scenario}")]
+    PluginNotApplicable {
+        /// The scenario asked for.
+        scenario: &'static str,
+        /// The scenarios that take plugins, and their kinds.
+        takers: &'static str,
+    },
     /// A field that this scenario does not take.
     #[error("{field}: the {scenario} scenario does not take it", field = field.name())]
     NotApplicable {

@@ -3,6 +3,7 @@
 //! [`Scenario`], and one line here.
 
 use crate::plan::{Plan, Request, Scenario, StressError};
+use crate::scenario::plugged::{Pluggable, WithPlugins};
 use crate::scenario::{mutex, refcount, seqlock, spsc, two_thread};
 
 /// Every scenario, in the order the command line lists them.
@@ -31,6 +32,35 @@ pub fn find(name: &str) -> Result<&'static dyn Scenario, StressError> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+/// The scenario `name` with the variants of the plugins at `paths`
+/// (include/atomlab.h) after its own: `mutex` takes lock plugins, `spsc`
+/// spsc plugins and `refcount` refcount plugins. Every file is loaded and
+/// checked before anything runs; a bad one, or one without a variant of
+/// the scenario's kind, is the error, naming the file. The scenario lives
+/// as long as the process (one per command).
+pub fn with_plugins(
+    name: &str,
+    paths: &[std::path::PathBuf],
+) -> Result<&'static dyn Scenario, StressError> {
+    fn load<S: Pluggable>(
+        base: S,
+        paths: &[std::path::PathBuf],
+    ) -> Result<&'static dyn Scenario, StressError> {
+        let subcommand = format!("stress {}", base.name());
+        let plugins = atomlab_plugin::load_kind::<S::Fns>(paths, &subcommand)?;
+        Ok(Box::leak(Box::new(WithPlugins::new(base, plugins)?)))
+    }
+    match name {
+        "mutex" => load(mutex::Mutex, paths),
+        "spsc" => load(spsc::Spsc, paths),
+        "refcount" => load(refcount::Refcount, paths),
+        other => Err(StressError::PluginNotApplicable {
+            scenario: find(other)?.name(),
+            takers: "mutex (lock plugins), spsc (spsc) and refcount (refcount)",
+        }),
+    }
 }
 
 impl Plan {

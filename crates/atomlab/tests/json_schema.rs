@@ -163,3 +163,30 @@ fn the_schema_refuses_other_shapes() {
     }]);
     assert!(schemas.validate(&bad_unit, index).is_err(), "unknown unit");
 }
+
+/// Every flag a record can carry is one the schema names (a flag kind
+/// added to atomlab-core, such as a plugin cell's `incorrect`, must be
+/// added to the schema too).
+#[test]
+fn the_schema_names_every_flag_kind() {
+    use atomlab_core::{FlagKind, Machine, Record, Report};
+    let (schemas, index) = schema();
+    let kinds = [
+        FlagKind::Implausible,
+        FlagKind::NotContended,
+        FlagKind::RunsExcluded,
+        FlagKind::RateNotSustained,
+        FlagKind::Crashed,
+        FlagKind::Hung,
+        FlagKind::Incorrect,
+    ];
+    for kind in kinds {
+        let mut r = Record::new("bench", "lock", "v");
+        r.flag(kind, None, "why");
+        let doc = serde_json::to_value(Report::new("bench", Machine::detect(), vec![r])).unwrap();
+        assert!(
+            schemas.validate(&doc, index).is_ok(),
+            "{kind:?} is not in schema/atomlab.schema.json"
+        );
+    }
+}

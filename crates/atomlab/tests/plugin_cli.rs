@@ -1,7 +1,8 @@
-//! Users' own locks as plugins (include/atomlab.h, issue 25): C plugins
-//! from `tests/plugins/*.c`, compiled with the system `cc` into
-//! CARGO_TARGET_TMPDIR, run through the real `atomlab bench lock` and
-//! `atomlab stress mutex`. Without `cc` the tests skip with a message (and
+//! Users' own locks, queues, counts and operations as plugins
+//! (include/atomlab.h, issue 25): C plugins from `tests/plugins/*.c`,
+//! compiled with the system `cc` into CARGO_TARGET_TMPDIR, run through the
+//! real `atomlab bench lock|spsc|refcount|counter` and `atomlab stress
+//! mutex|spsc|refcount`. Without `cc` the tests skip with a message (and
 //! fail instead under ATOMLAB_REQUIRE_CROSS=1, as the other tests that need
 //! a compiler do).
 
@@ -359,4 +360,437 @@ fn a_crashing_and_a_hanging_plugin_do_not_take_the_others_down() {
         out.contains("crashed: lock c-null threads=1: SIGSEGV (segmentation fault)"),
         "{out}"
     );
+}
+
+/// The placement flags of a `bench spsc` run here: cross-core where this
+/// process may use two CPUs, else one CPU time-sliced (yielding waits).
+fn placement() -> Vec<&'static str> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus >= 2 {
+        vec!["--placement", "cross-core"]
+    } else {
+        vec!["--placement", "same-core", "--wait", "yield"]
+    }
+}
+
+/// The text of column `col` of a table row (0 is before the first `|`).
+fn column(row: &str, col: usize) -> String {
+    row.split('|').nth(col).unwrap_or("").trim().to_string()
+}
+
+/// The row of `variant` in a people's table.
+fn row_of(out: &str, variant: &str) -> String {
+    out.lines()
+        .find(|l| l.contains(&format!("| {variant} ")))
+        .unwrap_or_else(|| panic!("no {variant} row: {out}"))
+        .to_string()
+}
+
+fn metric<'a>(r: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+    r["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+}
+
+/// A correct C SPSC ring passes `stress spsc`; the same ring with a push
+/// that drops the item wrapping back to slot 0 is caught: the verdict is
+/// FAIL with the lost item named, and the exit code 1.
+#[test]
+fn stress_spsc_passes_a_correct_ring_and_catches_one_that_drops_on_wrap() {
+    let Some(so) = plugin("ring", &[], "ring-stress") else {
+        return;
+    };
+    let run = |variant: &str, json: bool| {
+        let mut args = vec!["--no-save"];
+        if json {
+            args.push("--json");
+        }
+        args.extend(["stress", "spsc", "--plugin", s(&so), "--variant", variant]);
+        args.extend(["--ops", "200000"]);
+        atomlab(&args)
+    };
+    let o = run("c-ring", true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    assert_eq!(recs.len(), 1);
+    let r = find(&recs, "c-ring");
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    assert_eq!(r["parameters"]["plugin"], s(&so));
+    assert_eq!(r["parameters"]["plugin_variant"], "c-ring");
+    assert_eq!(r["parameters"]["plugin_sha256"].as_str().unwrap().len(), 64);
+    assert!(r["parameters"]["replay"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("atomlab stress spsc --plugin {} ", s(&so))));
+
+    let o = run("c-ring-lossy", false);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("spsc c-ring-lossy: FAIL"), "{out}");
+    // The ring has 64 slots: the 64th item is the first to be dropped.
+    assert!(
+        out.contains("expected item 64, the consumer got item 65: 1 lost"),
+        "{out}"
+    );
+}
+
+/// A queue that is always full makes no progress: at the time limit the
+/// verdict is TIMEOUT (undecided, exit 1), and no item is said lost, for
+/// none was pushed.
+#[test]
+fn a_queue_that_is_always_full_times_out_without_being_accused_of_losses() {
+    let Some(so) = plugin("bad", &["SPSC_FULL"], "full-queue") else {
+        return;
+    };
+    let o = atomlab(&[
+        "--json",
+        "--no-save",
+        "stress",
+        "spsc",
+        "--plugin",
+        s(&so),
+        "--variant",
+        "c-full-queue",
+        "--ops",
+        "1000",
+        "--time-limit",
+        "0.5",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    let r = find(&recs, "c-full-queue");
+    assert_eq!(r["verdict"], "TIMEOUT", "{r}");
+    assert!(!r.to_string().contains("lost"), "{r}");
+}
+
+/// `bench spsc --plugin` measures the plugin's queue flat out and at a
+/// fixed rate, in the same table as the built-in rings, with each side's
+/// CPU and (at the rate) the latency, and names the plugin in its records.
+#[test]
+fn bench_spsc_runs_the_plugin_beside_the_built_in_queues() {
+    let Some(so) = plugin("ring", &[], "ring-bench") else {
+        return;
+    };
+    let mut args = vec!["--no-save", "bench", "spsc", "--plugin", s(&so)];
+    args.extend(["--variant", "c11-acq-rel,c-ring", "--rate", "max,20k"]);
+    args.extend(["--duration", "50ms", "--runs", "2", "--warmup", "0"]);
+    args.extend(placement());
+    let o = atomlab(&[&["--json"][..], &args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    let mine: Vec<&serde_json::Value> = recs.iter().filter(|r| r["variant"] == "c-ring").collect();
+    assert_eq!(mine.len(), 2);
+    for r in &mine {
+        assert_eq!(r["parameters"]["plugin"], s(&so));
+        for m in ["items_per_sec", "producer_cpu", "consumer_cpu"] {
+            let samples = metric(r, m).unwrap_or_else(|| panic!("{m}: {r}"))["samples"].clone();
+            assert_eq!(samples.as_array().unwrap().len(), 2, "{m}: {r}");
+        }
+    }
+    let at_rate = mine
+        .iter()
+        .find(|r| r["parameters"]["load"] == "fixed-rate")
+        .expect("a fixed-rate record");
+    assert!(metric(at_rate, "latency_p50_ns").is_some(), "{at_rate}");
+    assert!(metric(at_rate, "pop_ns").is_some(), "{at_rate}");
+    // The people's table: the plugin's rows beside the ring's, with figures.
+    let o = atomlab(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = text(&o.stdout);
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("| c-ring ")).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(out.contains("| c11-acq-rel "), "{out}");
+    for row in rows {
+        let achieved = column(row, 4);
+        assert!(achieved.starts_with(|c: char| c.is_ascii_digit()), "{out}");
+    }
+}
+
+/// A correct C reference count passes `stress refcount`; one whose put
+/// decrements with a plain load and store is caught (exit 1).
+#[test]
+fn stress_refcount_passes_a_correct_count_and_catches_a_racy_put() {
+    let Some(so) = plugin("refcount", &[], "refcount-stress") else {
+        return;
+    };
+    let run = |variant: &str| {
+        atomlab(&[
+            "--no-save",
+            "stress",
+            "refcount",
+            "--plugin",
+            s(&so),
+            "--variant",
+            variant,
+            "--threads",
+            "2",
+            "--ops",
+            "400000",
+        ])
+    };
+    let o = run("c-refcount");
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("refcount c-refcount: PASS"), "{out}");
+    let o = run("c-refcount-racy");
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("refcount c-refcount-racy: FAIL"), "{out}");
+    assert!(
+        out.contains("violations of a variant meant to be correct"),
+        "{out}"
+    );
+}
+
+/// A count whose put says "last" while a reference is still held: FAIL in
+/// `stress refcount`, and in `bench refcount` an `incorrect` row without
+/// figures (exit 1) while the built-in variant's row still has its own.
+#[test]
+fn a_count_that_says_last_too_early_is_caught_by_bench_and_stress() {
+    let Some(so) = plugin("bad", &["REFCOUNT_EARLY"], "early-last") else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "stress",
+        "refcount",
+        "--plugin",
+        s(&so),
+        "--variant",
+        "c-early-last",
+        "--ops",
+        "10000",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("refcount c-early-last: FAIL"), "{out}");
+    assert!(out.contains("early_release"), "{out}");
+    let o = atomlab(&[
+        "--no-save",
+        "bench",
+        "refcount",
+        "--plugin",
+        s(&so),
+        "--variant",
+        "refcount-get-put,c-early-last",
+        "--threads",
+        "1",
+        "--duration",
+        "30ms",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(row_of(&out, "c-early-last").contains("incorrect"), "{out}");
+    assert!(!has_figure(&row_of(&out, "c-early-last")), "{out}");
+    assert!(has_figure(&row_of(&out, "refcount-get-put")), "{out}");
+    assert!(
+        out.contains("put said it dropped the last reference"),
+        "{out}"
+    );
+}
+
+/// `bench refcount --plugin` times the plugin's get/put pair beside the
+/// built-in ones; `bench counter --plugin` its operation, once per thread
+/// count whatever `--ordering` says (the plugin fixes its own), with its
+/// count checked where it has read().
+#[test]
+fn bench_refcount_and_counter_run_the_plugins_beside_the_built_in_variants() {
+    let (Some(rc), Some(op)) = (
+        plugin("refcount", &[], "refcount-bench"),
+        plugin("op", &[], "op-bench"),
+    ) else {
+        return;
+    };
+    let common = [
+        "--threads",
+        "1",
+        "--duration",
+        "30ms",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+    ];
+    let mut args = vec!["--no-save", "bench", "refcount", "--plugin", s(&rc)];
+    args.extend(["--variant", "refcount-get-put,c-refcount"]);
+    args.extend(common);
+    let o = atomlab(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = text(&o.stdout);
+    assert!(has_figure(&row_of(&out, "c-refcount")), "{out}");
+    assert!(has_figure(&row_of(&out, "refcount-get-put")), "{out}");
+
+    let mut args = vec![
+        "--json",
+        "--no-save",
+        "bench",
+        "counter",
+        "--plugin",
+        s(&op),
+    ];
+    args.extend(["--variant", "fetch_add,c-fetch-add,c-fence"]);
+    args.extend(["--ordering", "relaxed,seq_cst"]);
+    args.extend(common);
+    let o = atomlab(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    let count = |v: &str| recs.iter().filter(|r| r["variant"] == v).count();
+    assert_eq!(
+        (count("fetch_add"), count("c-fetch-add"), count("c-fence")),
+        (2, 1, 1)
+    );
+    let r = find(&recs, "c-fetch-add");
+    assert_eq!(r["parameters"]["plugin"], s(&op));
+    assert!(r["parameters"].get("ordering").is_none(), "{r}");
+    assert!(metric(r, "ns_per_op").is_some(), "{r}");
+    assert!(
+        r["notes"]
+            .to_string()
+            .contains("read() counted every operation"),
+        "{r}"
+    );
+    assert!(find(&recs, "c-fence")["notes"]
+        .to_string()
+        .contains("has no read()"),);
+    // The people's table: the plugin's row beside the built-in ones.
+    let o = atomlab(&args[1..]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = text(&o.stdout);
+    assert!(has_figure(&row_of(&out, "c-fetch-add")), "{out}");
+    assert!(has_figure(&row_of(&out, "fetch_add/relaxed")), "{out}");
+}
+
+/// A plugin of a kind the subcommand does not take, a queue without pop,
+/// and `--plugin` on a scenario that takes none: exit 2 before anything
+/// runs, naming the file and the kinds, or the scenarios that take plugins.
+#[test]
+fn a_plugin_of_the_wrong_kind_is_refused_naming_the_file_and_the_kind() {
+    let (Some(ring), Some(rc), Some(op), Some(lock)) = (
+        plugin("ring", &[], "ring-kinds"),
+        plugin("refcount", &[], "refcount-kinds"),
+        plugin("op", &[], "op-kinds"),
+        plugin("ticket", &[], "ticket-kinds"),
+    ) else {
+        return;
+    };
+    let no_pop = plugin("bad", &["SPSC_NO_POP"], "no-pop").unwrap();
+    let ring_kinds = "this plugin provides c-ring (spsc), c-ring-lossy (spsc)";
+    let cases: [(&str, &str, &Path, &str); 8] = [
+        ("bench", "refcount", &ring, "bench refcount takes refcount variants, and"),
+        ("stress", "refcount", &ring, "stress refcount takes refcount variants, and"),
+        ("bench", "counter", &rc, "bench counter takes op variants, and this plugin provides c-refcount (refcount)"),
+        ("bench", "spsc", &op, "bench spsc takes spsc variants, and this plugin provides c-fetch-add (op), c-fence (op)"),
+        ("stress", "spsc", &lock, "stress spsc takes spsc variants, and this plugin provides c-ticket (lock)"),
+        ("stress", "mutex", &ring, "stress mutex takes lock variants, and"),
+        ("bench", "spsc", &no_pop, "spsc variant 'c-queue' has no pop function (NULL)"),
+        ("stress", "spsc", &no_pop, "spsc variant 'c-queue' has no pop function (NULL)"),
+    ];
+    for (cmd, scenario, path, what) in cases {
+        let named = format!("plugin {}: ", s(path));
+        let mut want = vec![named.as_str(), what];
+        if path == ring.as_path() {
+            want.push(ring_kinds);
+        }
+        assert_bad_input(&["--no-save", cmd, scenario, "--plugin", s(path)], &want);
+    }
+    assert_bad_input(
+        &["--no-save", "bench", "fence", "--plugin", s(&op)],
+        &["plugins apply to lock (lock plugins), spsc (spsc), refcount (refcount) and counter (op), not fence"],
+    );
+    assert_bad_input(
+        &["--no-save", "stress", "seqlock", "--plugin", s(&ring)],
+        &["plugins apply to mutex (lock plugins), spsc (spsc) and refcount (refcount), not seqlock"],
+    );
+}
+
+/// A queue whose push dereferences NULL is a crashed cell in `bench spsc`
+/// and `stress spsc`, and a count whose put never returns a hung one in
+/// `stress refcount`: exit 1, and the other variants still run, print and
+/// are in the records.
+#[test]
+fn a_crashing_queue_and_a_hanging_count_do_not_take_the_others_down() {
+    let (Some(ring), Some(rc)) = (
+        plugin("ring", &[], "ring-isolated"),
+        plugin("refcount", &[], "refcount-isolated"),
+    ) else {
+        return;
+    };
+    let crash = plugin("bad", &["SPSC_CRASH"], "crash-queue").unwrap();
+    let hang = plugin("bad", &["REFCOUNT_HANG"], "hang-count").unwrap();
+
+    let mut args = vec!["--no-save", "bench", "spsc", "--plugin", s(&crash)];
+    args.extend([
+        "--plugin",
+        s(&ring),
+        "--variant",
+        "c-null-queue,c11-acq-rel,c-ring",
+    ]);
+    args.extend(["--duration", "30ms", "--runs", "1", "--warmup", "0"]);
+    args.extend(placement());
+    let o = atomlab(&args);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(row_of(&out, "c-null-queue").contains("crashed"), "{out}");
+    for v in ["c11-acq-rel", "c-ring"] {
+        let achieved = column(&row_of(&out, v), 4);
+        assert!(achieved.starts_with(|c: char| c.is_ascii_digit()), "{out}");
+    }
+    assert!(out.contains("SIGSEGV (segmentation fault)"), "{out}");
+    let o = atomlab(&[&["--json"][..], &args].concat());
+    let recs = records(&o.stdout);
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    let r = find(&recs, "c-null-queue");
+    assert_eq!(r["flags"][0]["kind"], "crashed");
+    assert_eq!(r["parameters"]["plugin"], s(&crash));
+    assert_eq!(r["parameters"]["placement"], placement()[1]);
+
+    let o = atomlab(&[
+        "--no-save",
+        "stress",
+        "spsc",
+        "--plugin",
+        s(&crash),
+        "--plugin",
+        s(&ring),
+        "--variant",
+        "c-null-queue,c-ring",
+        "--ops",
+        "100000",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("spsc c-ring: PASS"), "{out}");
+    assert!(
+        out.contains("crashed: SIGSEGV (segmentation fault)"),
+        "{out}"
+    );
+
+    let o = atomlab(&[
+        "--json",
+        "--no-save",
+        "stress",
+        "refcount",
+        "--plugin",
+        s(&hang),
+        "--plugin",
+        s(&rc),
+        "--variant",
+        "c-forever-count,c-refcount",
+        "--ops",
+        "100000",
+        "--time-limit",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    assert_eq!(find(&recs, "c-forever-count")["flags"][0]["kind"], "hung");
+    assert_eq!(find(&recs, "c-refcount")["verdict"], "PASS");
 }

@@ -1,12 +1,21 @@
 //! `bench counter`: increments of a shared line (`--contention shared`) or of
 //! one padded line per thread (`private`), per variant and ordering.
+//!
+//! Users' operations (plugins, `include/atomlab.h`'s `op` kind) run beside
+//! them: every thread calls the plugin's `op` on one state (`shared`) or
+//! its own (`private`), once per thread count (a plugin fixes its own
+//! orderings); where the plugin has `read`, the state must have counted
+//! every call, as the built-in counters must.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use atomlab_core::Record;
+use atomlab_plugin::abi::OpFns;
+use atomlab_plugin::OpVariant;
 use atomlab_prims::counter::{self, CounterVariant};
 use atomlab_prims::CachePadded;
 
+use super::plugged::Pluggable;
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::run_cell;
 use crate::plan::{ordering_name, BenchError, Contention, Plan, Scenario};
@@ -74,14 +83,45 @@ impl Scenario for Counter {
         pmu: bool,
         progress: Progress<'_>,
     ) -> Result<Vec<Record>, BenchError> {
-        run(plan, pmu, progress)
+        run(plan, pmu, progress, &[])
     }
 }
 
-/// Runs the counter cells of `plan`.
-fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+/// Users' operations beside the built-in counters
+/// ([`super::plugged::WithPlugins`]).
+impl Pluggable for Counter {
+    type Fns = OpFns;
+
+    fn run_with(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+        plugins: &[OpVariant],
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, pmu, progress, plugins)
+    }
+}
+
+/// Runs the counter cells of `plan`; a variant named by one of `plugins`
+/// is that plugin's operation.
+fn run(
+    plan: &Plan,
+    pmu: bool,
+    progress: Progress<'_>,
+    plugins: &[OpVariant],
+) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
+        if let Some(p) = plugins.iter().find(|p| p.name == *variant) {
+            for &threads in &plan.threads {
+                announce(progress, plan, variant, threads);
+                let mut rec = plugin_cell(plan, p, threads, pmu)?;
+                p.tag(&mut rec);
+                records.push(rec);
+            }
+            continue;
+        }
         let v: CounterVariant = variant
             .parse()
             .map_err(|_| BenchError::Unavailable(format!("unknown counter variant {variant}")))?;
@@ -102,6 +142,70 @@ fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, Be
         }
     }
     Ok(records)
+}
+
+/// A plugin's operation: each thread calls `op` on the shared state, or on
+/// its own with `--contention private`. With `read`, the states must have
+/// counted every call (as a counter: a lost update is the cell's error).
+fn plugin_cell(
+    plan: &Plan,
+    p: &OpVariant,
+    threads: usize,
+    pmu: bool,
+) -> Result<Record, BenchError> {
+    let n = match plan.contention {
+        Contention::Shared => 1,
+        Contention::Private => threads,
+    };
+    let states: Vec<CachePadded<_>> = (0..n)
+        .map(|_| p.make().map(CachePadded::new))
+        .collect::<Result<_, _>>()
+        .map_err(|why| sanity(plan, &p.name, why))?;
+    let idx = |t: usize| if n == 1 { 0 } else { t };
+    // What `read` said before the run: the state is the plugin's, and has
+    // no reset.
+    let read = || -> Option<u64> {
+        states
+            .iter()
+            .map(|s| s.0.read())
+            .try_fold(0u64, |a, r| Some(a.wrapping_add(r?)))
+    };
+    let before = std::sync::Mutex::new(None);
+    let out = run_cell(
+        &cell_spec(plan, threads, pmu),
+        |t| {
+            let s = &states[idx(t)].0;
+            move || s.op()
+        },
+        || *before.lock().unwrap_or_else(|e| e.into_inner()) = read(),
+        |ops| {
+            let before = *before.lock().unwrap_or_else(|e| e.into_inner());
+            match (before, read()) {
+                (Some(b), Some(a)) if a.wrapping_sub(b) != ops => Err(format!(
+                    "the plugin's read() counted {} operations but {ops} were made: lost updates",
+                    a.wrapping_sub(b)
+                )),
+                _ => Ok(()),
+            }
+        },
+    )
+    .map_err(|reason| sanity(plan, &p.name, reason))?;
+    let mut r = cell_record(plan, &p.name, threads, &out);
+    r.notes.push(if read().is_some() {
+        format!(
+            "plugin {}: its read() counted every operation of every run",
+            p.name
+        )
+    } else {
+        format!(
+            "plugin {}: it has no read(), so its operations were not counted",
+            p.name
+        )
+    });
+    if n > 1 {
+        r.notes.push("--contention private: each thread's state comes from the plugin's new_, which may put two on one cache line (allocate 64-byte aligned states to measure the uncontended cost)".into());
+    }
+    Ok(r)
 }
 
 fn cell(

@@ -15,17 +15,20 @@
 //! sections executed; a lock that loses an update is reported, not timed.
 //!
 //! Users' locks (plugins, `include/atomlab.h`) run beside the built-in
-//! ones through [`LockWithPlugins`]: the same cells, the same checks, the
-//! same records, with the plugin file and its SHA-256 in the parameters.
+//! ones through [`super::plugged::WithPlugins`]: the same cells, the same
+//! checks, the same records, with the plugin file and its SHA-256 in the
+//! parameters.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
+use atomlab_plugin::abi::LockFns;
 use atomlab_plugin::{LockInstance, LockVariant};
 use atomlab_prims::lock::{RawLock, LOCK_NAMES};
 use atomlab_prims::{with_lock, CachePadded};
 
+use super::plugged::Pluggable;
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::{run_cell, run_fixed_work};
 use crate::plan::{BenchError, Contention, Plan, Scenario};
@@ -139,144 +142,39 @@ impl Scenario for Lock {
     }
 }
 
-/// The lock scenario with users' locks beside the built-in ones: its
-/// variants are the built-in names, then the plugins' in the order given.
-pub struct LockWithPlugins {
-    plugins: Vec<LockVariant>,
-    names: Vec<&'static str>,
-}
+/// Users' locks beside the built-in ones ([`super::plugged::WithPlugins`]).
+impl Pluggable for Lock {
+    type Fns = LockFns;
 
-impl LockWithPlugins {
-    /// The scenario with `plugins`' locks; refuses a name that is already
-    /// a built-in variant's or another plugin's (records are told apart by
-    /// variant name).
-    pub fn new(plugins: Vec<LockVariant>) -> Result<LockWithPlugins, BenchError> {
-        let names = atomlab_plugin::lock::variant_names(&plugins, &LOCK_NAMES).map_err(|c| {
-            BenchError::PluginName {
-                path: c.path,
-                name: c.name,
-                other: c.other,
-            }
-        })?;
-        Ok(LockWithPlugins { plugins, names })
-    }
-}
-
-impl Scenario for LockWithPlugins {
-    fn name(&self) -> &'static str {
-        Lock.name()
-    }
-
-    fn variants(&self) -> Vec<&'static str> {
-        LOCK_NAMES.iter().chain(&self.names).copied().collect()
-    }
-
-    fn takes_fixed_work(&self) -> bool {
-        Lock.takes_fixed_work()
-    }
-
-    fn implausible(&self, plan: &Plan, serial_ns: f64, ns_per_op: f64) -> Option<String> {
-        Lock.implausible(plan, serial_ns, ns_per_op)
-    }
-
-    /// A plugin's variant runs in a child process ([`isolated`]), except
-    /// in that child.
-    fn run(
+    fn run_with(
         &self,
         plan: &Plan,
         pmu: bool,
         progress: Progress<'_>,
+        plugins: &[LockVariant],
     ) -> Result<Vec<Record>, BenchError> {
-        if atomlab_plugin::isolate::child_request().is_some() {
-            return run(plan, pmu, progress, &self.plugins);
-        }
-        let mut records = Vec::new();
-        for v in &plan.variants {
-            let mut one = plan.clone();
-            one.variants = vec![v.clone()];
-            match self.plugins.iter().find(|p| p.name == *v) {
-                Some(p) => {
-                    progress(&format!("bench lock {v}: in a child process"));
-                    records.extend(isolated(&one, p)?);
-                }
-                None => records.extend(run(&one, pmu, progress, &[])?),
+        run(plan, pmu, progress, plugins)
+    }
+
+    fn cell_params(&self, cell: &Plan, r: &mut Record) {
+        match cell.threads[..] {
+            [t] => r.param("threads", t),
+            _ => {
+                let threads: Vec<String> = cell.threads.iter().map(|t| t.to_string()).collect();
+                r.param("threads", threads.join(","))
             }
+        };
+        r.param("contention", cell.contention.name())
+            .param("cs_work", cell.cs_work);
+        if let Some((increments, tasks)) = cell.fixed_work {
+            r.param("mode", "fixed-work")
+                .param("increments", increments)
+                .param("tasks", tasks);
         }
-        Ok(records)
+        if let Some(rate) = cell.rates.first().copied().flatten() {
+            r.param("mode", "fixed-rate").param("rate_offered", rate);
+        }
     }
-}
-
-/// What identifies a cell of a plan among the plan's [`Plan::split_cells`]:
-/// the words a child process is given to run that cell.
-pub fn cell_key(cell: &Plan) -> String {
-    format!(
-        "{}|{:?}|{:?}|{:?}",
-        cell.variants.join(","),
-        cell.threads,
-        cell.rates,
-        cell.orderings
-    )
-}
-
-/// Runs `cell` (one plugin variant's) in a child process
-/// ([`atomlab_plugin::isolate`]): its records, or one record flagged
-/// crashed or hung, without figures, when the child died by a signal or
-/// had no result after twice the cell's expected time and 5 s more
-/// (fixed work, whose time is not known in advance: 300 s).
-fn isolated(cell: &Plan, p: &LockVariant) -> Result<Vec<Record>, BenchError> {
-    use atomlab_plugin::isolate::{run_child, signal_words, End};
-    let bound = if cell.fixed_work.is_some() {
-        std::time::Duration::from_secs(300)
-    } else {
-        std::time::Duration::from_secs_f64(cell.estimated_seconds() * 2.0 + 5.0)
-    };
-    let (kind, why) = match run_child(&cell_key(cell), bound) {
-        Ok(End::Done(recs, _)) => return Ok(recs),
-        Ok(End::Crashed(sig)) => {
-            let (name, words, hint) = signal_words(sig);
-            (
-                FlagKind::Crashed,
-                format!("{name} ({words}) while running it: {hint}"),
-            )
-        }
-        Ok(End::Hung(s)) => (
-            FlagKind::Hung,
-            format!("no result for {s} s (the cell should take about {:.1} s): killed", cell.estimated_seconds()),
-        ),
-        Ok(End::NoRecords(code)) => {
-            return Err(sanity(
-                cell,
-                &p.name,
-                format!("the child process running it exited with code {code} and no result (its error is above)"),
-            ))
-        }
-        Err(e) => {
-            return Err(sanity(
-                cell,
-                &p.name,
-                format!("could not start a child process to run it: {e}"),
-            ))
-        }
-    };
-    let mut r = Record::new("bench", "lock", &p.name);
-    match cell.threads[..] {
-        [t] => r.param("threads", t),
-        _ => {
-            let threads: Vec<String> = cell.threads.iter().map(|t| t.to_string()).collect();
-            r.param("threads", threads.join(","))
-        }
-    };
-    r.param("contention", cell.contention.name())
-        .param("cs_work", cell.cs_work);
-    if let Some((increments, tasks)) = cell.fixed_work {
-        r.param("mode", "fixed-work")
-            .param("increments", increments)
-            .param("tasks", tasks);
-    }
-    p.tag(&mut r);
-    r.verdict = Some(atomlab_core::Verdict::Fail);
-    r.flag(kind, None, why);
-    Ok(vec![r])
 }
 
 /// A new lock of a plugin, or the cell's error.

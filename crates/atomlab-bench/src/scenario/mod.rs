@@ -6,6 +6,7 @@ pub mod counter;
 pub mod fence;
 pub mod lock;
 pub mod pingpong;
+pub mod plugged;
 pub mod refcount;
 pub mod spsc;
 

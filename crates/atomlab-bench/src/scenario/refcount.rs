@@ -9,14 +9,23 @@
 //! and get/put pairs (`inc` then `dec_and_test`): `atomic-get-put`,
 //! `refcount-get-put`, `refcount-get-put-call`.
 //!
+//! Users' counts (plugins, `include/atomlab.h`'s `refcount` kind) run as
+//! get/put pairs, beside `refcount-get-put`, on an object that keeps one
+//! reference of its own, so that no put may say it was the last.
+//!
 //! Counts start at 1 before every run; a run that saturated a count is an
 //! error (the measurement would be of the saturated path), which at the
 //! default run lengths needs 2^31 increments and does not happen.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use atomlab_core::Record;
+use atomlab_plugin::abi::RefcountFns;
+use atomlab_plugin::RefcountVariant;
 use atomlab_prims::refcount::{called, RawRefcount, SaturatingRefcount};
 use atomlab_prims::CachePadded;
 
+use super::plugged::Pluggable;
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::run_cell;
 use crate::plan::{BenchError, Contention, Plan, Scenario};
@@ -56,20 +65,104 @@ impl Scenario for Refcount {
         pmu: bool,
         progress: Progress<'_>,
     ) -> Result<Vec<Record>, BenchError> {
-        run(plan, pmu, progress)
+        run(plan, pmu, progress, &[])
     }
 }
 
-/// Runs the refcount cells of `plan`.
-fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+/// Users' counts beside the built-in ones ([`super::plugged::WithPlugins`]).
+impl Pluggable for Refcount {
+    type Fns = RefcountFns;
+
+    fn run_with(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+        plugins: &[RefcountVariant],
+    ) -> Result<Vec<Record>, BenchError> {
+        run(plan, pmu, progress, plugins)
+    }
+}
+
+/// Runs the refcount cells of `plan`; a variant named by one of `plugins`
+/// is that plugin's.
+fn run(
+    plan: &Plan,
+    pmu: bool,
+    progress: Progress<'_>,
+    plugins: &[RefcountVariant],
+) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
         for &threads in &plan.threads {
             announce(progress, plan, variant, threads);
-            records.push(cell(plan, variant, threads, pmu)?);
+            records.push(match plugins.iter().find(|p| p.name == *variant) {
+                Some(p) => {
+                    let mut r = plugin_cell(plan, p, threads, pmu)?;
+                    p.tag(&mut r);
+                    r
+                }
+                None => cell(plan, variant, threads, pmu)?,
+            });
         }
     }
     Ok(records)
+}
+
+/// A plugin's count, each operation a get then a put (as
+/// `refcount-get-put`) on an object that holds one reference of its own
+/// from `new_`: a put that says it was the last is a broken count, and the
+/// cell's error.
+fn plugin_cell(
+    plan: &Plan,
+    p: &RefcountVariant,
+    threads: usize,
+    pmu: bool,
+) -> Result<Record, BenchError> {
+    let n = match plan.contention {
+        Contention::Shared => 1,
+        Contention::Private => threads,
+    };
+    let objs: Vec<CachePadded<_>> = (0..n)
+        .map(|_| p.make().map(CachePadded::new))
+        .collect::<Result<_, _>>()
+        .map_err(|why| sanity(plan, &p.name, why))?;
+    let idx = |t: usize| if n == 1 { 0 } else { t };
+    let said_last = AtomicU64::new(0);
+    let out = run_cell(
+        &cell_spec(plan, threads, pmu),
+        |t| {
+            let (o, said_last) = (&objs[idx(t)].0, &said_last);
+            move || {
+                o.get();
+                if o.put() {
+                    // ORDERING: Relaxed: a count, read after the run's
+                    // barrier.
+                    said_last.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        },
+        || {},
+        |_ops| {
+            // ORDERING: as above.
+            match said_last.swap(0, Ordering::Relaxed) {
+                0 => Ok(()),
+                k => Err(format!(
+                    "put said it dropped the last reference {k} times while the object still held its own: the count is wrong (atomlab stress refcount --plugin shows how)"
+                )),
+            }
+        },
+    )
+    .map_err(|reason| sanity(plan, &p.name, reason))?;
+    let mut r = cell_record(plan, &p.name, threads, &out);
+    r.notes.push(format!(
+        "plugin {}: each operation is a get and a put (as refcount-get-put), through the plugin's function pointers",
+        p.name
+    ));
+    if n > 1 {
+        r.notes.push("--contention private: each thread's object comes from the plugin's new_, which may put two on one cache line (allocate 64-byte aligned objects to measure the uncontended cost)".into());
+    }
+    Ok(r)
 }
 
 fn cell(plan: &Plan, variant: &str, threads: usize, pmu: bool) -> Result<Record, BenchError> {

@@ -60,11 +60,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use atomlab_core::{Metric, Record, Source, Unit};
+use atomlab_plugin::abi::SpscFns;
+use atomlab_plugin::SpscVariant;
 use atomlab_prims::doorbell::Doorbell;
 use atomlab_prims::spsc::{SpscBarriers, SpscRing, SPSC_NAMES};
 use atomlab_prims::{with_spsc, CachePadded};
 use hdrhistogram::Histogram;
 
+use super::plugged::Pluggable;
 use super::Progress;
 use crate::clock;
 use crate::harness::SpinBarrier;
@@ -157,6 +160,33 @@ impl ConsumerEnd for NoQueue {
     }
     fn has_item(&mut self) -> bool {
         false
+    }
+}
+
+/// A plugin's queue (include/atomlab.h's `spsc` kind). Its items are
+/// nonzero, so item `v` travels as `v + 1`. The ABI has no peek: a notify
+/// consumer's "is an item ready?" pops it into `stash`, and the next
+/// `pop` returns it (its latency then ends at that check, a few
+/// instructions before the pop it stands for).
+struct PluginEnd {
+    end: atomlab_plugin::spsc::Consumer,
+    stash: Option<u64>,
+}
+
+impl ConsumerEnd for PluginEnd {
+    fn pop(&mut self) -> Option<u64> {
+        // A plugin that returns the reserved 0 gives u64::MAX, which the
+        // run's order check reports.
+        self.stash
+            .take()
+            .or_else(|| self.end.pop())
+            .map(|v| v.wrapping_sub(1))
+    }
+    fn has_item(&mut self) -> bool {
+        if self.stash.is_none() {
+            self.stash = self.end.pop();
+        }
+        self.stash.is_some()
     }
 }
 
@@ -533,11 +563,41 @@ impl Scenario for Spsc {
     }
 }
 
+/// Users' queues beside the built-in ones ([`super::plugged::WithPlugins`]).
+impl Pluggable for Spsc {
+    type Fns = SpscFns;
+
+    fn run_with(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+        plugins: &[SpscVariant],
+    ) -> Result<Vec<Record>, BenchError> {
+        run_plugged(plan, pmu, progress, plugins)
+    }
+
+    fn cell_params(&self, cell: &Plan, r: &mut Record) {
+        ring_params(cell, r);
+    }
+}
+
 /// Runs every cell of `plan` (one variant, one rate each after
 /// [`Plan::split_cells`]; here any number).
 /// `pmu` says whether hardware counters work here: each side then counts
 /// cycles, instructions and the plan's `--events`.
 fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+    run_plugged(plan, pmu, progress, &[])
+}
+
+/// [`run`], where a variant named by one of `plugins` is that plugin's
+/// queue.
+fn run_plugged(
+    plan: &Plan,
+    pmu: bool,
+    progress: Progress<'_>,
+    plugins: &[SpscVariant],
+) -> Result<Vec<Record>, BenchError> {
     let mut events = Vec::new();
     if pmu {
         events.push(EventSpec::cycles());
@@ -564,13 +624,23 @@ fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, Be
                 plan.runs,
                 plan.duration.as_secs_f64()
             ));
-            records.push(one_cell(&cell, v, &events)?);
+            let plugin = plugins.iter().find(|p| p.name == *v);
+            let mut rec = one_cell(&cell, v, plugin, &events)?;
+            if let Some(p) = plugin {
+                p.tag(&mut rec);
+            }
+            records.push(rec);
         }
     }
     Ok(records)
 }
 
-fn one_cell(plan: &Plan, variant: &str, events: &[EventSpec]) -> Result<Record, BenchError> {
+fn one_cell(
+    plan: &Plan,
+    variant: &str,
+    plugin: Option<&SpscVariant>,
+    events: &[EventSpec],
+) -> Result<Record, BenchError> {
     let event_errors = Mutex::new(Vec::new());
     let allowed = affinity::allowed_cpus();
     let cpus = if !plan.pin {
@@ -591,7 +661,7 @@ fn one_cell(plan: &Plan, variant: &str, events: &[EventSpec]) -> Result<Record, 
         if i == 0 && seconds == 0.0 {
             continue;
         }
-        let out = one_run(plan, variant, cpus, seconds, events, &event_errors)?;
+        let out = one_run(plan, variant, plugin, cpus, seconds, events, &event_errors)?;
         // The calling thread was the producer: give it back its CPUs.
         let _ = affinity::set_current_thread_cpus(&allowed);
         if let Some(why) = &out.sanity {
@@ -610,12 +680,30 @@ fn one_cell(plan: &Plan, variant: &str, events: &[EventSpec]) -> Result<Record, 
 fn one_run(
     plan: &Plan,
     variant: &str,
+    plugin: Option<&SpscVariant>,
     cpus: (Option<usize>, Option<usize>),
     seconds: f64,
     events: &[EventSpec],
     event_errors: &Mutex<Vec<(String, String)>>,
 ) -> Result<RunOut, BenchError> {
     let cap = plan.capacity;
+    if let Some(p) = plugin {
+        let (mut producer, consumer) = p
+            .make(cap)
+            .map_err(|why| super::sanity(plan, variant, why))?;
+        return Ok(Run {
+            plan,
+            events,
+            event_errors,
+            cpus,
+            push: move |v: u64| producer.push(v + 1),
+            pop: Some(PluginEnd {
+                end: consumer,
+                stash: None,
+            }),
+        }
+        .go(seconds));
+    }
     if let Some(out) = with_spsc!(variant, V => {
         let ring = SpscRing::<V>::new(cap);
         let q = &ring;
@@ -676,18 +764,9 @@ fn one_run(
     })
 }
 
-fn record(
-    plan: &Plan,
-    variant: &str,
-    cpus: (Option<usize>, Option<usize>),
-    outs: &[RunOut],
-    events: &[EventSpec],
-    event_errors: &[(String, String)],
-) -> Record {
+/// The parameters of a queue cell: what shapes the measurement.
+fn ring_params(plan: &Plan, r: &mut Record) {
     let rate = plan.rates.first().copied().flatten();
-    let no_queue = variant == SCHEDULE_ONLY;
-    let mut r = Record::new("bench", "spsc", variant);
-    let cpu = |c: Option<usize>| c.map_or(serde_json::Value::Null, |c| c.into());
     r.param("threads", 2)
         .param(
             "load",
@@ -710,8 +789,23 @@ fn record(
         .param("duration_s", plan.duration.as_secs_f64())
         .param("warmup_s", plan.warmup.as_secs_f64())
         .param("runs", plan.runs)
-        .param("pin", plan.pin)
-        .param("producer_cpu", cpu(cpus.0))
+        .param("pin", plan.pin);
+}
+
+fn record(
+    plan: &Plan,
+    variant: &str,
+    cpus: (Option<usize>, Option<usize>),
+    outs: &[RunOut],
+    events: &[EventSpec],
+    event_errors: &[(String, String)],
+) -> Record {
+    let rate = plan.rates.first().copied().flatten();
+    let no_queue = variant == SCHEDULE_ONLY;
+    let mut r = Record::new("bench", "spsc", variant);
+    let cpu = |c: Option<usize>| c.map_or(serde_json::Value::Null, |c| c.into());
+    ring_params(plan, &mut r);
+    r.param("producer_cpu", cpu(cpus.0))
         .param("consumer_cpu", cpu(cpus.1));
     // The producer's count is the offered-and-taken count; with a queue the
     // consumer popped the same number (checked per run).

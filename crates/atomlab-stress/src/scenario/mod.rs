@@ -2,6 +2,7 @@
 //! a start barrier, and the critical section that the lock scenarios check.
 
 pub mod mutex;
+pub mod plugged;
 pub mod refcount;
 pub mod seqlock;
 pub mod spsc;

@@ -9,15 +9,18 @@
 //!   (buffer corruption), and the buffer's length must end at N.
 //!
 //! Users' locks (plugins, `include/atomlab.h`) run the same test beside the
-//! built-in ones through [`MutexWithPlugins`], judged as correct variants.
+//! built-in ones through [`super::plugged::WithPlugins`], judged as
+//! correct variants.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use atomlab_plugin::abi::LockFns;
 use atomlab_plugin::{LockInstance, LockVariant};
 use atomlab_prims::broken::BROKEN_LOCK_NAMES;
 use atomlab_prims::lock::{RawLock, LOCK_NAMES};
 use atomlab_prims::{with_broken_lock, with_lock, CachePadded};
 
+use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
@@ -152,84 +155,14 @@ impl Scenario for Mutex {
     }
 }
 
-/// The mutex scenario with users' locks beside the built-in ones: its
-/// variants are the built-in names (correct, then broken), then the
-/// plugins' in the order given.
-pub struct MutexWithPlugins {
-    plugins: Vec<LockVariant>,
-    names: Vec<&'static str>,
-}
+/// Users' locks beside the built-in ones ([`super::plugged::WithPlugins`]).
+impl Pluggable for Mutex {
+    type Fns = LockFns;
 
-impl MutexWithPlugins {
-    /// The scenario with `plugins`' locks; refuses a name that is already a
-    /// built-in variant's or another plugin's, naming the file.
-    pub fn new(plugins: Vec<LockVariant>) -> Result<MutexWithPlugins, String> {
-        let names = atomlab_plugin::lock::variant_names(&plugins, &Mutex.variants())
-            .map_err(|c| c.to_string())?;
-        Ok(MutexWithPlugins { plugins, names })
-    }
-}
-
-impl Scenario for MutexWithPlugins {
-    fn name(&self) -> &'static str {
-        Mutex.name()
-    }
-
-    fn variants(&self) -> Vec<&'static str> {
-        Mutex
-            .variants()
-            .into_iter()
-            .chain(self.names.iter().copied())
-            .collect()
-    }
-
-    fn ops_unit(&self) -> &'static str {
-        Mutex.ops_unit()
-    }
-
-    fn default_ops(&self) -> u64 {
-        Mutex.default_ops()
-    }
-
-    fn takes_tasks(&self) -> bool {
-        Mutex.takes_tasks()
-    }
-
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
-        let Some(p) = self.plugins.iter().find(|p| p.name == variant) else {
-            return Mutex.run(plan, variant);
-        };
-        let o = match p.make() {
+    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &LockVariant) -> Outcome {
+        match p.make() {
             Ok(lock) => run_lock(plan, variant, Plugged(lock)),
-            Err(why) => {
-                let det = Detector::new();
-                let mut o = Outcome::judge(plan, variant, 0, 0.0, &det, common_notes(plan));
-                o.verdict = atomlab_core::Verdict::Fail;
-                o.reason = format!("the plugin could not make a lock: {why}");
-                o
-            }
-        };
-        Some(o)
-    }
-
-    /// A plugin's lock runs in a child process, except in that child.
-    fn isolated(&self, variant: &str) -> bool {
-        atomlab_plugin::isolate::child_request().is_none()
-            && self.plugins.iter().any(|p| p.name == variant)
-    }
-
-    fn tag(&self, variant: &str, record: &mut atomlab_core::Record) {
-        if let Some(p) = self.plugins.iter().find(|p| p.name == variant) {
-            p.tag(record);
-            // The replay needs the plugin.
-            if let Some(serde_json::Value::String(line)) = record.parameters.get("replay") {
-                let line = line.replacen(
-                    "atomlab stress mutex",
-                    &format!("atomlab stress mutex --plugin {}", p.path.display()),
-                    1,
-                );
-                record.param("replay", line);
-            }
+            Err(why) => cannot_make(plan, variant, why),
         }
     }
 }

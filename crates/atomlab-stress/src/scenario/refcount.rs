@@ -17,13 +17,23 @@
 //! stays small for any `--ops`. Then, for saturating counts, a saturation
 //! storm: every thread increments a count near `i32::MAX` and decrements it
 //! again; it must end pinned at `REFCOUNT_SATURATED` and never reach zero.
+//!
+//! Users' counts (plugins, `include/atomlab.h`'s `refcount` kind) run the
+//! same test through [`super::plugged::WithPlugins`]: each object is the
+//! plugin's `new_` (one reference) and `get`s up to one per thread; its
+//! `free_` is called once, when the batch is dropped after every thread is
+//! done with it, so a count that says "last" too early is reported (early
+//! release, use after release), never a crash on freed memory.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use atomlab_plugin::abi::RefcountFns;
+use atomlab_plugin::{RefcountInstance, RefcountVariant};
 use atomlab_prims::broken::{BrokenRacyRefcount, BrokenRelaxedRefcount};
 use atomlab_prims::refcount::{RawRefcount, SaturatingRefcount, REFCOUNT_SATURATED};
 
+use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
@@ -49,25 +59,24 @@ const STORM: i32 = 20_000;
 /// A reference count as the scenario drives it.
 trait Count: Send + Sync {
     const SATURATES: bool;
-    fn with(n: i32) -> Self;
+    /// Why there is no saturation storm, for a count that does not saturate.
+    const NO_STORM: &'static str = "no saturation storm: this count does not saturate by design (a raw atomic_t wraps; see `bench refcount` for the cost of checking)";
     fn get_ref(&self);
     fn put(&self) -> bool;
-    fn value(&self) -> i32;
+    /// The count, where it can be read.
+    fn value(&self) -> Option<i32>;
 }
 
 impl Count for SaturatingRefcount {
     const SATURATES: bool = true;
-    fn with(n: i32) -> Self {
-        SaturatingRefcount::new(n)
-    }
     fn get_ref(&self) {
         self.inc()
     }
     fn put(&self) -> bool {
         self.dec_and_test()
     }
-    fn value(&self) -> i32 {
-        self.get()
+    fn value(&self) -> Option<i32> {
+        Some(self.get())
     }
 }
 
@@ -76,17 +85,45 @@ struct Cmpxchg(SaturatingRefcount);
 
 impl Count for Cmpxchg {
     const SATURATES: bool = true;
-    fn with(n: i32) -> Self {
-        Cmpxchg(SaturatingRefcount::new(n))
-    }
     fn get_ref(&self) {
         self.0.inc_cmpxchg()
     }
     fn put(&self) -> bool {
         self.0.dec_and_test()
     }
-    fn value(&self) -> i32 {
+    fn value(&self) -> Option<i32> {
+        Some(self.0.get())
+    }
+}
+
+/// A plugin's count (include/atomlab.h's `refcount` kind). Its object is
+/// freed with the plugin's `free_` when the batch it belongs to is dropped,
+/// after every thread is done with it, whatever its puts said.
+struct PluginCount(RefcountInstance);
+
+impl PluginCount {
+    /// An object of `p` with `n` references: `new_`'s one, then `get`s.
+    fn with(p: &RefcountVariant, n: i32) -> Result<PluginCount, String> {
+        let c = PluginCount(p.make()?);
+        for _ in 1..n {
+            c.0.get();
+        }
+        Ok(c)
+    }
+}
+
+impl Count for PluginCount {
+    const SATURATES: bool = false;
+    const NO_STORM: &'static str =
+        "no saturation storm: the plugin ABI does not say whether a count saturates, and cannot read one";
+    fn get_ref(&self) {
         self.0.get()
+    }
+    fn put(&self) -> bool {
+        self.0.put()
+    }
+    fn value(&self) -> Option<i32> {
+        None
     }
 }
 
@@ -94,17 +131,14 @@ macro_rules! plain_count {
     ($t:ty) => {
         impl Count for $t {
             const SATURATES: bool = false;
-            fn with(n: i32) -> Self {
-                <$t>::new(n)
-            }
             fn get_ref(&self) {
                 self.inc()
             }
             fn put(&self) -> bool {
                 self.dec_and_test()
             }
-            fn value(&self) -> i32 {
-                self.get()
+            fn value(&self) -> Option<i32> {
+                Some(self.get())
             }
         }
     };
@@ -144,14 +178,31 @@ impl Scenario for Refcount {
 
     /// Runs a refcount variant.
     fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
-        Some(match variant {
-            "saturating" => run_count::<SaturatingRefcount>(plan, variant),
-            "saturating-cmpxchg" => run_count::<Cmpxchg>(plan, variant),
-            "raw" => run_count::<RawRefcount>(plan, variant),
-            "broken-racy-dec" => run_count::<BrokenRacyRefcount>(plan, variant),
-            "broken-relaxed-dec" => run_count::<BrokenRelaxedRefcount>(plan, variant),
+        fn ok<C>(f: fn(i32) -> C) -> impl Fn(i32) -> Result<C, String> + Sync {
+            move |n| Ok(f(n))
+        }
+        let o = match variant {
+            "saturating" => run_count(plan, variant, ok(SaturatingRefcount::new)),
+            "saturating-cmpxchg" => {
+                run_count(plan, variant, ok(|n| Cmpxchg(SaturatingRefcount::new(n))))
+            }
+            "raw" => run_count(plan, variant, ok(RawRefcount::new)),
+            "broken-racy-dec" => run_count(plan, variant, ok(BrokenRacyRefcount::new)),
+            "broken-relaxed-dec" => run_count(plan, variant, ok(BrokenRelaxedRefcount::new)),
             _ => return None,
-        })
+        };
+        // The built-in counts are made without fail.
+        o.ok()
+    }
+}
+
+/// Users' counts beside the built-in ones ([`super::plugged::WithPlugins`]).
+impl Pluggable for Refcount {
+    type Fns = RefcountFns;
+
+    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &RefcountVariant) -> Outcome {
+        run_count(plan, variant, |n| PluginCount::with(p, n))
+            .unwrap_or_else(|why| cannot_make(plan, variant, why))
     }
 }
 
@@ -198,7 +249,13 @@ impl<C: Count> Object<C> {
     }
 }
 
-fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
+/// Runs the test on counts made by `make(n)` (a count of `n` references),
+/// or the first error `make` gave.
+fn run_count<C: Count>(
+    plan: &Plan,
+    variant: &'static str,
+    make: impl Fn(i32) -> Result<C, String> + Sync,
+) -> Result<Outcome, String> {
     let det = Detector::new();
     let threads = plan.threads;
     let per_object = threads as u64 * (2 * ROUNDS + 1);
@@ -206,20 +263,23 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
     let batches = objects.div_ceil(BATCH);
     let current: Mutex<Arc<Vec<Object<C>>>> = Mutex::new(Arc::new(Vec::new()));
     let barrier = std::sync::Barrier::new(threads + 1);
-    let make_batch = |b: u64| -> Arc<Vec<Object<C>>> {
+    let make_batch = |b: u64| -> Result<Arc<Vec<Object<C>>>, String> {
         let n = BATCH.min(objects - b * BATCH);
-        Arc::new(
+        Ok(Arc::new(
             (0..n)
-                .map(|i| Object {
-                    refs: C::with(threads as i32),
-                    tag: AtomicU64::new(b * BATCH + i + 1),
-                    poisoned: AtomicBool::new(false),
-                    releases: AtomicU32::new(0),
-                    arrived: AtomicU32::new(0),
+                .map(|i| {
+                    Ok(Object {
+                        refs: make(threads as i32)?,
+                        tag: AtomicU64::new(b * BATCH + i + 1),
+                        poisoned: AtomicBool::new(false),
+                        releases: AtomicU32::new(0),
+                        arrived: AtomicU32::new(0),
+                    })
                 })
-                .collect(),
-        )
+                .collect::<Result<_, String>>()?,
+        ))
     };
+    let mut failed = None;
     let mut seconds = 0.0;
     let mut objects_done = 0u64;
     std::thread::scope(|s| {
@@ -280,7 +340,12 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
                 det.request_stop();
                 Arc::new(Vec::new())
             } else {
-                make_batch(b)
+                // A count that cannot be made ends the run like the time
+                // limit, and the run is that error.
+                make_batch(b).unwrap_or_else(|why| {
+                    failed = Some(why);
+                    Arc::new(Vec::new())
+                })
             };
             objects_done += batch.len() as u64;
             let last = batch.is_empty();
@@ -296,7 +361,10 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
                 // release before this check.
                 if o.releases.load(Ordering::Relaxed) == 0 {
                     let tag = b * BATCH + i as u64 + 1;
-                    let left = o.refs.value();
+                    let left = o.refs.value().map_or_else(
+                        || "unknown: a plugin's count cannot be read".to_string(),
+                        |v| v.to_string(),
+                    );
                     det.report(Kind::NeverReleased, 1, || {
                         format!("object {tag} was never released although all {threads} threads dropped every reference (count left at {left})")
                     });
@@ -324,7 +392,7 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
                 "  saturation storm: the 'refcount_t: saturated' and 'underflow' warnings below are expected: they are the count saturating instead of wrapping, which this test checks"
             );
         }
-        let (storm_ops, storm_seconds) = storm::<C>(plan, &det);
+        let (storm_ops, storm_seconds) = storm(plan, &det, make(i32::MAX - 1000)?);
         ops += storm_ops;
         seconds += storm_seconds;
         notes.push(format!(
@@ -333,31 +401,30 @@ fn run_count<C: Count>(plan: &Plan, variant: &'static str) -> Outcome {
     } else if det.stopping() {
         notes.push("no saturation storm: the run reached its time limit first".into());
     } else {
-        notes.push(
-            "no saturation storm: this count does not saturate by design (a raw atomic_t wraps; see `bench refcount` for the cost of checking)"
-                .into(),
-        );
+        notes.push(C::NO_STORM.into());
     }
-    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+    if let Some(why) = failed {
+        return Err(why);
+    }
+    Ok(Outcome::judge(plan, variant, ops, seconds, &det, notes))
 }
 
 /// Hammers a count near overflow; it must saturate, never wrap or reach 0.
-fn storm<C: Count>(plan: &Plan, det: &Detector) -> (u64, f64) {
-    let count = C::with(i32::MAX - 1000);
+fn storm<C: Count>(plan: &Plan, det: &Detector, count: C) -> (u64, f64) {
     let (_, seconds) = run_threads(plan, plan.threads, det, |t| {
         for _ in 0..STORM {
             count.get_ref();
         }
         for _ in 0..STORM {
             if count.put() {
-                let v = count.value();
+                let v = count.value().unwrap_or_default();
                 det.report(Kind::SaturationBroken, 1, || {
                     format!("thread {t}'s decrement of a count pushed past i32::MAX reported the last reference (count now {v})")
                 });
             }
         }
     });
-    let end = count.value();
+    let end = count.value().unwrap_or(REFCOUNT_SATURATED);
     let slack = i64::from(STORM) * 2 * plan.threads as i64;
     if (i64::from(end) - i64::from(REFCOUNT_SATURATED)).abs() > slack {
         det.report(Kind::SaturationBroken, 1, || {

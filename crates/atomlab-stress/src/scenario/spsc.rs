@@ -15,15 +15,27 @@
 //! forbid (a producer that was merely late reads the sleep or a later word). `broken-doorbell-no-fence` drops them;
 //! x86-TSO's store buffer (and Arm's and RISC-V's weaker orders) allow the
 //! outcome, so real hardware shows it, not only loom.
+//!
+//! Users' queues (plugins, `include/atomlab.h`'s `spsc` kind) run the same
+//! test through [`super::plugged::WithPlugins`], made with `new_(64)`.
+//! Their items are one nonzero 64-bit word: the sequence number above a
+//! 24-bit checksum of it ([`pack`]), so a torn or corrupt word shows as a
+//! bad checksum, and a lost, duplicated or stale item as a sequence number
+//! other than the next; after a lost item the consumer resumes from the
+//! item that came, so that one loss is one violation.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
+use atomlab_plugin::abi::SpscFns;
+use atomlab_plugin::spsc::{Consumer, Producer};
+use atomlab_plugin::SpscVariant;
 use atomlab_prims::doorbell::{before, Doorbell};
 use atomlab_prims::spsc::{C11AcqRel, SpscBarriers, SpscRing, SPSC_NAMES};
 use atomlab_prims::{with_spsc, CachePadded};
 
+use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::Outcome;
@@ -106,6 +118,138 @@ impl Scenario for Spsc {
             _ => with_spsc!(variant, V => run_ring::<V>(plan, variant)),
         }
     }
+}
+
+/// Users' queues beside the built-in rings ([`super::plugged::WithPlugins`]).
+impl Pluggable for Spsc {
+    type Fns = SpscFns;
+
+    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &SpscVariant) -> Outcome {
+        match p.make(CAPACITY) {
+            Ok((producer, consumer)) => run_plugged(plan, variant, producer, consumer),
+            Err(why) => cannot_make(plan, variant, why),
+        }
+    }
+}
+
+/// Item `seq` (1 ≤ seq ≤ 10^12 < 2^40) as one nonzero word: `seq` above
+/// the low 24 bits of its checksum.
+#[inline(always)]
+pub fn pack(seq: u64, seed: u64) -> u64 {
+    seq << 24 | (checksum(seq, seed) & 0xFF_FFFF)
+}
+
+/// Takes an end of the queue out of its slot (once per thread).
+fn take_end<T>(slot: &std::sync::Mutex<Option<T>>) -> Option<T> {
+    slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+/// A plugin's queue: items 1..=ops through `producer` and `consumer`.
+fn run_plugged(
+    plan: &Plan,
+    variant: &'static str,
+    producer: Producer,
+    consumer: Consumer,
+) -> Outcome {
+    let det = Detector::new();
+    let (ops, seed) = (plan.ops, plan.seed);
+    // Items the producer pushed in all, once it has stopped (MAX until then).
+    let produced = AtomicU64::new(u64::MAX);
+    // Each end moves to its thread once, at the start (not a lock per item:
+    // a lock's barriers would hide the queue's missing ones).
+    let producer = std::sync::Mutex::new(Some(producer));
+    let consumer = std::sync::Mutex::new(Some(consumer));
+    let (consumed, seconds) = run_threads(plan, 2, &det, |t| {
+        let mut rng = XorShift::new(seed, t as u64);
+        if t == 0 {
+            let Some(mut q): Option<Producer> = take_end(&producer) else {
+                return 0;
+            };
+            let mut pushed = 0;
+            'items: for seq in 1..=ops {
+                if det.stopping() {
+                    break;
+                }
+                let mut p = Patience::new();
+                while !q.push(pack(seq, seed)) {
+                    if det.stopping() {
+                        break 'items;
+                    }
+                    p.wait();
+                }
+                pushed = seq;
+                jitter(&mut rng, plan.jitter);
+            }
+            // ORDERING: Release: every push above happens before a consumer
+            // that reads the count (Acquire), so its last pop after that
+            // read sees every item a correct queue holds.
+            produced.store(pushed, Ordering::Release);
+            return 0;
+        }
+        let Some(mut q): Option<Consumer> = take_end(&consumer) else {
+            return 0;
+        };
+        let mut next = 1u64;
+        let mut received = 0u64;
+        loop {
+            let mut p = Patience::new();
+            let item = loop {
+                if let Some(item) = q.pop() {
+                    break Some(item);
+                }
+                // ORDERING: Acquire pairs with the producer's Release store.
+                let done = produced.load(Ordering::Acquire);
+                if done != u64::MAX {
+                    // Everything it pushed is in the queue or was taken.
+                    break q.pop().or_else(|| {
+                        if next <= done {
+                            let lost = done - next + 1;
+                            det.report(Kind::OutOfOrder, lost, || {
+                                format!(
+                                    "items {next} to {done} were pushed and never came out: lost"
+                                )
+                            });
+                        }
+                        None
+                    });
+                }
+                if det.stopping() {
+                    break None;
+                }
+                p.wait();
+            };
+            let Some(item) = item else { break };
+            received += 1;
+            let seq = item >> 24;
+            if item != pack(seq, seed) {
+                det.report(Kind::CorruptPayload, 1, || {
+                    format!("after item {} the consumer got the word {item:#x}, which is no item that was pushed (torn or corrupt; item {next} is {:#x})", next - 1, pack(next, seed))
+                });
+            } else if seq > next {
+                det.report(Kind::OutOfOrder, seq - next, || {
+                    format!(
+                        "expected item {next}, the consumer got item {seq}: {} lost",
+                        seq - next
+                    )
+                });
+                next = seq + 1;
+            } else if seq < next {
+                det.report(Kind::OutOfOrder, 1, || {
+                    format!("expected item {next}, the consumer got item {seq} again: duplicated or stale")
+                });
+            } else {
+                next += 1;
+            }
+            jitter(&mut rng, plan.jitter);
+        }
+        received
+    });
+    let ops = consumed[1];
+    let mut notes = common_notes(plan);
+    notes.push(format!(
+        "the plugin's queue made with new_({CAPACITY}), one producer, one consumer; items are nonzero words: a sequence number and a 24-bit checksum"
+    ));
+    Outcome::judge(plan, variant, ops, seconds, &det, notes)
 }
 
 fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> Outcome {

@@ -79,8 +79,9 @@ pub struct BenchArgs {
     /// Also write the JSON to FILE (`-` for stdout), rewritten after each cell.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
-    /// lock: a shared library whose locks (include/atomlab.h) run beside
-    /// the built-in ones, or alone with --variant NAME; repeatable.
+    /// lock, spsc, refcount, counter: a shared library whose variants of
+    /// that kind (include/atomlab.h; counter: op) run beside the built-in
+    /// ones, or alone with --variant NAME; repeatable.
     #[arg(long, value_name = "PATH")]
     pub plugin: Vec<PathBuf>,
 }
@@ -131,19 +132,16 @@ impl BenchArgs {
 }
 
 impl BenchArgs {
-    /// The lock scenario with the `--plugin`s' locks, checked before
+    /// The scenario with the `--plugin`s' variants, checked before
     /// anything runs; `None` without `--plugin`.
     fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_bench::Scenario>> {
         if self.plugin.is_empty() {
             return Ok(None);
         }
-        if self.scenario != "lock" {
-            anyhow::bail!("--plugin applies to bench lock in this version, not {} (include/atomlab.h defines spsc, refcount and op plugins for later)", self.scenario);
-        }
-        let locks = atomlab_bench::plugin::load_locks(&self.plugin, "bench lock")?;
-        let s = atomlab_bench::scenario::lock::LockWithPlugins::new(locks)?;
-        // One scenario per command: it lives as long as the process.
-        Ok(Some(Box::leak(Box::new(s))))
+        Ok(Some(atomlab_bench::registry::with_plugins(
+            &self.scenario,
+            &self.plugin,
+        )?))
     }
 }
 
@@ -267,7 +265,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         let cell = plan
             .split_cells()
             .into_iter()
-            .find(|c| atomlab_bench::scenario::lock::cell_key(c) == key)
+            .find(|c| atomlab_bench::scenario::plugged::cell_key(c) == key)
             .ok_or_else(|| anyhow::anyhow!("bad plugin child request '{key}'"))?;
         let records = atomlab_bench::run(&cell, pmu, &mut |_| {})?;
         atomlab_bench::plugin::isolate::write_child_records(&records)?;

@@ -55,8 +55,9 @@ pub struct StressArgs {
     /// scheduler's array job; the parts of one --label merge in compare and report.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
-    /// mutex: a shared library whose locks (include/atomlab.h) are tested
-    /// beside the built-in ones, or alone with --variant NAME; repeatable.
+    /// mutex, spsc, refcount: a shared library whose locks, queues or
+    /// counts (include/atomlab.h) are tested beside the built-in ones, or
+    /// alone with --variant NAME; repeatable.
     #[arg(long, value_name = "PATH")]
     pub plugin: Vec<std::path::PathBuf>,
 }
@@ -96,20 +97,16 @@ impl StressArgs {
 }
 
 impl StressArgs {
-    /// The mutex scenario with the `--plugin`s' locks, checked before
+    /// The scenario with the `--plugin`s' variants, checked before
     /// anything runs; `None` without `--plugin`.
     fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_stress::Scenario>> {
         if self.plugin.is_empty() {
             return Ok(None);
         }
-        if self.scenario != "mutex" {
-            anyhow::bail!("--plugin applies to stress mutex in this version, not {} (include/atomlab.h defines spsc and refcount plugins for later)", self.scenario);
-        }
-        let locks = atomlab_stress::plugin::load_locks(&self.plugin, "stress mutex")?;
-        let s = atomlab_stress::scenario::mutex::MutexWithPlugins::new(locks)
-            .map_err(anyhow::Error::msg)?;
-        // One scenario per command: it lives as long as the process.
-        Ok(Some(Box::leak(Box::new(s))))
+        Ok(Some(atomlab_stress::registry::with_plugins(
+            &self.scenario,
+            &self.plugin,
+        )?))
     }
 }
 

@@ -1,7 +1,12 @@
 /* Plugins atomlab must refuse before running anything, chosen with -D:
  * NO_ENTRY (no atomlab_plugin), FUTURE (ABI version 99), SPSC (a queue
- * given to a lock subcommand). Also CRASH (a lock that dereferences NULL)
- * and HANG (a lock that never returns), which atomlab must contain. */
+ * given to a lock subcommand), SPSC_NO_POP (a queue without pop). Also
+ * CRASH (a lock that dereferences NULL), HANG (a lock that never returns),
+ * SPSC_CRASH (a queue whose push dereferences NULL) and REFCOUNT_HANG (a
+ * count whose put never returns), which atomlab must contain, and
+ * REFCOUNT_EARLY (a count whose every put says it was the last), which
+ * atomlab must catch, and SPSC_FULL (a queue that is always full), which
+ * must time out undecided, not be accused of losing items. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,7 +16,27 @@ __attribute__((unused)) static void *obj_new(void) { return calloc(1, 64); }
 __attribute__((unused)) static void nop(void *p) { (void)p; }
 __attribute__((unused)) static void *q_new(size_t c) { (void)c; return calloc(1, 64); }
 __attribute__((unused)) static int q_push(void *q, uint64_t i) { (void)q; (void)i; return 1; }
+__attribute__((unused)) static int q_full(void *q, uint64_t i) { (void)q; (void)i; return 0; }
 __attribute__((unused)) static int q_pop(void *q, uint64_t *i) { (void)q; (void)i; return 0; }
+
+__attribute__((unused)) static int crash_push(void *q, uint64_t i) {
+    (void)q;
+    volatile uint64_t *null = 0;
+    *null = i;
+    return 1;
+}
+
+__attribute__((unused)) static int hang_put(void *p) {
+    /* ORDERING: relaxed: nothing is ever published; this only spins. */
+    while (atomic_load_explicit((_Atomic int *)p, memory_order_relaxed) == 0)
+        ;
+    return 0;
+}
+
+__attribute__((unused)) static int early_put(void *p) {
+    (void)p;
+    return 1;
+}
 
 __attribute__((unused)) static void crash_lock(void *p) {
     (void)p;
@@ -30,6 +55,26 @@ static const struct atomlab_variant variants[] = {{
     .name = "c-queue",
     .kind = ATOMLAB_KIND_SPSC,
     .u.spsc = {.new_ = q_new, .push = q_push, .pop = q_pop, .free_ = free},
+#elif defined(SPSC_FULL)
+    .name = "c-full-queue",
+    .kind = ATOMLAB_KIND_SPSC,
+    .u.spsc = {.new_ = q_new, .push = q_full, .pop = q_pop, .free_ = free},
+#elif defined(SPSC_NO_POP)
+    .name = "c-queue",
+    .kind = ATOMLAB_KIND_SPSC,
+    .u.spsc = {.new_ = q_new, .push = q_push, .free_ = free},
+#elif defined(SPSC_CRASH)
+    .name = "c-null-queue",
+    .kind = ATOMLAB_KIND_SPSC,
+    .u.spsc = {.new_ = q_new, .push = crash_push, .pop = q_pop, .free_ = free},
+#elif defined(REFCOUNT_EARLY)
+    .name = "c-early-last",
+    .kind = ATOMLAB_KIND_REFCOUNT,
+    .u.refcount = {.new_ = obj_new, .get = nop, .put = early_put, .free_ = free},
+#elif defined(REFCOUNT_HANG)
+    .name = "c-forever-count",
+    .kind = ATOMLAB_KIND_REFCOUNT,
+    .u.refcount = {.new_ = obj_new, .get = nop, .put = hang_put, .free_ = free},
 #elif defined(CRASH)
     .name = "c-null",
     .kind = ATOMLAB_KIND_LOCK,

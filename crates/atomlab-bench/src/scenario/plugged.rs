@@ -1,0 +1,262 @@
+//! Users' code (plugins, `include/atomlab.h`) beside a scenario's built-in
+//! variants: [`WithPlugins`] wraps a scenario that can run a plugin's
+//! variants of one kind ([`Pluggable`]: `lock` for lock, `spsc` for spsc,
+//! `refcount` for refcount, `op` for counter), adds their names after the
+//! built-in ones, and runs each plugin variant's cells in a child process
+//! ([`atomlab_plugin::isolate`]), so that a crash, a hang or a failed
+//! check (lost updates, lost items) is that cell's record (flagged, FAIL,
+//! no figures) and the other variants still run,
+//! print and are saved. Records name the plugin file, its SHA-256 and the
+//! variant ([`PluginVariant::tag`]).
+
+use atomlab_core::{FlagKind, Record};
+use atomlab_plugin::variant::KindFns;
+use atomlab_plugin::PluginVariant;
+
+use super::{sanity, Progress};
+use crate::plan::{BenchError, Plan, Scenario, TableKind};
+
+/// A scenario that runs plugin variants of the kind `Fns`.
+pub trait Pluggable: Scenario + 'static {
+    /// The kind's function pointers (`atomlab_plugin::abi::LockFns`, …).
+    type Fns: KindFns;
+    /// Runs the cells of `plan`; a variant named by one of `plugins` is
+    /// that plugin's.
+    fn run_with(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+        plugins: &[PluginVariant<Self::Fns>],
+    ) -> Result<Vec<Record>, BenchError>;
+    /// The parameters a record of `cell` carries that place it in its
+    /// table and match it in `compare`: those of a cell whose child process
+    /// gave no record (it crashed or hung).
+    fn cell_params(&self, cell: &Plan, r: &mut Record) {
+        match cell.threads[..] {
+            [t] => r.param("threads", t),
+            _ => {
+                let threads: Vec<String> = cell.threads.iter().map(|t| t.to_string()).collect();
+                r.param("threads", threads.join(","))
+            }
+        };
+        r.param("contention", cell.contention.name());
+        if let Some(rate) = cell.rates.first().copied().flatten() {
+            r.param("mode", "fixed-rate").param("rate_offered", rate);
+        }
+    }
+}
+
+/// `base` with `plugins`' variants after its own.
+pub struct WithPlugins<S: Pluggable> {
+    base: S,
+    plugins: Vec<PluginVariant<S::Fns>>,
+    names: Vec<&'static str>,
+}
+
+impl<S: Pluggable> WithPlugins<S> {
+    /// The scenario with `plugins`' variants; refuses a name that is
+    /// already a built-in variant's or another plugin's (records are told
+    /// apart by variant name).
+    pub fn new(base: S, plugins: Vec<PluginVariant<S::Fns>>) -> Result<Self, BenchError> {
+        let names = atomlab_plugin::variant_names(&plugins, &base.variants()).map_err(|c| {
+            BenchError::PluginName {
+                path: c.path,
+                name: c.name,
+                other: c.other,
+            }
+        })?;
+        Ok(WithPlugins {
+            base,
+            plugins,
+            names,
+        })
+    }
+
+    /// The plugin variant called `name`, if one is.
+    fn plugin(&self, name: &str) -> Option<&PluginVariant<S::Fns>> {
+        self.plugins.iter().find(|p| p.name == name)
+    }
+}
+
+impl<S: Pluggable> Scenario for WithPlugins<S> {
+    fn name(&self) -> &'static str {
+        self.base.name()
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        let mut v = self.base.variants();
+        v.extend(&self.names);
+        v
+    }
+
+    fn unavailable(&self, variant: &str) -> Option<String> {
+        match self.plugin(variant) {
+            Some(_) => None,
+            None => self.base.unavailable(variant),
+        }
+    }
+
+    fn table(&self) -> TableKind {
+        self.base.table()
+    }
+
+    fn takes_orderings(&self) -> bool {
+        self.base.takes_orderings()
+    }
+
+    /// A plugin's variant fixes its own orderings: it runs once, not once
+    /// per `--ordering`.
+    fn variant_takes_orderings(&self, variant: &str) -> bool {
+        self.plugin(variant).is_none() && self.base.variant_takes_orderings(variant)
+    }
+
+    fn takes_fixed_work(&self) -> bool {
+        self.base.takes_fixed_work()
+    }
+
+    fn takes_rate(&self) -> bool {
+        self.base.takes_rate()
+    }
+
+    fn takes_ring_options(&self) -> bool {
+        self.base.takes_ring_options()
+    }
+
+    fn splits_threads(&self) -> bool {
+        self.base.splits_threads()
+    }
+
+    fn runs_every_rate(&self) -> bool {
+        self.base.runs_every_rate()
+    }
+
+    fn cells(&self, plan: &Plan) -> usize {
+        self.base.cells(plan)
+    }
+
+    fn check(&self, plan: &Plan, cpus: usize) -> Result<(), BenchError> {
+        self.base.check(plan, cpus)
+    }
+
+    fn implausible(&self, plan: &Plan, serial_ns: f64, ns_per_op: f64) -> Option<String> {
+        self.base.implausible(plan, serial_ns, ns_per_op)
+    }
+
+    /// A plugin's variant runs in a child process ([`isolated`]), except
+    /// in that child.
+    fn run(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        if atomlab_plugin::isolate::child_request().is_some() {
+            // A plugin cell whose check failed is that cell's FAIL, not the
+            // end of the command.
+            let out = self.base.run_with(plan, pmu, progress, &self.plugins);
+            if let Err(BenchError::Sanity {
+                variant, reason, ..
+            }) = &out
+            {
+                if let Some(p) = self.plugin(variant) {
+                    let why = reason.clone();
+                    return Ok(vec![failed(&self.base, plan, p, FlagKind::Incorrect, why)]);
+                }
+            }
+            return out;
+        }
+        let mut records = Vec::new();
+        for v in &plan.variants {
+            let mut one = plan.clone();
+            one.variants = vec![v.clone()];
+            match self.plugin(v) {
+                Some(p) => {
+                    progress(&format!("bench {} {v}: in a child process", self.name()));
+                    records.extend(isolated(&self.base, &one, p)?);
+                }
+                None => records.extend(self.base.run_with(&one, pmu, progress, &[])?),
+            }
+        }
+        Ok(records)
+    }
+}
+
+/// What identifies a cell of a plan among the plan's [`Plan::split_cells`]:
+/// the words a child process is given to run that cell.
+pub fn cell_key(cell: &Plan) -> String {
+    format!(
+        "{}|{:?}|{:?}|{:?}",
+        cell.variants.join(","),
+        cell.threads,
+        cell.rates,
+        cell.orderings
+    )
+}
+
+/// Runs `cell` (one plugin variant's) in a child process
+/// ([`atomlab_plugin::isolate`]): its records, or one record flagged
+/// crashed or hung, without figures, when the child died by a signal or
+/// had no result after twice the cell's expected time and 5 s more
+/// (fixed work, whose time is not known in advance: 300 s).
+fn isolated<S: Pluggable>(
+    base: &S,
+    cell: &Plan,
+    p: &PluginVariant<S::Fns>,
+) -> Result<Vec<Record>, BenchError> {
+    use atomlab_plugin::isolate::{run_child, signal_words, End};
+    let bound = if cell.fixed_work.is_some() {
+        std::time::Duration::from_secs(300)
+    } else {
+        std::time::Duration::from_secs_f64(cell.estimated_seconds() * 2.0 + 5.0)
+    };
+    let (kind, why) = match run_child(&cell_key(cell), bound) {
+        Ok(End::Done(recs, _)) => return Ok(recs),
+        Ok(End::Crashed(sig)) => {
+            let (name, words, hint) = signal_words(sig);
+            (
+                FlagKind::Crashed,
+                format!("{name} ({words}) while running it: {hint}"),
+            )
+        }
+        Ok(End::Hung(s)) => (
+            FlagKind::Hung,
+            format!(
+                "no result for {s} s (the cell should take about {:.1} s): killed",
+                cell.estimated_seconds()
+            ),
+        ),
+        Ok(End::NoRecords(code)) => {
+            return Err(sanity(
+                cell,
+                &p.name,
+                format!("the child process running it exited with code {code} and no result (its error is above)"),
+            ))
+        }
+        Err(e) => {
+            return Err(sanity(
+                cell,
+                &p.name,
+                format!("could not start a child process to run it: {e}"),
+            ))
+        }
+    };
+    Ok(vec![failed(base, cell, p, kind, why)])
+}
+
+/// The record of a plugin's `cell` that gave no figures: FAIL, flagged
+/// `kind` with `why`.
+fn failed<S: Pluggable>(
+    base: &S,
+    cell: &Plan,
+    p: &PluginVariant<S::Fns>,
+    kind: FlagKind,
+    why: String,
+) -> Record {
+    let mut r = Record::new("bench", base.name(), &p.name);
+    base.cell_params(cell, &mut r);
+    p.tag(&mut r);
+    r.verdict = Some(atomlab_core::Verdict::Fail);
+    r.flag(kind, None, why);
+    r
+}

@@ -1,0 +1,91 @@
+//! A plugin's operation on shared state (`struct atomlab_op`) behind a
+//! safe handle: [`OpVariant::make`] gives an [`OpInstance`] whose `op`
+//! every thread calls; `read`, when the plugin has one, returns how many
+//! operations the state has seen, which the benchmark checks against the
+//! calls it made.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use crate::abi::{OpFns, VariantFns};
+use crate::library::Library;
+use crate::variant::{nulls, Kind, KindFns, PluginVariant};
+
+/// One operation variant of a loaded plugin.
+pub type OpVariant = PluginVariant<OpFns>;
+
+impl KindFns for OpFns {
+    const KIND: Kind = Kind::Op;
+
+    unsafe fn from_union(u: &VariantFns) -> OpFns {
+        // SAFETY: the caller checked that the kind is op.
+        unsafe { u.op }
+    }
+
+    fn missing(&self) -> Vec<&'static str> {
+        nulls(&[
+            ("new_", self.new.is_some()),
+            ("op", self.op.is_some()),
+            ("free_", self.free.is_some()),
+        ])
+    }
+}
+
+impl OpVariant {
+    /// New state from the plugin's `new_`, or why not.
+    pub fn make(&self) -> Result<OpInstance, String> {
+        let new = self.fns.new.ok_or("no new_ function")?;
+        // SAFETY: `new_` of a plugin checked at load; the library stays
+        // loaded while `lib` is held.
+        let p = unsafe { new() };
+        if p.is_null() {
+            return Err(format!("{}: new_() returned NULL", self.name));
+        }
+        Ok(OpInstance {
+            ptr: p,
+            fns: self.fns,
+            _lib: self.lib.clone(),
+        })
+    }
+}
+
+/// One state made by a plugin; freed with its `free_` on drop.
+pub struct OpInstance {
+    ptr: *mut c_void,
+    fns: OpFns,
+    _lib: Arc<Library>,
+}
+
+// SAFETY: the header's contract: `op` is called from many threads on one
+// state, which is the operation under test.
+unsafe impl Send for OpInstance {}
+// SAFETY: as above.
+unsafe impl Sync for OpInstance {}
+
+impl OpInstance {
+    /// One operation.
+    #[inline]
+    pub fn op(&self) {
+        if let Some(op) = self.fns.op {
+            // SAFETY: the state lives until `self` is dropped.
+            unsafe { op(self.ptr) }
+        }
+    }
+
+    /// The operations the state has seen, if the plugin can say.
+    pub fn read(&self) -> Option<u64> {
+        let read = self.fns.read?;
+        // SAFETY: as in `op`.
+        Some(unsafe { read(self.ptr) })
+    }
+}
+
+impl Drop for OpInstance {
+    fn drop(&mut self) {
+        if let Some(free) = self.fns.free {
+            // SAFETY: made by `new_`, freed once; no `op` runs (it borrows
+            // `self`).
+            unsafe { free(self.ptr) }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! What every plugin variant is, whatever its kind: a name, the file it
+//! came from and that file's SHA-256 (for records), the kind's function
+//! pointers ([`KindFns`], one `#[repr(C)]` struct of [`crate::abi`] per
+//! kind), and the library they point into. The kinds' own modules
+//! ([`crate::lock`], [`crate::spsc`], [`crate::refcount`], [`crate::op`])
+//! say which functions their kind needs and wrap them in safe handles;
+//! [`crate::load`] checks a description against them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use atomlab_core::Record;
+
+use crate::abi;
+use crate::library::Library;
+
+/// What a variant is (`enum atomlab_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A mutual-exclusion lock.
+    Lock,
+    /// A single-producer single-consumer queue.
+    Spsc,
+    /// A reference count.
+    Refcount,
+    /// One operation on shared state.
+    Op,
+}
+
+impl Kind {
+    /// The kind's name in the header and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Lock => "lock",
+            Kind::Spsc => "spsc",
+            Kind::Refcount => "refcount",
+            Kind::Op => "op",
+        }
+    }
+
+    /// What one variant of the kind is, for people ("a built-in lock").
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Lock => "lock",
+            Kind::Spsc => "queue",
+            Kind::Refcount => "reference count",
+            Kind::Op => "operation",
+        }
+    }
+
+    pub(crate) fn from_abi(k: u32) -> Option<Kind> {
+        Some(match k {
+            abi::KIND_LOCK => Kind::Lock,
+            abi::KIND_SPSC => Kind::Spsc,
+            abi::KIND_REFCOUNT => Kind::Refcount,
+            abi::KIND_OP => Kind::Op,
+            _ => return None,
+        })
+    }
+}
+
+/// The function pointers of one kind (`struct atomlab_lock`, …).
+pub trait KindFns: Copy + Send + Sync + 'static {
+    /// The kind whose member of `union u` this is.
+    const KIND: Kind;
+    /// This kind's member of a variant's union.
+    ///
+    /// # Safety
+    /// The variant's `kind` must be [`Self::KIND`] (the member written).
+    unsafe fn from_union(u: &abi::VariantFns) -> Self;
+    /// The header's names of the functions the kind needs that are NULL.
+    fn missing(&self) -> Vec<&'static str>;
+}
+
+/// One variant of a loaded and checked plugin, of the kind `F` says.
+#[derive(Clone)]
+pub struct PluginVariant<F> {
+    /// The variant's name.
+    pub name: String,
+    /// The plugin file as given.
+    pub path: PathBuf,
+    /// The file's SHA-256.
+    pub sha256: String,
+    pub(crate) fns: F,
+    pub(crate) lib: Arc<Library>,
+}
+
+impl<F> std::fmt::Debug for PluginVariant<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginVariant")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl<F> PluginVariant<F> {
+    /// Names the plugin in `r`'s parameters: the file, its SHA-256 and the
+    /// variant, so that two builds of one plugin compare as A/B.
+    pub fn tag(&self, r: &mut Record) {
+        r.param("plugin", self.path.display().to_string())
+            .param("plugin_sha256", self.sha256.clone())
+            .param("plugin_variant", self.name.clone());
+    }
+}
+
+/// A plugin's variant named like a variant already there (records are
+/// told apart by variant name).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plugin {path}: variant '{name}' has the name of {other}; rename it in the plugin's description")]
+pub struct NameClash {
+    /// The plugin file.
+    pub path: String,
+    /// The variant's name.
+    pub name: String,
+    /// Whose name it is already.
+    pub other: String,
+}
+
+/// The names of `plugins`' variants, after the `builtin` ones of the
+/// scenario they join; refuses a name that is already a built-in
+/// variant's or another plugin's, naming the file. The names are
+/// `&'static str`, as a scenario's variants are: a plugin's live as long
+/// as the process (one scenario per command).
+pub fn variant_names<F: KindFns>(
+    plugins: &[PluginVariant<F>],
+    builtin: &[&str],
+) -> Result<Vec<&'static str>, NameClash> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for p in plugins {
+        let clash = if builtin.contains(&p.name.as_str()) {
+            Some(format!("a built-in {}", F::KIND.noun()))
+        } else {
+            plugins
+                .iter()
+                .find(|q| q.name == p.name && !std::ptr::eq(*q, p))
+                .map(|q| format!("a variant of {}", q.path.display()))
+        };
+        if let Some(other) = clash {
+            return Err(NameClash {
+                path: p.path.display().to_string(),
+                name: p.name.clone(),
+                other,
+            });
+        }
+        names.push(Box::leak(p.name.clone().into_boxed_str()));
+    }
+    Ok(names)
+}
+
+/// The names in `required` whose pointer is missing, in order.
+pub(crate) fn nulls(required: &[(&'static str, bool)]) -> Vec<&'static str> {
+    required
+        .iter()
+        .filter(|(_, present)| !present)
+        .map(|(n, _)| *n)
+        .collect()
+}

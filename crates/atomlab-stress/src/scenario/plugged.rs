@@ -1,0 +1,121 @@
+//! Users' code (plugins, `include/atomlab.h`) beside a scenario's built-in
+//! variants: [`WithPlugins`] wraps a scenario that can test a plugin's
+//! variants of one kind ([`Pluggable`]: `lock` for mutex, `spsc` for spsc,
+//! `refcount` for refcount), adds their names after the built-in ones
+//! (judged as correct variants), runs each in a child process
+//! ([`crate::run_records`]), and names the plugin file, its SHA-256 and
+//! the variant in the records, with a replay line that loads the plugin.
+
+use atomlab_plugin::variant::KindFns;
+use atomlab_plugin::PluginVariant;
+
+use super::common_notes;
+use crate::detect::Detector;
+use crate::outcome::Outcome;
+use crate::plan::{Plan, Scenario, Threads};
+
+/// A scenario that tests plugin variants of the kind `Fns`.
+pub trait Pluggable: Scenario + 'static {
+    /// The kind's function pointers (`atomlab_plugin::abi::LockFns`, …).
+    type Fns: KindFns;
+    /// Tests the plugin variant `p` (called `variant`) under `plan`.
+    fn run_plugin(
+        &self,
+        plan: &Plan,
+        variant: &'static str,
+        p: &PluginVariant<Self::Fns>,
+    ) -> Outcome;
+}
+
+/// The FAIL of a plugin variant whose `new_` gave no object.
+pub(crate) fn cannot_make(plan: &Plan, variant: &'static str, why: String) -> Outcome {
+    let det = Detector::new();
+    let mut o = Outcome::judge(plan, variant, 0, 0.0, &det, common_notes(plan));
+    o.verdict = atomlab_core::Verdict::Fail;
+    o.reason = format!("the plugin could not make an object to test: {why}");
+    o
+}
+
+/// `base` with `plugins`' variants after its own.
+pub struct WithPlugins<S: Pluggable> {
+    base: S,
+    plugins: Vec<PluginVariant<S::Fns>>,
+    names: Vec<&'static str>,
+}
+
+impl<S: Pluggable> WithPlugins<S> {
+    /// The scenario with `plugins`' variants; refuses a name that is
+    /// already a built-in variant's or another plugin's, naming the file.
+    pub fn new(
+        base: S,
+        plugins: Vec<PluginVariant<S::Fns>>,
+    ) -> Result<Self, atomlab_plugin::variant::NameClash> {
+        let names = atomlab_plugin::variant_names(&plugins, &base.variants())?;
+        Ok(WithPlugins {
+            base,
+            plugins,
+            names,
+        })
+    }
+
+    fn plugin(&self, name: &str) -> Option<&PluginVariant<S::Fns>> {
+        self.plugins.iter().find(|p| p.name == name)
+    }
+}
+
+impl<S: Pluggable> Scenario for WithPlugins<S> {
+    fn name(&self) -> &'static str {
+        self.base.name()
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        let mut v = self.base.variants();
+        v.extend(&self.names);
+        v
+    }
+
+    fn ops_unit(&self) -> &'static str {
+        self.base.ops_unit()
+    }
+
+    fn default_ops(&self) -> u64 {
+        self.base.default_ops()
+    }
+
+    fn threads(&self) -> Threads {
+        self.base.threads()
+    }
+
+    fn takes_tasks(&self) -> bool {
+        self.base.takes_tasks()
+    }
+
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+        match self.plugin(variant) {
+            Some(p) => Some(self.base.run_plugin(plan, variant, p)),
+            None => self.base.run(plan, variant),
+        }
+    }
+
+    /// A plugin's variant runs in a child process, except in that child.
+    fn isolated(&self, variant: &str) -> bool {
+        atomlab_plugin::isolate::child_request().is_none() && self.plugin(variant).is_some()
+    }
+
+    fn tag(&self, variant: &str, record: &mut atomlab_core::Record) {
+        let Some(p) = self.plugin(variant) else {
+            return;
+        };
+        p.tag(record);
+        // The replay needs the plugin.
+        if let Some(serde_json::Value::String(line)) = record.parameters.get("replay") {
+            let command = format!("atomlab stress {}", self.name());
+            let line = line.replacen(
+                &command,
+                &format!("{command} --plugin {}", p.path.display()),
+                1,
+            );
+            record.param("replay", line);
+        }
+    }
+}
