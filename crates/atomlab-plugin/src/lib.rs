@@ -12,6 +12,9 @@
 //!   entry point `atomlab_plugin`, the description's checks (ABI version,
 //!   names, kinds, function pointers), and the file's SHA-256 for records;
 //! - [`lock`]: a plugin's lock behind a safe handle;
+//! - [`audit`]: what the plugin's functions do with atomics
+//!   (atomlab-audit's classification of exactly those functions), for
+//!   the line beside its figures;
 //! - [`isolate`]: a variant's run in a child process (this program
 //!   re-executed), so that a crash (SIGSEGV, SIGILL, SIGBUS…) or a hang is
 //!   that variant's result and not the end of the command.
@@ -24,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod abi;
+pub mod audit;
 pub mod elf;
 pub mod isolate;
 pub mod load;

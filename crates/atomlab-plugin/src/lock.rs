@@ -23,6 +23,8 @@ pub struct LockVariant {
     pub sha256: String,
     fns: LockFns,
     lib: Arc<Library>,
+    /// What its functions do with atomics, audited on first use.
+    audit: std::sync::OnceLock<crate::audit::VariantAudit>,
 }
 
 impl std::fmt::Debug for LockVariant {
@@ -48,7 +50,48 @@ impl LockVariant {
             sha256,
             fns,
             lib,
+            audit: std::sync::OnceLock::new(),
         }
+    }
+
+    /// What its `lock`, `unlock` and `try_lock` do with atomics (the
+    /// file is read and audited once, on first use).
+    pub fn audit(&self) -> &crate::audit::VariantAudit {
+        self.audit.get_or_init(|| {
+            let fns: Vec<(&'static str, *const c_void)> = [
+                ("lock", self.fns.lock.map(|f| f as *const c_void)),
+                ("unlock", self.fns.unlock.map(|f| f as *const c_void)),
+                ("try_lock", self.fns.try_lock.map(|f| f as *const c_void)),
+            ]
+            .into_iter()
+            .filter_map(|(role, p)| Some((role, p?)))
+            .collect();
+            crate::audit::audit(&fns)
+        })
+    }
+
+    /// What a signal that killed a child running this variant means: for
+    /// SIGILL on an aarch64 CPU without LSE, the LSE instructions the
+    /// audit found; otherwise the signal's usual meaning.
+    pub fn crash_hint(&self, sig: i32) -> String {
+        let (_, _, hint) = crate::isolate::signal_words(sig);
+        if sig != libc::SIGILL || cpu_has_lse() {
+            return hint.to_string();
+        }
+        let lse: Vec<String> = self
+            .audit()
+            .functions
+            .iter()
+            .filter_map(|f| Some(format!("{} uses {}", f.role, f.unconditional_lse()?)))
+            .collect();
+        if lse.is_empty() {
+            return hint.to_string();
+        }
+        format!(
+            "{}: {}: LSE atomics, which need ARMv8.1 (FEAT_LSE), and this CPU has no LSE; build for ARMv8.0 (gcc -march=armv8-a -moutline-atomics picks LSE at run time; -mno-outline-atomics gives LL/SC loops)",
+            self.name,
+            lse.join(", ")
+        )
     }
 
     /// A new unlocked lock from the plugin's `new_`, or why not.
@@ -73,6 +116,27 @@ impl LockVariant {
         r.param("plugin", self.path.display().to_string())
             .param("plugin_sha256", self.sha256.clone())
             .param("plugin_variant", self.name.clone());
+        let line = self.audit().line();
+        if !line.is_empty() {
+            r.param("plugin_audit", line.clone());
+            let note = format!("{}: {line}", self.name);
+            if !r.notes.contains(&note) {
+                r.notes.push(note);
+            }
+        }
+    }
+}
+
+/// Whether this CPU has the aarch64 LSE atomics (false elsewhere: the
+/// question is not asked there).
+fn cpu_has_lse() -> bool {
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("lse")
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        false
     }
 }
 

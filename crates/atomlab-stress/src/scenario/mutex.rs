@@ -218,6 +218,11 @@ impl Scenario for MutexWithPlugins {
             && self.plugins.iter().any(|p| p.name == variant)
     }
 
+    fn crash_hint(&self, variant: &str, sig: i32) -> Option<String> {
+        let p = self.plugins.iter().find(|p| p.name == variant)?;
+        Some(p.crash_hint(sig))
+    }
+
     fn tag(&self, variant: &str, record: &mut atomlab_core::Record) {
         if let Some(p) = self.plugins.iter().find(|p| p.name == variant) {
             p.tag(record);
