@@ -34,7 +34,7 @@ use crate::model::{Arch, Class, Evidence};
 use crate::scan::Scan;
 
 /// How many calls deep the callees of a function are followed.
-pub const FOLLOW_DEPTH: usize = 3;
+pub const FOLLOW_DEPTH: usize = 6;
 
 /// What one function (with the functions it calls) does with atomics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -117,8 +117,11 @@ pub fn functions_at(path: &str, data: &[u8], addrs: &[u64]) -> Result<FunctionsA
                         continue;
                     }
                     if let Some((cs, ce, n)) = extent(&image, callee) {
-                        if !(n.contains("panic") || n.contains("fmt")) {
-                            todo.push((cs, ce, depth + 1, Some(n)));
+                        if !["panic", "fmt", "unwrap_failed", "expect_failed"]
+                            .iter()
+                            .any(|cold| n.contains(cold))
+                        {
+                            todo.push((cs, ce, depth + 1, Some(demangle(&n))));
                         }
                     }
                 }
@@ -244,11 +247,25 @@ fn plain_stores(image: &Image<'_>, start: u64, end: u64, out: &mut BTreeSet<Stri
             let mut inst = Instruction::default();
             while d.can_decode() {
                 d.decode_out(&mut inst);
-                if inst.mnemonic() == Mnemonic::Mov
+                // A write to memory without LOCK: MOV, or an unlocked
+                // read-modify-write (`inc [rdi]` for a holder's `n + 1`).
+                let m = inst.mnemonic();
+                if matches!(
+                    m,
+                    Mnemonic::Mov
+                        | Mnemonic::Movnti
+                        | Mnemonic::Inc
+                        | Mnemonic::Dec
+                        | Mnemonic::Add
+                        | Mnemonic::Sub
+                        | Mnemonic::And
+                        | Mnemonic::Or
+                        | Mnemonic::Xor
+                ) && !inst.has_lock_prefix()
                     && inst.op0_kind() == OpKind::Memory
                     && !matches!(inst.memory_base(), Register::RSP | Register::RBP)
                 {
-                    out.insert("mov".into());
+                    out.insert(format!("{m:?}").to_ascii_lowercase());
                 }
             }
         }
@@ -284,6 +301,46 @@ fn plain_stores(image: &Image<'_>, start: u64, end: u64, out: &mut BTreeSet<Stri
         }
         Arch::Riscv64 => {}
     }
+}
+
+/// A Rust symbol in the legacy mangling (`_ZN4core4sync6atomic…17h…E`)
+/// as `core::sync::atomic::…`, without its hash; other names as they are.
+fn demangle(name: &str) -> String {
+    let Some(mut rest) = name.strip_prefix("_ZN") else {
+        return name.to_string();
+    };
+    let mut parts: Vec<String> = Vec::new();
+    while let Some(d) = rest.find(|c: char| !c.is_ascii_digit()).filter(|&d| d > 0) {
+        let Ok(n) = rest[..d].parse::<usize>() else {
+            break;
+        };
+        let Some(part) = rest.get(d..d + n) else {
+            break;
+        };
+        // A part that starts with `$` is written `_$`.
+        parts.push(
+            part.strip_prefix('_')
+                .filter(|p| p.starts_with('$'))
+                .unwrap_or(part)
+                .to_string(),
+        );
+        rest = &rest[d + n..];
+    }
+    if rest != "E" || parts.is_empty() {
+        return name.to_string();
+    }
+    let is_hash = |p: &str| p.len() == 17 && p.starts_with('h');
+    if parts.last().is_some_and(|p| is_hash(p)) {
+        parts.pop();
+    }
+    parts
+        .join("::")
+        .replace("$LT$", "<")
+        .replace("$GT$", ">")
+        .replace("$u20$", " ")
+        .replace("$RF$", "&")
+        .replace("$C$", ",")
+        .replace("..", "::")
 }
 
 fn list(set: &BTreeSet<String>) -> String {
@@ -396,8 +453,27 @@ impl FunctionAtomics {
             }
         };
         if !self.callees.is_empty() {
-            s.push_str(&format!(" (with {} it calls)", self.callees.join(", ")));
+            s.push_str(&format!(" via {}", self.callees.join(", ")));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_legacy_names_are_demangled() {
+        assert_eq!(
+            demangle("_ZN4core4sync6atomic9AtomicU329fetch_add17h0fdff02f9ae0950fE"),
+            "core::sync::atomic::AtomicU32::fetch_add"
+        );
+        assert_eq!(
+            demangle("_ZN63_$LT$rust_locks..Ticket$u20$as$u20$atomlab_plugin_abi..Lock$GT$4lock17h0123456789abcdefE"),
+            "<rust_locks::Ticket as atomlab_plugin_abi::Lock>::lock"
+        );
+        assert_eq!(demangle("ticket_lock"), "ticket_lock");
+        assert_eq!(demangle("_ZN3foo"), "_ZN3foo");
     }
 }
