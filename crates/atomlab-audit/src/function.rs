@@ -386,8 +386,23 @@ impl FunctionAtomics {
                 format!("{what} loops")
             };
             parts.push(format!("{loops} ({})", list(m)));
-        } else if let Some(m) = self.class(Class::StoreExclusive) {
-            parts.push(format!("exclusives ({})", list(m)));
+        } else if self.class(Class::StoreExclusive).is_some() {
+            // Exclusives with no retry branch back: a weak CAS.
+            let both: BTreeSet<String> = [Class::LoadExclusive, Class::StoreExclusive]
+                .iter()
+                .filter_map(|c| self.class(*c))
+                .flatten()
+                .cloned()
+                .collect();
+            let what = if arch == Arch::Riscv64 {
+                "LR/SC"
+            } else {
+                "LL/SC"
+            };
+            parts.push(format!(
+                "{what} exclusives, no retry loop ({})",
+                list(&both)
+            ));
         }
         if !self.outline_calls.is_empty() {
             parts.push(format!(
@@ -429,6 +444,13 @@ impl FunctionAtomics {
         }
         if let Some(m) = self.class(Class::ReleaseStore) {
             parts.push(format!("a release store ({})", list(m)));
+        }
+        let rmw = self.by_class.keys().any(|c| c.is_rmw())
+            || !self.outline_calls.is_empty()
+            || !self.libatomic_calls.is_empty();
+        if !parts.is_empty() && !rmw && !self.plain_stores.is_empty() {
+            // No read-modify-write: its plain stores are what it writes with.
+            parts.push(format!("plain stores ({})", list(&self.plain_stores)));
         }
         if parts.is_empty() {
             return if self.plain_stores.is_empty() {
