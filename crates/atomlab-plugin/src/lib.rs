@@ -19,6 +19,9 @@
 //!   re-executed), so that a crash (SIGSEGV, SIGILL, SIGBUS…) or a hang is
 //!   that variant's result and not the end of the command.
 //!
+//! Plugins written in Rust use the sibling crate `atomlab-plugin-abi`
+//! (no dependencies), which compiles this crate's [`abi`] file itself.
+//!
 //! Limitations: only the `lock` kind runs in this version (the header
 //! defines `spsc`, `refcount` and `op` for plugins written now). Loading a
 //! library, to check it, runs its constructors and the entry point in the
