@@ -6,12 +6,13 @@
 //! The same scan as the whole-file audit (the per-architecture scanners and
 //! [`crate::audit_bytes`]'s LSE dispatch analysis), narrowed to a
 //! function's extent: its sized symbol, else its `.eh_frame` FDE, else up
-//! to the next known function start. Direct calls and tail calls from it
-//! to other functions of the same file are followed (up to
-//! [`FOLLOW_DEPTH`] calls deep, and not into functions whose names say
-//! they are panic or formatting paths), because an unoptimised build puts
-//! the atomic instruction in a callee (`AtomicBool::compare_exchange` in a
-//! Rust debug build). Calls to outline-atomics helpers and to libatomic
+//! to the next known function start. When a function has nothing atomic
+//! of its own, the functions of the same file it calls directly (or
+//! tail-calls) are read, level by level, until something atomic is found
+//! (at most [`FOLLOW_DEPTH`] calls deep and [`MAX_CALLEES_PER_LEVEL`] per
+//! level, never into functions whose names say they are panic or
+//! formatting paths): an unoptimised build puts the atomic instruction in
+//! a callee (`AtomicBool::compare_exchange` in a Rust debug build). Calls to outline-atomics helpers and to libatomic
 //! are named, not followed.
 //!
 //! Plain stores (x86-64 `mov` to memory, AArch64 `str`/`stp`/`stur` and
@@ -33,8 +34,12 @@ use crate::error::AuditError;
 use crate::model::{Arch, Class, Evidence};
 use crate::scan::Scan;
 
-/// How many calls deep the callees of a function are followed.
+/// How many calls deep the callees of a function are followed, while
+/// nothing atomic has been found.
 pub const FOLLOW_DEPTH: usize = 6;
+
+/// How many functions of one level of calls are read at most.
+pub const MAX_CALLEES_PER_LEVEL: usize = 16;
 
 /// What one function (with the functions it calls) does with atomics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,28 +108,39 @@ pub fn functions_at(path: &str, data: &[u8], addrs: &[u64]) -> Result<FunctionsA
                 lse_evidence: Vec::new(),
                 callees: Vec::new(),
             };
+            // Level by level: the callees of a level are read only when
+            // nothing atomic was found so far (an unoptimised shim that
+            // only calls), so that a function with atomics of its own is
+            // not blurred by its slow and error paths.
             let mut seen = BTreeSet::from([start]);
-            let mut todo = vec![(start, end, 0usize, None)];
-            while let Some((s, e, depth, cname)) = todo.pop() {
-                let before = f.found();
-                let callees = collect(&image, &scan, &whole, s, e, &mut f);
-                // A callee is named when it added something.
-                if let Some(n) = cname.filter(|_| f.found() != before) {
-                    f.callees.push(n);
-                }
-                for callee in callees {
-                    if depth + 1 > FOLLOW_DEPTH || !seen.insert(callee) {
-                        continue;
+            let mut level: Vec<(u64, u64, Option<String>)> = vec![(start, end, None)];
+            for _depth in 0..=FOLLOW_DEPTH {
+                let mut next = Vec::new();
+                for (s, e, cname) in level {
+                    let before = f.found();
+                    let callees = collect(&image, &scan, &whole, s, e, &mut f);
+                    // A callee is named when it added something.
+                    if let Some(n) = cname.filter(|_| f.found() != before) {
+                        f.callees.push(n);
                     }
-                    if let Some((cs, ce, n)) = extent(&image, callee) {
-                        if !["panic", "fmt", "unwrap_failed", "expect_failed"]
-                            .iter()
-                            .any(|cold| n.contains(cold))
-                        {
-                            todo.push((cs, ce, depth + 1, Some(demangle(&n))));
+                    for callee in callees {
+                        if next.len() >= MAX_CALLEES_PER_LEVEL || !seen.insert(callee) {
+                            continue;
+                        }
+                        if let Some((cs, ce, n)) = extent(&image, callee) {
+                            if !["panic", "fmt", "unwrap_failed", "expect_failed"]
+                                .iter()
+                                .any(|cold| n.contains(cold))
+                            {
+                                next.push((cs, ce, Some(demangle(&n))));
+                            }
                         }
                     }
                 }
+                if f.atomic() || next.is_empty() {
+                    break;
+                }
+                level = next;
             }
             Some(f)
         })
@@ -348,6 +364,13 @@ fn list(set: &BTreeSet<String>) -> String {
 }
 
 impl FunctionAtomics {
+    /// Whether anything atomic or ordering was found (plain stores aside).
+    fn atomic(&self) -> bool {
+        self.by_class.values().any(|s| !s.is_empty())
+            || !self.outline_calls.is_empty()
+            || !self.libatomic_calls.is_empty()
+    }
+
     /// How many things were found, to tell whether a callee added any.
     fn found(&self) -> usize {
         self.by_class.values().map(BTreeSet::len).sum::<usize>()

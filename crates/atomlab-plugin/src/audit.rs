@@ -26,6 +26,9 @@ pub struct FunctionAudit {
     pub file: PathBuf,
     /// What it does, or why that is not known.
     pub found: Result<(Arch, FunctionAtomics), String>,
+    /// Whether it lies in another file than the plugin (a C library's
+    /// `pthread_mutex_lock`).
+    pub elsewhere: bool,
 }
 
 impl FunctionAudit {
@@ -65,7 +68,14 @@ impl VariantAudit {
             .enumerate()
             .map(|(i, f)| {
                 let verb = if i == 0 { " uses " } else { " " };
-                format!("{}{verb}{}", f.role, f.words())
+                let whose = match (&f.found, f.elsewhere) {
+                    (Ok((_, fa)), true) => {
+                        let file = f.file.file_name().unwrap_or_default().to_string_lossy();
+                        format!(" ({} in {file})", fa.name)
+                    }
+                    _ => String::new(),
+                };
+                format!("{}{whose}{verb}{}", f.role, f.words())
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -129,9 +139,12 @@ fn first_load_page(b: &[u8]) -> u64 {
         .map_or(0, |v| v & !(page.max(1) - 1))
 }
 
-/// Audits the functions at `fns` (role and pointer), reading each file
-/// once.
-pub(crate) fn audit(fns: &[(&'static str, *const c_void)]) -> VariantAudit {
+/// Audits the functions at `fns` (role and pointer) of the plugin
+/// `plugin` (its canonical path), reading each file once.
+pub(crate) fn audit(
+    fns: &[(&'static str, *const c_void)],
+    plugin: &std::path::Path,
+) -> VariantAudit {
     let mut located = Vec::new();
     let mut by_file: BTreeMap<PathBuf, (Vec<u8>, Vec<u64>)> = BTreeMap::new();
     for &(role, ptr) in fns {
@@ -156,6 +169,7 @@ pub(crate) fn audit(fns: &[(&'static str, *const c_void)]) -> VariantAudit {
                 role,
                 file: PathBuf::new(),
                 found: Err(why),
+                elsewhere: false,
             },
             Ok((file, addr)) => {
                 let found = match &results[&file] {
@@ -168,7 +182,13 @@ pub(crate) fn audit(fns: &[(&'static str, *const c_void)]) -> VariantAudit {
                         }
                     }
                 };
-                FunctionAudit { role, file, found }
+                let elsewhere = std::fs::canonicalize(&file).is_ok_and(|f| f != plugin);
+                FunctionAudit {
+                    role,
+                    file,
+                    found,
+                    elsewhere,
+                }
             }
         })
         .collect();
@@ -200,7 +220,8 @@ mod tests {
         let a = std::sync::atomic::AtomicU64::new(0);
         let f: extern "C" fn(*const std::sync::atomic::AtomicU64) -> u64 = probe;
         assert_eq!(std::hint::black_box(f)(&a), 0);
-        let v = audit(&[("lock", probe as *const c_void)]);
+        let exe = std::env::current_exe().unwrap().canonicalize().unwrap();
+        let v = audit(&[("lock", probe as *const c_void)], &exe);
         let words = v.line();
         assert!(words.starts_with("lock uses "), "{words}");
         if cfg!(target_arch = "x86_64") {

@@ -66,7 +66,8 @@ impl LockVariant {
             .into_iter()
             .filter_map(|(role, p)| Some((role, p?)))
             .collect();
-            crate::audit::audit(&fns)
+            let plugin = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+            crate::audit::audit(&fns, &plugin)
         })
     }
 

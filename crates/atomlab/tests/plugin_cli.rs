@@ -402,3 +402,41 @@ fn a_crashing_and_a_hanging_plugin_do_not_take_the_others_down() {
         "{out}"
     );
 }
+
+/// A lock that is the C library's `pthread_mutex_lock`: the audit line
+/// reads it from the C library (named), not from the plugin's file, and
+/// the lock passes stress mutex.
+#[test]
+fn a_lock_in_the_c_library_is_audited_there() {
+    let Some(so) = plugin("pthread", &[], "pthread") else {
+        return;
+    };
+    let o = atomlab(&[
+        "--json",
+        "--no-save",
+        "stress",
+        "mutex",
+        "--plugin",
+        s(&so),
+        "--ops",
+        "100000",
+        "--variant",
+        "c-pthread",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    let r = find(&recs, "c-pthread");
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    let audit = r["parameters"]["plugin_audit"].as_str().unwrap();
+    assert!(
+        audit.starts_with("lock (pthread_mutex_lock in libc.so"),
+        "{audit}"
+    );
+    assert!(audit.contains("unlock ("), "{audit}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            audit.contains("uses a lock-prefixed RMW (lock cmpxchg)"),
+            "{audit}"
+        );
+    }
+}
