@@ -123,9 +123,11 @@ pub mod shims {
     }
 }
 
-/// A value that may live in a `static` although it holds raw pointers:
-/// the description is read-only after load and its pointers point to
-/// `'static` data.
+/// For [`export_locks!`] only: a value that may live in a `static`
+/// although it holds raw pointers (the description is read-only after
+/// load and its pointers point to `'static` data). Wrapping anything else
+/// in it is unsound.
+#[doc(hidden)]
 #[repr(transparent)]
 pub struct Shared<T>(pub T);
 
