@@ -73,6 +73,9 @@
  *     cc -O2 -shared -fPIC -o mylock.so mylock.c -I include
  *     atomlab bench lock --plugin ./mylock.so
  *     atomlab stress mutex --plugin ./mylock.so
+ *
+ * In Rust: crates/atomlab-plugin-abi (this ABI's types, a Lock trait and
+ * export_locks! for a cdylib; example in its examples/rust_locks.rs).
  */
 #ifndef ATOMLAB_H
 #define ATOMLAB_H

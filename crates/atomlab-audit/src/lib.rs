@@ -44,6 +44,7 @@ pub mod batch;
 mod dispatch;
 mod elf;
 pub mod error;
+pub mod function;
 pub mod input;
 pub mod model;
 pub mod package;
@@ -54,6 +55,7 @@ mod x86_64;
 use std::path::PathBuf;
 
 pub use error::AuditError;
+pub use function::{functions_at, FunctionAtomics, FunctionsAt};
 pub use model::{
     Arch, BinaryAudit, BinaryVerdict, BinaryVerdictKind, Class, Evidence, FunctionTally, Helper,
     LseDispatch, Order, Requirement, Site,

@@ -17,9 +17,15 @@
 //!   what each kind's functions must provide ([`variant::KindFns`]);
 //! - [`lock`], [`spsc`], [`refcount`], [`op`]: each kind behind safe
 //!   handles;
+//! - [`audit`]: what the plugin's functions do with atomics
+//!   (atomlab-audit's classification of exactly those functions), for
+//!   the line beside its figures;
 //! - [`isolate`]: a variant's run in a child process (this program
 //!   re-executed), so that a crash (SIGSEGV, SIGILL, SIGBUS…) or a hang is
 //!   that variant's result and not the end of the command.
+//!
+//! Plugins written in Rust use the sibling crate `atomlab-plugin-abi`
+//! (no dependencies), which compiles this crate's [`abi`] file itself.
 //!
 //! Limitations: loading a library, to check it, runs its constructors and
 //! the entry point in the calling process: a plugin that crashes there
@@ -27,6 +33,7 @@
 #![deny(missing_docs)]
 
 pub mod abi;
+pub mod audit;
 pub mod elf;
 pub mod isolate;
 mod library;

@@ -227,6 +227,7 @@ impl Plugin {
                 // SAFETY: checked in `load`: the kind is F's.
                 fns: unsafe { F::from_union(f) },
                 lib: self.lib.clone(),
+                audit: std::sync::OnceLock::new(),
             })
             .collect();
         if out.is_empty() {

@@ -31,6 +31,17 @@ impl KindFns for LockFns {
             ("free_", self.free.is_some()),
         ])
     }
+
+    fn audited(&self) -> Vec<(&'static str, *const c_void)> {
+        [
+            ("lock", self.lock.map(|f| f as *const c_void)),
+            ("unlock", self.unlock.map(|f| f as *const c_void)),
+            ("try_lock", self.try_lock.map(|f| f as *const c_void)),
+        ]
+        .into_iter()
+        .filter_map(|(role, p)| Some((role, p?)))
+        .collect()
+    }
 }
 
 impl LockVariant {

@@ -70,6 +70,11 @@ pub trait KindFns: Copy + Send + Sync + 'static {
     unsafe fn from_union(u: &abi::VariantFns) -> Self;
     /// The header's names of the functions the kind needs that are NULL.
     fn missing(&self) -> Vec<&'static str>;
+    /// The functions whose atomics the line beside a variant's figures
+    /// describes, by role (`lock`, `unlock`…); none by default.
+    fn audited(&self) -> Vec<(&'static str, *const std::ffi::c_void)> {
+        Vec::new()
+    }
 }
 
 /// One variant of a loaded and checked plugin, of the kind `F` says.
@@ -83,6 +88,8 @@ pub struct PluginVariant<F> {
     pub sha256: String,
     pub(crate) fns: F,
     pub(crate) lib: Arc<Library>,
+    /// What its functions do with atomics, audited on first use.
+    pub(crate) audit: std::sync::OnceLock<crate::audit::VariantAudit>,
 }
 
 impl<F> std::fmt::Debug for PluginVariant<F> {
@@ -94,13 +101,69 @@ impl<F> std::fmt::Debug for PluginVariant<F> {
     }
 }
 
-impl<F> PluginVariant<F> {
+impl<F: KindFns> PluginVariant<F> {
+    /// What the kind's audited functions ([`KindFns::audited`]) do with
+    /// atomics (the file is read and audited once, on first use).
+    pub fn audit(&self) -> &crate::audit::VariantAudit {
+        self.audit.get_or_init(|| {
+            let fns = self.fns.audited();
+            let plugin = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+            crate::audit::audit(&fns, &plugin)
+        })
+    }
+
+    /// What a signal that killed a child running this variant means: for
+    /// SIGILL on an aarch64 CPU without LSE, the LSE instructions the
+    /// audit found; otherwise the signal's usual meaning.
+    pub fn crash_hint(&self, sig: i32) -> String {
+        let (_, _, hint) = crate::isolate::signal_words(sig);
+        if sig != libc::SIGILL || cpu_has_lse() {
+            return hint.to_string();
+        }
+        let lse: Vec<String> = self
+            .audit()
+            .functions
+            .iter()
+            .filter_map(|f| Some(format!("{} uses {}", f.role, f.unconditional_lse()?)))
+            .collect();
+        if lse.is_empty() {
+            return hint.to_string();
+        }
+        format!(
+            "{}: {}: LSE atomics, which need ARMv8.1 (FEAT_LSE), and this CPU has no LSE; build for ARMv8.0 (gcc -march=armv8-a -moutline-atomics picks LSE at run time; -mno-outline-atomics gives LL/SC loops)",
+            self.name,
+            lse.join(", ")
+        )
+    }
+
     /// Names the plugin in `r`'s parameters: the file, its SHA-256 and the
-    /// variant, so that two builds of one plugin compare as A/B.
+    /// variant, so that two builds of one plugin compare as A/B; and, for
+    /// kinds with audited functions, what they do with atomics.
     pub fn tag(&self, r: &mut Record) {
         r.param("plugin", self.path.display().to_string())
             .param("plugin_sha256", self.sha256.clone())
             .param("plugin_variant", self.name.clone());
+        let line = self.audit().line();
+        if !line.is_empty() {
+            r.param("plugin_audit", line.clone());
+            let note = format!("{}: {line}", self.name);
+            if !r.notes.contains(&note) {
+                r.notes.push(note);
+            }
+        }
+    }
+}
+
+/// Whether this CPU has the aarch64 LSE atomics (false elsewhere: the
+/// question is not asked there).
+fn cpu_has_lse() -> bool {
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("lse")
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        false
     }
 }
 

@@ -97,7 +97,6 @@ impl Outcome {
             .param("jitter", plan.jitter)
             .param("pin", plan.pin.name())
             .param("replay", self.replay.clone());
-        plan.scenario.tag(self.variant, &mut r);
         if plan.scenario.takes_tasks() {
             r.param("tasks", plan.tasks);
         }
@@ -136,6 +135,8 @@ impl Outcome {
         }
         r.verdict = Some(self.verdict);
         r.notes.extend(self.notes.iter().cloned());
+        // Last: a plugin's audit note follows the verdict's notes.
+        plan.scenario.tag(self.variant, &mut r);
         r
     }
 }

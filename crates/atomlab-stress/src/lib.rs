@@ -91,6 +91,10 @@ pub fn run_records(
             }
             Ok(End::Crashed(sig)) => {
                 let (name, words, hint) = signal_words(sig);
+                let hint = plan
+                    .scenario
+                    .crash_hint(variant, sig)
+                    .unwrap_or_else(|| hint.to_string());
                 format!("crashed: {name} ({words}) while running it: {hint}")
             }
             Ok(End::Hung(s)) => format!(

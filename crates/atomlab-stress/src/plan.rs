@@ -55,6 +55,12 @@ pub trait Scenario: Sync {
     fn isolated(&self, _variant: &str) -> bool {
         false
     }
+    /// What signal `sig`, which killed the child running `variant`, means
+    /// for its code (a plugin's audit); `None` for the signal's usual
+    /// meaning.
+    fn crash_hint(&self, _variant: &str, _sig: i32) -> Option<String> {
+        None
+    }
 }
 
 impl fmt::Debug for dyn Scenario {

@@ -99,6 +99,16 @@ fn a_correct_ticket_lock_passes_stress_mutex() {
         .as_str()
         .unwrap()
         .contains(&format!("--plugin {}", s(&so))));
+    // The audit of its functions, as a parameter and as a note after the
+    // verdict's reason (which stays the first).
+    let audit = r["parameters"]["plugin_audit"].as_str().unwrap();
+    assert!(audit.starts_with("lock uses "), "{audit}");
+    let notes = r["notes"].as_array().unwrap();
+    assert!(notes[0].as_str().unwrap().starts_with("verdict: "), "{r}");
+    assert!(
+        notes[1..].contains(&format!("c-ticket: {audit}").into()),
+        "{r}"
+    );
 }
 
 /// A "lock" of a plain load and a separate store lets two threads in: the
@@ -126,6 +136,13 @@ fn a_load_store_lock_is_caught_losing_updates() {
         out.contains("violations of a variant meant to be correct"),
         "{out}"
     );
+    // The audit of its functions says why, beside the verdict.
+    let says = if cfg!(target_arch = "x86_64") {
+        "c-load-store: lock uses plain stores only (mov: a release store under x86-TSO)"
+    } else {
+        "c-load-store: lock uses acquire loads (ldar) and plain stores (str)"
+    };
+    assert!(out.contains(says), "{out}");
 }
 
 /// `bench lock --plugin` puts the plugin's lock in the same table as the
@@ -175,6 +192,28 @@ fn bench_lock_runs_the_plugin_beside_the_built_in_locks() {
         .find(|m| m["name"] == "ns_per_op")
         .expect("ns_per_op");
     assert!(ns["samples"].as_array().unwrap().len() == 2, "{ns}");
+    // What its functions do with atomics, in the record.
+    let audit = r["parameters"]["plugin_audit"]
+        .as_str()
+        .expect("plugin_audit");
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(
+            audit,
+            "lock uses a lock-prefixed RMW (lock xadd), unlock plain stores only (mov: a release store under x86-TSO)"
+        );
+        let ttas = find(&recs, "c-ttas")["parameters"]["plugin_audit"].clone();
+        assert!(
+            ttas.as_str()
+                .unwrap()
+                .ends_with("try_lock a lock-prefixed RMW (lock cmpxchg)"),
+            "{ttas}"
+        );
+    } else {
+        assert!(audit.starts_with("lock uses "), "{audit}");
+    }
+    assert!(find(&recs, "ticket")["parameters"]
+        .get("plugin_audit")
+        .is_none());
     // The people's table: one table, the plugin's row with a figure.
     let o = atomlab(
         &[
@@ -193,6 +232,9 @@ fn bench_lock_runs_the_plugin_beside_the_built_in_locks() {
         .unwrap_or_else(|| panic!("no c-ticket row: {out}"));
     assert!(out.lines().any(|l| l.contains("| ticket ")), "{out}");
     assert!(has_figure(row), "{out}");
+    // And beside the table, once.
+    let line = format!("note: c-ticket: {audit}");
+    assert_eq!(out.lines().filter(|l| *l == line).count(), 1, "{out}");
 }
 
 /// Whether a bench table row has an ns/op figure (a number, perhaps with
@@ -793,4 +835,42 @@ fn a_crashing_queue_and_a_hanging_count_do_not_take_the_others_down() {
     assert_eq!(recs.len(), 2, "{recs:?}");
     assert_eq!(find(&recs, "c-forever-count")["flags"][0]["kind"], "hung");
     assert_eq!(find(&recs, "c-refcount")["verdict"], "PASS");
+}
+
+/// A lock that is the C library's `pthread_mutex_lock`: the audit line
+/// reads it from the C library (named), not from the plugin's file, and
+/// the lock passes stress mutex.
+#[test]
+fn a_lock_in_the_c_library_is_audited_there() {
+    let Some(so) = plugin("pthread", &[], "pthread") else {
+        return;
+    };
+    let o = atomlab(&[
+        "--json",
+        "--no-save",
+        "stress",
+        "mutex",
+        "--plugin",
+        s(&so),
+        "--ops",
+        "100000",
+        "--variant",
+        "c-pthread",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    let r = find(&recs, "c-pthread");
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    let audit = r["parameters"]["plugin_audit"].as_str().unwrap();
+    assert!(
+        audit.starts_with("lock (pthread_mutex_lock in libc.so"),
+        "{audit}"
+    );
+    assert!(audit.contains("unlock ("), "{audit}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            audit.contains("uses a lock-prefixed RMW (lock cmpxchg)"),
+            "{audit}"
+        );
+    }
 }

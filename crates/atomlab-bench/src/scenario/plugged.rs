@@ -213,10 +213,10 @@ fn isolated<S: Pluggable>(
     let (kind, why) = match run_child(&cell_key(cell), bound) {
         Ok(End::Done(recs, _)) => return Ok(recs),
         Ok(End::Crashed(sig)) => {
-            let (name, words, hint) = signal_words(sig);
+            let (name, words, _) = signal_words(sig);
             (
                 FlagKind::Crashed,
-                format!("{name} ({words}) while running it: {hint}"),
+                format!("{name} ({words}) while running it: {}", p.crash_hint(sig)),
             )
         }
         Ok(End::Hung(s)) => (

@@ -102,6 +102,10 @@ impl<S: Pluggable> Scenario for WithPlugins<S> {
         atomlab_plugin::isolate::child_request().is_none() && self.plugin(variant).is_some()
     }
 
+    fn crash_hint(&self, variant: &str, sig: i32) -> Option<String> {
+        Some(self.plugin(variant)?.crash_hint(sig))
+    }
+
     fn tag(&self, variant: &str, record: &mut atomlab_core::Record) {
         let Some(p) = self.plugin(variant) else {
             return;
