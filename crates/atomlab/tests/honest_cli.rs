@@ -54,3 +54,31 @@ fn a_closed_pipe_ends_every_command_quietly() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {e}");
     }
 }
+
+/// Before: `runs --capability foo` listed nothing and exited 0, and the
+/// help named neither load nor run. Now an unknown capability is refused
+/// (exit 2) with the known ones.
+#[test]
+fn runs_refuses_an_unknown_capability() {
+    let d = scratch("runs-cap");
+    let db = d.join("r.db");
+    let db = db.to_str().unwrap();
+    let o = with_store(db, &["check", &golden("x86/MP.litmus")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = with_store(db, &["runs", "--capability", "foo"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    for c in ["foo", "audit", "bench", "check", "load", "run", "stress", "suite"] {
+        assert!(e.contains(c), "the refusal lacks {c}: {e}");
+    }
+    let help = text(&atomlab(&["runs", "--help"]).stdout);
+    for c in ["load", "run", "suite"] {
+        assert!(help.contains(c), "runs --help lacks {c}: {help}");
+    }
+    // A known one still lists.
+    for c in ["check", "load", "run"] {
+        let o = with_store(db, &["runs", "--capability", c]);
+        assert_eq!(o.status.code(), Some(0), "{c}: {}", stderr(&o));
+    }
+}

@@ -89,11 +89,16 @@ pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::R
     Ok(())
 }
 
+/// What `runs --capability` takes: the commands that save runs and the
+/// capabilities of their records. Anything else matches nothing, so it is
+/// refused (exit 2) rather than listed as an empty store.
+const CAPABILITIES: [&str; 7] = ["audit", "bench", "check", "load", "run", "stress", "suite"];
+
 /// `atomlab runs`; the global `--label L` lists only runs with that label.
 #[derive(Debug, clap::Args)]
 pub struct RunsArgs {
-    /// Only runs of this capability or command (bench, stress, check, audit, suite).
-    #[arg(long, value_name = "C")]
+    /// Only runs of this capability or command.
+    #[arg(long, value_name = "C", value_parser = clap::builder::PossibleValuesParser::new(CAPABILITIES))]
     pub capability: Option<String>,
     /// At most N runs [default: 20; 0 for all].
     #[arg(long, value_name = "N", default_value_t = 20)]
