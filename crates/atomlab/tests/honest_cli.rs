@@ -82,3 +82,62 @@ fn runs_refuses_an_unknown_capability() {
         assert_eq!(o.status.code(), Some(0), "{c}: {}", stderr(&o));
     }
 }
+
+/// Before: an empty shard (`check --shard 3/5` of 2 tests) printed
+/// nothing, saved nothing and exited 0, and `report --label` and `compare`
+/// of a label with shards missing said nothing of them. Now the empty
+/// shard says so and saves a record of itself; a label lacking shards is
+/// warned of.
+#[test]
+fn empty_and_missing_shards_are_told() {
+    let d = scratch("empty-shard");
+    let db = d.join("r.db");
+    let db = db.to_str().unwrap();
+    let (mp, sb) = (golden("x86/MP.litmus"), golden("x86/SB+mfences.litmus"));
+    let label = "two-tests";
+    let o = with_store(db, &["--label", label, "check", "--shard", "3/5", &mp, &sb]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("shard 3/5") && e.contains("nothing to run"), "{e}");
+    assert!(e.contains("saved run"), "the empty shard is saved: {e}");
+    let o = with_store(db, &["--label", label, "--json", "runs"]);
+    let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+    // show says what the shard said, and prints no table.
+    let id = runs[0]["meta"]["id"].as_str().unwrap().to_string();
+    let o = with_store(db, &["show", &id]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to run"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+
+    // A label with 1 of 3 shards stored: compare and report warn.
+    let partial = "one-of-three";
+    let dir = golden("x86");
+    let o = with_store(db, &["--label", partial, "check", "--shard", "1/3", &dir]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = with_store(db, &["--no-save", "--json", "check", &dir]);
+    let whole = d.join("whole.json");
+    std::fs::write(&whole, &o.stdout).unwrap();
+    let o = with_store(db, &["compare", whole.to_str().unwrap(), partial]);
+    let e = stderr(&o);
+    assert!(
+        e.contains("missing") && e.contains("0/3") && e.contains("2/3"),
+        "compare: {e}"
+    );
+    let html = d.join("r.html");
+    let o = with_store(
+        db,
+        &["--label", partial, "report", "-o", html.to_str().unwrap()],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(
+        e.contains("missing") && e.contains("0/3") && e.contains("2/3"),
+        "report: {e}"
+    );
+    // The empty shard counts as stored: the label knows it has 5 shards
+    // and which 4 are missing.
+    let o = with_store(db, &["--label", label, "report", "-o", html.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert!(e.contains("missing") && e.contains("0/5") && !e.contains("3/5"), "{e}");
+}

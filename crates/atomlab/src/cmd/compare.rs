@@ -84,20 +84,27 @@ pub fn side(spec: &str, store: &mut Option<Store>, cli: &Cli) -> anyhow::Result<
     let s = store.as_ref().expect("opened above");
     let by_label = s.runs_with_label(spec)?;
     if !by_label.is_empty() {
+        crate::cmd::store::warn_missing_shards(spec, &by_label);
         let n = by_label.len();
         return Ok(Side {
             name: format!("label {spec} ({n} run{})", if n == 1 { "" } else { "s" }),
             records: by_label
                 .into_iter()
                 .flat_map(|r| r.report.records)
+                .filter(|r| !atomlab_core::shard::is_empty_record(r))
                 .collect(),
             partial: 0,
         });
     }
     match s.load(spec) {
-        Ok(run) => Ok(Side {
+        Ok(mut run) => Ok(Side {
             name: format!("run {}", run.meta.id),
-            records: run.report.records,
+            records: {
+                run.report
+                    .records
+                    .retain(|r| !atomlab_core::shard::is_empty_record(r));
+                run.report.records
+            },
             partial: 0,
         }),
         Err(e) => Err(anyhow::anyhow!(

@@ -59,6 +59,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     } else {
         None
     };
+    let shard = match &cli.command {
+        Command::Check(a) => a.shard,
+        Command::Bench(a) => a.shard,
+        Command::Stress(a) => a.shard,
+        _ => None,
+    };
     let suite_report = match &cli.command {
         Command::Suite(a) => Some(a.output.clone()),
         _ => None,
@@ -84,14 +90,34 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         _ => unreachable!("tools() took the others"),
     };
     let Outcome {
-        report,
+        mut report,
         status,
         people,
     } = outcome;
+    // A shard with nothing to do says so, and its run is saved with one
+    // record that names the shard, so that its label knows how many shards
+    // the job has (compare and report warn of missing ones).
+    let empty_shard = shard
+        .filter(|_| report.records.is_empty() && report.errors.is_empty())
+        .map(|s| {
+            eprintln!(
+                "atomlab: shard {s} has nothing to run: the work splits into fewer than {} \
+                 parts{}",
+                s.count,
+                if saves {
+                    "; its empty run is saved so that its label counts this shard"
+                } else {
+                    ""
+                }
+            );
+            s.empty_record(command_name)
+        });
     if json {
+        report.records.extend(empty_shard);
         render::json(&report)?;
     } else {
         people(&report)?;
+        report.records.extend(empty_shard);
     }
     for e in &report.errors {
         eprintln!("atomlab: {e}");
@@ -168,6 +194,14 @@ fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus>
 /// A saved report as its command printed it (`atomlab show`), from its
 /// records alone.
 pub fn view(report: &Report) -> anyhow::Result<()> {
+    if let [r] = report.records.as_slice() {
+        if atomlab_core::shard::is_empty_record(r) {
+            for n in &r.notes {
+                eprintln!("atomlab: {n}");
+            }
+            return Ok(());
+        }
+    }
     match report.command.as_str() {
         "bench" => render::bench_tables(report),
         "stress" => stress::tables(&report.records),

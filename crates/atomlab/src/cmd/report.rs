@@ -36,7 +36,11 @@ pub struct ReportArgs {
 }
 
 /// A stored run as the report crate wants it.
-pub fn view(run: StoredRun) -> RunView {
+pub fn view(mut run: StoredRun) -> RunView {
+    // An empty shard's record stands for no figure.
+    run.report
+        .records
+        .retain(|r| !atomlab_core::shard::is_empty_record(r));
     RunView {
         id: run.meta.id,
         label: run.meta.label,
@@ -71,6 +75,7 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<ExitStatus> {
                     store.location()
                 );
             }
+            crate::cmd::store::warn_missing_shards(label, &runs);
         } else if args.compare.is_empty() {
             let latest = store.runs(&RunFilter {
                 limit: 1,

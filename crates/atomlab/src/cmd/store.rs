@@ -94,6 +94,25 @@ pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::R
 /// refused (exit 2) rather than listed as an empty store.
 const CAPABILITIES: [&str; 7] = ["audit", "bench", "check", "load", "run", "stress", "suite"];
 
+/// Warns on stderr when the runs of `label` lack some of their job's
+/// shards (an empty shard's record counts as its shard): a comparison or
+/// report of them covers part of the work.
+pub fn warn_missing_shards(label: &str, runs: &[StoredRun]) {
+    let records = runs.iter().flat_map(|r| &r.report.records);
+    for m in atomlab_core::shard::missing(records) {
+        let names: Vec<String> = m.missing.iter().map(|i| format!("{i}/{}", m.count)).collect();
+        eprintln!(
+            "atomlab: warning: label {label} has {} of its {} {} shards; missing {}: their runs \
+             failed, are still running or were saved in another store, so these figures cover \
+             part of the job",
+            m.count - names.len(),
+            m.count,
+            m.capability,
+            names.join(", ")
+        );
+    }
+}
+
 /// `atomlab runs`; the global `--label L` lists only runs with that label.
 #[derive(Debug, clap::Args)]
 pub struct RunsArgs {
