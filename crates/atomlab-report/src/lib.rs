@@ -46,6 +46,8 @@ mod verdicts;
 pub use html::num as figure;
 /// A check record's cell (`Never (3)`, `TIMEOUT`…), for the terminal too.
 pub use verdicts::check_cell;
+/// A command line as it is typed (shell-quoted), for the terminal too.
+pub use html::command_line as shell_quoted;
 
 use std::fmt::Write;
 

@@ -141,3 +141,61 @@ fn empty_and_missing_shards_are_told() {
     let e = stderr(&o);
     assert!(e.contains("missing") && e.contains("0/5") && !e.contains("3/5"), "{e}");
 }
+
+/// The command in backquotes of the save line, run by `sh` as a user would
+/// paste it (with this atomlab first on PATH, and the test's default store).
+fn run_hint(saved: &str) -> std::process::Output {
+    let line = saved
+        .lines()
+        .find(|l| l.contains("saved run"))
+        .unwrap_or_else(|| panic!("no save line: {saved}"));
+    let hint = line.split('`').nth(1).unwrap_or_else(|| panic!("{line}"));
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_atomlab"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = cli_support::command();
+    std::process::Command::new("sh")
+        .args(["-c", hint])
+        .env("PATH", path)
+        .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env_remove("ATOMLAB_STORE")
+        .output()
+        .expect("run sh")
+}
+
+/// Before: after a save to a store given by `--store` (PostgreSQL, or any
+/// other than the default), the hint "`atomlab show ID` prints it again"
+/// omitted `--store`, so as given it found nothing. Now the hint, pasted
+/// as it is, prints the run.
+#[test]
+fn the_show_hint_names_the_store_it_saved_in() {
+    let d = scratch("hint");
+    let mut stores = vec![d.join("a store.db").display().to_string()];
+    match std::env::var("ATOMLAB_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => stores.push(url),
+        _ => eprintln!(
+            "skipped the PostgreSQL half: set ATOMLAB_TEST_POSTGRES=postgres://… (scripts/ci-postgres starts a server)"
+        ),
+    }
+    let mp = golden("x86/MP.litmus");
+    for store in &stores {
+        let o = with_store(store, &["check", "--model", "sc", &mp]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{e}");
+        assert!(e.contains("--store"), "{e}");
+        let shown = run_hint(&e);
+        assert_eq!(shown.status.code(), Some(0), "{e}{}", stderr(&shown));
+        assert!(text(&shown.stdout).contains("MP"), "{}", text(&shown.stdout));
+    }
+    // The default store needs no --store.
+    let o = atomlab(&["check", "--model", "sc", &mp]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let hint_line = e.lines().find(|l| l.contains("saved run")).unwrap();
+    assert!(!hint_line.contains("--store"), "{hint_line}");
+    let shown = run_hint(&e);
+    assert_eq!(shown.status.code(), Some(0), "{e}{}", stderr(&shown));
+}

@@ -79,8 +79,19 @@ pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::R
         .as_deref()
         .map(|l| format!(" (label {l})"))
         .unwrap_or_default();
+    // `atomlab show ID` finds the run only in the store it resolves to
+    // without --store; any other store is named in the hint.
+    let default = Location::resolve(None).map(|l| l.to_string()).ok();
+    let flag = if default.as_deref() == Some(store.location()) {
+        String::new()
+    } else {
+        format!(
+            "--store {} ",
+            atomlab_report::shell_quoted(&[store.location().to_string()])
+        )
+    };
     eprintln!(
-        "atomlab: saved run {}{label} in {} ({:.1} ms); `atomlab show {}` prints it again",
+        "atomlab: saved run {}{label} in {} ({:.1} ms); `atomlab {flag}show {}` prints it again",
         meta.id,
         store.location(),
         start.elapsed().as_secs_f64() * 1e3,
