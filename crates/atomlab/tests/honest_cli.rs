@@ -199,3 +199,50 @@ fn the_show_hint_names_the_store_it_saved_in() {
     let shown = run_hint(&e);
     assert_eq!(shown.status.code(), Some(0), "{e}{}", stderr(&shown));
 }
+
+/// Before: a run was stored with the command line atomlab gave it, not the
+/// user's (`--json --label interleave-A` for an interleaved run), and
+/// `runs` and `show` joined it with spaces, so `--spawn 'exec nginx …'` or
+/// a file name with a space lost its quotes. Now the user's words are
+/// stored and shown as they would be typed again.
+#[test]
+fn stored_command_lines_are_the_users_and_replay() {
+    let d = scratch("argv");
+    let db = d.join("r.db");
+    let db = db.to_str().unwrap();
+    let spaced = d.join("my tests");
+    std::fs::create_dir_all(&spaced).unwrap();
+    let mp = spaced.join("MP.litmus");
+    std::fs::copy(golden("x86/MP.litmus"), &mp).unwrap();
+    let mp = mp.to_str().unwrap();
+    let o = with_store(db, &["--label", "quoted", "check", "--model", "sc", mp]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = with_store(db, &["--label", "quoted", "runs"]);
+    let listed = text(&o.stdout);
+    assert!(listed.contains(&format!("'{mp}'")), "{listed}");
+    let o = with_store(db, &["--label", "quoted", "--json", "runs"]);
+    let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let id = runs[0]["meta"]["id"].as_str().unwrap();
+    let o = with_store(db, &["show", id]);
+    assert!(stderr(&o).contains(&format!("'{mp}'")), "{}", stderr(&o));
+
+    let o = with_store(
+        db,
+        &[
+            "--label", "side", "compare", "--interleave", "1", "--", "check", "--model", "sc", mp,
+            "--", "check", "--model", "x86tso", mp,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for (label, model) in [("side-A", "sc"), ("side-B", "x86tso")] {
+        let o = with_store(db, &["--label", label, "--json", "runs"]);
+        let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let line: Vec<&str> = runs[0]["meta"]["command_line"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{runs}"))
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(&line[1..], ["check", "--model", model, mp], "{label}");
+    }
+}

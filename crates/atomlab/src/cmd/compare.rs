@@ -304,6 +304,16 @@ fn interleave(n: usize, commands: &[String], cli: &Cli) -> anyhow::Result<(Side,
                 cmd.join(" ")
             );
             let mut c = std::process::Command::new(&me);
+            // Stored with the run: the user's words for this side, not
+            // the flags added here.
+            let argv0 = std::env::args_os().next().unwrap_or_else(|| "atomlab".into());
+            let given: Vec<String> = std::iter::once(argv0.to_string_lossy().into_owned())
+                .chain(cmd.iter().cloned())
+                .collect();
+            c.env(
+                crate::cmd::store::COMMAND_LINE_ENV,
+                serde_json::to_string(&given)?,
+            );
             c.args(cmd)
                 .arg("--json")
                 .arg("--label")

@@ -71,7 +71,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     };
     let mut meta = atomlab_store::RunMeta::without_commit(
         command_name,
-        std::env::args().collect(),
+        store::given_command_line(),
         cli.label.clone(),
     );
     // git runs beside the command, not before it.

@@ -193,15 +193,35 @@ pub fn runs(
     Ok(ExitStatus::Ok)
 }
 
-/// The run's command line without the program name, or its command when
-/// the command line is not known (a run imported from a bare `--json`
-/// document).
+/// The run's command line without the program name, shell-quoted so it
+/// can be typed again, or its command when the command line is not known
+/// (a run imported from a bare `--json` document).
 fn command_text(meta: &RunMeta) -> String {
     if meta.command_line.is_empty() {
         format!("{} (command line unknown)", meta.command)
     } else {
-        meta.command_line[1..].join(" ")
+        atomlab_report::shell_quoted(&meta.command_line[1..])
     }
+}
+
+/// The environment variable through which `compare --interleave` gives the
+/// atomlab it starts the user's own command line for that side, which is
+/// stored instead of the internal one (`… --json --label X-A`). A JSON
+/// array of strings, program name first.
+pub const COMMAND_LINE_ENV: &str = "ATOMLAB_COMMAND_LINE";
+
+/// The command line to store with a run: the user's, as given.
+pub fn given_command_line() -> Vec<String> {
+    std::env::var(COMMAND_LINE_ENV)
+        .ok()
+        .and_then(|v| serde_json::from_str(&v).ok())
+        // args_os: an argument that is not UTF-8 (a file name) is kept,
+        // lossily, where `args()` would panic.
+        .unwrap_or_else(|| {
+            std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        })
 }
 
 /// `YYYY-MM-DD HH:MM:SS` from Unix seconds (the run id carries the same
