@@ -246,3 +246,91 @@ fn stored_command_lines_are_the_users_and_replay() {
         assert_eq!(&line[1..], ["check", "--model", model, mp], "{label}");
     }
 }
+
+/// A test of this repository's: `tests/honest/NAME`.
+fn honest(name: &str) -> String {
+    format!("{}/tests/honest/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// x86-64 hosts only: the tests below use X86 litmus tests to run.
+fn x86_host() -> bool {
+    if std::env::consts::ARCH != "x86_64" {
+        eprintln!("skipped: an x86-64 host's test");
+        return false;
+    }
+    true
+}
+
+/// Before: `run --affinity 0,5` on a 2-CPU machine was accepted and the
+/// table said `P1:cpu5`. Now a CPU the process may not run on
+/// (sched_getaffinity) is refused, exit 2, naming it.
+#[test]
+fn run_refuses_cpus_the_process_may_not_use() {
+    if !x86_host() {
+        return;
+    }
+    let mp = golden("x86/MP.litmus");
+    // CPU 4095 is past the kernel's affinity mask that atomlab reads
+    // (CPU_SETSIZE, 1024): never allowed.
+    cli_support::assert_bad_input(
+        &["run", "--no-save", "--runs", "2", "--affinity", "0,4095", &mp],
+        &["--affinity", "4095"],
+    );
+    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", "--affinity", "0", &mp]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Before: `run` over a folder of mixed architectures refused the batch
+/// with one line per foreign test. Now what this host cannot run is
+/// skipped with one summary line and the rest runs.
+#[test]
+fn run_skips_other_isas_with_one_line() {
+    if !x86_host() {
+        return;
+    }
+    let d = scratch("mixed");
+    for rel in [
+        "x86/MP.litmus",
+        "aarch64/MP+dmb.ishst+po.litmus",
+        "aarch64/LB+bcond+isb.litmus",
+    ] {
+        let from = golden(rel);
+        let name = rel.replace('/', "-");
+        std::fs::copy(&from, d.join(name)).unwrap();
+    }
+    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", d.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(text(&o.stdout).contains("x86-MP.litmus)"), "{}", text(&o.stdout));
+    let skipped: Vec<&str> = e.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 1, "{e}");
+    assert!(skipped[0].contains('2') && skipped[0].contains("AArch64"), "{e}");
+    assert!(!e.contains("MP+dmb.ishst+po"), "one line, not one per test: {e}");
+}
+
+/// Before: the loop-budget (and pinning-refused) notes were only in
+/// `--json`. Now they print under the test's table.
+#[test]
+fn run_prints_its_notes_under_the_table() {
+    if !x86_host() {
+        return;
+    }
+    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", &honest("spin.litmus")]);
+    let out = text(&o.stdout);
+    assert!(out.contains("ran out of their loop budget"), "{out}");
+}
+
+/// Before: `run --format json` was refused where `check --format json`
+/// was accepted. Now it is `--json`, as for check.
+#[test]
+fn run_takes_format_json_as_check_does() {
+    if !x86_host() {
+        return;
+    }
+    let mp = golden("x86/MP.litmus");
+    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", "--format", "json", &mp]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON document");
+    assert_eq!(doc["command"], "run", "{doc}");
+    assert_eq!(doc["records"][0]["scenario"], "MP", "{doc}");
+}

@@ -36,9 +36,11 @@ pub struct Outcome {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
-    // `check --format json` is `--json`: one document shape everywhere.
-    let json =
-        cli.json || matches!(&cli.command, Command::Check(a) if a.format == check::Format::Json);
+    // `check --format json` and `run --format json` are `--json`: one
+    // document shape everywhere.
+    let json = cli.json
+        || matches!(&cli.command, Command::Check(a) if a.format == check::Format::Json)
+        || matches!(&cli.command, Command::Run(a) if a.format == run::Format::Json);
     let command_name = match &cli.command {
         Command::Audit(_) => "audit",
         Command::Check(_) => "check",

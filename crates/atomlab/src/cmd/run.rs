@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
-use atomlab_run::batch::{self, BatchError, BatchOptions, Progress, Ran};
+use atomlab_run::batch::{self, BatchOptions, Progress, Ran};
 use atomlab_run::{Affinity, PrepareOptions, RunOptions, SyncMode};
 
 use super::Outcome;
@@ -22,6 +22,8 @@ pub enum Format {
     Table,
     /// litmus7's log format (mcompare7 and litmus7 log scripts read it).
     Litmus,
+    /// JSON: the --json document, as `check --format json`.
+    Json,
 }
 
 /// Start synchronisation per instance.
@@ -42,9 +44,10 @@ pub enum Sync {
 #[command(
     after_help = "Exit status: 0 every test ran and every state seen is allowed by every model that applies; \
 1 a state some model forbids was seen (FORBIDDEN OUTCOME OBSERVED), or --timeout cut a test short (TIMEOUT); \
-2 bad input (unreadable test, a test for another ISA than this host, an instruction the code generator \
-cannot encode, an instruction this CPU lacks such as an LSE atomic without FEAT_LSE: all refused before \
-anything runs).\n\
+2 bad input (unreadable test, an instruction the code generator cannot encode, a CPU --affinity may not \
+use: all refused before anything runs). Tests this host cannot run (another ISA's, Linux-kernel C tests, \
+an instruction this CPU lacks such as an LSE atomic without FEAT_LSE) are skipped with one line; when \
+nothing is left to run, that is bad input too.\n\
 Thread code is generated as machine code at run time: on x86-64, X86 tests as written and C tests through the \
 C11->x86 mapping that `atomlab check` judges the x86tso column with; on AArch64, AArch64 tests as written and \
 C tests through the C11->AArch64 mapping of the aarch64 column (--arm-acquire); on riscv64, RISCV tests as \
@@ -161,21 +164,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     };
     let machine = Machine::detect();
     let terminal = std::io::stderr().is_terminal();
-    let ran = batch::run_files(&args.files, &opts, |p| match p {
-        // A progress line on a terminal only, as `check` (none when piped).
-        Progress::Starting { test, .. } if terminal => eprintln!(
-            "atomlab run: {}: {} x {} instances, --sync {}",
-            test.name,
-            opts.run.runs,
-            opts.run.size,
-            opts.run.sync.name()
-        ),
-        Progress::Starting { .. } => {}
-        Progress::Done { ran, .. } => say_forbidden(ran),
-    });
-    let ran = match ran {
-        Ok(ran) => ran,
-        Err(BatchError::Inputs(errors)) => {
+    opts.run.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    // What this host cannot run (another ISA's tests in a mixed folder)
+    // is skipped with one line, as the rest runs.
+    let (programs, skipped) = match batch::prepare_for_host(&args.files, &opts.prepare) {
+        Ok(prepared) => prepared,
+        Err(errors) => {
             let mut report = Report::new("run", machine, Vec::new());
             report.errors = errors;
             report
@@ -187,8 +181,39 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 people: Box::new(|_| Ok(())),
             });
         }
-        Err(BatchError::Run(e)) => anyhow::bail!("{e}"),
     };
+    let skipped_note = match skipped.tests.as_slice() {
+        [] => None,
+        [one] => Some(format!("skipped {one}")),
+        many => Some(format!(
+            "skipped {} tests this host ({}) cannot run: {}; judge them with `atomlab check`, \
+             or run them on their hardware",
+            many.len(),
+            atomlab_run::host_isa(),
+            skipped
+                .kinds
+                .iter()
+                .map(|(kind, n)| format!("{n} {kind}{}", if *n == 1 { "" } else { "s" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
+    if let Some(note) = &skipped_note {
+        eprintln!("atomlab run: {note}");
+    }
+    let ran = batch::run_programs(&programs, &opts, |p| match p {
+        // A progress line on a terminal only, as `check` (none when piped).
+        Progress::Starting { test, .. } if terminal => eprintln!(
+            "atomlab run: {}: {} x {} instances, --sync {}",
+            test.name,
+            opts.run.runs,
+            opts.run.size,
+            opts.run.sync.name()
+        ),
+        Progress::Starting { .. } => {}
+        Progress::Done { ran, .. } => say_forbidden(ran),
+    });
+    let ran = ran.map_err(|e| anyhow::anyhow!("{e}"))?;
     let records: Vec<Record> = ran.iter().map(Ran::record).collect();
     // A forbidden outcome observed, a test cut short, or one a model could
     // not judge: exit 1.
@@ -207,6 +232,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     if emulated {
         report.notes.push(EMULATED.into());
     }
+    report.notes.extend(skipped_note);
     let format = args.format;
     Ok(Outcome {
         report,
@@ -216,6 +242,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             match format {
                 Format::Table => tables(&mut out, &report.records, emulated),
                 Format::Litmus => litmus_log(&mut out, &report.records, emulated),
+                Format::Json => unreachable!("--format json is --json: the dispatcher prints it"),
             }
         }),
     })
@@ -432,6 +459,15 @@ fn tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> anyhow::Resu
                 "TIMEOUT: --timeout stopped the test after {} runs",
                 f.count("runs_done")
             )?;
+        }
+        // The notes not said above (a loop budget run out, pinning
+        // refused), which were once only in --json.
+        for n in r.notes.iter().filter(|n| {
+            !["FORBIDDEN OUTCOME OBSERVED", "TIMEOUT:", "BOUND:", "not run:"]
+                .iter()
+                .any(|said| n.starts_with(said))
+        }) {
+            writeln!(out, "note: {n}")?;
         }
         writeln!(out)?;
     }
