@@ -34,7 +34,7 @@ pub struct Cli {
 pub enum Command {
     /// How binaries do their atomics: LSE, LL/SC, outline helpers, barriers.
     Audit(crate::cmd::audit::AuditArgs),
-    /// Judge litmus tests under memory models: sc, x86tso, aarch64, riscv, c11, rc11.
+    /// Judge litmus tests under memory models: sc, x86tso, aarch64, riscv, c11, rc11, lkmm.
     Check(crate::cmd::check::CheckArgs),
     /// Run litmus tests on this CPU (JIT, no C compiler): histograms beside the models' verdicts.
     Run(Box<crate::cmd::run::RunArgs>),
@@ -42,7 +42,7 @@ pub enum Command {
     Machine,
     /// The main job: a quick tour of this machine with every capability.
     Suite(SuiteArgs),
-    /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong.
+    /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong, spsc.
     Bench(Box<crate::cmd::bench::BenchArgs>),
     /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
     Stress(Box<crate::cmd::stress::StressArgs>),
@@ -80,6 +80,53 @@ pub enum Command {
     },
     /// Print the man page (roff): `atomlab man > ~/.local/share/man/man1/atomlab.1`.
     Man,
+}
+
+/// The global options (by clap id) each command that does not read all
+/// four reads. The others are hidden from its help, completions and man
+/// page; they are still accepted, as scripts pass them to every command.
+const GLOBALS_READ: &[(&str, &[&str])] = &[
+    ("machine", &["json"]),
+    ("runs", &["json", "label", "store"]),
+    ("show", &["json", "store"]),
+    ("export", &["store"]),
+    ("import", &["label", "store"]),
+    ("report", &["label", "store"]),
+    ("completions", &[]),
+    ("man", &[]),
+];
+
+/// The command line as parsed, shown in help and written as completions
+/// and man pages: [`Cli`] with each command's meaningless global options
+/// hidden ([`GLOBALS_READ`]).
+pub fn command() -> clap::Command {
+    use clap::{Arg, ArgAction};
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    for (name, read) in GLOBALS_READ {
+        // A subcommand's own argument of a global's id takes the global's
+        // place there (clap propagates a global only where its id is
+        // free), and its value still reaches `Cli`'s field.
+        cmd = cmd.mut_subcommand(name, |mut sub| {
+            for (id, long, flag) in [
+                ("json", "json", true),
+                ("no_save", "no-save", true),
+                ("label", "label", false),
+                ("store", "store", false),
+            ] {
+                if read.contains(&id) {
+                    continue;
+                }
+                let arg = Arg::new(id).long(long).hide(true);
+                sub = sub.arg(if flag {
+                    arg.action(ArgAction::SetTrue)
+                } else {
+                    arg.action(ArgAction::Set)
+                });
+            }
+            sub
+        });
+    }
+    cmd
 }
 
 #[derive(Debug, clap::Args)]

@@ -41,7 +41,7 @@ pub struct CompareArgs {
     pub b: Option<String>,
     /// The smallest change that matters, in per cent; a significant change
     /// for the worse beyond it exits 1 [default: 1].
-    #[arg(long, value_name = "P", default_value_t = 1.0)]
+    #[arg(long, value_name = "P", default_value_t = 1.0, hide_default_value = true)]
     pub threshold: f64,
     /// Only this metric (ns_per_op, ops_per_sec, seconds…).
     #[arg(long, value_name = "NAME")]

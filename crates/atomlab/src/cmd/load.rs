@@ -63,7 +63,7 @@ pub struct LoadArgs {
     /// HTTP/1.1 pipelining: requests written back to back per connection
     /// before their responses are read (closed loop; each latency runs from
     /// the batch's send) [default: 1, off].
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, hide_default_value = true)]
     pub pipeline: usize,
 }
 

@@ -165,12 +165,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
 fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus> {
     match command {
         Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = crate::cli::command();
             clap_complete::generate(*shell, &mut cmd, "atomlab", &mut std::io::stdout());
             Ok(ExitStatus::Ok)
         }
         Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
+            let cmd = crate::cli::command();
             clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
             Ok(ExitStatus::Ok)
         }

@@ -124,14 +124,14 @@ pub fn warn_missing_shards(label: &str, runs: &[StoredRun]) {
     }
 }
 
-/// `atomlab runs`; the global `--label L` lists only runs with that label.
+/// List the saved runs, newest first; with --label L, only the runs of that label.
 #[derive(Debug, clap::Args)]
 pub struct RunsArgs {
     /// Only runs of this capability or command.
     #[arg(long, value_name = "C", value_parser = clap::builder::PossibleValuesParser::new(CAPABILITIES))]
     pub capability: Option<String>,
     /// At most N runs [default: 20; 0 for all].
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20, hide_default_value = true)]
     pub limit: usize,
 }
 
