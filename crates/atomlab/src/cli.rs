@@ -78,8 +78,15 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): `atomlab man > ~/.local/share/man/man1/atomlab.1`.
-    Man,
+    /// Print a man page (roff), or write every one: `atomlab man --dir ~/.local/share/man/man1`.
+    Man {
+        /// The page of this command (`atomlab man check`); without one, the top-level page.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+        /// Write every page (atomlab.1, atomlab-check.1…) into DIR and print their paths.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 /// The global options (by clap id) each command that does not read all

@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod man;
 mod progress;
 mod render;
 

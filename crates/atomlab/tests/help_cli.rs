@@ -123,3 +123,55 @@ fn global_options_only_where_they_mean_something() {
     let o = atomlab(&["--no-save", "completions", "bash"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// The section headings (`.SH NAME`) of a roff page.
+fn sections(page: &str) -> Vec<String> {
+    page.lines()
+        .filter_map(|l| l.strip_prefix(".SH "))
+        .map(|h| h.trim_matches('"').to_string())
+        .collect()
+}
+
+/// Before: `atomlab man` wrote only the top-level page, which refers to
+/// atomlab-check(1) and the others that could not be generated, without
+/// EXIT STATUS, ENVIRONMENT or EXAMPLES. Now `atomlab man --dir DIR`
+/// writes a page per command, each with those sections, and `atomlab man
+/// CMD` prints one.
+#[test]
+fn a_man_page_for_every_command() {
+    let d = scratch("man");
+    let o = atomlab(&["man", "--dir", d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut names = vec!["atomlab".to_string()];
+    names.extend(subcommands().into_iter().map(|(n, _)| format!("atomlab-{n}")));
+    for name in &names {
+        let path = d.join(format!("{name}.1"));
+        let page = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("no page {}: {e}", path.display()));
+        let heads = sections(&page);
+        for want in ["NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "ENVIRONMENT", "EXAMPLES"] {
+            assert!(heads.iter().any(|h| h == want), "{name}.1 lacks {want}: {heads:?}");
+        }
+        // The examples are commands of this page's command.
+        let examples = page.split(".SH EXAMPLES").nth(1).unwrap();
+        let cmd = name.replace('-', " ");
+        assert!(examples.contains(&cmd), "{name}.1's examples: {examples}");
+        // Global options it does not read are not in its page.
+        if name == "atomlab-man" {
+            assert!(!page.contains("no\\-save"), "{page}");
+        }
+    }
+    // The top-level page's cross-references all name pages written.
+    let root = std::fs::read_to_string(d.join("atomlab.1")).unwrap();
+    for (n, _) in subcommands() {
+        assert!(root.contains(&format!("atomlab\\-{n}(1)")), "atomlab.1 lacks atomlab-{n}(1)");
+    }
+    // One page on stdout, as before, and a command's with its name.
+    let o = atomlab(&["man"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains(".TH atomlab 1"), "{}", text(&o.stdout));
+    let o = atomlab(&["man", "check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(text(&o.stdout).contains(".TH atomlab-check 1"));
+    cli_support::assert_bad_input(&["man", "nosuch"], &["nosuch", "check", "bench"]);
+}

@@ -169,9 +169,18 @@ fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus>
             clap_complete::generate(*shell, &mut cmd, "atomlab", &mut std::io::stdout());
             Ok(ExitStatus::Ok)
         }
-        Command::Man => {
-            let cmd = crate::cli::command();
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        Command::Man { command, dir } => {
+            match dir {
+                Some(dir) => {
+                    for path in crate::man::write_all(dir)? {
+                        println!("{}", path.display());
+                    }
+                }
+                None => {
+                    let page = crate::man::page(command.as_deref())?;
+                    std::io::Write::write_all(&mut std::io::stdout(), &page.text)?;
+                }
+            }
             Ok(ExitStatus::Ok)
         }
         Command::Runs(args) => store::runs(
