@@ -155,7 +155,12 @@ mod tests {
         let empty = Shard::parse("3/5").unwrap().empty_record("check");
         assert!(is_empty_record(&empty));
         assert!(!is_empty_record(&rec("check", "1/5")));
-        let recs = [rec("check", "1/5"), rec("check", "1/5"), empty, rec("bench", "0/2")];
+        let recs = [
+            rec("check", "1/5"),
+            rec("check", "1/5"),
+            empty,
+            rec("bench", "0/2"),
+        ];
         assert_eq!(
             missing(&recs),
             vec![
@@ -171,7 +176,11 @@ mod tests {
                 },
             ]
         );
-        let whole = [rec("bench", "0/2"), rec("bench", "1/2"), Record::new("check", "MP", "sc")];
+        let whole = [
+            rec("bench", "0/2"),
+            rec("bench", "1/2"),
+            Record::new("check", "MP", "sc"),
+        ];
         assert!(missing(&whole).is_empty());
     }
 

@@ -41,13 +41,13 @@ pub mod stress_view;
 pub mod table;
 mod verdicts;
 
+/// A command line as it is typed (shell-quoted), for the terminal too.
+pub use html::command_line as shell_quoted;
 /// A figure as atomlab's tables print it (three significant digits, SI
 /// suffixes); the terminal tables use it too.
 pub use html::num as figure;
 /// A check record's cell (`Never (3)`, `TIMEOUT`…), for the terminal too.
 pub use verdicts::check_cell;
-/// A command line as it is typed (shell-quoted), for the terminal too.
-pub use html::command_line as shell_quoted;
 
 use std::fmt::Write;
 

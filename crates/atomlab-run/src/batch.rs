@@ -160,7 +160,7 @@ fn affinity_text(a: &Affinity) -> String {
 pub fn replay_line(file: &str, opts: &BatchOptions) -> String {
     let run = &opts.run;
     let mut replay = format!(
-        "atomlab run {} --size {} --runs {} --sync {} --affinity {} --stride {} --seed {}",
+        "atomlab run {} --size {} --runs {} --sync {} --pin {} --stride {} --seed {}",
         file,
         run.size,
         run.runs,

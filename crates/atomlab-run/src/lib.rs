@@ -184,7 +184,7 @@ impl RunOptions {
             if !refused.is_empty() {
                 let allowed: Vec<String> = allowed.iter().map(usize::to_string).collect();
                 return Err(RunError::BadOption(format!(
-                    "--affinity: CPU {} is not one this process may run on (sched_getaffinity \
+                    "--pin: CPU {} is not one this process may run on (sched_getaffinity \
                      allows {}): give CPUs from that list, spread or none",
                     refused.join(", "),
                     allowed.join(",")

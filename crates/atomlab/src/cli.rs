@@ -152,7 +152,7 @@ pub struct SuiteArgs {
 }
 
 /// The longest time any duration option takes (`--duration`, `--warmup`,
-/// `--timeout`, `--time-limit`): one week. Longer values are refused as bad
+/// `--timeout`): one week. Longer values are refused as bad
 /// input, never turned into an overflowing `Duration` or deadline.
 pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
@@ -194,6 +194,116 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::parse_seconds;
+
+    /// Every visible option of every subcommand, with its command's name.
+    fn options() -> Vec<(String, clap::Arg)> {
+        let mut cmd = super::command();
+        cmd.build();
+        let mut out = Vec::new();
+        for sub in cmd.get_subcommands_mut() {
+            sub.build();
+            let name = sub.get_name().to_string();
+            for a in sub.get_arguments() {
+                if a.get_long().is_some() && !a.is_hide_set() {
+                    out.push((name.clone(), a.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The naming rule of README's "One vocabulary": one name and one
+    /// syntax per concept across subcommands, older spellings only as
+    /// hidden aliases. Walks every subcommand's options.
+    #[test]
+    fn one_vocabulary() {
+        let opts = options();
+        assert!(opts.len() > 80, "{} options", opts.len());
+        let mut broken: Vec<String> = Vec::new();
+        macro_rules! rule {
+            ($ok:expr, $($why:tt)+) => {
+                if !$ok {
+                    broken.push(format!($($why)+));
+                }
+            };
+        }
+        for (sub, a) in &opts {
+            let long = a.get_long().unwrap();
+            let at = format!("atomlab {sub} --{long}");
+            // Thread placement is --pin; these spellings are aliases.
+            rule!(
+                !["affinity", "placement", "no-pin", "time-limit"].contains(&long),
+                "{at}: a retired spelling shown (placement is --pin, a cut-off --timeout)"
+            );
+            // --pin takes spread, same or none (run: also a CPU list).
+            if long == "pin" {
+                let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+                let values = a.get_value_names().map(|v| v.join(" ")).unwrap_or_default();
+                for word in ["spread", "none"] {
+                    rule!(
+                        help.contains(word) || values.contains(word),
+                        "{at}: --pin without {word}"
+                    );
+                }
+                rule!(
+                    a.get_num_args().is_none_or(|n| n.max_values() >= 1),
+                    "{at}: takes a value"
+                );
+            }
+            // Durations: value name DURATION, one parser (1.5, 500ms, 2s,
+            // 5m), defaults written with their unit.
+            if ["timeout", "duration", "warmup"].contains(&long) {
+                let names = a.get_value_names().map(|v| v.join(" ")).unwrap_or_default();
+                rule!(
+                    names == "DURATION",
+                    "{at}: value name {names}, not DURATION"
+                );
+                let alone = clap::Command::new("t").no_binary_name(true).arg(
+                    clap::Arg::new("d")
+                        .long("d")
+                        .value_parser(a.get_value_parser().clone()),
+                );
+                for v in ["1.5", "500ms", "2s", "5m"] {
+                    let m = alone.clone().try_get_matches_from(["--d", v]);
+                    rule!(
+                        m.is_ok_and(|m| m.get_one::<f64>("d").is_some()),
+                        "{at}: refuses the duration {v}"
+                    );
+                }
+                for d in a.get_default_values() {
+                    let d = d.to_string_lossy();
+                    rule!(
+                        d.ends_with(|c: char| c.is_ascii_alphabetic()),
+                        "{at}: default {d} without a unit"
+                    );
+                }
+            }
+            // Several values: comma-separated (--rate 10k,1M); only files,
+            // directories and free text (which may hold a comma) repeat.
+            // (A fixed count, `--compare A B`, is two values, not a list.)
+            let fixed = a
+                .get_num_args()
+                .is_some_and(|n| n.max_values() > 1 && n.min_values() == n.max_values());
+            let many = !fixed
+                && (matches!(a.get_action(), clap::ArgAction::Append)
+                    || a.get_num_args().is_some_and(|n| n.max_values() > 1));
+            if many && a.get_value_delimiter() != Some(',') {
+                let names = a.get_value_names().map(|v| v.join(" ")).unwrap_or_default();
+                let repeatable = ["FILE", "DIR", "PATH", "HEADER", "CMD"]
+                    .iter()
+                    .any(|w| names.to_uppercase().contains(w));
+                rule!(
+                    repeatable,
+                    "{at} <{names}>: several values but no comma list"
+                );
+            }
+        }
+        assert!(
+            broken.is_empty(),
+            "the vocabulary rule (README) is broken:\n{}",
+            broken.join("\n")
+        );
+    }
 
     #[test]
     fn durations() {

@@ -14,7 +14,8 @@ use clap::FromArgMatches;
 
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let cli = cli::Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());
+    let cli =
+        cli::Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());
     match cmd::dispatch(cli) {
         Ok(status) => ExitCode::from(status.code() as u8),
         Err(err) => {

@@ -212,7 +212,7 @@ fn examples(command: Option<&str>) -> &'static [(&'static str, &'static str)] {
         ],
         Some("run") => &[
             ("atomlab run SB.litmus", "Run SB on this CPU, the histogram beside x86tso's verdict."),
-            ("atomlab run --affinity 0,1 --runs 1000 tests/", "Pin the test's threads to CPUs 0 and 1."),
+            ("atomlab run --pin 0,1 --runs 1000 tests/", "Pin the test's threads to CPUs 0 and 1."),
         ],
         Some("machine") => &[("atomlab machine --json", "The fingerprint stamped on every result.")],
         Some("suite") => &[("atomlab suite -o tour.html", "The tour, with its report in tour.html.")],

@@ -78,7 +78,10 @@ fn the_root_help_names_every_model_and_scenario() {
         .collect();
     assert!(models.contains(&"lkmm".to_string()), "{models:?}");
     for m in &models {
-        assert!(about("check").contains(m.as_str()), "check's line lacks {m}");
+        assert!(
+            about("check").contains(m.as_str()),
+            "check's line lacks {m}"
+        );
     }
     for sub in ["bench", "stress"] {
         let help = text(&atomlab(&[sub, "--help"]).stdout);
@@ -143,14 +146,28 @@ fn a_man_page_for_every_command() {
     let o = atomlab(&["man", "--dir", d.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let mut names = vec!["atomlab".to_string()];
-    names.extend(subcommands().into_iter().map(|(n, _)| format!("atomlab-{n}")));
+    names.extend(
+        subcommands()
+            .into_iter()
+            .map(|(n, _)| format!("atomlab-{n}")),
+    );
     for name in &names {
         let path = d.join(format!("{name}.1"));
         let page = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("no page {}: {e}", path.display()));
         let heads = sections(&page);
-        for want in ["NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "ENVIRONMENT", "EXAMPLES"] {
-            assert!(heads.iter().any(|h| h == want), "{name}.1 lacks {want}: {heads:?}");
+        for want in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "EXIT STATUS",
+            "ENVIRONMENT",
+            "EXAMPLES",
+        ] {
+            assert!(
+                heads.iter().any(|h| h == want),
+                "{name}.1 lacks {want}: {heads:?}"
+            );
         }
         // The examples are commands of this page's command.
         let examples = page.split(".SH EXAMPLES").nth(1).unwrap();
@@ -164,12 +181,19 @@ fn a_man_page_for_every_command() {
     // The top-level page's cross-references all name pages written.
     let root = std::fs::read_to_string(d.join("atomlab.1")).unwrap();
     for (n, _) in subcommands() {
-        assert!(root.contains(&format!("atomlab\\-{n}(1)")), "atomlab.1 lacks atomlab-{n}(1)");
+        assert!(
+            root.contains(&format!("atomlab\\-{n}(1)")),
+            "atomlab.1 lacks atomlab-{n}(1)"
+        );
     }
     // One page on stdout, as before, and a command's with its name.
     let o = atomlab(&["man"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(text(&o.stdout).contains(".TH atomlab 1"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains(".TH atomlab 1"),
+        "{}",
+        text(&o.stdout)
+    );
     let o = atomlab(&["man", "check"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(text(&o.stdout).contains(".TH atomlab-check 1"));

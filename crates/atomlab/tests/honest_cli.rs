@@ -69,7 +69,9 @@ fn runs_refuses_an_unknown_capability() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
-    for c in ["foo", "audit", "bench", "check", "load", "run", "stress", "suite"] {
+    for c in [
+        "foo", "audit", "bench", "check", "load", "run", "stress", "suite",
+    ] {
         assert!(e.contains(c), "the refusal lacks {c}: {e}");
     }
     let help = text(&atomlab(&["runs", "--help"]).stdout);
@@ -98,7 +100,10 @@ fn empty_and_missing_shards_are_told() {
     let o = with_store(db, &["--label", label, "check", "--shard", "3/5", &mp, &sb]);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{e}");
-    assert!(e.contains("shard 3/5") && e.contains("nothing to run"), "{e}");
+    assert!(
+        e.contains("shard 3/5") && e.contains("nothing to run"),
+        "{e}"
+    );
     assert!(e.contains("saved run"), "the empty shard is saved: {e}");
     let o = with_store(db, &["--label", label, "--json", "runs"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -137,9 +142,15 @@ fn empty_and_missing_shards_are_told() {
     );
     // The empty shard counts as stored: the label knows it has 5 shards
     // and which 4 are missing.
-    let o = with_store(db, &["--label", label, "report", "-o", html.to_str().unwrap()]);
+    let o = with_store(
+        db,
+        &["--label", label, "report", "-o", html.to_str().unwrap()],
+    );
     let e = stderr(&o);
-    assert!(e.contains("missing") && e.contains("0/5") && !e.contains("3/5"), "{e}");
+    assert!(
+        e.contains("missing") && e.contains("0/5") && !e.contains("3/5"),
+        "{e}"
+    );
 }
 
 /// The command in backquotes of the save line, run by `sh` as a user would
@@ -156,7 +167,7 @@ fn run_hint(saved: &str) -> std::process::Output {
         bin.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut c = cli_support::command();
+    let c = cli_support::command();
     std::process::Command::new("sh")
         .args(["-c", hint])
         .env("PATH", path)
@@ -188,7 +199,11 @@ fn the_show_hint_names_the_store_it_saved_in() {
         assert!(e.contains("--store"), "{e}");
         let shown = run_hint(&e);
         assert_eq!(shown.status.code(), Some(0), "{e}{}", stderr(&shown));
-        assert!(text(&shown.stdout).contains("MP"), "{}", text(&shown.stdout));
+        assert!(
+            text(&shown.stdout).contains("MP"),
+            "{}",
+            text(&shown.stdout)
+        );
     }
     // The default store needs no --store.
     let o = atomlab(&["check", "--model", "sc", &mp]);
@@ -229,8 +244,21 @@ fn stored_command_lines_are_the_users_and_replay() {
     let o = with_store(
         db,
         &[
-            "--label", "side", "compare", "--interleave", "1", "--", "check", "--model", "sc", mp,
-            "--", "check", "--model", "x86tso", mp,
+            "--label",
+            "side",
+            "compare",
+            "--interleave",
+            "1",
+            "--",
+            "check",
+            "--model",
+            "sc",
+            mp,
+            "--",
+            "check",
+            "--model",
+            "x86tso",
+            mp,
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -273,10 +301,28 @@ fn run_refuses_cpus_the_process_may_not_use() {
     // CPU 4095 is past the kernel's affinity mask that atomlab reads
     // (CPU_SETSIZE, 1024): never allowed.
     cli_support::assert_bad_input(
-        &["run", "--no-save", "--runs", "2", "--affinity", "0,4095", &mp],
-        &["--affinity", "4095"],
+        &[
+            "run",
+            "--no-save",
+            "--runs",
+            "2",
+            "--affinity",
+            "0,4095",
+            &mp,
+        ],
+        &["--pin", "4095"],
     );
-    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", "--affinity", "0", &mp]);
+    let o = atomlab(&[
+        "run",
+        "--no-save",
+        "--runs",
+        "2",
+        "--size",
+        "10",
+        "--pin",
+        "0",
+        &mp,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
@@ -298,14 +344,32 @@ fn run_skips_other_isas_with_one_line() {
         let name = rel.replace('/', "-");
         std::fs::copy(&from, d.join(name)).unwrap();
     }
-    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", d.to_str().unwrap()]);
+    let o = atomlab(&[
+        "run",
+        "--no-save",
+        "--runs",
+        "2",
+        "--size",
+        "10",
+        d.to_str().unwrap(),
+    ]);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{e}");
-    assert!(text(&o.stdout).contains("x86-MP.litmus)"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("x86-MP.litmus)"),
+        "{}",
+        text(&o.stdout)
+    );
     let skipped: Vec<&str> = e.lines().filter(|l| l.contains("skipped")).collect();
     assert_eq!(skipped.len(), 1, "{e}");
-    assert!(skipped[0].contains('2') && skipped[0].contains("AArch64"), "{e}");
-    assert!(!e.contains("MP+dmb.ishst+po"), "one line, not one per test: {e}");
+    assert!(
+        skipped[0].contains('2') && skipped[0].contains("AArch64"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("MP+dmb.ishst+po"),
+        "one line, not one per test: {e}"
+    );
 }
 
 /// Before: the loop-budget (and pinning-refused) notes were only in
@@ -315,7 +379,15 @@ fn run_prints_its_notes_under_the_table() {
     if !x86_host() {
         return;
     }
-    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", &honest("spin.litmus")]);
+    let o = atomlab(&[
+        "run",
+        "--no-save",
+        "--runs",
+        "2",
+        "--size",
+        "10",
+        &honest("spin.litmus"),
+    ]);
     let out = text(&o.stdout);
     assert!(out.contains("ran out of their loop budget"), "{out}");
 }
@@ -328,7 +400,17 @@ fn run_takes_format_json_as_check_does() {
         return;
     }
     let mp = golden("x86/MP.litmus");
-    let o = atomlab(&["run", "--no-save", "--runs", "2", "--size", "10", "--format", "json", &mp]);
+    let o = atomlab(&[
+        "run",
+        "--no-save",
+        "--runs",
+        "2",
+        "--size",
+        "10",
+        "--format",
+        "json",
+        &mp,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON document");
     assert_eq!(doc["command"], "run", "{doc}");

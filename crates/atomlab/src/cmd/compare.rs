@@ -41,7 +41,12 @@ pub struct CompareArgs {
     pub b: Option<String>,
     /// The smallest change that matters, in per cent; a significant change
     /// for the worse beyond it exits 1 [default: 1].
-    #[arg(long, value_name = "P", default_value_t = 1.0, hide_default_value = true)]
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 1.0,
+        hide_default_value = true
+    )]
     pub threshold: f64,
     /// Only this metric (ns_per_op, ops_per_sec, seconds…).
     #[arg(long, value_name = "NAME")]
@@ -306,7 +311,9 @@ fn interleave(n: usize, commands: &[String], cli: &Cli) -> anyhow::Result<(Side,
             let mut c = std::process::Command::new(&me);
             // Stored with the run: the user's words for this side, not
             // the flags added here.
-            let argv0 = std::env::args_os().next().unwrap_or_else(|| "atomlab".into());
+            let argv0 = std::env::args_os()
+                .next()
+                .unwrap_or_else(|| "atomlab".into());
             let given: Vec<String> = std::iter::once(argv0.to_string_lossy().into_owned())
                 .chain(cmd.iter().cloned())
                 .collect();

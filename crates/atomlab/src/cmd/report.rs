@@ -31,7 +31,12 @@ pub struct ReportArgs {
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Vec<String>,
     /// The comparison's threshold, in per cent [default: 1].
-    #[arg(long, value_name = "P", default_value_t = 1.0, hide_default_value = true)]
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 1.0,
+        hide_default_value = true
+    )]
     pub threshold: f64,
 }
 

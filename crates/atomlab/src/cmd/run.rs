@@ -44,7 +44,7 @@ pub enum Sync {
 #[command(
     after_help = "Exit status: 0 every test ran and every state seen is allowed by every model that applies; \
 1 a state some model forbids was seen (FORBIDDEN OUTCOME OBSERVED), or --timeout cut a test short (TIMEOUT); \
-2 bad input (unreadable test, an instruction the code generator cannot encode, a CPU --affinity may not \
+2 bad input (unreadable test, an instruction the code generator cannot encode, a CPU --pin may not \
 use: all refused before anything runs). Tests this host cannot run (another ISA's, Linux-kernel C tests, \
 an instruction this CPU lacks such as an LSE atomic without FEAT_LSE) are skipped with one line; when \
 nothing is left to run, that is bad input too.\n\
@@ -70,8 +70,15 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "userfence")]
     pub sync: Sync,
     /// Thread placement: `spread` (thread t on the t-th allowed CPU, wrapping), `none`, or a CPU list `0,1`.
-    #[arg(long, value_name = "spread|none|CPUS", default_value = "spread")]
-    pub affinity: String,
+    // `--affinity` was its name before --pin became the one name of thread
+    // placement (README, "One vocabulary").
+    #[arg(
+        long,
+        alias = "affinity",
+        value_name = "spread|none|CPUS",
+        default_value = "spread"
+    )]
+    pub pin: String,
     /// Bytes between the locations of one instance (8 to 4096, a multiple of 8).
     #[arg(
         long,
@@ -83,8 +90,8 @@ pub struct RunArgs {
     /// All locations of an instance on one cache line (--stride 8).
     #[arg(long)]
     pub same_line: bool,
-    /// Stop a test after S seconds (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
-    #[arg(long, value_name = "S", default_value = "0", value_parser = crate::cli::parse_seconds)]
+    /// Stop a test after this long (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::parse_seconds)]
     pub timeout: f64,
     /// Seed of the instance shuffle (printed in the replay line).
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -113,7 +120,7 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
             match cpus {
                 Ok(c) if !c.is_empty() => Ok(Affinity::Cpus(c)),
                 _ => anyhow::bail!(
-                    "--affinity {list}: expected spread, none, or a comma-separated CPU list such as 0,1"
+                    "--pin {list}: expected spread, none, or a comma-separated CPU list such as 0,1"
                 ),
             }
         }
@@ -132,7 +139,7 @@ pub(crate) fn say_forbidden(ran: &Ran) {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
-    let affinity = parse_affinity(&args.affinity)?;
+    let affinity = parse_affinity(&args.pin)?;
     let timeout = match args.timeout {
         0.0 => None,
         s if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
@@ -463,9 +470,14 @@ fn tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> anyhow::Resu
         // The notes not said above (a loop budget run out, pinning
         // refused), which were once only in --json.
         for n in r.notes.iter().filter(|n| {
-            !["FORBIDDEN OUTCOME OBSERVED", "TIMEOUT:", "BOUND:", "not run:"]
-                .iter()
-                .any(|said| n.starts_with(said))
+            ![
+                "FORBIDDEN OUTCOME OBSERVED",
+                "TIMEOUT:",
+                "BOUND:",
+                "not run:",
+            ]
+            .iter()
+            .any(|said| n.starts_with(said))
         }) {
             writeln!(out, "note: {n}")?;
         }

@@ -111,7 +111,11 @@ const CAPABILITIES: [&str; 7] = ["audit", "bench", "check", "load", "run", "stre
 pub fn warn_missing_shards(label: &str, runs: &[StoredRun]) {
     let records = runs.iter().flat_map(|r| &r.report.records);
     for m in atomlab_core::shard::missing(records) {
-        let names: Vec<String> = m.missing.iter().map(|i| format!("{i}/{}", m.count)).collect();
+        let names: Vec<String> = m
+            .missing
+            .iter()
+            .map(|i| format!("{i}/{}", m.count))
+            .collect();
         eprintln!(
             "atomlab: warning: label {label} has {} of its {} {} shards; missing {}: their runs \
              failed, are still running or were saved in another store, so these figures cover \
@@ -131,7 +135,12 @@ pub struct RunsArgs {
     #[arg(long, value_name = "C", value_parser = clap::builder::PossibleValuesParser::new(CAPABILITIES))]
     pub capability: Option<String>,
     /// At most N runs [default: 20; 0 for all].
-    #[arg(long, value_name = "N", default_value_t = 20, hide_default_value = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        hide_default_value = true
+    )]
     pub limit: usize,
 }
 
