@@ -46,6 +46,8 @@ pub mod suite_view;
 pub mod table;
 mod verdicts;
 
+/// A command line as it is typed (shell-quoted), for the terminal too.
+pub use html::command_line as shell_quoted;
 /// A figure as atomlab's tables print it (three significant digits, SI
 /// suffixes); the terminal tables use it too.
 pub use html::num as figure;

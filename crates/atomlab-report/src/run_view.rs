@@ -222,6 +222,20 @@ pub fn write_tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> io
                 f.count("runs_done")
             )?;
         }
+        // The notes not said above (a loop budget run out, pinning
+        // refused), which were once only in --json.
+        for n in r.notes.iter().filter(|n| {
+            ![
+                "FORBIDDEN OUTCOME OBSERVED",
+                "TIMEOUT:",
+                "BOUND:",
+                "not run:",
+            ]
+            .iter()
+            .any(|said| n.starts_with(said))
+        }) {
+            writeln!(out, "note: {n}")?;
+        }
         writeln!(out)?;
     }
     Ok(())

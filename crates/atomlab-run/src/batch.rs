@@ -160,7 +160,7 @@ fn affinity_text(a: &Affinity) -> String {
 pub fn replay_line(file: &str, opts: &BatchOptions) -> String {
     let run = &opts.run;
     let mut replay = format!(
-        "atomlab run {} --size {} --runs {} --sync {} --affinity {} --stride {} --seed {}",
+        "atomlab run {} --size {} --runs {} --sync {} --pin {} --stride {} --seed {}",
         file,
         run.size,
         run.runs,
@@ -185,25 +185,96 @@ pub fn prepare_files(
     inputs: &[String],
     prep: &PrepareOptions,
 ) -> Result<Vec<Program>, Vec<InputError>> {
+    let (programs, errors) = prepare_each(inputs, prep);
+    if errors.is_empty() {
+        Ok(programs)
+    } else {
+        Err(errors.into_iter().map(|(e, _)| e).collect())
+    }
+}
+
+/// Tests a batch left out because this host cannot run them
+/// ([`prepare_for_host`]).
+#[derive(Debug, Default)]
+pub struct Skipped {
+    /// Each test's refusal, with its file.
+    pub tests: Vec<InputError>,
+    /// How many of each kind (`AArch64 test`, `Linux-kernel C test`,
+    /// `test needing FEAT_LSE`), for a one-line summary.
+    pub kinds: std::collections::BTreeMap<String, usize>,
+}
+
+/// As [`prepare_files`], but the tests this host cannot run (another
+/// ISA's, Linux-kernel C tests, tests needing a feature this CPU lacks)
+/// are left out and counted, so a folder of mixed architectures runs what
+/// it can, as `atomlab run` does. Any other refusal (an unreadable or
+/// unencodable test) still stops the batch, and so does a batch left with
+/// nothing to run (every refusal then listed).
+pub fn prepare_for_host(
+    inputs: &[String],
+    prep: &PrepareOptions,
+) -> Result<(Vec<Program>, Skipped), Vec<InputError>> {
+    let (programs, errors) = prepare_each(inputs, prep);
+    if programs.is_empty() || errors.iter().any(|(_, kind)| kind.is_none()) {
+        let fatal = errors.iter().any(|(_, kind)| kind.is_none());
+        // Only the refusals that stop the batch, unless nothing could run.
+        return Err(errors
+            .into_iter()
+            .filter(|(_, kind)| !fatal || kind.is_none())
+            .map(|(e, _)| e)
+            .collect());
+    }
+    let mut skipped = Skipped::default();
+    for (e, kind) in errors {
+        *skipped.kinds.entry(kind.unwrap_or_default()).or_default() += 1;
+        skipped.tests.push(e);
+    }
+    Ok((programs, skipped))
+}
+
+/// What kind of test this host cannot run a refused test is, if that is
+/// why it was refused.
+fn host_cannot_run(e: &RunError) -> Option<String> {
+    match e {
+        RunError::WrongIsa { arch, .. } => Some(format!("{arch} test")),
+        RunError::LinuxKernel { .. } => Some("Linux-kernel C test".into()),
+        RunError::MissingFeature { feature, .. } => Some(format!("test needing {feature}")),
+        _ => None,
+    }
+}
+
+/// Every input prepared, or its refusal with the kind of test this host
+/// cannot run, when that is why ([`host_cannot_run`]).
+#[allow(clippy::type_complexity)]
+fn prepare_each(
+    inputs: &[String],
+    prep: &PrepareOptions,
+) -> (Vec<Program>, Vec<(InputError, Option<String>)>) {
     let atomlab_litmus::inputs::Expanded { files, errors } = atomlab_litmus::inputs::expand(inputs);
-    let mut report_errors: Vec<InputError> = errors
+    let mut report_errors: Vec<(InputError, Option<String>)> = errors
         .into_iter()
-        .map(|(input, message)| InputError {
-            input,
-            line: None,
-            column: None,
-            message,
+        .map(|(input, message)| {
+            let e = InputError {
+                input,
+                line: None,
+                column: None,
+                message,
+            };
+            (e, None)
         })
         .collect();
     let mut programs = Vec::new();
     for path in &files {
         match atomlab_litmus::parse_file(path) {
-            Err(e) => report_errors.push(InputError {
-                input: e.file.clone(),
-                line: Some(e.line),
-                column: Some(e.column),
-                message: e.message.clone(),
-            }),
+            Err(e) => report_errors.push((
+                InputError {
+                    input: e.file.clone(),
+                    line: Some(e.line),
+                    column: Some(e.column),
+                    message: e.message.clone(),
+                },
+                None,
+            )),
             Ok(test) => match crate::prepare_with(&test, prep) {
                 Ok(p) => programs.push(p),
                 Err(e) => {
@@ -212,21 +283,18 @@ pub fn prepare_files(
                         | RunError::MissingFeature { line, .. } => Some(*line),
                         _ => None,
                     };
-                    report_errors.push(InputError {
+                    let refused = InputError {
                         input: test.file.clone(),
                         line,
                         column: None,
                         message: refusal(&e),
-                    });
+                    };
+                    report_errors.push((refused, host_cannot_run(&e)));
                 }
             },
         }
     }
-    if report_errors.is_empty() {
-        Ok(programs)
-    } else {
-        Err(report_errors)
-    }
+    (programs, report_errors)
 }
 
 /// Runs every test `inputs` name on this CPU, one after another, each

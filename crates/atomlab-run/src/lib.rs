@@ -173,6 +173,25 @@ impl RunOptions {
                 self.stride
             )));
         }
+        if let Affinity::Cpus(cpus) = &self.affinity {
+            // A CPU outside the process's affinity mask would be refused
+            // thread by thread, or (past the machine) printed as if used.
+            let allowed = atomlab_thread::allowed_cpus();
+            let refused: Vec<String> = cpus
+                .iter()
+                .filter(|c| !allowed.contains(c))
+                .map(usize::to_string)
+                .collect();
+            if !refused.is_empty() {
+                let allowed: Vec<String> = allowed.iter().map(usize::to_string).collect();
+                return Err(RunError::BadOption(format!(
+                    "--pin: CPU {} is not one this process may run on (sched_getaffinity \
+                     allows {}): give CPUs from that list, spread or none",
+                    refused.join(", "),
+                    allowed.join(",")
+                )));
+            }
+        }
         Ok(())
     }
 }

@@ -157,7 +157,7 @@ impl Detector {
         }
     }
 
-    /// Asks the workers to stop at their next operation (`--time-limit`).
+    /// Asks the workers to stop at their next operation (`--timeout`).
     pub fn request_stop(&self) {
         // ORDERING: Relaxed: a request; the workers' results are read after join.
         self.stop.store(true, Ordering::Relaxed);

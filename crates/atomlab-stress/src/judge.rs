@@ -38,7 +38,7 @@ impl Outcome {
             (_, 0) if timed_out => (
                 Verdict::Timeout,
                 format!(
-                    "stopped at the time limit ({} s) after {ops} of {} {unit}, with no violation in those: undecided (raise --time-limit, or lower --ops or --threads)",
+                    "stopped at the time limit ({} s) after {ops} of {} {unit}, with no violation in those: undecided (raise --timeout, or lower --ops or --threads)",
                     plan.time_limit, plan.ops
                 ),
             ),

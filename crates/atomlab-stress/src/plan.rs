@@ -464,7 +464,7 @@ impl Plan {
         }
         s.push_str(&format!(" --seed {} --pin {}", self.seed, self.pin.name()));
         if self.time_limit != DEFAULT_TIME_LIMIT {
-            s.push_str(&format!(" --time-limit {}", self.time_limit));
+            s.push_str(&format!(" --timeout {}", self.time_limit));
         }
         if self.jitter {
             s.push_str(" --jitter");

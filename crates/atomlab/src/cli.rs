@@ -34,7 +34,7 @@ pub struct Cli {
 pub enum Command {
     /// How binaries do their atomics: LSE, LL/SC, outline helpers, barriers.
     Audit(crate::cmd::audit::AuditArgs),
-    /// Judge litmus tests under memory models: sc, x86tso, aarch64, riscv, c11, rc11.
+    /// Judge litmus tests under memory models: sc, x86tso, aarch64, riscv, c11, rc11, lkmm.
     Check(crate::cmd::check::CheckArgs),
     /// Run litmus tests on this CPU (JIT, no C compiler): histograms beside the models' verdicts.
     Run(Box<crate::cmd::run::RunArgs>),
@@ -42,7 +42,7 @@ pub enum Command {
     Machine,
     /// The main job: a quick tour of this machine with every capability.
     Suite(SuiteArgs),
-    /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong.
+    /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong, spsc.
     Bench(Box<crate::cmd::bench::BenchArgs>),
     /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
     Stress(Box<crate::cmd::stress::StressArgs>),
@@ -78,8 +78,62 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): `atomlab man > ~/.local/share/man/man1/atomlab.1`.
-    Man,
+    /// Print a man page (roff), or write every one: `atomlab man --dir ~/.local/share/man/man1`.
+    Man {
+        /// The page of this command (`atomlab man check`); without one, the top-level page.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+        /// Write every page (atomlab.1, atomlab-check.1…) into DIR and print their paths.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+/// The global options (by clap id) each command that does not read all
+/// four reads. The others are hidden from its help, completions and man
+/// page; they are still accepted, as scripts pass them to every command.
+const GLOBALS_READ: &[(&str, &[&str])] = &[
+    ("machine", &["json"]),
+    ("runs", &["json", "label", "store"]),
+    ("show", &["json", "store"]),
+    ("export", &["store"]),
+    ("import", &["label", "store"]),
+    ("report", &["label", "store"]),
+    ("completions", &[]),
+    ("man", &[]),
+];
+
+/// The command line as parsed, shown in help and written as completions
+/// and man pages: [`Cli`] with each command's meaningless global options
+/// hidden ([`GLOBALS_READ`]).
+pub fn command() -> clap::Command {
+    use clap::{Arg, ArgAction};
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    for (name, read) in GLOBALS_READ {
+        // A subcommand's own argument of a global's id takes the global's
+        // place there (clap propagates a global only where its id is
+        // free), and its value still reaches `Cli`'s field.
+        cmd = cmd.mut_subcommand(name, |mut sub| {
+            for (id, long, flag) in [
+                ("json", "json", true),
+                ("no_save", "no-save", true),
+                ("label", "label", false),
+                ("store", "store", false),
+            ] {
+                if read.contains(&id) {
+                    continue;
+                }
+                let arg = Arg::new(id).long(long).hide(true);
+                sub = sub.arg(if flag {
+                    arg.action(ArgAction::SetTrue)
+                } else {
+                    arg.action(ArgAction::Set)
+                });
+            }
+            sub
+        });
+    }
+    cmd
 }
 
 #[derive(Debug, clap::Args)]
@@ -95,4 +149,117 @@ pub struct SuiteArgs {
         default_value = "atomlab-report.html"
     )]
     pub output: std::path::PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every visible option of every subcommand, with its command's name.
+    fn options() -> Vec<(String, clap::Arg)> {
+        let mut cmd = super::command();
+        cmd.build();
+        let mut out = Vec::new();
+        for sub in cmd.get_subcommands_mut() {
+            sub.build();
+            let name = sub.get_name().to_string();
+            for a in sub.get_arguments() {
+                if a.get_long().is_some() && !a.is_hide_set() {
+                    out.push((name.clone(), a.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The naming rule of README's "One vocabulary": one name and one
+    /// syntax per concept across subcommands, older spellings only as
+    /// hidden aliases. Walks every subcommand's options.
+    #[test]
+    fn one_vocabulary() {
+        let opts = options();
+        assert!(opts.len() > 80, "{} options", opts.len());
+        let mut broken: Vec<String> = Vec::new();
+        macro_rules! rule {
+            ($ok:expr, $($why:tt)+) => {
+                if !$ok {
+                    broken.push(format!($($why)+));
+                }
+            };
+        }
+        for (sub, a) in &opts {
+            let long = a.get_long().unwrap();
+            let at = format!("atomlab {sub} --{long}");
+            // Thread placement is --pin; these spellings are aliases.
+            rule!(
+                !["affinity", "placement", "no-pin", "time-limit"].contains(&long),
+                "{at}: a retired spelling shown (placement is --pin, a cut-off --timeout)"
+            );
+            // --pin takes spread, same or none (run: also a CPU list).
+            if long == "pin" {
+                let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+                let values = a.get_value_names().map(|v| v.join(" ")).unwrap_or_default();
+                for word in ["spread", "none"] {
+                    rule!(
+                        help.contains(word) || values.contains(word),
+                        "{at}: --pin without {word}"
+                    );
+                }
+                rule!(
+                    a.get_num_args().is_none_or(|n| n.max_values() >= 1),
+                    "{at}: takes a value"
+                );
+            }
+            // Durations: value name DURATION, one parser (1.5, 500ms, 2s,
+            // 5m), defaults written with their unit.
+            if ["timeout", "duration", "warmup"].contains(&long) {
+                let names = a.get_value_names().map(|v| v.join(" ")).unwrap_or_default();
+                rule!(
+                    names == "DURATION",
+                    "{at}: value name {names}, not DURATION"
+                );
+                let alone = clap::Command::new("t").no_binary_name(true).arg(
+                    clap::Arg::new("d")
+                        .long("d")
+                        .value_parser(a.get_value_parser().clone()),
+                );
+                for v in ["1.5", "500ms", "2s", "5m"] {
+                    let m = alone.clone().try_get_matches_from(["--d", v]);
+                    rule!(
+                        m.is_ok_and(|m| m.get_one::<f64>("d").is_some()),
+                        "{at}: refuses the duration {v}"
+                    );
+                }
+                for d in a.get_default_values() {
+                    let d = d.to_string_lossy();
+                    rule!(
+                        d.ends_with(|c: char| c.is_ascii_alphabetic()),
+                        "{at}: default {d} without a unit"
+                    );
+                }
+            }
+            // Several values: comma-separated (--rate 10k,1M); only files,
+            // directories and free text (which may hold a comma) repeat.
+            // (A fixed count, `--compare A B`, is two values, not a list.)
+            let fixed = a
+                .get_num_args()
+                .is_some_and(|n| n.max_values() > 1 && n.min_values() == n.max_values());
+            let many = !fixed
+                && (matches!(a.get_action(), clap::ArgAction::Append)
+                    || a.get_num_args().is_some_and(|n| n.max_values() > 1));
+            if many && a.get_value_delimiter() != Some(',') {
+                let names = a.get_value_names().map(|v| v.join(" ")).unwrap_or_default();
+                let repeatable = ["FILE", "DIR", "PATH", "HEADER", "CMD"]
+                    .iter()
+                    .any(|w| names.to_uppercase().contains(w));
+                rule!(
+                    repeatable,
+                    "{at} <{names}>: several values but no comma list"
+                );
+            }
+        }
+        assert!(
+            broken.is_empty(),
+            "the vocabulary rule (README) is broken:\n{}",
+            broken.join("\n")
+        );
+    }
 }

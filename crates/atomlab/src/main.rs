@@ -4,16 +4,19 @@
 mod args;
 mod cli;
 mod cmd;
+mod man;
 mod progress;
 mod render;
 
 use std::process::ExitCode;
 
 use atomlab_core::ExitStatus;
-use clap::Parser;
+use clap::FromArgMatches;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    quiet_on_closed_pipe();
+    let cli =
+        cli::Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());
     match cmd::dispatch(cli) {
         Ok(status) => ExitCode::from(status.code() as u8),
         Err(err) => {
@@ -33,4 +36,29 @@ fn main() -> ExitCode {
             ExitCode::from(ExitStatus::BadInput.code() as u8)
         }
     }
+}
+
+/// A closed pipe on stdout (`atomlab … | head`, `… | true`) ends every
+/// command quietly with exit 0, as in ripgrep: the one place for it. Rust
+/// ignores SIGPIPE (so that load's sockets and the PostgreSQL client see
+/// EPIPE as an error, not a kill), and `println!` and libraries' writers
+/// (clap_complete, clap_mangen) then panic on the EPIPE error; a panic that
+/// carries it exits here instead of printing a backtrace and exiting 101.
+/// Errors returned up to `main` are sorted in `main` itself.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        // io::Error's Display (`Broken pipe (os error 32)`) or Debug
+        // (`kind: BrokenPipe`), as `println!` and `expect` format it.
+        if payload.contains("kind: BrokenPipe") || payload.contains("Broken pipe (os error") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

@@ -84,10 +84,10 @@ fn help_shows_defaults() {
         assert!(s.contains(d), "bench --help lacks {d}: {s}");
     }
     let s = out(&atomlab(&["check", "--help"]));
-    assert!(s.contains("[default: 60]"), "{s}");
+    assert!(s.contains("[default: 60s]"), "{s}");
     let s = out(&atomlab(&["stress", "--help"]));
     assert!(
-        s.contains("[default: correct]") && s.contains("[default: 60]"),
+        s.contains("[default: correct]") && s.contains("[default: 60s]"),
         "{s}"
     );
 }

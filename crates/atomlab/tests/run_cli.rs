@@ -267,7 +267,7 @@ fn timeout_is_explicit() {
 fn bad_options_are_refused() {
     assert_bad_input(
         &["run", "--no-save", &own("SB.litmus"), "--affinity", "x"],
-        &["--affinity"],
+        &["--pin"],
     );
     assert_bad_input(
         &["run", "--no-save", &own("SB.litmus"), "--size", "0"],

@@ -66,10 +66,7 @@ fn bad_input_exits_2_and_lists_the_choices() {
         &["--tasks applies to the mutex scenario only"],
     );
     assert_bad_input(&["stress", "mutex", "--pin", "diagonal"], &["spread"]);
-    assert_bad_input(
-        &["stress", "mutex", "--time-limit", "0"],
-        &["--time-limit 0"],
-    );
+    assert_bad_input(&["stress", "mutex", "--time-limit", "0"], &["--timeout 0"]);
     assert_bad_input(
         &["stress", "mutex", "--time-limit", "soon"],
         &["not a duration"],
@@ -270,5 +267,5 @@ fn a_run_cut_off_by_the_time_limit_is_undecided_and_exits_1() {
     assert!(r["parameters"]["replay"]
         .as_str()
         .unwrap()
-        .ends_with("--time-limit 0.3"));
+        .ends_with("--timeout 0.3"));
 }

@@ -67,7 +67,7 @@ impl Scenario for Pingpong {
 }
 
 /// Runs the pair matrix of `plan`: all pairs of allowed CPUs (a < b), or,
-/// with `--no-pin`, one unpinned pair.
+/// with `--pin none`, one unpinned pair.
 fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let cpus = affinity::allowed_cpus();
     let pairs: Vec<(Option<usize>, Option<usize>)> = if plan.pin {

@@ -48,8 +48,9 @@ pub struct AuditArgs {
     /// Debian packages to fetch by name with `apt-get download` (for
     /// --apt-arch, into --apt-cache) and audit, after any PATHs; apt's
     /// state stays in the cache, so neither root nor
-    /// `dpkg --add-architecture` is needed.
-    #[arg(long, value_name = "PKG", num_args = 1..)]
+    /// `dpkg --add-architecture` is needed. Comma-separated, or
+    /// space-separated as apt-get takes them.
+    #[arg(long, value_name = "PKG", num_args = 1.., value_delimiter = ',')]
     pub apt: Vec<String>,
     /// The architecture --apt fetches.
     #[arg(long, value_name = "ARCH", default_value = "arm64")]

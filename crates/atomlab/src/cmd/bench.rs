@@ -31,19 +31,22 @@ pub struct BenchArgs {
     #[arg(long)]
     pub contention: Option<String>,
     /// Length of each measured run: seconds, or with a unit (500ms, 2s) [default: 1s].
-    #[arg(long, value_parser = parse_seconds)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_seconds)]
     pub duration: Option<f64>,
     /// Measured runs per cell [default: 5].
     #[arg(long)]
     pub runs: Option<usize>,
     /// Warm-up before the runs: seconds, or with a unit [default: 200ms].
-    #[arg(long, value_parser = parse_seconds)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_seconds)]
     pub warmup: Option<f64>,
-    /// Pin threads to CPUs round-robin (the default).
-    #[arg(long, overrides_with = "no_pin")]
-    pub pin: bool,
-    /// Let the scheduler place threads.
-    #[arg(long, overrides_with = "pin")]
+    /// Thread placement: spread (threads on the CPUs round-robin; spsc: producer and
+    /// consumer on two CPUs), same (spsc: both on one CPU, time-sliced) or none (the
+    /// scheduler's choice); `--pin` alone is spread [default: spread].
+    #[arg(long, value_name = "spread|same|none", num_args = 0..=1,
+          default_missing_value = "spread", overrides_with = "no_pin")]
+    pub pin: Option<String>,
+    /// `--pin none`, as it was spelled before --pin took a placement.
+    #[arg(long, hide = true, overrides_with = "pin")]
     pub no_pin: bool,
     /// PMU events to count besides cycles and instructions: perf names or raw codes (r6e) [default: none].
     #[arg(long, value_delimiter = ',')]
@@ -60,8 +63,9 @@ pub struct BenchArgs {
     /// spsc, counter, refcount, lock: offered rates (items or operations per second over all threads), comma-separated, with k, M or G (100k,1M), or max for flat out; at a fixed rate the record gives the CPU the load needs and the latency of each operation [default: max].
     #[arg(long, value_delimiter = ',')]
     pub rate: Vec<String>,
-    /// spsc: cross-core (producer and consumer on two CPUs) or same-core (one CPU, time-sliced) [default: cross-core].
-    #[arg(long)]
+    /// spsc's `--pin spread` (cross-core) or `--pin same` (same-core), as
+    /// it was spelled before --pin became the one name of placement.
+    #[arg(long, hide = true)]
     pub placement: Option<String>,
     /// spsc: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024].
     #[arg(long)]
@@ -93,7 +97,22 @@ impl BenchArgs {
     /// terms of flags.
     fn plan(&self, cpus: usize) -> anyhow::Result<Plan> {
         let contention = word(&self.contention);
-        let placement = word(&self.placement);
+        // --pin spread|same|none; --no-pin and spsc's --placement are its
+        // older spellings. `same` is spsc's same-core placement.
+        let pin = if self.no_pin {
+            Some("none")
+        } else {
+            self.pin.as_deref()
+        };
+        let placement_word = match pin {
+            Some("same") if self.scenario != "spsc" => anyhow::bail!(
+                "--pin same applies to bench spsc (both sides on one CPU); here use spread or none"
+            ),
+            Some("same") => Some("same-core".to_string()),
+            Some("spread" | "none") | None => self.placement.clone(),
+            Some(other) => anyhow::bail!("--pin {other}: expected spread, same or none"),
+        };
+        let placement = word(&placement_word);
         let wait = word(&self.wait);
         // A word that names no value still counts as given, as a value that
         // sets off no other check (same-core needs one CPU); its own error
@@ -108,7 +127,7 @@ impl BenchArgs {
             duration: self.duration,
             runs: self.runs,
             warmup: self.warmup,
-            pin: !self.no_pin,
+            pin: pin != Some("none"),
             events: self.events.clone(),
             cs_work: self.cs_work,
             increments: self.increments,
@@ -171,7 +190,7 @@ fn takers(takes: impl Fn(&dyn atomlab_bench::Scenario) -> bool) -> String {
 fn bad_input(e: BenchError) -> anyhow::Error {
     use BenchError as E;
     let msg = match e {
-        E::CrossCoreNeedsTwoCpus => "spsc --placement cross-core needs two CPUs and this process may use one; use --placement same-core".to_string(),
+        E::CrossCoreNeedsTwoCpus => "spsc with --pin spread (cross-core) needs two CPUs and this process may use one; use --pin same".to_string(),
         E::OrderingNotApplicable(s) => format!(
             "--ordering applies to the {} scenario; {s} variants fix their own orderings (see --variant)",
             takers(|s| s.takes_orderings())

@@ -94,8 +94,8 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Give up on a test after S seconds (a TIMEOUT cell, exit 1); 0 for no limit.
-    #[arg(long, value_name = "S", default_value = "60", value_parser = crate::args::parse_seconds)]
+    /// Give up on a test after this long (a TIMEOUT cell, exit 1); 0 for no limit.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::args::parse_seconds)]
     pub timeout: f64,
     /// Tests checked in parallel (default: the CPUs available).
     #[arg(long, short = 'j', value_name = "N")]

@@ -41,7 +41,12 @@ pub struct CompareArgs {
     pub b: Option<String>,
     /// The smallest change that matters, in per cent; a significant change
     /// for the worse beyond it exits 1 [default: 1].
-    #[arg(long, value_name = "P", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 1.0,
+        hide_default_value = true
+    )]
     pub threshold: f64,
     /// Only this metric (ns_per_op, ops_per_sec, seconds…).
     #[arg(long, value_name = "NAME")]
@@ -84,20 +89,27 @@ pub fn side(spec: &str, store: &mut Option<Store>, cli: &Globals) -> anyhow::Res
     let s = store.as_ref().expect("opened above");
     let by_label = s.runs_with_label(spec)?;
     if !by_label.is_empty() {
+        crate::cmd::store::warn_missing_shards(spec, &by_label);
         let n = by_label.len();
         return Ok(Side {
             name: format!("label {spec} ({n} run{})", if n == 1 { "" } else { "s" }),
             records: by_label
                 .into_iter()
                 .flat_map(|r| r.report.records)
+                .filter(|r| !atomlab_core::shard::is_empty_record(r))
                 .collect(),
             partial: 0,
         });
     }
     match s.load(spec) {
-        Ok(run) => Ok(Side {
+        Ok(mut run) => Ok(Side {
             name: format!("run {}", run.meta.id),
-            records: run.report.records,
+            records: {
+                run.report
+                    .records
+                    .retain(|r| !atomlab_core::shard::is_empty_record(r));
+                run.report.records
+            },
             partial: 0,
         }),
         Err(e) => Err(anyhow::anyhow!(
@@ -295,6 +307,18 @@ fn interleave(n: usize, commands: &[String], cli: &Globals) -> anyhow::Result<(S
             cmd.join(" ")
         );
         let mut c = std::process::Command::new(&me);
+        // Stored with the run: the user's words for this side, not
+        // the flags added here.
+        let argv0 = std::env::args_os()
+            .next()
+            .unwrap_or_else(|| "atomlab".into());
+        let given: Vec<String> = std::iter::once(argv0.to_string_lossy().into_owned())
+            .chain(cmd.iter().cloned())
+            .collect();
+        c.env(
+            crate::cmd::store::COMMAND_LINE_ENV,
+            serde_json::to_string(&given)?,
+        );
         c.args(cmd)
             .arg("--json")
             .arg("--label")

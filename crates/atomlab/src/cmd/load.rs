@@ -24,10 +24,10 @@ pub struct LoadArgs {
     #[arg(long, short = 't', default_value_t = 1)]
     pub threads: usize,
     /// Measured time: seconds, or with a unit (500ms, 2s).
-    #[arg(long, short = 'd', value_parser = parse_seconds, default_value = "10")]
+    #[arg(long, short = 'd', value_name = "DURATION", value_parser = parse_seconds, default_value = "10s")]
     pub duration: f64,
     /// Load before the measured window, not counted.
-    #[arg(long, value_parser = parse_seconds, default_value = "1")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_seconds, default_value = "1s")]
     pub warmup: f64,
     /// Offered rate in requests/s, all threads together (k and M suffixes:
     /// 10k, 1.5M); open loop, latency from each request's intended send
@@ -36,7 +36,7 @@ pub struct LoadArgs {
     pub rate: Option<f64>,
     /// A request without a complete response after this long is counted
     /// as a timeout and its connection reopened.
-    #[arg(long, value_parser = parse_seconds, default_value = "2")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_seconds, default_value = "2s")]
     pub timeout: f64,
     /// The HTTP method.
     #[arg(long, default_value = "GET")]
@@ -47,9 +47,9 @@ pub struct LoadArgs {
     /// A file whose bytes are every request's body (with Content-Length).
     #[arg(long)]
     pub body: Option<PathBuf>,
-    /// The server's process (its threads and children are followed);
-    /// repeatable. Its CPU over the measured window is reported.
-    #[arg(long)]
+    /// The server's processes (their threads and children are followed),
+    /// comma-separated or repeated. Their CPU over the measured window is reported.
+    #[arg(long, value_name = "PID", value_delimiter = ',')]
     pub server_pid: Vec<i32>,
     /// Start the server with `sh -c CMD`, wait for the URL's port to
     /// accept, measure it, stop it (SIGTERM, then SIGKILL).
@@ -63,7 +63,7 @@ pub struct LoadArgs {
     /// HTTP/1.1 pipelining: requests written back to back per connection
     /// before their responses are read (closed loop; each latency runs from
     /// the batch's send) [default: 1, off].
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, hide_default_value = true)]
     pub pipeline: usize,
 }
 

@@ -36,9 +36,11 @@ pub struct Outcome {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
-    // `check --format json` is `--json`: one document shape everywhere.
-    let json =
-        cli.json || matches!(&cli.command, Command::Check(a) if a.format == check::Format::Json);
+    // `check --format json` and `run --format json` are `--json`: one
+    // document shape everywhere.
+    let json = cli.json
+        || matches!(&cli.command, Command::Check(a) if a.format == check::Format::Json)
+        || matches!(&cli.command, Command::Run(a) if a.format == run::Format::Json);
     let command_name = match &cli.command {
         Command::Audit(_) => "audit",
         Command::Check(_) => "check",
@@ -59,13 +61,19 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     } else {
         None
     };
+    let shard = match &cli.command {
+        Command::Check(a) => a.shard,
+        Command::Bench(a) => a.shard,
+        Command::Stress(a) => a.shard,
+        _ => None,
+    };
     let suite_report = match &cli.command {
         Command::Suite(a) => Some(a.output.clone()),
         _ => None,
     };
     let mut meta = atomlab_store::RunMeta::without_commit(
         command_name,
-        std::env::args().collect(),
+        store::given_command_line(),
         cli.label.clone(),
     );
     // git runs beside the command, not before it.
@@ -84,14 +92,34 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         _ => unreachable!("tools() took the others"),
     };
     let Outcome {
-        report,
+        mut report,
         status,
         people,
     } = outcome;
+    // A shard with nothing to do says so, and its run is saved with one
+    // record that names the shard, so that its label knows how many shards
+    // the job has (compare and report warn of missing ones).
+    let empty_shard = shard
+        .filter(|_| report.records.is_empty() && report.errors.is_empty())
+        .map(|s| {
+            eprintln!(
+                "atomlab: shard {s} has nothing to run: the work splits into fewer than {} \
+                 parts{}",
+                s.count,
+                if saves {
+                    "; its empty run is saved so that its label counts this shard"
+                } else {
+                    ""
+                }
+            );
+            s.empty_record(command_name)
+        });
     if json {
+        report.records.extend(empty_shard);
         render::json(&report)?;
     } else {
         people(&report)?;
+        report.records.extend(empty_shard);
     }
     for e in &report.errors {
         eprintln!("atomlab: {e}");
@@ -137,13 +165,22 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
 fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus> {
     match command {
         Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = crate::cli::command();
             clap_complete::generate(*shell, &mut cmd, "atomlab", &mut std::io::stdout());
             Ok(ExitStatus::Ok)
         }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        Command::Man { command, dir } => {
+            match dir {
+                Some(dir) => {
+                    for path in crate::man::write_all(dir)? {
+                        println!("{}", path.display());
+                    }
+                }
+                None => {
+                    let page = crate::man::page(command.as_deref())?;
+                    std::io::Write::write_all(&mut std::io::stdout(), &page.text)?;
+                }
+            }
             Ok(ExitStatus::Ok)
         }
         Command::Runs(args) => store::runs(
@@ -177,6 +214,14 @@ fn globals(cli: &Cli) -> crate::args::Globals {
 /// A saved report as its command printed it (`atomlab show`), from its
 /// records alone.
 pub fn view(report: &Report) -> anyhow::Result<()> {
+    if let [r] = report.records.as_slice() {
+        if atomlab_core::shard::is_empty_record(r) {
+            for n in &r.notes {
+                eprintln!("atomlab: {n}");
+            }
+            return Ok(());
+        }
+    }
     match report.command.as_str() {
         "bench" => render::bench_tables(report),
         "stress" => stress::tables(&report.records),

@@ -31,12 +31,21 @@ pub struct ReportArgs {
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Vec<String>,
     /// The comparison's threshold, in per cent [default: 1].
-    #[arg(long, value_name = "P", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 1.0,
+        hide_default_value = true
+    )]
     pub threshold: f64,
 }
 
 /// A stored run as the report crate wants it.
-pub fn view(run: StoredRun) -> RunView {
+pub fn view(mut run: StoredRun) -> RunView {
+    // An empty shard's record stands for no figure.
+    run.report
+        .records
+        .retain(|r| !atomlab_core::shard::is_empty_record(r));
     RunView {
         id: run.meta.id,
         label: run.meta.label,
@@ -71,6 +80,7 @@ pub fn run(args: &ReportArgs, cli: &Globals) -> anyhow::Result<ExitStatus> {
                     store.location()
                 );
             }
+            crate::cmd::store::warn_missing_shards(label, &runs);
         } else if args.compare.is_empty() {
             let latest = store.runs(&RunFilter {
                 limit: 1,

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
-use atomlab_run::batch::{self, BatchError, BatchOptions, Progress, Ran};
+use atomlab_run::batch::{self, BatchOptions, Progress, Ran};
 use atomlab_run::{Affinity, PrepareOptions, RunOptions, SyncMode};
 
 use super::Outcome;
@@ -22,6 +22,8 @@ pub enum Format {
     Table,
     /// litmus7's log format (mcompare7 and litmus7 log scripts read it).
     Litmus,
+    /// JSON: the --json document, as `check --format json`.
+    Json,
 }
 
 /// Start synchronisation per instance.
@@ -42,9 +44,10 @@ pub enum Sync {
 #[command(
     after_help = "Exit status: 0 every test ran and every state seen is allowed by every model that applies; \
 1 a state some model forbids was seen (FORBIDDEN OUTCOME OBSERVED), or --timeout cut a test short (TIMEOUT); \
-2 bad input (unreadable test, a test for another ISA than this host, an instruction the code generator \
-cannot encode, an instruction this CPU lacks such as an LSE atomic without FEAT_LSE: all refused before \
-anything runs).\n\
+2 bad input (unreadable test, an instruction the code generator cannot encode, a CPU --pin may not \
+use: all refused before anything runs). Tests this host cannot run (another ISA's, Linux-kernel C tests, \
+an instruction this CPU lacks such as an LSE atomic without FEAT_LSE) are skipped with one line; when \
+nothing is left to run, that is bad input too.\n\
 Thread code is generated as machine code at run time: on x86-64, X86 tests as written and C tests through the \
 C11->x86 mapping that `atomlab check` judges the x86tso column with; on AArch64, AArch64 tests as written and \
 C tests through the C11->AArch64 mapping of the aarch64 column (--arm-acquire); on riscv64, RISCV tests as \
@@ -67,8 +70,15 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "userfence")]
     pub sync: Sync,
     /// Thread placement: `spread` (thread t on the t-th allowed CPU, wrapping), `none`, or a CPU list `0,1`.
-    #[arg(long, value_name = "spread|none|CPUS", default_value = "spread")]
-    pub affinity: String,
+    // `--affinity` was its name before --pin became the one name of thread
+    // placement (README, "One vocabulary").
+    #[arg(
+        long,
+        alias = "affinity",
+        value_name = "spread|none|CPUS",
+        default_value = "spread"
+    )]
+    pub pin: String,
     /// Bytes between the locations of one instance (8 to 4096, a multiple of 8).
     #[arg(
         long,
@@ -80,8 +90,8 @@ pub struct RunArgs {
     /// All locations of an instance on one cache line (--stride 8).
     #[arg(long)]
     pub same_line: bool,
-    /// Stop a test after S seconds (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
-    #[arg(long, value_name = "S", default_value = "0", value_parser = crate::args::parse_seconds)]
+    /// Stop a test after this long (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::args::parse_seconds)]
     pub timeout: f64,
     /// Seed of the instance shuffle (printed in the replay line).
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -110,7 +120,7 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
             match cpus {
                 Ok(c) if !c.is_empty() => Ok(Affinity::Cpus(c)),
                 _ => anyhow::bail!(
-                    "--affinity {list}: expected spread, none, or a comma-separated CPU list such as 0,1"
+                    "--pin {list}: expected spread, none, or a comma-separated CPU list such as 0,1"
                 ),
             }
         }
@@ -129,7 +139,7 @@ pub(crate) fn say_forbidden(ran: &Ran) {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
-    let affinity = parse_affinity(&args.affinity)?;
+    let affinity = parse_affinity(&args.pin)?;
     let timeout = match args.timeout {
         0.0 => None,
         s if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
@@ -161,21 +171,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     };
     let machine = Machine::detect();
     let terminal = std::io::stderr().is_terminal();
-    let ran = batch::run_files(&args.files, &opts, |p| match p {
-        // A progress line on a terminal only, as `check` (none when piped).
-        Progress::Starting { test, .. } if terminal => eprintln!(
-            "atomlab run: {}: {} x {} instances, --sync {}",
-            test.name,
-            opts.run.runs,
-            opts.run.size,
-            opts.run.sync.name()
-        ),
-        Progress::Starting { .. } => {}
-        Progress::Done { ran, .. } => say_forbidden(ran),
-    });
-    let ran = match ran {
-        Ok(ran) => ran,
-        Err(BatchError::Inputs(errors)) => {
+    opts.run.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    // What this host cannot run (another ISA's tests in a mixed folder)
+    // is skipped with one line, as the rest runs.
+    let (programs, skipped) = match batch::prepare_for_host(&args.files, &opts.prepare) {
+        Ok(prepared) => prepared,
+        Err(errors) => {
             let mut report = Report::new("run", machine, Vec::new());
             report.errors = errors;
             report
@@ -187,8 +188,39 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 people: Box::new(|_| Ok(())),
             });
         }
-        Err(BatchError::Run(e)) => anyhow::bail!("{e}"),
     };
+    let skipped_note = match skipped.tests.as_slice() {
+        [] => None,
+        [one] => Some(format!("skipped {one}")),
+        many => Some(format!(
+            "skipped {} tests this host ({}) cannot run: {}; judge them with `atomlab check`, \
+             or run them on their hardware",
+            many.len(),
+            atomlab_run::host_isa(),
+            skipped
+                .kinds
+                .iter()
+                .map(|(kind, n)| format!("{n} {kind}{}", if *n == 1 { "" } else { "s" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
+    if let Some(note) = &skipped_note {
+        eprintln!("atomlab run: {note}");
+    }
+    let ran = batch::run_programs(&programs, &opts, |p| match p {
+        // A progress line on a terminal only, as `check` (none when piped).
+        Progress::Starting { test, .. } if terminal => eprintln!(
+            "atomlab run: {}: {} x {} instances, --sync {}",
+            test.name,
+            opts.run.runs,
+            opts.run.size,
+            opts.run.sync.name()
+        ),
+        Progress::Starting { .. } => {}
+        Progress::Done { ran, .. } => say_forbidden(ran),
+    });
+    let ran = ran.map_err(|e| anyhow::anyhow!("{e}"))?;
     let records: Vec<Record> = ran.iter().map(Ran::record).collect();
     // A forbidden outcome observed, a test cut short, or one a model could
     // not judge: exit 1.
@@ -207,6 +239,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     if emulated {
         report.notes.push(run_view::EMULATED.into());
     }
+    report.notes.extend(skipped_note);
     let format = args.format;
     Ok(Outcome {
         report,
@@ -216,6 +249,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             match format {
                 Format::Table => run_view::write_tables(&mut out, &report.records, emulated)?,
                 Format::Litmus => run_view::write_litmus_log(&mut out, &report.records, emulated)?,
+                Format::Json => unreachable!("--format json is --json: the dispatcher prints it"),
             }
             Ok(())
         }),

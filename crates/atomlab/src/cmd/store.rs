@@ -79,8 +79,19 @@ pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::R
         .as_deref()
         .map(|l| format!(" (label {l})"))
         .unwrap_or_default();
+    // `atomlab show ID` finds the run only in the store it resolves to
+    // without --store; any other store is named in the hint.
+    let default = Location::resolve(None).map(|l| l.to_string()).ok();
+    let flag = if default.as_deref() == Some(store.location()) {
+        String::new()
+    } else {
+        format!(
+            "--store {} ",
+            atomlab_report::shell_quoted(&[store.location().to_string()])
+        )
+    };
     eprintln!(
-        "atomlab: saved run {}{label} in {} ({:.1} ms); `atomlab show {}` prints it again",
+        "atomlab: saved run {}{label} in {} ({:.1} ms); `atomlab {flag}show {}` prints it again",
         meta.id,
         store.location(),
         start.elapsed().as_secs_f64() * 1e3,
@@ -89,14 +100,47 @@ pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::R
     Ok(())
 }
 
-/// `atomlab runs`; the global `--label L` lists only runs with that label.
+/// What `runs --capability` takes: the commands that save runs and the
+/// capabilities of their records. Anything else matches nothing, so it is
+/// refused (exit 2) rather than listed as an empty store.
+const CAPABILITIES: [&str; 7] = ["audit", "bench", "check", "load", "run", "stress", "suite"];
+
+/// Warns on stderr when the runs of `label` lack some of their job's
+/// shards (an empty shard's record counts as its shard): a comparison or
+/// report of them covers part of the work.
+pub fn warn_missing_shards(label: &str, runs: &[StoredRun]) {
+    let records = runs.iter().flat_map(|r| &r.report.records);
+    for m in atomlab_core::shard::missing(records) {
+        let names: Vec<String> = m
+            .missing
+            .iter()
+            .map(|i| format!("{i}/{}", m.count))
+            .collect();
+        eprintln!(
+            "atomlab: warning: label {label} has {} of its {} {} shards; missing {}: their runs \
+             failed, are still running or were saved in another store, so these figures cover \
+             part of the job",
+            m.count - names.len(),
+            m.count,
+            m.capability,
+            names.join(", ")
+        );
+    }
+}
+
+/// List the saved runs, newest first; with --label L, only the runs of that label.
 #[derive(Debug, clap::Args)]
 pub struct RunsArgs {
-    /// Only runs of this capability or command (bench, stress, check, audit, suite).
-    #[arg(long, value_name = "C")]
+    /// Only runs of this capability or command.
+    #[arg(long, value_name = "C", value_parser = clap::builder::PossibleValuesParser::new(CAPABILITIES))]
     pub capability: Option<String>,
     /// At most N runs [default: 20; 0 for all].
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        hide_default_value = true
+    )]
     pub limit: usize,
 }
 
@@ -158,15 +202,35 @@ pub fn runs(
     Ok(ExitStatus::Ok)
 }
 
-/// The run's command line without the program name, or its command when
-/// the command line is not known (a run imported from a bare `--json`
-/// document).
+/// The run's command line without the program name, shell-quoted so it
+/// can be typed again, or its command when the command line is not known
+/// (a run imported from a bare `--json` document).
 fn command_text(meta: &RunMeta) -> String {
     if meta.command_line.is_empty() {
         format!("{} (command line unknown)", meta.command)
     } else {
-        meta.command_line[1..].join(" ")
+        atomlab_report::shell_quoted(&meta.command_line[1..])
     }
+}
+
+/// The environment variable through which `compare --interleave` gives the
+/// atomlab it starts the user's own command line for that side, which is
+/// stored instead of the internal one (`… --json --label X-A`). A JSON
+/// array of strings, program name first.
+pub const COMMAND_LINE_ENV: &str = "ATOMLAB_COMMAND_LINE";
+
+/// The command line to store with a run: the user's, as given.
+pub fn given_command_line() -> Vec<String> {
+    std::env::var(COMMAND_LINE_ENV)
+        .ok()
+        .and_then(|v| serde_json::from_str(&v).ok())
+        // args_os: an argument that is not UTF-8 (a file name) is kept,
+        // lossily, where `args()` would panic.
+        .unwrap_or_else(|| {
+            std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        })
 }
 
 /// `YYYY-MM-DD HH:MM:SS` from Unix seconds (the run id carries the same

@@ -41,11 +41,14 @@ pub struct StressArgs {
     pub jitter: bool,
     /// Thread placement: spread (round-robin over the CPUs), same (all on
     /// one CPU) or none (the scheduler's choice) [default: spread].
-    #[arg(long)]
+    #[arg(long, value_name = "spread|same|none")]
     pub pin: Option<String>,
-    /// Seconds after which a variant's run is stopped and judged TIMEOUT;
-    /// a correct variant that times out exits 1 [default: 60].
-    #[arg(long, value_parser = crate::cmd::bench::parse_seconds)]
+    /// After this long a variant's run is stopped and judged TIMEOUT;
+    /// a correct variant that times out exits 1 [default: 60s].
+    // `--time-limit` was its name before --timeout became the one name of
+    // a cut-off (README, "One vocabulary").
+    #[arg(long = "timeout", alias = "time-limit", value_name = "DURATION",
+          value_parser = crate::cmd::bench::parse_seconds)]
     pub time_limit: Option<f64>,
     /// Exit 0 only if every variant run FAILED (for CI jobs that check that
     /// the detectors catch the broken variants); 1 otherwise.
@@ -117,7 +120,7 @@ fn flag(field: Field) -> &'static str {
         Field::Ops => "--ops",
         Field::Tasks => "--tasks",
         Field::Pin => "--pin",
-        Field::TimeLimit => "--time-limit",
+        Field::TimeLimit => "--timeout",
     }
 }
 

@@ -1,0 +1,201 @@
+//! Issue 23's help and man-page items: what `--help` and `atomlab man`
+//! say, walked over every subcommand the root help lists.
+
+mod cli_support;
+
+use cli_support::{atomlab, scratch, stderr, text};
+
+/// The subcommands `atomlab --help` lists (without `help`), each with its
+/// one-line description.
+fn subcommands() -> Vec<(String, String)> {
+    let root = text(&atomlab(&["--help"]).stdout);
+    root.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| {
+            let (name, about) = l.trim().split_once(char::is_whitespace)?;
+            (name != "help").then(|| (name.to_string(), about.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Before: `--pipeline`, `runs --limit` and the two `--threshold`s said
+/// their default twice (`[default: 1, off] [default: 1]`).
+#[test]
+fn every_default_is_said_once() {
+    let subs = subcommands();
+    assert!(subs.len() >= 15, "{subs:?}");
+    for (name, _) in &subs {
+        let help = text(&atomlab(&[name, "--help"]).stdout);
+        for line in help.lines() {
+            assert!(
+                !line.contains("] [default:"),
+                "atomlab {name} --help says a default twice: {line}"
+            );
+        }
+    }
+}
+
+/// The values `--help` of `sub` lists for `--flag` or the argument `<ARG>`
+/// (`[possible values: …]`, or a list after a colon on its line).
+fn listed(help: &str, arg: &str) -> Vec<String> {
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with(arg))
+        .unwrap_or_else(|| panic!("no {arg} in {help}"));
+    let list = line.rsplit_once(": ").map(|(_, l)| l).unwrap_or(line);
+    list.trim_end_matches(']')
+        .split([',', ' '])
+        .map(|w| w.trim().trim_end_matches('.'))
+        .filter(|w| !w.is_empty() && !["or", "and", "all"].contains(w))
+        .map(String::from)
+        .collect()
+}
+
+/// Before: the root help's line for check omitted lkmm, and bench's
+/// omitted spsc. Now each names every model or scenario its command takes.
+#[test]
+fn the_root_help_names_every_model_and_scenario() {
+    let subs = subcommands();
+    let about = |name: &str| {
+        subs.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, a)| a.clone())
+            .unwrap_or_else(|| panic!("no {name} in the root help"))
+    };
+    let check = text(&atomlab(&["check", "--help"]).stdout);
+    let models: Vec<String> = check
+        .split("[possible values: ")
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap()
+        .split(", ")
+        .filter(|m| *m != "all")
+        .map(String::from)
+        .collect();
+    assert!(models.contains(&"lkmm".to_string()), "{models:?}");
+    for m in &models {
+        assert!(
+            about("check").contains(m.as_str()),
+            "check's line lacks {m}"
+        );
+    }
+    for sub in ["bench", "stress"] {
+        let help = text(&atomlab(&[sub, "--help"]).stdout);
+        let scenarios = listed(&help, "<SCENARIO>");
+        assert!(scenarios.len() >= 5, "{sub}: {scenarios:?}");
+        for s in &scenarios {
+            assert!(about(sub).contains(s.as_str()), "{sub}'s line lacks {s}");
+        }
+    }
+}
+
+/// Before: the global --json, --no-save, --label and --store were in the
+/// help (and man page) of every subcommand, where most mean nothing. Now
+/// each subcommand shows only those it reads.
+#[test]
+fn global_options_only_where_they_mean_something() {
+    let globals = ["--json", "--no-save", "--label", "--store"];
+    let means: &[(&str, &[&str])] = &[
+        ("man", &[]),
+        ("completions", &[]),
+        ("runs", &["--json", "--label", "--store"]),
+        ("show", &["--json", "--store"]),
+        ("export", &["--store"]),
+        ("import", &["--label", "--store"]),
+        ("report", &["--label", "--store"]),
+        ("machine", &["--json"]),
+        ("check", &globals),
+        ("compare", &globals),
+    ];
+    for (sub, meant) in means {
+        let help = text(&atomlab(&[sub, "--help"]).stdout);
+        for g in globals {
+            let shown = help.lines().any(|l| l.trim_start().starts_with(g));
+            assert_eq!(
+                shown,
+                meant.contains(&g),
+                "atomlab {sub} --help and {g}: {help}"
+            );
+        }
+    }
+    // Still accepted where they are hidden (scripts pass them globally).
+    let o = atomlab(&["--no-save", "completions", "bash"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// The section headings (`.SH NAME`) of a roff page.
+fn sections(page: &str) -> Vec<String> {
+    page.lines()
+        .filter_map(|l| l.strip_prefix(".SH "))
+        .map(|h| h.trim_matches('"').to_string())
+        .collect()
+}
+
+/// Before: `atomlab man` wrote only the top-level page, which refers to
+/// atomlab-check(1) and the others that could not be generated, without
+/// EXIT STATUS, ENVIRONMENT or EXAMPLES. Now `atomlab man --dir DIR`
+/// writes a page per command, each with those sections, and `atomlab man
+/// CMD` prints one.
+#[test]
+fn a_man_page_for_every_command() {
+    let d = scratch("man");
+    let o = atomlab(&["man", "--dir", d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut names = vec!["atomlab".to_string()];
+    names.extend(
+        subcommands()
+            .into_iter()
+            .map(|(n, _)| format!("atomlab-{n}")),
+    );
+    for name in &names {
+        let path = d.join(format!("{name}.1"));
+        let page = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("no page {}: {e}", path.display()));
+        let heads = sections(&page);
+        for want in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "EXIT STATUS",
+            "ENVIRONMENT",
+            "EXAMPLES",
+        ] {
+            assert!(
+                heads.iter().any(|h| h == want),
+                "{name}.1 lacks {want}: {heads:?}"
+            );
+        }
+        // The examples are commands of this page's command.
+        let examples = page.split(".SH EXAMPLES").nth(1).unwrap();
+        let cmd = name.replace('-', " ");
+        assert!(examples.contains(&cmd), "{name}.1's examples: {examples}");
+        // Global options it does not read are not in its page.
+        if name == "atomlab-man" {
+            assert!(!page.contains("no\\-save"), "{page}");
+        }
+    }
+    // The top-level page's cross-references all name pages written.
+    let root = std::fs::read_to_string(d.join("atomlab.1")).unwrap();
+    for (n, _) in subcommands() {
+        assert!(
+            root.contains(&format!("atomlab\\-{n}(1)")),
+            "atomlab.1 lacks atomlab-{n}(1)"
+        );
+    }
+    // One page on stdout, as before, and a command's with its name.
+    let o = atomlab(&["man"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        text(&o.stdout).contains(".TH atomlab 1"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = atomlab(&["man", "check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(text(&o.stdout).contains(".TH atomlab-check 1"));
+    cli_support::assert_bad_input(&["man", "nosuch"], &["nosuch", "check", "bench"]);
+}
