@@ -223,6 +223,50 @@ fn aligned_zeroed<T: Default>(
     Ok((v, base))
 }
 
+/// The histogram's hasher: FxHash's multiply-rotate (rustc's
+/// `rustc-hash`), a few cycles per word where SipHash takes tens; the keys
+/// are final states of this process's own runs, so there is no
+/// adversary to resist (issue 26, R4: counting once per instance).
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_i64(&mut self, i: i64) {
+        self.add(i as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn write_isize(&mut self, i: isize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Final state -> instances that ended in it.
+type Histogram = HashMap<Vec<Value>, u64, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// Everything the threads share during a run.
 struct Shared<'p> {
     program: &'p Program,
@@ -742,7 +786,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
     let (start, end) = (barrier(), barrier());
     let mut phases = Phases::default();
     let pin_errors = std::sync::Mutex::new(Vec::new());
-    let mut hist: HashMap<Vec<Value>, u64> = HashMap::new();
+    let mut hist = Histogram::default();
     let (mut filtered, mut exhausted, mut runs_done, mut timed_out) = (0u64, 0u64, 0usize, false);
     let began = Instant::now();
     let pin = |i: usize| {
@@ -868,7 +912,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
 fn collect(
     sh: &Shared<'_>,
     vars: &[StateVar],
-    hist: &mut HashMap<Vec<Value>, u64>,
+    hist: &mut Histogram,
     filtered: &mut u64,
     exhausted: &mut u64,
 ) {
