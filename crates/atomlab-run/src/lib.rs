@@ -800,7 +800,8 @@ pub struct RunResult {
     pub elapsed: Duration,
     /// Whether `--timeout` cut the runs short.
     pub timed_out: bool,
-    /// The CPU each thread was pinned to (`None`: not pinned).
+    /// The CPU each OS thread was pinned to (`None`: not pinned); OS
+    /// thread `i` runs `Pi` in every run unless [`Roles::Rotate`].
     pub cpus: Vec<Option<usize>>,
     /// Pinning that the OS refused, with its reason.
     pub pin_errors: Vec<String>,
