@@ -427,7 +427,7 @@ impl Shared<'_> {
         let nl = self.program.compiled.locations.len();
         let mut rng = Rng::new(
             self.opts.seed
-                ^ ((run as u64) << 20 | slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                ^ (((run as u64) << 20) | (slot as u64 + 1)).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
         let (mut bits, mut left) = (0u64, 0u32);
         for k in 0..self.opts.size {
