@@ -284,6 +284,18 @@ fn layouts_preloads_and_roles_stay_within_x86tso() {
             run_barrier,
             ..o
         };
+        // Each thread's registers end up in its own frame, whichever OS
+        // thread ran it: a state with the values swapped is one x86-TSO
+        // forbids, and every instance must satisfy the condition.
+        let roles = atomlab_litmus::parse(
+            "roles.litmus",
+            "X86 ROLES\n{ x=0; }\n P0 | P1 ;\n MOV EAX,$1 | MOV EAX,$2 ;\n MOV [x],EAX | MOV [x],EAX ;\nexists (0:EAX=1 /\\ 1:EAX=2)\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let o = with(opts(300, 10));
+        if std::env::consts::ARCH == "x86_64" {
+            assert_eq!(run_within_tso(&roles, &o), 3000, "{o:?}");
+        }
         for sync in [SyncMode::UserFence, SyncMode::Timebase] {
             for p in &forbidden {
                 let test = parse(p);
