@@ -160,14 +160,18 @@ fn affinity_text(a: &Affinity) -> String {
 pub fn replay_line(file: &str, opts: &BatchOptions) -> String {
     let run = &opts.run;
     let mut replay = format!(
-        "atomlab run {} --size {} --runs {} --sync {} --pin {} --stride {} --seed {}",
+        "atomlab run {} --size {} --runs {} --sync {} --pin {} --stride {} --seed {} --layout {} --preload {} --roles {} --run-barrier {}",
         file,
         run.size,
         run.runs,
         run.sync.name(),
         affinity_text(&run.affinity),
         run.stride,
-        run.seed
+        run.seed,
+        run.layout.name(),
+        run.preload.name(),
+        run.roles.name(),
+        run.run_barrier.name()
     );
     if !opts.models.is_empty() {
         replay.push_str(&format!(" --model {}", opts.models.join(",")));
@@ -439,6 +443,10 @@ pub fn record(r: &Ran) -> Record {
         .param("affinity", affinity_text(&opts.affinity))
         .param("stride", opts.stride)
         .param("seed", opts.seed)
+        .param("layout", opts.layout.name())
+        .param("preload", opts.preload.name())
+        .param("roles", opts.roles.name())
+        .param("run_barrier", opts.run_barrier.name())
         .param(
             "cpus",
             res.cpus
@@ -546,6 +554,15 @@ pub fn record(r: &Ran) -> Record {
         "loop_budget_exhausted": res.budget_exhausted,
         "timed_out": res.timed_out,
         "replay": r.replay,
+        // Where the time went, on the thread that laid out the runs
+        // (issue 26's per-phase split).
+        "phase_ns": {
+            "init": res.phases.init.as_nanos() as u64,
+            "barriers": res.phases.barriers.as_nanos() as u64,
+            "preload": res.phases.preload.as_nanos() as u64,
+            "instances": res.phases.instances.as_nanos() as u64,
+            "collect": res.phases.collect.as_nanos() as u64,
+        },
     }));
     for e in &res.pin_errors {
         rec.notes.push(format!("pinning refused: {e}"));

@@ -4,20 +4,33 @@
 //! thread 0 itself, meets the others at a second barrier, and only then
 //! reads the final states, so that collecting never runs beside the test.
 //!
-//! Memory: instance blocks of `round_up(locations × stride, 64)` bytes,
-//! 64-byte aligned; location `l` of block `b` is at `b × block + l ×
-//! stride`. Each run maps logical instance `k` to a shuffled block, so the
-//! threads meet at addresses in a different order every run.
+//! Memory ([`Layout`]): with `blocks`, instance blocks of
+//! `round_up(locations × stride, 64)` bytes, 64-byte aligned; location `l`
+//! of block `b` is at `b × block + l × stride`. Each run maps logical
+//! instance `k` to a shuffled block, so the threads meet at addresses in a
+//! different order every run. With `packed` (litmus7's `-memory direct`),
+//! one 64-byte aligned array per location, instance `k`'s word at index
+//! `k`, visited in order.
+//!
+//! The start state of a run (issue 26, after litmus7's `-preload` and
+//! `-launch changing`; notes/issue26-research.md): with [`Preload`] other
+//! than `none` each thread writes its own register frames and reads the
+//! instance memory before the first instance, so no thread starts from
+//! lines another core wrote last; with [`Roles::Rotate`] the test's
+//! threads change OS threads (and CPUs) every run.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Barrier;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use atomlab_litmus::{StateVar, Value};
 
 use crate::rng::Rng;
-use crate::{Affinity, Program, RunError, RunOptions, RunResult, SyncMode};
+use crate::{
+    Affinity, Layout, Phases, Preload, Program, Roles, RunBarrier, RunError, RunOptions, RunResult,
+    SyncMode,
+};
 
 /// TSC ticks between the timebase's last arrival and the common start,
 /// enough for the start time to reach every core before it comes. Measured
@@ -125,6 +138,135 @@ impl Gate {
     }
 }
 
+/// A barrier that spins instead of sleeping: a generation number the
+/// last arriver advances.
+struct SpinBarrier {
+    n: u32,
+    count: Padded<AtomicU32>,
+    generation: Padded<AtomicU32>,
+    /// More threads than CPUs: give the CPU up while waiting.
+    polite: bool,
+}
+
+impl SpinBarrier {
+    fn new(n: usize, polite: bool) -> SpinBarrier {
+        SpinBarrier {
+            n: n as u32,
+            count: Padded::default(),
+            generation: Padded::default(),
+            polite,
+        }
+    }
+
+    /// Returns when all `n` threads have called it; everything each did
+    /// before is visible to all after.
+    fn wait(&self) {
+        // ORDERING: Acquire, Relaxed would do: read before this thread's
+        // arrival, so the generation cannot have advanced yet (the last
+        // arrival, which advances it, comes after ours).
+        let g = self.generation.0.load(Ordering::Acquire);
+        // ORDERING: AcqRel: the arrivals form one release sequence on the
+        // counter, which the last arriver acquires (every thread's writes
+        // before the barrier), and which it then releases to the others
+        // through the generation.
+        if self.count.0.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            // ORDERING: Relaxed: the others next touch the counter after
+            // acquiring the generation below, which is stored after this.
+            self.count.0.store(0, Ordering::Relaxed);
+            // ORDERING: Release: publishes every arrival's writes (acquired
+            // above) and the counter's reset to the waiting threads.
+            self.generation
+                .0
+                .store(g.wrapping_add(1), Ordering::Release);
+        } else {
+            let mut i: u32 = 0;
+            // ORDERING: Acquire: pairs with the Release above.
+            while self.generation.0.load(Ordering::Acquire) == g {
+                std::hint::spin_loop();
+                i = i.wrapping_add(1);
+                if self.polite && i.is_multiple_of(8) {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+}
+
+/// The barrier before and after each run ([`RunBarrier`]).
+enum RunSync {
+    Futex(Barrier),
+    Spin(SpinBarrier),
+}
+
+impl RunSync {
+    fn wait(&self) {
+        match self {
+            RunSync::Futex(b) => {
+                b.wait();
+            }
+            RunSync::Spin(b) => b.wait(),
+        }
+    }
+}
+
+/// A zeroed array of `n` elements `step` apart starting on a 64-byte
+/// boundary: the array and the index of its first element.
+fn aligned_zeroed<T: Default>(
+    n: usize,
+    step: usize,
+    what: &str,
+) -> Result<(Vec<T>, usize), RunError> {
+    let per_line = 64 / std::mem::size_of::<T>();
+    let v: Vec<T> = zeroed(n * step + per_line, what)?;
+    let p = v.as_ptr() as usize;
+    let base = (p.next_multiple_of(64) - p) / std::mem::size_of::<T>();
+    Ok((v, base))
+}
+
+/// The histogram's hasher: FxHash's multiply-rotate (rustc's
+/// `rustc-hash`), a few cycles per word where SipHash takes tens; the keys
+/// are final states of this process's own runs, so there is no
+/// adversary to resist (issue 26, R4: counting once per instance).
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_i64(&mut self, i: i64) {
+        self.add(i as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn write_isize(&mut self, i: isize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Final state -> instances that ended in it.
+type Histogram = HashMap<Vec<Value>, u64, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// Everything the threads share during a run.
 struct Shared<'p> {
     program: &'p Program,
@@ -132,14 +274,26 @@ struct Shared<'p> {
     /// Instance memory (64-byte aligned from `mem_base`).
     mem: Vec<AtomicU64>,
     mem_base: usize,
+    /// Blocks: words per instance block; packed: words per location array.
     block_words: usize,
     stride_words: usize,
-    /// One frame array per thread.
+    /// One frame array per thread of the test.
     frames: Vec<Vec<AtomicU64>>,
     /// Logical instance -> memory block, per run.
     perm: Vec<AtomicU32>,
-    arrive: Vec<Padded<AtomicU32>>,
-    start_at: Vec<Padded<AtomicU64>>,
+    /// Start counter of instance `k` at `arrive_base + k × arrive_step`
+    /// (one per line with blocks, dense with packed); the same for the
+    /// start times.
+    arrive: Vec<AtomicU32>,
+    arrive_base: usize,
+    arrive_step: usize,
+    start_at: Vec<AtomicU64>,
+    start_base: usize,
+    start_step: usize,
+    /// Where the threads wait for each other's preload.
+    ready: SpinBarrier,
+    /// The run under way (set by the owner before the start barrier).
+    run_no: AtomicUsize,
     abort: AtomicBool,
     quit: AtomicBool,
     deadline: Option<Instant>,
@@ -148,7 +302,27 @@ struct Shared<'p> {
 
 impl Shared<'_> {
     fn word(&self, block: usize, l: usize) -> &AtomicU64 {
-        &self.mem[self.mem_base + block * self.block_words + l * self.stride_words]
+        let i = match self.opts.layout {
+            Layout::Blocks => block * self.block_words + l * self.stride_words,
+            Layout::Packed => l * self.block_words + block,
+        };
+        &self.mem[self.mem_base + i]
+    }
+
+    fn arrive(&self, k: usize) -> &AtomicU32 {
+        &self.arrive[self.arrive_base + k * self.arrive_step]
+    }
+
+    fn start_at(&self, k: usize) -> &AtomicU64 {
+        &self.start_at[self.start_base + k * self.start_step]
+    }
+
+    /// The test thread OS thread `slot` runs in run `run`.
+    fn role(&self, slot: usize, run: usize) -> usize {
+        match self.opts.roles {
+            Roles::Fixed => slot,
+            Roles::Rotate => (slot + run) % self.program.threads.len(),
+        }
     }
 
     fn addr(&self, block: usize, l: usize) -> u64 {
@@ -175,13 +349,17 @@ impl Shared<'_> {
         }
     }
 
-    /// Writes the initial state of every instance. Called by the run's
-    /// owner between runs, when no other thread touches the arrays.
+    /// Writes the initial state of every instance: the memory, and every
+    /// thread's frames unless each thread writes its own ([`Preload`]).
+    /// Called by the run's owner between runs, when no other thread
+    /// touches the arrays.
     fn init(&self, rng: &mut Rng) {
         let size = self.opts.size;
         let mut perm: Vec<u32> = (0..size as u32).collect();
-        for i in (1..size).rev() {
-            perm.swap(i, rng.below(i + 1));
+        if self.opts.layout == Layout::Blocks {
+            for i in (1..size).rev() {
+                perm.swap(i, rng.below(i + 1));
+            }
         }
         let t = &self.program.compiled;
         for (k, &b) in perm.iter().enumerate() {
@@ -196,27 +374,84 @@ impl Shared<'_> {
                 self.word(b, *l)
                     .store(self.encode(b, *v), Ordering::Relaxed);
             }
-            for (ti, th) in t.threads.iter().enumerate() {
-                let layout = self.program.threads[ti].layout;
-                let f = self.frame(ti, k);
-                for w in f {
-                    w.store(0, Ordering::Relaxed);
+            if self.opts.preload == Preload::None {
+                for ti in 0..t.threads.len() {
+                    self.init_frame(ti, k, b);
                 }
-                for l in 0..t.locations.len() {
-                    f[layout.loc_word(l)].store(self.addr(b, l), Ordering::Relaxed);
-                }
-                // Exactly the values the address checks judged
-                // (Thread::init_value).
-                for &(r, _) in &th.init {
-                    f[layout.reg_word(r)]
-                        .store(self.encode(b, th.init_value(r)), Ordering::Relaxed);
-                }
-                f[layout.budget_word()].store(self.opts.loop_budget.max(1), Ordering::Relaxed);
             }
             // ORDERING: Relaxed: timing counters only; no data is published
             // through them (the barriers order the data).
-            self.arrive[k].0.store(0, Ordering::Relaxed);
-            self.start_at[k].0.store(0, Ordering::Relaxed);
+            self.arrive(k).store(0, Ordering::Relaxed);
+            self.start_at(k).store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes thread `ti`'s frame of instance `k`, laid out in block `b`.
+    fn init_frame(&self, ti: usize, k: usize, b: usize) {
+        let th = &self.program.compiled.threads[ti];
+        let layout = self.program.threads[ti].layout;
+        let f = self.frame(ti, k);
+        // ORDERING: Relaxed, all of them: the frames are published to the
+        // thread that runs them by the start barrier (written by the
+        // owner) or written by that thread itself, and read by the
+        // collection after the end barrier.
+        for w in f {
+            w.store(0, Ordering::Relaxed);
+        }
+        for l in 0..self.program.compiled.locations.len() {
+            f[layout.loc_word(l)].store(self.addr(b, l), Ordering::Relaxed);
+        }
+        // Exactly the values the address checks judged
+        // (Thread::init_value).
+        for &(r, _) in &th.init {
+            f[layout.reg_word(r)].store(self.encode(b, th.init_value(r)), Ordering::Relaxed);
+        }
+        f[layout.budget_word()].store(self.opts.loop_budget.max(1), Ordering::Relaxed);
+    }
+
+    /// Writes every frame of test thread `ti` for this run (after the
+    /// start barrier, which publishes the run's order).
+    fn init_frames(&self, ti: usize) {
+        for k in 0..self.opts.size {
+            // ORDERING: Relaxed: written by the owner before the start
+            // barrier.
+            let b = self.perm[k].load(Ordering::Relaxed) as usize;
+            self.init_frame(ti, k, b);
+        }
+    }
+
+    /// Reads the instance memory as [`Preload`] says, in instance order
+    /// (litmus7's `check_globals`): the lines end up shared with the
+    /// other threads' caches rather than owned by the run's owner.
+    fn preload(&self, slot: usize, run: usize) {
+        let nl = self.program.compiled.locations.len();
+        let mut rng = Rng::new(
+            self.opts.seed
+                ^ (((run as u64) << 20) | (slot as u64 + 1)).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        let (mut bits, mut left) = (0u64, 0u32);
+        for k in 0..self.opts.size {
+            // ORDERING: Relaxed: as in init_frames.
+            let b = self.perm[k].load(Ordering::Relaxed) as usize;
+            for l in 0..nl {
+                let read = match self.opts.preload {
+                    Preload::None | Preload::Frames => return,
+                    Preload::All => true,
+                    Preload::Random => {
+                        if left == 0 {
+                            (bits, left) = (rng.next_u64(), 64);
+                        }
+                        let coin = bits & 1 == 1;
+                        (bits, left) = (bits >> 1, left - 1);
+                        coin
+                    }
+                };
+                if read {
+                    // ORDERING: Relaxed: only the cache state matters; the
+                    // value is the owner's, published by the start barrier.
+                    std::hint::black_box(self.word(b, l).load(Ordering::Relaxed));
+                }
+            }
         }
     }
 
@@ -247,8 +482,23 @@ impl Shared<'_> {
         true
     }
 
-    /// Thread `t`'s part of one run: every instance in logical order.
-    fn batch(&self, t: usize) {
+    /// OS thread `slot`'s part of one run: its frames and preload when
+    /// [`Preload`] says so, then every instance in logical order as the
+    /// test thread [`Shared::role`] gives. Returns the time until the
+    /// instances began.
+    fn batch(&self, slot: usize) -> Duration {
+        let began = Instant::now();
+        // ORDERING: Relaxed: written before the start barrier.
+        let run = self.run_no.load(Ordering::Relaxed);
+        let t = self.role(slot, run);
+        if self.opts.preload != Preload::None {
+            self.init_frames(t);
+            self.preload(slot, run);
+            // Nobody starts an instance while another thread still
+            // writes its frames or reads the memory.
+            self.ready.wait();
+        }
+        let prepared = began.elapsed();
         let n = self.program.threads.len() as u32;
         let code = &self.program.threads[t];
         #[cfg(target_arch = "x86_64")]
@@ -281,25 +531,24 @@ impl Shared<'_> {
                     // ORDERING: Relaxed: the counter only aligns start
                     // times; the data of the run is published by the
                     // start barrier and read after the end barrier.
-                    self.arrive[k].0.fetch_add(1, Ordering::Relaxed);
-                    if !self.spin(|| self.arrive[k].0.load(Ordering::Relaxed) >= n) {
-                        return;
+                    self.arrive(k).fetch_add(1, Ordering::Relaxed);
+                    if !self.spin(|| self.arrive(k).load(Ordering::Relaxed) >= n) {
+                        return prepared;
                     }
                 }
                 SyncMode::Timebase => {
                     // ORDERING: Relaxed, as for Spin; the start time is
                     // itself the only value passed.
-                    if self.arrive[k].0.fetch_add(1, Ordering::Relaxed) + 1 == n {
-                        self.start_at[k]
-                            .0
+                    if self.arrive(k).fetch_add(1, Ordering::Relaxed) + 1 == n {
+                        self.start_at(k)
                             .store(ticks() + timebase_delay(), Ordering::Relaxed);
                     }
-                    if !self.spin(|| self.start_at[k].0.load(Ordering::Relaxed) != 0) {
-                        return;
+                    if !self.spin(|| self.start_at(k).load(Ordering::Relaxed) != 0) {
+                        return prepared;
                     }
-                    let at = self.start_at[k].0.load(Ordering::Relaxed);
+                    let at = self.start_at(k).load(Ordering::Relaxed);
                     if !self.spin(|| ticks() >= at) {
-                        return;
+                        return prepared;
                     }
                 }
             }
@@ -323,6 +572,7 @@ impl Shared<'_> {
             )))]
             let _ = (frame, code);
         }
+        prepared
     }
 }
 
@@ -354,37 +604,59 @@ impl<'p> Shared<'p> {
         let nthreads = t.threads.len();
         let nl = t.locations.len().max(1);
         let stride_words = opts.stride / 8;
-        let block_words = (nl * stride_words).div_ceil(8) * 8;
+        // Blocks: words per instance; packed: words per location array.
+        let (block_words, memory_per_instance, arrive_step, start_step) = match opts.layout {
+            Layout::Blocks => {
+                let w = (nl * stride_words).div_ceil(8) * 8;
+                (w, w * 8, 16, 8)
+            }
+            Layout::Packed => (opts.size.div_ceil(8) * 8, nl * 8, 1, 1),
+        };
         let frame_words: usize = program.threads.iter().map(|c| c.layout.words()).sum();
-        let per_instance = (block_words + frame_words) * 8
+        let per_instance = memory_per_instance
+            + frame_words * 8
             + std::mem::size_of::<AtomicU32>()
-            + std::mem::size_of::<Padded<AtomicU32>>()
-            + std::mem::size_of::<Padded<AtomicU64>>();
+            + std::mem::size_of::<AtomicU32>() * arrive_step
+            + std::mem::size_of::<AtomicU64>() * start_step;
+        let or_stride = if opts.layout == Layout::Blocks {
+            " or --stride"
+        } else {
+            ""
+        };
         opts.size
             .checked_mul(per_instance)
             .filter(|b| *b <= MEMORY_LIMIT)
             .ok_or_else(|| {
                 RunError::BadOption(format!(
-                    "--size {}: this test's instances would need {} MiB ({} bytes each: {} of instance memory, {} of register frames for its {nthreads} threads, the rest counters), more than the limit of {} MiB; lower --size (at most {}) or --stride",
+                    "--size {}: this test's instances would need {} MiB ({} bytes each: {} of instance memory, {} of register frames for its {nthreads} threads, the rest counters), more than the limit of {} MiB; lower --size (at most {}){or_stride}",
                     opts.size,
                     (opts.size as u128 * per_instance as u128) >> 20,
                     per_instance,
-                    block_words * 8,
+                    memory_per_instance,
                     frame_words * 8,
                     MEMORY_LIMIT >> 20,
                     MEMORY_LIMIT / per_instance,
                 ))
             })?;
-        let mem: Vec<AtomicU64> = zeroed(opts.size * block_words + 8, "the instance memory")?;
-        let mem_base = {
-            let p = mem.as_ptr() as usize;
-            (p.next_multiple_of(64) - p) / 8
+        let arrays = match opts.layout {
+            Layout::Blocks => opts.size,
+            Layout::Packed => nl,
         };
+        let (mem, mem_base) = aligned_zeroed(arrays * block_words, 1, "the instance memory")?;
+        let (arrive, arrive_base) = aligned_zeroed(opts.size, arrive_step, "the start counters")?;
+        let (start_at, start_base) = aligned_zeroed(opts.size, start_step, "the start times")?;
         let mut frames = Vec::with_capacity(nthreads);
         for c in &program.threads {
             frames.push(zeroed(opts.size * c.layout.words(), "the register frames")?);
         }
         let cpus = atomlab_thread::allowed_cpus();
+        let oversubscribed = nthreads > cpus.len()
+            || matches!(&opts.affinity, Affinity::Cpus(l) if {
+                let mut u = l.clone();
+                u.sort();
+                u.dedup();
+                u.len() < nthreads
+            });
         Ok(Shared {
             program,
             opts,
@@ -394,18 +666,18 @@ impl<'p> Shared<'p> {
             stride_words,
             frames,
             perm: zeroed(opts.size, "the instance order")?,
-            arrive: zeroed(opts.size, "the start counters")?,
-            start_at: zeroed(opts.size, "the start times")?,
+            arrive,
+            arrive_base,
+            arrive_step,
+            start_at,
+            start_base,
+            start_step,
+            ready: SpinBarrier::new(nthreads, oversubscribed),
+            run_no: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
             quit: AtomicBool::new(false),
             deadline: opts.timeout.and_then(|d| Instant::now().checked_add(d)),
-            oversubscribed: nthreads > cpus.len()
-                || matches!(&opts.affinity, Affinity::Cpus(l) if {
-                    let mut u = l.clone();
-                    u.sort();
-                    u.dedup();
-                    u.len() < nthreads
-                }),
+            oversubscribed,
         })
     }
 }
@@ -507,10 +779,14 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
         })
         .collect();
     let vars = program.test.state_vars();
-    let start = Barrier::new(nthreads);
-    let end = Barrier::new(nthreads);
+    let barrier = || match opts.run_barrier {
+        RunBarrier::Futex => RunSync::Futex(Barrier::new(nthreads)),
+        RunBarrier::Spin => RunSync::Spin(SpinBarrier::new(nthreads, shared.oversubscribed)),
+    };
+    let (start, end) = (barrier(), barrier());
+    let mut phases = Phases::default();
     let pin_errors = std::sync::Mutex::new(Vec::new());
-    let mut hist: HashMap<Vec<Value>, u64> = HashMap::new();
+    let mut hist = Histogram::default();
     let (mut filtered, mut exhausted, mut runs_done, mut timed_out) = (0u64, 0u64, 0usize, false);
     let began = Instant::now();
     let pin = |i: usize| {
@@ -559,15 +835,26 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
         launched.open(true);
         pin(0);
         let mut rng = Rng::new(opts.seed);
-        for _ in 0..opts.runs {
-            if shared.deadline.is_some_and(|d| Instant::now() > d) {
+        for r in 0..opts.runs {
+            let t0 = Instant::now();
+            if shared.deadline.is_some_and(|d| t0 > d) {
                 timed_out = true;
                 break;
             }
+            // ORDERING: Relaxed: the start barrier publishes it.
+            shared.run_no.store(r, Ordering::Relaxed);
             shared.init(&mut rng);
+            let t1 = Instant::now();
             start.wait();
-            shared.batch(0);
+            let t2 = Instant::now();
+            let prepared = shared.batch(0);
+            let t3 = Instant::now();
             end.wait();
+            let t4 = Instant::now();
+            phases.init += t1 - t0;
+            phases.barriers += (t2 - t1) + (t4 - t3);
+            phases.preload += prepared;
+            phases.instances += (t3 - t2).saturating_sub(prepared);
             // ORDERING: Relaxed: set before the end barrier by the thread
             // that saw the deadline.
             if shared.abort.load(Ordering::Relaxed) {
@@ -577,6 +864,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
             }
             runs_done += 1;
             collect(&shared, &vars, &mut hist, &mut filtered, &mut exhausted);
+            phases.collect += t4.elapsed();
         }
         // ORDERING: Relaxed: the start barrier publishes it.
         shared.quit.store(true, Ordering::Relaxed);
@@ -615,6 +903,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
         timed_out,
         cpus: placement,
         pin_errors: pin_errors.into_inner().unwrap_or_default(),
+        phases,
     })
 }
 
@@ -623,7 +912,7 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
 fn collect(
     sh: &Shared<'_>,
     vars: &[StateVar],
-    hist: &mut HashMap<Vec<Value>, u64>,
+    hist: &mut Histogram,
     filtered: &mut u64,
     exhausted: &mut u64,
 ) {
@@ -784,20 +1073,53 @@ mod tests {
         (src, twice)
     }
 
-    /// Lays out a few instances of `program` as a run does and checks that
-    /// every address its threads' accesses use (a location's word, or a
-    /// register the harness loaded and the code never writes) is a word of
-    /// the instance memory.
-    fn assert_in_bounds(program: &Program, src: &str) {
+    /// The layouts and start states the property covers: each layout, and
+    /// frames written by the run's owner or by their own threads.
+    const SHAPES: &[(Layout, Preload)] = &[
+        (Layout::Blocks, Preload::None),
+        (Layout::Packed, Preload::None),
+        (Layout::Blocks, Preload::Random),
+        (Layout::Packed, Preload::Frames),
+    ];
+
+    /// Lays out a few instances of `program` as a run does (with `layout`
+    /// and `preload`) and checks that every address its threads' accesses
+    /// use (a location's word, or a register the harness loaded and the
+    /// code never writes) is a word of the instance memory, and that no
+    /// two locations of any instances share a word.
+    fn assert_in_bounds(program: &Program, src: &str, layout: Layout, preload: Preload) {
         let opts = RunOptions {
             size: 3,
             runs: 1,
+            layout,
+            preload,
             ..RunOptions::default()
         };
         let sh = Shared::new(program, &opts).expect("a few instances fit");
         sh.init(&mut Rng::new(7));
+        if preload != Preload::None {
+            for ti in 0..program.threads.len() {
+                sh.init_frames(ti);
+            }
+        }
         let lo = sh.mem.as_ptr() as u64;
         let hi = lo + 8 * sh.mem.len() as u64;
+        let nl = program.compiled.locations.len();
+        let mut words: Vec<u64> = (0..opts.size)
+            .flat_map(|b| (0..nl).map(move |l| (b, l)))
+            .map(|(b, l)| sh.addr(b, l))
+            .collect();
+        assert!(
+            words.iter().all(|a| (lo..hi).contains(a)),
+            "{layout:?}: a location outside the instance memory:\n{src}"
+        );
+        words.sort();
+        words.dedup();
+        assert_eq!(
+            words.len(),
+            opts.size * nl,
+            "{layout:?}: two locations share a word:\n{src}"
+        );
         for (ti, th) in program.compiled.threads.iter().enumerate() {
             let layout = program.threads[ti].layout;
             let written = |r: usize| {
@@ -820,7 +1142,7 @@ mod tests {
                         let at = frame[word].load(Ordering::Relaxed);
                         assert!(
                             (lo..hi).contains(&at) && at.is_multiple_of(8),
-                            "P{ti} of instance {k} would access {at:#x}, outside the instance memory {lo:#x}..{hi:#x}:\n{src}"
+                            "{layout:?}, preload {preload:?}: P{ti} of instance {k} would access {at:#x}, outside the instance memory {lo:#x}..{hi:#x}:\n{src}"
                         );
                     }
                 }
@@ -875,10 +1197,16 @@ mod tests {
                     Err(RunError::Unencodable { .. }) => refused_address += 1,
                     Err(e) => panic!("unexpected refusal {e}:\n{src}"),
                     Ok(program) => {
-                        assert_in_bounds(&program, &src);
+                        for &(layout, preload) in SHAPES {
+                            assert_in_bounds(&program, &src, layout, preload);
+                        }
+                        let (layout, preload) = SHAPES[case % SHAPES.len()];
                         let opts = RunOptions {
                             size: 3,
                             runs: 2,
+                            layout,
+                            preload,
+                            roles: [Roles::Fixed, Roles::Rotate][case % 2],
                             ..RunOptions::default()
                         };
                         run(&program, &opts).expect("an in-bounds test runs");

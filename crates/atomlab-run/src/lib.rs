@@ -122,6 +122,116 @@ impl SyncMode {
     }
 }
 
+/// Where an instance's locations live in memory (issue 26, R2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One block of `round_up(locations x stride, 64)` bytes per instance,
+    /// the blocks in a shuffled order each run ([`RunOptions::stride`]).
+    Blocks,
+    /// litmus7's `-memory direct`: one array per location, 64-byte
+    /// aligned, instance `k`'s word at index `k`, so 8 neighbouring
+    /// instances share each line; visited in order, no shuffle; the
+    /// per-instance start counters are dense too. `stride` is unused.
+    Packed,
+}
+
+impl Layout {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Blocks => "blocks",
+            Layout::Packed => "packed",
+        }
+    }
+}
+
+/// Who writes a thread's register frames, and what each thread reads
+/// before a run's first instance (issue 26, R1; litmus7's `-preload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preload {
+    /// The run's owner writes the memory and every thread's frames;
+    /// nothing is read before the instances.
+    None,
+    /// Each thread writes its own frames (first touch on its own CPU).
+    Frames,
+    /// As `Frames`, then each thread reads each location of each instance
+    /// with probability 1/2 (litmus7's `-preload random`), so lines start
+    /// shared between the threads' caches.
+    Random,
+    /// As `Frames`, then each thread reads every location of every instance.
+    All,
+}
+
+impl Preload {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preload::None => "none",
+            Preload::Frames => "frames",
+            Preload::Random => "random",
+            Preload::All => "all",
+        }
+    }
+}
+
+/// Which code each of the test's OS threads runs (issue 26, R5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Roles {
+    /// OS thread `i` runs the test's thread `Pi` in every run; P0 is the
+    /// thread that also lays out and collects the runs.
+    Fixed,
+    /// In run `r`, OS thread `i` runs `P((i + r) mod n)` (after litmus7's
+    /// `-launch changing`): no test thread always runs beside the
+    /// layout and collection, or always on one CPU.
+    Rotate,
+}
+
+impl Roles {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Roles::Fixed => "fixed",
+            Roles::Rotate => "rotate",
+        }
+    }
+}
+
+/// How the threads meet between runs (issue 26, R4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunBarrier {
+    /// `std::sync::Barrier`: waiting threads sleep in the kernel.
+    Futex,
+    /// A spinning barrier: no thread sleeps between runs (it yields the CPU
+    /// when the test has more threads than CPUs).
+    Spin,
+}
+
+impl RunBarrier {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunBarrier::Futex => "futex",
+            RunBarrier::Spin => "spin",
+        }
+    }
+}
+
+/// Where the time of a test's runs went, as the run's owner thread saw it
+/// (summed over the runs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Phases {
+    /// Laying out the instances (the owner's part of it).
+    pub init: Duration,
+    /// Waiting at the barriers before and after each run.
+    pub barriers: Duration,
+    /// The owner's own frames and preload, and the wait for the others'.
+    pub preload: Duration,
+    /// The owner's pass over the instances.
+    pub instances: Duration,
+    /// Reading the final states into the histogram.
+    pub collect: Duration,
+}
+
 /// Where the test's threads run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Affinity {
@@ -156,6 +266,14 @@ pub struct RunOptions {
     /// (taken or not); when they run out the code returns and the instance
     /// is counted apart ([`RunResult::budget_exhausted`]).
     pub loop_budget: u64,
+    /// Where the instances' locations live.
+    pub layout: Layout,
+    /// Who writes the frames and what is read before the instances.
+    pub preload: Preload,
+    /// Which code each OS thread runs in each run.
+    pub roles: Roles,
+    /// How the threads meet between runs.
+    pub run_barrier: RunBarrier,
 }
 
 impl RunOptions {
@@ -192,6 +310,12 @@ impl RunOptions {
                 )));
             }
         }
+        if self.layout == Layout::Packed && self.stride != RunOptions::default().stride {
+            return Err(RunError::BadOption(format!(
+                "--stride {} (or --same-line) with --layout packed: the packed layout gives each location an array of its own, so there is no stride between an instance's locations; use --layout blocks to set one",
+                self.stride
+            )));
+        }
         Ok(())
     }
 }
@@ -208,6 +332,11 @@ impl Default for RunOptions {
             timeout: None,
             seed: 1,
             loop_budget: 1000,
+            // Today's behaviour until measured otherwise (issue 26).
+            layout: Layout::Blocks,
+            preload: Preload::None,
+            roles: Roles::Fixed,
+            run_barrier: RunBarrier::Futex,
         }
     }
 }
@@ -691,10 +820,13 @@ pub struct RunResult {
     pub elapsed: Duration,
     /// Whether `--timeout` cut the runs short.
     pub timed_out: bool,
-    /// The CPU each thread was pinned to (`None`: not pinned).
+    /// The CPU each OS thread was pinned to (`None`: not pinned); OS
+    /// thread `i` runs `Pi` in every run unless [`Roles::Rotate`].
     pub cpus: Vec<Option<usize>>,
     /// Pinning that the OS refused, with its reason.
     pub pin_errors: Vec<String>,
+    /// Where the time went.
+    pub phases: Phases,
 }
 
 impl RunResult {

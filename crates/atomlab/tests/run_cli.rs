@@ -277,6 +277,83 @@ fn bad_options_are_refused() {
         &["run", "--no-save", &own("SB.litmus"), "--stride", "12"],
         &["--stride"],
     );
+    assert_bad_input(
+        &[
+            "run",
+            "--no-save",
+            &own("SB.litmus"),
+            "--layout",
+            "packed",
+            "--same-line",
+        ],
+        &["--layout packed"],
+    );
+    assert_bad_input(
+        &["run", "--no-save", &own("SB.litmus"), "--preload", "half"],
+        &["--preload"],
+    );
+}
+
+/// Issue 26's options run, are recorded, and the replay line carries
+/// them: running it again gives a record with the same parameters.
+#[test]
+fn layout_preload_and_roles_are_recorded_and_replayed() {
+    let Some(h) = host() else { return };
+    let args = [
+        "run",
+        "--no-save",
+        "--json",
+        "--runs",
+        "5",
+        "--layout",
+        "packed",
+        "--preload",
+        "random",
+        "--roles",
+        "rotate",
+        "--run-barrier",
+        "spin",
+        &h.sb,
+    ];
+    let o = atomlab(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &doc["records"][0];
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    let p = &r["parameters"];
+    for (k, v) in [
+        ("layout", "packed"),
+        ("preload", "random"),
+        ("roles", "rotate"),
+        ("run_barrier", "spin"),
+    ] {
+        assert_eq!(p[k], v, "{k}: {r}");
+    }
+    assert!(
+        r["detail"]["phase_ns"]["instances"].as_u64().unwrap() > 0,
+        "{r}"
+    );
+    let replay = r["detail"]["replay"].as_str().unwrap();
+    let mut again: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    again.insert(1, "--no-save");
+    again.insert(2, "--json");
+    let o = atomlab(&again);
+    assert_eq!(o.status.code(), Some(0), "{again:?}: {}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let q = &doc["records"][0]["parameters"];
+    for k in [
+        "layout",
+        "preload",
+        "roles",
+        "run_barrier",
+        "size",
+        "runs",
+        "sync",
+        "stride",
+        "seed",
+    ] {
+        assert_eq!(q[k], p[k], "{k} after replaying {replay}");
+    }
 }
 
 #[test]
@@ -289,6 +366,15 @@ fn placement_and_layout_options_run() {
         vec!["--same-line"],
         vec!["--stride", "128", "--sync", "timebase"],
         vec!["--sync", "none"],
+        vec!["--layout", "packed", "--preload", "all"],
+        vec![
+            "--preload",
+            "frames",
+            "--sync",
+            "timebase",
+            "--roles",
+            "rotate",
+        ],
     ] {
         let mut args = vec!["run", "--no-save", "--json", "--runs", "5"];
         args.push(&h.sb);

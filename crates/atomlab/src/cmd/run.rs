@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
 use atomlab_run::batch::{self, BatchOptions, Progress, Ran};
-use atomlab_run::{Affinity, PrepareOptions, RunOptions, SyncMode};
+use atomlab_run::{
+    Affinity, Layout, Preload, PrepareOptions, Roles, RunBarrier, RunOptions, SyncMode,
+};
 
 use super::Outcome;
 use atomlab_report::run_view;
@@ -90,6 +92,18 @@ pub struct RunArgs {
     /// All locations of an instance on one cache line (--stride 8).
     #[arg(long)]
     pub same_line: bool,
+    /// Instance memory: `blocks` (a shuffled block per instance, --stride apart) or `packed` (an array per location, instances side by side, in order; litmus7's -memory direct).
+    #[arg(long, value_parser = ["blocks", "packed"], default_value = "blocks")]
+    pub layout: String,
+    /// Before each run's instances: `none` (the main thread writes every thread's frames), `frames` (each thread writes its own), `random`/`all` (and reads half/all of the instance memory; litmus7's -preload random).
+    #[arg(long, value_parser = ["none", "frames", "random", "all"], default_value = "none")]
+    pub preload: String,
+    /// `fixed`: OS thread i runs Pi in every run; `rotate`: in run r it runs P((i+r) mod n) (litmus7's -launch changing).
+    #[arg(long, value_parser = ["fixed", "rotate"], default_value = "fixed")]
+    pub roles: String,
+    /// How threads meet between runs: `futex` (sleep) or `spin`.
+    #[arg(long, value_parser = ["futex", "spin"], default_value = "futex")]
+    pub run_barrier: String,
     /// Stop a test after this long (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::args::parse_seconds)]
     pub timeout: f64,
@@ -159,6 +173,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             stride: if args.same_line { 8 } else { args.stride },
             timeout,
             seed: args.seed,
+            layout: match args.layout.as_str() {
+                "packed" => Layout::Packed,
+                _ => Layout::Blocks,
+            },
+            preload: match args.preload.as_str() {
+                "frames" => Preload::Frames,
+                "random" => Preload::Random,
+                "all" => Preload::All,
+                _ => Preload::None,
+            },
+            roles: match args.roles.as_str() {
+                "rotate" => Roles::Rotate,
+                _ => Roles::Fixed,
+            },
+            run_barrier: match args.run_barrier.as_str() {
+                "spin" => RunBarrier::Spin,
+                _ => RunBarrier::Futex,
+            },
             ..RunOptions::default()
         },
         prepare: PrepareOptions {
