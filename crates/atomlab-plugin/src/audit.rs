@@ -20,7 +20,8 @@ use atomlab_audit::{Arch, FunctionAtomics};
 /// One of a variant's functions, audited.
 #[derive(Debug, Clone)]
 pub struct FunctionAudit {
-    /// Its role in the ABI (`lock`, `unlock`, `try_lock`).
+    /// Its role in the ABI (`lock`, `unlock`, `try_lock`, `push`, `pop`,
+    /// `get`, `put`, `op`).
     pub role: &'static str,
     /// The file holding it.
     pub file: PathBuf,

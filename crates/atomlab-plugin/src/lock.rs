@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::abi::{LockFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, Kind, KindFns, PluginVariant};
+use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
 
 pub use crate::variant::{variant_names, NameClash};
 
@@ -33,14 +33,11 @@ impl KindFns for LockFns {
     }
 
     fn audited(&self) -> Vec<(&'static str, *const c_void)> {
-        [
+        present([
             ("lock", self.lock.map(|f| f as *const c_void)),
             ("unlock", self.unlock.map(|f| f as *const c_void)),
             ("try_lock", self.try_lock.map(|f| f as *const c_void)),
-        ]
-        .into_iter()
-        .filter_map(|(role, p)| Some((role, p?)))
-        .collect()
+        ])
     }
 }
 

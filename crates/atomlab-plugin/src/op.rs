@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::abi::{OpFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, Kind, KindFns, PluginVariant};
+use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
 
 /// One operation variant of a loaded plugin.
 pub type OpVariant = PluginVariant<OpFns>;
@@ -28,6 +28,11 @@ impl KindFns for OpFns {
             ("op", self.op.is_some()),
             ("free_", self.free.is_some()),
         ])
+    }
+
+    /// The operation only: `read` runs once, after the threads stop.
+    fn audited(&self) -> Vec<(&'static str, *const c_void)> {
+        present([("op", self.op.map(|f| f as *const c_void))])
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::abi::{RefcountFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, Kind, KindFns, PluginVariant};
+use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
 
 /// One reference-count variant of a loaded plugin.
 pub type RefcountVariant = PluginVariant<RefcountFns>;
@@ -31,6 +31,13 @@ impl KindFns for RefcountFns {
             ("get", self.get.is_some()),
             ("put", self.put.is_some()),
             ("free_", self.free.is_some()),
+        ])
+    }
+
+    fn audited(&self) -> Vec<(&'static str, *const c_void)> {
+        present([
+            ("get", self.get.map(|f| f as *const c_void)),
+            ("put", self.put.map(|f| f as *const c_void)),
         ])
     }
 }

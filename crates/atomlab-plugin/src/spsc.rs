@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::abi::{SpscFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, Kind, KindFns, PluginVariant};
+use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
 
 /// One queue variant of a loaded plugin.
 pub type SpscVariant = PluginVariant<SpscFns>;
@@ -29,6 +29,13 @@ impl KindFns for SpscFns {
             ("push", self.push.is_some()),
             ("pop", self.pop.is_some()),
             ("free_", self.free.is_some()),
+        ])
+    }
+
+    fn audited(&self) -> Vec<(&'static str, *const c_void)> {
+        present([
+            ("push", self.push.map(|f| f as *const c_void)),
+            ("pop", self.pop.map(|f| f as *const c_void)),
         ])
     }
 }

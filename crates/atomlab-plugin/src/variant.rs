@@ -6,6 +6,7 @@
 //! say which functions their kind needs and wrap them in safe handles;
 //! [`crate::load`] checks a description against them.
 
+use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -71,8 +72,11 @@ pub trait KindFns: Copy + Send + Sync + 'static {
     /// The header's names of the functions the kind needs that are NULL.
     fn missing(&self) -> Vec<&'static str>;
     /// The functions whose atomics the line beside a variant's figures
-    /// describes, by role (`lock`, `unlock`…); none by default.
-    fn audited(&self) -> Vec<(&'static str, *const std::ffi::c_void)> {
+    /// describes, by role, those the plugin provides: a lock's `lock`,
+    /// `unlock` and `try_lock`, a queue's `push` and `pop`, a count's
+    /// `get` and `put`, an operation's `op` (not `new_` and `free_`,
+    /// which run outside the measured loop); none by default.
+    fn audited(&self) -> Vec<(&'static str, *const c_void)> {
         Vec::new()
     }
 }
@@ -137,8 +141,8 @@ impl<F: KindFns> PluginVariant<F> {
     }
 
     /// Names the plugin in `r`'s parameters: the file, its SHA-256 and the
-    /// variant, so that two builds of one plugin compare as A/B; and, for
-    /// kinds with audited functions, what they do with atomics.
+    /// variant, so that two builds of one plugin compare as A/B; and what
+    /// its audited functions ([`KindFns::audited`]) do with atomics.
     pub fn tag(&self, r: &mut Record) {
         r.param("plugin", self.path.display().to_string())
             .param("plugin_sha256", self.sha256.clone())
@@ -209,6 +213,17 @@ pub fn variant_names<F: KindFns>(
         names.push(Box::leak(p.name.clone().into_boxed_str()));
     }
     Ok(names)
+}
+
+/// The functions of `roles` that the plugin provides (not NULL), in order,
+/// for [`KindFns::audited`].
+pub(crate) fn present<const N: usize>(
+    roles: [(&'static str, Option<*const c_void>); N],
+) -> Vec<(&'static str, *const c_void)> {
+    roles
+        .into_iter()
+        .filter_map(|(role, p)| Some((role, p?)))
+        .collect()
 }
 
 /// The names in `required` whose pointer is missing, in order.

@@ -874,3 +874,98 @@ fn a_lock_in_the_c_library_is_audited_there() {
         );
     }
 }
+
+/// What a queue's push and pop, a count's get and put and an operation
+/// do with atomics: in every record of `bench spsc|refcount|counter` and
+/// `stress spsc|refcount` (`plugin_audit`), and as a note beside the
+/// figures or the verdict, as for a lock.
+#[test]
+fn the_audit_line_describes_queues_counts_and_operations() {
+    let (Some(ring), Some(rc), Some(op)) = (
+        plugin("ring", &[], "ring-audit"),
+        plugin("refcount", &[], "refcount-audit"),
+        plugin("op", &[], "op-audit"),
+    ) else {
+        return;
+    };
+    let x86 = cfg!(target_arch = "x86_64");
+    let bench = ["--duration", "30ms", "--runs", "1", "--warmup", "0"];
+    // The record's audit, the same in the people's table's note (once).
+    let audited = |args: &[&str], variant: &str| -> String {
+        let o = atomlab(&[&["--json", "--no-save"][..], args].concat());
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let recs = records(&o.stdout);
+        let r = find(&recs, variant);
+        let audit = r["parameters"]["plugin_audit"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{args:?}: no plugin_audit: {r}"))
+            .to_string();
+        let note = format!("{variant}: {audit}");
+        assert!(
+            r["notes"]
+                .as_array()
+                .unwrap()
+                .contains(&note.clone().into()),
+            "{r}"
+        );
+        let o = atomlab(&[&["--no-save"][..], args].concat());
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let out = text(&o.stdout);
+        assert_eq!(out.matches(&note).count(), 1, "{args:?}: {out}");
+        audit
+    };
+
+    let mut args = vec!["bench", "spsc", "--plugin", s(&ring), "--variant"];
+    args.extend(["c-ring"]);
+    args.extend(bench);
+    args.extend(placement());
+    let ring_bench = audited(&args, "c-ring");
+    let stress = [
+        "stress",
+        "spsc",
+        "--plugin",
+        s(&ring),
+        "--variant",
+        "c-ring",
+    ];
+    let ring_stress = audited(&[&stress[..], &["--ops", "20000"]].concat(), "c-ring");
+    assert_eq!(ring_bench, ring_stress);
+    assert!(ring_bench.starts_with("push uses "), "{ring_bench}");
+    assert!(ring_bench.contains(", pop "), "{ring_bench}");
+    if x86 {
+        // Lamport's ring needs no read-modify-write: under x86-TSO its
+        // acquire loads and release stores are plain movs.
+        assert!(!ring_bench.contains("lock-prefixed"), "{ring_bench}");
+        assert!(ring_bench.contains("plain"), "{ring_bench}");
+    }
+
+    let mut args = vec!["bench", "refcount", "--plugin", s(&rc)];
+    args.extend(["--variant", "c-refcount", "--threads", "1"]);
+    args.extend(bench);
+    let rc_bench = audited(&args, "c-refcount");
+    let mut args = vec!["stress", "refcount", "--plugin", s(&rc)];
+    args.extend(["--variant", "c-refcount", "--ops", "20000"]);
+    assert_eq!(rc_bench, audited(&args, "c-refcount"));
+    assert!(rc_bench.starts_with("get uses "), "{rc_bench}");
+    if x86 {
+        assert!(
+            rc_bench.contains(", put a lock-prefixed RMW (lock "),
+            "{rc_bench}"
+        );
+    } else {
+        assert!(rc_bench.contains(", put "), "{rc_bench}");
+    }
+
+    let mut args = vec!["bench", "counter", "--plugin", s(&op)];
+    args.extend(["--variant", "c-fetch-add", "--threads", "1"]);
+    args.extend(bench);
+    let add = audited(&args, "c-fetch-add");
+    if x86 {
+        assert!(
+            add.starts_with("op uses a lock-prefixed RMW (lock "),
+            "{add}"
+        );
+    } else {
+        assert!(add.starts_with("op uses "), "{add}");
+    }
+}
