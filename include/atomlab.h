@@ -74,8 +74,9 @@
  *     atomlab bench lock --plugin ./mylock.so
  *     atomlab stress mutex --plugin ./mylock.so
  *
- * In Rust: crates/atomlab-plugin-abi (this ABI's types, a Lock trait and
- * export_locks! for a cdylib; example in its examples/rust_locks.rs).
+ * In Rust: crates/atomlab-plugin-abi (this ABI's types, Lock, Spsc,
+ * Refcount and Op traits, and export_plugin! for a cdylib; examples in its
+ * examples/rust_locks.rs, rust_spsc.rs and rust_refcount.rs).
  */
 #ifndef ATOMLAB_H
 #define ATOMLAB_H

@@ -1,21 +1,34 @@
-//! A plugin written in Rust (issue 25): `crates/atomlab-plugin-abi`'s
-//! example `rust_locks` (a ticket lock and a TTAS lock exported with
-//! `export_locks!` from a `cdylib`), built here with cargo in release
+//! Plugins written in Rust (issue 25): `crates/atomlab-plugin-abi`'s
+//! examples `rust_locks` (a ticket lock and a TTAS lock exported with
+//! `export_locks!`), `rust_spsc` (two Lamport rings) and `rust_refcount`
+//! (the kernel's refcount_t), the last two exported with
+//! `export_plugin!`, each a `cdylib`, built here with cargo in release
 //! mode, as the README tells users to, into a target directory of its own
 //! (the outer `cargo test` holds the workspace's), then run through the
-//! real `atomlab bench lock --plugin` and `atomlab stress mutex --plugin`.
+//! real `atomlab bench lock|spsc|refcount --plugin` and `atomlab stress
+//! mutex|spsc|refcount --plugin`.
 
 mod cli_support;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use cli_support::{atomlab, stderr, text};
 
-/// The example plugin, built for the architecture under test; `None`
-/// (after saying why) where cargo cannot build it here.
-fn rust_plugin() -> Option<PathBuf> {
+/// The example plugin `name` (`librust_NAME.so`), built for the
+/// architecture under test; `None` (after saying why) where cargo cannot
+/// build it here.
+fn rust_plugin(name: &str) -> Option<PathBuf> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let dir = BUILT.get_or_init(build_examples).as_ref()?;
+    Some(dir.join(format!("librust_{name}.so")))
+}
+
+/// Builds every example plugin once (the tests run in parallel); the
+/// folder of the `.so` files.
+fn build_examples() -> Option<PathBuf> {
     let target = if cfg!(target_arch = "x86_64") {
         None
     } else if cfg!(target_arch = "aarch64") {
@@ -33,7 +46,9 @@ fn rust_plugin() -> Option<PathBuf> {
     cargo
         .current_dir(&root)
         .args(["build", "--release", "--offline", "--locked", "-q"])
-        .args(["-p", "atomlab-plugin-abi", "--example", "rust_locks"])
+        .args(["-p", "atomlab-plugin-abi"])
+        .args(["--example", "rust_locks", "--example", "rust_spsc"])
+        .args(["--example", "rust_refcount"])
         .arg("--target-dir")
         .arg(&dir);
     if let Some(t) = target {
@@ -49,7 +64,7 @@ fn rust_plugin() -> Option<PathBuf> {
         Some(t) => dir.join(t),
         None => dir,
     };
-    Some(out.join("release/examples/librust_locks.so"))
+    Some(out.join("release/examples"))
 }
 
 fn records(stdout: &[u8]) -> Vec<serde_json::Value> {
@@ -59,7 +74,7 @@ fn records(stdout: &[u8]) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_rust_plugin_runs_through_bench_lock_and_stress_mutex() {
-    let Some(so) = rust_plugin() else {
+    let Some(so) = rust_plugin("locks") else {
         return;
     };
     let so = so.to_str().unwrap();
@@ -124,4 +139,145 @@ fn a_rust_plugin_runs_through_bench_lock_and_stress_mutex() {
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
     assert!(out.contains("mutex rust-ticket: PASS"), "{out}");
     assert!(out.contains("mutex rust-ttas: PASS"), "{out}");
+}
+
+/// The row of `variant` in a people's table.
+fn row_of<'a>(out: &'a str, variant: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.contains(&format!("| {variant} ")))
+        .unwrap_or_else(|| panic!("no {variant} row: {out}"))
+}
+
+/// Whether column `col` of a table row starts with a figure.
+fn figure(row: &str, col: usize) -> bool {
+    row.split('|')
+        .map(str::trim)
+        .nth(col)
+        .is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit()))
+}
+
+#[test]
+fn rust_queues_run_through_stress_spsc_and_bench_spsc() {
+    let Some(so) = rust_plugin("spsc") else {
+        return;
+    };
+    let so = so.to_str().unwrap();
+    let mine = "rust-lamport,rust-lamport-cached";
+    let o = atomlab(&[
+        "--no-save",
+        "stress",
+        "spsc",
+        "--plugin",
+        so,
+        "--variant",
+        mine,
+        "--ops",
+        "100000",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("spsc rust-lamport: PASS"), "{out}");
+    assert!(out.contains("spsc rust-lamport-cached: PASS"), "{out}");
+
+    // Flat out, where this process may use two CPUs; else time-sliced on
+    // one, with yielding waits.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let placement: &[&str] = if cpus >= 2 {
+        &["--placement", "cross-core"]
+    } else {
+        &["--placement", "same-core", "--wait", "yield"]
+    };
+    let variants = format!("c11-acq-rel,{mine}");
+    let args = [
+        &["bench", "spsc", "--plugin", so, "--variant", &variants][..],
+        &["--duration", "30ms", "--runs", "1", "--warmup", "0"],
+        placement,
+    ]
+    .concat();
+    let o = atomlab(&[&["--no-save"][..], &args].concat());
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    for v in ["c11-acq-rel", "rust-lamport", "rust-lamport-cached"] {
+        assert!(figure(row_of(&out, v), 4), "{v}: {out}");
+    }
+    let o = atomlab(&[&["--json", "--no-save"][..], &args].concat());
+    let recs = records(&o.stdout);
+    let r = recs
+        .iter()
+        .find(|r| r["variant"] == "rust-lamport")
+        .unwrap();
+    assert_eq!(r["parameters"]["plugin"], so);
+    // A Lamport ring needs no read-modify-write: what the Rust compiled to.
+    let audit = r["parameters"]["plugin_audit"].as_str().unwrap();
+    assert!(audit.starts_with("push uses "), "{audit}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(!audit.contains("lock-prefixed"), "{audit}");
+    }
+}
+
+#[test]
+fn a_rust_refcount_runs_through_stress_refcount_and_bench_refcount() {
+    let Some(so) = rust_plugin("refcount") else {
+        return;
+    };
+    let so = so.to_str().unwrap();
+    let o = atomlab(&[
+        "--no-save",
+        "stress",
+        "refcount",
+        "--plugin",
+        so,
+        "--variant",
+        "rust-refcount",
+        "--threads",
+        "2",
+        "--ops",
+        "100000",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("refcount rust-refcount: PASS"), "{out}");
+
+    let args = [
+        "bench",
+        "refcount",
+        "--plugin",
+        so,
+        "--variant",
+        "refcount-get-put,rust-refcount",
+        "--threads",
+        "1",
+        "--duration",
+        "30ms",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let o = atomlab(&[&["--no-save"][..], &args].concat());
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    for v in ["refcount-get-put", "rust-refcount"] {
+        assert!(figure(row_of(&out, v), 6), "{v}: {out}");
+    }
+    // The kernel's put is an atomic decrement: on x86-64 a lock-prefixed
+    // RMW.
+    let says = if cfg!(target_arch = "x86_64") {
+        ", put a lock-prefixed RMW (lock "
+    } else {
+        ", put "
+    };
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("note: rust-refcount: get uses "))
+        .unwrap_or_else(|| panic!("no audit note: {out}"));
+    assert!(note.contains(says), "{note}");
+    let o = atomlab(&[&["--json", "--no-save"][..], &args].concat());
+    let recs = records(&o.stdout);
+    let r = recs
+        .iter()
+        .find(|r| r["variant"] == "rust-refcount")
+        .unwrap();
+    assert_eq!(r["parameters"]["plugin"], so);
+    assert_eq!(r["parameters"]["plugin_variant"], "rust-refcount");
 }
