@@ -599,9 +599,9 @@ mod tests {
             [KIND_LOCK, KIND_SPSC, KIND_REFCOUNT, KIND_OP, KIND_OP]
         );
 
-        // SAFETY (this block): each union member read is the one its
-        // variant's kind names, and each object is made by its new_, used
-        // from this one thread and freed once, as the header says.
+        // SAFETY: each union member read is the one its variant's kind
+        // names, and each object is made by its new_, used from this one
+        // thread and freed once, as the header says.
         unsafe {
             let f = vs[0].u.lock;
             let p = (f.new.unwrap())();
