@@ -360,6 +360,13 @@ unsafe impl<T> Sync for Shared<T> {}
 /// ```ignore
 /// export_plugin!("my-plugin", spsc "my-ring" => Ring, refcount "my-count" => Count);
 /// ```
+///
+/// A kind it does not know is a compile error that names the four:
+///
+/// ```compile_fail
+/// struct Q;
+/// atomlab_plugin_abi::export_plugin!("p", queue "q" => Q);
+/// ```
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:literal, $($kind:ident $name:literal => $ty:ty),+ $(,)?) => {
