@@ -65,6 +65,7 @@
 //! runs saved, never the file.
 #![deny(missing_docs)]
 
+pub mod document;
 mod error;
 mod location;
 mod meta;
@@ -231,6 +232,17 @@ pub enum Imported {
     AlreadyStored(RunMeta),
 }
 
+/// A run [`Store::save_or_keep`] could not save.
+#[derive(Debug)]
+pub struct Unsaved {
+    /// The run's id.
+    pub id: String,
+    /// Why the store refused it.
+    pub error: StoreError,
+    /// Where the run was kept instead, or why it could not be.
+    pub kept: Result<std::path::PathBuf, document::KeepError>,
+}
+
 impl Store {
     /// Opens (creating when missing) the store at `location`, migrating an
     /// older store schema. Refuses, without changing anything, a store of a
@@ -277,6 +289,25 @@ impl Store {
     pub fn save(&mut self, meta: &RunMeta, report: &Report) -> Result<(), StoreError> {
         let rows = rows(meta, report)?;
         self.backend.save(&rows)
+    }
+
+    /// Saves one run like [`Store::save`], and when the store refuses it,
+    /// keeps it in a file ([`document::keep_unsaved`]) so that nothing
+    /// measured is lost. An id another process took in the same second is
+    /// replaced by a new one (in `meta`), once.
+    pub fn save_or_keep(&mut self, meta: &mut RunMeta, report: &Report) -> Result<(), Unsaved> {
+        let mut result = self.save(meta, report);
+        if let Err(StoreError::DuplicateRun { .. }) = result {
+            // Another process took this id in the same second (a 2^-32
+            // chance): a new id, once.
+            meta.id = new_run_id(meta.started_unix);
+            result = self.save(meta, report);
+        }
+        result.map_err(|error| Unsaved {
+            id: meta.id.clone(),
+            error,
+            kept: document::keep_unsaved(meta, report),
+        })
     }
 
     /// Sets what is told when a save has to wait for another process's

@@ -76,7 +76,7 @@ pub struct Side {
 pub fn side(spec: &str, store: &mut Option<Store>, cli: &Globals) -> anyhow::Result<Side> {
     let path = Path::new(spec);
     if path.is_file() {
-        let report = crate::cmd::store::read_document(path)?;
+        let report = atomlab_store::document::read_document(path)?;
         return Ok(Side {
             name: spec.to_string(),
             records: report.records,
