@@ -71,6 +71,7 @@ mod location;
 mod meta;
 #[cfg(feature = "postgres")]
 mod pg;
+pub mod side;
 mod sqlite;
 
 use std::collections::BTreeMap;

@@ -106,7 +106,13 @@ const CAPABILITIES: [&str; 7] = ["audit", "bench", "check", "load", "run", "stre
 /// report of them covers part of the work.
 pub fn warn_missing_shards(label: &str, runs: &[StoredRun]) {
     let records = runs.iter().flat_map(|r| &r.report.records);
-    for m in atomlab_core::shard::missing(records) {
+    warn_missing(label, &atomlab_core::shard::missing(records));
+}
+
+/// Warns on stderr about each job of `label` that lacks the `missing`
+/// shards.
+pub fn warn_missing(label: &str, missing: &[atomlab_core::shard::Missing]) {
+    for m in missing {
         let names: Vec<String> = m
             .missing
             .iter()
