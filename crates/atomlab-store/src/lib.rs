@@ -63,6 +63,14 @@
 //! SQLite runs in WAL mode with `synchronous = NORMAL`: a saved run survives
 //! the process being killed at any moment; a power cut may lose the last
 //! runs saved, never the file.
+//!
+//! # A run as a file
+//!
+//! [`document`] writes a run as one JSON document (`export`) or CSV, reads
+//! such a document back refusing another schema version (`import`,
+//! `compare FILE`), and keeps a run the store refused
+//! ([`Store::save_or_keep`]) in a file to import later. [`side`] reads what
+//! one side of a comparison names: a document, a label's runs or one run.
 #![deny(missing_docs)]
 
 pub mod document;
@@ -296,7 +304,7 @@ impl Store {
     /// keeps it in a file ([`document::keep_unsaved`]) so that nothing
     /// measured is lost. An id another process took in the same second is
     /// replaced by a new one (in `meta`), once.
-    pub fn save_or_keep(&mut self, meta: &mut RunMeta, report: &Report) -> Result<(), Unsaved> {
+    pub fn save_or_keep(&mut self, meta: &mut RunMeta, report: &Report) -> Result<(), Box<Unsaved>> {
         let mut result = self.save(meta, report);
         if let Err(StoreError::DuplicateRun { .. }) = result {
             // Another process took this id in the same second (a 2^-32
@@ -304,10 +312,12 @@ impl Store {
             meta.id = new_run_id(meta.started_unix);
             result = self.save(meta, report);
         }
-        result.map_err(|error| Unsaved {
-            id: meta.id.clone(),
-            error,
-            kept: document::keep_unsaved(meta, report),
+        result.map_err(|error| {
+            Box::new(Unsaved {
+                id: meta.id.clone(),
+                error,
+                kept: document::keep_unsaved(meta, report),
+            })
         })
     }
 

@@ -27,7 +27,7 @@ pub enum SideError {
         /// The store's path or URL.
         store: String,
         /// Why it is not a run (no such id, an ambiguous prefix…).
-        error: StoreError,
+        error: Box<StoreError>,
     },
 }
 
@@ -84,7 +84,7 @@ impl Store {
             Err(error) => Err(SideError::Unknown {
                 spec: spec.to_string(),
                 store: self.location().to_string(),
-                error,
+                error: Box::new(error),
             }),
         }
     }
