@@ -333,28 +333,26 @@ pub const CSV_HEADER: [&str; 18] = [
     "samples",
 ];
 
-/// Why the CSV export failed: writing it, or a value that did not become
-/// text.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum CsvError {
-    /// Writing the CSV (a closed pipe, a full disk).
-    #[error(transparent)]
-    Csv(#[from] csv::Error),
-    /// A record's parameters or a unit did not become JSON text.
-    #[error(transparent)]
-    Json(#[from] serde_json::Error),
-    /// Flushing the output.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
+/// A CSV writer's error as the I/O error it is (a closed pipe stays a
+/// closed pipe for the caller to recognise); anything else, which writing
+/// strings does not give, as an error of its own kind.
+fn io_error(e: csv::Error) -> std::io::Error {
+    if !e.is_io_error() {
+        return std::io::Error::other(e);
+    }
+    match e.into_kind() {
+        csv::ErrorKind::Io(io) => io,
+        // is_io_error() said it is one.
+        other => std::io::Error::other(format!("{other:?}")),
+    }
 }
 
 /// The CSV export: [`CSV_HEADER`], then one row per metric of every record
 /// (summary cells empty for a metric without a summary, samples
-/// space-separated).
-pub fn write_csv(stored: &StoredRun, out: impl Write) -> Result<(), CsvError> {
+/// space-separated). Fails only as writing `out` fails.
+pub fn write_csv(stored: &StoredRun, out: impl Write) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
-    w.write_record(CSV_HEADER)?;
+    w.write_record(CSV_HEADER).map_err(io_error)?;
     let label = stored.meta.label.clone().unwrap_or_default();
     for r in &stored.report.records {
         let verdict = r
@@ -400,7 +398,8 @@ pub fn write_csv(stored: &StoredRun, out: impl Write) -> Result<(), CsvError> {
                     .map(|v| v.to_string())
                     .collect::<Vec<_>>()
                     .join(" "),
-            ])?;
+            ])
+            .map_err(io_error)?;
         }
     }
     w.flush()?;

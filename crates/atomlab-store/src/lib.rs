@@ -304,7 +304,11 @@ impl Store {
     /// keeps it in a file ([`document::keep_unsaved`]) so that nothing
     /// measured is lost. An id another process took in the same second is
     /// replaced by a new one (in `meta`), once.
-    pub fn save_or_keep(&mut self, meta: &mut RunMeta, report: &Report) -> Result<(), Box<Unsaved>> {
+    pub fn save_or_keep(
+        &mut self,
+        meta: &mut RunMeta,
+        report: &Report,
+    ) -> Result<(), Box<Unsaved>> {
         let mut result = self.save(meta, report);
         if let Err(StoreError::DuplicateRun { .. }) = result {
             // Another process took this id in the same second (a 2^-32

@@ -138,6 +138,34 @@ fn the_csv_of_a_stored_run_has_the_header_and_a_row_per_metric() {
     assert!(rows.iter().any(|row| &row[col("source")] == "pmu:r6e"));
 }
 
+/// A writer whose reader has gone (`atomlab export … | head`).
+struct ClosedPipe;
+
+impl std::io::Write for ClosedPipe {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+}
+
+/// The CLI ends quietly on a closed pipe only if it sees the I/O error
+/// itself, however many rows were written before it.
+#[test]
+fn a_closed_pipe_under_the_csv_is_the_io_error_itself() {
+    let many: Vec<(&str, &str, Option<Verdict>)> = vec![("bench", "ttas", None); 300];
+    for records in [&many[..1], &many[..]] {
+        let stored = StoredRun {
+            meta: meta("bench", None, 1_700_000_000.0),
+            report: report("bench", records),
+        };
+        let err = write_csv(&stored, ClosedPipe).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err:?}");
+        assert!(err.get_ref().is_none(), "wrapped: {err:?}");
+    }
+}
+
 /// Removes a file when dropped (a kept run written in the test's
 /// directory).
 struct Remove(PathBuf);
