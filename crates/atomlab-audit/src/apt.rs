@@ -47,6 +47,45 @@ pub struct AptMiss {
     pub reason: String,
 }
 
+impl AptMiss {
+    /// The miss as an audit error: one line naming the package, and the
+    /// rest of the audit goes on.
+    pub fn into_error(self) -> crate::AuditError {
+        crate::AuditError::NotFetched {
+            path: self.package,
+            reason: self.reason,
+        }
+    }
+}
+
+/// Where packages for `arch` are kept when no cache directory is given:
+/// `$XDG_CACHE_HOME/atomlab/apt-ARCH`, else `~/.cache/atomlab/apt-ARCH`
+/// (the XDG base directory specification); `None` when neither variable
+/// is set to something.
+pub fn default_cache(arch: &str) -> Option<PathBuf> {
+    cache_under(
+        std::env::var_os("XDG_CACHE_HOME"),
+        std::env::var_os("HOME"),
+        arch,
+    )
+}
+
+/// [`default_cache`] from the two variables' values.
+fn cache_under(
+    xdg_cache_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+    arch: &str,
+) -> Option<PathBuf> {
+    xdg_cache_home
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            home.filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        .map(|c| c.join("atomlab").join(format!("apt-{arch}")))
+}
+
 /// What `--apt` fetched.
 #[derive(Debug, Default)]
 pub struct AptFetch {
@@ -335,6 +374,35 @@ fn running_as_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_cache_follows_xdg_then_home() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(
+            cache_under(os("/x"), os("/home/u"), "arm64"),
+            Some(PathBuf::from("/x/atomlab/apt-arm64"))
+        );
+        // An empty XDG_CACHE_HOME counts as unset.
+        assert_eq!(
+            cache_under(os(""), os("/home/u"), "riscv64"),
+            Some(PathBuf::from("/home/u/.cache/atomlab/apt-riscv64"))
+        );
+        assert_eq!(cache_under(None, os(""), "arm64"), None);
+    }
+
+    #[test]
+    fn a_miss_is_an_audit_error_naming_the_package() {
+        let miss = AptMiss {
+            package: "nosuch".into(),
+            reason: "Unable to locate package nosuch".into(),
+        };
+        let e = miss.into_error();
+        assert_eq!(e.path(), "nosuch");
+        assert_eq!(
+            e.to_string(),
+            "nosuch: apt-get cannot fetch this package: Unable to locate package nosuch"
+        );
+    }
 
     #[test]
     fn names_are_paired_with_their_files_whatever_order_apt_prints() {

@@ -4,7 +4,7 @@
 //! shard and the variants the plan skipped, handing the records so far to
 //! the caller after every cell (`--export-json` rewrites its file there).
 
-use atomlab_core::{Record, Shard};
+use atomlab_core::{Machine, PmuStatus, Record, Shard};
 
 use crate::plan::{BenchError, Plan, Progress};
 
@@ -23,9 +23,31 @@ pub fn steps(plan: &Plan, shard: Option<Shard>) -> usize {
     cells(plan, shard).iter().map(Plan::cells).sum()
 }
 
+/// Probes the PMU once and records the answer in `machine` (the tables say
+/// it once, under the figures; `--json` carries it in `machine.pmu`):
+/// whether hardware counters work here, the `pmu` that [`run`] takes.
+pub fn probe_pmu(machine: &mut Machine) -> bool {
+    match crate::pmu::probe() {
+        Ok(()) => {
+            machine.pmu = PmuStatus {
+                available: true,
+                reason: None,
+            };
+            true
+        }
+        Err(reason) => {
+            machine.pmu = PmuStatus {
+                available: false,
+                reason: Some(reason),
+            };
+            false
+        }
+    }
+}
+
 /// Runs `plan` cell by cell (the part `shard` selects), calling
 /// `after_each` with the records so far. `pmu` says whether hardware
-/// counters work here (probe them once with [`crate::pmu::probe`]).
+/// counters work here (probe them once with [`probe_pmu`]).
 pub fn run<E: From<BenchError>>(
     plan: &Plan,
     pmu: bool,
@@ -55,6 +77,28 @@ pub fn run<E: From<BenchError>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The machine says what the probe found: available with no reason,
+    /// or not available with the probe's own reason (never "not probed").
+    #[test]
+    fn probe_pmu_records_the_answer_in_the_machine() {
+        let mut machine = Machine::detect();
+        machine.pmu = PmuStatus::not_probed();
+        let works = probe_pmu(&mut machine);
+        let expected = match crate::pmu::probe() {
+            Ok(()) => PmuStatus {
+                available: true,
+                reason: None,
+            },
+            Err(reason) => PmuStatus {
+                available: false,
+                reason: Some(reason),
+            },
+        };
+        assert_eq!(works, expected.available);
+        assert_eq!(machine.pmu, expected);
+        assert_ne!(machine.pmu, PmuStatus::not_probed());
+    }
     use crate::Request;
 
     fn tiny(threads: Vec<usize>) -> Plan {

@@ -31,6 +31,7 @@
 //! `comparison`.
 #![deny(missing_docs)]
 
+pub mod audit_view;
 mod bench;
 pub mod bench_tables;
 mod charts;

@@ -94,6 +94,36 @@ pub fn is_partial(r: &Record) -> bool {
         .any(|k| r.parameters.get(*k) == Some(&serde_json::Value::Bool(true)))
 }
 
+/// One side of a comparison: its name for people and its records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Side {
+    /// `run ID`, `label L (N runs)`, a file name…
+    pub name: String,
+    /// The records compared.
+    pub records: Vec<Record>,
+    /// Partial records left out (see [`Side::complete_only`]).
+    pub partial: usize,
+}
+
+impl Side {
+    /// A side of these records, none left out yet.
+    pub fn new(name: impl Into<String>, records: Vec<Record>) -> Side {
+        Side {
+            name: name.into(),
+            records,
+            partial: 0,
+        }
+    }
+
+    /// The side without its partial records ([`is_partial`]), counting them.
+    pub fn complete_only(mut self) -> Side {
+        let before = self.records.len();
+        self.records.retain(|r| !is_partial(r));
+        self.partial += before - self.records.len();
+        self
+    }
+}
+
 /// What identifies a measured thing across runs.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
@@ -380,7 +410,7 @@ impl AbResult {
 
 /// Pooled records of one side: per key, each metric's samples, the
 /// verdict words seen and the samples under each record's runs.
-struct Side {
+struct Pooled {
     order: Vec<Key>,
     metrics: BTreeMap<Key, Vec<(String, Unit, Vec<f64>)>>,
     verdicts: BTreeMap<Key, Vec<String>>,
@@ -394,8 +424,8 @@ fn verdict_words(r: &Record) -> Option<String> {
     r.verdict.map(|v| v.as_str().to_string())
 }
 
-fn pool(records: &[&Record], key: &dyn Fn(&Record) -> Key) -> Side {
-    let mut side = Side {
+fn pool(records: &[&Record], key: &dyn Fn(&Record) -> Key) -> Pooled {
+    let mut side = Pooled {
         order: Vec::new(),
         metrics: BTreeMap::new(),
         verdicts: BTreeMap::new(),
@@ -622,6 +652,25 @@ fn judge_rows(out: &mut AbResult, settings: Settings, gate: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn complete_only_leaves_out_and_counts_partial_records() {
+        let mut cut = bench("ttas", 1, &[10.0], 1);
+        cut.param("interrupted", true);
+        let mut whole = bench("mcs", 1, &[10.0], 1);
+        whole.param("interrupted", false);
+        let side = Side::new(
+            "run x",
+            vec![cut, whole.clone(), bench("tas", 1, &[1.0], 1)],
+        );
+        let side = side.complete_only();
+        assert_eq!(side.partial, 1);
+        let variants: Vec<&str> = side.records.iter().map(|r| r.variant.as_str()).collect();
+        assert_eq!(variants, ["mcs", "tas"]);
+        assert_eq!(side.records[0], whole);
+        // Again: nothing more to leave out, the count stays.
+        assert_eq!(side.complete_only().partial, 1);
+    }
     use atomlab_core::{Metric, Source};
 
     fn bench(variant: &str, threads: u64, ns: &[f64], pinned: u64) -> Record {

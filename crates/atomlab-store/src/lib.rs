@@ -63,13 +63,23 @@
 //! SQLite runs in WAL mode with `synchronous = NORMAL`: a saved run survives
 //! the process being killed at any moment; a power cut may lose the last
 //! runs saved, never the file.
+//!
+//! # A run as a file
+//!
+//! [`document`] writes a run as one JSON document (`export`) or CSV, reads
+//! such a document back refusing another schema version (`import`,
+//! `compare FILE`), and keeps a run the store refused
+//! ([`Store::save_or_keep`]) in a file to import later. [`side`] reads what
+//! one side of a comparison names: a document, a label's runs or one run.
 #![deny(missing_docs)]
 
+pub mod document;
 mod error;
 mod location;
 mod meta;
 #[cfg(feature = "postgres")]
 mod pg;
+pub mod side;
 mod sqlite;
 
 use std::collections::BTreeMap;
@@ -231,6 +241,17 @@ pub enum Imported {
     AlreadyStored(RunMeta),
 }
 
+/// A run [`Store::save_or_keep`] could not save.
+#[derive(Debug)]
+pub struct Unsaved {
+    /// The run's id.
+    pub id: String,
+    /// Why the store refused it.
+    pub error: StoreError,
+    /// Where the run was kept instead, or why it could not be.
+    pub kept: Result<std::path::PathBuf, document::KeepError>,
+}
+
 impl Store {
     /// Opens (creating when missing) the store at `location`, migrating an
     /// older store schema. Refuses, without changing anything, a store of a
@@ -277,6 +298,31 @@ impl Store {
     pub fn save(&mut self, meta: &RunMeta, report: &Report) -> Result<(), StoreError> {
         let rows = rows(meta, report)?;
         self.backend.save(&rows)
+    }
+
+    /// Saves one run like [`Store::save`], and when the store refuses it,
+    /// keeps it in a file ([`document::keep_unsaved`]) so that nothing
+    /// measured is lost. An id another process took in the same second is
+    /// replaced by a new one (in `meta`), once.
+    pub fn save_or_keep(
+        &mut self,
+        meta: &mut RunMeta,
+        report: &Report,
+    ) -> Result<(), Box<Unsaved>> {
+        let mut result = self.save(meta, report);
+        if let Err(StoreError::DuplicateRun { .. }) = result {
+            // Another process took this id in the same second (a 2^-32
+            // chance): a new id, once.
+            meta.id = new_run_id(meta.started_unix);
+            result = self.save(meta, report);
+        }
+        result.map_err(|error| {
+            Box::new(Unsaved {
+                id: meta.id.clone(),
+                error,
+                kept: document::keep_unsaved(meta, report),
+            })
+        })
     }
 
     /// Sets what is told when a save has to wait for another process's

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use atomlab_bench::{BenchError, Contention, Placement, Plan, Request, WaitMode};
-use atomlab_core::{ExitStatus, Machine, PmuStatus, Record, Report, Shard};
+use atomlab_core::{ExitStatus, Machine, Record, Report, Shard};
 
 use super::Outcome;
 use crate::render;
@@ -230,27 +230,6 @@ fn bad_input(e: BenchError) -> anyhow::Error {
     anyhow::anyhow!(msg)
 }
 
-/// Probes the PMU once and records the answer in `machine` (the tables say
-/// it once, under the figures; `--json` carries it in `machine.pmu`).
-pub fn probe_pmu(machine: &mut Machine) -> bool {
-    match atomlab_bench::pmu::probe() {
-        Ok(()) => {
-            machine.pmu = PmuStatus {
-                available: true,
-                reason: None,
-            };
-            true
-        }
-        Err(reason) => {
-            machine.pmu = PmuStatus {
-                available: false,
-                reason: Some(reason),
-            };
-            false
-        }
-    }
-}
-
 /// Runs `plan` cell by cell with a progress bar, calling `after_each` with
 /// the records so far.
 pub fn run_plan(
@@ -278,7 +257,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     if machine.emulated {
         eprintln!("atomlab: note: running under emulation (qemu-user): timings are not meaningful");
     }
-    let pmu = probe_pmu(&mut machine);
+    let pmu = atomlab_bench::batch::probe_pmu(&mut machine);
     if let Some(key) = atomlab_bench::plugin::isolate::child_request() {
         // A child running one plugin cell for its parent (lock's `isolated`).
         let cell = plan

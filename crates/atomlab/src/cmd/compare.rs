@@ -12,11 +12,9 @@
 //! commands alternately N times (A B A B …), so that slow drift of a shared
 //! machine falls on both sides, and saves both series.
 
-use std::path::Path;
-
 use anyhow::Context;
 use atomlab_core::{ExitStatus, Record, Report};
-use atomlab_stats::ab::{compare_records, is_partial, AbResult};
+use atomlab_stats::ab::{compare_records, is_partial, AbResult, Side};
 use atomlab_stats::interleave::Arm;
 use atomlab_stats::Settings;
 use atomlab_store::Store;
@@ -64,59 +62,19 @@ pub struct CompareArgs {
     pub commands: Vec<String>,
 }
 
-/// One side: its name for people and its records.
-pub struct Side {
-    pub name: String,
-    pub records: Vec<Record>,
-    /// Partial records left out (see `complete_only`).
-    pub partial: usize,
-}
-
-/// Resolves a run id, a label or a file into a side.
+/// Resolves a run id, a label or a file into a side, warning when a
+/// label lacks some of its job's shards.
 pub fn side(spec: &str, store: &mut Option<Store>, cli: &Globals) -> anyhow::Result<Side> {
-    let path = Path::new(spec);
-    if path.is_file() {
-        let report = crate::cmd::store::read_document(path)?;
-        return Ok(Side {
-            name: spec.to_string(),
-            records: report.records,
-            partial: 0,
-        });
+    if let Some(side) = atomlab_store::side::file_side(spec)? {
+        return Ok(side);
     }
     if store.is_none() {
         *store = Some(crate::cmd::store::open_existing(cli.store.as_deref())?);
     }
     let s = store.as_ref().expect("opened above");
-    let by_label = s.runs_with_label(spec)?;
-    if !by_label.is_empty() {
-        crate::cmd::store::warn_missing_shards(spec, &by_label);
-        let n = by_label.len();
-        return Ok(Side {
-            name: format!("label {spec} ({n} run{})", if n == 1 { "" } else { "s" }),
-            records: by_label
-                .into_iter()
-                .flat_map(|r| r.report.records)
-                .filter(|r| !atomlab_core::shard::is_empty_record(r))
-                .collect(),
-            partial: 0,
-        });
-    }
-    match s.load(spec) {
-        Ok(mut run) => Ok(Side {
-            name: format!("run {}", run.meta.id),
-            records: {
-                run.report
-                    .records
-                    .retain(|r| !atomlab_core::shard::is_empty_record(r));
-                run.report.records
-            },
-            partial: 0,
-        }),
-        Err(e) => Err(anyhow::anyhow!(
-            "'{spec}' is neither a --json file, a label nor a run in {}: {e}",
-            s.location()
-        )),
-    }
+    let found = s.side(spec)?;
+    crate::cmd::store::warn_missing(spec, &found.missing_shards);
+    Ok(found.side)
 }
 
 pub fn run(args: &CompareArgs, cli: &Globals, json: bool) -> anyhow::Result<ExitStatus> {
@@ -140,7 +98,7 @@ pub fn run(args: &CompareArgs, cli: &Globals, json: bool) -> anyhow::Result<Exit
     let (a, b) = if args.include_partial {
         (a, b)
     } else {
-        (complete_only(a), complete_only(b))
+        (a.complete_only(), b.complete_only())
     };
     let gate = args.threshold / 100.0;
     let settings = Settings {
@@ -224,14 +182,6 @@ pub fn run(args: &CompareArgs, cli: &Globals, json: bool) -> anyhow::Result<Exit
         return Ok(ExitStatus::VerdictFailed);
     }
     Ok(ExitStatus::Ok)
-}
-
-/// `side` without its partial records, counting them.
-fn complete_only(mut side: Side) -> Side {
-    let before = side.records.len();
-    side.records.retain(|r| !is_partial(r));
-    side.partial += before - side.records.len();
-    side
 }
 
 /// Why nothing was compared, and what to do.
@@ -342,13 +292,8 @@ fn interleave(n: usize, commands: &[String], cli: &Globals) -> anyhow::Result<(S
         Ok(report.records)
     };
     let (a, b) = atomlab_stats::interleave::interleave(n, run_one)?;
-    let side = |name: String, records: Vec<Record>| Side {
-        name,
-        records,
-        partial: 0,
-    };
     Ok((
-        side(format!("A: atomlab {}", cmd_a.join(" ")), a),
-        side(format!("B: atomlab {}", cmd_b.join(" ")), b),
+        Side::new(format!("A: atomlab {}", cmd_a.join(" ")), a),
+        Side::new(format!("B: atomlab {}", cmd_b.join(" ")), b),
     ))
 }

@@ -8,7 +8,7 @@ use crate::render;
 
 pub fn run() -> Outcome {
     let mut machine = Machine::detect();
-    crate::cmd::bench::probe_pmu(&mut machine);
+    atomlab_bench::batch::probe_pmu(&mut machine);
     Outcome {
         report: Report::new("machine", machine, Vec::new()),
         status: ExitStatus::Ok,

@@ -3,12 +3,11 @@
 //! save still fails, keeping the run in a file to import later), and the
 //! commands that read it back (`runs`, `show`, `export`, `import`).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use anyhow::Context;
-use atomlab_core::{ExitStatus, Report, SCHEMA_VERSION};
+use atomlab_core::{ExitStatus, Report};
+use atomlab_store::document::{document, read_run_document, write_csv};
 use atomlab_store::{Imported, Location, OpenMode, RunFilter, RunMeta, Store, StoredRun};
 
 use crate::render;
@@ -55,24 +54,21 @@ fn open_with(flag: Option<&str>, mode: OpenMode) -> anyhow::Result<Store> {
 /// measured is lost, and the error says how to import it.
 pub fn save(store: &mut Store, meta: &mut RunMeta, report: &Report) -> anyhow::Result<()> {
     let start = Instant::now();
-    let mut result = store.save(meta, report);
-    if let Err(atomlab_store::StoreError::DuplicateRun { .. }) = result {
-        // Another process took this id in the same second (a 2^-32
-        // chance): a new id, once.
-        meta.id = atomlab_store::new_run_id(meta.started_unix);
-        result = store.save(meta, report);
-    }
-    if let Err(e) = result {
-        let kept = match keep_unsaved(meta, report) {
+    if let Err(unsaved) = store.save_or_keep(meta, report) {
+        let kept = match unsaved.kept {
             Ok(path) => format!(
                 "the run is kept in {}: `atomlab import {}` saves it (with its id, time and \
                  host) once the store is fixed",
                 path.display(),
                 path.display()
             ),
-            Err(why) => format!("the run could not be kept in a file either ({why:#})"),
+            Err(why) => format!(
+                "the run could not be kept in a file either ({:#})",
+                anyhow::Error::new(why)
+            ),
         };
-        return Err(anyhow::Error::new(e).context(format!("run {} was not saved; {kept}", meta.id)));
+        return Err(anyhow::Error::new(unsaved.error)
+            .context(format!("run {} was not saved; {kept}", unsaved.id)));
     }
     let label = meta
         .label
@@ -110,7 +106,13 @@ const CAPABILITIES: [&str; 7] = ["audit", "bench", "check", "load", "run", "stre
 /// report of them covers part of the work.
 pub fn warn_missing_shards(label: &str, runs: &[StoredRun]) {
     let records = runs.iter().flat_map(|r| &r.report.records);
-    for m in atomlab_core::shard::missing(records) {
+    warn_missing(label, &atomlab_core::shard::missing(records));
+}
+
+/// Warns on stderr about each job of `label` that lacks the `missing`
+/// shards.
+pub fn warn_missing(label: &str, missing: &[atomlab_core::shard::Missing]) {
+    for m in missing {
         let names: Vec<String> = m
             .missing
             .iter()
@@ -268,45 +270,6 @@ pub fn show(store: &Store, run: &str, json: bool) -> anyhow::Result<ExitStatus> 
     Ok(ExitStatus::Ok)
 }
 
-/// Writes the run's document (the report and its facts, as `export`
-/// writes it) to a new `atomlab-unsaved-ID.json` in the current directory,
-/// else in the temporary directory.
-fn keep_unsaved(meta: &RunMeta, report: &Report) -> anyhow::Result<PathBuf> {
-    let text = serde_json::to_vec_pretty(&document(meta, report)?)?;
-    let name = format!("atomlab-unsaved-{}.json", meta.id);
-    let mut last = None;
-    for dir in [PathBuf::from("."), std::env::temp_dir()] {
-        let path = dir.join(&name);
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .and_then(|mut f| {
-                f.write_all(&text)?;
-                f.sync_all()
-            });
-        match written {
-            Ok(()) => return Ok(std::path::absolute(&path).unwrap_or(path)),
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                last =
-                    Some(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
-            }
-        }
-    }
-    Err(last.unwrap_or_else(|| anyhow::anyhow!("no directory to write to")))
-}
-
-/// The run as one JSON document: the `--json` report with the run's facts
-/// under `run`, which `import` keeps.
-pub fn document(meta: &RunMeta, report: &Report) -> anyhow::Result<serde_json::Value> {
-    let mut v = serde_json::to_value(report)?;
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("run".to_string(), serde_json::to_value(meta)?);
-    }
-    Ok(v)
-}
-
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
@@ -324,219 +287,6 @@ pub fn export(store: &Store, run: &str, format: ExportFormat) -> anyhow::Result<
         ExportFormat::Csv => write_csv(&stored, std::io::stdout().lock())?,
     }
     Ok(ExitStatus::Ok)
-}
-
-/// The CSV export: a header, then one row per metric of every record.
-pub fn write_csv(stored: &StoredRun, out: impl Write) -> anyhow::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record([
-        "run",
-        "label",
-        "host",
-        "capability",
-        "scenario",
-        "variant",
-        "parameters",
-        "verdict",
-        "metric",
-        "unit",
-        "source",
-        "n",
-        "median",
-        "min",
-        "max",
-        "mean",
-        "cv",
-        "samples",
-    ])?;
-    let label = stored.meta.label.clone().unwrap_or_default();
-    for r in &stored.report.records {
-        let verdict = r
-            .verdict
-            .map(|v| {
-                serde_json::to_value(v)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default()
-            })
-            .unwrap_or_default();
-        let params = serde_json::to_string(&r.parameters)?;
-        for m in &r.metrics {
-            let s = m.summary;
-            let f = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
-            let source = match &m.source {
-                atomlab_core::Source::Pmu(e) => format!("pmu:{e}"),
-                other => serde_json::to_value(other)
-                    .ok()
-                    .and_then(|v| v["kind"].as_str().map(String::from))
-                    .unwrap_or_default(),
-            };
-            w.write_record([
-                stored.meta.id.as_str(),
-                &label,
-                &stored.meta.host,
-                &r.capability,
-                &r.scenario,
-                &r.variant,
-                &params,
-                &verdict,
-                &m.name,
-                serde_json::to_value(m.unit)?.as_str().unwrap_or_default(),
-                &source,
-                &s.map(|s| s.n.to_string()).unwrap_or_default(),
-                &f(s.map(|s| s.median)),
-                &f(s.map(|s| s.min)),
-                &f(s.map(|s| s.max)),
-                &f(s.map(|s| s.mean)),
-                &f(s.map(|s| s.cv)),
-                &m.samples
-                    .iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ])?;
-        }
-    }
-    w.flush()?;
-    Ok(())
-}
-
-/// Reads a --json document, refusing another schema version with a clear
-/// message.
-pub fn read_document(path: &Path) -> anyhow::Result<Report> {
-    Ok(read_run_document(path)?.0)
-}
-
-/// What a `schema_version` value is, for a message: `"2" (a string)`.
-fn describe_version(v: &serde_json::Value) -> String {
-    let kind = match v {
-        serde_json::Value::String(_) => "a string",
-        // Numbers beyond 64 bits arrive as floats.
-        serde_json::Value::Number(n) => match n.as_f64() {
-            Some(f) if f.fract() != 0.0 => "not a whole number",
-            Some(f) if f < 0.0 => "negative",
-            _ => "too large",
-        },
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        _ => "not a number",
-    };
-    let mut text = v.to_string();
-    if text.len() > 40 {
-        text = format!("{}…", text.chars().take(40).collect::<String>());
-    }
-    format!("{text} ({kind})")
-}
-
-/// Checks one `schema_version` field: present, a whole number, this
-/// atomlab's. `what` names where it is (`` ``, `record 3 (bench/…)`).
-fn check_version(path: &Path, what: &str, value: Option<&serde_json::Value>) -> anyhow::Result<()> {
-    let p = path.display();
-    match value {
-        None => anyhow::bail!(
-            "{p}{what} has no schema_version: it is not an atomlab --json document \
-             (schema/atomlab.schema.json)"
-        ),
-        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
-            Some(SCHEMA_VERSION) => Ok(()),
-            Some(n) => anyhow::bail!(
-                "{p}{what} is atomlab JSON of schema_version {n}; this atomlab reads \
-                 schema_version {SCHEMA_VERSION}: re-run the command with this atomlab, or use \
-                 the atomlab that wrote it"
-            ),
-            None => anyhow::bail!(
-                "{p}{what} has an invalid schema_version: {}; expected the whole number \
-                 {SCHEMA_VERSION}",
-                describe_version(v)
-            ),
-        },
-    }
-}
-
-/// The largest document `import` and `compare FILE` read (1 GiB): a
-/// million samples a metric is tens of MB.
-pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
-
-/// Reads a --json document (or an `export`ed run, with its facts under
-/// `run`), refusing a document or a record of another schema version.
-pub fn read_run_document(path: &Path) -> anyhow::Result<(Report, Option<RunMeta>)> {
-    // At most MAX_DOCUMENT_BYTES, from a file or stdin: a device or an
-    // endless pipe is refused, not read until memory runs out.
-    let mut bytes = Vec::new();
-    let read = if path.as_os_str() == "-" {
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(std::io::stdin(), MAX_DOCUMENT_BYTES + 1),
-            &mut bytes,
-        )
-    } else {
-        let meta =
-            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-        if !meta.is_file() {
-            anyhow::bail!(
-                "{} is not a regular file: give an atomlab --json document (or - for stdin)",
-                path.display()
-            );
-        }
-        if meta.len() > MAX_DOCUMENT_BYTES {
-            anyhow::bail!(
-                "{} is larger than {} MiB, the most atomlab reads of one document",
-                path.display(),
-                MAX_DOCUMENT_BYTES >> 20
-            );
-        }
-        std::fs::File::open(path).and_then(|f| {
-            std::io::Read::read_to_end(
-                &mut std::io::Read::take(f, MAX_DOCUMENT_BYTES + 1),
-                &mut bytes,
-            )
-        })
-    };
-    read.with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
-        anyhow::bail!(
-            "{} is larger than {} MiB, the most atomlab reads of one document",
-            path.display(),
-            MAX_DOCUMENT_BYTES >> 20
-        );
-    }
-    let mut value: serde_json::Value = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not JSON", path.display()))?;
-    let Some(obj) = value.as_object_mut() else {
-        anyhow::bail!(
-            "{} is not an atomlab --json document: it is not a JSON object",
-            path.display()
-        );
-    };
-    check_version(path, "", obj.get("schema_version"))?;
-    if let Some(records) = obj.get("records").and_then(|r| r.as_array()) {
-        for (i, r) in records.iter().enumerate() {
-            let name = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("?").to_string();
-            let what = format!(
-                ": record {i} ({}/{}/{})",
-                name("capability"),
-                name("scenario"),
-                name("variant")
-            );
-            check_version(path, &what, r.get("schema_version"))?;
-        }
-    }
-    let run = obj.remove("run");
-    let report: Report = serde_json::from_value(value).with_context(|| {
-        format!(
-            "{} does not have the shape of an atomlab --json document (schema/atomlab.schema.json)",
-            path.display()
-        )
-    })?;
-    let meta = run
-        .map(serde_json::from_value::<RunMeta>)
-        .transpose()
-        .with_context(|| {
-            format!(
-                "{}: its `run` (the run's facts, as `atomlab export` writes them) is malformed",
-                path.display()
-            )
-        })?;
-    Ok((report, meta))
 }
 
 /// `atomlab import FILE.json`: the run keeps the id, time, command line and

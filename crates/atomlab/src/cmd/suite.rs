@@ -6,8 +6,8 @@ use atomlab_core::{Machine, Report};
 
 use super::Outcome;
 use crate::cli::SuiteArgs;
-use crate::cmd::bench::probe_pmu;
 use crate::progress::Steps;
+use atomlab_bench::batch::probe_pmu;
 
 pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
     let mut machine = Machine::detect();

@@ -1,0 +1,87 @@
+//! The audit's terminal view written to a buffer: packages worst first with
+//! what needs attention, and one file in detail from a saved audit.
+
+mod common;
+
+use atomlab_audit::batch::{shown, PackageRow, Shown};
+use atomlab_audit::PackageVerdict;
+use atomlab_report::audit_view::{write_packages, write_terminal};
+
+fn row(name: &str, verdict: Option<PackageVerdict>, llsc: &[&str]) -> PackageRow {
+    let path = format!("{name}.deb");
+    PackageRow {
+        name: name.into(),
+        deciding_file: verdict.map(|_| format!("{path}!usr/bin/{name}")),
+        llsc_only_files: llsc.iter().map(|f| format!("{path}!{f}")).collect(),
+        path,
+        verdict,
+        files: 2,
+        error: None,
+    }
+}
+
+fn text(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> String {
+    let mut out = Vec::new();
+    write(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn packages_come_worst_first_with_what_needs_attention() {
+    let rows = vec![
+        row("calm", Some(PackageVerdict::NoAtomics), &[]),
+        row(
+            "old",
+            Some(PackageVerdict::LlscOnly),
+            &["usr/lib/libold.so"],
+        ),
+        row("broken", None, &[]),
+        row("crash", Some(PackageVerdict::NeedsArmv81), &[]),
+    ];
+    let out = text(|o| write_packages(o, &rows, 5));
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{out}"));
+    // Table rows, worst first; the package without a verdict has no row.
+    assert!(
+        at("| crash") < at("| old") && at("| old") < at("| calm"),
+        "{out}"
+    );
+    assert!(!out.contains("| broken"), "{out}");
+    assert!(out.contains(PackageVerdict::NeedsArmv81.words()));
+    assert!(out.contains("\n3 of 5 audited: "), "{out}");
+    assert!(out.contains("; 2 not audited (why: on stderr)"), "{out}");
+    // What needs attention names the deciding file inside its package.
+    assert!(out.contains("crash (usr/bin/crash)"), "{out}");
+    assert!(out.contains("old (usr/lib/libold.so)"), "{out}");
+    assert!(!out.contains("none (no unconditional LSE"), "{out}");
+}
+
+#[test]
+fn no_package_audited_prints_no_table_and_says_so() {
+    let out = text(|o| write_packages(o, &[], 2));
+    assert!(!out.contains('|'), "{out}");
+    assert!(out.starts_with("\n0 of 2 audited: 0 "), "{out}");
+    assert!(out.contains("needs attention: none"), "{out}");
+}
+
+#[test]
+fn a_saved_audit_of_one_file_shows_it_in_detail() {
+    let report = common::report("audit.json");
+    let shown = shown(&report.records).unwrap();
+    let Shown::One(file) = &shown else {
+        panic!("one file expected: {shown:?}")
+    };
+    let out = text(|o| write_terminal(o, &shown));
+    let first = out.lines().next().unwrap();
+    assert!(first.contains(&file.path), "{out}");
+    assert!(out.contains(&file.verdict.words), "{out}");
+    for (mnemonic, n) in &file.by_mnemonic {
+        assert!(
+            out.lines()
+                .any(|l| l.contains(&format!("| {mnemonic} ")) && l.contains(&format!(" {n} "))),
+            "no row for {mnemonic}: {out}"
+        );
+    }
+    for note in &file.notes {
+        assert!(out.contains(&format!("note: {note}\n")), "{out}");
+    }
+}
