@@ -536,6 +536,21 @@ impl Shared<'_> {
                         return prepared;
                     }
                 }
+                SyncMode::Leader => {
+                    if k % n as usize == slot {
+                        // ORDERING: Relaxed store, then a SeqCst fence
+                        // (MFENCE; DMB ISH; FENCE RW,RW): the flag leaves
+                        // the store buffer before the leader runs the test,
+                        // as litmus7's userfence barrier does with mbar().
+                        // The flag carries no data: the run's memory was
+                        // published by the start barrier.
+                        self.arrive(k).store(1, Ordering::Relaxed);
+                        std::sync::atomic::fence(Ordering::SeqCst);
+                    } else if !self.spin(|| self.arrive(k).load(Ordering::Relaxed) != 0) {
+                        // ORDERING: Relaxed: the flag only aligns start times.
+                        return prepared;
+                    }
+                }
                 SyncMode::Timebase => {
                     // ORDERING: Relaxed, as for Spin; the start time is
                     // itself the only value passed.

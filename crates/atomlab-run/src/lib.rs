@@ -106,6 +106,13 @@ pub enum SyncMode {
     /// (litmus7's `timebase`): the start is aligned to the shared clock, not
     /// to when each core sees the counter's last write.
     Timebase,
+    /// One thread per instance leads (thread `k mod n` for instance `k`):
+    /// it raises the instance's flag and drains its store buffer with a
+    /// full fence; the others spin until they see the flag and start at
+    /// once, with no read-modify-write on the way (litmus7's `userfence`
+    /// barrier, skel.ml `user_barrier_def FenceW`). The leader role
+    /// rotates, so no thread always starts first.
+    Leader,
     /// No synchronisation: threads run through the instances on their own.
     None,
 }
@@ -117,6 +124,7 @@ impl SyncMode {
             SyncMode::Spin => "spin",
             SyncMode::UserFence => "userfence",
             SyncMode::Timebase => "timebase",
+            SyncMode::Leader => "leader",
             SyncMode::None => "none",
         }
     }

@@ -215,6 +215,7 @@ fn sync_modes_and_layouts_all_run() {
         SyncMode::Spin,
         SyncMode::UserFence,
         SyncMode::Timebase,
+        SyncMode::Leader,
         SyncMode::None,
     ] {
         for stride in [8, 64] {

@@ -207,6 +207,7 @@ fn sync_modes_all_run() {
         SyncMode::Spin,
         SyncMode::UserFence,
         SyncMode::Timebase,
+        SyncMode::Leader,
         SyncMode::None,
     ] {
         let o = RunOptions {
@@ -296,7 +297,7 @@ fn layouts_preloads_and_roles_stay_within_x86tso() {
         if std::env::consts::ARCH == "x86_64" {
             assert_eq!(run_within_tso(&roles, &o), 3000, "{o:?}");
         }
-        for sync in [SyncMode::UserFence, SyncMode::Timebase] {
+        for sync in [SyncMode::UserFence, SyncMode::Timebase, SyncMode::Leader] {
             for p in &forbidden {
                 let test = parse(p);
                 let o = with(RunOptions {

@@ -37,6 +37,8 @@ pub enum Sync {
     Userfence,
     /// As spin, then all wait for a common deadline on the time-stamp counter (the generic timer on AArch64).
     Timebase,
+    /// Instance k's leader (thread k mod n) raises a flag and fences; the others spin on it (litmus7's userfence).
+    Leader,
     /// None: threads run through the instances on their own.
     None,
 }
@@ -167,6 +169,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 Sync::Spin => SyncMode::Spin,
                 Sync::Userfence => SyncMode::UserFence,
                 Sync::Timebase => SyncMode::Timebase,
+                Sync::Leader => SyncMode::Leader,
                 Sync::None => SyncMode::None,
             },
             affinity,
