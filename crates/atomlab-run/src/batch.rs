@@ -13,8 +13,11 @@
 //! outside them is forbidden by that model, unless the model says the
 //! test has a data race (undefined behaviour: anything is allowed).
 //!
-//! Everything is parsed and compiled before anything runs: a test that
-//! cannot run stops the batch before the first run ([`BatchError::Inputs`]).
+//! Everything is parsed and compiled before anything runs. [`run_files`]
+//! stops before the first run when a test cannot run
+//! ([`BatchError::Inputs`]); [`prepare_for_host`], what `atomlab run`
+//! uses, leaves such tests out and lists them, as `atomlab check` does, so
+//! that one unsupported test does not stop a corpus.
 
 use std::time::{Duration, Instant};
 
@@ -197,41 +200,46 @@ pub fn prepare_files(
     }
 }
 
-/// Tests a batch left out because this host cannot run them
-/// ([`prepare_for_host`]).
+/// Tests a batch left out ([`prepare_for_host`]): those this host cannot
+/// run, and those that cannot run anywhere as written.
 #[derive(Debug, Default)]
 pub struct Skipped {
-    /// Each test's refusal, with its file.
+    /// Each test this host cannot run, with its file and why.
     pub tests: Vec<InputError>,
+    /// Inputs that cannot be read, parsed or encoded (a construct atomlab
+    /// does not support, an instruction the code generator cannot encode),
+    /// each with its place: the caller reports them as bad input (exit 2)
+    /// after the rest has run.
+    pub refused: Vec<InputError>,
     /// How many of each kind (`AArch64 test`, `Linux-kernel C test`,
     /// `test needing FEAT_LSE`), for a one-line summary.
     pub kinds: std::collections::BTreeMap<String, usize>,
 }
 
-/// As [`prepare_files`], but the tests this host cannot run (another
-/// ISA's, Linux-kernel C tests, tests needing a feature this CPU lacks)
-/// are left out and counted, so a folder of mixed architectures runs what
-/// it can, as `atomlab run` does. Any other refusal (an unreadable or
-/// unencodable test) still stops the batch, and so does a batch left with
-/// nothing to run (every refusal then listed).
+/// As [`prepare_files`], but what cannot run is left out instead of
+/// stopping the batch, as `atomlab run` does over a corpus: the tests this
+/// host cannot run (another ISA's, Linux-kernel C tests, tests needing a
+/// feature this CPU lacks) are counted in [`Skipped::kinds`], and the
+/// inputs that cannot run anywhere (unreadable, unsupported, unencodable)
+/// are listed in [`Skipped::refused`]. A batch left with nothing to run is
+/// an error listing every refusal.
 pub fn prepare_for_host(
     inputs: &[String],
     prep: &PrepareOptions,
 ) -> Result<(Vec<Program>, Skipped), Vec<InputError>> {
     let (programs, errors) = prepare_each(inputs, prep);
-    if programs.is_empty() || errors.iter().any(|(_, kind)| kind.is_none()) {
-        let fatal = errors.iter().any(|(_, kind)| kind.is_none());
-        // Only the refusals that stop the batch, unless nothing could run.
-        return Err(errors
-            .into_iter()
-            .filter(|(_, kind)| !fatal || kind.is_none())
-            .map(|(e, _)| e)
-            .collect());
+    if programs.is_empty() {
+        return Err(errors.into_iter().map(|(e, _)| e).collect());
     }
     let mut skipped = Skipped::default();
     for (e, kind) in errors {
-        *skipped.kinds.entry(kind.unwrap_or_default()).or_default() += 1;
-        skipped.tests.push(e);
+        match kind {
+            Some(kind) => {
+                *skipped.kinds.entry(kind).or_default() += 1;
+                skipped.tests.push(e);
+            }
+            None => skipped.refused.push(e),
+        }
     }
     Ok((programs, skipped))
 }

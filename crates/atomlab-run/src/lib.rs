@@ -408,13 +408,13 @@ pub enum RunError {
     },
     /// A Linux-kernel C test: the runner has no compilation of the kernel's
     /// primitives (a lock would not wait, barriers would be refused one by one).
-    #[error("{file}: a Linux-kernel C test (READ_ONCE, smp_mb, spin_lock...): the runner does not compile the kernel's primitives; nothing was run. Judge it with `atomlab check --model lkmm`")]
+    #[error("{file}: a Linux-kernel C test (READ_ONCE, smp_mb, spin_lock...): the runner does not compile the kernel's primitives; the test was not run. Judge it with `atomlab check --model lkmm`")]
     LinuxKernel {
         /// The test file.
         file: String,
     },
     /// The code generator cannot encode an instruction of the test.
-    #[error("{file}:{line}: P{thread}, instruction {index} ({instr}): cannot generate code for {what}; nothing was run. Rewrite the test without it, or judge it with `atomlab check`")]
+    #[error("{file}:{line}: P{thread}, instruction {index} ({instr}): cannot generate code for {what}; the test was not run. Rewrite the test without it, or judge it with `atomlab check`")]
     Unencodable {
         /// The test file.
         file: String,
@@ -430,7 +430,7 @@ pub enum RunError {
         what: String,
     },
     /// The test needs an architecture feature this CPU lacks.
-    #[error("{file}:{line}: P{thread}, instruction {index} ({instr}) needs {feature}, which this CPU lacks (no '{hwcap}' in its hwcaps); nothing was run. Run it on a CPU with {feature}, or judge it with `atomlab check`")]
+    #[error("{file}:{line}: P{thread}, instruction {index} ({instr}) needs {feature}, which this CPU lacks (no '{hwcap}' in its hwcaps); the test was not run. Run it on a CPU with {feature}, or judge it with `atomlab check`")]
     MissingFeature {
         /// The test file.
         file: String,

@@ -208,15 +208,14 @@ fn another_isa_is_refused_naming_the_host() {
 }
 
 #[test]
-fn an_unencodable_test_is_refused_before_anything_runs() {
+fn an_unencodable_test_is_refused_and_the_rest_runs() {
     // The x86-64 code generator's refusal; elsewhere the ISA is refused
     // first (another_isa_is_refused_naming_the_host).
     if !x86_host() {
         return;
     }
-    // SB is valid, but nothing runs: every input must be runnable first.
-    // A refused C statement is named by its own line (7), not its
-    // function's (4).
+    // Nothing else to run: nothing runs. A refused C statement is named by
+    // its own line (7), not its function's (4).
     assert_bad_input(
         &[
             "run",
@@ -227,23 +226,26 @@ fn an_unencodable_test_is_refused_before_anything_runs() {
             "c-shift-by-register.litmus:7",
             "P0",
             "r1 Shl r0",
-            "nothing was run",
+            "the test was not run",
         ],
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--no-save",
-            &own("SB.litmus"),
-            &own("refused/addr-not-a-location.litmus"),
-        ],
-        &[
-            "addr-not-a-location.litmus:5",
-            "P0",
-            "EBX",
-            "nothing was run",
-        ],
-    );
+    // Beside a valid test, as `check` does over a corpus: SB runs and is
+    // printed, the refusal is named with its place, and the exit is 2.
+    let o = atomlab(&[
+        "run",
+        "--no-save",
+        "--runs",
+        "5",
+        &own("SB.litmus"),
+        &own("refused/addr-not-a-location.litmus"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(out.contains("Observation SB "), "{out}");
+    for want in ["addr-not-a-location.litmus:5", "P0", "EBX"] {
+        assert!(err.contains(want), "no {want:?} in {err}");
+    }
+    assert!(!err.contains("nothing was run"), "{err}");
 }
 
 #[test]
@@ -509,7 +511,10 @@ fn aarch64_tests_run_and_lse_is_refused_without_feat_lse() {
         let o = atomlab(&args);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     } else {
-        assert_bad_input(&args, &["LSE-ops.litmus:", "FEAT_LSE", "nothing was run"]);
+        assert_bad_input(
+            &args,
+            &["LSE-ops.litmus:", "FEAT_LSE", "the test was not run"],
+        );
     }
 }
 

@@ -48,8 +48,8 @@ pub enum Sync {
 #[command(
     after_help = "Exit status: 0 every test ran and every state seen is allowed by every model that applies; \
 1 a state some model forbids was seen (FORBIDDEN OUTCOME OBSERVED), or --timeout cut a test short (TIMEOUT); \
-2 bad input (unreadable test, an instruction the code generator cannot encode, a CPU --pin may not \
-use: all refused before anything runs). Tests this host cannot run (another ISA's, Linux-kernel C tests, \
+2 bad input: a CPU --pin may not use (refused before anything runs), or a test that cannot be read, \
+parsed or encoded (each named with its place on stderr; the other tests run and are saved, as with check). Tests this host cannot run (another ISA's, Linux-kernel C tests, \
 an instruction this CPU lacks such as an LSE atomic without FEAT_LSE) are skipped with one line; when \
 nothing is left to run, that is bad input too.\n\
 Thread code is generated as machine code at run time: on x86-64, X86 tests as written and C tests through the \
@@ -216,7 +216,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             report.errors = errors;
             report
                 .notes
-                .push("nothing was run: every input must be runnable first".into());
+                .push("nothing was run: no input can run on this host".into());
             return Ok(Outcome {
                 report,
                 status: ExitStatus::BadInput,
@@ -259,7 +259,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let records: Vec<Record> = ran.iter().map(Ran::record).collect();
     // A forbidden outcome observed, a test cut short, or one a model could
     // not judge: exit 1.
-    let status = if records.iter().any(|r| {
+    let status = if !skipped.refused.is_empty() {
+        // Some inputs could not run: bad input, as `check` says it, after
+        // the rest ran and was saved (the dispatcher lists them).
+        ExitStatus::BadInput
+    } else if records.iter().any(|r| {
         matches!(
             r.verdict,
             Some(Verdict::Fail | Verdict::Timeout | Verdict::Bound)
@@ -275,6 +279,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         report.notes.push(run_view::EMULATED.into());
     }
     report.notes.extend(skipped_note);
+    report.errors = skipped.refused;
     let format = args.format;
     Ok(Outcome {
         report,
