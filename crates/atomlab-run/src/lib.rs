@@ -91,20 +91,21 @@ pub use harness::run;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncMode {
     /// A counter per instance: each thread adds one and spins until all
-    /// have. (litmus7's `-barrier user` has one thread per instance raise
-    /// a flag the others wait for; measured here it gave a tenth of the
-    /// witnesses, so it is not offered.)
+    /// have.
     Spin,
     /// As `Spin`, then a full fence (MFENCE) before the test's code, so each
-    /// thread starts with an empty store buffer (as litmus7's `userfence`).
-    /// The default: the most SB witnesses per second of the four modes on
-    /// the 2-core machine it was measured on (median of 9 runs,
-    /// BENCHMARKS.md); `Timebase` gives more witnesses per instance.
+    /// thread starts with an empty store buffer. Fast per instance, but the
+    /// last thread to arrive starts a cache-line transfer ahead of the
+    /// others: its witnesses per second varied a hundredfold between three
+    /// boots of the same VM (BENCHMARKS.md, issue 26).
     UserFence,
     /// As `Spin`, and the last thread to arrive sets a start time on the
     /// time-stamp counter a little ahead; every thread waits for it
     /// (litmus7's `timebase`): the start is aligned to the shared clock, not
-    /// to when each core sees the counter's last write.
+    /// to when each core sees the counter's last write. The default: with
+    /// [`Roles::Rotate`], the most relaxed-outcome witnesses per second and
+    /// the steadiest of the settings measured beside litmus7 on a quiet
+    /// machine (9 tests, 5 alternating rounds, three boots; BENCHMARKS.md).
     Timebase,
     /// One thread per instance leads (thread `k mod n` for instance `k`):
     /// it raises the instance's flag and drains its store buffer with a
@@ -334,16 +335,21 @@ impl Default for RunOptions {
             // The CLI's defaults (`atomlab run --size 1000 --runs 200`).
             size: 1000,
             runs: 200,
-            sync: SyncMode::UserFence,
+            // Measured side by side with litmus7 on a quiet machine
+            // (issue 26, BENCHMARKS.md): the most witnesses per second and
+            // the steadiest of the settings tried.
+            sync: SyncMode::Timebase,
             affinity: Affinity::Spread,
             stride: 64,
             timeout: None,
             seed: 1,
             loop_budget: 1000,
-            // Today's behaviour until measured otherwise (issue 26).
+            // Measured (issue 26): packed and preloaded layouts helped on
+            // some tests and hurt on others; rotating roles helped on all
+            // but one, with timebase.
             layout: Layout::Blocks,
             preload: Preload::None,
-            roles: Roles::Fixed,
+            roles: Roles::Rotate,
             run_barrier: RunBarrier::Futex,
         }
     }

@@ -282,12 +282,11 @@ fn run_pass(
     progress: &mut dyn FnMut(Event<'_>),
 ) -> ExitStatus {
     use atomlab_run::batch::{self, BatchOptions};
-    use atomlab_run::{Affinity, RunOptions, SyncMode};
+    use atomlab_run::{Affinity, RunOptions};
     let opts = BatchOptions {
         run: RunOptions {
             size: 1000,
             runs: 50,
-            sync: SyncMode::UserFence,
             affinity: Affinity::Spread,
             // A guard only: a test takes tens of milliseconds here. 1 s was
             // too short for IRIW's four threads on two CPUs while other builds

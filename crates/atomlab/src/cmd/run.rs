@@ -56,9 +56,9 @@ Thread code is generated as machine code at run time: on x86-64, X86 tests as wr
 C11->x86 mapping that `atomlab check` judges the x86tso column with; on AArch64, AArch64 tests as written and \
 C tests through the C11->AArch64 mapping of the aarch64 column (--arm-acquire); on riscv64, RISCV tests as \
 written and C tests through the C11->RISC-V mapping (the spec's Table A.6) of the riscv column. Under emulation (qemu-user) \
-the output says so: its histogram says nothing about the hardware. The default --sync userfence gave the most \
-SB witnesses per second on the 2-core machine it was measured on (median of 9 runs); timebase gives more \
-per instance but runs about 4x slower there (BENCHMARKS.md)."
+the output says so: its histogram says nothing about the hardware. The defaults --sync timebase --roles rotate gave the most relaxed-outcome witnesses per second, \
+and the steadiest, of the settings measured side by side with litmus7 on a quiet 2-core machine \
+(9 tests, 5 rounds each, in three sessions of the VM; BENCHMARKS.md): userfence varied a hundredfold between them."
 )]
 pub struct RunArgs {
     /// Litmus files, directories (searched for *.litmus) and @LIST files (one path per line).
@@ -71,7 +71,7 @@ pub struct RunArgs {
     #[arg(long, short = 'r', value_name = "R", default_value_t = 200)]
     pub runs: usize,
     /// How the threads start each instance together.
-    #[arg(long, value_enum, default_value = "userfence")]
+    #[arg(long, value_enum, default_value = "timebase")]
     pub sync: Sync,
     /// Thread placement: `spread` (thread t on the t-th allowed CPU, wrapping), `none`, or a CPU list `0,1`.
     // `--affinity` was its name before --pin became the one name of thread
@@ -101,7 +101,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = ["none", "frames", "random", "all"], default_value = "none")]
     pub preload: String,
     /// `fixed`: OS thread i runs Pi in every run; `rotate`: in run r it runs P((i+r) mod n) (litmus7's -launch changing).
-    #[arg(long, value_parser = ["fixed", "rotate"], default_value = "fixed")]
+    #[arg(long, value_parser = ["fixed", "rotate"], default_value = "rotate")]
     pub roles: String,
     /// How threads meet between runs: `futex` (sleep) or `spin`.
     #[arg(long, value_parser = ["futex", "spin"], default_value = "futex")]
