@@ -26,7 +26,7 @@ use atomlab_litmus::{Arch, StateVar, Test, Value};
 use atomlab_model::{CheckOptions, ModelOutcome};
 use serde_json::json;
 
-use crate::{Affinity, PrepareOptions, Program, RunError, RunOptions, RunResult};
+use crate::{Affinity, PrepareOptions, Program, RunError, RunOptions, RunResult, SyncMode};
 
 /// How to run a batch of tests.
 #[derive(Debug, Clone, Default)]
@@ -176,6 +176,12 @@ pub fn replay_line(file: &str, opts: &BatchOptions) -> String {
         run.roles.name(),
         run.run_barrier.name()
     );
+    if run.sync == SyncMode::Timebase {
+        match run.timebase_delay {
+            Some(d) => replay.push_str(&format!(" --timebase-delay {d}")),
+            None => replay.push_str(" --timebase-delay auto"),
+        }
+    }
     if !opts.models.is_empty() {
         replay.push_str(&format!(" --model {}", opts.models.join(",")));
     }

@@ -32,12 +32,31 @@ use crate::{
     SyncMode,
 };
 
-/// TSC ticks between the timebase's last arrival and the common start,
-/// enough for the start time to reach every core before it comes. Measured
-/// on SB on the 2-core KVM guest (TSC at 2.3 GHz, BENCHMARKS.md): 200 ticks
-/// gave 9% witnesses, 500 gave 38% at the best rate, 1000–3000 no more
-/// witnesses per instance and fewer per second.
+/// TSC ticks between the timebase's last arrival and the common start at
+/// the first run, enough for the start time to reach every core before it
+/// comes; then each run adapts it ([`adapt_delay`]). Measured on SB on the
+/// 2-core KVM guest (TSC at 2.3 GHz, BENCHMARKS.md): what the delay needs
+/// to be changes with where the hypervisor puts the vCPUs (100–250 ticks
+/// gave the most witnesses per second in one setting, 500 in another).
 const TIMEBASE_DELAY: u64 = 500;
+
+/// The next run's timebase delay from this run's: a thread that first saw
+/// an instance's start time after it had passed started late (the delay
+/// was shorter than the time the start time took to reach it), which
+/// spoils the alignment the timebase is for. More than 1 in 100 late: the
+/// delay grows by half; none late: it shrinks by a sixteenth, to find the
+/// shortest delay that still aligns (each tick of it is spent waiting, in
+/// every instance). Bounded to 1/32 – 8x the starting delay.
+fn adapt_delay(delay: u64, late: u64, arrivals: u64, start: u64) -> u64 {
+    let next = if late * 100 > arrivals {
+        delay + delay / 2 + 1
+    } else if late == 0 {
+        delay - delay / 16
+    } else {
+        delay
+    };
+    next.clamp((start / 32).max(1), start * 8)
+}
 
 #[repr(align(64))]
 #[derive(Default)]
@@ -81,7 +100,7 @@ fn ticks() -> u64 {
 /// generic timer, whose frequency CNTFRQ_EL0 gives, and on RISC-V on the
 /// `time` CSR, at the device tree's timebase-frequency (at least one
 /// tick).
-fn timebase_delay() -> u64 {
+pub(crate) fn timebase_delay() -> u64 {
     #[cfg(target_arch = "aarch64")]
     {
         let f: u64;
@@ -298,6 +317,11 @@ struct Shared<'p> {
     quit: AtomicBool,
     deadline: Option<Instant>,
     oversubscribed: bool,
+    /// The timebase delay of the run under way, in timer ticks (set by
+    /// the owner before the start barrier; [`adapt_delay`]).
+    tb_delay: AtomicU64,
+    /// Arrivals that saw their instance's start time already past, this run.
+    tb_late: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -524,6 +548,9 @@ impl Shared<'_> {
         unsafe {
             core::arch::asm!("isb", options(nostack))
         };
+        // ORDERING: Relaxed: set by the owner before the start barrier.
+        let tb_delay = self.tb_delay.load(Ordering::Relaxed);
+        let mut late = 0u64;
         for k in 0..self.opts.size {
             match self.opts.sync {
                 SyncMode::None => {}
@@ -556,12 +583,15 @@ impl Shared<'_> {
                     // itself the only value passed.
                     if self.arrive(k).fetch_add(1, Ordering::Relaxed) + 1 == n {
                         self.start_at(k)
-                            .store(ticks() + timebase_delay(), Ordering::Relaxed);
+                            .store(ticks() + tb_delay, Ordering::Relaxed);
                     }
                     if !self.spin(|| self.start_at(k).load(Ordering::Relaxed) != 0) {
                         return prepared;
                     }
                     let at = self.start_at(k).load(Ordering::Relaxed);
+                    if ticks() >= at {
+                        late += 1;
+                    }
                     if !self.spin(|| ticks() >= at) {
                         return prepared;
                     }
@@ -587,6 +617,8 @@ impl Shared<'_> {
             )))]
             let _ = (frame, code);
         }
+        // ORDERING: Relaxed: read by the owner after the end barrier.
+        self.tb_late.fetch_add(late, Ordering::Relaxed);
         prepared
     }
 }
@@ -693,6 +725,8 @@ impl<'p> Shared<'p> {
             quit: AtomicBool::new(false),
             deadline: opts.timeout.and_then(|d| Instant::now().checked_add(d)),
             oversubscribed,
+            tb_delay: AtomicU64::new(opts.timebase_delay.unwrap_or_else(timebase_delay).max(1)),
+            tb_late: AtomicU64::new(0),
         })
     }
 }
@@ -878,6 +912,18 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
                 break;
             }
             runs_done += 1;
+            if opts.sync == SyncMode::Timebase && opts.timebase_delay.is_none() {
+                // ORDERING: Relaxed both: the end barrier ordered the
+                // threads' counts before this read, and the start barrier
+                // publishes the new delay.
+                let late = shared.tb_late.swap(0, Ordering::Relaxed);
+                let delay = shared.tb_delay.load(Ordering::Relaxed);
+                let arrivals = (opts.size * nthreads) as u64;
+                shared.tb_delay.store(
+                    adapt_delay(delay, late, arrivals, timebase_delay()),
+                    Ordering::Relaxed,
+                );
+            }
             collect(&shared, &vars, &mut hist, &mut filtered, &mut exhausted);
             phases.collect += t4.elapsed();
         }
@@ -983,6 +1029,24 @@ fn collect(
 /// and then run.
 #[cfg(test)]
 mod tests {
+    use super::adapt_delay;
+
+    #[test]
+    fn the_timebase_delay_grows_when_threads_start_late_and_shrinks_when_none_do() {
+        // 2 of 100 arrivals late: grows by half.
+        assert_eq!(adapt_delay(500, 2, 100, 500), 751);
+        // 1 of 100: holds.
+        assert_eq!(adapt_delay(500, 1, 100, 500), 500);
+        // None late: shrinks by a sixteenth.
+        assert_eq!(adapt_delay(500, 0, 100, 500), 469);
+        // Bounded to 1/32 - 8x the starting delay.
+        assert_eq!(adapt_delay(16, 0, 100, 500), 15);
+        assert_eq!(adapt_delay(15, 0, 100, 500), 15);
+        assert_eq!(adapt_delay(3900, 50, 100, 500), 4000);
+        // A tiny starting delay never reaches zero.
+        assert_eq!(adapt_delay(1, 0, 100, 1), 1);
+    }
+
     use super::*;
     use crate::addresses::addresses;
     use atomlab_litmus::{Arch, Expr, Instr};

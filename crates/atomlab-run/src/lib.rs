@@ -283,6 +283,12 @@ pub struct RunOptions {
     pub roles: Roles,
     /// How the threads meet between runs.
     pub run_barrier: RunBarrier,
+    /// With [`SyncMode::Timebase`]: the delay between the last arrival and
+    /// the common start, in timer ticks, or `None` to adapt it run by run
+    /// to the shortest that still aligns the threads. The default is
+    /// [`default_timebase_delay`]: adapting gave more witnesses on some
+    /// tests and far fewer on others (BENCHMARKS.md, issue 26).
+    pub timebase_delay: Option<u64>,
 }
 
 impl RunOptions {
@@ -351,8 +357,16 @@ impl Default for RunOptions {
             preload: Preload::None,
             roles: Roles::Rotate,
             run_barrier: RunBarrier::Futex,
+            timebase_delay: Some(default_timebase_delay()),
         }
     }
+}
+
+/// The timebase delay `atomlab run` uses unless told: 500 ticks of the
+/// TSC on x86-64, the same time on the generic timer (AArch64) or the
+/// `time` CSR (RISC-V).
+pub fn default_timebase_delay() -> u64 {
+    harness::timebase_delay()
 }
 
 /// The ISA this process runs on.

@@ -220,6 +220,17 @@ fn sync_modes_all_run() {
             "SB+mfences witnessed with {sync:?}"
         );
     }
+    // The timebase delay adapted run by run (--timebase-delay auto).
+    let o = RunOptions {
+        sync: SyncMode::Timebase,
+        timebase_delay: None,
+        ..opts(300, 20)
+    };
+    assert_eq!(
+        run_within_tso(&test, &o),
+        0,
+        "SB+mfences witnessed with {o:?}"
+    );
 }
 
 #[test]

@@ -103,6 +103,9 @@ pub struct RunArgs {
     /// `fixed`: OS thread i runs Pi in every run; `rotate`: in run r it runs P((i+r) mod n) (litmus7's -launch changing).
     #[arg(long, value_parser = ["fixed", "rotate"], default_value = "rotate")]
     pub roles: String,
+    /// With --sync timebase: ticks of the time-stamp counter between the last thread's arrival and the common start, or `auto` to adapt it each run to the shortest that still aligns the threads [default: 500 on x86-64; the same time on the generic timer (AArch64) or the time CSR (RISC-V)].
+    #[arg(long, value_name = "auto|TICKS", value_parser = parse_delay)]
+    pub timebase_delay: Option<TimebaseDelay>,
     /// How threads meet between runs: `futex` (sleep) or `spin`.
     #[arg(long, value_parser = ["futex", "spin"], default_value = "futex")]
     pub run_barrier: String,
@@ -189,6 +192,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             roles: match args.roles.as_str() {
                 "rotate" => Roles::Rotate,
                 _ => Roles::Fixed,
+            },
+            timebase_delay: match args.timebase_delay {
+                Some(TimebaseDelay(d)) => d,
+                None => Some(atomlab_run::default_timebase_delay()),
             },
             run_barrier: match args.run_barrier.as_str() {
                 "spin" => RunBarrier::Spin,
@@ -305,4 +312,21 @@ pub fn view(report: &Report) -> anyhow::Result<()> {
         report.machine.emulated,
     )?;
     Ok(())
+}
+
+/// `--timebase-delay`: `None` for `auto` (adapted run by run), or ticks.
+#[derive(Debug, Clone, Copy)]
+pub struct TimebaseDelay(pub Option<u64>);
+
+/// `--timebase-delay`: `auto` or a positive number of ticks.
+fn parse_delay(s: &str) -> Result<TimebaseDelay, String> {
+    match s {
+        "auto" => Ok(TimebaseDelay(None)),
+        _ => match s.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(TimebaseDelay(Some(n))),
+            _ => Err(format!(
+                "'{s}' is neither `auto` nor a positive number of timer ticks (e.g. 500)"
+            )),
+        },
+    }
 }
