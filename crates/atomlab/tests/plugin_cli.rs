@@ -401,7 +401,10 @@ fn a_crashing_and_a_hanging_plugin_do_not_take_the_others_down() {
                 &["stress", "mutex"][..],
                 &plugins,
                 &variants,
-                &["--ops", "100000", "--time-limit", "1"],
+                // Few operations: the two ticket locks must finish within
+                // the 1 s limit (which bounds the hang) on a busy machine
+                // too, where a preempted waiter stalls a FIFO lock.
+                &["--ops", "20000", "--time-limit", "1"],
             ]
             .concat(),
         )
