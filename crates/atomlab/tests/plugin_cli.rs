@@ -281,8 +281,10 @@ fn bench_lock_fixed_work_runs_the_plugin_and_catches_lost_increments() {
         "20",
         "--threads",
         "2",
+        // Every run (and the warm-up) is checked: four chances for the two
+        // workers to overlap on a busy machine.
         "--runs",
-        "1",
+        "3",
     ]);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
