@@ -38,8 +38,8 @@
 //! `cargo build --release` then gives `target/release/libNAME.so` for
 //! `--plugin` of `atomlab bench lock|spsc|refcount|counter` and `atomlab
 //! stress mutex|spsc|refcount`; the repository's examples are
-//! `examples/rust_locks.rs`, `examples/rust_spsc.rs` and
-//! `examples/rust_refcount.rs`.
+//! `examples/rust_locks.rs`, `examples/rust_spsc.rs`,
+//! `examples/rust_refcount.rs` and `examples/rust_ops.rs`.
 //!
 //! The crate has no dependencies, so a plugin carries none of atomlab's
 //! loader. [`abi`] is the very file the loader (crate `atomlab-plugin`)

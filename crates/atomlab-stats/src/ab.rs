@@ -9,8 +9,18 @@
 //! ([`VOLATILE_PARAMETERS`]: the calibrated batch, the CPUs the threads
 //! landed on, the seed, the number of runs, a file's path, and for `load`
 //! the server under test: its URL, spawn command and PIDs, which are what an
-//! A/B of two servers or builds changes). Records with
+//! A/B of two servers or builds changes; and stress's replay command,
+//! which carries the seed). Records with
 //! the same key on one side (shards, repeated runs) pool their samples.
+//!
+//! **A user's plugin** (issue 25) is matched by its variant's name, never
+//! by its build ([`PLUGIN_BUILD_PARAMETERS`]: the file as given, its
+//! SHA-256, what its functions do with atomics): `compare --interleave 5
+//! -- bench lock --plugin old.so -- bench lock --plugin new.so` pairs
+//! old.so's `c-ticket` with new.so's, although the built-in records beside
+//! them carry no plugin at all. Where each side's plugin records name one
+//! build and the two differ, the builds are reported in
+//! [`AbResult::across`], as the fields set throughout are.
 //!
 //! **What is being compared.** When the variant, or a parameter, has one
 //! value throughout A and another one throughout B (all of A is `--variant
@@ -84,7 +94,15 @@ pub const VOLATILE_PARAMETERS: &[&str] = &[
     "spawn",
     "server_pids",
     "interrupted",
+    // stress: the command that re-runs a cell, which carries the seed (a
+    // fresh one each run) and a plugin's path.
+    "replay",
 ];
+
+/// Parameters that name the build of a user's plugin, never part of the
+/// match (see the module documentation): the file as given, its SHA-256,
+/// and the audit line of its functions.
+pub const PLUGIN_BUILD_PARAMETERS: &[&str] = &["plugin", "plugin_sha256", "plugin_audit"];
 
 /// Whether `r` is a partial result: a run cut short before its measured
 /// window ended (`interrupted=true`, as `load` marks a Ctrl-C'd run).
@@ -138,15 +156,24 @@ pub struct Key {
     pub parameters: String,
 }
 
-/// The matched parameters of `r` (volatile ones left out), as text.
+/// A parameter's value as text (a string without its quotes).
+fn param_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// The matched parameters of `r` (volatile ones and a plugin's build left
+/// out), as text.
 fn key_params(r: &Record) -> impl Iterator<Item = (&String, String)> {
     r.parameters
         .iter()
-        .filter(|(k, _)| !VOLATILE_PARAMETERS.contains(&k.as_str()))
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => (k, s.clone()),
-            v => (k, v.to_string()),
+        .filter(|(k, _)| {
+            !VOLATILE_PARAMETERS.contains(&k.as_str())
+                && !PLUGIN_BUILD_PARAMETERS.contains(&k.as_str())
         })
+        .map(|(k, v)| (k, param_text(v)))
 }
 
 impl Key {
@@ -497,6 +524,27 @@ fn fields_across(a: &[&Record], b: &[&Record]) -> Vec<Across> {
                     field: name.clone(),
                     a: show(va),
                     b: show(vb),
+                });
+            }
+        }
+    }
+    // A plugin's build: out of the key in any case; said when the records
+    // that carry it name one build on each side and the two differ.
+    for name in PLUGIN_BUILD_PARAMETERS {
+        let build = |side: &[&Record]| -> Option<String> {
+            let mut values = side
+                .iter()
+                .filter_map(|r| r.parameters.get(*name))
+                .map(param_text);
+            let first = values.next()?;
+            values.all(|v| v == first).then_some(first)
+        };
+        if let (Some(va), Some(vb)) = (build(a), build(b)) {
+            if va != vb {
+                out.push(Across {
+                    field: name.to_string(),
+                    a: va,
+                    b: vb,
                 });
             }
         }
@@ -1010,6 +1058,86 @@ mod tests {
         let r = compare_records(&a, &b, Settings::default(), None, 0.01);
         assert!(r.across.is_empty());
         assert_eq!(r.matched, 1);
+    }
+
+    /// Issue 25: `compare --interleave 3 -- bench lock --plugin old.so --
+    /// bench lock --plugin new.so`. The built-in records carry no plugin,
+    /// so the plugin's file and hash are not set throughout a side; the
+    /// plugin's variant must still pair by its name, its builds said.
+    #[test]
+    fn two_builds_of_one_plugin_pair_by_the_variant_name() {
+        let build = |file: &str, sha: &str, audit: &str, ns: &[f64]| {
+            let mut r = bench("c-ticket", 1, ns, 0);
+            r.param("plugin", file)
+                .param("plugin_sha256", sha)
+                .param("plugin_variant", "c-ticket")
+                .param("plugin_audit", audit);
+            r
+        };
+        let xadd = "lock uses a lock-prefixed RMW (lock xadd)";
+        let side = |file: &str, sha: &str, ns: f64| -> Vec<Record> {
+            (0..3)
+                .flat_map(|i| {
+                    let ns = [ns, ns * 1.01, ns * 0.99].map(|x| x + i as f64 * 0.001);
+                    [
+                        bench("ticket", 1, &[5.0, 5.1, 4.9], 0),
+                        build(file, sha, xadd, &ns),
+                    ]
+                })
+                .collect()
+        };
+        let (a, b) = (side("old.so", "aa11", 10.0), side("new.so", "bb22", 30.0));
+        let r = compare_records(&a, &b, Settings::default(), Some("ns_per_op"), 0.01);
+        assert!(r.only_a.is_empty() && r.only_b.is_empty(), "{r:?}");
+        assert_eq!(r.matched, 2);
+        let row = r.rows.iter().find(|x| x.key.variant == "c-ticket").unwrap();
+        assert!(!row.key.parameters.contains(".so"), "{}", row.key);
+        assert!(row.key.parameters.contains("plugin_variant=c-ticket"));
+        let c = row.comparison.unwrap();
+        assert_eq!((c.n_a, c.n_b), (9, 9));
+        assert!(row.regression);
+        // Each side's build, said; the audit line is the same on both.
+        let across: Vec<(&str, &str, &str)> = r
+            .across
+            .iter()
+            .map(|x| (x.field.as_str(), x.a.as_str(), x.b.as_str()))
+            .collect();
+        assert_eq!(
+            across,
+            [
+                ("plugin", "old.so", "new.so"),
+                ("plugin_sha256", "aa11", "bb22")
+            ]
+        );
+        // Two plugins on one side (two files): not one build, not said,
+        // still out of the key.
+        let mut two = a.clone();
+        two.push(build("other.so", "cc33", xadd, &[10.0]));
+        let r = compare_records(&two, &b, Settings::default(), Some("ns_per_op"), 0.01);
+        assert_eq!((r.matched, r.only_b.len()), (2, 0));
+        assert!(r.across.iter().all(|x| x.field != "plugin"), "{r:?}");
+    }
+
+    /// A stress cell's replay command carries its seed, fresh each run:
+    /// three runs a side must pool into one record and compare verdicts.
+    #[test]
+    fn stress_runs_with_fresh_seeds_pool_and_compare() {
+        let run = |seed: u64, v: Verdict| {
+            let mut r = Record::new("stress", "mutex", "c-ticket");
+            r.param("seed", seed).param("threads", 2).param(
+                "replay",
+                format!("atomlab stress mutex --plugin x.so --variant c-ticket --seed {seed}"),
+            );
+            r.verdict = Some(v);
+            r
+        };
+        let a: Vec<Record> = (1..=3).map(|s| run(s, Verdict::Fail)).collect();
+        let b: Vec<Record> = (4..=6).map(|s| run(s, Verdict::Pass)).collect();
+        let r = compare_records(&a, &b, Settings::default(), None, 0.01);
+        assert_eq!((r.matched, r.verdicts_compared), (1, 1), "{r:?}");
+        assert_eq!(r.verdict_changes[0].before, "FAIL");
+        assert_eq!(r.verdict_changes[0].after, "PASS");
+        assert_eq!(r.regressions(), 0);
     }
 
     #[test]

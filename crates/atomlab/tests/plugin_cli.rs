@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cli_support::{assert_bad_input, atomlab, stderr, text};
+use cli_support::{assert_bad_input, atomlab, scratch, stderr, text};
 
 /// The C compiler for the atomlab under test: the system `cc` natively,
 /// Debian's cross compiler where the tests run under qemu-user
@@ -237,6 +237,64 @@ fn bench_lock_runs_the_plugin_beside_the_built_in_locks() {
     assert_eq!(out.lines().filter(|l| *l == line).count(), 1, "{out}");
 }
 
+/// `bench lock --plugin` in the fixed-work mode (`--increments --tasks`,
+/// 002's shape: 1,000,000 increments in 20 tasks): the plugin's record
+/// beside the built-in one's, timed in seconds; and the "lock" of a load
+/// and a store loses increments of the counter it protects: an `incorrect`
+/// row without figures, the count named, exit 1.
+#[test]
+fn bench_lock_fixed_work_runs_the_plugin_and_catches_lost_increments() {
+    let (Some(good), Some(broken)) = (
+        plugin("ticket", &[], "ticket-fixed"),
+        plugin("loadstore", &[], "loadstore-fixed"),
+    ) else {
+        return;
+    };
+    let work = ["--increments", "20000", "--tasks", "20", "--threads", "2"];
+    let mut args = vec!["--json", "--no-save", "bench", "lock", "--plugin", s(&good)];
+    args.extend(["--variant", "ticket,c-ticket", "--runs", "2"]);
+    args.extend(work);
+    let o = atomlab(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    for v in ["ticket", "c-ticket"] {
+        let r = find(&recs, v);
+        assert_eq!(r["parameters"]["mode"], "fixed-work", "{r}");
+        assert_eq!(r["parameters"]["increments"], 20000, "{r}");
+        let secs = metric(r, "seconds").unwrap_or_else(|| panic!("{r}"));
+        assert_eq!(secs["samples"].as_array().unwrap().len(), 2, "{r}");
+    }
+    assert_eq!(find(&recs, "c-ticket")["parameters"]["plugin"], s(&good));
+
+    let o = atomlab(&[
+        "--no-save",
+        "bench",
+        "lock",
+        "--plugin",
+        s(&broken),
+        "--variant",
+        "c-load-store",
+        "--increments",
+        "1000000",
+        "--tasks",
+        "20",
+        "--threads",
+        "2",
+        // Every run (and the warm-up) is checked: four chances for the two
+        // workers to overlap on a busy machine.
+        "--runs",
+        "3",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(row_of(&out, "c-load-store").contains("incorrect"), "{out}");
+    assert!(
+        out.contains("lost updates: expected 1000000, the protected counter reads "),
+        "{out}"
+    );
+}
+
 /// Whether a bench table row has an ns/op figure (a number, perhaps with
 /// a k or M suffix).
 fn has_figure(row: &str) -> bool {
@@ -338,19 +396,22 @@ fn a_crashing_and_a_hanging_plugin_do_not_take_the_others_down() {
     ];
     let variants = ["--variant", "c-null,ticket,c-forever,c-ticket"];
 
-    let stress = |json: &[&'static str]| {
+    let stress = |flags: &[&str]| {
         atomlab(
             &[
-                json,
-                &["--no-save", "stress", "mutex"][..],
+                flags,
+                &["stress", "mutex"][..],
                 &plugins,
                 &variants,
-                &["--ops", "100000", "--time-limit", "1"],
+                // Few operations: the two ticket locks must finish within
+                // the 1 s limit (which bounds the hang) on a busy machine
+                // too, where a preempted waiter stalls a FIFO lock.
+                &["--ops", "20000", "--time-limit", "1"],
             ]
             .concat(),
         )
     };
-    let o = stress(&[]);
+    let o = stress(&["--no-save"]);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
     assert!(out.contains("mutex ticket: PASS"), "{out}");
@@ -360,12 +421,21 @@ fn a_crashing_and_a_hanging_plugin_do_not_take_the_others_down() {
         "{out}"
     );
     assert!(out.contains("hung: no result for"), "{out}");
-    let o = stress(&["--json"]);
+    // Saved too: every variant's record, the crashed and hung ones with
+    // their flags.
+    let db = scratch("plugin-isolated").join("r.db");
+    let db = db.to_str().unwrap();
+    let o = stress(&["--json", "--store", db, "--label", "isolated"]);
     let recs = records(&o.stdout);
     assert_eq!(recs.len(), 4, "{recs:?}");
     assert_eq!(find(&recs, "c-null")["flags"][0]["kind"], "crashed");
     assert_eq!(find(&recs, "c-forever")["flags"][0]["kind"], "hung");
     assert_eq!(find(&recs, "c-null")["parameters"]["plugin"], s(&crash));
+    let kept = saved(db, "isolated");
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    assert_eq!(find(&kept, "c-null")["flags"][0]["kind"], "crashed");
+    assert_eq!(find(&kept, "c-forever")["flags"][0]["kind"], "hung");
+    assert_eq!(find(&kept, "c-ticket")["verdict"], "PASS");
 
     let o = atomlab(
         &[
@@ -968,4 +1038,136 @@ fn the_audit_line_describes_queues_counts_and_operations() {
     } else {
         assert!(add.starts_with("op uses "), "{add}");
     }
+}
+
+/// The SHA-256 of `path` by `sha256sum`, where it is installed.
+fn sha256sum(path: &Path) -> Option<String> {
+    let o = Command::new("sha256sum").arg(path).output().ok()?;
+    o.status
+        .success()
+        .then(|| text(&o.stdout).split(' ').next().unwrap_or("").to_string())
+}
+
+/// The records of every run saved in `db` under `label`.
+fn saved(db: &str, label: &str) -> Vec<serde_json::Value> {
+    let o = atomlab(&["--store", db, "--json", "runs", "--label", label]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = runs.as_array().expect("runs --json: an array").clone();
+    assert!(!runs.is_empty(), "no run labelled {label}");
+    runs.iter()
+        .flat_map(|run| {
+            let id = run["meta"]["id"].as_str().unwrap();
+            let o = atomlab(&["--store", db, "export", id]);
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            records(&o.stdout)
+        })
+        .collect()
+}
+
+/// The A/B of two builds of one lock: `compare --interleave 3 --
+/// bench lock --plugin old.so -- bench lock --plugin new.so`, new.so's
+/// `c-ticket` waiting 200 pauses after taking its ticket. With the
+/// built-in `ticket` beside it (whose records name no plugin), the two
+/// builds' `c-ticket` still pair as one row, by the variant's name, not
+/// the file or the hash; the row says B is slower (a regression: exit 1),
+/// the builds' files and hashes are said, and the saved records keep each
+/// side's hash; the saved labels compare the same way.
+#[test]
+fn two_builds_of_one_lock_compare_as_a_b_by_the_variant_name() {
+    let (Some(old), Some(new)) = (
+        plugin("ticket", &[], "ab-old"),
+        plugin("ticket", &["SLOW_TICKET"], "ab-new"),
+    ) else {
+        return;
+    };
+    let db = scratch("plugin-ab").join("r.db");
+    let db = db.to_str().unwrap();
+    let bench = |so: &Path| -> Vec<String> {
+        let mut a = vec!["bench", "lock", "--plugin", s(so)];
+        a.extend(["--variant", "ticket,c-ticket", "--threads", "1"]);
+        a.extend(["--duration", "30ms", "--runs", "3", "--warmup", "0"]);
+        a.into_iter().map(String::from).collect()
+    };
+    let mut args = vec!["--store", db, "compare", "--interleave", "3", "--"];
+    let (cmd_a, cmd_b) = (bench(&old), bench(&new));
+    args.extend(cmd_a.iter().map(String::as_str));
+    args.push("--");
+    args.extend(cmd_b.iter().map(String::as_str));
+    let o = atomlab(&args);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("matched 2 record(s) of A with B"), "{out}");
+    assert!(!out.contains("unmatched"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.contains("bench lock c-ticket") && l.contains("| ns_per_op "))
+        .unwrap_or_else(|| panic!("no c-ticket ns_per_op row: {out}"));
+    assert!(!row.contains(".so"), "matched by the file: {row}");
+    assert!(row.contains("worse (regression)"), "{out}");
+    assert!(out.contains("bench lock ticket"), "{out}");
+
+    // The saved records keep each build's hash, and the people's line says
+    // both.
+    let hashes = |label: &str| -> Vec<String> {
+        let mut h: Vec<String> = saved(db, label)
+            .iter()
+            .filter(|r| r["variant"] == "c-ticket")
+            .map(|r| {
+                r["parameters"]["plugin_sha256"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(h.len(), 3, "{label}: one c-ticket record a round");
+        h.dedup();
+        h
+    };
+    let (sha_a, sha_b) = (hashes("interleave-A"), hashes("interleave-B"));
+    assert_eq!((sha_a.len(), sha_b.len()), (1, 1), "{sha_a:?} {sha_b:?}");
+    assert_ne!(sha_a, sha_b);
+    if let (Some(a), Some(b)) = (sha256sum(&old), sha256sum(&new)) {
+        assert_eq!((&sha_a[0], &sha_b[0]), (&a, &b));
+    }
+    assert!(
+        out.contains(&format!(
+            "plugin_sha256 {} (A) vs {} (B)",
+            sha_a[0], sha_b[0]
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("plugin {} (A) vs {} (B)", s(&old), s(&new))),
+        "{out}"
+    );
+
+    // The saved labels, compared again: the ratio of the two medians.
+    let o = atomlab(&[
+        "--store",
+        db,
+        "--json",
+        "compare",
+        "interleave-A",
+        "interleave-B",
+        "--metric",
+        "ns_per_op",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    let r = recs
+        .iter()
+        .find(|r| {
+            r["scenario"]
+                .as_str()
+                .unwrap()
+                .starts_with("bench lock c-ticket")
+        })
+        .unwrap_or_else(|| panic!("no c-ticket row: {recs:?}"));
+    let median = |name: &str| metric(r, name).unwrap()["samples"][0].as_f64().unwrap();
+    assert!(median("median_b") > 1.5 * median("median_a"), "{r}");
+    assert!(median("change_percent") > 50.0, "{r}");
+    assert_eq!(r["parameters"]["n_a"], 9, "{r}");
+    assert_eq!(r["verdict"], "FAIL", "{r}");
 }

@@ -1,12 +1,13 @@
 //! Plugins written in Rust (issue 25): `crates/atomlab-plugin-abi`'s
 //! examples `rust_locks` (a ticket lock and a TTAS lock exported with
-//! `export_locks!`), `rust_spsc` (two Lamport rings) and `rust_refcount`
-//! (the kernel's refcount_t), the last two exported with
+//! `export_locks!`), `rust_spsc` (two Lamport rings), `rust_refcount`
+//! (the kernel's refcount_t) and `rust_ops` (counter operations, one
+//! broken), the last three exported with
 //! `export_plugin!`, each a `cdylib`, built here with cargo in release
 //! mode, as the README tells users to, into a target directory of its own
 //! (the outer `cargo test` holds the workspace's), then run through the
-//! real `atomlab bench lock|spsc|refcount --plugin` and `atomlab stress
-//! mutex|spsc|refcount --plugin`.
+//! real `atomlab bench lock|spsc|refcount|counter --plugin` and `atomlab
+//! stress mutex|spsc|refcount --plugin`.
 
 mod cli_support;
 
@@ -48,7 +49,7 @@ fn build_examples() -> Option<PathBuf> {
         .args(["build", "--release", "--offline", "--locked", "-q"])
         .args(["-p", "atomlab-plugin-abi"])
         .args(["--example", "rust_locks", "--example", "rust_spsc"])
-        .args(["--example", "rust_refcount"])
+        .args(["--example", "rust_refcount", "--example", "rust_ops"])
         .arg("--target-dir")
         .arg(&dir);
     if let Some(t) = target {
@@ -280,4 +281,97 @@ fn a_rust_refcount_runs_through_stress_refcount_and_bench_refcount() {
         .unwrap();
     assert_eq!(r["parameters"]["plugin"], so);
     assert_eq!(r["parameters"]["plugin_variant"], "rust-refcount");
+}
+
+/// `bench counter --plugin` times the Rust operations beside the built-in
+/// `fetch_add`, once per thread count whatever `--ordering` says, checks
+/// `rust-fetch-add`'s count with its `read`, and says what each compiled
+/// to; the increment made of a load and a store loses updates with two
+/// threads: an `incorrect` row without figures, the count named, exit 1.
+#[test]
+fn rust_operations_run_through_bench_counter_and_a_lost_update_is_caught() {
+    let Some(so) = rust_plugin("ops") else {
+        return;
+    };
+    let so = so.to_str().unwrap();
+    let args = [
+        "bench",
+        "counter",
+        "--plugin",
+        so,
+        "--variant",
+        "fetch_add,rust-fetch-add,rust-fence",
+        "--ordering",
+        "relaxed,seq_cst",
+        "--threads",
+        "1",
+        "--duration",
+        "30ms",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let o = atomlab(&[&["--no-save"][..], &args].concat());
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    for v in ["fetch_add/relaxed", "rust-fetch-add", "rust-fence"] {
+        assert!(figure(row_of(&out, v), 6), "{v}: {out}");
+    }
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("note: rust-fetch-add: op uses "))
+        .unwrap_or_else(|| panic!("no audit note: {out}"));
+    if cfg!(target_arch = "x86_64") {
+        assert!(note.contains("a lock-prefixed RMW (lock "), "{note}");
+    }
+    let o = atomlab(&[&["--json", "--no-save"][..], &args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    let count = |v: &str| recs.iter().filter(|r| r["variant"] == v).count();
+    assert_eq!(
+        (
+            count("fetch_add"),
+            count("rust-fetch-add"),
+            count("rust-fence")
+        ),
+        (2, 1, 1)
+    );
+    let r = recs
+        .iter()
+        .find(|r| r["variant"] == "rust-fetch-add")
+        .unwrap();
+    assert_eq!(r["parameters"]["plugin"], so);
+    assert!(r["parameters"].get("ordering").is_none(), "{r}");
+    assert!(
+        r["notes"]
+            .to_string()
+            .contains("read() counted every operation"),
+        "{r}"
+    );
+
+    let o = atomlab(&[
+        "--no-save",
+        "bench",
+        "counter",
+        "--plugin",
+        so,
+        "--variant",
+        "rust-load-store-add",
+        "--threads",
+        "2",
+        "--duration",
+        "50ms",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    let row = row_of(&out, "rust-load-store-add");
+    assert!(row.contains("incorrect"), "{out}");
+    assert!(!figure(row, 6), "{out}");
+    assert!(out.contains("the plugin's read() counted "), "{out}");
+    assert!(out.contains(" were made: lost updates"), "{out}");
 }

@@ -1,7 +1,10 @@
 /* Two correct locks for atomlab's plugin tests and as an example of
  * include/atomlab.h: a ticket lock (Mellor-Crummey and Scott 1991) and a
  * test-and-test-and-set lock with exponential backoff, the algorithm of
- * atomlab's built-in `ttas` (to measure the cost of the plugin call). */
+ * atomlab's built-in `ttas` (to measure the cost of the plugin call).
+ * Built with -DSLOW_TICKET, `c-ticket` waits 200 pauses after taking its
+ * ticket: a second, slower build of the same variant, for the A/B test of
+ * two builds (tests/plugin_cli.rs). */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -14,11 +17,25 @@ struct ticket {
 
 static void *ticket_new(void) { return calloc(1, sizeof(struct ticket)); }
 
+static void pause_(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("isb");
+#else
+    __asm__ volatile("" ::: "memory"); /* a loop of these is not removed */
+#endif
+}
+
 static void ticket_lock(void *p) {
     struct ticket *l = p;
     /* ORDERING: relaxed: taking a ticket orders nothing; the acquire load
      * of `serving` below is what synchronises with the previous holder. */
     unsigned me = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
+#ifdef SLOW_TICKET
+    for (unsigned i = 0; i < 200; i++)
+        pause_();
+#endif
     /* ORDERING: acquire: pairs with the release store in ticket_unlock. */
     while (atomic_load_explicit(&l->serving, memory_order_acquire) != me)
         ;
@@ -33,14 +50,6 @@ static void ticket_unlock(void *p) {
 }
 
 static void *ttas_new(void) { return calloc(1, sizeof(_Atomic _Bool)); }
-
-static void pause_(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("isb");
-#endif
-}
 
 static void ttas_lock(void *p) {
     _Atomic _Bool *l = p;
