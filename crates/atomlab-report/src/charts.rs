@@ -446,13 +446,21 @@ pub fn bar_chart(bars: &[Bar], x_desc: &str) -> Result<String> {
                 .map(|b| b.label.clone())
                 .unwrap_or_default()
         };
-        let fmt_x = |v: &f64| tick(*v);
+        // Counts: whole numbers on the axis, no 0.2 of a binary.
+        let fmt_x = |v: &f64| {
+            if (v - v.round()).abs() < 1e-9 {
+                tick(*v)
+            } else {
+                String::new()
+            }
+        };
+        let whole = (xmax.floor() as usize + 1).clamp(2, 8);
         chart
             .configure_mesh()
             .disable_y_mesh()
             .light_line_style(WHITE)
             .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-            .x_labels(8)
+            .x_labels(whole)
             .x_label_formatter(&fmt_x)
             .y_label_formatter(&fmt_y)
             .x_desc(x_desc)

@@ -453,6 +453,10 @@ fn audit_counts_each_verdict() {
     }
     assert!(fig.contains("red: LSE behind no CPU-feature test"), "{fig}");
     assert!(fig.contains("#C62828"), "red for SIGILL on ARMv8.0");
+    // Counts on the axis are whole numbers.
+    for fraction in ["0.2", "0.5", "1.5"] {
+        assert!(!fig.contains(&format!(">\n{fraction}\n</text>")), "{fig}");
+    }
     assert!(
         fig.contains("how many binaries and packages got each verdict (4 in all)"),
         "{fig}"
