@@ -1,5 +1,7 @@
 //! The bench section: per scenario a chart of ns/op against threads (or per
-//! variant, or per CPU pair) and the tables of every record.
+//! variant, or per CPU pair), of the CPU an offered rate costs (fixed-rate
+//! records; each side of an SPSC queue), and the tables of every record,
+//! the terminal's ([`crate::bench_tables`]) in HTML.
 
 use std::fmt::Write;
 
@@ -9,7 +11,8 @@ use atomlab_core::{FlagKind, Record};
 use crate::bench_tables::{self, cpu_pair, Target};
 use crate::charts::{self, Point, Series};
 use crate::html::{esc, param, slug, variant_label};
-use crate::{run_name, RunView};
+use crate::rate_charts;
+use crate::{run_column, run_name, RunView};
 
 /// A record and the index of the run it came from.
 #[derive(Clone, Copy)]
@@ -95,7 +98,6 @@ pub fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
             scenarios.push(&rec.r.scenario);
         }
     }
-    out.push_str("<section id=\"bench\">\n<h2>bench</h2>\n");
     out.push_str(
         "<p class=\"lead\">Medians over each record's runs; the bars span the fastest and \
          the slowest run. Records flagged <em>implausible</em> are left out of the charts \
@@ -109,7 +111,6 @@ pub fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
             .collect();
         scenario(out, runs, sc, &mine);
     }
-    out.push_str("</section>\n");
 }
 
 fn scenario(out: &mut String, runs: &[RunView], sc: &str, recs: &[Rec<'_>]) {
@@ -125,24 +126,52 @@ fn scenario(out: &mut String, runs: &[RunView], sc: &str, recs: &[Rec<'_>]) {
     multi_runs.dedup();
     let multi = multi_runs.len() > 1;
 
-    let of =
-        |s: Shape| -> Vec<Rec<'_>> { recs.iter().copied().filter(|x| shape(x.r) == s).collect() };
-    let (timed, fixed, pingpong) = (of(Shape::Timed), of(Shape::FixedWork), of(Shape::PingPong));
-    // One chart per scenario: the timed records when there are any (their
-    // ns/op is per operation and thread); else the fixed-work records
-    // (ns per increment), else the round trips.
-    let (charted, s) = if !timed.is_empty() {
-        (&timed, Shape::Timed)
-    } else if !fixed.is_empty() {
-        (&fixed, Shape::FixedWork)
-    } else {
-        (&pingpong, Shape::PingPong)
+    // Queue (spsc) and fixed-rate records have their own tables and
+    // charts: what CPU an offered rate costs.
+    let kind = |x: &Rec<'_>| atomlab_bench::table_of(x.r);
+    let queue: Vec<Rec<'_>> = recs
+        .iter()
+        .copied()
+        .filter(|x| kind(x) == Some(TableKind::Queue))
+        .collect();
+    let rate: Vec<Rec<'_>> = recs
+        .iter()
+        .copied()
+        .filter(|x| kind(x) == Some(TableKind::FixedRate))
+        .collect();
+    let of = |s: Shape| -> Vec<Rec<'_>> {
+        recs.iter()
+            .copied()
+            .filter(|x| !matches!(kind(x), Some(TableKind::Queue | TableKind::FixedRate)))
+            .filter(|x| shape(x.r) == s)
+            .collect()
     };
-    chart(out, runs, sc, &id, charted, s, multi);
+    let (timed, fixed, pingpong) = (of(Shape::Timed), of(Shape::FixedWork), of(Shape::PingPong));
+    // One chart of ns per operation: the timed records when there are any
+    // (their ns/op is per operation and thread); else the fixed-work
+    // records (ns per increment), else the round trips.
+    let charted = if !timed.is_empty() {
+        Some((&timed, Shape::Timed))
+    } else if !fixed.is_empty() {
+        Some((&fixed, Shape::FixedWork))
+    } else if !pingpong.is_empty() {
+        Some((&pingpong, Shape::PingPong))
+    } else {
+        None
+    };
+    if let Some((charted, s)) = charted {
+        chart(out, runs, sc, &id, charted, s, multi);
+    }
+    if !rate.is_empty() {
+        rate_charts::fixed_rate(out, runs, sc, &id, &rate, multi);
+    }
+    if !queue.is_empty() {
+        rate_charts::queue(out, runs, &id, &queue, multi);
+    }
 
-    // The tables' rows: each record, after its run's name when several
+    // The tables' rows: each record, after its run's id when several
     // runs share the section.
-    let names: Vec<String> = runs.iter().map(run_name).collect();
+    let names: Vec<String> = runs.iter().map(run_column).collect();
     let rows = |recs| table_rows(&names, recs, multi);
     if !timed.is_empty() {
         bench_tables::timed(&rows(&timed), Target::Report).html(out);
@@ -156,6 +185,13 @@ fn scenario(out: &mut String, runs: &[RunView], sc: &str, recs: &[Rec<'_>]) {
     }
     if !pingpong.is_empty() {
         bench_tables::round_trip(&rows(&pingpong), Target::Report).html(out);
+    }
+    if !rate.is_empty() {
+        let _ = writeln!(out, "<h4>fixed rate: the CPU an offered load needs</h4>");
+        bench_tables::fixed_rate(&rows(&rate)).html(out);
+    }
+    if !queue.is_empty() {
+        bench_tables::queue(&rows(&queue)).html(out);
     }
     flags_and_notes(out, runs, recs, multi);
     out.push_str("</section>\n");
@@ -205,6 +241,7 @@ fn chart(
                 None => series.push(Series {
                     dashed: x.r.parameters.get("contention").and_then(|c| c.as_str())
                         == Some("private"),
+                    color: None,
                     name,
                     points: vec![p],
                 }),
@@ -226,17 +263,7 @@ fn chart(
         if series.iter().any(|s| s.dashed) {
             caption.push_str(" (solid: shared counter, dashed: private counter per thread)");
         }
-        legend.push_str("<ul class=\"legend\">");
-        for (i, s) in series.iter().enumerate() {
-            let _ = write!(
-                legend,
-                "<li><span class=\"swatch\" style=\"border-top: 3px {} {}\"></span>{}</li>",
-                if s.dashed { "dashed" } else { "solid" },
-                charts::css_color(i),
-                esc(&s.name)
-            );
-        }
-        legend.push_str("</ul>\n");
+        legend = charts::legend(&series);
         charts::line_chart(&labels, "threads", axis, &series)
     } else {
         // One thread count (or CPU pairs): a row per variant.

@@ -1,12 +1,15 @@
 //! The report's charts, drawn by plotters into SVG strings.
 //!
-//! Three shapes:
-//! * [`line_chart`]: a figure against an ordinal x axis (thread counts),
-//!   one line per series, each point with a min–max bar;
+//! Four shapes:
+//! * [`line_chart`]: a figure against an ordinal x axis (thread counts,
+//!   offered rates, percentiles, seconds), one line per series, each point
+//!   with a min–max bar;
 //! * [`dot_chart`]: one point with a min–max bar per labelled row, for a
 //!   scenario measured at a single thread count (or a CPU pair);
 //! * [`change_chart`]: relative changes with their intervals, a zero line
-//!   and the ±threshold band.
+//!   and the ±threshold band;
+//! * [`bar_chart`]: a bar per labelled row with its count written at its
+//!   end (final states of a litmus test, verdicts of an audit).
 //!
 //! Plotters is built without its `ttf` feature, so it places text with a
 //! fixed estimate of glyph widths and the SVG carries plain `<text>`
@@ -45,6 +48,11 @@ const BETTER: RGBColor = RGBColor(0x2e, 0x7d, 0x32);
 const SAME: RGBColor = RGBColor(0x61, 0x61, 0x61);
 const NOISY: RGBColor = RGBColor(0xb2, 0x6a, 0x00);
 
+/// The CSS colour of series `i` of a [`line_chart`] of `series`.
+pub fn series_css_color(series: &[Series], i: usize) -> String {
+    css_color(series.get(i).map_or(i, |s| s.color_index(i)))
+}
+
 /// Font sizes as plotters takes them; its SVG backend writes size / 1.24.
 const LABEL: u32 = 15;
 const DESC: u32 = 17;
@@ -71,8 +79,40 @@ pub struct Series {
     pub name: String,
     /// Drawn dashed (private counters, against solid shared ones).
     pub dashed: bool,
+    /// Its colour's index in [`PALETTE`]; `None`: its own index among the
+    /// series.
+    pub color: Option<usize>,
     /// Its points, by x.
     pub points: Vec<Point>,
+}
+
+impl Series {
+    /// The index in [`PALETTE`] of the `i`-th series' colour.
+    pub fn color_index(&self, i: usize) -> usize {
+        self.color.unwrap_or(i)
+    }
+}
+
+/// How a [`Bar`] is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Something is wrong (a forbidden outcome observed, SIGILL on ARMv8.0).
+    Bad,
+    /// Worth a look.
+    Warn,
+    /// The palette's colour of this index.
+    Plain(usize),
+}
+
+/// A row of a [`bar_chart`].
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// Its label on the y axis.
+    pub label: String,
+    /// Its length (a count).
+    pub value: f64,
+    /// Its colour.
+    pub tone: Tone,
 }
 
 /// A row of a [`change_chart`].
@@ -232,7 +272,7 @@ pub fn line_chart(
         let k = series.len().max(1) as f64;
         let spread = (0.3 / k).min(0.08);
         for (i, s) in series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
+            let color = PALETTE[s.color_index(i) % PALETTE.len()];
             let dx = (i as f64 - (k - 1.0) / 2.0) * spread;
             let at = |p: &Point| p.x as f64 + dx;
             let line = ShapeStyle {
@@ -366,6 +406,109 @@ pub fn dot_chart(rows: &[(String, Point)], x_desc: &str) -> Result<String> {
     Ok(svg)
 }
 
+/// A bar per row from 0 to its value, rows top to bottom in the order of
+/// `bars` (their labels on the y axis), each with its count written at its
+/// end: a bar of 3 beside one of 9000 is too short to see, its count is
+/// not.
+pub fn bar_chart(bars: &[Bar], x_desc: &str) -> Result<String> {
+    let n = bars.len().max(1);
+    let label_w = bars
+        .iter()
+        .map(|b| text_width(&b.label, LABEL))
+        .max()
+        .unwrap_or(60)
+        .clamp(60, 420);
+    let (w, h) = (820u32, 96 + 30 * n as u32);
+    // Room at the end of the longest bar for its count.
+    let xmax = headroom(
+        bars.iter()
+            .map(|b| b.value)
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max),
+    ) * 1.08;
+    let y_of = |i: usize| (n - 1 - i) as f64;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(14)
+            .x_label_area_size(56)
+            .y_label_area_size(label_w)
+            .build_cartesian_2d(0.0..xmax, Ordinal::new(n, 0.6, 0.6))
+            .map_err(err)?;
+        let fmt_y = |v: &f64| {
+            let i = v.round();
+            if i < 0.0 || i as usize >= n {
+                return String::new();
+            }
+            bars.get(n - 1 - i as usize)
+                .map(|b| b.label.clone())
+                .unwrap_or_default()
+        };
+        // Counts: whole numbers on the axis, no 0.2 of a binary.
+        let fmt_x = |v: &f64| {
+            if (v - v.round()).abs() < 1e-9 {
+                tick(*v)
+            } else {
+                String::new()
+            }
+        };
+        let whole = (xmax.floor() as usize + 1).clamp(2, 8);
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
+            .x_labels(whole)
+            .x_label_formatter(&fmt_x)
+            .y_label_formatter(&fmt_y)
+            .x_desc(x_desc)
+            .label_style(("sans-serif", LABEL))
+            .axis_desc_style(("sans-serif", DESC))
+            .draw()
+            .map_err(err)?;
+        let beside = TextStyle::from(("sans-serif", LABEL).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            ),
+        );
+        for (i, b) in bars.iter().enumerate() {
+            let color = match b.tone {
+                Tone::Bad => WORSE,
+                Tone::Warn => NOISY,
+                Tone::Plain(k) => PALETTE[k % PALETTE.len()],
+            };
+            let y = y_of(i);
+            let value = if b.value.is_finite() { b.value } else { 0.0 };
+            // Any count above zero shows as a sliver at least.
+            let end = if value > 0.0 {
+                value.max(xmax * 0.004)
+            } else {
+                0.0
+            };
+            if end > 0.0 {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(0.0, y - 0.3), (end, y + 0.3)],
+                        color.filled(),
+                    )))
+                    .map_err(err)?;
+            }
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    crate::html::count(value),
+                    (end + xmax * 0.01, y),
+                    beside.clone(),
+                )))
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
 /// Relative changes (in %) with their intervals as horizontal whiskers, a
 /// zero line and a shaded ±`threshold` band; rows top to bottom.
 pub fn change_chart(bars: &[ChangeBar], threshold: f64) -> Result<String> {
@@ -469,6 +612,40 @@ pub fn change_chart(bars: &[ChangeBar], threshold: f64) -> Result<String> {
     Ok(svg)
 }
 
+/// The legend of a [`line_chart`] of `series`: a swatch in each line's
+/// colour and dash, and its name.
+pub fn legend(series: &[Series]) -> String {
+    let mut out = String::from("<ul class=\"legend\">");
+    for (i, s) in series.iter().enumerate() {
+        out.push_str(&format!(
+            "<li><span class=\"swatch\" style=\"border-top: 3px {} {}\"></span>{}</li>",
+            if s.dashed { "dashed" } else { "solid" },
+            series_css_color(series, i),
+            crate::html::esc(&s.name)
+        ));
+    }
+    out.push_str("</ul>\n");
+    out
+}
+
+/// A chart in its `<figure class="chart" data-chart="NAME">`: the SVG (or
+/// why it could not be drawn) named `label` for screen readers, the legend
+/// (HTML, may be empty) and the caption (HTML, escaped by the caller).
+pub fn figure(name: &str, svg: Result<String>, label: &str, legend: &str, caption: &str) -> String {
+    let mut out = format!("<figure class=\"chart\" data-chart=\"{name}\">\n");
+    match svg {
+        Ok(svg) => out.push_str(&labelled(&svg, label)),
+        Err(e) => out.push_str(&format!(
+            "<p class=\"bad\">chart not drawn: {}</p>",
+            crate::html::esc(&e)
+        )),
+    }
+    out.push('\n');
+    out.push_str(legend);
+    out.push_str(&format!("<figcaption>{caption}.</figcaption>\n</figure>\n"));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,11 +666,13 @@ mod tests {
             Series {
                 name: "a".into(),
                 dashed: false,
+                color: None,
                 points: vec![p(0, 2.0), p(1, 6.0)],
             },
             Series {
                 name: "b".into(),
                 dashed: true,
+                color: Some(5),
                 points: vec![p(0, 3.0)],
             },
         ];
@@ -503,6 +682,41 @@ mod tests {
         assert!(svg.contains("<circle"));
         assert!(svg.contains(">\nthreads\n<") || svg.contains("threads"));
         assert!(svg.contains("ns per op"));
+        // b's own colour, not its index's.
+        assert!(svg.contains(&css_color(5).to_uppercase()), "{svg}");
+    }
+
+    #[test]
+    fn a_bar_chart_has_a_bar_and_a_count_per_row() {
+        let bars = [
+            Bar {
+                label: "0:EAX=0; 1:EAX=0;".into(),
+                value: 3.0,
+                tone: Tone::Bad,
+            },
+            Bar {
+                label: "0:EAX=1; 1:EAX=0;".into(),
+                value: 9048.0,
+                tone: Tone::Plain(0),
+            },
+            Bar {
+                label: "never seen".into(),
+                value: 0.0,
+                tone: Tone::Plain(1),
+            },
+        ];
+        let svg = bar_chart(&bars, "times seen").unwrap();
+        let frame = bar_chart(&[], "times seen")
+            .unwrap()
+            .matches("<rect")
+            .count();
+        // The two bars of counts above zero, over the frame's rectangles.
+        assert_eq!(svg.matches("<rect").count(), frame + 2, "{svg}");
+        assert!(svg.contains(&css_color(0).to_uppercase()), "{svg}");
+        for text in ["3", "9048", "0", "times seen", "never seen"] {
+            let text = format!(">\n{text}\n</text>");
+            assert!(svg.contains(&text), "{text:?} in {svg}");
+        }
     }
 
     #[test]

@@ -7,28 +7,44 @@
 //! says so to the browser. Explanations fold away in `<details>`, which
 //! needs no JavaScript.
 //!
-//! What it shows:
+//! What it shows, a section per capability (each a function of the
+//! records of every run, see `SECTIONS`), their tables those the terminal
+//! prints (`*_view.rs`, [`bench_tables`]) drawn as HTML:
 //! * the machine fingerprint of each distinct machine, and every run's id,
 //!   label, start time (UTC), host and command line;
 //! * bench: per scenario a chart of ns/op against threads (a line per
 //!   variant/ordering and contention, min–max bars over the runs), or per
 //!   variant when one thread count was measured, or per CPU pair for
-//!   pingpong; then tables of every record (timed, fixed-work, round trip)
-//!   with their flags and notes;
+//!   pingpong; for `bench spsc` a chart per side (producer, consumer) of
+//!   its CPU % against the offered rate, a line per barrier variant and
+//!   wait mode, and for fixed-rate records the CPU % against the offered
+//!   rate; then tables of every record (timed, fixed-work, fixed-rate,
+//!   round trip, queue) with their flags and notes;
 //! * stress: the verdict of each variant beside what it was expected to do;
 //! * check: tests × models with each test's explanation (forbidden outcomes
 //!   with axiom and cycle, witness, allowed states);
-//! * audit: each binary's verdict in words and its counts;
+//! * run: per run the summary of its tests, then per test a chart of the
+//!   final states seen beside the histogram with a column per model
+//!   (forbidden outcomes red), the models' verdicts and the replay line;
+//! * load: the latency percentiles and the requests in each second, a line
+//!   per run, and a row per run of rates, percentiles, errors and CPU;
+//! * audit: a bar per verdict (how many binaries or packages got it), then
+//!   each binary's verdict in words and its counts;
 //! * the comparison, when given: changed verdicts first, then a chart and a
 //!   table of every judged metric.
+//!
+//! Tables name a run by its id (what `atomlab show` takes) and its label;
+//! charts' legends by its label, else its id.
 //!
 //! A record flagged implausible is never drawn, and its figures are not
 //! printed: its table row says `implausible`. Every string from the data is
 //! escaped.
 //!
 //! Every chart is a `<figure class="chart" data-chart="NAME">` holding an
-//! `<svg>` and a `<figcaption>`: `bench-SCENARIO` per bench scenario and
-//! `comparison`.
+//! `<svg>` and a `<figcaption>`: `bench-SCENARIO` per bench scenario (ns per
+//! operation), `bench-SCENARIO-cpu` (fixed rate), `bench-SCENARIO-producer`
+//! and `-consumer` (spsc), `run-RUN-TEST` per litmus test run,
+//! `load-latency` and `load-timeline`, `audit-verdicts`, and `comparison`.
 #![deny(missing_docs)]
 
 pub mod audit_view;
@@ -39,8 +55,11 @@ pub mod check_view;
 mod compare;
 pub mod compare_view;
 mod html;
+mod load_section;
 pub mod load_view;
 pub mod machine_view;
+mod rate_charts;
+mod run_section;
 pub mod run_view;
 pub mod stress_view;
 pub mod suite_view;
@@ -94,10 +113,19 @@ pub struct ComparisonView {
     pub result: AbResult,
 }
 
-/// The name a run goes by in tables: its label, else its id.
+/// The name a run goes by in charts' legends: its label, else its id.
 fn run_name(run: &RunView) -> String {
     match &run.label {
         Some(l) if !l.is_empty() => l.clone(),
+        _ => run.id.clone(),
+    }
+}
+
+/// A run as the tables' run column names it: its id (what `atomlab show`
+/// takes), then its label when it has one.
+fn run_column(run: &RunView) -> String {
+    match &run.label {
+        Some(l) if !l.is_empty() => format!("{} ({l})", run.id),
         _ => run.id.clone(),
     }
 }
@@ -131,12 +159,61 @@ ul.legend { list-style: none; padding: 0; margin: .3rem 0; display: flex; flex-w
 .swatch { display: inline-block; width: 2rem; height: 0; margin-right: .4rem; vertical-align: middle; }
 ul.notes, ul.flags { font-size: .88rem; color: #444; }
 p.states span { display: inline-block; margin: 0 1.2rem .2rem 0; }
+div.pair { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
+div.pair > figure.chart { flex: 1 1 520px; min-width: 0; }
+div.pair > .scroll { flex: 0 1 auto; }
 details { margin: .3rem 0; }
 details.explain { border: 1px solid #e2e2e2; padding: .3rem .6rem; }
 details > summary { cursor: pointer; }
 p.lead { color: #333; }
 footer { margin-top: 3rem; font-size: .8rem; color: #666; }
 "#;
+
+/// A capability's section of the page: the records' capability (also the
+/// section's id and heading) and what draws them, every run's, under the
+/// heading.
+struct Section {
+    capability: &'static str,
+    draw: fn(&mut String, &[RunView], &[Rec<'_>]),
+}
+
+/// The capabilities' sections, in the page's order. Records of any other
+/// capability fall under "other records".
+const SECTIONS: [Section; 6] = [
+    Section {
+        capability: "bench",
+        draw: bench::section,
+    },
+    Section {
+        capability: "stress",
+        draw: verdicts::stress,
+    },
+    Section {
+        capability: "check",
+        draw: verdicts::check,
+    },
+    Section {
+        capability: "run",
+        draw: run_section::section,
+    },
+    Section {
+        capability: "load",
+        draw: load_section::section,
+    },
+    Section {
+        capability: "audit",
+        draw: audit_section,
+    },
+];
+
+/// audit: how many binaries (or packages) got each verdict, then a row per
+/// binary with its counts and details. Issue 27's archive section (verdict
+/// counts per package and what needs attention) is a function of its own
+/// module (`audit_*.rs`) called from here.
+fn audit_section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    verdicts::audit_counts(out, runs, recs);
+    verdicts::audit(out, runs, recs);
+}
 
 /// The whole report as one HTML document.
 pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> String {
@@ -169,28 +246,26 @@ pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> Str
             .filter(|x| x.r.capability == cap)
             .collect()
     };
-    let (bench_recs, stress_recs, check_recs, audit_recs) =
-        (of("bench"), of("stress"), of("check"), of("audit"));
+    let sections: Vec<(&Section, Vec<Rec<'_>>)> = SECTIONS
+        .iter()
+        .map(|s| (s, of(s.capability)))
+        .filter(|(_, recs)| !recs.is_empty())
+        .collect();
     let other_recs: Vec<Rec<'_>> = all
         .iter()
         .copied()
-        .filter(|x| !["bench", "stress", "check", "audit"].contains(&x.r.capability.as_str()))
+        .filter(|x| SECTIONS.iter().all(|s| s.capability != x.r.capability))
         .collect();
 
     let mut nav = vec![("runs", "runs and machines")];
     if comparison.is_some() {
         nav.push(("comparison", "comparison"));
     }
-    for (id, recs) in [
-        ("bench", &bench_recs),
-        ("stress", &stress_recs),
-        ("check", &check_recs),
-        ("audit", &audit_recs),
-        ("other", &other_recs),
-    ] {
-        if !recs.is_empty() {
-            nav.push((id, id));
-        }
+    for (s, _) in &sections {
+        nav.push((s.capability, s.capability));
+    }
+    if !other_recs.is_empty() {
+        nav.push(("other", "other records"));
     }
     out.push_str("<nav><ul>");
     for (id, words) in &nav {
@@ -202,20 +277,15 @@ pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> Str
     if let Some(c) = comparison {
         compare::section(&mut out, c);
     }
-    if !bench_recs.is_empty() {
-        bench::section(&mut out, runs, &bench_recs);
-    }
-    if !stress_recs.is_empty() {
-        verdicts::stress(&mut out, runs, &stress_recs);
-    }
-    if !check_recs.is_empty() {
-        verdicts::check(&mut out, runs, &check_recs);
-    }
-    if !audit_recs.is_empty() {
-        verdicts::audit(&mut out, runs, &audit_recs);
+    for (s, recs) in &sections {
+        let _ = writeln!(out, "<section id=\"{0}\">\n<h2>{0}</h2>", s.capability);
+        (s.draw)(&mut out, runs, recs);
+        out.push_str("</section>\n");
     }
     if !other_recs.is_empty() {
+        out.push_str("<section id=\"other\">\n<h2>other records</h2>\n");
         verdicts::other(&mut out, runs, &other_recs);
+        out.push_str("</section>\n");
     }
     if runs.is_empty() && comparison.is_none() {
         out.push_str("<p>No runs to report.</p>\n");

@@ -1,9 +1,13 @@
 //! The terminal's view of load records: what `atomlab load` prints and
-//! `atomlab show` prints again, from the records alone.
+//! `atomlab show` prints again, from the records alone; and the report's
+//! table of them, a row per record.
 
 use std::io::{self, Write};
 
 use atomlab_core::{Record, Source, Verdict};
+
+use crate::html::num;
+use crate::table::{Cell, Table};
 
 /// A metric's median.
 fn m(r: &Record, name: &str) -> Option<f64> {
@@ -14,6 +18,108 @@ fn m(r: &Record, name: &str) -> Option<f64> {
 fn ms(v: Option<f64>) -> String {
     v.map(|s| format!("{:.3} ms", s * 1e3))
         .unwrap_or_else(|| "-".into())
+}
+
+/// The latency percentiles a load record has, in order, with their
+/// words: the report's table columns and its chart's x axis.
+pub const PERCENTILES: [(&str, &str); 6] = [
+    ("latency_p50_s", "p50"),
+    ("latency_p90_s", "p90"),
+    ("latency_p99_s", "p99"),
+    ("latency_p999_s", "p99.9"),
+    ("latency_p9999_s", "p99.99"),
+    ("latency_max_s", "max"),
+];
+
+/// A row per load record (the report's table; the terminal prints each
+/// record's lines, [`write_terminal`]): what was loaded and how, the
+/// rates, the latency percentiles, the errors, each side's CPU and the
+/// verdict. A first column names the record's run where the rows mix
+/// runs.
+pub fn table(rows: &[crate::bench_tables::Row<'_>]) -> Table {
+    let runs = rows.iter().any(|x| x.run.is_some());
+    let mut header: Vec<String> = Vec::new();
+    if runs {
+        header.push("run".into());
+    }
+    header.extend(
+        [
+            "url",
+            "mode",
+            "connections",
+            "offered/s",
+            "requests/s",
+            "bytes/s",
+        ]
+        .map(String::from),
+    );
+    header.extend(PERCENTILES.iter().map(|(_, words)| format!("{words} ms")));
+    header.extend(["errors", "client cpu %", "server cpu %", "verdict"].map(String::from));
+    let mut t = Table::with_header(&header);
+    for x in rows {
+        let r = x.record;
+        let figure = |name: &str| Cell::num(m(r, name).map(num).unwrap_or_else(|| "-".into()));
+        let mut row = Vec::new();
+        if runs {
+            row.push(Cell::text(x.run.unwrap_or("-")));
+        }
+        let errors: f64 = [
+            "errors_connect",
+            "errors_read",
+            "errors_write",
+            "errors_timeout",
+            "errors_status",
+            "errors_client",
+        ]
+        .iter()
+        .filter_map(|e| m(r, e))
+        .sum();
+        let (verdict, class) = match r.verdict {
+            Some(Verdict::Pass) => ("PASS", "ok"),
+            Some(Verdict::Fail) => ("FAIL", "bad"),
+            Some(v) => (v.as_str(), "warn"),
+            None => ("-", ""),
+        };
+        row.extend([
+            Cell::text(
+                r.parameters
+                    .get("url")
+                    .and_then(|u| u.as_str())
+                    .unwrap_or("-"),
+            ),
+            Cell::text(&r.variant),
+            Cell::num(
+                r.parameters
+                    .get("connections")
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            Cell::num(
+                r.parameters
+                    .get("rate")
+                    .and_then(|v| v.as_f64())
+                    .map(num)
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            figure("requests_per_sec"),
+            figure("bytes_per_sec"),
+        ]);
+        row.extend(PERCENTILES.iter().map(|(name, _)| {
+            Cell::num(
+                m(r, name)
+                    .map(|s| format!("{:.3}", s * 1e3))
+                    .unwrap_or_else(|| "-".into()),
+            )
+        }));
+        row.extend([
+            Cell::num(format!("{errors:.0}")).class(if errors > 0.0 { "warn" } else { "n" }),
+            figure("client_cpu_percent"),
+            figure("server_cpu_percent"),
+            Cell::text(verdict).class(class),
+        ]);
+        t.row(row);
+    }
+    t
 }
 
 /// The terminal's view of load records (`atomlab load`, `atomlab show`):

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use atomlab_core::Record;
 
 use crate::html::num;
-use crate::table::Table;
+use crate::table::{Cell, Table};
 
 /// Said on stdout (and in the report's notes) when the run is under
 /// qemu-user: the emulator runs each thread's code functionally, so its
@@ -63,6 +63,83 @@ fn names(v: &serde_json::Value, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The models that gave a verdict on a test: those with allowed states.
+fn judged<'a>(f: &Fields<'a>) -> Vec<&'a serde_json::Value> {
+    f.list("models")
+        .iter()
+        .filter(|m| m.get("allowed_states").is_some())
+        .collect()
+}
+
+/// A test's histogram as `atomlab run` prints it and the report shows it:
+/// a row per final state seen (its count, `*` on the witness), then the
+/// allowed states not seen (count 0), with a column per model that judged
+/// the test: allowed, or FORBIDDEN.
+pub fn histogram_table(r: &Record) -> Table {
+    let f = Fields(r);
+    let judged = judged(&f);
+    let mut t = Table::new();
+    let mut header = vec!["count".to_string(), "witness".into(), "final state".into()];
+    header.extend(judged.iter().map(|m| str_of(m, "model").to_string()));
+    t.set_header(header);
+    let model_cell = |m: &serde_json::Value, allowed_by: &[String]| {
+        if allowed_by.iter().any(|a| a == str_of(m, "model")) {
+            "allowed".to_string()
+        } else if m.get("data_race").and_then(|x| x.as_bool()) == Some(true) {
+            "forbidden (racy test: undefined)".to_string()
+        } else {
+            "FORBIDDEN".to_string()
+        }
+    };
+    let witness = |h: &serde_json::Value| {
+        if h.get("witness").and_then(|x| x.as_bool()) == Some(true) {
+            "*".to_string()
+        } else {
+            String::new()
+        }
+    };
+    // A state seen that a model forbids is marked in HTML.
+    let seen_cell = |text: String| {
+        let class = match text.as_str() {
+            "FORBIDDEN" => "bad",
+            "allowed" => "",
+            _ => "warn",
+        };
+        Cell::text(text).class(class)
+    };
+    for h in f.list("histogram") {
+        let allowed_by = names(h, "allowed_by");
+        let mut row = vec![
+            Cell::num(
+                h.get("count")
+                    .and_then(|x| x.as_u64())
+                    .unwrap_or(0)
+                    .to_string(),
+            ),
+            Cell::text(witness(h)),
+            Cell::text(str_of(h, "state")),
+        ];
+        row.extend(judged.iter().map(|m| seen_cell(model_cell(m, &allowed_by))));
+        t.add_row(row);
+    }
+    // Allowed states the CPU did not show: normal, and said so.
+    for h in f.list("not_observed") {
+        let allowed_by = names(h, "allowed_by");
+        let mut row = vec![
+            Cell::num("0"),
+            Cell::text(witness(h)),
+            Cell::text(str_of(h, "state")),
+        ];
+        row.extend(
+            judged
+                .iter()
+                .map(|m| Cell::text(format!("{}, not observed", model_cell(m, &allowed_by)))),
+        );
+        t.add_row(row);
+    }
+    t
+}
+
 /// Per test: the header line, the histogram with a column per model (and
 /// the allowed states not observed), the observation, the rates, each
 /// model's verdict and what went wrong; from the run's records alone, so
@@ -96,56 +173,8 @@ pub fn write_tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> io
             f.metric("seconds"),
             cpus.join(" ")
         )?;
-        // The models that gave a verdict: they have allowed states.
-        let judged: Vec<&serde_json::Value> = f
-            .list("models")
-            .iter()
-            .filter(|m| m.get("allowed_states").is_some())
-            .collect();
-        let mut t = Table::new();
-        let mut header = vec!["count".to_string(), "witness".into(), "final state".into()];
-        header.extend(judged.iter().map(|m| str_of(m, "model").to_string()));
-        t.set_header(header);
-        let model_cell = |m: &serde_json::Value, allowed_by: &[String]| {
-            if allowed_by.iter().any(|a| a == str_of(m, "model")) {
-                "allowed".to_string()
-            } else if m.get("data_race").and_then(|x| x.as_bool()) == Some(true) {
-                "forbidden (racy test: undefined)".to_string()
-            } else {
-                "FORBIDDEN".to_string()
-            }
-        };
-        let witness = |h: &serde_json::Value| {
-            if h.get("witness").and_then(|x| x.as_bool()) == Some(true) {
-                "*".to_string()
-            } else {
-                String::new()
-            }
-        };
-        for h in f.list("histogram") {
-            let allowed_by = names(h, "allowed_by");
-            let mut row = vec![
-                h.get("count")
-                    .and_then(|x| x.as_u64())
-                    .unwrap_or(0)
-                    .to_string(),
-                witness(h),
-                str_of(h, "state").to_string(),
-            ];
-            row.extend(judged.iter().map(|m| model_cell(m, &allowed_by)));
-            t.add_row(row);
-        }
-        // Allowed states the CPU did not show: normal, and said so.
-        for h in f.list("not_observed") {
-            let allowed_by = names(h, "allowed_by");
-            let mut row = vec!["0".to_string(), witness(h), str_of(h, "state").to_string()];
-            row.extend(
-                judged
-                    .iter()
-                    .map(|m| format!("{}, not observed", model_cell(m, &allowed_by))),
-            );
-            t.add_row(row);
-        }
+        let judged = judged(&f);
+        let t = histogram_table(r);
         writeln!(out, "{t}")?;
         let positive = f.metric("positive") as u64;
         writeln!(
@@ -303,6 +332,12 @@ pub fn write_view(out: &mut impl Write, recs: &[Record], emulated: bool) -> io::
 /// A saved run's summary (`atomlab show`), from its records alone: one row
 /// per test with the hardware's observation and each model's.
 pub fn write_records_table(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
+    writeln!(out, "{}", records_table(recs))
+}
+
+/// The summary of run records (`atomlab show`, the report): one row per
+/// test with the hardware's observation and each model's.
+pub fn records_table<'a>(recs: impl IntoIterator<Item = &'a Record>) -> Table {
     let mut t = Table::new();
     t.set_header(vec![
         "test",
@@ -358,7 +393,7 @@ pub fn write_records_table(out: &mut impl Write, recs: &[Record]) -> io::Result<
                 .unwrap_or_else(|| "-".into()),
         ]);
     }
-    writeln!(out, "{t}")
+    t
 }
 
 #[cfg(test)]

@@ -1,15 +1,18 @@
 //! The judged capabilities: stress verdicts, check observations with their
-//! explanations, audit verdicts per binary, and any other record.
+//! explanations, audit verdicts (counted in a chart, then per binary), and
+//! any other record.
 
 use std::fmt::Write;
 
+use atomlab_audit::PackageVerdict;
 use atomlab_core::{Record, Verdict};
 use serde_json::Value;
 
 use crate::bench::Rec;
+use crate::charts::{self, Bar, Tone};
 use crate::html::{count, esc, num, param, slug};
 use crate::table::{Cell, Table};
-use crate::{run_name, RunView};
+use crate::{run_column, run_name, RunView};
 
 fn runs_differ(recs: &[Rec<'_>]) -> bool {
     recs.windows(2).any(|w| w[0].run != w[1].run)
@@ -22,7 +25,6 @@ fn metric_median(r: &Record, name: &str) -> Option<f64> {
 /// Stress: one row per variant, its expectation beside its verdict.
 pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = runs_differ(recs);
-    out.push_str("<section id=\"stress\">\n<h2>stress</h2>\n");
     out.push_str(
         "<p class=\"lead\">A correct variant should PASS; a known-broken one should FAIL \
          (its violations caught, so the detector works). NOT_OBSERVED is a broken variant \
@@ -85,7 +87,7 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         }
         let mut row = Vec::new();
         if multi {
-            row.push(Cell::text(run_name(&runs[x.run])));
+            row.push(Cell::text(run_column(&runs[x.run])));
         }
         row.extend([
             Cell::text(&r.scenario),
@@ -104,7 +106,6 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         t.row(row);
     }
     t.html(out);
-    out.push_str("</section>\n");
 }
 
 /// A check record's cell as `atomlab check` prints it: `Never (3)`,
@@ -158,7 +159,6 @@ pub fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         recs.iter()
             .find(|x| x.run == run && x.r.scenario == test && x.r.variant == model)
     };
-    out.push_str("<section id=\"check\">\n<h2>check</h2>\n");
     out.push_str(
         "<p class=\"lead\">Each cell: whether the test's condition is observable under \
          the model (Never, Sometimes, Always) and, in brackets, how many final states the \
@@ -177,7 +177,7 @@ pub fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     for &(run, test) in &rows {
         let mut row = Vec::new();
         if multi {
-            row.push(Cell::text(run_name(&runs[run])));
+            row.push(Cell::text(run_column(&runs[run])));
         }
         let cond = models
             .iter()
@@ -228,7 +228,6 @@ pub fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
             .collect();
         explanation(out, runs, multi.then_some(run), test, &mine);
     }
-    out.push_str("</section>\n");
 }
 
 fn explain_id(run: usize, test: &str) -> String {
@@ -369,10 +368,89 @@ fn object_table(out: &mut String, title: &str, v: Option<&Value>) {
     t.html(out);
 }
 
+/// The bar an audit record counts for: its verdict's words (a package's)
+/// or kind (a binary's), and its colour: red for what crashes on ARMv8.0
+/// (LSE behind no CPU-feature test), amber for LL/SC only (no LSE on
+/// ARMv8.1+).
+fn audit_verdict(r: &Record) -> (String, Tone) {
+    let kind = r
+        .detail
+        .as_ref()
+        .and_then(|d| d.pointer("/verdict/kind"))
+        .and_then(|k| k.as_str())
+        .unwrap_or(&r.variant);
+    let tone = match kind {
+        "needs_armv8.1" | "inline_lse" => Tone::Bad,
+        "llsc_only" => Tone::Warn,
+        _ => Tone::Plain(0),
+    };
+    let label = if r.variant == "package" {
+        let words = PackageVerdict::WORST_FIRST
+            .iter()
+            .find(|v| v.name() == kind)
+            .map_or(kind, |v| v.words());
+        format!("package: {words}")
+    } else {
+        format!("binary: {}", kind.replace('_', " "))
+    };
+    (label, tone)
+}
+
+/// Audit: a bar per verdict, how many binaries (or packages) got it,
+/// worst first.
+pub fn audit_counts(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    let mut bars: Vec<Bar> = Vec::new();
+    for x in recs {
+        let (label, tone) = audit_verdict(x.r);
+        match bars.iter_mut().find(|b| b.label == label) {
+            Some(b) => b.value += 1.0,
+            None => bars.push(Bar {
+                label,
+                value: 1.0,
+                tone,
+            }),
+        }
+    }
+    let rank = |t: Tone| match t {
+        Tone::Bad => 0,
+        Tone::Warn => 1,
+        Tone::Plain(_) => 2,
+    };
+    bars.sort_by_key(|b| rank(b.tone));
+    let packages = recs.iter().filter(|x| x.r.variant == "package").count();
+    let what = match (packages, recs.len() - packages) {
+        (0, _) => "binaries",
+        (_, 0) => "packages",
+        _ => "binaries and packages",
+    };
+    let mut run_count: Vec<usize> = recs.iter().map(|x| x.run).collect();
+    run_count.dedup();
+    let mut caption = format!(
+        "audit: how many {what} got each verdict ({} in all",
+        recs.len()
+    );
+    if run_count.len() > 1 && runs.len() > 1 {
+        let _ = write!(caption, ", over {} runs", run_count.len());
+    }
+    caption.push(')');
+    if bars.iter().any(|b| b.tone == Tone::Bad) {
+        caption.push_str("; red: LSE behind no CPU-feature test, SIGILL on ARMv8.0");
+    }
+    if bars.iter().any(|b| b.tone == Tone::Warn) {
+        caption.push_str("; amber: LL/SC only, no LSE on ARMv8.1+");
+    }
+    out.push_str(&charts::figure(
+        "audit-verdicts",
+        charts::bar_chart(&bars, what),
+        &format!("audit: {what} per verdict"),
+        "",
+        &esc(&caption),
+    ));
+}
+
 /// Audit: a row per binary with its verdict in words and its counts.
 pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = runs_differ(recs);
-    out.push_str("<section id=\"audit\">\n<h2>audit</h2>\n");
     let mut header = vec![];
     if multi {
         header.push("run");
@@ -418,7 +496,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         };
         let mut row = Vec::new();
         if multi {
-            row.push(Cell::text(run_name(&runs[x.run])));
+            row.push(Cell::text(run_column(&runs[x.run])));
         }
         row.extend([
             Cell::html(format!("<code>{}</code>", esc(&param(r, "path")))),
@@ -503,12 +581,10 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         }
         out.push_str("</details>\n");
     }
-    out.push_str("</section>\n");
 }
 
 /// Records of capabilities this report has no section for: their medians.
 pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
-    out.push_str("<section id=\"other\">\n<h2>other records</h2>\n");
     let mut t = Table::with_header(&[
         "run",
         "capability",
@@ -533,7 +609,7 @@ pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
             })
             .collect();
         t.row(vec![
-            Cell::text(run_name(&runs[x.run])),
+            Cell::text(run_column(&runs[x.run])),
             Cell::text(&r.capability),
             Cell::text(&r.scenario),
             Cell::text(&r.variant),
@@ -543,5 +619,4 @@ pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         ]);
     }
     t.html(out);
-    out.push_str("</section>\n");
 }

@@ -272,3 +272,213 @@ fn nothing_to_report_is_still_a_page() {
     assert!(html.contains("No runs to report."));
     assert!(html.trim_end().ends_with("</html>"));
 }
+
+/// The `<section id="ID">` of `html`, up to the next top-level section.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<section id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no {id} section"));
+    let rest = &html[start + 1..];
+    let end = rest
+        .find("\n<section id=")
+        .map_or(html.len(), |e| start + 1 + e);
+    &html[start..end]
+}
+
+/// `bench spsc` at two offered rates, spinning and sleeping (the records
+/// of `atomlab bench spsc --rate 100k,1M --wait spin` and `--wait
+/// notify`): a chart per side with a line per variant and wait mode, and
+/// the queue table with a row per variant, wait and rate.
+#[test]
+fn spsc_sample_charts_each_sides_cpu_against_the_offered_rate() {
+    let runs = [run("spsc.json", "spsc-1", None)];
+    let recs = &runs[0].report.records;
+    let html = render_html(&runs, None);
+    assert_self_contained(&html);
+    let figs = figures(&html);
+    let names: Vec<&str> = figs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["bench-spsc-producer", "bench-spsc-consumer"]);
+    let lines: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for r in recs {
+            let line = format!("{} · {}", r.variant, r.parameters["wait"].as_str().unwrap());
+            if !v.contains(&line) {
+                v.push(line);
+            }
+        }
+        v
+    };
+    assert!(lines.len() >= 4, "variants × spin and notify: {lines:?}");
+    for (name, fig) in &figs {
+        assert_chart_drawn(name, fig);
+        assert_eq!(fig.matches("<li>").count(), lines.len(), "{name}: {fig}");
+        for line in &lines {
+            assert!(
+                fig.contains(&format!("</span>{line}</li>")),
+                "{name}: {line}"
+            );
+        }
+        // A point per record on each side; a hollow one (the rate not
+        // sustained) is a white disc inside a coloured ring.
+        let hollow = recs
+            .iter()
+            .filter(|r| r.flagged(FlagKind::RateNotSustained))
+            .count();
+        assert_eq!(
+            fig.matches("<circle").count(),
+            recs.len() + hollow,
+            "{name}"
+        );
+        assert!(fig.contains("offered rate (items/s)"));
+    }
+    // The queue table: the terminal's, with every figure the record has.
+    let bench = section(&html, "bench");
+    for column in [
+        "offered/s",
+        "achieved/s",
+        "prod cpu %",
+        "cons cpu %",
+        "p50 ns",
+        "p99 ns",
+        "p99.9 ns",
+        "wakes/item",
+    ] {
+        assert!(
+            bench.contains(&format!("<th scope=\"col\">{column}</th>")),
+            "{column}"
+        );
+    }
+    let rows = bench.split("<tr>").filter(|r| r.contains("<td")).count();
+    assert_eq!(rows, recs.len(), "a row per record");
+    assert!(!bench.contains("nothing to draw"));
+}
+
+/// A load run (`atomlab load -d 3`): its section with the percentiles,
+/// the per-second timeline and a table row; not "other records".
+#[test]
+fn load_sample_gets_percentiles_a_timeline_and_a_row() {
+    let runs = [run("load.json", "20261202-101010-0000000a", Some("nginx"))];
+    let html = render_html(&runs, None);
+    // The URL loaded is data in a cell, not a link (assert_self_contained
+    // would take it for one).
+    assert!(!html.contains("href=\"http"));
+    assert!(!html.to_ascii_lowercase().contains("<script"));
+    assert!(!html.contains("id=\"other\""));
+    let load = section(&html, "load");
+    let figs = figures(load);
+    let names: Vec<&str> = figs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["load-latency", "load-timeline"]);
+    for (name, fig) in &figs {
+        assert_chart_drawn(name, fig);
+    }
+    // Six percentiles of one run.
+    assert_eq!(figs[0].1.matches("<circle").count(), 6);
+    let seconds = runs[0].report.records[0].detail.as_ref().unwrap()["timeline"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(seconds >= 2, "a timeline of seconds");
+    assert_eq!(figs[1].1.matches("<circle").count(), seconds);
+    for column in ["requests/s", "p50 ms", "p99 ms", "max ms", "client cpu %"] {
+        assert!(
+            load.contains(&format!("<th scope=\"col\">{column}</th>")),
+            "{column}"
+        );
+    }
+    assert!(load.contains("<td class=\"ok\">PASS</td>"));
+}
+
+/// A litmus test run on this CPU: the summary, and the histogram chart
+/// beside the table with a column per model.
+#[test]
+fn run_sample_shows_the_histogram_beside_the_models() {
+    let runs = [run("run.json", "20261202-101010-0000000b", None)];
+    let r = &runs[0].report.records[0];
+    let states = r.detail.as_ref().unwrap()["histogram"]
+        .as_array()
+        .unwrap()
+        .len();
+    let html = render_html(&runs, None);
+    assert_self_contained(&html);
+    assert!(!html.contains("id=\"other\""));
+    let sec = section(&html, "run");
+    let figs = figures(sec);
+    assert_eq!(figs.len(), 1);
+    let (name, fig) = &figs[0];
+    assert_eq!(name, &format!("run-0-{}", r.scenario.to_lowercase()));
+    assert_chart_drawn(name, fig);
+    assert!(fig.contains("times seen"));
+    // A count per state seen, written at the end of its bar.
+    assert!(fig.matches("<rect").count() > states, "{fig}");
+    let pair = &sec[sec.find("<div class=\"pair\">").unwrap()..];
+    assert!(pair.contains("<th scope=\"col\">final state</th>"));
+    let rows = pair[..pair.find("</table>").unwrap()]
+        .split("<tr>")
+        .filter(|r| r.contains("<td"))
+        .count();
+    assert!(rows >= states, "a row per state");
+    assert!(sec.contains("<th scope=\"col\">hardware</th>"));
+}
+
+/// Audit: a bar per verdict, packages worst first, the one that crashes
+/// on ARMv8.0 red.
+#[test]
+fn audit_counts_each_verdict() {
+    let mut r = run("audit.json", "a1", None);
+    for (name, kind) in [
+        ("nginx", "needs_armv8.1"),
+        ("libc6", "run_time_lse"),
+        ("openssl", "run_time_lse"),
+    ] {
+        let mut p = Record::new("audit", name, "package");
+        p.detail = Some(serde_json::json!({"verdict": {"kind": kind, "words": "-"}}));
+        r.report.records.push(p);
+    }
+    let html = render_html(&[r], None);
+    let audit = section(&html, "audit");
+    let figs = figures(audit);
+    assert_eq!(figs.len(), 1);
+    let (name, fig) = &figs[0];
+    assert_eq!(name, "audit-verdicts");
+    assert_chart_drawn(name, fig);
+    for label in [
+        "package: needs ARMv8.1 (SIGILL on ARMv8.0)",
+        "package: outline or run-time LSE (ARMv8.0-safe)",
+        "binary: x86 locked",
+    ] {
+        assert!(
+            fig.contains(&format!(">\n{label}\n</text>")),
+            "{label}: {fig}"
+        );
+    }
+    assert!(fig.contains("red: LSE behind no CPU-feature test"), "{fig}");
+    assert!(fig.contains("#C62828"), "red for SIGILL on ARMv8.0");
+    // Counts on the axis are whole numbers.
+    for fraction in ["0.2", "0.5", "1.5"] {
+        assert!(!fig.contains(&format!(">\n{fraction}\n</text>")), "{fig}");
+    }
+    assert!(
+        fig.contains("how many binaries and packages got each verdict (4 in all)"),
+        "{fig}"
+    );
+}
+
+/// A capability the report has no section for falls under "other
+/// records", its run named by its id.
+#[test]
+fn other_records_name_their_run_by_id() {
+    let mut r = run(
+        "bench-counter.json",
+        "20261202-101010-0000000c",
+        Some("lbl"),
+    );
+    let mut odd = Record::new("future", "thing", "x");
+    odd.verdict = Some(Verdict::Pass);
+    r.report.records.push(odd);
+    let html = render_html(&[r], None);
+    let other = section(&html, "other");
+    assert!(
+        other.contains("<td>20261202-101010-0000000c (lbl)</td>"),
+        "{other}"
+    );
+}

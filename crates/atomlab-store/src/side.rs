@@ -3,14 +3,16 @@
 //! are one side), or one run by id or unique prefix. Empty shards' records
 //! stand for no figure and are left out; the shards a label lacks are
 //! returned so the caller can warn that its figures cover part of the job.
+//! The runs a side names ([`file_run`], [`Store::side_runs`]) are what a
+//! report of the comparison shows beside it.
 
 use std::path::Path;
 
 use atomlab_core::shard::{self, Missing};
 use atomlab_stats::ab::Side;
 
-use crate::document::{read_document, DocumentError};
-use crate::{Store, StoreError};
+use crate::document::{read_document, read_run_document, DocumentError};
+use crate::{RunMeta, Store, StoreError, StoredRun};
 
 /// Why a label or run side could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +43,34 @@ pub fn file_side(spec: &str) -> Result<Option<Side>, DocumentError> {
     Ok(Some(Side::new(spec, read_document(path)?.records)))
 }
 
+/// The run a side names when it is an existing file (a `--json` document):
+/// its facts when it is an exported run, else a run named by the file
+/// (`spec` its id), started at its first record; `None` when `spec` names
+/// a label or a run.
+pub fn file_run(spec: &str) -> Result<Option<StoredRun>, DocumentError> {
+    let path = Path::new(spec);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let (report, meta) = read_run_document(path)?;
+    let meta = meta.unwrap_or_else(|| RunMeta {
+        id: spec.to_string(),
+        started_unix: report
+            .records
+            .iter()
+            .map(|r| r.unix_time)
+            .min()
+            .map_or(f64::NAN, |t| t as f64),
+        label: None,
+        command: report.command.clone(),
+        // The document does not say.
+        command_line: Vec::new(),
+        git_commit: None,
+        host: format!("unknown (--json document {spec})"),
+    });
+    Ok(Some(StoredRun { meta, report }))
+}
+
 /// A side read from the store, and the shards its label lacks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoreSide {
@@ -52,6 +82,23 @@ pub struct StoreSide {
 }
 
 impl Store {
+    /// The runs `spec` names in this store, as [`Store::side`] reads
+    /// them: every run of the label `spec` (oldest first), or else the run
+    /// with that id or unique id prefix.
+    pub fn side_runs(&self, spec: &str) -> Result<Vec<StoredRun>, SideError> {
+        let by_label = self.runs_with_label(spec)?;
+        if !by_label.is_empty() {
+            return Ok(by_label);
+        }
+        self.load(spec)
+            .map(|run| vec![run])
+            .map_err(|error| SideError::Unknown {
+                spec: spec.to_string(),
+                store: self.location().to_string(),
+                error: Box::new(error),
+            })
+    }
+
     /// The side `spec` names in this store: every run of the label `spec`
     /// (records pooled oldest first), or else the run with that id or
     /// unique id prefix; empty shards' records left out.

@@ -14,7 +14,7 @@ use crate::args::Globals;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Without RUN: the runs of the global --label (every shard of a job), \
-or else the latest run."
+or with --compare A B the runs compared, or else the latest run."
 )]
 pub struct ReportArgs {
     /// Run ids (or unique prefixes) to include.
@@ -63,6 +63,15 @@ pub fn write(path: &std::path::Path, html: &str) -> anyhow::Result<()> {
     std::fs::write(&tmp, html).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// The runs one side of `--compare` names: a `--json` file's run, or the
+/// runs of a label, or one run.
+fn side_runs(spec: &str, store: &Store) -> anyhow::Result<Vec<StoredRun>> {
+    match atomlab_store::side::file_run(spec)? {
+        Some(run) => Ok(vec![run]),
+        None => Ok(store.side_runs(spec)?),
+    }
 }
 
 pub fn run(args: &ReportArgs, cli: &Globals) -> anyhow::Result<ExitStatus> {
@@ -118,6 +127,18 @@ pub fn run(args: &ReportArgs, cli: &Globals) -> anyhow::Result<ExitStatus> {
         }
         _ => None,
     };
+    if runs.is_empty() {
+        // `--compare A B` alone: the runs compared, so that the page says
+        // what A and B are.
+        let store = store.as_ref().expect("opened at the start");
+        for spec in &args.compare {
+            for run in side_runs(spec, store)? {
+                if !runs.iter().any(|r| r.meta.id == run.meta.id) {
+                    runs.push(run);
+                }
+            }
+        }
+    }
     let views: Vec<RunView> = runs.into_iter().map(view).collect();
     let html = atomlab_report::render_html(&views, comparison.as_ref());
     write(&args.output, &html)?;
