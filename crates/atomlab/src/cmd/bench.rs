@@ -138,29 +138,13 @@ impl BenchArgs {
             batch: self.batch,
             wait: wait.clone().unwrap_or(Some(WaitMode::Spin)),
         };
-        let plan = match self.plugin_scenario()? {
-            Some(s) => Plan::new(s, &req, cpus),
-            None => Plan::from_request(&req, cpus),
-        }
-        .map_err(bad_input)?;
+        let plan = atomlab_bench::registry::with_plugins(&self.scenario, &self.plugin)
+            .and_then(|s| Plan::new(s, &req, cpus))
+            .map_err(bad_input)?;
         contention?;
         placement?;
         wait?;
         Ok(plan)
-    }
-}
-
-impl BenchArgs {
-    /// The scenario with the `--plugin`s' variants, checked before
-    /// anything runs; `None` without `--plugin`.
-    fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_bench::Scenario>> {
-        if self.plugin.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(atomlab_bench::registry::with_plugins(
-            &self.scenario,
-            &self.plugin,
-        )?))
     }
 }
 

@@ -81,11 +81,9 @@ impl StressArgs {
             pin: pin.clone().ok().flatten(),
             time_limit: self.time_limit,
         };
-        let plan = match self.plugin_scenario()? {
-            Some(s) => Plan::new(s, &req, cpus),
-            None => Plan::from_request(&req, cpus),
-        }
-        .map_err(bad_input)?;
+        let plan = atomlab_stress::registry::with_plugins(&self.scenario, &self.plugin)
+            .and_then(|s| Plan::new(s, &req, cpus))
+            .map_err(bad_input)?;
         // An unknown --pin is reported after the other flags, as the
         // validation has always ordered them.
         if let Err(e) = pin {
@@ -96,20 +94,6 @@ impl StressArgs {
             );
         }
         Ok(plan)
-    }
-}
-
-impl StressArgs {
-    /// The scenario with the `--plugin`s' variants, checked before
-    /// anything runs; `None` without `--plugin`.
-    fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_stress::Scenario>> {
-        if self.plugin.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(atomlab_stress::registry::with_plugins(
-            &self.scenario,
-            &self.plugin,
-        )?))
     }
 }
 
