@@ -8,7 +8,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
+use atomlab_core::{ExitStatus, Machine, Record, Report};
 use atomlab_run::batch::{self, BatchOptions, Progress, Ran};
 use atomlab_run::{
     Affinity, Layout, Preload, PrepareOptions, Roles, RunBarrier, RunOptions, SyncMode,
@@ -221,22 +221,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             });
         }
     };
-    let skipped_note = match skipped.tests.as_slice() {
-        [] => None,
-        [one] => Some(format!("skipped {one}")),
-        many => Some(format!(
-            "skipped {} tests this host ({}) cannot run: {}; judge them with `atomlab check`, \
-             or run them on their hardware",
-            many.len(),
-            atomlab_run::host_isa(),
-            skipped
-                .kinds
-                .iter()
-                .map(|(kind, n)| format!("{n} {kind}{}", if *n == 1 { "" } else { "s" }))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    };
+    let skipped_note = skipped.note();
     if let Some(note) = &skipped_note {
         eprintln!("atomlab run: {note}");
     }
@@ -256,16 +241,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let records: Vec<Record> = ran.iter().map(Ran::record).collect();
     // A forbidden outcome observed, a test cut short, or one a model could
     // not judge: exit 1.
-    let status = if records.iter().any(|r| {
-        matches!(
-            r.verdict,
-            Some(Verdict::Fail | Verdict::Timeout | Verdict::Bound)
-        )
-    }) {
-        ExitStatus::VerdictFailed
-    } else {
-        ExitStatus::Ok
-    };
+    let status = batch::exit_status(&records);
     let emulated = machine.emulated;
     let mut report = Report::new("run", machine, records);
     if emulated {
