@@ -42,6 +42,8 @@ mod html;
 pub mod load_view;
 pub mod machine_view;
 pub mod run_view;
+pub mod runs_view;
+pub mod show_view;
 pub mod stress_view;
 pub mod suite_view;
 pub mod table;

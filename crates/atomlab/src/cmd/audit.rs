@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use atomlab_audit::batch::{self, Batch, Step};
 use atomlab_audit::{AuditError, Progress, Requirement};
-use atomlab_core::{ExitStatus, Machine, Record, Report};
+use atomlab_core::{ExitStatus, Machine, Report};
 
 use super::Outcome;
 
@@ -178,7 +178,7 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<Outcome> {
                 &[],
                 given,
             )?),
-            None => records_table(&report.records),
+            None => crate::render::show(report),
         }),
     })
 }
@@ -216,12 +216,4 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
         .into_iter()
         .map(atomlab_audit::apt::AptMiss::into_error)
         .collect())
-}
-
-/// An audit's tables from its records alone: what `atomlab audit` prints,
-/// and what `atomlab show` prints of a saved audit run.
-pub fn records_table(records: &[Record]) -> anyhow::Result<()> {
-    let shown = batch::shown(records)?;
-    atomlab_report::audit_view::write_terminal(&mut std::io::stdout().lock(), &shown)?;
-    Ok(())
 }

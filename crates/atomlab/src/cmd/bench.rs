@@ -285,7 +285,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             if to_stdout {
                 Ok(())
             } else {
-                render::bench_tables(report)
+                render::show(report)
             }
         }),
     })

@@ -258,12 +258,6 @@ fn write_table(out: &mut impl Write, table: &render::Table) -> std::io::Result<(
     atomlab_report::check_view::write_table(out, table)
 }
 
-/// The side-by-side table of saved check records (`show`).
-pub fn records_table(recs: &[&Record]) -> anyhow::Result<()> {
-    atomlab_report::check_view::write_records_table(&mut std::io::stdout().lock(), recs)?;
-    Ok(())
-}
-
 /// Progress on stderr: a bar with tests done, the current test and the
 /// executions explored when stderr is a terminal and the run passes a
 /// second; without a terminal, a line every 10 s while a test runs long.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report};
+use atomlab_core::{ExitStatus, Machine, Report};
 
 use super::Outcome;
 use crate::cmd::bench::parse_seconds;
@@ -118,12 +118,6 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
         } else {
             ExitStatus::VerdictFailed
         },
-        people: Box::new(|report| tables(&report.records)),
+        people: Box::new(crate::render::show),
     })
-}
-
-/// The people's view of load records, live and in `atomlab show`.
-pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
-    atomlab_report::load_view::write_terminal(&mut std::io::stdout().lock(), recs)?;
-    Ok(())
 }

@@ -12,6 +12,6 @@ pub fn run() -> Outcome {
     Outcome {
         report: Report::new("machine", machine, Vec::new()),
         status: ExitStatus::Ok,
-        people: Box::new(|r| render::machine_table(&r.machine)),
+        people: Box::new(render::show),
     }
 }

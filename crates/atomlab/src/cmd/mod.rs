@@ -222,18 +222,5 @@ pub fn view(report: &Report) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    match report.command.as_str() {
-        "bench" => render::bench_tables(report),
-        "stress" => stress::tables(&report.records),
-        "check" => {
-            let recs: Vec<&atomlab_core::Record> = report.records.iter().collect();
-            check::records_table(&recs)
-        }
-        "audit" => audit::records_table(&report.records),
-        "run" => run::view(report),
-        "load" => load::tables(&report.records),
-        "suite" => suite::summary(report),
-        "machine" => render::machine_table(&report.machine),
-        _ => render::records_table(&report.records),
-    }
+    render::show(report)
 }

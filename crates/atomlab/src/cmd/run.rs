@@ -263,14 +263,3 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         }),
     })
 }
-
-/// A saved run as `atomlab run` printed it (`atomlab show`), then its
-/// summary (atomlab-report's run view).
-pub fn view(report: &Report) -> anyhow::Result<()> {
-    run_view::write_view(
-        &mut std::io::stdout().lock(),
-        &report.records,
-        report.machine.emulated,
-    )?;
-    Ok(())
-}

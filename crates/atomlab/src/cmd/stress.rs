@@ -179,12 +179,6 @@ pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome {
         report: Report::new("stress", machine, records),
         status,
-        people: Box::new(|report| tables(&report.records)),
+        people: Box::new(crate::render::show),
     })
-}
-
-/// The people's view of stress records, live and in `atomlab show`.
-pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
-    atomlab_report::stress_view::write_terminal(&mut std::io::stdout().lock(), recs)?;
-    Ok(())
 }

@@ -35,7 +35,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
             if verbose {
                 detail(report)
             } else {
-                summary(report)
+                crate::render::show(report)
             }
         }),
     })
@@ -44,12 +44,5 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
 /// Every table of every capability (atomlab-report's suite view).
 fn detail(report: &Report) -> anyhow::Result<()> {
     atomlab_report::suite_view::write_detail(&mut std::io::stdout().lock(), report)?;
-    Ok(())
-}
-
-/// One screen: the machine in a line, then a line per capability
-/// (atomlab-report's suite view).
-pub fn summary(report: &Report) -> anyhow::Result<()> {
-    atomlab_report::suite_view::write_summary(&mut std::io::stdout().lock(), report)?;
     Ok(())
 }
