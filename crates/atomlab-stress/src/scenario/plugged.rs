@@ -11,7 +11,7 @@ use atomlab_plugin::PluginVariant;
 
 use super::common_notes;
 use crate::detect::Detector;
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{Plan, Scenario, Threads};
 
 /// A scenario that tests plugin variants of the kind `Fns`.
@@ -24,13 +24,13 @@ pub trait Pluggable: Scenario + 'static {
         plan: &Plan,
         variant: &'static str,
         p: &PluginVariant<Self::Fns>,
-    ) -> Outcome;
+    ) -> VariantRun;
 }
 
 /// The FAIL of a plugin variant whose `new_` gave no object.
-pub(crate) fn cannot_make(plan: &Plan, variant: &'static str, why: String) -> Outcome {
+pub(crate) fn cannot_make(plan: &Plan, variant: &'static str, why: String) -> VariantRun {
     let det = Detector::new();
-    let mut o = Outcome::judge(plan, variant, 0, 0.0, &det, common_notes(plan));
+    let mut o = VariantRun::judge(plan, variant, 0, 0.0, &det, common_notes(plan));
     o.verdict = atomlab_core::Verdict::Fail;
     o.reason = format!("the plugin could not make an object to test: {why}");
     o
@@ -65,7 +65,7 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.base().takes_tasks()
     }
 
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         match self.plugin(variant) {
             Some(p) => Some(self.base().run_plugin(plan, variant, p)),
             None => self.base().run(plan, variant),

@@ -8,7 +8,7 @@ use anyhow::Context;
 use atomlab_bench::{BenchError, Contention, Placement, Plan, Request, WaitMode};
 use atomlab_core::{ExitStatus, Machine, Record, Report, Shard};
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::render;
 
 #[derive(Debug, clap::Args)]
@@ -229,7 +229,7 @@ pub fn run_plan(
     Ok(records)
 }
 
-pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: BenchArgs) -> anyhow::Result<CommandOutput> {
     let mut machine = Machine::detect();
     let plan = args.plan(machine.cpus)?;
     if let Some(path) = &args.export_json {
@@ -274,7 +274,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let failed = records
         .iter()
         .any(|r| r.verdict == Some(atomlab_core::Verdict::Fail));
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("bench", machine, records),
         status: if failed {
             ExitStatus::VerdictFailed

@@ -12,7 +12,7 @@ use atomlab_core::{Machine, Record, Report, Shard};
 use atomlab_model::{AcquireLoad, Engine};
 use clap::builder::PossibleValuesParser;
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::args::ArmAcquire;
 
 /// Output formats.
@@ -208,7 +208,7 @@ fn flag_error(e: Error, args: &CheckArgs) -> anyhow::Error {
 /// Judges the tests of `args` (atomlab-check) and prints the table, the
 /// herd7 logs or (through the dispatcher) the JSON. `detail`: whether the
 /// records will be read (saved or printed as JSON).
-pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
+pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
     let opts = options(&args, detail)?;
     let progress = Display {
         shared: OnceLock::new(),
@@ -227,7 +227,7 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
     let mut report = Report::new("check", Machine::detect(), records);
     report.errors = errors;
     let (format, explain) = (args.format, args.explain);
-    Ok(Outcome {
+    Ok(CommandOutput {
         report,
         status,
         people: Box::new(move |report| {

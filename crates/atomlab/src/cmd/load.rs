@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use atomlab_core::{ExitStatus, Machine, Report};
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::cmd::bench::parse_seconds;
 
 #[derive(Debug, clap::Args)]
@@ -67,7 +67,7 @@ pub struct LoadArgs {
     pub pipeline: usize,
 }
 
-pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: LoadArgs) -> anyhow::Result<CommandOutput> {
     let body = match &args.body {
         Some(p) => Some(atomlab_load::body::read(p)?),
         None => None,
@@ -111,7 +111,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
     for f in &out.failures {
         eprintln!("atomlab: load failed: {f}");
     }
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("load", machine, vec![out.record]),
         status: if out.failures.is_empty() {
             ExitStatus::Ok

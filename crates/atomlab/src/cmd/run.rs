@@ -14,7 +14,7 @@ use atomlab_run::{
     Affinity, Layout, Preload, PrepareOptions, Roles, RunBarrier, RunOptions, SyncMode,
 };
 
-use super::Outcome;
+use super::CommandOutput;
 use atomlab_report::run_view;
 
 /// Output formats.
@@ -152,7 +152,7 @@ pub(crate) fn say_forbidden(ran: &Ran) {
     }
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
     let affinity = parse_affinity(&args.pin)?;
     let timeout = match args.timeout {
         0.0 => None,
@@ -214,7 +214,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             report
                 .notes
                 .push("nothing was run: every input must be runnable first".into());
-            return Ok(Outcome {
+            return Ok(CommandOutput {
                 report,
                 status: ExitStatus::BadInput,
                 people: Box::new(|_| Ok(())),
@@ -249,7 +249,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
     report.notes.extend(skipped_note);
     let format = args.format;
-    Ok(Outcome {
+    Ok(CommandOutput {
         report,
         status,
         people: Box::new(move |report| {

@@ -6,7 +6,7 @@
 use atomlab_core::{ExitStatus, Machine, Record, Report, Shard};
 use atomlab_stress::{Field, Pin, Plan, Request, StressError};
 
-use super::Outcome;
+use super::CommandOutput;
 
 #[derive(Debug, clap::Args)]
 // Negative numbers reach the value parsers, which say what is wrong with
@@ -140,7 +140,7 @@ pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
     out
 }
 
-pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: StressArgs) -> anyhow::Result<CommandOutput> {
     let machine = Machine::detect();
     let mut plan = args.plan(&atomlab_thread::allowed_cpus())?;
     if let Some(s) = args.shard {
@@ -176,7 +176,7 @@ pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
             r.notes.push(note.to_string());
         }
     }
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("stress", machine, records),
         status,
         people: Box::new(crate::render::show),

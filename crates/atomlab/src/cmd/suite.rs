@@ -4,12 +4,12 @@
 
 use atomlab_core::{Machine, Report};
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::cli::SuiteArgs;
 use crate::progress::Steps;
 use atomlab_bench::batch::probe_pmu;
 
-pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: SuiteArgs) -> anyhow::Result<CommandOutput> {
     let mut machine = Machine::detect();
     eprintln!(
         "atomlab suite: a quick tour of this machine ({} CPUs, {})",
@@ -28,7 +28,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
         atomlab_suite::Event::Ran(ran) => crate::cmd::run::say_forbidden(ran),
     })?;
     let verbose = args.verbose;
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("suite", machine, suite.records),
         status: suite.status,
         people: Box::new(move |report| {
