@@ -1,12 +1,32 @@
 //! The terminal's view of the saved runs: what `atomlab runs` prints (one
 //! row a run, newest first, as the store lists them), and the words for a
-//! run that `atomlab show` says before printing it again.
+//! run that `atomlab show` says before printing it again; and a stored run
+//! as the HTML report takes it ([`RunView`]).
 
 use std::io::{self, Write};
 
-use atomlab_store::{RunMeta, RunSummary};
+use atomlab_store::{RunMeta, RunSummary, StoredRun};
 
 use crate::table::Table;
+use crate::RunView;
+
+/// A stored run as the HTML report draws it; an empty shard's record
+/// stands for no figure and is left out.
+impl From<StoredRun> for RunView {
+    fn from(mut run: StoredRun) -> RunView {
+        run.report
+            .records
+            .retain(|r| !atomlab_core::shard::is_empty_record(r));
+        RunView {
+            id: run.meta.id,
+            label: run.meta.label,
+            command_line: run.meta.command_line,
+            started_unix: run.meta.started_unix,
+            host: run.meta.host,
+            report: run.report,
+        }
+    }
+}
 
 /// The run's command line without the program name, shell-quoted so it
 /// can be typed again, or its command when the command line is not known
