@@ -510,15 +510,8 @@ pub enum BenchError {
         takers: String,
     },
     /// A plugin's variant named like a variant already there.
-    #[error("plugin {path}: variant '{name}' has the name of {other}; rename it in the plugin's description")]
-    PluginName {
-        /// The plugin file.
-        path: String,
-        /// The variant's name.
-        name: String,
-        /// Whose name it is already.
-        other: String,
-    },
+    #[error(transparent)]
+    PluginName(#[from] atomlab_plugin::variant::NameClash),
     /// A run whose results failed their sanity check.
     #[error("{scenario} {variant}: {reason}")]
     Sanity {

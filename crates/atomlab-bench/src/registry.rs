@@ -5,7 +5,7 @@
 use atomlab_core::Record;
 
 use crate::plan::{BenchError, Plan, Request, Scenario, TableKind};
-use crate::scenario::plugged::{Pluggable, WithPlugins};
+use crate::scenario::plugged::Pluggable;
 use crate::scenario::{counter, fence, lock, pingpong, refcount, spsc};
 
 /// Every scenario, in the order the command line lists them.
@@ -37,8 +37,9 @@ pub fn find(name: &str) -> Result<&'static dyn Scenario, BenchError> {
 }
 
 /// The scenario `name` with the variants of the plugins at `paths`
-/// (include/atomlab.h) after its own: `lock` takes lock plugins, `spsc`
-/// spsc plugins, `refcount` refcount plugins and `counter` op plugins.
+/// (include/atomlab.h) after its own, or as it is without paths: `lock`
+/// takes lock plugins, `spsc` spsc plugins, `refcount` refcount plugins
+/// and `counter` op plugins.
 /// Every file is loaded and checked before anything runs; a bad one, or
 /// one without a variant of the scenario's kind, is the error, naming the
 /// file. The scenario lives as long as the process (one per command).
@@ -52,7 +53,12 @@ pub fn with_plugins(
     ) -> Result<&'static dyn Scenario, BenchError> {
         let subcommand = format!("bench {}", base.name());
         let plugins = atomlab_plugin::load_kind::<S::Fns>(paths, &subcommand)?;
-        Ok(Box::leak(Box::new(WithPlugins::new(base, plugins)?)))
+        let builtin = base.variants();
+        let scenario = atomlab_plugin::WithPlugins::new(base, &builtin, plugins)?;
+        Ok(Box::leak(Box::new(scenario)))
+    }
+    if paths.is_empty() {
+        return find(name);
     }
     match name {
         "lock" => load(lock::Lock, paths),

@@ -13,8 +13,10 @@
 //! - [`load`]: the entry point `atomlab_plugin`, the description's checks
 //!   (ABI version, names, kinds, function pointers), and the file's
 //!   SHA-256 for records;
-//! - [`variant`]: what a variant of any kind is ([`PluginVariant`]) and
-//!   what each kind's functions must provide ([`variant::KindFns`]);
+//! - [`variant`]: what a variant of any kind is ([`PluginVariant`]), what
+//!   each kind's functions must provide ([`variant::KindFns`]), and a
+//!   scenario with plugin variants after its own ([`WithPlugins`], for
+//!   bench's and stress's scenario registries);
 //! - [`lock`], [`spsc`], [`refcount`], [`op`]: each kind behind safe
 //!   handles;
 //! - [`audit`]: what the plugin's functions do with atomics
@@ -49,4 +51,4 @@ pub use lock::{LockInstance, LockVariant};
 pub use op::{OpInstance, OpVariant};
 pub use refcount::{RefcountInstance, RefcountVariant};
 pub use spsc::SpscVariant;
-pub use variant::{variant_names, PluginVariant};
+pub use variant::{variant_names, PluginVariant, WithPlugins};

@@ -215,6 +215,56 @@ pub fn variant_names<F: KindFns>(
     Ok(names)
 }
 
+/// A scenario of bench or stress (`base`) with the plugin variants of one
+/// kind `F` after its own: bench's and stress's `Scenario` impls for it
+/// send a plugin's variant to the plugin and the others to `base`. The
+/// plugins' names are checked once ([`variant_names`]) and live as long
+/// as the process, as a scenario's do.
+pub struct WithPlugins<S, F> {
+    base: S,
+    plugins: Vec<PluginVariant<F>>,
+    names: Vec<&'static str>,
+}
+
+impl<S, F: KindFns> WithPlugins<S, F> {
+    /// `base`, whose own variants are `builtin`, with `plugins`' variants;
+    /// refuses a name that is already a built-in variant's or another
+    /// plugin's, naming the file (records are told apart by variant name).
+    pub fn new(
+        base: S,
+        builtin: &[&str],
+        plugins: Vec<PluginVariant<F>>,
+    ) -> Result<Self, NameClash> {
+        let names = variant_names(&plugins, builtin)?;
+        Ok(WithPlugins {
+            base,
+            plugins,
+            names,
+        })
+    }
+
+    /// The scenario the plugins join.
+    pub fn base(&self) -> &S {
+        &self.base
+    }
+
+    /// The plugin variant called `name`, if one is.
+    pub fn plugin(&self, name: &str) -> Option<&PluginVariant<F>> {
+        self.plugins.iter().find(|p| p.name == name)
+    }
+
+    /// Every plugin variant, in the order given.
+    pub fn plugins(&self) -> &[PluginVariant<F>] {
+        &self.plugins
+    }
+
+    /// The scenario's variants: `builtin` (the base's), then the plugins'.
+    pub fn after(&self, mut builtin: Vec<&'static str>) -> Vec<&'static str> {
+        builtin.extend(&self.names);
+        builtin
+    }
+}
+
 /// The functions of `roles` that the plugin provides (not NULL), in order,
 /// for [`KindFns::audited`].
 pub(crate) fn present<const N: usize>(

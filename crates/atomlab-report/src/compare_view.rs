@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use atomlab_stats::ab::AbResult;
+use atomlab_stats::ab::{AbResult, Side};
 use atomlab_stats::{CiMethod, PMethod, Settings};
 
 use crate::html::num;
@@ -186,6 +186,33 @@ pub fn write_terminal(
     }
     for k in &r.only_b {
         writeln!(out, "only in B: {k}")?;
+    }
+    Ok(())
+}
+
+/// The lines under the comparison for records the harness itself flagged
+/// (not contended, runs left out) on side `a` or `b`: they are compared as
+/// measured, but the reader must know.
+pub fn write_flagged(out: &mut impl Write, a: &Side, b: &Side) -> io::Result<()> {
+    for (tag, side) in [("A", a), ("B", b)] {
+        let flagged: Vec<String> = side
+            .records
+            .iter()
+            .filter(|r| !r.flags.is_empty())
+            .map(|r| {
+                let mut words: Vec<&str> = r.flags.iter().map(|f| f.kind.words()).collect();
+                words.dedup();
+                format!("{} {} ({})", r.scenario, r.variant, words.join(", "))
+            })
+            .collect();
+        if !flagged.is_empty() {
+            writeln!(
+                out,
+                "note: {} flagged record(s) in {tag}, compared as measured: {}",
+                flagged.len(),
+                flagged.join("; ")
+            )?;
+        }
     }
     Ok(())
 }

@@ -61,6 +61,8 @@ pub mod machine_view;
 mod rate_charts;
 mod run_section;
 pub mod run_view;
+pub mod runs_view;
+pub mod show_view;
 pub mod stress_view;
 pub mod suite_view;
 pub mod table;

@@ -58,13 +58,13 @@ fn target_dir() -> PathBuf {
 }
 
 /// Output of one chromium run, killed after `limit`.
-struct Outcome {
+struct ChromiumRun {
     success: bool,
     stdout: String,
     stderr: String,
 }
 
-fn chromium(profile: &Path, args: &[String], limit: Duration) -> Outcome {
+fn chromium(profile: &Path, args: &[String], limit: Duration) -> ChromiumRun {
     let out_dir = profile.with_extension("out");
     std::fs::create_dir_all(&out_dir).unwrap();
     let (so, se) = (out_dir.join("stdout"), out_dir.join("stderr"));
@@ -102,7 +102,7 @@ fn chromium(profile: &Path, args: &[String], limit: Duration) -> Outcome {
     };
     let read =
         |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
-    let outcome = Outcome {
+    let outcome = ChromiumRun {
         success: status.is_some_and(|s| s.success()),
         stdout: read(&so),
         stderr: read(&se),

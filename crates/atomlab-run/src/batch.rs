@@ -222,6 +222,45 @@ pub struct Skipped {
     pub kinds: std::collections::BTreeMap<String, usize>,
 }
 
+impl Skipped {
+    /// The one line that says what was left out (`None` when nothing
+    /// was): the test itself when one was, else how many of each kind,
+    /// and where to judge them instead.
+    pub fn note(&self) -> Option<String> {
+        match self.tests.as_slice() {
+            [] => None,
+            [one] => Some(format!("skipped {one}")),
+            many => Some(format!(
+                "skipped {} tests this host ({}) cannot run: {}; judge them with `atomlab check`, \
+                 or run them on their hardware",
+                many.len(),
+                crate::host_isa(),
+                self.kinds
+                    .iter()
+                    .map(|(kind, n)| format!("{n} {kind}{}", if *n == 1 { "" } else { "s" }))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
+/// The exit status of a batch's records: 1 when a model forbids an
+/// observed outcome, a test was cut short, or a model could not judge
+/// one (`FAIL`, `TIMEOUT`, `BOUND`); else 0.
+pub fn exit_status(records: &[Record]) -> atomlab_core::ExitStatus {
+    if records.iter().any(|r| {
+        matches!(
+            r.verdict,
+            Some(Verdict::Fail | Verdict::Timeout | Verdict::Bound)
+        )
+    }) {
+        atomlab_core::ExitStatus::VerdictFailed
+    } else {
+        atomlab_core::ExitStatus::Ok
+    }
+}
+
 /// As [`prepare_files`], but what cannot run is left out instead of
 /// stopping the batch, as `atomlab run` does over a corpus: the tests this
 /// host cannot run (another ISA's, Linux-kernel C tests, tests needing a

@@ -671,6 +671,103 @@ pub fn compare_records<'a>(
     out
 }
 
+/// Why a comparison of two sides gives nothing to gate on (`atomlab
+/// compare` exits 2: a comparison that compares nothing must not pass a CI
+/// gate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotCompared {
+    /// The one metric asked for is in no record both sides share.
+    NoSuchMetric(String),
+    /// Nothing was compared at all; the sentence says why (a side without
+    /// records, no record matching, no verdict or timing in common) and
+    /// what to do.
+    Nothing(String),
+}
+
+impl std::fmt::Display for NotCompared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotCompared::NoSuchMetric(m) => write!(
+                f,
+                "no metric named '{m}' in records both sides share (bench has ns_per_op, ops_per_sec, ref_cycles_per_op, fairness; fixed-work lock has seconds)"
+            ),
+            NotCompared::Nothing(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for NotCompared {}
+
+/// Compares side `b` with side `a` ([`compare_records`] with the gate at
+/// `settings.threshold`), or says why nothing was compared: `metric` (the
+/// one metric to judge) names none they share, or no verdict and no
+/// metric row came out of it.
+pub fn compare_sides(
+    a: &Side,
+    b: &Side,
+    settings: Settings,
+    metric: Option<&str>,
+) -> Result<AbResult, NotCompared> {
+    let result = compare_records(&a.records, &b.records, settings, metric, settings.threshold);
+    if let Some(m) = metric {
+        if result.rows.is_empty() && result.verdict_changes.is_empty() {
+            return Err(NotCompared::NoSuchMetric(m.to_string()));
+        }
+    }
+    if !result.compared_anything() {
+        return Err(NotCompared::Nothing(nothing_compared(&result, a, b)));
+    }
+    Ok(result)
+}
+
+/// Why nothing was compared, and what to do.
+fn nothing_compared(r: &AbResult, a: &Side, b: &Side) -> String {
+    let mut why = if a.records.is_empty() || b.records.is_empty() {
+        let (tag, side) = if a.records.is_empty() {
+            ("A", a)
+        } else {
+            ("B", b)
+        };
+        format!(
+            "nothing to compare: {tag} ({}) has no records{}",
+            side.name,
+            if side.partial > 0 {
+                format!(
+                    " besides {} partial one(s) (--include-partial pools them)",
+                    side.partial
+                )
+            } else {
+                String::new()
+            }
+        )
+    } else if r.matched == 0 {
+        let show = |keys: &[Key]| {
+            let mut s: Vec<String> = keys.iter().take(3).map(|k| k.to_string()).collect();
+            if keys.len() > 3 {
+                s.push(format!("… {} more", keys.len() - 3));
+            }
+            s.join("; ")
+        };
+        format!(
+            "nothing to compare: no record of A ({}) matches one of B ({}). Records match by capability, scenario, variant and parameters (a variant or parameter set throughout each side is left out); A has {}: {}; B has {}: {}",
+            a.name,
+            b.name,
+            r.only_a.len(),
+            show(&r.only_a),
+            r.only_b.len(),
+            show(&r.only_b)
+        )
+    } else {
+        format!(
+            "nothing to compare: {} record(s) of A and B match, but none carries a verdict or a timing both sides have",
+            r.matched
+        )
+    };
+    why.push_str(" (exit 2: a comparison that compares nothing must not pass a CI gate)");
+    why
+}
+
 /// Holm–Bonferroni over the judged rows, then each row's verdict and
 /// regression from its adjusted p.
 fn judge_rows(out: &mut AbResult, settings: Settings, gate: f64) {
@@ -700,6 +797,41 @@ fn judge_rows(out: &mut AbResult, settings: Settings, gate: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two sides that share nothing, a side of only partial records and
+    /// a metric neither has are refused with what to do; a comparison
+    /// with a row passes.
+    #[test]
+    fn comparing_nothing_is_refused_and_says_why() {
+        let s = Settings::default();
+        let side = |name: &str, records: Vec<Record>| Side::new(name, records);
+        let a = side("run A", vec![bench("ttas", 1, &[10.0, 11.0, 12.0], 1)]);
+        let b = side("run B", vec![bench("ttas", 1, &[10.5, 11.5, 12.5], 1)]);
+        assert!(compare_sides(&a, &b, s, None).is_ok());
+        let e = compare_sides(&a, &b, s, Some("nope")).unwrap_err();
+        assert_eq!(e, NotCompared::NoSuchMetric("nope".into()));
+        assert!(e.to_string().starts_with("no metric named 'nope'"), "{e}");
+        let mut cut = bench("ttas", 1, &[10.0], 1);
+        cut.param("interrupted", true);
+        let only_partial = side("run C", vec![cut]).complete_only();
+        let e = compare_sides(&a, &only_partial, s, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("nothing to compare: B (run C) has no records besides 1 partial one(s)")
+                && e.ends_with("must not pass a CI gate)"),
+            "{e}"
+        );
+        let mut other = bench("mcs", 2, &[10.0], 1);
+        other.scenario = "lock".into();
+        let e = compare_sides(&a, &side("run D", vec![other]), s, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no record of A (run A) matches one of B (run D)"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn complete_only_leaves_out_and_counts_partial_records() {

@@ -6,10 +6,10 @@
 use atomlab_core::{Metric, Record, Source, Unit, Verdict};
 
 use crate::detect::Detector;
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{is_broken, Plan};
 
-impl Outcome {
+impl VariantRun {
     /// Judges a finished run of `variant`.
     pub fn judge(
         plan: &Plan,
@@ -18,7 +18,7 @@ impl Outcome {
         seconds: f64,
         det: &Detector,
         notes: Vec<String>,
-    ) -> Outcome {
+    ) -> VariantRun {
         let violations = det.counts();
         let cpu = det.cpu_seconds();
         let parallelism = (cpu > 0.0 && seconds > 0.0).then(|| cpu / seconds);
@@ -71,7 +71,7 @@ impl Outcome {
                 format!("caught: {n} violations (a known-broken variant; the detector works)"),
             ),
         };
-        Outcome {
+        VariantRun {
             variant,
             correct,
             ops,
@@ -182,7 +182,7 @@ mod tests {
     use crate::plan::{Plan, Request};
     use atomlab_core::ExitStatus;
 
-    fn outcome(variant: &'static str, det: &Detector) -> Outcome {
+    fn outcome(variant: &'static str, det: &Detector) -> VariantRun {
         let plan = Plan::from_request(
             &Request {
                 scenario: "mutex".into(),
@@ -193,7 +193,7 @@ mod tests {
             &[0, 1],
         )
         .unwrap();
-        Outcome::judge(&plan, variant, 10, 0.5, det, vec![])
+        VariantRun::judge(&plan, variant, 10, 0.5, det, vec![])
     }
 
     #[test]
@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(undecided.verdict, Verdict::Timeout);
         assert_eq!(fail.first.as_ref().unwrap().detail, "three lost");
 
-        let code = |os: &[&Outcome], expect_fail| {
+        let code = |os: &[&VariantRun], expect_fail| {
             exit_status(
                 &os.iter().map(|o| (*o).clone()).collect::<Vec<_>>(),
                 expect_fail,

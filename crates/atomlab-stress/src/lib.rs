@@ -9,7 +9,7 @@
 //! correct ones so that the detectors can be seen to work; they run only
 //! when asked for.
 //!
-//! Verdicts ([`outcome::Outcome`]): `FAIL` when a violation was seen,
+//! Verdicts ([`outcome::VariantRun`]): `FAIL` when a violation was seen,
 //! `PASS` for a correct variant with none in the stated number of
 //! operations, and `NOT_OBSERVED`, with the reason, for a broken variant
 //! that this run did not catch (x86-TSO hides most missing-barrier bugs;
@@ -34,7 +34,7 @@ pub mod registry;
 pub mod rng;
 pub mod scenario;
 
-pub use outcome::{exit_status, Outcome};
+pub use outcome::{exit_status, VariantRun};
 pub use plan::{Field, Pin, Plan, Request, Scenario, StressError};
 pub use registry::{all, find};
 
@@ -107,7 +107,7 @@ pub fn run_records(
             Err(e) => format!("could not start a child process to run it: {e}"),
         };
         let det = detect::Detector::new();
-        let mut o = Outcome::judge(plan, variant, 0, 0.0, &det, vec![]);
+        let mut o = VariantRun::judge(plan, variant, 0, 0.0, &det, vec![]);
         o.verdict = atomlab_core::Verdict::Fail;
         o.reason = why;
         let mut r = o.record(plan);
@@ -133,7 +133,7 @@ pub fn run_records(
 }
 
 /// Runs every variant of `plan`, reporting progress lines to `progress`.
-pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Vec<Outcome> {
+pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Vec<VariantRun> {
     let mut out = Vec::new();
     for &variant in &plan.variants {
         progress(&format!(

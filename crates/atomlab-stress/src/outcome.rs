@@ -6,9 +6,9 @@ use atomlab_core::{ExitStatus, Verdict};
 
 use crate::detect::{Kind, Violation};
 
-/// The result of one variant.
+/// One variant's judged run: what ran, what the detectors saw, the verdict.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct VariantRun {
     /// The variant.
     pub variant: &'static str,
     /// Whether it is meant to be correct.
@@ -34,7 +34,7 @@ pub struct Outcome {
     pub parallelism: Option<f64>,
 }
 
-impl Outcome {
+impl VariantRun {
     /// Total violations.
     pub fn total_violations(&self) -> u64 {
         self.violations.iter().map(|(_, n)| n).sum()
@@ -44,7 +44,7 @@ impl Outcome {
 /// The exit status for a set of outcomes: 1 when a variant meant to be
 /// correct failed or timed out undecided; with `expect_fail`, 1 unless
 /// every variant was caught (for CI jobs that check the detectors).
-pub fn exit_status(outcomes: &[Outcome], expect_fail: bool) -> ExitStatus {
+pub fn exit_status(outcomes: &[VariantRun], expect_fail: bool) -> ExitStatus {
     let bad = if expect_fail {
         outcomes.iter().any(|o| o.verdict != Verdict::Fail)
     } else {

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 
 /// More threads than this is a typo, not a stress test.
 pub const MAX_THREADS: usize = 1024;
@@ -46,7 +46,7 @@ pub trait Scenario: Sync {
     }
     /// Runs one variant under `plan`; `None` when the scenario has no
     /// variant of that name.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome>;
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun>;
     /// Adds what identifies `variant`'s code beyond its name to its record
     /// (a plugin's file and SHA-256).
     fn tag(&self, _variant: &str, _record: &mut atomlab_core::Record) {}

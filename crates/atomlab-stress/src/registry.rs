@@ -3,7 +3,7 @@
 //! [`Scenario`], and one line here.
 
 use crate::plan::{Plan, Request, Scenario, StressError};
-use crate::scenario::plugged::{Pluggable, WithPlugins};
+use crate::scenario::plugged::Pluggable;
 use crate::scenario::{mutex, refcount, seqlock, spsc, two_thread};
 
 /// Every scenario, in the order the command line lists them.
@@ -35,11 +35,12 @@ pub fn find(name: &str) -> Result<&'static dyn Scenario, StressError> {
 }
 
 /// The scenario `name` with the variants of the plugins at `paths`
-/// (include/atomlab.h) after its own: `mutex` takes lock plugins, `spsc`
-/// spsc plugins and `refcount` refcount plugins. Every file is loaded and
-/// checked before anything runs; a bad one, or one without a variant of
-/// the scenario's kind, is the error, naming the file. The scenario lives
-/// as long as the process (one per command).
+/// (include/atomlab.h) after its own, or as it is without paths: `mutex`
+/// takes lock plugins, `spsc` spsc plugins and `refcount` refcount
+/// plugins. Every file is loaded and checked before anything runs; a bad
+/// one, or one without a variant of the scenario's kind, is the error,
+/// naming the file. The scenario lives as long as the process (one per
+/// command).
 pub fn with_plugins(
     name: &str,
     paths: &[std::path::PathBuf],
@@ -50,7 +51,12 @@ pub fn with_plugins(
     ) -> Result<&'static dyn Scenario, StressError> {
         let subcommand = format!("stress {}", base.name());
         let plugins = atomlab_plugin::load_kind::<S::Fns>(paths, &subcommand)?;
-        Ok(Box::leak(Box::new(WithPlugins::new(base, plugins)?)))
+        let builtin = base.variants();
+        let scenario = atomlab_plugin::WithPlugins::new(base, &builtin, plugins)?;
+        Ok(Box::leak(Box::new(scenario)))
+    }
+    if paths.is_empty() {
+        return find(name);
     }
     match name {
         "mutex" => load(mutex::Mutex, paths),

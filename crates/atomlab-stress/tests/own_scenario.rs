@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use atomlab_core::Verdict;
 use atomlab_stress::detect::{Detector, Kind};
 use atomlab_stress::plan::Threads;
-use atomlab_stress::{Outcome, Plan, Request, Scenario};
+use atomlab_stress::{Plan, Request, Scenario, VariantRun};
 
 /// Two threads add to one counter: with `fetch_add`, or (broken) with a
 /// separate load and store, which may lose updates.
@@ -30,7 +30,7 @@ impl Scenario for Tally {
     fn threads(&self) -> Threads {
         Threads::Exactly(2)
     }
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         let atomic = match variant {
             "fetch-add" => true,
             "broken-load-store" => false,
@@ -63,7 +63,7 @@ impl Scenario for Tally {
             det.report(Kind::LostUpdate, done - sum, || format!("{sum} of {done}"));
         }
         let secs = t0.elapsed().as_secs_f64();
-        Some(Outcome::judge(plan, variant, done, secs, &det, vec![]))
+        Some(VariantRun::judge(plan, variant, done, secs, &det, vec![]))
     }
 }
 

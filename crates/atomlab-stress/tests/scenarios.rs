@@ -8,7 +8,12 @@ use atomlab_stress::{Plan, Request};
 /// One run at a time: parallel tests would compete for the CPUs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn run(scenario: &str, variants: &[&str], ops: u64, jitter: bool) -> Vec<atomlab_stress::Outcome> {
+fn run(
+    scenario: &str,
+    variants: &[&str],
+    ops: u64,
+    jitter: bool,
+) -> Vec<atomlab_stress::VariantRun> {
     let req = Request {
         scenario: scenario.into(),
         variants: variants.iter().map(|v| v.to_string()).collect(),

@@ -1,15 +1,8 @@
-//! Tables for people on stdout, JSON for tools.
+//! stdout: the people's view of a report (atomlab-report's), JSON for tools.
 
 use std::io::Write;
 
-use atomlab_core::{Machine, Record, Report};
-pub use atomlab_report::table::Table;
-
-/// A fresh table in atomlab's style: a plain-ASCII Markdown table, so it
-/// survives logs and pipes and pastes into an issue.
-pub fn table() -> Table {
-    Table::new()
-}
+use atomlab_core::Report;
 
 /// Writes `value` as pretty JSON on stdout.
 pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
@@ -19,16 +12,10 @@ pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints `table` on stdout.
-pub fn print(table: &Table) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{table}")?;
-    Ok(())
-}
-
-/// The machine fingerprint as a table (atomlab-report's machine view).
-pub fn machine_table(m: &Machine) -> anyhow::Result<()> {
-    atomlab_report::machine_view::write_terminal(&mut std::io::stdout().lock(), m)?;
+/// `report` as its command prints it, and as `atomlab show` prints it
+/// again (atomlab-report's show view).
+pub fn show(report: &Report) -> anyhow::Result<()> {
+    atomlab_report::show_view::write_terminal(&mut std::io::stdout().lock(), report)?;
     Ok(())
 }
 
@@ -64,51 +51,4 @@ pub fn export_json<T: serde::Serialize>(path: &std::path::Path, value: &T) -> an
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)?;
     Ok(())
-}
-
-/// A figure with three significant digits and an SI suffix for big counts
-/// (the report's formatting, so the terminal and the HTML agree).
-pub fn num(v: f64) -> String {
-    atomlab_report::figure(v)
-}
-
-/// The people's view of bench records: one table per kind of record, then
-/// the notes they carry (each once); the tables are atomlab-report's.
-pub fn bench_tables(report: &Report) -> anyhow::Result<()> {
-    atomlab_report::bench_tables::write_terminal(&mut std::io::stdout().lock(), report)?;
-    Ok(())
-}
-
-/// Any records as a table (the view of a document from a command this
-/// atomlab has no table for): key, verdict and every metric's median.
-pub fn records_table(records: &[Record]) -> anyhow::Result<()> {
-    let mut t = table();
-    t.set_header(vec![
-        "capability",
-        "scenario",
-        "variant",
-        "verdict",
-        "metrics (median)",
-    ]);
-    for r in records {
-        let metrics: Vec<String> = r
-            .metrics
-            .iter()
-            .filter_map(|m| {
-                m.median()
-                    .map(|v| format!("{} {} {}", m.name, num(v), m.unit.label()))
-            })
-            .collect();
-        t.add_row(vec![
-            r.capability.clone(),
-            r.scenario.clone(),
-            r.variant.clone(),
-            r.verdict
-                .and_then(|v| serde_json::to_value(v).ok())
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_else(|| "-".into()),
-            metrics.join("; "),
-        ]);
-    }
-    print(&t)
 }

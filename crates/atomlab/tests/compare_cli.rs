@@ -251,3 +251,33 @@ fn a_million_samples_a_side_finish() {
     assert!(out.contains("CI*: 1000000 x 1000000 runs"), "{out}");
     assert!(out.contains("worse (regression)"), "{out}");
 }
+
+/// `--interleave` refuses what it cannot run before anything runs (no
+/// round, one command, an empty one), and a side's command that atomlab
+/// refuses stops the rounds: exit 2, each named by the flag or the
+/// command.
+#[test]
+fn interleave_refuses_what_it_cannot_run() {
+    use cli_support::assert_bad_input;
+    fn compare<'a>(rest: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["--no-save", "compare", "--interleave"];
+        args.extend(rest);
+        args
+    }
+    assert_bad_input(
+        &compare(&["0", "--", "machine", "--", "machine"]),
+        &["--interleave needs at least 1 round"],
+    );
+    assert_bad_input(
+        &compare(&["1", "--", "machine"]),
+        &["--interleave needs two commands"],
+    );
+    assert_bad_input(
+        &compare(&["1", "--", "machine", "--"]),
+        &["--interleave: one of the two commands is empty"],
+    );
+    assert_bad_input(
+        &compare(&["1", "--", "bench", "no-such-scenario", "--", "machine"]),
+        &["atomlab bench no-such-scenario was refused (exit 2): see above"],
+    );
+}

@@ -2,8 +2,10 @@
 //! `--json` documents with their run's facts, in tests/snapshots/fixtures)
 //! are imported into a scratch store and shown, so timings cannot make the
 //! snapshots flaky; `atomlab show` prints what the command printed
-//! (show_cli.rs, check_show_cli.rs, load_cli.rs check that). The HTML
-//! report's tables are snapshot too. `ATOMLAB_UPDATE_SNAPSHOTS=1` rewrites
+//! (show_cli.rs, check_show_cli.rs, run_cli.rs, audit_show.rs and
+//! load_cli.rs check that). `runs` lists the imported runs and `compare`
+//! compares two of the documents. The HTML report's tables are snapshot
+//! too. `ATOMLAB_UPDATE_SNAPSHOTS=1` rewrites
 //! the snapshots after an intended change.
 
 mod cli_support;
@@ -78,6 +80,67 @@ fn check_table() {
 #[test]
 fn run_table() {
     shown("run");
+}
+
+#[test]
+fn audit_table() {
+    shown("audit");
+}
+
+#[test]
+fn suite_summary() {
+    shown("suite");
+}
+
+/// `atomlab runs`: the imported runs, newest first, with their ids,
+/// times, commands (unknown for a bare document), record and verdict
+/// counts and hosts.
+#[test]
+fn runs_table() {
+    let d = scratch("snap-runs");
+    let store = d.join("runs.db");
+    let store = store.to_str().unwrap();
+    for name in ["bench-timed", "check", "stress", "audit"] {
+        import(store, name);
+    }
+    let o = with_store(store, &["runs"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    snapshot::assert("runs", &text(&o.stdout));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `atomlab compare A.json B.json`: the bench run against a copy of it
+/// whose times are 10% longer (3 runs a side: too few to call it worse).
+#[test]
+fn compare_table() {
+    let file = |name: &str| {
+        snapshot::dir()
+            .join(format!("fixtures/{name}.json"))
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let (a, b) = (file("bench-timed"), file("bench-timed-slower"));
+    let o = cli_support::atomlab(&["compare", &a, &b]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The sides are named by their paths, which differ from checkout to
+    // checkout.
+    let dir = snapshot::dir().join("fixtures");
+    let out = text(&o.stdout).replace(dir.to_str().unwrap(), "FIXTURES");
+    snapshot::assert("compare", &out);
+}
+
+/// `atomlab machine`'s table (atomlab-report's machine view, which the
+/// command prints), drawn from a saved fingerprint: the live one differs
+/// from machine to machine.
+#[test]
+fn machine_table() {
+    let file = snapshot::dir().join("fixtures/bench-timed.json");
+    let doc: atomlab_core::Report =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let mut out = Vec::new();
+    atomlab_report::machine_view::write_terminal(&mut out, &doc.machine).unwrap();
+    snapshot::assert("machine", &text(&out));
 }
 
 /// The tables of the HTML report of the bench runs (the charts are left

@@ -15,7 +15,7 @@ use atomlab_plugin::OpVariant;
 use atomlab_prims::counter::{self, CounterVariant};
 use atomlab_prims::CachePadded;
 
-use super::plugged::Pluggable;
+use super::plugged::{variant_records, Objects, Pluggable};
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::run_cell;
 use crate::plan::{ordering_name, BenchError, Contention, Plan, Scenario};
@@ -83,7 +83,7 @@ impl Scenario for Counter {
         pmu: bool,
         progress: Progress<'_>,
     ) -> Result<Vec<Record>, BenchError> {
-        run(plan, pmu, progress, &[])
+        self.run_with(plan, pmu, progress, &[])
     }
 }
 
@@ -92,6 +92,8 @@ impl Scenario for Counter {
 impl Pluggable for Counter {
     type Fns = OpFns;
 
+    /// Runs the counter cells of `plan`; a variant named by one of `plugins`
+    /// is that plugin's operation.
     fn run_with(
         &self,
         plan: &Plan,
@@ -99,49 +101,30 @@ impl Pluggable for Counter {
         progress: Progress<'_>,
         plugins: &[OpVariant],
     ) -> Result<Vec<Record>, BenchError> {
-        run(plan, pmu, progress, plugins)
-    }
-}
-
-/// Runs the counter cells of `plan`; a variant named by one of `plugins`
-/// is that plugin's operation.
-fn run(
-    plan: &Plan,
-    pmu: bool,
-    progress: Progress<'_>,
-    plugins: &[OpVariant],
-) -> Result<Vec<Record>, BenchError> {
-    let mut records = Vec::new();
-    for variant in &plan.variants {
-        if let Some(p) = plugins.iter().find(|p| p.name == *variant) {
-            for &threads in &plan.threads {
-                announce(progress, plan, variant, threads);
-                let mut rec = plugin_cell(plan, p, threads, pmu)?;
-                p.tag(&mut rec);
-                records.push(rec);
+        let plugin = |p: &OpVariant, threads| plugin_cell(plan, p, threads, pmu);
+        variant_records(plan, plugins, progress, plugin, |variant, progress| {
+            let v: CounterVariant = variant.parse().map_err(|_| {
+                BenchError::Unavailable(format!("unknown counter variant {variant}"))
+            })?;
+            v.available()
+                .map_err(|e| BenchError::Unavailable(e.to_string()))?;
+            let mut records = Vec::new();
+            for &ord in &plan.orderings {
+                for &threads in &plan.threads {
+                    announce(
+                        progress,
+                        plan,
+                        &format!("{variant}/{}", ordering_name(ord)),
+                        threads,
+                    );
+                    let mut rec = cell(plan, v, ord, threads, pmu)?;
+                    rec.param("ordering", ordering_name(ord));
+                    records.push(rec);
+                }
             }
-            continue;
-        }
-        let v: CounterVariant = variant
-            .parse()
-            .map_err(|_| BenchError::Unavailable(format!("unknown counter variant {variant}")))?;
-        v.available()
-            .map_err(|e| BenchError::Unavailable(e.to_string()))?;
-        for &ord in &plan.orderings {
-            for &threads in &plan.threads {
-                announce(
-                    progress,
-                    plan,
-                    &format!("{variant}/{}", ordering_name(ord)),
-                    threads,
-                );
-                let mut rec = cell(plan, v, ord, threads, pmu)?;
-                rec.param("ordering", ordering_name(ord));
-                records.push(rec);
-            }
-        }
+            Ok(records)
+        })
     }
-    Ok(records)
 }
 
 /// A plugin's operation: each thread calls `op` on the shared state, or on
@@ -153,28 +136,20 @@ fn plugin_cell(
     threads: usize,
     pmu: bool,
 ) -> Result<Record, BenchError> {
-    let n = match plan.contention {
-        Contention::Shared => 1,
-        Contention::Private => threads,
-    };
-    let states: Vec<CachePadded<_>> = (0..n)
-        .map(|_| p.make().map(CachePadded::new))
-        .collect::<Result<_, _>>()
-        .map_err(|why| sanity(plan, &p.name, why))?;
-    let idx = |t: usize| if n == 1 { 0 } else { t };
+    let states = Objects::new(plan, &p.name, threads, || p.make())?;
     // What `read` said before the run: the state is the plugin's, and has
     // no reset.
     let read = || -> Option<u64> {
         states
             .iter()
-            .map(|s| s.0.read())
+            .map(|s| s.read())
             .try_fold(0u64, |a, r| Some(a.wrapping_add(r?)))
     };
     let before = std::sync::Mutex::new(None);
     let out = run_cell(
         &cell_spec(plan, threads, pmu),
         |t| {
-            let s = &states[idx(t)].0;
+            let s = states.of(t);
             move || s.op()
         },
         || *before.lock().unwrap_or_else(|e| e.into_inner()) = read(),
@@ -202,7 +177,7 @@ fn plugin_cell(
             p.name
         )
     });
-    if n > 1 {
+    if states.per_thread() {
         r.notes.push("--contention private: each thread's state comes from the plugin's new_, which may put two on one cache line (allocate 64-byte aligned states to measure the uncontended cost)".into());
     }
     Ok(r)

@@ -13,8 +13,10 @@ use atomlab_core::{FlagKind, Record};
 use atomlab_plugin::variant::KindFns;
 use atomlab_plugin::PluginVariant;
 
-use super::{sanity, Progress};
-use crate::plan::{BenchError, Plan, Scenario, TableKind};
+use atomlab_prims::CachePadded;
+
+use super::{announce, sanity, Progress};
+use crate::plan::{BenchError, Contention, Plan, Scenario, TableKind};
 
 /// A scenario that runs plugin variants of the kind `Fns`.
 pub trait Pluggable: Scenario + 'static {
@@ -47,100 +49,70 @@ pub trait Pluggable: Scenario + 'static {
     }
 }
 
-/// `base` with `plugins`' variants after its own.
-pub struct WithPlugins<S: Pluggable> {
-    base: S,
-    plugins: Vec<PluginVariant<S::Fns>>,
-    names: Vec<&'static str>,
-}
+/// `base` with its plugins' variants after its own (atomlab-plugin's
+/// [`atomlab_plugin::WithPlugins`]), a scenario of its own here.
+pub type WithPlugins<S> = atomlab_plugin::WithPlugins<S, <S as Pluggable>::Fns>;
 
-impl<S: Pluggable> WithPlugins<S> {
-    /// The scenario with `plugins`' variants; refuses a name that is
-    /// already a built-in variant's or another plugin's (records are told
-    /// apart by variant name).
-    pub fn new(base: S, plugins: Vec<PluginVariant<S::Fns>>) -> Result<Self, BenchError> {
-        let names = atomlab_plugin::variant_names(&plugins, &base.variants()).map_err(|c| {
-            BenchError::PluginName {
-                path: c.path,
-                name: c.name,
-                other: c.other,
-            }
-        })?;
-        Ok(WithPlugins {
-            base,
-            plugins,
-            names,
-        })
-    }
-
-    /// The plugin variant called `name`, if one is.
-    fn plugin(&self, name: &str) -> Option<&PluginVariant<S::Fns>> {
-        self.plugins.iter().find(|p| p.name == name)
-    }
-}
-
-impl<S: Pluggable> Scenario for WithPlugins<S> {
+impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
     fn name(&self) -> &'static str {
-        self.base.name()
+        self.base().name()
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        let mut v = self.base.variants();
-        v.extend(&self.names);
-        v
+        self.after(self.base().variants())
     }
 
     fn unavailable(&self, variant: &str) -> Option<String> {
         match self.plugin(variant) {
             Some(_) => None,
-            None => self.base.unavailable(variant),
+            None => self.base().unavailable(variant),
         }
     }
 
     fn table(&self) -> TableKind {
-        self.base.table()
+        self.base().table()
     }
 
     fn takes_orderings(&self) -> bool {
-        self.base.takes_orderings()
+        self.base().takes_orderings()
     }
 
     /// A plugin's variant fixes its own orderings: it runs once, not once
     /// per `--ordering`.
     fn variant_takes_orderings(&self, variant: &str) -> bool {
-        self.plugin(variant).is_none() && self.base.variant_takes_orderings(variant)
+        self.plugin(variant).is_none() && self.base().variant_takes_orderings(variant)
     }
 
     fn takes_fixed_work(&self) -> bool {
-        self.base.takes_fixed_work()
+        self.base().takes_fixed_work()
     }
 
     fn takes_rate(&self) -> bool {
-        self.base.takes_rate()
+        self.base().takes_rate()
     }
 
     fn takes_ring_options(&self) -> bool {
-        self.base.takes_ring_options()
+        self.base().takes_ring_options()
     }
 
     fn splits_threads(&self) -> bool {
-        self.base.splits_threads()
+        self.base().splits_threads()
     }
 
     fn runs_every_rate(&self) -> bool {
-        self.base.runs_every_rate()
+        self.base().runs_every_rate()
     }
 
     fn cells(&self, plan: &Plan) -> usize {
-        self.base.cells(plan)
+        self.base().cells(plan)
     }
 
     fn check(&self, plan: &Plan, cpus: usize) -> Result<(), BenchError> {
-        self.base.check(plan, cpus)
+        self.base().check(plan, cpus)
     }
 
     fn implausible(&self, plan: &Plan, serial_ns: f64, ns_per_op: f64) -> Option<String> {
-        self.base.implausible(plan, serial_ns, ns_per_op)
+        self.base().implausible(plan, serial_ns, ns_per_op)
     }
 
     /// A plugin's variant runs in a child process ([`isolated`]), except
@@ -154,14 +126,14 @@ impl<S: Pluggable> Scenario for WithPlugins<S> {
         if atomlab_plugin::isolate::child_request().is_some() {
             // A plugin cell whose check failed is that cell's FAIL, not the
             // end of the command.
-            let out = self.base.run_with(plan, pmu, progress, &self.plugins);
+            let out = self.base().run_with(plan, pmu, progress, self.plugins());
             if let Err(BenchError::Sanity {
                 variant, reason, ..
             }) = &out
             {
                 if let Some(p) = self.plugin(variant) {
                     let why = reason.clone();
-                    return Ok(vec![failed(&self.base, plan, p, FlagKind::Incorrect, why)]);
+                    return Ok(vec![failed(self.base(), plan, p, FlagKind::Incorrect, why)]);
                 }
             }
             return out;
@@ -173,12 +145,81 @@ impl<S: Pluggable> Scenario for WithPlugins<S> {
             match self.plugin(v) {
                 Some(p) => {
                     progress(&format!("bench {} {v}: in a child process", self.name()));
-                    records.extend(isolated(&self.base, &one, p)?);
+                    records.extend(isolated(self.base(), &one, p)?);
                 }
-                None => records.extend(self.base.run_with(&one, pmu, progress, &[])?),
+                None => records.extend(self.base().run_with(&one, pmu, progress, &[])?),
             }
         }
         Ok(records)
+    }
+}
+
+/// The records of `plan`'s variants, in order: a variant named by one of
+/// `plugins` is that plugin's, a cell per thread count, each announced,
+/// run by `plugin_cell` (given the plugin and the thread count) and
+/// tagged with the plugin ([`PluginVariant::tag`]); any other is
+/// `builtin`'s (given its name and the progress).
+pub(crate) fn variant_records<F: KindFns>(
+    plan: &Plan,
+    plugins: &[PluginVariant<F>],
+    progress: Progress<'_>,
+    plugin_cell: impl Fn(&PluginVariant<F>, usize) -> Result<Record, BenchError>,
+    mut builtin: impl FnMut(&str, Progress<'_>) -> Result<Vec<Record>, BenchError>,
+) -> Result<Vec<Record>, BenchError> {
+    let mut records = Vec::new();
+    for variant in &plan.variants {
+        let Some(p) = plugins.iter().find(|p| p.name == *variant) else {
+            records.extend(builtin(variant, &mut *progress)?);
+            continue;
+        };
+        for &threads in &plan.threads {
+            announce(progress, plan, &p.name, threads);
+            let mut r = plugin_cell(p, threads)?;
+            p.tag(&mut r);
+            records.push(r);
+        }
+    }
+    Ok(records)
+}
+
+/// The objects of a plugin that a cell of `threads` threads works on: one
+/// shared by every thread, or one per thread with `--contention private`,
+/// each on its own cache line.
+pub(crate) struct Objects<T>(Vec<CachePadded<T>>);
+
+impl<T> Objects<T> {
+    /// Makes the cell's objects with `make`; its failure is the cell's
+    /// error, for the variant `name`.
+    pub(crate) fn new(
+        plan: &Plan,
+        name: &str,
+        threads: usize,
+        make: impl Fn() -> Result<T, String>,
+    ) -> Result<Objects<T>, BenchError> {
+        let n = match plan.contention {
+            Contention::Shared => 1,
+            Contention::Private => threads,
+        };
+        (0..n)
+            .map(|_| make().map(CachePadded::new))
+            .collect::<Result<_, _>>()
+            .map(Objects)
+            .map_err(|why| sanity(plan, name, why))
+    }
+
+    /// The object thread `t` works on.
+    pub(crate) fn of(&self, t: usize) -> &T {
+        &self.0[if self.0.len() == 1 { 0 } else { t }].0
+    }
+
+    /// Every object.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.0.iter().map(|o| &o.0)
+    }
+
+    /// Whether each thread has its own.
+    pub(crate) fn per_thread(&self) -> bool {
+        self.0.len() > 1
     }
 }
 

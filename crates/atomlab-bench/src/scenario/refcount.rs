@@ -25,7 +25,7 @@ use atomlab_plugin::RefcountVariant;
 use atomlab_prims::refcount::{called, RawRefcount, SaturatingRefcount};
 use atomlab_prims::CachePadded;
 
-use super::plugged::Pluggable;
+use super::plugged::{variant_records, Objects, Pluggable};
 use super::{announce, cell_record, cell_spec, sanity, Progress};
 use crate::harness::run_cell;
 use crate::plan::{BenchError, Contention, Plan, Scenario};
@@ -65,7 +65,7 @@ impl Scenario for Refcount {
         pmu: bool,
         progress: Progress<'_>,
     ) -> Result<Vec<Record>, BenchError> {
-        run(plan, pmu, progress, &[])
+        self.run_with(plan, pmu, progress, &[])
     }
 }
 
@@ -73,6 +73,8 @@ impl Scenario for Refcount {
 impl Pluggable for Refcount {
     type Fns = RefcountFns;
 
+    /// Runs the refcount cells of `plan`; a variant named by one of `plugins`
+    /// is that plugin's.
     fn run_with(
         &self,
         plan: &Plan,
@@ -80,33 +82,17 @@ impl Pluggable for Refcount {
         progress: Progress<'_>,
         plugins: &[RefcountVariant],
     ) -> Result<Vec<Record>, BenchError> {
-        run(plan, pmu, progress, plugins)
+        let plugin = |p: &RefcountVariant, threads| plugin_cell(plan, p, threads, pmu);
+        variant_records(plan, plugins, progress, plugin, |variant, progress| {
+            plan.threads
+                .iter()
+                .map(|&threads| {
+                    announce(progress, plan, variant, threads);
+                    cell(plan, variant, threads, pmu)
+                })
+                .collect()
+        })
     }
-}
-
-/// Runs the refcount cells of `plan`; a variant named by one of `plugins`
-/// is that plugin's.
-fn run(
-    plan: &Plan,
-    pmu: bool,
-    progress: Progress<'_>,
-    plugins: &[RefcountVariant],
-) -> Result<Vec<Record>, BenchError> {
-    let mut records = Vec::new();
-    for variant in &plan.variants {
-        for &threads in &plan.threads {
-            announce(progress, plan, variant, threads);
-            records.push(match plugins.iter().find(|p| p.name == *variant) {
-                Some(p) => {
-                    let mut r = plugin_cell(plan, p, threads, pmu)?;
-                    p.tag(&mut r);
-                    r
-                }
-                None => cell(plan, variant, threads, pmu)?,
-            });
-        }
-    }
-    Ok(records)
 }
 
 /// A plugin's count, each operation a get then a put (as
@@ -119,20 +105,12 @@ fn plugin_cell(
     threads: usize,
     pmu: bool,
 ) -> Result<Record, BenchError> {
-    let n = match plan.contention {
-        Contention::Shared => 1,
-        Contention::Private => threads,
-    };
-    let objs: Vec<CachePadded<_>> = (0..n)
-        .map(|_| p.make().map(CachePadded::new))
-        .collect::<Result<_, _>>()
-        .map_err(|why| sanity(plan, &p.name, why))?;
-    let idx = |t: usize| if n == 1 { 0 } else { t };
+    let objs = Objects::new(plan, &p.name, threads, || p.make())?;
     let said_last = AtomicU64::new(0);
     let out = run_cell(
         &cell_spec(plan, threads, pmu),
         |t| {
-            let (o, said_last) = (&objs[idx(t)].0, &said_last);
+            let (o, said_last) = (objs.of(t), &said_last);
             move || {
                 o.get();
                 if o.put() {
@@ -159,7 +137,7 @@ fn plugin_cell(
         "plugin {}: each operation is a get and a put (as refcount-get-put), through the plugin's function pointers",
         p.name
     ));
-    if n > 1 {
+    if objs.per_thread() {
         r.notes.push("--contention private: each thread's object comes from the plugin's new_, which may put two on one cache line (allocate 64-byte aligned objects to measure the uncontended cost)".into());
     }
     Ok(r)

@@ -23,7 +23,7 @@ use atomlab_prims::{with_broken_lock, with_lock, CachePadded};
 use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads};
 use crate::detect::{Detector, Kind};
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{Plan, Scenario};
 use crate::rng::{jitter, XorShift};
 
@@ -149,7 +149,7 @@ impl Scenario for Mutex {
     }
 
     /// Runs `variant` (a lock of `bench lock`, or a broken one).
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         with_lock!(variant, L => run_lock(plan, variant, L::new()))
             .or_else(|| with_broken_lock!(variant, L => run_lock(plan, variant, L::new())))
     }
@@ -159,7 +159,7 @@ impl Scenario for Mutex {
 impl Pluggable for Mutex {
     type Fns = LockFns;
 
-    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &LockVariant) -> Outcome {
+    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &LockVariant) -> VariantRun {
         match p.make() {
             Ok(lock) => run_lock(plan, variant, Plugged(lock)),
             Err(why) => cannot_make(plan, variant, why),
@@ -198,7 +198,7 @@ struct Shared<L> {
     data: Protected,
 }
 
-fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> Outcome {
+fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> VariantRun {
     let s = Shared {
         lock,
         data: Protected::new(),
@@ -238,5 +238,5 @@ fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> Outcome {
         "{ops} increments in {tasks} tasks on {} workers",
         plan.threads
     ));
-    Outcome::judge(plan, variant, done, seconds, &det, notes)
+    VariantRun::judge(plan, variant, done, seconds, &det, notes)
 }

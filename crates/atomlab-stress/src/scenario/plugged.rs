@@ -11,7 +11,7 @@ use atomlab_plugin::PluginVariant;
 
 use super::common_notes;
 use crate::detect::Detector;
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{Plan, Scenario, Threads};
 
 /// A scenario that tests plugin variants of the kind `Fns`.
@@ -24,76 +24,51 @@ pub trait Pluggable: Scenario + 'static {
         plan: &Plan,
         variant: &'static str,
         p: &PluginVariant<Self::Fns>,
-    ) -> Outcome;
+    ) -> VariantRun;
 }
 
 /// The FAIL of a plugin variant whose `new_` gave no object.
-pub(crate) fn cannot_make(plan: &Plan, variant: &'static str, why: String) -> Outcome {
+pub(crate) fn cannot_make(plan: &Plan, variant: &'static str, why: String) -> VariantRun {
     let det = Detector::new();
-    let mut o = Outcome::judge(plan, variant, 0, 0.0, &det, common_notes(plan));
+    let mut o = VariantRun::judge(plan, variant, 0, 0.0, &det, common_notes(plan));
     o.verdict = atomlab_core::Verdict::Fail;
     o.reason = format!("the plugin could not make an object to test: {why}");
     o
 }
 
-/// `base` with `plugins`' variants after its own.
-pub struct WithPlugins<S: Pluggable> {
-    base: S,
-    plugins: Vec<PluginVariant<S::Fns>>,
-    names: Vec<&'static str>,
-}
+/// `base` with its plugins' variants after its own (atomlab-plugin's
+/// [`atomlab_plugin::WithPlugins`]), a scenario of its own here.
+pub type WithPlugins<S> = atomlab_plugin::WithPlugins<S, <S as Pluggable>::Fns>;
 
-impl<S: Pluggable> WithPlugins<S> {
-    /// The scenario with `plugins`' variants; refuses a name that is
-    /// already a built-in variant's or another plugin's, naming the file.
-    pub fn new(
-        base: S,
-        plugins: Vec<PluginVariant<S::Fns>>,
-    ) -> Result<Self, atomlab_plugin::variant::NameClash> {
-        let names = atomlab_plugin::variant_names(&plugins, &base.variants())?;
-        Ok(WithPlugins {
-            base,
-            plugins,
-            names,
-        })
-    }
-
-    fn plugin(&self, name: &str) -> Option<&PluginVariant<S::Fns>> {
-        self.plugins.iter().find(|p| p.name == name)
-    }
-}
-
-impl<S: Pluggable> Scenario for WithPlugins<S> {
+impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
     fn name(&self) -> &'static str {
-        self.base.name()
+        self.base().name()
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        let mut v = self.base.variants();
-        v.extend(&self.names);
-        v
+        self.after(self.base().variants())
     }
 
     fn ops_unit(&self) -> &'static str {
-        self.base.ops_unit()
+        self.base().ops_unit()
     }
 
     fn default_ops(&self) -> u64 {
-        self.base.default_ops()
+        self.base().default_ops()
     }
 
     fn threads(&self) -> Threads {
-        self.base.threads()
+        self.base().threads()
     }
 
     fn takes_tasks(&self) -> bool {
-        self.base.takes_tasks()
+        self.base().takes_tasks()
     }
 
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         match self.plugin(variant) {
-            Some(p) => Some(self.base.run_plugin(plan, variant, p)),
-            None => self.base.run(plan, variant),
+            Some(p) => Some(self.base().run_plugin(plan, variant, p)),
+            None => self.base().run(plan, variant),
         }
     }
 

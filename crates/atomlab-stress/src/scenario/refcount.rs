@@ -36,7 +36,7 @@ use atomlab_prims::refcount::{RawRefcount, SaturatingRefcount, REFCOUNT_SATURATE
 use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
@@ -177,7 +177,7 @@ impl Scenario for Refcount {
     }
 
     /// Runs a refcount variant.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         fn ok<C>(f: fn(i32) -> C) -> impl Fn(i32) -> Result<C, String> + Sync {
             move |n| Ok(f(n))
         }
@@ -200,7 +200,7 @@ impl Scenario for Refcount {
 impl Pluggable for Refcount {
     type Fns = RefcountFns;
 
-    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &RefcountVariant) -> Outcome {
+    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &RefcountVariant) -> VariantRun {
         run_count(plan, variant, |n| PluginCount::with(p, n))
             .unwrap_or_else(|why| cannot_make(plan, variant, why))
     }
@@ -255,7 +255,7 @@ fn run_count<C: Count>(
     plan: &Plan,
     variant: &'static str,
     make: impl Fn(i32) -> Result<C, String> + Sync,
-) -> Result<Outcome, String> {
+) -> Result<VariantRun, String> {
     let det = Detector::new();
     let threads = plan.threads;
     let per_object = threads as u64 * (2 * ROUNDS + 1);
@@ -406,7 +406,7 @@ fn run_count<C: Count>(
     if let Some(why) = failed {
         return Err(why);
     }
-    Ok(Outcome::judge(plan, variant, ops, seconds, &det, notes))
+    Ok(VariantRun::judge(plan, variant, ops, seconds, &det, notes))
 }
 
 /// Hammers a count near overflow; it must saturate, never wrap or reach 0.

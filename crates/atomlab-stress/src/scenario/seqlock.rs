@@ -11,7 +11,7 @@ use atomlab_prims::seqlock::{
 
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
@@ -49,7 +49,7 @@ impl Scenario for Seqlock {
     }
 
     /// Runs a seqlock reader variant.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         Some(match variant {
             "fenced-reader" => run_seq::<FencedReader>(plan, variant),
             "broken-reader-nofence" => run_seq::<BrokenReaderNoFence>(plan, variant),
@@ -58,7 +58,7 @@ impl Scenario for Seqlock {
     }
 }
 
-fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> Outcome {
+fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> VariantRun {
     let seed = plan.seed;
     let lock = SeqLock::<R>::new(encode(0, seed));
     let det = Detector::new();
@@ -117,5 +117,5 @@ fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> Outcome {
         "1 writer ({} writes) and {readers} reader(s)",
         counts[0].0
     ));
-    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
 }

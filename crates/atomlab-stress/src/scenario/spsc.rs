@@ -38,7 +38,7 @@ use atomlab_prims::{with_spsc, CachePadded};
 use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{is_broken, Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
@@ -97,7 +97,7 @@ impl Scenario for Spsc {
     }
 
     /// Runs an SPSC barrier variant.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         let notify_plan = || {
             let mut p = plan.clone();
             if !p.ops_given {
@@ -124,7 +124,7 @@ impl Scenario for Spsc {
 impl Pluggable for Spsc {
     type Fns = SpscFns;
 
-    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &SpscVariant) -> Outcome {
+    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &SpscVariant) -> VariantRun {
         match p.make(CAPACITY) {
             Ok((producer, consumer)) => run_plugged(plan, variant, producer, consumer),
             Err(why) => cannot_make(plan, variant, why),
@@ -150,7 +150,7 @@ fn run_plugged(
     variant: &'static str,
     producer: Producer,
     consumer: Consumer,
-) -> Outcome {
+) -> VariantRun {
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
     // Items the producer pushed in all, once it has stopped (MAX until then).
@@ -249,10 +249,10 @@ fn run_plugged(
     notes.push(format!(
         "the plugin's queue made with new_({CAPACITY}), one producer, one consumer; items are nonzero words: a sequence number and a 24-bit checksum"
     ));
-    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
 }
 
-fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> Outcome {
+fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> VariantRun {
     let ring = SpscRing::<C11AcqRel>::new(CAPACITY);
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
@@ -362,10 +362,10 @@ fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> Outcome {
         "the producer offers each item once the consumer has taken the one before, after a random delay of up to 16 spins (and the consumer waits up to 16 before it sleeps), so every item meets a consumer on its way to sleep; a {CAPACITY}-slot ring whose consumer sleeps on a futex when it is empty; a sleep that runs {} ms while the producer has already decided not to ring for the awaited item is a lost wake-up",
         SLEEP_BOUND.as_millis()
     ));
-    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
 }
 
-fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> Outcome {
+fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> VariantRun {
     let ring = SpscRing::<V>::new(CAPACITY);
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
@@ -429,5 +429,5 @@ fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> Outcome {
     notes.push(format!(
         "a {CAPACITY}-slot ring, one producer, one consumer"
     ));
-    Outcome::judge(plan, variant, ops, seconds, &det, notes)
+    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
 }

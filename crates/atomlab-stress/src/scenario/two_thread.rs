@@ -13,7 +13,7 @@ use atomlab_prims::two_thread::*;
 use super::mutex::Protected;
 use super::{common_notes, run_threads};
 use crate::detect::Detector;
-use crate::outcome::Outcome;
+use crate::outcome::VariantRun;
 use crate::plan::{Plan, Scenario, Threads};
 use crate::rng::{jitter, XorShift};
 
@@ -68,7 +68,7 @@ impl<P: Pair> Scenario for P {
         Threads::Exactly(2)
     }
 
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<Outcome> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
         if variant == P::Fenced::NAME {
             Some(run_pair::<P::Fenced>(plan, variant))
         } else if variant == P::Broken::NAME {
@@ -79,7 +79,7 @@ impl<P: Pair> Scenario for P {
     }
 }
 
-fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> Outcome {
+fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> VariantRun {
     let lock = L::new();
     let data = Protected::new();
     let det = Detector::new();
@@ -103,5 +103,5 @@ fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> Outcome {
     });
     let done: u64 = done.iter().sum();
     data.finish(&det, done);
-    Outcome::judge(plan, variant, done, seconds, &det, common_notes(plan))
+    VariantRun::judge(plan, variant, done, seconds, &det, common_notes(plan))
 }

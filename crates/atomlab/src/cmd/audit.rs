@@ -10,9 +10,9 @@ use std::path::PathBuf;
 
 use atomlab_audit::batch::{self, Batch, Step};
 use atomlab_audit::{AuditError, Progress, Requirement};
-use atomlab_core::{ExitStatus, Machine, Record, Report};
+use atomlab_core::{ExitStatus, Machine, Report};
 
-use super::Outcome;
+use super::CommandOutput;
 
 /// `--require` choices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -67,7 +67,7 @@ pub struct AuditArgs {
     pub require: Option<RequireArg>,
 }
 
-pub fn run(mut args: AuditArgs) -> anyhow::Result<Outcome> {
+pub fn run(mut args: AuditArgs) -> anyhow::Result<CommandOutput> {
     let missed = fetch_apt(&mut args)?;
     let options = batch::Options {
         require: args.require.map(Into::into),
@@ -133,7 +133,7 @@ impl Display {
 
 /// The report and exit status of `b`; its tables are printed from the
 /// report's records, as `atomlab show` prints them.
-fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<Outcome> {
+fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<CommandOutput> {
     let passed_over = (b.skipped_non_elf > 0).then(|| {
         let note = format!(
             "passed over {} non-ELF files in directories and packages",
@@ -169,7 +169,7 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<Outcome> {
     let mut report = Report::new("audit", Machine::detect(), b.records);
     report.errors = errors;
     report.notes.extend(passed_over);
-    Ok(Outcome {
+    Ok(CommandOutput {
         report,
         status,
         people: Box::new(move |report| match none_of {
@@ -178,7 +178,7 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<Outcome> {
                 &[],
                 given,
             )?),
-            None => records_table(&report.records),
+            None => crate::render::show(report),
         }),
     })
 }
@@ -216,12 +216,4 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
         .into_iter()
         .map(atomlab_audit::apt::AptMiss::into_error)
         .collect())
-}
-
-/// An audit's tables from its records alone: what `atomlab audit` prints,
-/// and what `atomlab show` prints of a saved audit run.
-pub fn records_table(records: &[Record]) -> anyhow::Result<()> {
-    let shown = batch::shown(records)?;
-    atomlab_report::audit_view::write_terminal(&mut std::io::stdout().lock(), &shown)?;
-    Ok(())
 }

@@ -8,7 +8,7 @@ use anyhow::Context;
 use atomlab_bench::{BenchError, Contention, Placement, Plan, Request, WaitMode};
 use atomlab_core::{ExitStatus, Machine, Record, Report, Shard};
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::render;
 
 #[derive(Debug, clap::Args)]
@@ -138,29 +138,13 @@ impl BenchArgs {
             batch: self.batch,
             wait: wait.clone().unwrap_or(Some(WaitMode::Spin)),
         };
-        let plan = match self.plugin_scenario()? {
-            Some(s) => Plan::new(s, &req, cpus),
-            None => Plan::from_request(&req, cpus),
-        }
-        .map_err(bad_input)?;
+        let plan = atomlab_bench::registry::with_plugins(&self.scenario, &self.plugin)
+            .and_then(|s| Plan::new(s, &req, cpus))
+            .map_err(bad_input)?;
         contention?;
         placement?;
         wait?;
         Ok(plan)
-    }
-}
-
-impl BenchArgs {
-    /// The scenario with the `--plugin`s' variants, checked before
-    /// anything runs; `None` without `--plugin`.
-    fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_bench::Scenario>> {
-        if self.plugin.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(atomlab_bench::registry::with_plugins(
-            &self.scenario,
-            &self.plugin,
-        )?))
     }
 }
 
@@ -245,7 +229,7 @@ pub fn run_plan(
     Ok(records)
 }
 
-pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: BenchArgs) -> anyhow::Result<CommandOutput> {
     let mut machine = Machine::detect();
     let plan = args.plan(machine.cpus)?;
     if let Some(path) = &args.export_json {
@@ -290,7 +274,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let failed = records
         .iter()
         .any(|r| r.verdict == Some(atomlab_core::Verdict::Fail));
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("bench", machine, records),
         status: if failed {
             ExitStatus::VerdictFailed
@@ -301,7 +285,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             if to_stdout {
                 Ok(())
             } else {
-                render::bench_tables(report)
+                render::show(report)
             }
         }),
     })

@@ -12,7 +12,7 @@ use atomlab_core::{Machine, Record, Report, Shard};
 use atomlab_model::{AcquireLoad, Engine};
 use clap::builder::PossibleValuesParser;
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::args::ArmAcquire;
 
 /// Output formats.
@@ -208,7 +208,7 @@ fn flag_error(e: Error, args: &CheckArgs) -> anyhow::Error {
 /// Judges the tests of `args` (atomlab-check) and prints the table, the
 /// herd7 logs or (through the dispatcher) the JSON. `detail`: whether the
 /// records will be read (saved or printed as JSON).
-pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
+pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
     let opts = options(&args, detail)?;
     let progress = Display {
         shared: OnceLock::new(),
@@ -227,7 +227,7 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
     let mut report = Report::new("check", Machine::detect(), records);
     report.errors = errors;
     let (format, explain) = (args.format, args.explain);
-    Ok(Outcome {
+    Ok(CommandOutput {
         report,
         status,
         people: Box::new(move |report| {
@@ -256,12 +256,6 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<Outcome> {
 /// Draws a check table and the lines under it (atomlab-report's check view).
 fn write_table(out: &mut impl Write, table: &render::Table) -> std::io::Result<()> {
     atomlab_report::check_view::write_table(out, table)
-}
-
-/// The side-by-side table of saved check records (`show`).
-pub fn records_table(recs: &[&Record]) -> anyhow::Result<()> {
-    atomlab_report::check_view::write_records_table(&mut std::io::stdout().lock(), recs)?;
-    Ok(())
 }
 
 /// Progress on stderr: a bar with tests done, the current test and the

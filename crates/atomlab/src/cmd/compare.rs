@@ -13,9 +13,10 @@
 //! machine falls on both sides, and saves both series.
 
 use anyhow::Context;
-use atomlab_core::{ExitStatus, Record, Report};
-use atomlab_stats::ab::{compare_records, is_partial, AbResult, Side};
-use atomlab_stats::interleave::Arm;
+use atomlab_core::{ExitStatus, Report};
+use atomlab_report::compare_view;
+use atomlab_stats::ab::{compare_sides, is_partial, Side};
+use atomlab_stats::interleave::{Finished, InterleaveError, Interleaved};
 use atomlab_stats::Settings;
 use atomlab_store::Store;
 
@@ -100,26 +101,11 @@ pub fn run(args: &CompareArgs, cli: &Globals, json: bool) -> anyhow::Result<Exit
     } else {
         (a.complete_only(), b.complete_only())
     };
-    let gate = args.threshold / 100.0;
     let settings = Settings {
-        threshold: gate,
+        threshold: args.threshold / 100.0,
         ..Settings::default()
     };
-    let result = compare_records(
-        &a.records,
-        &b.records,
-        settings,
-        args.metric.as_deref(),
-        gate,
-    );
-    if let Some(m) = &args.metric {
-        if result.rows.is_empty() && result.verdict_changes.is_empty() {
-            anyhow::bail!("no metric named '{m}' in records both sides share (bench has ns_per_op, ops_per_sec, ref_cycles_per_op, fairness; fixed-work lock has seconds)");
-        }
-    }
-    if !result.compared_anything() {
-        anyhow::bail!("{}", nothing_compared(&result, &a, &b));
-    }
+    let result = compare_sides(&a, &b, settings, args.metric.as_deref())?;
     if json {
         let machine = atomlab_core::Machine::detect();
         render::json(&Report::new(
@@ -128,35 +114,16 @@ pub fn run(args: &CompareArgs, cli: &Globals, json: bool) -> anyhow::Result<Exit
             result.records(&a.name, &b.name),
         ))?;
     } else {
-        atomlab_report::compare_view::write_terminal(
-            &mut std::io::stdout().lock(),
+        let mut out = std::io::stdout().lock();
+        compare_view::write_terminal(
+            &mut out,
             &result,
             &a.name,
             &b.name,
             args.threshold,
             settings.alpha,
         )?;
-        // Figures the harness itself marked (not contended, runs left out)
-        // are compared as measured, but the reader must know.
-        for (tag, side) in [("A", &a), ("B", &b)] {
-            let flagged: Vec<String> = side
-                .records
-                .iter()
-                .filter(|r| !r.flags.is_empty())
-                .map(|r| {
-                    let mut words: Vec<&str> = r.flags.iter().map(|f| f.kind.words()).collect();
-                    words.dedup();
-                    format!("{} {} ({})", r.scenario, r.variant, words.join(", "))
-                })
-                .collect();
-            if !flagged.is_empty() {
-                println!(
-                    "note: {} flagged record(s) in {tag}, compared as measured: {}",
-                    flagged.len(),
-                    flagged.join("; ")
-                );
-            }
-        }
+        compare_view::write_flagged(&mut out, &a, &b)?;
     }
     for (tag, side) in [("A", &a), ("B", &b)] {
         if side.partial > 0 {
@@ -184,95 +151,42 @@ pub fn run(args: &CompareArgs, cli: &Globals, json: bool) -> anyhow::Result<Exit
     Ok(ExitStatus::Ok)
 }
 
-/// Why nothing was compared, and what to do.
-fn nothing_compared(r: &AbResult, a: &Side, b: &Side) -> String {
-    let mut why = if a.records.is_empty() || b.records.is_empty() {
-        let (tag, side) = if a.records.is_empty() {
-            ("A", a)
-        } else {
-            ("B", b)
-        };
-        format!(
-            "nothing to compare: {tag} ({}) has no records{}",
-            side.name,
-            if side.partial > 0 {
-                format!(
-                    " besides {} partial one(s) (--include-partial pools them)",
-                    side.partial
-                )
-            } else {
-                String::new()
-            }
-        )
-    } else if r.matched == 0 {
-        let show = |keys: &[atomlab_stats::ab::Key]| {
-            let mut s: Vec<String> = keys.iter().take(3).map(|k| k.to_string()).collect();
-            if keys.len() > 3 {
-                s.push(format!("… {} more", keys.len() - 3));
-            }
-            s.join("; ")
-        };
-        format!(
-            "nothing to compare: no record of A ({}) matches one of B ({}). Records match by capability, scenario, variant and parameters (a variant or parameter set throughout each side is left out); A has {}: {}; B has {}: {}",
-            a.name,
-            b.name,
-            r.only_a.len(),
-            show(&r.only_a),
-            r.only_b.len(),
-            show(&r.only_b)
-        )
-    } else {
-        format!(
-            "nothing to compare: {} record(s) of A and B match, but none carries a verdict or a timing both sides have",
-            r.matched
-        )
-    };
-    why.push_str(" (exit 2: a comparison that compares nothing must not pass a CI gate)");
-    why
-}
-
-/// Runs the two commands alternately (atomlab-stats' rounds), `n` times
-/// each, with `--json`, saving each run (unless `--no-save`) under the label `interleave-A` /
-/// `interleave-B` (or `--label`-A/-B).
+/// Runs the two commands alternately `n` times each (atomlab-stats'
+/// [`Interleaved`]); each round is this atomlab started again with the
+/// side's words, `--json`, its label (`interleave-A`/`-B`, or
+/// `--label`-A/-B) and the global `--no-save` and `--store`.
 fn interleave(n: usize, commands: &[String], cli: &Globals) -> anyhow::Result<(Side, Side)> {
-    if n == 0 {
-        anyhow::bail!("--interleave needs at least 1 round");
-    }
-    let split = commands.iter().position(|c| c == "--").ok_or_else(|| {
-        anyhow::anyhow!("--interleave needs two commands: compare --interleave N -- bench lock --variant ttas -- bench lock --variant tas")
+    let rounds = Interleaved::new(n, commands).map_err(|e| match e {
+        InterleaveError::NoRounds => anyhow::anyhow!("--interleave needs at least 1 round"),
+        InterleaveError::NotTwoCommands => anyhow::anyhow!("--interleave needs two commands: compare --interleave N -- bench lock --variant ttas -- bench lock --variant tas"),
+        e => anyhow::anyhow!("--interleave: {e}"),
     })?;
-    let (cmd_a, cmd_b) = (&commands[..split], &commands[split + 1..]);
-    if cmd_a.is_empty() || cmd_b.is_empty() {
-        anyhow::bail!("--interleave: one of the two commands is empty");
-    }
     let me = std::env::current_exe().context("finding this atomlab binary")?;
-    let base = cli.label.clone().unwrap_or_else(|| "interleave".into());
-    let run_one = |arm: Arm, round: usize| -> anyhow::Result<Vec<Record>> {
-        let (cmd, tag) = match arm {
-            Arm::A => (cmd_a, arm.tag()),
-            Arm::B => (cmd_b, arm.tag()),
-        };
+    // Stored with each run: the user's words for this side, not the flags
+    // added here.
+    let argv0 = std::env::args_os()
+        .next()
+        .unwrap_or_else(|| "atomlab".into());
+    rounds.run(cli.label.as_deref(), |round| -> anyhow::Result<Finished> {
+        let words = round.command.join(" ");
         eprintln!(
-            "atomlab compare: round {round}/{n}, {tag}: atomlab {}",
-            cmd.join(" ")
+            "atomlab compare: round {}/{}, {}: atomlab {words}",
+            round.round,
+            round.rounds,
+            round.arm.tag()
         );
-        let mut c = std::process::Command::new(&me);
-        // Stored with the run: the user's words for this side, not
-        // the flags added here.
-        let argv0 = std::env::args_os()
-            .next()
-            .unwrap_or_else(|| "atomlab".into());
         let given: Vec<String> = std::iter::once(argv0.to_string_lossy().into_owned())
-            .chain(cmd.iter().cloned())
+            .chain(round.command.iter().cloned())
             .collect();
+        let mut c = std::process::Command::new(&me);
         c.env(
             crate::cmd::store::COMMAND_LINE_ENV,
             serde_json::to_string(&given)?,
         );
-        c.args(cmd)
+        c.args(round.command)
             .arg("--json")
             .arg("--label")
-            .arg(format!("{base}-{tag}"));
+            .arg(round.label);
         if cli.no_save {
             c.arg("--no-save");
         }
@@ -282,18 +196,10 @@ fn interleave(n: usize, commands: &[String], cli: &Globals) -> anyhow::Result<(S
         let out = c
             .stderr(std::process::Stdio::inherit())
             .output()
-            .with_context(|| format!("running atomlab {}", cmd.join(" ")))?;
-        if out.status.code() == Some(2) {
-            anyhow::bail!("atomlab {} was refused (exit 2): see above", cmd.join(" "));
-        }
-        let report: Report = serde_json::from_slice(&out.stdout).with_context(|| {
-            format!("atomlab {} did not print a --json document", cmd.join(" "))
-        })?;
-        Ok(report.records)
-    };
-    let (a, b) = atomlab_stats::interleave::interleave(n, run_one)?;
-    Ok((
-        Side::new(format!("A: atomlab {}", cmd_a.join(" ")), a),
-        Side::new(format!("B: atomlab {}", cmd_b.join(" ")), b),
-    ))
+            .with_context(|| format!("running atomlab {words}"))?;
+        Ok(Finished {
+            code: out.status.code(),
+            stdout: out.stdout,
+        })
+    })
 }

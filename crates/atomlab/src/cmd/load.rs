@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report};
+use atomlab_core::{ExitStatus, Machine, Report};
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::cmd::bench::parse_seconds;
 
 #[derive(Debug, clap::Args)]
@@ -67,60 +67,9 @@ pub struct LoadArgs {
     pub pipeline: usize,
 }
 
-/// The largest `--body` file: every request carries it, from memory.
-const MAX_BODY: u64 = 64 << 20;
-
-/// `--body`'s bytes: a regular file of at most [`MAX_BODY`] (a device or a
-/// pipe would be read until memory runs out: /dev/zero never ends).
-fn read_body(p: &std::path::Path) -> Result<Vec<u8>, atomlab_load::LoadError> {
-    use std::io::Read;
-    let bad = |why: String| atomlab_load::LoadError::Body(p.display().to_string(), why);
-    let too_big = |len: u64| {
-        bad(format!(
-            "{len} bytes, above the {} MiB a request body may have",
-            MAX_BODY >> 20
-        ))
-    };
-    let meta = std::fs::metadata(p).map_err(|e| bad(e.to_string()))?;
-    if !meta.is_file() {
-        let ft = meta.file_type();
-        use std::os::unix::fs::FileTypeExt;
-        let what = if ft.is_dir() {
-            "a directory"
-        } else if ft.is_char_device() {
-            "a character device"
-        } else if ft.is_block_device() {
-            "a block device"
-        } else if ft.is_fifo() {
-            "a named pipe"
-        } else if ft.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        return Err(bad(format!(
-            "{what}; give a regular file of at most {} MiB",
-            MAX_BODY >> 20
-        )));
-    }
-    if meta.len() > MAX_BODY {
-        return Err(too_big(meta.len()));
-    }
-    // The file may grow between the stat and the read: read one byte past
-    // the limit at most.
-    let mut body = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(p)
-        .and_then(|f| f.take(MAX_BODY + 1).read_to_end(&mut body))
-        .map_err(|e| bad(e.to_string()))?;
-    if body.len() as u64 > MAX_BODY {
-        return Err(too_big(body.len() as u64));
-    }
-    Ok(body)
-}
-
-pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: LoadArgs) -> anyhow::Result<CommandOutput> {
     let body = match &args.body {
-        Some(p) => Some(read_body(p)?),
+        Some(p) => Some(atomlab_load::body::read(p)?),
         None => None,
     };
     let secs = |name: &str, v: f64| -> anyhow::Result<Duration> {
@@ -162,19 +111,13 @@ pub fn run(args: LoadArgs) -> anyhow::Result<Outcome> {
     for f in &out.failures {
         eprintln!("atomlab: load failed: {f}");
     }
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("load", machine, vec![out.record]),
         status: if out.failures.is_empty() {
             ExitStatus::Ok
         } else {
             ExitStatus::VerdictFailed
         },
-        people: Box::new(|report| tables(&report.records)),
+        people: Box::new(crate::render::show),
     })
-}
-
-/// The people's view of load records, live and in `atomlab show`.
-pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
-    atomlab_report::load_view::write_terminal(&mut std::io::stdout().lock(), recs)?;
-    Ok(())
 }

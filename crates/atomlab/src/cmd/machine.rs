@@ -3,15 +3,15 @@
 
 use atomlab_core::{ExitStatus, Machine, Report};
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::render;
 
-pub fn run() -> Outcome {
+pub fn run() -> CommandOutput {
     let mut machine = Machine::detect();
     atomlab_bench::batch::probe_pmu(&mut machine);
-    Outcome {
+    CommandOutput {
         report: Report::new("machine", machine, Vec::new()),
         status: ExitStatus::Ok,
-        people: Box::new(|r| render::machine_table(&r.machine)),
+        people: Box::new(render::show),
     }
 }

@@ -1,5 +1,5 @@
 //! One module per subcommand. Each turns parsed arguments into calls on a
-//! capability crate and returns an [`Outcome`]: the records as one
+//! capability crate and returns a [`CommandOutput`]: the records as one
 //! [`Report`], the exit status their verdicts give, and the people's view.
 //! Rendering (`--json` or the view) and the exit code are applied here,
 //! once, the same way for every subcommand (DESIGN.md, "How a result
@@ -25,8 +25,9 @@ use crate::render;
 /// How a command shows its report to people (tables, herd logs).
 pub type PeopleView = Box<dyn FnOnce(&Report) -> anyhow::Result<()>>;
 
-/// What a subcommand hands back to the dispatcher.
-pub struct Outcome {
+/// What a subcommand hands back to the dispatcher: its output before
+/// rendering.
+pub struct CommandOutput {
     /// The document `--json` prints: machine, records, unusable inputs.
     pub report: Report,
     /// The exit status the records' verdicts give.
@@ -91,7 +92,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Load(args) => load::run(*args)?,
         _ => unreachable!("tools() took the others"),
     };
-    let Outcome {
+    let CommandOutput {
         mut report,
         status,
         people,
@@ -222,18 +223,5 @@ pub fn view(report: &Report) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    match report.command.as_str() {
-        "bench" => render::bench_tables(report),
-        "stress" => stress::tables(&report.records),
-        "check" => {
-            let recs: Vec<&atomlab_core::Record> = report.records.iter().collect();
-            check::records_table(&recs)
-        }
-        "audit" => audit::records_table(&report.records),
-        "run" => run::view(report),
-        "load" => load::tables(&report.records),
-        "suite" => suite::summary(report),
-        "machine" => render::machine_table(&report.machine),
-        _ => render::records_table(&report.records),
-    }
+    render::show(report)
 }

@@ -40,22 +40,6 @@ pub struct ReportArgs {
     pub threshold: f64,
 }
 
-/// A stored run as the report crate wants it.
-pub fn view(mut run: StoredRun) -> RunView {
-    // An empty shard's record stands for no figure.
-    run.report
-        .records
-        .retain(|r| !atomlab_core::shard::is_empty_record(r));
-    RunView {
-        id: run.meta.id,
-        label: run.meta.label,
-        command_line: run.meta.command_line,
-        started_unix: run.meta.started_unix,
-        host: run.meta.host,
-        report: run.report,
-    }
-}
-
 /// Writes `html` to `path` through a temporary file, so a reader never sees
 /// half a report.
 pub fn write(path: &std::path::Path, html: &str) -> anyhow::Result<()> {
@@ -139,7 +123,7 @@ pub fn run(args: &ReportArgs, cli: &Globals) -> anyhow::Result<ExitStatus> {
             }
         }
     }
-    let views: Vec<RunView> = runs.into_iter().map(view).collect();
+    let views: Vec<RunView> = runs.into_iter().map(RunView::from).collect();
     let html = atomlab_report::render_html(&views, comparison.as_ref());
     write(&args.output, &html)?;
     eprintln!(

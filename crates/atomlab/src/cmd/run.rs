@@ -8,13 +8,13 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
+use atomlab_core::{ExitStatus, Machine, Record, Report};
 use atomlab_run::batch::{self, BatchOptions, Progress, Ran};
 use atomlab_run::{
     Affinity, Layout, Preload, PrepareOptions, Roles, RunBarrier, RunOptions, SyncMode,
 };
 
-use super::Outcome;
+use super::CommandOutput;
 use atomlab_report::run_view;
 
 /// Output formats.
@@ -157,7 +157,7 @@ pub(crate) fn say_forbidden(ran: &Ran) {
     }
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
     let affinity = parse_affinity(&args.pin)?;
     let timeout = match args.timeout {
         0.0 => None,
@@ -224,29 +224,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             report
                 .notes
                 .push("nothing was run: no input can run on this host".into());
-            return Ok(Outcome {
+            return Ok(CommandOutput {
                 report,
                 status: ExitStatus::BadInput,
                 people: Box::new(|_| Ok(())),
             });
         }
     };
-    let skipped_note = match skipped.tests.as_slice() {
-        [] => None,
-        [one] => Some(format!("skipped {one}")),
-        many => Some(format!(
-            "skipped {} tests this host ({}) cannot run: {}; judge them with `atomlab check`, \
-             or run them on their hardware",
-            many.len(),
-            atomlab_run::host_isa(),
-            skipped
-                .kinds
-                .iter()
-                .map(|(kind, n)| format!("{n} {kind}{}", if *n == 1 { "" } else { "s" }))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    };
+    let skipped_note = skipped.note();
     if let Some(note) = &skipped_note {
         eprintln!("atomlab run: {note}");
     }
@@ -270,15 +255,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         // Some inputs could not run: bad input, as `check` says it, after
         // the rest ran and was saved (the dispatcher lists them).
         ExitStatus::BadInput
-    } else if records.iter().any(|r| {
-        matches!(
-            r.verdict,
-            Some(Verdict::Fail | Verdict::Timeout | Verdict::Bound)
-        )
-    }) {
-        ExitStatus::VerdictFailed
     } else {
-        ExitStatus::Ok
+        batch::exit_status(&records)
     };
     let emulated = machine.emulated;
     let mut report = Report::new("run", machine, records);
@@ -288,7 +266,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     report.notes.extend(skipped_note);
     report.errors = skipped.refused;
     let format = args.format;
-    Ok(Outcome {
+    Ok(CommandOutput {
         report,
         status,
         people: Box::new(move |report| {
@@ -301,17 +279,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             Ok(())
         }),
     })
-}
-
-/// A saved run as `atomlab run` printed it (`atomlab show`), then its
-/// summary (atomlab-report's run view).
-pub fn view(report: &Report) -> anyhow::Result<()> {
-    run_view::write_view(
-        &mut std::io::stdout().lock(),
-        &report.records,
-        report.machine.emulated,
-    )?;
-    Ok(())
 }
 
 /// `--timebase-delay`: `None` for `auto` (adapted run by run), or ticks.

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use atomlab_core::{ExitStatus, Report};
+use atomlab_report::runs_view;
 use atomlab_store::document::{document, read_run_document, write_csv};
 use atomlab_store::{Imported, Location, OpenMode, RunFilter, RunMeta, Store, StoredRun};
 
@@ -168,51 +169,8 @@ pub fn runs(
         eprintln!("atomlab: no saved runs match in {}", store.location());
         return Ok(ExitStatus::Ok);
     }
-    let mut t = render::table();
-    t.set_header(vec![
-        "run",
-        "started (UTC)",
-        "label",
-        "command",
-        "records",
-        "verdicts",
-        "host",
-        "git",
-    ]);
-    for r in &runs {
-        let verdicts: Vec<String> = r.verdicts.iter().map(|(v, n)| format!("{n} {v}")).collect();
-        t.add_row(vec![
-            r.meta.id.clone(),
-            utc(r.meta.started_unix),
-            r.meta.label.clone().unwrap_or_else(|| "-".into()),
-            command_text(&r.meta),
-            r.records.to_string(),
-            if verdicts.is_empty() {
-                "-".into()
-            } else {
-                verdicts.join(", ")
-            },
-            r.meta.host.clone(),
-            r.meta
-                .git_commit
-                .as_deref()
-                .map(|c| c.chars().take(10).collect())
-                .unwrap_or_else(|| "-".into()),
-        ]);
-    }
-    render::print(&t)?;
+    runs_view::write_terminal(&mut std::io::stdout().lock(), &runs)?;
     Ok(ExitStatus::Ok)
-}
-
-/// The run's command line without the program name, shell-quoted so it
-/// can be typed again, or its command when the command line is not known
-/// (a run imported from a bare `--json` document).
-fn command_text(meta: &RunMeta) -> String {
-    if meta.command_line.is_empty() {
-        format!("{} (command line unknown)", meta.command)
-    } else {
-        atomlab_report::shell_quoted(&meta.command_line[1..])
-    }
 }
 
 /// The environment variable through which `compare --interleave` gives the
@@ -235,23 +193,6 @@ pub fn given_command_line() -> Vec<String> {
         })
 }
 
-/// `YYYY-MM-DD HH:MM:SS` from Unix seconds (the run id carries the same
-/// time without separators).
-pub fn utc(unix: f64) -> String {
-    let id = atomlab_store::new_run_id(unix);
-    let d = &id[..8];
-    let t = &id[9..15];
-    format!(
-        "{}-{}-{} {}:{}:{}",
-        &d[..4],
-        &d[4..6],
-        &d[6..],
-        &t[..2],
-        &t[2..4],
-        &t[4..]
-    )
-}
-
 /// `atomlab show RUN`: the run as its command printed it.
 pub fn show(store: &Store, run: &str, json: bool) -> anyhow::Result<ExitStatus> {
     let stored = store.load(run)?;
@@ -261,9 +202,9 @@ pub fn show(store: &Store, run: &str, json: bool) -> anyhow::Result<ExitStatus> 
         eprintln!(
             "atomlab: run {} ({}), {}: {}",
             stored.meta.id,
-            utc(stored.meta.started_unix),
+            runs_view::started(stored.meta.started_unix),
             stored.meta.host,
-            command_text(&stored.meta)
+            runs_view::command_text(&stored.meta)
         );
         crate::cmd::view(&stored.report)?;
     }

@@ -6,7 +6,7 @@
 use atomlab_core::{ExitStatus, Machine, Record, Report, Shard};
 use atomlab_stress::{Field, Pin, Plan, Request, StressError};
 
-use super::Outcome;
+use super::CommandOutput;
 
 #[derive(Debug, clap::Args)]
 // Negative numbers reach the value parsers, which say what is wrong with
@@ -81,11 +81,9 @@ impl StressArgs {
             pin: pin.clone().ok().flatten(),
             time_limit: self.time_limit,
         };
-        let plan = match self.plugin_scenario()? {
-            Some(s) => Plan::new(s, &req, cpus),
-            None => Plan::from_request(&req, cpus),
-        }
-        .map_err(bad_input)?;
+        let plan = atomlab_stress::registry::with_plugins(&self.scenario, &self.plugin)
+            .and_then(|s| Plan::new(s, &req, cpus))
+            .map_err(bad_input)?;
         // An unknown --pin is reported after the other flags, as the
         // validation has always ordered them.
         if let Err(e) = pin {
@@ -96,20 +94,6 @@ impl StressArgs {
             );
         }
         Ok(plan)
-    }
-}
-
-impl StressArgs {
-    /// The scenario with the `--plugin`s' variants, checked before
-    /// anything runs; `None` without `--plugin`.
-    fn plugin_scenario(&self) -> anyhow::Result<Option<&'static dyn atomlab_stress::Scenario>> {
-        if self.plugin.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(atomlab_stress::registry::with_plugins(
-            &self.scenario,
-            &self.plugin,
-        )?))
     }
 }
 
@@ -156,7 +140,7 @@ pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
     out
 }
 
-pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: StressArgs) -> anyhow::Result<CommandOutput> {
     let machine = Machine::detect();
     let mut plan = args.plan(&atomlab_thread::allowed_cpus())?;
     if let Some(s) = args.shard {
@@ -192,15 +176,9 @@ pub fn run(args: StressArgs) -> anyhow::Result<Outcome> {
             r.notes.push(note.to_string());
         }
     }
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("stress", machine, records),
         status,
-        people: Box::new(|report| tables(&report.records)),
+        people: Box::new(crate::render::show),
     })
-}
-
-/// The people's view of stress records, live and in `atomlab show`.
-pub fn tables(recs: &[Record]) -> anyhow::Result<()> {
-    atomlab_report::stress_view::write_terminal(&mut std::io::stdout().lock(), recs)?;
-    Ok(())
 }

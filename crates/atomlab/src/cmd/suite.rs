@@ -4,12 +4,12 @@
 
 use atomlab_core::{Machine, Report};
 
-use super::Outcome;
+use super::CommandOutput;
 use crate::cli::SuiteArgs;
 use crate::progress::Steps;
 use atomlab_bench::batch::probe_pmu;
 
-pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: SuiteArgs) -> anyhow::Result<CommandOutput> {
     let mut machine = Machine::detect();
     eprintln!(
         "atomlab suite: a quick tour of this machine ({} CPUs, {})",
@@ -28,14 +28,14 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
         atomlab_suite::Event::Ran(ran) => crate::cmd::run::say_forbidden(ran),
     })?;
     let verbose = args.verbose;
-    Ok(Outcome {
+    Ok(CommandOutput {
         report: Report::new("suite", machine, suite.records),
         status: suite.status,
         people: Box::new(move |report| {
             if verbose {
                 detail(report)
             } else {
-                summary(report)
+                crate::render::show(report)
             }
         }),
     })
@@ -44,12 +44,5 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<Outcome> {
 /// Every table of every capability (atomlab-report's suite view).
 fn detail(report: &Report) -> anyhow::Result<()> {
     atomlab_report::suite_view::write_detail(&mut std::io::stdout().lock(), report)?;
-    Ok(())
-}
-
-/// One screen: the machine in a line, then a line per capability
-/// (atomlab-report's suite view).
-pub fn summary(report: &Report) -> anyhow::Result<()> {
-    atomlab_report::suite_view::write_summary(&mut std::io::stdout().lock(), report)?;
     Ok(())
 }
