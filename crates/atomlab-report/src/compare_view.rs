@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use atomlab_stats::ab::AbResult;
 use atomlab_stats::{CiMethod, PMethod, Settings};
 
-use crate::html::num;
-use crate::table::Table;
+use crate::table::{self, Table};
+use crate::units;
 
 /// A change in per cent with two decimals and its sign.
 fn pct(x: f64) -> String {
@@ -24,11 +24,25 @@ fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
 }
 
 /// The terminal's view of a comparison (`atomlab compare A B`): what
-/// matched, changed verdicts, the metric table, why rows were not judged,
-/// the unmatched. `a` and `b` name the sides; `threshold` is the gate in
-/// per cent and `alpha` the significance level, as the legend says them.
+/// matched, changed verdicts, the metric table (a heading line per
+/// record, its metrics under it, medians in their units), why rows were
+/// not judged, the unmatched. `a` and `b` name the sides; `threshold` is
+/// the gate in per cent and `alpha` the significance level, as the legend
+/// says them. Every line fits [`table::WIDTH`].
 pub fn write_terminal(
     out: &mut impl Write,
+    r: &AbResult,
+    a: &str,
+    b: &str,
+    threshold: f64,
+    alpha: f64,
+) -> io::Result<()> {
+    table::fitted(out, |out| write_unfitted(out, r, a, b, threshold, alpha))
+}
+
+/// [`write_terminal`]'s lines, before the long ones are wrapped.
+fn write_unfitted(
+    out: &mut Vec<u8>,
     r: &AbResult,
     a: &str,
     b: &str,
@@ -96,11 +110,29 @@ pub fn write_terminal(
     if !r.rows.is_empty() {
         let mut t = Table::new();
         t.set_header(vec![
-            "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
-            "verdict",
+            "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)", "verdict",
         ]);
+        // Eight columns of figures and words: a two-line verdict or
+        // interval reads better than a table cut in two.
+        t.wrap_floor(10);
+        // Each record's key once, over its metrics: in the order the rows
+        // come, a record's rows together.
+        let mut keys: Vec<&atomlab_stats::ab::Key> = Vec::new();
         for row in &r.rows {
-            let mut cells = vec![row.key.to_string(), row.metric.clone()];
+            if !keys.contains(&&row.key) {
+                keys.push(&row.key);
+            }
+        }
+        let grouped = keys
+            .iter()
+            .flat_map(|k| r.rows.iter().filter(move |x| &x.key == *k));
+        let mut last = None;
+        for row in grouped {
+            if last != Some(&row.key) {
+                t.heading(row.key.to_string());
+                last = Some(&row.key);
+            }
+            let mut cells = vec![row.metric.clone()];
             match &row.comparison {
                 Some(c) => {
                     let v = if row.not_judged.is_some() {
@@ -111,8 +143,8 @@ pub fn write_terminal(
                         c.verdict.as_str().to_string()
                     };
                     cells.extend([
-                        num(c.median_a),
-                        num(c.median_b),
+                        units::by_unit(c.median_a, row.unit),
+                        units::by_unit(c.median_b, row.unit),
                         pct(c.change),
                         format!(
                             "[{}, {}]{}{}",
@@ -230,9 +262,24 @@ mod tests {
             .lines()
             .find(|l| l.contains("| ns_per_op "))
             .unwrap_or_else(|| panic!("{out}"));
-        assert!(row.contains("| 10.0 ") && row.contains("| 12.0 "), "{row}");
+        assert!(
+            row.contains("| 10.0 ns ") && row.contains("| 12.0 ns "),
+            "{row}"
+        );
+        // The record's key once, on the line above its metrics.
+        let lines: Vec<&str> = out.lines().collect();
+        let at = lines.iter().position(|l| l == &row).unwrap();
+        assert!(
+            lines[at - 1].starts_with("| bench counter fetch_add [threads=1] "),
+            "{out}"
+        );
+        assert_eq!(out.matches("bench counter fetch_add").count(), 1, "{out}");
         assert!(row.contains("+20.00%"), "{row}");
-        assert!(row.contains("worse (regression)"), "{row}");
+        // Eight columns in 100: the interval and the verdict wrap onto a
+        // second line of the row.
+        assert!(row.contains("| worse "), "{out}");
+        assert!(lines[at + 1].contains("| (regression) "), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
         assert!(out.contains("exceeds 1%"), "{out}");
         assert!(
             out.ends_with(&format!("only in B: {}\n", r.only_b[0])),

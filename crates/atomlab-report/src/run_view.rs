@@ -8,7 +8,8 @@ use std::io::{self, Write};
 use atomlab_core::Record;
 
 use crate::html::num;
-use crate::table::Table;
+use crate::table::{self, Table};
+use crate::units;
 
 /// Said on stdout (and in the report's notes) when the run is under
 /// qemu-user: the emulator runs each thread's code functionally, so its
@@ -68,6 +69,11 @@ fn names(v: &serde_json::Value, key: &str) -> Vec<String> {
 /// model's verdict and what went wrong; from the run's records alone, so
 /// `atomlab run` and `atomlab show` print the same.
 pub fn write_tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> io::Result<()> {
+    table::fitted(out, |out| write_unfitted(out, recs, emulated))
+}
+
+/// [`write_tables`]' lines, before the long ones are wrapped.
+fn write_unfitted(out: &mut Vec<u8>, recs: &[Record], emulated: bool) -> io::Result<()> {
     if emulated {
         writeln!(out, "NOTE: {EMULATED}")?;
     }
@@ -88,12 +94,12 @@ pub fn write_tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> io
             .collect();
         writeln!(
             out,
-            "{} ({}): {} instances ({} runs done), {:.3} s, {}",
+            "{} ({}): {} instances ({} done), {}, {}",
             r.scenario,
             f.text("file"),
             f.metric("instances") as u64,
-            f.count("runs_done"),
-            f.metric("seconds"),
+            units::plural(f.count("runs_done"), "run"),
+            units::duration(f.metric("seconds")),
             cpus.join(" ")
         )?;
         // The models that gave a verdict: they have allowed states.
@@ -106,6 +112,7 @@ pub fn write_tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> io
         let mut header = vec!["count".to_string(), "witness".into(), "final state".into()];
         header.extend(judged.iter().map(|m| str_of(m, "model").to_string()));
         t.set_header(header);
+        t.keys(3);
         let model_cell = |m: &serde_json::Value, allowed_by: &[String]| {
             if allowed_by.iter().any(|a| a == str_of(m, "model")) {
                 "allowed".to_string()
@@ -410,7 +417,7 @@ mod tests {
         write_view(&mut out, &[sb()], false).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(
-            out.starts_with("SB (SB.litmus): 10 instances (2 runs done), 0.500 s, \n"),
+            out.starts_with("SB (SB.litmus): 10 instances (2 runs done), 500 ms, \n"),
             "{out}"
         );
         assert!(
@@ -426,11 +433,16 @@ mod tests {
             out.contains("x86tso: Sometimes (2)\nsc: Never (1)\n"),
             "{out}"
         );
+        // The line is wrapped to 100 columns, its rest indented under it.
         assert!(out.contains(
-            "FORBIDDEN OUTCOME OBSERVED: SB 0:EAX=0; 1:EAX=0; seen 3 times, forbidden by sc (a CPU erratum or a wrong model)\n  replay: atomlab run SB.litmus --seed 1\n"
+            "FORBIDDEN OUTCOME OBSERVED: SB 0:EAX=0; 1:EAX=0; seen 3 times, forbidden by sc (a CPU erratum or a\n  wrong model)\n  replay: atomlab run SB.litmus --seed 1\n"
         ), "{out}");
-        let summary = out.lines().next_back().unwrap();
-        assert!(summary.starts_with("| SB   | exists"), "{summary}");
+        // The summary's row (its condition and models wrap to fit 100
+        // columns onto the lines under it).
+        let summary = out
+            .lines()
+            .find(|l| l.starts_with("| SB   | exists"))
+            .unwrap_or_else(|| panic!("{out}"));
         assert!(
             summary.contains("| Sometimes 3 7 |") && summary.ends_with("| FAIL    |"),
             "{summary}"
