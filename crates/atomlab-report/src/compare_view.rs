@@ -115,6 +115,8 @@ fn write_unfitted(
         // Eight columns of figures and words: a two-line verdict or
         // interval reads better than a table cut in two.
         t.wrap_floor(10);
+        // The verdict on one line: `worse (regression)` is searched for.
+        t.whole(7);
         // Each record's key once, over its metrics: in the order the rows
         // come, a record's rows together.
         let mut keys: Vec<&atomlab_stats::ab::Key> = Vec::new();
@@ -275,10 +277,10 @@ mod tests {
         );
         assert_eq!(out.matches("bench counter fetch_add").count(), 1, "{out}");
         assert!(row.contains("+20.00%"), "{row}");
-        // Eight columns in 100: the interval and the verdict wrap onto a
-        // second line of the row.
-        assert!(row.contains("| worse "), "{out}");
-        assert!(lines[at + 1].contains("| (regression) "), "{out}");
+        // Eight columns in 100: the interval wraps onto a second line of
+        // the row, the verdict stays whole.
+        assert!(row.contains("worse (regression)"), "{out}");
+        assert!(lines[at + 1].contains("+22.00%]"), "{out}");
         assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
         assert!(out.contains("exceeds 1%"), "{out}");
         assert!(

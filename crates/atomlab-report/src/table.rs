@@ -186,6 +186,8 @@ pub struct Table {
     keys: usize,
     /// The narrowest a column is wrapped to; [`WRAP_FLOOR`] when 0.
     floor: usize,
+    /// Columns never wrapped (a verdict people grep for).
+    whole: Vec<usize>,
     /// The HTML table's CSS class.
     class: &'static str,
 }
@@ -244,6 +246,13 @@ impl Table {
     /// together, such as a figure and its verdict.
     pub fn wrap_floor(&mut self, n: usize) -> &mut Self {
         self.floor = n;
+        self
+    }
+
+    /// Column `c` is never wrapped: its cells stay on one line (a
+    /// verdict that scripts and people search for as it is).
+    pub fn whole(&mut self, c: usize) -> &mut Self {
+        self.whole.push(c);
         self
     }
 
@@ -403,7 +412,16 @@ impl Table {
         };
         let (natural, words) = (self.natural_widths(), self.longest_words());
         let mut widths: Vec<usize> = cols.iter().map(|&c| natural[c]).collect();
-        let least: Vec<usize> = cols.iter().map(|&c| floor.max(words[c])).collect();
+        let least: Vec<usize> = cols
+            .iter()
+            .map(|&c| {
+                if self.whole.contains(&c) {
+                    natural[c]
+                } else {
+                    floor.max(words[c])
+                }
+            })
+            .collect();
         while total(&widths) > limit {
             let Some((i, _)) = widths
                 .iter()
