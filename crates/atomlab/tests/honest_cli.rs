@@ -243,10 +243,7 @@ fn stored_command_lines_are_the_users_and_replay() {
         .filter_map(|l| l.split('|').nth(4))
         .map(str::trim)
         .collect();
-    assert!(
-        command.join(" ").contains(&format!("'{mp}'")),
-        "{listed}"
-    );
+    assert!(command.join(" ").contains(&format!("'{mp}'")), "{listed}");
     let o = with_store(db, &["--label", "quoted", "--json", "runs"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let id = runs[0]["meta"]["id"].as_str().unwrap();

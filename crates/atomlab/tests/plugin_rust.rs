@@ -268,7 +268,9 @@ fn a_rust_refcount_runs_through_stress_refcount_and_bench_refcount() {
     } else {
         ", put "
     };
-    let note = out
+    // Notes wrap to 100 columns, their rest two spaces in: joined again.
+    let joined = out.replace("\n  ", " ");
+    let note = joined
         .lines()
         .find(|l| l.starts_with("note: rust-refcount: get uses "))
         .unwrap_or_else(|| panic!("no audit note: {out}"));
