@@ -82,7 +82,8 @@ impl<'r> Columns<'r> {
     }
 
     fn table(self) -> Table {
-        let mut t = Table::with_header(&self.header);
+        let mut t = Table::fitting();
+        t.set_header(self.header.iter().cloned());
         for row in self.cells {
             t.row(row);
         }
@@ -378,7 +379,7 @@ pub fn round_trip(rows: &[Row<'_>], target: Target) -> Table {
         .iter()
         .flat_map(|x| [param(x.record, "cpu_a"), param(x.record, "cpu_b")])
         .collect();
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     let mut header = vec!["round trip ns (ref-cyc)".to_string()];
     header.extend(cpus.iter().map(|c| format!("cpu {c}")));
     t.set_header(header);

@@ -15,7 +15,7 @@ use crate::table::Table;
 /// hardware models, then the language models), each starting with the
 /// test's name.
 pub fn write_table(out: &mut impl Write, table: &render::Table) -> io::Result<()> {
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(table.header.iter().cloned());
     for row in &table.rows {
         t.add_row(row.iter().cloned());

@@ -95,7 +95,7 @@ fn write_unfitted(
         )?;
     }
     if !r.verdict_changes.is_empty() {
-        let mut t = Table::new();
+        let mut t = Table::fitting();
         t.set_header(vec!["changed verdict", "A", "B", "regression"]);
         for c in &r.verdict_changes {
             t.add_row(vec![
@@ -108,7 +108,7 @@ fn write_unfitted(
         writeln!(out, "{t}")?;
     }
     if !r.rows.is_empty() {
-        let mut t = Table::new();
+        let mut t = Table::fitting();
         t.set_header(vec![
             "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)", "verdict",
         ]);

@@ -108,7 +108,7 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record], emulated: bool) -> io::Res
             .iter()
             .filter(|m| m.get("allowed_states").is_some())
             .collect();
-        let mut t = Table::new();
+        let mut t = Table::fitting();
         let mut header = vec!["count".to_string(), "witness".into(), "final state".into()];
         header.extend(judged.iter().map(|m| str_of(m, "model").to_string()));
         t.set_header(header);
@@ -310,7 +310,7 @@ pub fn write_view(out: &mut impl Write, recs: &[Record], emulated: bool) -> io::
 /// A saved run's summary (`atomlab show`), from its records alone: one row
 /// per test with the hardware's observation and each model's.
 pub fn write_records_table(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec![
         "test",
         "condition",

@@ -32,7 +32,7 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
     if recs.is_empty() {
         return Ok(());
     }
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec![
         "scenario",
         "variant",

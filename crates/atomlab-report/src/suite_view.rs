@@ -64,7 +64,7 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
             "unavailable (no core cycles or events)"
         }
     )?;
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec!["capability", "verdict", "headline"]);
     let bench = |scenario: &str| -> Vec<&Record> {
         report

@@ -200,8 +200,14 @@ const MIN_WRAPPED: usize = 10;
 const WRAP_FLOOR: usize = 20;
 
 impl Table {
-    /// An empty table that fits [`WIDTH`] in the terminal.
+    /// An empty table, as wide as its cells.
     pub fn new() -> Table {
+        Table::default()
+    }
+
+    /// An empty table that fits [`WIDTH`] in the terminal, as every
+    /// capability's terminal view draws them.
+    pub fn fitting() -> Table {
         Table {
             width: Some(WIDTH),
             ..Table::default()
@@ -350,7 +356,7 @@ impl Table {
     }
 
     /// Wraps cells at spaces so that the table is at most `width` columns
-    /// wide ([`WIDTH`] unless set), narrowing the widest columns first,
+    /// wide ([`WIDTH`] for [`Table::fitting`]), narrowing the widest columns first,
     /// none below twenty columns or its longest word;
     /// what still does not fit is cut into panels of columns, each
     /// repeating the [`Table::keys`].

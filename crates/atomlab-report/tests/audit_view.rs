@@ -73,13 +73,7 @@ fn a_saved_audit_of_one_file_shows_it_in_detail() {
     let out = text(|o| write_terminal(o, &shown));
     let first = out.lines().next().unwrap();
     assert!(first.contains(&file.path), "{out}");
-    // The verdict cell wraps to fit 100 columns: its lines joined.
-    let second: Vec<&str> = out
-        .lines()
-        .filter_map(|l| l.split('|').nth(2))
-        .map(str::trim)
-        .collect();
-    assert!(second.join(" ").contains(&file.verdict.words), "{out}");
+    assert!(out.contains(&file.verdict.words), "{out}");
     for (mnemonic, n) in &file.by_mnemonic {
         assert!(
             out.lines()

@@ -6,9 +6,10 @@ use atomlab_core::{Machine, Record, Report};
 pub use atomlab_report::table::Table;
 
 /// A fresh table in atomlab's style: a plain-ASCII Markdown table, so it
-/// survives logs and pipes and pastes into an issue.
+/// survives logs and pipes and pastes into an issue, within 100 columns
+/// (`runs`: its long cells wrap, its columns fall into panels).
 pub fn table() -> Table {
-    Table::new()
+    Table::fitting()
 }
 
 /// Writes `value` as pretty JSON on stdout.
