@@ -54,7 +54,7 @@ pub trait Scenario: Sync {
         true
     }
     /// Whether the ring options ([`Request::placement`],
-    /// [`Request::capacity`], [`Request::batch`], [`Request::wait`]) apply.
+    /// [`Request::capacity`], [`Request::batch`], [`Request::waits`]) apply.
     fn takes_ring_options(&self) -> bool {
         false
     }
@@ -291,8 +291,9 @@ pub struct Request {
     pub capacity: Option<usize>,
     /// spsc: items the producer offers together.
     pub batch: Option<usize>,
-    /// spsc: how a thread waits [default: spin].
-    pub wait: Option<WaitMode>,
+    /// spsc: how the threads wait, one cell each, in this order (empty:
+    /// spin only).
+    pub waits: Vec<WaitMode>,
 }
 
 /// A validated request.
@@ -335,8 +336,12 @@ pub struct Plan {
     /// spsc: items the producer offers together (due at one time at a
     /// fixed rate) and rings the doorbell for once (`--wait notify`).
     pub batch: usize,
-    /// spsc: how a thread waits.
+    /// spsc: how a thread waits (a cell's; the first of `waits` in a
+    /// plan of several).
     pub wait: WaitMode,
+    /// spsc: every way of waiting the plan measures, one cell each
+    /// (`--wait spin,notify`); a cell's is its `wait` alone.
+    pub waits: Vec<WaitMode>,
 }
 
 impl Plan {
@@ -362,7 +367,7 @@ impl Plan {
         } else {
             self.threads.len()
         };
-        v * self.rates.len().max(1) * orderings * threads
+        v * self.waits.len().max(1) * self.rates.len().max(1) * orderings * threads
     }
 
     /// Whether the thread counts are one cell (the scenario picks its
@@ -371,32 +376,36 @@ impl Plan {
         !self.scenario.splits_threads() || (self.fixed_work.is_some() && !self.threads_explicit)
     }
 
-    /// The plan split into one plan per cell (variant x rate x ordering x
-    /// thread count, as [`Plan::grid_cells`] counts them), in table order:
-    /// the unit that `--shard` distributes.
+    /// The plan split into one plan per cell (variant x wait x rate x
+    /// ordering x thread count, as [`Plan::grid_cells`] counts them), in
+    /// table order: the unit that `--shard` distributes.
     pub fn split_cells(&self) -> Vec<Plan> {
         let mut out = Vec::new();
         for v in &self.variants {
-            let mut by_variant = self.clone();
-            by_variant.variants = vec![v.clone()];
-            for &rate in &self.rates {
-                let mut by_rate = by_variant.clone();
-                by_rate.rates = vec![rate];
-                if self.runs_threads_whole() {
-                    out.push(by_rate);
-                    continue;
-                }
-                let orderings = if self.scenario.variant_takes_orderings(v) {
-                    self.orderings.iter().map(|o| vec![*o]).collect()
-                } else {
-                    vec![self.orderings.clone()]
-                };
-                for o in orderings {
-                    for &t in &self.threads {
-                        let mut cell = by_rate.clone();
-                        cell.orderings = o.clone();
-                        cell.threads = vec![t];
-                        out.push(cell);
+            for &wait in &self.waits {
+                let mut by_variant = self.clone();
+                by_variant.variants = vec![v.clone()];
+                by_variant.wait = wait;
+                by_variant.waits = vec![wait];
+                for &rate in &self.rates {
+                    let mut by_rate = by_variant.clone();
+                    by_rate.rates = vec![rate];
+                    if self.runs_threads_whole() {
+                        out.push(by_rate);
+                        continue;
+                    }
+                    let orderings = if self.scenario.variant_takes_orderings(v) {
+                        self.orderings.iter().map(|o| vec![*o]).collect()
+                    } else {
+                        vec![self.orderings.clone()]
+                    };
+                    for o in orderings {
+                        for &t in &self.threads {
+                            let mut cell = by_rate.clone();
+                            cell.orderings = o.clone();
+                            cell.threads = vec![t];
+                            out.push(cell);
+                        }
                     }
                 }
             }
@@ -670,7 +679,7 @@ impl Plan {
         };
         let spsc_opts = req.placement.is_some()
             || req.capacity.is_some()
-            || req.wait.is_some()
+            || !req.waits.is_empty()
             || req.batch.is_some();
         if spsc_opts && !scenario.takes_ring_options() {
             return Err(BenchError::RingOptionsNotApplicable(scenario.name()));
@@ -692,7 +701,16 @@ impl Plan {
             rates.push(None);
         }
         let placement = req.placement.unwrap_or(Placement::CrossCore);
-        let wait = req.wait.unwrap_or(WaitMode::Spin);
+        let mut waits = Vec::new();
+        for &w in &req.waits {
+            if !waits.contains(&w) {
+                waits.push(w);
+            }
+        }
+        if waits.is_empty() {
+            waits.push(WaitMode::Spin);
+        }
+        let wait = waits[0];
         let capacity = req.capacity.unwrap_or(1024);
         if capacity == 0 || capacity > 1 << 24 {
             return Err(BenchError::BadCapacity(capacity));
@@ -721,6 +739,7 @@ impl Plan {
             capacity,
             batch,
             wait,
+            waits,
         };
         scenario.check(&plan, cpus)?;
         Ok(plan)
@@ -835,7 +854,7 @@ mod tests {
         assert_eq!("private".parse(), Ok(Contention::Private));
         assert!("none".parse::<Contention>().is_err());
         let mut r = req("counter");
-        r.wait = Some(WaitMode::Notify);
+        r.waits = vec![WaitMode::Notify];
         assert!(Plan::from_request(&r, 2).is_err());
         let mut r = req("fence");
         r.rates = vec!["1M".into()];
@@ -846,6 +865,37 @@ mod tests {
         let p = Plan::from_request(&r, 2).unwrap();
         assert_eq!(p.split_cells().len(), p.cells());
         assert!(p.split_cells().iter().all(|c| c.rates.len() == 1));
+    }
+
+    /// `--wait spin,notify` is a list as `--rate` is: a cell per way of
+    /// waiting and rate, per variant, in that order; a repeat is dropped.
+    #[test]
+    fn waits_are_a_list_of_cells() {
+        let mut r = req("spsc");
+        r.variants = vec!["fences".into()];
+        r.waits = vec![WaitMode::Spin, WaitMode::Notify, WaitMode::Spin];
+        r.rates = vec!["100k".into(), "1M".into()];
+        let p = Plan::from_request(&r, 2).unwrap();
+        assert_eq!(p.waits, [WaitMode::Spin, WaitMode::Notify]);
+        let cells = p.split_cells();
+        assert_eq!(cells.len(), 4);
+        assert_eq!(p.cells(), 4);
+        let order: Vec<(WaitMode, Option<f64>)> = cells
+            .iter()
+            .map(|c| {
+                assert_eq!(c.waits, [c.wait]);
+                (c.wait, c.rates[0])
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (WaitMode::Spin, Some(1e5)),
+                (WaitMode::Spin, Some(1e6)),
+                (WaitMode::Notify, Some(1e5)),
+                (WaitMode::Notify, Some(1e6)),
+            ]
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@ use atomlab_bench::TableKind;
 use atomlab_core::{FlagKind, Record, Report};
 
 use crate::html::{num, param, status, status_class, variant_label};
-use crate::table::{Cell, Table};
+use crate::table::{self, Cell, Table};
+use crate::units;
 
 /// Where a table is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +82,8 @@ impl<'r> Columns<'r> {
     }
 
     fn table(self) -> Table {
-        let mut t = Table::with_header(&self.header);
+        let mut t = Table::fitting();
+        t.set_header(self.header.iter().cloned());
         for row in self.cells {
             t.row(row);
         }
@@ -92,15 +94,25 @@ impl<'r> Columns<'r> {
 /// A metric's median for a table; a record whose timing is implausible
 /// shows no figure at all, so nobody copies it as data.
 fn median(r: &Record, metric: &str) -> Cell {
+    median_as(r, metric, num)
+}
+
+/// A metric's median in the human unit `show` gives it ([`units`]).
+fn median_as(r: &Record, metric: &str, show: fn(f64) -> String) -> Cell {
     if r.flagged(FlagKind::Implausible) {
         return Cell::text("implausible").class("bad");
     }
     Cell::num(
         r.metric(metric)
             .and_then(|m| m.median())
-            .map(num)
+            .map(show)
             .unwrap_or_else(|| "-".into()),
     )
+}
+
+/// A median in nanoseconds, in ns, µs, ms or s.
+fn time_ns(r: &Record, metric: &str) -> Cell {
+    median_as(r, metric, units::nanos)
 }
 
 /// The fastest and the slowest run of a metric (report only).
@@ -195,6 +207,9 @@ pub fn timed(rows: &[Row<'_>], target: Target) -> Table {
     if !terminal {
         t.drop_blank_columns();
     }
+    // Scenario, variant and threads: the line (contention) is the
+    // fourth, but four keys leave the status no room in the second panel.
+    t.keys(keys(rows, 3));
     t
 }
 
@@ -207,7 +222,7 @@ pub fn fixed_work(rows: &[Row<'_>], target: Target) -> Table {
         .and_then(|m| m.summary)
     {
         _ if r.flagged(FlagKind::Implausible) => Cell::text("implausible").class("bad"),
-        Some(s) => Cell::num(format!("{:.4}", pick(&s))),
+        Some(s) => Cell::num(units::duration(pick(&s))),
         None => Cell::text("-"),
     };
     let mut c = Columns::new(rows);
@@ -215,9 +230,9 @@ pub fn fixed_work(rows: &[Row<'_>], target: Target) -> Table {
         .rec("increments", |r| count(r, "increments"))
         .rec("tasks", |r| count(r, "tasks"))
         .rec("workers", |r| count(r, "workers"))
-        .rec("median s", |r| secs(r, |s| s.median))
-        .rec("min s", |r| secs(r, |s| s.min))
-        .rec("max s", |r| secs(r, |s| s.max))
+        .rec("median", |r| secs(r, |s| s.median))
+        .rec("min", |r| secs(r, |s| s.min))
+        .rec("max", |r| secs(r, |s| s.max))
         .rec("cv", |r| cv(r, "seconds", target))
         .rec(
             if terminal {
@@ -240,7 +255,7 @@ fn offered(r: &Record, absent: &str) -> Cell {
         r.parameters
             .get("rate_offered")
             .and_then(|v| v.as_f64())
-            .map(num)
+            .map(units::rate)
             .unwrap_or_else(|| absent.into()),
     )
 }
@@ -254,19 +269,21 @@ pub fn fixed_rate(rows: &[Row<'_>]) -> Table {
         .rec("threads", |r| count(r, "threads"))
         .rec("line", |r| Cell::text(param(r, "contention")))
         .rec("offered/s", |r| offered(r, "-"))
-        .rec("achieved/s", |r| median(r, "rate_achieved"))
+        .rec("achieved/s", |r| median_as(r, "rate_achieved", units::rate))
         .rec("cpu %", |r| median(r, "cpu_utilisation"))
         .rec("busy %", |r| median(r, "busy"))
-        .rec("op ns", |r| median(r, "op_ns"))
-        .rec("p50 ns", |r| median(r, "latency_p50_ns"))
-        .rec("p99 ns", |r| median(r, "latency_p99_ns"))
-        .rec("p99.9 ns", |r| median(r, "latency_p999_ns"))
-        .rec("max ns", |r| median(r, "latency_max_ns"))
+        .rec("op", |r| time_ns(r, "op_ns"))
+        .rec("p50", |r| time_ns(r, "latency_p50_ns"))
+        .rec("p99", |r| time_ns(r, "latency_p99_ns"))
+        .rec("p99.9", |r| time_ns(r, "latency_p999_ns"))
+        .rec("max", |r| time_ns(r, "latency_max_ns"))
         .rec("status", status_cell);
-    c.table()
+    let mut t = c.table();
+    t.keys(keys(rows, 3));
+    t
 }
 
-/// `bench spsc`: one row per variant, placement and offered rate
+/// `bench spsc`: one row per variant, wait, offered rate and placement
 /// (terminal; the report shows these records in the timed table).
 pub fn queue(rows: &[Row<'_>]) -> Table {
     let recs = || rows.iter().map(|x| x.record);
@@ -285,15 +302,18 @@ pub fn queue(rows: &[Row<'_>]) -> Table {
         }
     }
     let mut c = Columns::new(rows);
+    // Variant, wait and offered rate say what a row is (the keys every
+    // panel repeats); the placement is most often one for all rows.
     c.rec("variant", |r| Cell::text(&r.variant))
-        .rec("placement", |r| Cell::text(param(r, "placement")))
+        .rec("wait", |r| Cell::text(param(r, "wait")))
         .rec("offered/s", |r| offered(r, "max"))
+        .rec("placement", |r| Cell::text(param(r, "placement")))
         // Fixed rate: items over the schedule's length; flat out: items/s.
         .rec("achieved/s", |r| {
             if r.metric("rate_achieved").is_some() {
-                median(r, "rate_achieved")
+                median_as(r, "rate_achieved", units::rate)
             } else {
-                median(r, "items_per_sec")
+                median_as(r, "items_per_sec", units::rate)
             }
         })
         .rec("ns/item", |r| median(r, "ns_per_item"))
@@ -301,12 +321,12 @@ pub fn queue(rows: &[Row<'_>]) -> Table {
         .rec("cons cpu %", |r| median(r, "consumer_cpu"))
         .rec("prod busy %", |r| median(r, "producer_busy"))
         .rec("cons busy %", |r| median(r, "consumer_busy"))
-        .rec("push ns", |r| median(r, "push_ns"))
-        .rec("pop ns", |r| median(r, "pop_ns"))
-        .rec("p50 ns", |r| median(r, "latency_p50_ns"))
-        .rec("p99 ns", |r| median(r, "latency_p99_ns"))
-        .rec("p99.9 ns", |r| median(r, "latency_p999_ns"))
-        .rec("max ns", |r| median(r, "latency_max_ns"));
+        .rec("push", |r| time_ns(r, "push_ns"))
+        .rec("pop", |r| time_ns(r, "pop_ns"))
+        .rec("p50", |r| time_ns(r, "latency_p50_ns"))
+        .rec("p99", |r| time_ns(r, "latency_p99_ns"))
+        .rec("p99.9", |r| time_ns(r, "latency_p999_ns"))
+        .rec("max", |r| time_ns(r, "latency_max_ns"));
     if notify {
         c.rec("wakes/item", |r| median(r, "notifications_per_item"));
     }
@@ -319,7 +339,16 @@ pub fn queue(rows: &[Row<'_>]) -> Table {
         c.rec(title, |r| median(r, m));
     }
     c.rec("status", status_cell);
-    c.table()
+    let mut t = c.table();
+    t.keys(keys(rows, 3));
+    t
+}
+
+/// The key columns of a table whose own keys are its first `n`, after the
+/// run column when the rows mix runs: what a panel repeats when the table
+/// is cut to fit the terminal ([`Table::keys`]).
+fn keys(rows: &[Row<'_>], n: usize) -> usize {
+    n + usize::from(rows.iter().any(|x| x.run.is_some()))
 }
 
 /// A record's CPU pair, `cpu A ↔ cpu B`.
@@ -350,7 +379,7 @@ pub fn round_trip(rows: &[Row<'_>], target: Target) -> Table {
         .iter()
         .flat_map(|x| [param(x.record, "cpu_a"), param(x.record, "cpu_b")])
         .collect();
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     let mut header = vec!["round trip ns (ref-cyc)".to_string()];
     header.extend(cpus.iter().map(|c| format!("cpu {c}")));
     t.set_header(header);
@@ -382,6 +411,11 @@ type Definition = fn(&[Row<'_>]) -> Table;
 /// one table per kind of record, then the flags' details, the notes they
 /// carry (each once) and why the PMU columns are empty.
 pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    table::fitted(out, |out| write_unfitted(out, report))
+}
+
+/// [`write_terminal`]'s lines, before the long ones are wrapped.
+fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
     let recs = &report.records;
     let of =
         |k: TableKind| -> Vec<&Record> { recs.iter().filter(|r| kind(r) == Some(k)).collect() };
@@ -473,7 +507,18 @@ mod tests {
                 .starts_with("| counter  | fetch_add/relaxed | 2       | shared | -     | 40.0  |"),
             "{text}"
         );
-        assert!(lines[2].contains("| 0.0% | ok     |"), "{text}");
+        // The table is cut in two to fit 100 columns: cv and status are
+        // in the second panel, after the keys.
+        let second = text
+            .split("\n\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            second.starts_with("| scenario | variant           | threads |"),
+            "{text}"
+        );
+        assert!(second.contains("| 0.0% | ok     |"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
         let page = html(&timed(&rows, Target::Report));
         assert!(page.contains("<th scope=\"col\">contention</th>"), "{page}");
         assert!(

@@ -10,16 +10,20 @@ use atomlab_core::Record;
 
 use crate::table::Table;
 
-/// Draws a check table and the lines under it.
+/// Draws a check table and the lines under it, within
+/// [`crate::table::WIDTH`]: a table too wide is cut into panels (the
+/// hardware models, then the language models), each starting with the
+/// test's name.
 pub fn write_table(out: &mut impl Write, table: &render::Table) -> io::Result<()> {
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(table.header.iter().cloned());
     for row in &table.rows {
         t.add_row(row.iter().cloned());
     }
+    t.keys(1);
     writeln!(out, "{t}")?;
     for n in &table.notes {
-        writeln!(out, "{n}")?;
+        crate::table::write_wrapped(out, n, crate::table::WIDTH, 2)?;
     }
     Ok(())
 }

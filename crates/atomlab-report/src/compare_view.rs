@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use atomlab_stats::ab::{AbResult, Side};
 use atomlab_stats::{CiMethod, PMethod, Settings};
 
-use crate::html::num;
-use crate::table::Table;
+use crate::table::{self, Table};
+use crate::units;
 
 /// A change in per cent with two decimals and its sign.
 fn pct(x: f64) -> String {
@@ -24,11 +24,25 @@ fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
 }
 
 /// The terminal's view of a comparison (`atomlab compare A B`): what
-/// matched, changed verdicts, the metric table, why rows were not judged,
-/// the unmatched. `a` and `b` name the sides; `threshold` is the gate in
-/// per cent and `alpha` the significance level, as the legend says them.
+/// matched, changed verdicts, the metric table (a heading line per
+/// record, its metrics under it, medians in their units), why rows were
+/// not judged, the unmatched. `a` and `b` name the sides; `threshold` is
+/// the gate in per cent and `alpha` the significance level, as the legend
+/// says them. Every line fits [`table::WIDTH`].
 pub fn write_terminal(
     out: &mut impl Write,
+    r: &AbResult,
+    a: &str,
+    b: &str,
+    threshold: f64,
+    alpha: f64,
+) -> io::Result<()> {
+    table::fitted(out, |out| write_unfitted(out, r, a, b, threshold, alpha))
+}
+
+/// [`write_terminal`]'s lines, before the long ones are wrapped.
+fn write_unfitted(
+    out: &mut Vec<u8>,
     r: &AbResult,
     a: &str,
     b: &str,
@@ -81,7 +95,7 @@ pub fn write_terminal(
         )?;
     }
     if !r.verdict_changes.is_empty() {
-        let mut t = Table::new();
+        let mut t = Table::fitting();
         t.set_header(vec!["changed verdict", "A", "B", "regression"]);
         for c in &r.verdict_changes {
             t.add_row(vec![
@@ -94,13 +108,33 @@ pub fn write_terminal(
         writeln!(out, "{t}")?;
     }
     if !r.rows.is_empty() {
-        let mut t = Table::new();
+        let mut t = Table::fitting();
         t.set_header(vec![
-            "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
-            "verdict",
+            "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)", "verdict",
         ]);
+        // Eight columns of figures and words: a two-line verdict or
+        // interval reads better than a table cut in two.
+        t.wrap_floor(10);
+        // The verdict on one line: `worse (regression)` is searched for.
+        t.whole(7);
+        // Each record's key once, over its metrics: in the order the rows
+        // come, a record's rows together.
+        let mut keys: Vec<&atomlab_stats::ab::Key> = Vec::new();
         for row in &r.rows {
-            let mut cells = vec![row.key.to_string(), row.metric.clone()];
+            if !keys.contains(&&row.key) {
+                keys.push(&row.key);
+            }
+        }
+        let grouped = keys
+            .iter()
+            .flat_map(|k| r.rows.iter().filter(move |x| &x.key == *k));
+        let mut last = None;
+        for row in grouped {
+            if last != Some(&row.key) {
+                t.heading(row.key.to_string());
+                last = Some(&row.key);
+            }
+            let mut cells = vec![row.metric.clone()];
             match &row.comparison {
                 Some(c) => {
                     let v = if row.not_judged.is_some() {
@@ -111,8 +145,8 @@ pub fn write_terminal(
                         c.verdict.as_str().to_string()
                     };
                     cells.extend([
-                        num(c.median_a),
-                        num(c.median_b),
+                        units::by_unit(c.median_a, row.unit),
+                        units::by_unit(c.median_b, row.unit),
                         pct(c.change),
                         format!(
                             "[{}, {}]{}{}",
@@ -206,12 +240,12 @@ pub fn write_flagged(out: &mut impl Write, a: &Side, b: &Side) -> io::Result<()>
             })
             .collect();
         if !flagged.is_empty() {
-            writeln!(
-                out,
+            let note = format!(
                 "note: {} flagged record(s) in {tag}, compared as measured: {}",
                 flagged.len(),
                 flagged.join("; ")
-            )?;
+            );
+            crate::table::write_wrapped(out, &note, crate::table::WIDTH, 6)?;
         }
     }
     Ok(())
@@ -257,9 +291,24 @@ mod tests {
             .lines()
             .find(|l| l.contains("| ns_per_op "))
             .unwrap_or_else(|| panic!("{out}"));
-        assert!(row.contains("| 10.0 ") && row.contains("| 12.0 "), "{row}");
+        assert!(
+            row.contains("| 10.0 ns ") && row.contains("| 12.0 ns "),
+            "{row}"
+        );
+        // The record's key once, on the line above its metrics.
+        let lines: Vec<&str> = out.lines().collect();
+        let at = lines.iter().position(|l| l == &row).unwrap();
+        assert!(
+            lines[at - 1].starts_with("| bench counter fetch_add [threads=1] "),
+            "{out}"
+        );
+        assert_eq!(out.matches("bench counter fetch_add").count(), 1, "{out}");
         assert!(row.contains("+20.00%"), "{row}");
-        assert!(row.contains("worse (regression)"), "{row}");
+        // Eight columns in 100: the interval wraps onto a second line of
+        // the row, the verdict stays whole.
+        assert!(row.contains("worse (regression)"), "{out}");
+        assert!(lines[at + 1].contains("+22.00%]"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
         assert!(out.contains("exceeds 1%"), "{out}");
         assert!(
             out.ends_with(&format!("only in B: {}\n", r.only_b[0])),

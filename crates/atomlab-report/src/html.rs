@@ -43,7 +43,9 @@ pub fn slug(s: &str) -> String {
 }
 
 /// A figure with about three significant digits and an SI suffix for big
-/// values, as atomlab's terminal tables print it.
+/// values, as atomlab's terminal tables print it; a small one in decimals
+/// (`0.00248`) down to 0.0001, below which only an exponent reads.
+/// Figures with a unit of time or bytes go through [`crate::units`].
 pub fn num(v: f64) -> String {
     let a = v.abs();
     if !v.is_finite() {
@@ -60,6 +62,10 @@ pub fn num(v: f64) -> String {
         format!("{v:.1}")
     } else if a >= 0.01 || a == 0.0 {
         format!("{v:.2}")
+    } else if a >= 1e-4 {
+        // Three significant digits: 0.00248 has five decimals.
+        let decimals = (2.0 - a.log10().floor()) as usize;
+        format!("{v:.decimals$}")
     } else {
         format!("{v:.2e}")
     }
@@ -204,6 +210,10 @@ mod tests {
         assert_eq!(tick(25_000.0), "25.0k");
         assert_eq!(count(439.0), "439");
         assert_eq!(count(2.5), "2.50");
+        assert_eq!(num(2.48e-3), "0.00248");
+        assert_eq!(num(1.5e-4), "0.000150");
+        assert_eq!(num(0.0099), "0.00990");
+        assert_eq!(num(7.33e-5), "7.33e-5");
     }
 
     #[test]

@@ -66,6 +66,7 @@ pub mod show_view;
 pub mod stress_view;
 pub mod suite_view;
 pub mod table;
+pub mod units;
 mod verdicts;
 
 /// A command line as it is typed (shell-quoted), for the terminal too.

@@ -8,16 +8,16 @@ use atomlab_core::{Record, Source, Verdict};
 
 use crate::html::num;
 use crate::table::{Cell, Table};
+use crate::{table, units};
 
 /// A metric's median.
 fn m(r: &Record, name: &str) -> Option<f64> {
     r.metric(name).and_then(|m| m.median())
 }
 
-/// Seconds as milliseconds, `-` when absent.
+/// A time in its human unit, `-` when absent.
 fn ms(v: Option<f64>) -> String {
-    v.map(|s| format!("{:.3} ms", s * 1e3))
-        .unwrap_or_else(|| "-".into())
+    v.map(units::duration).unwrap_or_else(|| "-".into())
 }
 
 /// The latency percentiles a load record has, in order, with their
@@ -126,10 +126,12 @@ pub fn table(rows: &[crate::bench_tables::Row<'_>]) -> Table {
 /// per record its rates, latency percentiles, errors, CPU, flags, verdict
 /// and notes.
 pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
-    for r in recs {
-        view(out, r)?;
-    }
-    Ok(())
+    table::fitted(out, |out| {
+        for r in recs {
+            view(out, r)?;
+        }
+        Ok(())
+    })
 }
 
 /// The view of one load record.
@@ -143,9 +145,9 @@ fn view(out: &mut impl Write, r: &Record) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "  requests/s {:.1}   bytes/s {:.0}   requests {:.0}",
-        g("requests_per_sec"),
-        g("bytes_per_sec"),
+        "  requests/s {}   received {}   requests {:.0}",
+        units::rate(g("requests_per_sec")),
+        units::bytes_per_sec(g("bytes_per_sec")),
         g("requests")
     )?;
     writeln!(
@@ -260,7 +262,7 @@ mod tests {
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], "load http://127.0.0.1:1/ (closed)");
         assert!(
-            lines[2].starts_with("  latency p50 2.500 ms  p90 -"),
+            lines[2].starts_with("  latency p50 2.50 ms  p90 -"),
             "{out}"
         );
         assert_eq!(

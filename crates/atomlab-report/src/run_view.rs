@@ -8,7 +8,8 @@ use std::io::{self, Write};
 use atomlab_core::Record;
 
 use crate::html::num;
-use crate::table::{Cell, Table};
+use crate::table::{self, Cell, Table};
+use crate::units;
 
 /// Said on stdout (and in the report's notes) when the run is under
 /// qemu-user: the emulator runs each thread's code functionally, so its
@@ -78,10 +79,11 @@ fn judged<'a>(f: &Fields<'a>) -> Vec<&'a serde_json::Value> {
 pub fn histogram_table(r: &Record) -> Table {
     let f = Fields(r);
     let judged = judged(&f);
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     let mut header = vec!["count".to_string(), "witness".into(), "final state".into()];
     header.extend(judged.iter().map(|m| str_of(m, "model").to_string()));
     t.set_header(header);
+    t.keys(3);
     let model_cell = |m: &serde_json::Value, allowed_by: &[String]| {
         if allowed_by.iter().any(|a| a == str_of(m, "model")) {
             "allowed".to_string()
@@ -145,6 +147,11 @@ pub fn histogram_table(r: &Record) -> Table {
 /// model's verdict and what went wrong; from the run's records alone, so
 /// `atomlab run` and `atomlab show` print the same.
 pub fn write_tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> io::Result<()> {
+    table::fitted(out, |out| write_unfitted(out, recs, emulated))
+}
+
+/// [`write_tables`]' lines, before the long ones are wrapped.
+fn write_unfitted(out: &mut Vec<u8>, recs: &[Record], emulated: bool) -> io::Result<()> {
     if emulated {
         writeln!(out, "NOTE: {EMULATED}")?;
     }
@@ -165,12 +172,12 @@ pub fn write_tables(out: &mut impl Write, recs: &[Record], emulated: bool) -> io
             .collect();
         writeln!(
             out,
-            "{} ({}): {} instances ({} runs done), {:.3} s, {}",
+            "{} ({}): {} instances ({} done), {}, {}",
             r.scenario,
             f.text("file"),
             f.metric("instances") as u64,
-            f.count("runs_done"),
-            f.metric("seconds"),
+            units::plural(f.count("runs_done"), "run"),
+            units::duration(f.metric("seconds")),
             cpus.join(" ")
         )?;
         let judged = judged(&f);
@@ -338,7 +345,7 @@ pub fn write_records_table(out: &mut impl Write, recs: &[Record]) -> io::Result<
 /// The summary of run records (`atomlab show`, the report): one row per
 /// test with the hardware's observation and each model's.
 pub fn records_table<'a>(recs: impl IntoIterator<Item = &'a Record>) -> Table {
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec![
         "test",
         "condition",
@@ -445,7 +452,7 @@ mod tests {
         write_view(&mut out, &[sb()], false).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(
-            out.starts_with("SB (SB.litmus): 10 instances (2 runs done), 0.500 s, \n"),
+            out.starts_with("SB (SB.litmus): 10 instances (2 runs done), 500 ms, \n"),
             "{out}"
         );
         assert!(
@@ -461,11 +468,16 @@ mod tests {
             out.contains("x86tso: Sometimes (2)\nsc: Never (1)\n"),
             "{out}"
         );
+        // The line is wrapped to 100 columns, its rest indented under it.
         assert!(out.contains(
-            "FORBIDDEN OUTCOME OBSERVED: SB 0:EAX=0; 1:EAX=0; seen 3 times, forbidden by sc (a CPU erratum or a wrong model)\n  replay: atomlab run SB.litmus --seed 1\n"
+            "FORBIDDEN OUTCOME OBSERVED: SB 0:EAX=0; 1:EAX=0; seen 3 times, forbidden by sc (a CPU erratum or a\n  wrong model)\n  replay: atomlab run SB.litmus --seed 1\n"
         ), "{out}");
-        let summary = out.lines().next_back().unwrap();
-        assert!(summary.starts_with("| SB   | exists"), "{summary}");
+        // The summary's row (its condition and models wrap to fit 100
+        // columns onto the lines under it).
+        let summary = out
+            .lines()
+            .find(|l| l.starts_with("| SB   | exists"))
+            .unwrap_or_else(|| panic!("{out}"));
         assert!(
             summary.contains("| Sometimes 3 7 |") && summary.ends_with("| FAIL    |"),
             "{summary}"

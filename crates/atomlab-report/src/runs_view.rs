@@ -49,7 +49,7 @@ pub fn started(unix: f64) -> String {
 /// The table of `runs` (`atomlab runs`): id, start, label, command line,
 /// how many records and verdicts, host and git commit.
 pub fn write_terminal(out: &mut impl Write, runs: &[RunSummary]) -> io::Result<()> {
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec![
         "run",
         "started (UTC)",

@@ -40,7 +40,7 @@ pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
 /// Any records as one table (the view of a document from a command this
 /// atomlab has no view for): key, verdict and every metric's median.
 pub fn write_records(out: &mut impl Write, records: &[Record]) -> io::Result<()> {
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec![
         "capability",
         "scenario",

@@ -6,7 +6,8 @@ use std::io::{self, Write};
 use atomlab_core::{Record, Verdict};
 
 use crate::html::num;
-use crate::table::Table;
+use crate::table::{self, Table};
+use crate::units;
 
 /// A metric's median.
 fn metric(r: &Record, name: &str) -> Option<f64> {
@@ -22,20 +23,25 @@ fn verdict_word(v: Option<Verdict>) -> &'static str {
 /// show`): one table, then per variant the verdict's reason, the first
 /// violation and the replay line.
 pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
+    table::fitted(out, |out| write_unfitted(out, recs))
+}
+
+/// [`write_terminal`]'s lines, before the long ones are wrapped.
+fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
     let recs: Vec<&Record> = recs.iter().filter(|r| r.capability == "stress").collect();
     if recs.is_empty() {
         return Ok(());
     }
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec![
         "scenario",
         "variant",
         "expected",
         "threads",
         "ops",
-        "seconds",
+        "time",
         "violations",
-        "first after s",
+        "first after",
         "verdict",
     ]);
     for r in &recs {
@@ -50,12 +56,13 @@ pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
             s("expected"),
             s("threads"),
             metric(r, "operations").map_or("-".into(), num),
-            metric(r, "seconds").map_or("-".into(), |v| format!("{v:.4}")),
+            metric(r, "seconds").map_or("-".into(), units::duration),
             metric(r, "violations").map_or("-".into(), |v| format!("{v}")),
-            metric(r, "time_to_first_violation").map_or("-".into(), |v| format!("{v:.6}")),
+            metric(r, "time_to_first_violation").map_or("-".into(), units::duration),
             verdict_word(r.verdict).to_string(),
         ]);
     }
+    t.keys(2);
     writeln!(out, "{t}")?;
     for r in &recs {
         writeln!(
@@ -113,9 +120,9 @@ mod tests {
         let out = String::from_utf8(out).unwrap();
         assert_eq!(
             out,
-            "| scenario | variant | expected | threads | ops | seconds | violations | first after s | verdict |\n\
-             |----------|---------|----------|---------|-----|---------|------------|---------------|---------|\n\
-             | refcount | raw     | broken   | 2       | -   | -       | 3          | -             | FAIL    |\n\
+            "| scenario | variant | expected | threads | ops | time | violations | first after | verdict |\n\
+             |----------|---------|----------|---------|-----|------|------------|-------------|---------|\n\
+             | refcount | raw     | broken   | 2       | -   | -    | 3          | -           | FAIL    |\n\
              refcount raw: FAIL\n  caught\n  violations by kind: double-free 3\n  \
              replay: atomlab stress refcount --variant raw --seed 3\n"
         );

@@ -5,7 +5,6 @@ use std::io::{self, Write};
 
 use atomlab_core::{FlagKind, Record, Report, Verdict};
 
-use crate::html::num;
 use crate::table::Table;
 use crate::verdicts::check_cell;
 
@@ -65,8 +64,7 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
             "unavailable (no core cycles or events)"
         }
     )?;
-    let mut t = Table::new();
-    t.wrap_to(110);
+    let mut t = Table::fitting();
     t.set_header(vec!["capability", "verdict", "headline"]);
     let bench = |scenario: &str| -> Vec<&Record> {
         report
@@ -81,7 +79,7 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
         } else {
             r.metric("ns_per_op")
                 .and_then(|m| m.median())
-                .map(|v| format!("{} ns", num(v)))
+                .map(crate::units::nanos)
                 .unwrap_or_else(|| "-".into())
         }
     };
@@ -160,11 +158,11 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
         flagged(&locks),
         match (fastest, slowest) {
             (Some((f, fr)), Some((s, sr))) => format!(
-                "1M increments in 20 tasks: fastest {} {:.4} s, slowest {} {:.4} s ({} locks)",
+                "1M increments in 20 tasks: fastest {} {}, slowest {} {} ({} locks)",
                 fr.variant,
-                f,
+                crate::units::duration(f),
                 sr.variant,
-                s,
+                crate::units::duration(s),
                 fixed.len()
             ),
             _ => "-".into(),
@@ -199,7 +197,11 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
             trips.iter().copied().reduce(f64::max),
         ) {
             (Some(lo), Some(hi)) => {
-                format!("core-to-core round trip {} to {} ns", num(lo), num(hi))
+                format!(
+                    "core-to-core round trip {} to {}",
+                    crate::units::nanos(lo),
+                    crate::units::nanos(hi)
+                )
             }
             _ => "-".into(),
         },

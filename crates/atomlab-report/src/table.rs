@@ -15,7 +15,15 @@
 //! A cell may hold several lines (`\n`); they print one under the other in
 //! the cell's column. Widths are display widths (`unicode-width`), so a
 //! wide character takes two columns. [`Table::wrap_to`] wraps cells at
-//! spaces so that the table fits a width.
+//! spaces so that the table fits a width; a table too wide even then
+//! (seventeen columns of figures) is cut into panels of columns, each
+//! repeating the [`Table::keys`] columns that say what a row is, as R and
+//! pandas print a wide data frame. Every terminal view fits [`WIDTH`], and
+//! writes its prose lines with [`write_wrapped`].
+//!
+//! [`Table::heading`] starts a group of rows under one line that says
+//! what they share (`compare`'s record key), instead of repeating it in
+//! every row.
 //!
 //! `check` prints one for every run, often of a few milliseconds in all:
 //! the table is laid out in one pass over its cells with one output buffer.
@@ -95,24 +103,115 @@ impl From<&str> for Cell {
     }
 }
 
+/// The width every terminal view fits its tables and lines into: wide
+/// enough for the tables' figures, narrow enough for a laptop's split
+/// terminal, a code review's diff and an issue's code block.
+pub const WIDTH: usize = 100;
+
+/// Writes `text` as lines of at most `width` columns, broken at spaces
+/// (a longer word is cut). Each of its lines keeps its own indentation
+/// (`  note:`); the lines it wraps onto are indented by `indent` more, so
+/// that a note's words stand under it.
+pub fn write_wrapped(
+    out: &mut impl std::io::Write,
+    text: &str,
+    width: usize,
+    indent: usize,
+) -> std::io::Result<()> {
+    for line in text.split('\n') {
+        let body = line.trim_start();
+        let own = &line[..line.len() - body.len()];
+        let hang = " ".repeat(own.width() + indent);
+        let first = lines(body, width.saturating_sub(own.width()).max(MIN_WRAPPED));
+        let head = first.first().copied().unwrap_or("");
+        writeln!(out, "{own}{head}")?;
+        // `head` is a slice of `body`: the rest starts after it.
+        let end = head.as_ptr() as usize - body.as_ptr() as usize + head.len();
+        let rest = body[end..].trim_start();
+        if rest.is_empty() {
+            continue;
+        }
+        for piece in lines(rest, width.saturating_sub(hang.len()).max(MIN_WRAPPED)) {
+            writeln!(out, "{hang}{piece}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `view` into a buffer, then writes what it wrote to `out` with
+/// every line fitted to [`WIDTH`] by [`write_wrapped`] (a note's words
+/// under the note, two columns in); table lines, already fitted, pass as
+/// they are.
+pub fn fitted(
+    out: &mut impl std::io::Write,
+    view: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    view(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    for line in text.lines() {
+        if line.starts_with('|') {
+            writeln!(out, "{line}")?;
+        } else {
+            write_wrapped(out, line, WIDTH, 2)?;
+        }
+    }
+    Ok(())
+}
+
+/// A row of a table: cells, or a heading over the rows that follow.
+#[derive(Debug, Clone)]
+enum Row {
+    Cells(Vec<Cell>),
+    Heading(String),
+}
+
+impl Row {
+    fn cells(&self) -> &[Cell] {
+        match self {
+            Row::Cells(c) => c,
+            Row::Heading(_) => &[],
+        }
+    }
+}
+
 /// A table: a header and rows of cells.
 #[derive(Debug, Default, Clone)]
 pub struct Table {
     header: Option<Vec<String>>,
-    rows: Vec<Vec<Cell>>,
+    rows: Vec<Row>,
     /// Fit the table into this many columns by wrapping cells.
     width: Option<usize>,
+    /// The leading columns that name a row, repeated in every panel.
+    keys: usize,
+    /// The narrowest a column is wrapped to; [`WRAP_FLOOR`] when 0.
+    floor: usize,
+    /// Columns never wrapped (a verdict people grep for).
+    whole: Vec<usize>,
     /// The HTML table's CSS class.
     class: &'static str,
 }
 
-/// The narrowest a column is wrapped to.
+/// The narrowest a line of prose is wrapped to.
 const MIN_WRAPPED: usize = 10;
 
+/// The narrowest a column is wrapped to: a wide table is cut into panels
+/// rather than its cells into slivers.
+const WRAP_FLOOR: usize = 20;
+
 impl Table {
-    /// An empty table.
+    /// An empty table, as wide as its cells.
     pub fn new() -> Table {
         Table::default()
+    }
+
+    /// An empty table that fits [`WIDTH`] in the terminal, as every
+    /// capability's terminal view draws them.
+    pub fn fitting() -> Table {
+        Table {
+            width: Some(WIDTH),
+            ..Table::default()
+        }
     }
 
     /// Sets the header row.
@@ -130,14 +229,45 @@ impl Table {
 
     /// Adds a row.
     pub fn add_row<C: Into<Cell>>(&mut self, cells: impl IntoIterator<Item = C>) -> &mut Self {
-        self.rows.push(cells.into_iter().map(Into::into).collect());
+        self.rows
+            .push(Row::Cells(cells.into_iter().map(Into::into).collect()));
         self
     }
 
     /// Appends a row; it must have one cell per column.
     pub fn row(&mut self, cells: Vec<Cell>) {
         debug_assert_eq!(Some(cells.len()), self.header.as_ref().map(Vec::len));
-        self.rows.push(cells);
+        self.rows.push(Row::Cells(cells));
+    }
+
+    /// Starts a group of rows under `text`, a line across the table (the
+    /// terminal) or a header cell across every column (HTML).
+    pub fn heading(&mut self, text: impl Into<String>) -> &mut Self {
+        self.rows.push(Row::Heading(text.into()));
+        self
+    }
+
+    /// Wraps columns down to `n` wide (instead of twenty) before the
+    /// table is cut into panels: for a table whose columns belong
+    /// together, such as a figure and its verdict.
+    pub fn wrap_floor(&mut self, n: usize) -> &mut Self {
+        self.floor = n;
+        self
+    }
+
+    /// Column `c` is never wrapped: its cells stay on one line (a
+    /// verdict that scripts and people search for as it is).
+    pub fn whole(&mut self, c: usize) -> &mut Self {
+        self.whole.push(c);
+        self
+    }
+
+    /// The first `n` columns name a row (variant, placement, rate): when
+    /// the table must be cut into panels to fit its width, every panel
+    /// repeats them. One when not set.
+    pub fn keys(&mut self, n: usize) -> &mut Self {
+        self.keys = n;
+        self
     }
 
     /// The same table with a CSS class (HTML only).
@@ -156,7 +286,7 @@ impl Table {
                     || self
                         .rows
                         .iter()
-                        .any(|r| r.get(c).is_some_and(|x| !x.is_blank()))
+                        .any(|r| r.cells().get(c).is_some_and(|x| !x.is_blank()))
             })
             .collect();
         fn filter<T>(v: &mut Vec<T>, keep: &[bool]) {
@@ -170,7 +300,9 @@ impl Table {
             filter(h, &keep);
         }
         for r in &mut self.rows {
-            filter(r, &keep);
+            if let Row::Cells(r) = r {
+                filter(r, &keep);
+            }
         }
     }
 
@@ -178,7 +310,7 @@ impl Table {
         let header = self.header.as_ref().map_or(0, Vec::len);
         self.rows
             .iter()
-            .map(Vec::len)
+            .map(|r| r.cells().len())
             .max()
             .unwrap_or(0)
             .max(header)
@@ -196,7 +328,19 @@ impl Table {
             let _ = write!(out, "<th scope=\"col\">{}</th>", esc(h));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
+        let columns = self.all_rows_len();
         for r in &self.rows {
+            let r = match r {
+                Row::Cells(c) => c,
+                Row::Heading(h) => {
+                    let _ = writeln!(
+                        out,
+                        "<tr class=\"group\"><th scope=\"rowgroup\" colspan=\"{columns}\">{}</th></tr>",
+                        esc(h)
+                    );
+                    continue;
+                }
+            };
             out.push_str("<tr>");
             for c in r {
                 let html = c.to_html();
@@ -211,25 +355,27 @@ impl Table {
         out.push_str("</tbody></table></div>\n");
     }
 
-    /// Wraps cells at spaces (or, for a longer word, anywhere) so that
-    /// the table is at most `width` columns wide, narrowing the widest
-    /// columns first and none below ten columns.
+    /// Wraps cells at spaces so that the table is at most `width` columns
+    /// wide ([`WIDTH`] for [`Table::fitting`]), narrowing the widest columns first,
+    /// none below twenty columns or its longest word;
+    /// what still does not fit is cut into panels of columns, each
+    /// repeating the [`Table::keys`].
     pub fn wrap_to(&mut self, width: usize) -> &mut Self {
         self.width = Some(width);
         self
     }
 
-    /// The header and the rows, as the terminal's text.
+    /// The header and the rows of cells (not the headings), as the
+    /// terminal's text.
     fn all_rows(&self) -> impl Iterator<Item = Vec<&str>> {
         let header = self
             .header
             .iter()
             .map(|h| h.iter().map(String::as_str).collect());
-        header.chain(
-            self.rows
-                .iter()
-                .map(|r| r.iter().map(Cell::as_str).collect()),
-        )
+        header.chain(self.rows.iter().filter_map(|r| match r {
+            Row::Cells(c) => Some(c.iter().map(Cell::as_str).collect()),
+            Row::Heading(_) => None,
+        }))
     }
 
     /// The display width of each column before wrapping.
@@ -245,25 +391,114 @@ impl Table {
         widths
     }
 
-    /// Column widths that fit [`Table::wrap_to`]'s width where the
-    /// minimum allows.
-    fn widths(&self) -> Vec<usize> {
-        let mut widths = self.natural_widths();
-        let Some(limit) = self.width else {
-            return widths;
+    /// The display width of the longest word of each column: wrapping
+    /// never cuts a word (a run id, a number), so no column is narrower.
+    /// A word breaks after an underscore, as [`lines`] does.
+    fn longest_words(&self) -> Vec<usize> {
+        let mut words = vec![0; self.all_rows_len()];
+        for row in self.all_rows() {
+            for (w, cell) in words.iter_mut().zip(row) {
+                for word in cell.split_whitespace().flat_map(|w| w.split_inclusive('_')) {
+                    *w = (*w).max(word.width());
+                }
+            }
+        }
+        words
+    }
+
+    /// The widths of the columns `cols` wrapped to fit `limit` where the
+    /// floor and their words allow: the widest column loses a column at
+    /// a time, so that two wide ones end up alike rather than one cut to
+    /// the floor.
+    fn shrink(&self, cols: &[usize], limit: usize) -> Vec<usize> {
+        let floor = if self.floor == 0 {
+            WRAP_FLOOR
+        } else {
+            self.floor
         };
-        // Each column adds its padding and a bar; the row has one more bar.
-        let total = |w: &[usize]| w.iter().map(|c| c + 3).sum::<usize>() + 1;
+        let (natural, words) = (self.natural_widths(), self.longest_words());
+        let mut widths: Vec<usize> = cols.iter().map(|&c| natural[c]).collect();
+        let least: Vec<usize> = cols
+            .iter()
+            .map(|&c| {
+                if self.whole.contains(&c) {
+                    natural[c]
+                } else {
+                    floor.max(words[c])
+                }
+            })
+            .collect();
         while total(&widths) > limit {
-            let Some((i, &widest)) = widths.iter().enumerate().max_by_key(|(_, w)| **w) else {
+            let Some((i, _)) = widths
+                .iter()
+                .enumerate()
+                .filter(|(i, w)| **w > least[*i])
+                .max_by_key(|(i, w)| (**w, std::cmp::Reverse(*i)))
+            else {
                 break;
             };
-            if widest <= MIN_WRAPPED {
-                break;
-            }
-            widths[i] = (widest - (total(&widths) - limit)).max(MIN_WRAPPED);
+            widths[i] -= 1;
         }
         widths
+    }
+
+    /// The panels the table is drawn in, each its columns and their
+    /// widths: one panel of every column when the table fits
+    /// [`Table::wrap_to`]'s width as it is or with its cells wrapped; else
+    /// the key columns and as many others as fit (wrapped), panel after
+    /// panel, each panel's cells wrapped only if it does not fit as it is.
+    fn panels(&self) -> Vec<(Vec<usize>, Vec<usize>)> {
+        let natural = self.natural_widths();
+        let all: Vec<usize> = (0..natural.len()).collect();
+        let Some(limit) = self.width else {
+            return vec![(all, natural)];
+        };
+        if total(&natural) <= limit {
+            return vec![(all, natural)];
+        }
+        let wrapped = self.shrink(&all, limit);
+        if total(&wrapped) <= limit {
+            return vec![(all, wrapped)];
+        }
+        let of = |cols: &[usize]| total(&cols.iter().map(|&c| wrapped[c]).collect::<Vec<_>>());
+        let keys: Vec<usize> = (0..self.keys.max(1).min(natural.len())).collect();
+        let mut panels = Vec::new();
+        let mut panel = keys.clone();
+        for c in keys.len()..natural.len() {
+            panel.push(c);
+            if of(&panel) > limit && panel.len() > keys.len() + 1 {
+                panel.pop();
+                panels.push(std::mem::replace(&mut panel, keys.clone()));
+                panel.push(c);
+            }
+        }
+        panels.push(panel);
+        panels
+            .into_iter()
+            .map(|cols| {
+                let widths: Vec<usize> = cols.iter().map(|&c| natural[c]).collect();
+                let widths = if total(&widths) <= limit {
+                    widths
+                } else {
+                    self.shrink(&cols, limit)
+                };
+                (cols, widths)
+            })
+            .collect()
+    }
+
+    /// A heading across a panel `widths` wide, wrapped to fit.
+    fn write_heading(out: &mut String, text: &str, widths: &[usize]) {
+        let inner = total(widths).saturating_sub(4);
+        for (k, line) in lines(text, inner.max(MIN_WRAPPED)).into_iter().enumerate() {
+            if k > 0 {
+                out.push('\n');
+            }
+            out.push_str("| ");
+            out.push_str(line);
+            pad(out, inner.saturating_sub(line.width()) + 1);
+            out.push('|');
+        }
     }
 
     fn write_row(out: &mut String, row: &[&str], widths: &[usize]) {
@@ -319,9 +554,11 @@ fn lines(cell: &str, width: usize) -> Vec<&str> {
         let mut rest = line;
         while rest.width() > width && width > 0 {
             // The longest prefix that fits, ending before a space if
-            // there is one.
+            // there is one, else after an underscore (a metric's name,
+            // `server_cpu_percent`, breaks between its words).
             let mut fit = 0;
             let mut last_space = None;
+            let mut last_underscore = None;
             for (i, ch) in rest.char_indices() {
                 if rest[..i + ch.len_utf8()].width() > width {
                     break;
@@ -329,12 +566,15 @@ fn lines(cell: &str, width: usize) -> Vec<&str> {
                 fit = i + ch.len_utf8();
                 if ch == ' ' {
                     last_space = Some(i);
+                } else if ch == '_' {
+                    last_underscore = Some(i + 1);
                 }
             }
-            let cut = match last_space {
+            let cut = match (last_space, last_underscore) {
                 // A word that ends exactly at the width stays on the line.
                 _ if rest[fit..].starts_with(' ') && fit > 0 => fit,
-                Some(i) if i > 0 => i,
+                (Some(i), _) if i > 0 => i,
+                (_, Some(i)) if i < rest.len() => i,
                 _ => fit.max(rest.chars().next().map_or(1, char::len_utf8)),
             };
             out.push(rest[..cut].trim_end());
@@ -345,27 +585,51 @@ fn lines(cell: &str, width: usize) -> Vec<&str> {
     out
 }
 
+/// The cells of a row in the columns `cols`.
+fn pick<'a>(cells: impl Iterator<Item = &'a str>, cols: &[usize]) -> Vec<&'a str> {
+    let cells: Vec<&str> = cells.collect();
+    cols.iter()
+        .map(|&c| cells.get(c).copied().unwrap_or(""))
+        .collect()
+}
+
+/// The width of a row of columns `widths` wide: each column adds its
+/// padding and a bar; the row has one more bar.
+fn total(widths: &[usize]) -> usize {
+    widths.iter().map(|c| c + 3).sum::<usize>() + 1
+}
+
 impl fmt::Display for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let widths = self.widths();
-        let mut out = String::with_capacity(
-            (self.rows.len() + 2) * (widths.iter().map(|w| w + 3).sum::<usize>() + 2),
-        );
-        let mut rows = self.all_rows();
-        if self.header.is_some() {
-            let header = rows.next().unwrap_or_default();
-            Table::write_row(&mut out, &header, &widths);
-            out.push_str("\n|");
-            for &w in &widths {
-                out.extend(std::iter::repeat_n('-', w + 2));
-                out.push('|');
+        let panels = self.panels();
+        let width: usize = panels.iter().map(|(_, w)| total(w) + 2).sum();
+        let mut out = String::with_capacity((self.rows.len() + 2) * width);
+        for (p, (cols, w)) in panels.iter().enumerate() {
+            if p > 0 {
+                out.push_str("\n\n");
             }
-        }
-        for row in rows {
-            if !out.is_empty() {
-                out.push('\n');
+            let start = out.len();
+            if let Some(h) = &self.header {
+                let header = pick(h.iter().map(String::as_str), cols);
+                Table::write_row(&mut out, &header, w);
+                out.push_str("\n|");
+                for &w in w {
+                    out.extend(std::iter::repeat_n('-', w + 2));
+                    out.push('|');
+                }
             }
-            Table::write_row(&mut out, &row, &widths);
+            for row in &self.rows {
+                if out.len() > start {
+                    out.push('\n');
+                }
+                match row {
+                    Row::Cells(c) => {
+                        let cells = pick(c.iter().map(Cell::as_str), cols);
+                        Table::write_row(&mut out, &cells, w);
+                    }
+                    Row::Heading(h) => Table::write_heading(&mut out, h, w),
+                }
+            }
         }
         f.write_str(&out)
     }
@@ -452,11 +716,81 @@ mod tests {
         assert_eq!(t.to_string(), "| a  | c |\n|----|---|\n| x< | 1 |");
     }
 
+    /// A table too wide for its width even wrapped is cut into panels,
+    /// each within the width and each repeating the key columns, every
+    /// cell shown once; headings cross each panel.
+    #[test]
+    fn a_wide_table_becomes_panels_that_repeat_the_keys() {
+        let mut t = Table::with_header(&["variant", "wait", "a", "b", "c", "d", "e", "f"]);
+        t.heading("bench spsc");
+        t.add_row([
+            "fences", "spin", "111111", "222222", "333333", "444444", "555555", "666666",
+        ]);
+        t.keys(2).wrap_to(40);
+        let s = t.to_string();
+        for line in s.lines() {
+            assert!(line.width() <= 40, "{line:?} is wider than 40\n{s}");
+        }
+        let panels: Vec<&str> = s.split("\n\n").collect();
+        assert!(panels.len() >= 2, "{s}");
+        for p in &panels {
+            assert!(p.starts_with("| variant | wait |"), "{s}");
+            assert!(p.contains("| fences  | spin |"), "{s}");
+            let heading = p.lines().nth(2).unwrap_or("");
+            assert!(heading.starts_with("| bench spsc "), "{s}");
+            assert!(heading.ends_with(" |"), "{s}");
+            assert_eq!(heading.width(), p.lines().next().unwrap().width(), "{s}");
+        }
+        for figure in ["111111", "333333", "666666"] {
+            assert_eq!(s.matches(figure).count(), 1, "{s}");
+        }
+        // Unlimited, it is one table.
+        t.wrap_to(usize::MAX);
+        assert!(!t.to_string().contains("\n\n"));
+    }
+
+    /// Prose wraps at spaces within the width, its continuation lines
+    /// indented under the first's words.
+    #[test]
+    fn long_lines_wrap_under_their_first_word() {
+        let mut out = Vec::new();
+        write_wrapped(
+            &mut out,
+            "  note: one two three four five six seven eight nine ten",
+            24,
+            2,
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "  note: one two three\n    four five six seven\n    eight nine ten\n"
+        );
+        let mut out = Vec::new();
+        fitted(&mut out, |o| {
+            use std::io::Write as _;
+            writeln!(o, "| a |\nshort\n{}", "word ".repeat(30).trim_end())
+        })
+        .unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("| a |\nshort\nword word"), "{out}");
+        assert!(out.lines().all(|l| l.width() <= WIDTH), "{out}");
+        assert_eq!(out.lines().count(), 4, "{out}");
+    }
+
     #[test]
     fn a_word_longer_than_the_column_is_cut() {
         assert_eq!(lines("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
         assert_eq!(lines("abcd efgh", 4), vec!["abcd", "efgh"]);
         assert_eq!(lines("", 4), vec![""]);
         assert_eq!(lines("a b", 0), vec!["a b"]);
+        // A name breaks after an underscore, a space first.
+        assert_eq!(
+            lines("server_cpu_percent_per_1k_rps", 12),
+            vec!["server_cpu_", "percent_per_", "1k_rps"]
+        );
+        assert_eq!(
+            lines("latency_p50_s too noisy", 15),
+            vec!["latency_p50_s", "too noisy"]
+        );
     }
 }

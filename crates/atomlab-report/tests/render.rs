@@ -108,7 +108,8 @@ fn suite_sample_charts_every_scenario_and_tabulates_every_shape() {
     // The lock's fixed-work table, and the flags' words.
     assert!(html.contains("fixed work: every increment done"));
     assert!(html.contains("<th scope=\"col\">ns per increment</th>"));
-    assert!(html.contains("<th scope=\"col\">median s</th>"));
+    // Times carry their unit in the cell (units::duration).
+    assert!(html.contains("<th scope=\"col\">median</th>"));
     assert!(html.contains("not contended as asked"));
     // Stress.
     assert!(html.contains("<section id=\"stress\">"));

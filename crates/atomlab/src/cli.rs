@@ -236,6 +236,13 @@ mod tests {
                     );
                 }
             }
+            // -d is --duration's short form in every subcommand that
+            // takes a duration (load -d 10 and bench -d 500ms alike).
+            rule!(
+                (long == "duration") == (a.get_short() == Some('d')),
+                "{at}: -d and --duration go together (short {:?})",
+                a.get_short()
+            );
             // Several values: comma-separated (--rate 10k,1M); only files,
             // directories and free text (which may hold a comma) repeat.
             // (A fixed count, `--compare A B`, is two values, not a list.)

@@ -1,8 +1,11 @@
 //! Progress on stderr for commands that run over a second: an indicatif bar
 //! with done/total and an ETA when stderr is a terminal, nothing when it is
-//! piped (the data on stdout stays clean either way).
+//! piped (the data on stdout stays clean either way). Runs of one long
+//! measurement (`load`, `run`) get a [`Clock`] instead.
 
 use std::io::IsTerminal;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -53,5 +56,162 @@ impl Steps {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// A run shows its clock from the start when it is expected to take this
+/// long or more, and a run of unknown length once it has taken this long.
+pub const CLOCK_AFTER: Duration = Duration::from_secs(10);
+
+/// Whether a run's clock is on stderr now: only on a terminal, and only
+/// for a run of [`CLOCK_AFTER`] or more (expected, or so far when its
+/// length is not known in advance), so that short runs, pipes and tests
+/// print nothing.
+pub fn clock_shown(terminal: bool, elapsed: Duration, expected: Option<Duration>) -> bool {
+    terminal && expected.unwrap_or(elapsed) >= CLOCK_AFTER
+}
+
+/// Whole seconds, as the clock shows them (`12 s`).
+fn whole(d: Duration) -> String {
+    format!("{} s", d.as_secs())
+}
+
+/// The clock's line: `what: 12 s of 30 s`, or `what: 12 s` when the length
+/// is not known.
+pub fn clock_line(what: &str, elapsed: Duration, expected: Option<Duration>) -> String {
+    match expected {
+        Some(total) => format!("{what}: {} of {}", whole(elapsed.min(total)), whole(total)),
+        None => format!("{what}: {}", whole(elapsed)),
+    }
+}
+
+/// A run's clock on stderr: a bar filling over the expected time (`load`:
+/// its warm-up and duration) or a spinner with the seconds so far (`run`),
+/// redrawn four times a second by a thread of its own. Nothing when stderr
+/// is not a terminal or the run is short ([`clock_shown`]).
+pub struct Clock {
+    label: Option<mpsc::Sender<String>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Clock {
+    /// Starts the clock of a run named `what` (its line's first words,
+    /// changed by [`Clock::label`]), expected to take `expected`.
+    pub fn start(what: &str, expected: Option<Duration>) -> Clock {
+        let terminal = std::io::stderr().is_terminal();
+        if !terminal || expected.is_some_and(|e| e < CLOCK_AFTER) {
+            return Clock {
+                label: None,
+                thread: None,
+            };
+        }
+        let (tx, rx) = mpsc::channel::<String>();
+        let mut what = what.to_string();
+        let thread = std::thread::spawn(move || {
+            let begun = Instant::now();
+            let mut bar: Option<ProgressBar> = None;
+            loop {
+                // The channel is the tick (a timeout), the new label (a
+                // message) and the end (the sender dropped) in one.
+                match rx.recv_timeout(Duration::from_millis(250)) {
+                    Ok(label) => what = label,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+                let elapsed = begun.elapsed();
+                if !clock_shown(terminal, elapsed, expected) {
+                    continue;
+                }
+                let b = bar.get_or_insert_with(|| clock_bar(expected));
+                if let Some(total) = expected {
+                    b.set_position(elapsed.min(total).as_millis() as u64);
+                } else {
+                    b.tick();
+                }
+                b.set_message(clock_line(&what, elapsed, expected));
+            }
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+        });
+        Clock {
+            label: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The run is now at `what` (`run`: the test it is running).
+    pub fn label(&self, what: &str) {
+        if let Some(tx) = &self.label {
+            let _ = tx.send(what.to_string());
+        }
+    }
+}
+
+/// A bar over `expected` (in milliseconds), or a spinner.
+fn clock_bar(expected: Option<Duration>) -> ProgressBar {
+    let (bar, template) = match expected {
+        Some(total) => (
+            ProgressBar::with_draw_target(
+                Some(total.as_millis() as u64),
+                ProgressDrawTarget::stderr(),
+            ),
+            "{bar:30} {msg}",
+        ),
+        None => (
+            ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+            "{spinner} {msg}",
+        ),
+    };
+    bar.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+impl Drop for Clock {
+    /// The run is over: the line goes.
+    fn drop(&mut self) {
+        self.label = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_shows_on_a_terminal_for_runs_of_ten_seconds_or_more() {
+        let s = Duration::from_secs;
+        // load -d 10: from the start; load -d 5: never.
+        assert!(clock_shown(true, s(0), Some(s(10))));
+        assert!(!clock_shown(true, s(4), Some(s(9))));
+        // run (length unknown): once it has taken ten seconds.
+        assert!(!clock_shown(true, Duration::from_millis(9_999), None));
+        assert!(clock_shown(true, s(10), None));
+        // Never in a pipe (tests, `| tee`).
+        assert!(!clock_shown(false, s(60), Some(s(60))));
+        assert!(!clock_shown(false, s(60), None));
+    }
+
+    #[test]
+    fn the_clock_line_says_seconds_so_far_and_of_what() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            clock_line(
+                "load http://127.0.0.1:8080/",
+                Duration::from_millis(12_700),
+                Some(s(31))
+            ),
+            "load http://127.0.0.1:8080/: 12 s of 31 s"
+        );
+        assert_eq!(
+            clock_line("load x", s(40), Some(s(31))),
+            "load x: 31 s of 31 s"
+        );
+        assert_eq!(clock_line("run SB", s(15), None), "run SB: 15 s");
     }
 }

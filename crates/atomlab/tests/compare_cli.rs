@@ -24,6 +24,12 @@ fn document(records: Vec<Value>) -> Value {
     doc
 }
 
+/// `out` with the lines that prose wrapped to 100 columns joined again
+/// (a wrapped line goes on two spaces in).
+fn unwrapped(out: &str) -> String {
+    out.replace("\n  ", " ")
+}
+
 fn write(d: &Path, name: &str, doc: &Value) -> String {
     let p = d.join(name);
     std::fs::write(&p, serde_json::to_vec(doc).unwrap()).unwrap();
@@ -92,7 +98,10 @@ fn the_readme_interleave_compares_the_two_variants() {
     assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
     assert!(!out.contains("only in A:"), "{out}");
     assert!(out.contains("matched 1 record(s)"), "{out}");
-    assert!(out.contains("variant ttas (A) vs mcs (B)"), "{out}");
+    assert!(
+        unwrapped(&out).contains("variant ttas (A) vs mcs (B)"),
+        "{out}"
+    );
     assert!(
         out.contains("ttas→mcs") && out.contains("ns_per_op"),
         "{out}"

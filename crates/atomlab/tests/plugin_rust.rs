@@ -199,7 +199,8 @@ fn rust_queues_run_through_stress_spsc_and_bench_spsc() {
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
     for v in ["c11-acq-rel", "rust-lamport", "rust-lamport-cached"] {
-        assert!(figure(row_of(&out, v), 4), "{v}: {out}");
+        // Column 5, achieved/s (variant, wait, offered/s, placement before).
+        assert!(figure(row_of(&out, v), 5), "{v}: {out}");
     }
     let o = atomlab(&[&["--json", "--no-save"][..], &args].concat());
     let recs = records(&o.stdout);
@@ -268,7 +269,9 @@ fn a_rust_refcount_runs_through_stress_refcount_and_bench_refcount() {
     } else {
         ", put "
     };
-    let note = out
+    // Notes wrap to 100 columns, their rest two spaces in: joined again.
+    let joined = out.replace("\n  ", " ");
+    let note = joined
         .lines()
         .find(|l| l.starts_with("note: rust-refcount: get uses "))
         .unwrap_or_else(|| panic!("no audit note: {out}"));

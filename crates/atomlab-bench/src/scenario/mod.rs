@@ -22,6 +22,17 @@ pub use crate::plan::Progress;
 /// Runs every cell of `plan`. `pmu` says whether hardware counters work
 /// here (probe them once with [`crate::pmu::probe`]).
 pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
+    if plan.waits.len() > 1 {
+        // One way of waiting at a time: the scenario reads `wait`.
+        let mut records = Vec::new();
+        for &wait in &plan.waits {
+            let mut p = plan.clone();
+            p.wait = wait;
+            p.waits = vec![wait];
+            records.extend(run(&p, pmu, progress)?);
+        }
+        return Ok(records);
+    }
     if plan.rates.len() > 1 && !plan.scenario.runs_every_rate() {
         // One offered rate at a time: the harness reads the first.
         let mut records = Vec::new();

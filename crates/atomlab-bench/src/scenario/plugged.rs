@@ -226,12 +226,15 @@ impl<T> Objects<T> {
 /// What identifies a cell of a plan among the plan's [`Plan::split_cells`]:
 /// the words a child process is given to run that cell.
 pub fn cell_key(cell: &Plan) -> String {
+    // The way of waiting too: `--wait spin,notify` makes cells that
+    // differ in nothing else.
     format!(
-        "{}|{:?}|{:?}|{:?}",
+        "{}|{:?}|{:?}|{:?}|{}",
         cell.variants.join(","),
         cell.threads,
         cell.rates,
-        cell.orderings
+        cell.orderings,
+        cell.wait.name()
     )
 }
 

@@ -31,7 +31,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub contention: Option<String>,
     /// Length of each measured run: seconds, or with a unit (500ms, 2s) [default: 1s].
-    #[arg(long, value_name = "DURATION", value_parser = parse_seconds)]
+    #[arg(long, short = 'd', value_name = "DURATION", value_parser = parse_seconds)]
     pub duration: Option<f64>,
     /// Measured runs per cell [default: 5].
     #[arg(long)]
@@ -73,9 +73,9 @@ pub struct BenchArgs {
     /// spsc: items the producer offers together: due at one time at a fixed rate, and one doorbell ring per batch with --wait notify [default: 1].
     #[arg(long)]
     pub batch: Option<usize>,
-    /// spsc: how a side waits for room, items or its next deadline: spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin].
-    #[arg(long)]
-    pub wait: Option<String>,
+    /// spsc: how a side waits for room, items or its next deadline, comma-separated for one row each (spin,notify): spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin].
+    #[arg(long, value_delimiter = ',', value_name = "WAIT")]
+    pub wait: Vec<String>,
     /// Run only part I of N of the cells (0 <= I < N), for a batch
     /// scheduler's array job; the parts of one --label merge in compare and report.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
@@ -113,7 +113,7 @@ impl BenchArgs {
             Some(other) => anyhow::bail!("--pin {other}: expected spread, same or none"),
         };
         let placement = word(&placement_word);
-        let wait = word(&self.wait);
+        let waits: Result<Vec<WaitMode>, _> = self.wait.iter().map(|w| w.parse()).collect();
         // A word that names no value still counts as given, as a value that
         // sets off no other check (same-core needs one CPU); its own error
         // comes after the other checks', as validation has always ordered
@@ -136,14 +136,17 @@ impl BenchArgs {
             placement: placement.clone().unwrap_or(Some(Placement::SameCore)),
             capacity: self.capacity,
             batch: self.batch,
-            wait: wait.clone().unwrap_or(Some(WaitMode::Spin)),
+            waits: match &waits {
+                Ok(w) => w.clone(),
+                Err(_) => vec![WaitMode::Spin],
+            },
         };
         let plan = atomlab_bench::registry::with_plugins(&self.scenario, &self.plugin)
             .and_then(|s| Plan::new(s, &req, cpus))
             .map_err(bad_input)?;
         contention?;
         placement?;
-        wait?;
+        waits?;
         Ok(plan)
     }
 }

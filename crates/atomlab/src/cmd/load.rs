@@ -93,10 +93,10 @@ pub fn run(args: LoadArgs) -> anyhow::Result<CommandOutput> {
     };
     let machine = Machine::detect();
     eprintln!(
-        "atomlab load {}: {} connections over {} threads, {} s after {} s warm-up, {}",
+        "atomlab load {}: {} over {}, {} s after {} s warm-up, {}",
         cfg.url,
-        cfg.connections,
-        cfg.threads,
+        atomlab_report::units::plural(cfg.connections as u64, "connection"),
+        atomlab_report::units::plural(cfg.threads as u64, "thread"),
         args.duration,
         args.warmup,
         match cfg.rate {
@@ -104,7 +104,14 @@ pub fn run(args: LoadArgs) -> anyhow::Result<CommandOutput> {
             None => "closed loop".to_string(),
         }
     );
-    let out = atomlab_load::run(&cfg)?;
+    // A run of ten seconds or more shows its clock on a terminal.
+    let clock = crate::progress::Clock::start(
+        &format!("load {}", cfg.url),
+        Some(Duration::from_secs_f64(args.warmup + args.duration)),
+    );
+    let out = atomlab_load::run(&cfg);
+    drop(clock);
+    let out = out?;
     for w in &out.warnings {
         eprintln!("atomlab: warning: {w}");
     }

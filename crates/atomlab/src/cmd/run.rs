@@ -235,18 +235,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
     if let Some(note) = &skipped_note {
         eprintln!("atomlab run: {note}");
     }
+    // Past ten seconds, a clock with the test being run (a terminal only).
+    let clock = crate::progress::Clock::start("run", None);
     let ran = batch::run_programs(&programs, &opts, |p| match p {
         // A progress line on a terminal only, as `check` (none when piped).
-        Progress::Starting { test, .. } if terminal => eprintln!(
-            "atomlab run: {}: {} x {} instances, --sync {}",
-            test.name,
-            opts.run.runs,
-            opts.run.size,
-            opts.run.sync.name()
-        ),
+        Progress::Starting { test, .. } if terminal => {
+            clock.label(&format!("run {}", test.name));
+            eprintln!(
+                "atomlab run: {}: {} x {} instances, --sync {}",
+                test.name,
+                opts.run.runs,
+                opts.run.size,
+                opts.run.sync.name()
+            )
+        }
         Progress::Starting { .. } => {}
         Progress::Done { ran, .. } => say_forbidden(ran),
     });
+    drop(clock);
     let ran = ran.map_err(|e| anyhow::anyhow!("{e}"))?;
     let records: Vec<Record> = ran.iter().map(Ran::record).collect();
     // A forbidden outcome observed, a test cut short, or one a model could
