@@ -105,8 +105,12 @@ impl RequireResult {
 /// files' audits move on to the per-file records).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageRow {
-    /// The package's name.
+    /// The package's name (its control file's `Package:`).
     pub name: String,
+    /// Its control file's `Version:`.
+    pub version: Option<String>,
+    /// Its control file's `Architecture:`.
+    pub architecture: Option<String>,
     /// The `.deb` (or ELF file) as given.
     pub path: String,
     /// Its worst file's verdict.
@@ -126,6 +130,8 @@ impl PackageRow {
     pub fn of(p: &PackageAudit) -> PackageRow {
         PackageRow {
             name: p.name.clone(),
+            version: p.version.clone(),
+            architecture: p.architecture.clone(),
             path: p.path.clone(),
             verdict: p.verdict,
             files: p.audits.len(),
@@ -172,6 +178,8 @@ impl PackageRow {
         r.detail = Some(serde_json::json!({
             "path": self.path,
             "package": self.name,
+            "version": self.version,
+            "architecture": self.architecture,
             "verdict": { "kind": v.name(), "words": v.words() },
             "elf_files": self.files,
             "deciding_file": self.deciding_file,
@@ -189,8 +197,12 @@ impl PackageRow {
         let verdict = PackageVerdict::WORST_FIRST
             .into_iter()
             .find(|v| v.name() == kind)?;
+        let text = |k: &str| d[k].as_str().map(str::to_string);
         let row = PackageRow {
             name: r.scenario.clone(),
+            // Saved before these were written: none.
+            version: text("version"),
+            architecture: text("architecture"),
             path: d["path"].as_str()?.to_string(),
             verdict: Some(verdict),
             files: usize::try_from(d["elf_files"].as_u64()?).ok()?,
@@ -678,6 +690,8 @@ mod tests {
     fn a_package_row_reads_back_from_its_record() {
         let row = PackageRow {
             name: "v81only".into(),
+            version: Some("1.0-1".into()),
+            architecture: Some("arm64".into()),
             path: "/d/v81only_1.0_arm64.deb".into(),
             verdict: Some(PackageVerdict::NeedsArmv81),
             files: 3,
