@@ -159,7 +159,7 @@ impl PackageRow {
     /// archive), its file count a metric, the deciding file its detail;
     /// the detail also says whether the run showed a row per package and
     /// how many packages it was given (what [`shown`] needs).
-    fn record(&self, by_package: bool, given: usize) -> Option<Record> {
+    pub fn record(&self, by_package: bool, given: usize) -> Option<Record> {
         let v = self.verdict?;
         let mut r = Record::new("audit", &self.name, "package");
         r.param("path", self.path.clone())
@@ -190,8 +190,18 @@ impl PackageRow {
         Some(r)
     }
 
-    /// A package record read back; `None` if it is not one [`audit`] wrote.
-    fn from_record(r: &Record) -> Option<(PackageRow, bool, usize)> {
+    /// A package record read back (the HTML report's archive section
+    /// reads them so); `None` if it is not one [`audit`] wrote.
+    pub fn from_record(r: &Record) -> Option<PackageRow> {
+        Self::read_back(r).map(|(row, ..)| row)
+    }
+
+    /// [`PackageRow::from_record`], with whether the run showed a row per
+    /// package and how many packages it was given.
+    fn read_back(r: &Record) -> Option<(PackageRow, bool, usize)> {
+        if r.variant != "package" {
+            return None;
+        }
         let d = r.detail.as_ref()?;
         let kind = d["verdict"]["kind"].as_str()?;
         let verdict = PackageVerdict::WORST_FIRST
@@ -584,7 +594,7 @@ pub fn shown(records: &[Record]) -> Result<Shown, NotAnAuditRecord> {
     let mut given = 0;
     for (i, r) in records.iter().enumerate() {
         if r.variant == "package" {
-            let (row, by, g) = PackageRow::from_record(r)
+            let (row, by, g) = PackageRow::read_back(r)
                 .ok_or_else(|| bad(i, r, "no package verdict in its detail".into()))?;
             rows.push(row);
             by_package |= by;

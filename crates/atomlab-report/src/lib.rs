@@ -18,7 +18,8 @@
 //! * stress: the verdict of each variant beside what it was expected to do;
 //! * check: tests × models with each test's explanation (forbidden outcomes
 //!   with axiom and cycle, witness, allowed states);
-//! * audit: each binary's verdict in words and its counts;
+//! * audit: over packages, the count per verdict and what needs attention
+//!   (`audit_archive`); each binary's verdict in words and its counts;
 //! * the comparison, when given: changed verdicts first, then a chart and a
 //!   table of every judged metric.
 //!
@@ -31,6 +32,7 @@
 //! `comparison`.
 #![deny(missing_docs)]
 
+mod audit_archive;
 pub mod audit_view;
 mod bench;
 pub mod bench_tables;
@@ -212,6 +214,7 @@ pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> Str
         verdicts::check(&mut out, runs, &check_recs);
     }
     if !audit_recs.is_empty() {
+        audit_archive::section(&mut out, runs, &audit_recs);
         verdicts::audit(&mut out, runs, &audit_recs);
     }
     if !other_recs.is_empty() {
