@@ -418,8 +418,10 @@ rc=0
 for p in "$@"; do
   f=$(ls "$mirror" | grep "^${{p}}_" | head -n1)
   if [ -z "$f" ]; then echo "E: Unable to locate package $p" >&2; rc=100; continue; fi
-  # As apt: no URI for a file already in the current directory.
-  if [ $uris = 1 ]; then [ -e "$f" ] || echo "'file://$mirror/$f' $f 1 SHA256:0"; else cp "$mirror/$f" .; fi
+  # As apt: no URI for a file already in the current directory, and a
+  # Get: line for each file it downloads.
+  if [ $uris = 1 ]; then [ -e "$f" ] || echo "'file://$mirror/$f' $f 1 SHA256:0"
+  elif ! [ -e "$f" ]; then echo "Get:1 file://$mirror bookworm/main arm64 $p arm64 1.0 [1 B]"; cp "$mirror/$f" .; fi
 done
 exit $rc
 "#,
@@ -692,4 +694,59 @@ fn a_package_is_named_by_its_control_file_not_its_file_name() {
             ("labelled-amd64", "1:3.0", "amd64")
         ]
     );
+}
+
+/// Issue 27: on a terminal (a pseudo-terminal script(1) makes), a bar with
+/// an ETA over the packages audited and one over the packages `--apt`
+/// fetches; nothing of either when stderr is a pipe.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    if !have_tools("progress_shows_on_a_terminal_only", &[A64_CC, "script"]) {
+        return;
+    }
+    let dir = scratch("packages-progress");
+    let b = bins(&dir);
+    let mirror = dir.join("mirror");
+    std::fs::create_dir_all(&mirror).unwrap();
+    deb(&mirror, "modern", &[(&b.outline, "m")], "xz");
+    deb(&mirror, "v81only", &[(&b.lse, "v")], "xz");
+    deb(&mirror, "quiet", &[(&b.none, "q")], "xz");
+    let bin = fake_apt(&dir, &mirror);
+    let args = |cache: &str| -> Vec<String> {
+        ["audit", "--no-save", "--apt", "modern", "v81only", "quiet"]
+            .iter()
+            .map(|a| a.to_string())
+            .chain(["--apt-cache".to_string(), cache.to_string()])
+            .collect()
+    };
+
+    let cache = dir.join("cache-tty");
+    let line = std::iter::once(env!("CARGO_BIN_EXE_atomlab").to_string())
+        .chain(args(cache.to_str().unwrap()))
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = format!("PATH='{}':\"$PATH\" {line}", bin.display());
+    let o = Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let tty = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{tty}{}", text(&o.stderr));
+    assert!(tty.contains("/3 packages fetched ["), "{tty}");
+    assert!(tty.contains("/3 packages ["), "{tty}");
+    assert!(tty.contains("ETA"), "{tty}");
+    assert!(row(&tty, "v81only").is_some(), "{tty}");
+
+    // Piped: the same run says where it fetches, and nothing else moves.
+    let cache = dir.join("cache-pipe");
+    let piped: Vec<String> = args(cache.to_str().unwrap());
+    let piped: Vec<&str> = piped.iter().skip(2).map(String::as_str).collect();
+    let o = audit_with_path(&bin, &piped);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("fetching 3 arm64 packages"), "{err}");
+    assert!(!err.contains("ETA") && !err.contains('\r'), "{err:?}");
+    assert!(!err.contains("packages fetched"), "{err}");
 }
