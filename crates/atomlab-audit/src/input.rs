@@ -232,13 +232,18 @@ pub fn unpack_deb(path: &str, data: &[u8], out: &mut Expanded) {
 }
 
 /// The control fields of control archive member `name` (`control.tar.xz`,
-/// `.zst`, `.gz` or plain): its `control` file, read up to 1 MiB.
+/// `.zst`, `.gz` or plain): its `control` file, read up to 1 MiB, among
+/// the first 64 entries of a member of at most 16 MiB (Debian's hold a
+/// handful of small files: control, md5sums, maintainer scripts).
 fn control(name: &str, body: &[u8]) -> Option<DebControl> {
+    if body.len() > 16 << 20 {
+        return None;
+    }
     let mut found = None;
     let read = with_decompressed(name, body, |tar| {
         let mut tar = tar::Archive::new(tar);
         let entries = tar.entries().map_err(|e| e.to_string())?;
-        for entry in entries {
+        for entry in entries.take(64) {
             let mut entry = entry.map_err(|e| e.to_string())?;
             let is_control = entry
                 .path()

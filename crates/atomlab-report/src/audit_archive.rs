@@ -87,7 +87,9 @@ fn packages(out: &mut String, rows: &[PackageRow]) {
     ]);
     t.html(out);
 
-    let member = |r: &PackageRow, f: &str| r.member(f).to_string();
+    fn member(r: &PackageRow, f: &str) -> String {
+        r.member(f).to_string()
+    }
     let crash: Vec<&&PackageRow> = order
         .iter()
         .filter(|r| r.verdict == Some(PackageVerdict::NeedsArmv81))
