@@ -429,3 +429,23 @@ fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded)
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::DebControl;
+
+    #[test]
+    fn control_fields_are_read_from_the_first_paragraph() {
+        let text = "package: libstdc++6\nSource: gcc-12\nVersion: 12.2.0-14+deb12u1\nArchitecture: arm64\nDescription: GNU Standard C++ Library v3\n Package: not-a-field\n\nPackage: second\n";
+        assert_eq!(
+            DebControl::parse(text),
+            Some(DebControl {
+                package: "libstdc++6".into(),
+                version: Some("12.2.0-14+deb12u1".into()),
+                architecture: Some("arm64".into()),
+            })
+        );
+        assert_eq!(DebControl::parse("Version: 1\nArchitecture: all\n"), None);
+        assert_eq!(DebControl::parse("Package:\n"), None);
+    }
+}
