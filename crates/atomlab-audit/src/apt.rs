@@ -280,6 +280,17 @@ pub fn fetch_with(
     if req.packages.is_empty() {
         return Err(AptError::NoPackages);
     }
+    // apt reads a relative Dir::State::Lists under its own /var/lib/apt,
+    // and apt-get runs in other directories than ours: the cache's path
+    // is made absolute first.
+    let absolute = AptRequest {
+        cache: std::path::absolute(&req.cache).map_err(|source| AptError::Cache {
+            path: req.cache.display().to_string(),
+            source,
+        })?,
+        ..req.clone()
+    };
+    let req = &absolute;
     for d in [
         req.cache.join("lists/partial"),
         req.cache.join("cache/archives/partial"),
@@ -470,6 +481,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let path = dir.join("apt-get");
         let script = r#"#!/bin/sh
+echo "$*" >> "$(dirname "$0")/apt.log"
 while [ $# -gt 0 ]; do
   case "$1" in -q) shift ;; -o) shift 2 ;; *) break ;; esac
 done
@@ -513,6 +525,36 @@ done
         assert_eq!(got.debs.len(), 3, "{got:?}");
         let p = |fetched| AptProgress::Packages { fetched, total: 3 };
         assert_eq!(seen, [AptProgress::Lists, p(1), p(2), p(3)]);
+    }
+
+    /// A relative cache reached apt as a relative Dir::State::Lists, which
+    /// apt reads under /var/lib/apt: the lists went there, and nothing was
+    /// found. Every path apt is given is absolute.
+    #[test]
+    fn a_relative_cache_reaches_apt_as_an_absolute_path() {
+        let dir = std::env::temp_dir().join(format!("atomlab-apt-relative-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let apt_get = fake_apt_get(&dir);
+        // Relative to the test's working directory (the crate's).
+        let cache = PathBuf::from(format!("target-apt-relative-{}", std::process::id()));
+        let req = AptRequest {
+            packages: vec!["a".into()],
+            arch: "arm64".into(),
+            cache: cache.clone(),
+            apt_get,
+        };
+        let got = fetch(&req);
+        let log = std::fs::read_to_string(dir.join("apt.log")).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&cache);
+        assert_eq!(got.unwrap().debs.len(), 1);
+        let want = format!(
+            "Dir::State::Lists={}/lists",
+            std::env::current_dir().unwrap().join(&cache).display()
+        );
+        assert_eq!(log.lines().count(), 3, "{log}");
+        assert!(log.lines().all(|l| l.contains(&want)), "{want}: {log}");
     }
 
     #[test]
