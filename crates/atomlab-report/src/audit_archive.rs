@@ -154,9 +154,7 @@ fn packages(out: &mut String, rows: &[PackageRow]) {
     );
     let mut t = Table::with_header(&["package", "version", "verdict", "ELF files", "decided by"]);
     for r in &order {
-        let (words, c) = r
-            .verdict
-            .map_or(("-", ""), |v| (v.words(), class(v)));
+        let (words, c) = r.verdict.map_or(("-", ""), |v| (v.words(), class(v)));
         let decided = match (r.verdict, &r.deciding_file) {
             (Some(PackageVerdict::NoAtomics), _) | (_, None) => "-".to_string(),
             (_, Some(f)) => member(r, f),
@@ -244,12 +242,20 @@ mod tests {
             .collect();
         assert_eq!(counts, ["1", "1", "0", "2", "1"], "{s}");
         assert!(s.contains("<strong>audited</strong></td><td>5</td>"), "{s}");
-        let red = format!("<td class=\"bad\">{}</td>", PackageVerdict::NeedsArmv81.words());
+        let red = format!(
+            "<td class=\"bad\">{}</td>",
+            PackageVerdict::NeedsArmv81.words()
+        );
         assert!(s.contains(&red), "{s}");
         let sigill = s.find("SIGILL on ARMv8.0, 1 of 5 packages").expect(s);
-        let llsc = s.find("LL/SC only, no LSE on ARMv8.1+, 1 of 5 packages").expect(s);
+        let llsc = s
+            .find("LL/SC only, no LSE on ARMv8.1+, 1 of 5 packages")
+            .expect(s);
         assert!(sigill < llsc, "{s}");
-        assert!(s[sigill..llsc].contains("<code>/usr/bin/crash</code>"), "{s}");
+        assert!(
+            s[sigill..llsc].contains("<code>/usr/bin/crash</code>"),
+            "{s}"
+        );
         assert!(!s[sigill..llsc].contains("modern"), "{s}");
         assert!(s[llsc..].contains("<code>/usr/lib/libold.so</code>"), "{s}");
         // Every package, folded, worst first.
@@ -264,7 +270,10 @@ mod tests {
 
     #[test]
     fn two_snapshots_get_a_part_each_and_calm_says_so() {
-        let old = run("old-snapshot", &[row("calm", PackageVerdict::NoAtomics, &[])]);
+        let old = run(
+            "old-snapshot",
+            &[row("calm", PackageVerdict::NoAtomics, &[])],
+        );
         let new = run(
             "new-snapshot",
             &[row("calm", PackageVerdict::NeedsArmv81, &[])],
