@@ -35,7 +35,10 @@
 //! - A B.cond is followed to one compare (CMP, CMN, TST with a constant or
 //!   the zero register) within 8 instructions before it; a compare of two
 //!   registers, CCMP chains and flags set further away are not recognised.
-//! - The arms are found within 24 instructions of the branch.
+//! - The branch is found within 24 instructions before the LSE
+//!   instruction, a fallback it jumps to within 1024 instructions after it
+//!   (and in the same function), and each arm's first 24 instructions are
+//!   searched.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -48,6 +51,12 @@ use crate::model::Evidence;
 /// How far (in instructions) a guarding branch may lie before the LSE
 /// instruction, and how long each arm may be.
 const ARM: u64 = 24;
+
+/// How far (in instructions) a guarding branch may jump forward to its
+/// fallback, within the function: Go puts the LL/SC arms of a function's
+/// inlined atomics at its end (Debian 12's nats-server has a TBZ 41
+/// instructions before its fallback).
+const FAR: u64 = 1024;
 
 pub(crate) struct Dispatch {
     /// LSE site address → why it is chosen at run time.
@@ -211,7 +220,7 @@ impl Ctx<'_, '_> {
     /// and a load-exclusive on the other: the evidence, and the fallback's
     /// load-exclusives.
     fn branch_guard(&self, site: u64) -> Option<(Evidence, Vec<u64>)> {
-        let (floor, _) = self.function(site);
+        let (floor, fn_end) = self.function(site);
         // The nearest unconditional end (RET, B, BR) passed walking back.
         let mut end: Option<u64> = None;
         for k in 1..=ARM {
@@ -249,7 +258,7 @@ impl Ctx<'_, '_> {
             let t = b.wrapping_add(off as u64);
             let fallback: Vec<u64> = match end {
                 // LSE falls through from the branch; the fallback is taken.
-                None if t > site && t - b <= 4 * ARM => {
+                None if t > site && t - b <= 4 * FAR && t < fn_end => {
                     self.lls_in(t, t.saturating_add(4 * ARM)).to_vec()
                 }
                 // LSE is the taken arm, after the fall-through arm's end.

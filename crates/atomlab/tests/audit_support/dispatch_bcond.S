@@ -1,8 +1,8 @@
 /* Fixture for tests/audit_dispatch.rs: LSE chosen at run time by a
    CPU-feature test that sets the flags (CMP or TST) and branches with
    B.cond, as compilers emit `if (flag)` as often as CBZ/CBNZ/TBZ.
-   xadd: LSE falls through, B.EQ takes the LL/SC loop; cas: B.NE takes
-   the LSE arm, the LL/SC loop falls through.
+   xadd: LSE falls through, B.EQ takes the LL/SC loop (40 instructions
+   on); cas: B.NE takes the LSE arm, the LL/SC loop falls through.
    Built two ways (dispatch_goflag_main.c calls them):
    - plain: the flag byte dispatch_goflag_main.c sets from HWCAP,
      `ldrb; cmp w7, #0; b.eq|b.ne` (evidence flag-test);
@@ -51,6 +51,11 @@ xadd:
 	ldaddal	w1, w2, [x0]
 	add	w0, w1, w2
 	ret
+	/* The fallback further than 24 instructions away, as Go places
+	   the LL/SC arms of a function's inlined atomics at its end. */
+	.rept	40
+	nop
+	.endr
 1:	ldaxr	w2, [x0]
 	add	w2, w2, w1
 	stlxr	w3, w2, [x0]
