@@ -16,8 +16,9 @@
 //! hash and leaves a file it already has in place, so a second run fetches
 //! nothing.
 
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 /// Package lists older than this are fetched again.
@@ -97,6 +98,22 @@ pub struct AptFetch {
     pub updated_lists: bool,
 }
 
+/// Where a fetch has got to, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AptProgress {
+    /// The package lists are being fetched (when a day old or absent).
+    Lists,
+    /// Of `total` packages to get, `fetched` are in the cache or on their
+    /// way (apt's `Get:` line for a package is printed as its download
+    /// starts; one already in the cache counts from the start).
+    Packages {
+        /// In the cache or being downloaded.
+        fetched: usize,
+        /// Packages apt will give.
+        total: usize,
+    },
+}
+
 /// Why nothing could be fetched.
 #[derive(Debug, thiserror::Error)]
 pub enum AptError {
@@ -156,19 +173,67 @@ impl AptRequest {
         o.into_iter().flat_map(|x| ["-o".to_string(), x]).collect()
     }
 
-    fn apt(&self, args: &[&str], dir: &Path) -> Result<Output, AptError> {
-        let program = self.program()?;
-        Command::new(program)
-            .arg("-q")
+    fn command(&self, args: &[&str], dir: &Path) -> Result<Command, AptError> {
+        let mut c = Command::new(self.program()?);
+        c.arg("-q")
             .args(self.options())
             .args(args)
             .current_dir(dir)
-            .env("LC_ALL", "C")
+            .env("LC_ALL", "C");
+        Ok(c)
+    }
+
+    fn no_apt_get(&self, source: std::io::Error) -> AptError {
+        AptError::NoAptGet {
+            program: self.apt_get.display().to_string(),
+            source,
+        }
+    }
+
+    fn apt(&self, args: &[&str], dir: &Path) -> Result<Output, AptError> {
+        self.command(args, dir)?
             .output()
-            .map_err(|source| AptError::NoAptGet {
-                program: self.apt_get.display().to_string(),
-                source,
-            })
+            .map_err(|e| self.no_apt_get(e))
+    }
+
+    /// [`AptRequest::apt`], calling `line` with each line apt prints on
+    /// stdout as it prints it (its output is still returned whole).
+    fn apt_lines(
+        &self,
+        args: &[&str],
+        dir: &Path,
+        line: &mut dyn FnMut(&str),
+    ) -> Result<Output, AptError> {
+        let mut child = self
+            .command(args, dir)?
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.no_apt_get(e))?;
+        let (Some(out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(self.no_apt_get(std::io::Error::other("no pipes to apt-get")));
+        };
+        // stderr on a thread of its own, so that neither pipe fills while
+        // the other is read.
+        let stderr = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = err.read_to_end(&mut buf);
+            buf
+        });
+        let mut stdout = Vec::new();
+        let mut reader = std::io::BufReader::new(out);
+        let mut l = Vec::new();
+        while reader.read_until(b'\n', &mut l).is_ok_and(|n| n > 0) {
+            line(String::from_utf8_lossy(&l).trim_end());
+            stdout.append(&mut l);
+        }
+        let status = child.wait().map_err(|e| self.no_apt_get(e))?;
+        Ok(Output {
+            status,
+            stdout,
+            stderr: stderr.join().unwrap_or_default(),
+        })
     }
 
     /// The apt-get to run: `apt_get` itself when it names a path, else
@@ -203,9 +268,29 @@ impl AptRequest {
 
 /// Fetches `req.packages` (the lists first, when absent or a day old).
 pub fn fetch(req: &AptRequest) -> Result<AptFetch, AptError> {
+    fetch_with(req, &mut |_| {})
+}
+
+/// [`fetch`], telling `progress` where it is: the lists, then packages
+/// fetched of those apt will give, as apt starts each download.
+pub fn fetch_with(
+    req: &AptRequest,
+    progress: &mut dyn FnMut(AptProgress),
+) -> Result<AptFetch, AptError> {
     if req.packages.is_empty() {
         return Err(AptError::NoPackages);
     }
+    // apt reads a relative Dir::State::Lists under its own /var/lib/apt,
+    // and apt-get runs in other directories than ours: the cache's path
+    // is made absolute first.
+    let absolute = AptRequest {
+        cache: std::path::absolute(&req.cache).map_err(|source| AptError::Cache {
+            path: req.cache.display().to_string(),
+            source,
+        })?,
+        ..req.clone()
+    };
+    let req = &absolute;
     for d in [
         req.cache.join("lists/partial"),
         req.cache.join("cache/archives/partial"),
@@ -231,6 +316,7 @@ pub fn fetch(req: &AptRequest) -> Result<AptFetch, AptError> {
         .is_some_and(|age| age < LISTS_MAX_AGE);
     let mut out = AptFetch::default();
     if !fresh {
+        progress(AptProgress::Lists);
         let o = req.apt(&["update"], &req.cache)?;
         if !o.status.success() || has_errors(&o) {
             return Err(failed("update", &o));
@@ -275,7 +361,19 @@ pub fn fetch(req: &AptRequest) -> Result<AptFetch, AptError> {
     }
     let mut get = vec!["download"];
     get.extend(files.iter().map(|(n, _)| n.as_str()));
-    let o = req.apt(&get, &req.debs_dir())?;
+    let total = files.len();
+    // apt passes over a file it already has, saying nothing.
+    let mut fetched = files
+        .iter()
+        .filter(|(_, f)| req.debs_dir().join(f).is_file())
+        .count();
+    progress(AptProgress::Packages { fetched, total });
+    let o = req.apt_lines(&get, &req.debs_dir(), &mut |line| {
+        if line.starts_with("Get:") && fetched < total {
+            fetched += 1;
+            progress(AptProgress::Packages { fetched, total });
+        }
+    })?;
     if !o.status.success() {
         return Err(failed("download", &o));
     }
@@ -374,6 +472,90 @@ fn running_as_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stand-in for apt-get: `update` does nothing, `download
+    /// --print-uris NAME…` names `NAME_1_arm64.deb` for each, `download
+    /// NAME…` prints apt's `Get:` line and writes the file for each one
+    /// not already in the current directory (apt says nothing of those).
+    fn fake_apt_get(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("apt-get");
+        let script = r#"#!/bin/sh
+echo "$*" >> "$(dirname "$0")/apt.log"
+while [ $# -gt 0 ]; do
+  case "$1" in -q) shift ;; -o) shift 2 ;; *) break ;; esac
+done
+cmd=$1; shift
+[ "$cmd" = update ] && exit 0
+if [ "$1" = --print-uris ]; then
+  shift
+  for p in "$@"; do echo "'file:///m/${p}_1_arm64.deb' ${p}_1_arm64.deb 1 SHA256:0"; done
+  exit 0
+fi
+i=0
+for p in "$@"; do
+  [ -e "${p}_1_arm64.deb" ] && continue
+  i=$((i + 1))
+  echo "Get:$i file:///m bookworm/main arm64 $p arm64 1 [1 B]"
+  echo deb > "${p}_1_arm64.deb"
+done
+"#;
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn progress_counts_packages_fetched_of_those_apt_gives() {
+        let dir = std::env::temp_dir().join(format!("atomlab-apt-progress-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("cache/debs")).unwrap();
+        // One of the three is in the cache already.
+        std::fs::write(dir.join("cache/debs/b_1_arm64.deb"), "deb\n").unwrap();
+        let req = AptRequest {
+            packages: vec!["a".into(), "b".into(), "c".into()],
+            arch: "arm64".into(),
+            cache: dir.join("cache"),
+            apt_get: fake_apt_get(&dir),
+        };
+        let mut seen = Vec::new();
+        let got = fetch_with(&req, &mut |p| seen.push(p));
+        let _ = std::fs::remove_dir_all(&dir);
+        let got = got.unwrap();
+        assert_eq!(got.debs.len(), 3, "{got:?}");
+        let p = |fetched| AptProgress::Packages { fetched, total: 3 };
+        assert_eq!(seen, [AptProgress::Lists, p(1), p(2), p(3)]);
+    }
+
+    /// A relative cache reached apt as a relative Dir::State::Lists, which
+    /// apt reads under /var/lib/apt: the lists went there, and nothing was
+    /// found. Every path apt is given is absolute.
+    #[test]
+    fn a_relative_cache_reaches_apt_as_an_absolute_path() {
+        let dir = std::env::temp_dir().join(format!("atomlab-apt-relative-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let apt_get = fake_apt_get(&dir);
+        // Relative to the test's working directory (the crate's).
+        let cache = PathBuf::from(format!("target-apt-relative-{}", std::process::id()));
+        let req = AptRequest {
+            packages: vec!["a".into()],
+            arch: "arm64".into(),
+            cache: cache.clone(),
+            apt_get,
+        };
+        let got = fetch(&req);
+        let log = std::fs::read_to_string(dir.join("apt.log")).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&cache);
+        assert_eq!(got.unwrap().debs.len(), 1);
+        let want = format!(
+            "Dir::State::Lists={}/lists",
+            std::env::current_dir().unwrap().join(&cache).display()
+        );
+        assert_eq!(log.lines().count(), 3, "{log}");
+        assert!(log.lines().all(|l| l.contains(&want)), "{want}: {log}");
+    }
 
     #[test]
     fn the_default_cache_follows_xdg_then_home() {

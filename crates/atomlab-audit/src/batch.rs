@@ -105,8 +105,12 @@ impl RequireResult {
 /// files' audits move on to the per-file records).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageRow {
-    /// The package's name.
+    /// The package's name (its control file's `Package:`).
     pub name: String,
+    /// Its control file's `Version:`.
+    pub version: Option<String>,
+    /// Its control file's `Architecture:`.
+    pub architecture: Option<String>,
     /// The `.deb` (or ELF file) as given.
     pub path: String,
     /// Its worst file's verdict.
@@ -126,6 +130,8 @@ impl PackageRow {
     pub fn of(p: &PackageAudit) -> PackageRow {
         PackageRow {
             name: p.name.clone(),
+            version: p.version.clone(),
+            architecture: p.architecture.clone(),
             path: p.path.clone(),
             verdict: p.verdict,
             files: p.audits.len(),
@@ -153,7 +159,7 @@ impl PackageRow {
     /// archive), its file count a metric, the deciding file its detail;
     /// the detail also says whether the run showed a row per package and
     /// how many packages it was given (what [`shown`] needs).
-    fn record(&self, by_package: bool, given: usize) -> Option<Record> {
+    pub fn record(&self, by_package: bool, given: usize) -> Option<Record> {
         let v = self.verdict?;
         let mut r = Record::new("audit", &self.name, "package");
         r.param("path", self.path.clone())
@@ -172,6 +178,8 @@ impl PackageRow {
         r.detail = Some(serde_json::json!({
             "path": self.path,
             "package": self.name,
+            "version": self.version,
+            "architecture": self.architecture,
             "verdict": { "kind": v.name(), "words": v.words() },
             "elf_files": self.files,
             "deciding_file": self.deciding_file,
@@ -182,15 +190,29 @@ impl PackageRow {
         Some(r)
     }
 
-    /// A package record read back; `None` if it is not one [`audit`] wrote.
-    fn from_record(r: &Record) -> Option<(PackageRow, bool, usize)> {
+    /// A package record read back (the HTML report's archive section
+    /// reads them so); `None` if it is not one [`audit`] wrote.
+    pub fn from_record(r: &Record) -> Option<PackageRow> {
+        Self::read_back(r).map(|(row, ..)| row)
+    }
+
+    /// [`PackageRow::from_record`], with whether the run showed a row per
+    /// package and how many packages it was given.
+    fn read_back(r: &Record) -> Option<(PackageRow, bool, usize)> {
+        if r.variant != "package" {
+            return None;
+        }
         let d = r.detail.as_ref()?;
         let kind = d["verdict"]["kind"].as_str()?;
         let verdict = PackageVerdict::WORST_FIRST
             .into_iter()
             .find(|v| v.name() == kind)?;
+        let text = |k: &str| d[k].as_str().map(str::to_string);
         let row = PackageRow {
             name: r.scenario.clone(),
+            // Saved before these were written: none.
+            version: text("version"),
+            architecture: text("architecture"),
             path: d["path"].as_str()?.to_string(),
             verdict: Some(verdict),
             files: usize::try_from(d["elf_files"].as_u64()?).ok()?,
@@ -572,7 +594,7 @@ pub fn shown(records: &[Record]) -> Result<Shown, NotAnAuditRecord> {
     let mut given = 0;
     for (i, r) in records.iter().enumerate() {
         if r.variant == "package" {
-            let (row, by, g) = PackageRow::from_record(r)
+            let (row, by, g) = PackageRow::read_back(r)
                 .ok_or_else(|| bad(i, r, "no package verdict in its detail".into()))?;
             rows.push(row);
             by_package |= by;
@@ -678,6 +700,8 @@ mod tests {
     fn a_package_row_reads_back_from_its_record() {
         let row = PackageRow {
             name: "v81only".into(),
+            version: Some("1.0-1".into()),
+            architecture: Some("arm64".into()),
             path: "/d/v81only_1.0_arm64.deb".into(),
             verdict: Some(PackageVerdict::NeedsArmv81),
             files: 3,

@@ -4,12 +4,17 @@
 //! only if that CPU executes it. Code built for both tests the CPU first and
 //! keeps an LL/SC loop for the other case. The forms recognised, each named
 //! by an [`Evidence`]:
-//! - a branch (CBZ, CBNZ, TBZ, TBNZ; Arm ARM C6.2) whose one arm holds the
+//! - a branch (CBZ, CBNZ, TBZ, TBNZ, or B.cond after CMP, CMN or TST;
+//!   Arm ARM C6.2) whose one arm holds the
 //!   LSE instruction and whose other arm holds a load-exclusive, on a
 //!   register that was loaded from memory (Go's compiler and runtime test
 //!   `internal/cpu.ARM64.HasATOMICS` so; C code a cached HWCAP bit), returned
 //!   by `getauxval` (`AT_HWCAP`, Linux's `HWCAP_ATOMICS` bit), or read from
-//!   an ID register by MRS;
+//!   an ID register by MRS. For B.cond the register is the one the nearest
+//!   flag-setting instruction before it compares with a constant (CMP, CMN:
+//!   SUBS, ADDS to the zero register) or masks (TST: ANDS to the zero
+//!   register); any other flag setter, or a call, between them and the test
+//!   is not recognised;
 //! - a function that a GNU ifunc resolver (STT_GNU_IFUNC or
 //!   `R_AARCH64_IRELATIVE`) returns as one of several choices, where the
 //!   resolver has a conditional (branch or CSEL) to choose with;
@@ -27,8 +32,13 @@
 //! - The test is judged by shape: a branch on a loaded value that puts LSE
 //!   on one arm and an LL/SC loop on the other is taken for a feature test,
 //!   whatever the value means.
-//! - A test through B.cond (after CMP or TST) is not recognised.
-//! - The arms are found within 24 instructions of the branch.
+//! - A B.cond is followed to one compare (CMP, CMN, TST with a constant or
+//!   the zero register) within 8 instructions before it; a compare of two
+//!   registers, CCMP chains and flags set further away are not recognised.
+//! - The branch is found within 24 instructions before the LSE
+//!   instruction, a fallback it jumps to within 1024 instructions after it
+//!   (and in the same function), and each arm's first 24 instructions are
+//!   searched.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -41,6 +51,12 @@ use crate::model::Evidence;
 /// How far (in instructions) a guarding branch may lie before the LSE
 /// instruction, and how long each arm may be.
 const ARM: u64 = 24;
+
+/// How far (in instructions) a guarding branch may jump forward to its
+/// fallback, within the function: Go puts the LL/SC arms of a function's
+/// inlined atomics at its end (Debian 12's nats-server has a TBZ 41
+/// instructions before its fallback).
+const FAR: u64 = 1024;
 
 pub(crate) struct Dispatch {
     /// LSE site address → why it is chosen at run time.
@@ -145,11 +161,66 @@ impl Ctx<'_, '_> {
         None
     }
 
+    /// The register a B.cond at `at` tests, and where: the nearest
+    /// flag-setting instruction before it must compare one register with a
+    /// constant or the zero register (CMP, CMN: SUBS, ADDS writing the zero
+    /// register) or mask it (TST: ANDS writing the zero register). Another
+    /// flag setter, a call (which may change the flags) or the end of a
+    /// block before one is found: `None`.
+    fn compared(&self, at: u64, floor: u64) -> Option<(u16, u64)> {
+        let mut addr = at;
+        for _ in 0..8 {
+            addr = addr.checked_sub(4)?;
+            if addr < floor {
+                return None;
+            }
+            let inst = self.decode(addr)?;
+            match (inst.opcode, inst.operands) {
+                (
+                    Opcode::SUBS | Opcode::ADDS | Opcode::ANDS,
+                    [Operand::Register(_, 31), Operand::Register(_, r) | Operand::RegisterOrSP(_, r), with, _],
+                ) => {
+                    let constant = matches!(
+                        with,
+                        Operand::Immediate(_)
+                            | Operand::ImmShift(..)
+                            | Operand::Imm64(_)
+                            | Operand::RegShift(_, _, _, 31)
+                    );
+                    // Register 31 as a source is SP (or zero): no flag.
+                    return (constant && r != 31).then_some((r, addr));
+                }
+                (
+                    Opcode::SUBS
+                    | Opcode::ADDS
+                    | Opcode::ANDS
+                    | Opcode::BICS
+                    | Opcode::ADCS
+                    | Opcode::SBCS
+                    | Opcode::CCMP
+                    | Opcode::CCMN
+                    | Opcode::FCMP
+                    | Opcode::FCMPE
+                    | Opcode::FCCMP
+                    | Opcode::FCCMPE
+                    | Opcode::BL
+                    | Opcode::BLR
+                    | Opcode::RET
+                    | Opcode::B
+                    | Opcode::BR,
+                    _,
+                ) => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// A branch before the LSE instruction at `site` that puts it on one arm
     /// and a load-exclusive on the other: the evidence, and the fallback's
     /// load-exclusives.
     fn branch_guard(&self, site: u64) -> Option<(Evidence, Vec<u64>)> {
-        let (floor, _) = self.function(site);
+        let (floor, fn_end) = self.function(site);
         // The nearest unconditional end (RET, B, BR) passed walking back.
         let mut end: Option<u64> = None;
         for k in 1..=ARM {
@@ -158,10 +229,24 @@ impl Ctx<'_, '_> {
                 return None;
             }
             let inst = self.decode(b)?;
-            let (reg, target) = match inst.opcode {
-                Opcode::CBZ | Opcode::CBNZ => (&inst.operands[0], &inst.operands[1]),
-                Opcode::TBZ | Opcode::TBNZ => (&inst.operands[0], &inst.operands[2]),
-                Opcode::RET | Opcode::B | Opcode::BR => {
+            // The register tested, where its test is, and the branch offset.
+            let (reg, tested_at, off) = match (inst.opcode, inst.operands) {
+                (
+                    Opcode::CBZ | Opcode::CBNZ,
+                    [Operand::Register(_, r), Operand::PCOffset(off), ..],
+                )
+                | (
+                    Opcode::TBZ | Opcode::TBNZ,
+                    [Operand::Register(_, r), _, Operand::PCOffset(off), _],
+                ) => (r, b, off),
+                // Not AL or NV (0b1110, 0b1111), which always branch.
+                (Opcode::Bcc(cond), [Operand::PCOffset(off), ..]) if cond < 0b1110 => {
+                    match self.compared(b, floor) {
+                        Some((r, at)) => (r, at, off),
+                        None => continue,
+                    }
+                }
+                (Opcode::RET | Opcode::B | Opcode::BR, _) => {
                     if end.is_some() {
                         return None;
                     }
@@ -170,13 +255,10 @@ impl Ctx<'_, '_> {
                 }
                 _ => continue,
             };
-            let (Operand::Register(_, reg), Operand::PCOffset(off)) = (reg, target) else {
-                continue;
-            };
-            let t = b.wrapping_add(*off as u64);
+            let t = b.wrapping_add(off as u64);
             let fallback: Vec<u64> = match end {
                 // LSE falls through from the branch; the fallback is taken.
-                None if t > site && t - b <= 4 * ARM => {
+                None if t > site && t - b <= 4 * FAR && t < fn_end => {
                     self.lls_in(t, t.saturating_add(4 * ARM)).to_vec()
                 }
                 // LSE is the taken arm, after the fall-through arm's end.
@@ -194,7 +276,7 @@ impl Ctx<'_, '_> {
             if !self.lls_in(lse_arm.0, lse_arm.1).is_empty() {
                 continue;
             }
-            return self.condition(b, *reg, floor).map(|e| (e, fallback));
+            return self.condition(tested_at, reg, floor).map(|e| (e, fallback));
         }
         None
     }

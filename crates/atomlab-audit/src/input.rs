@@ -25,6 +25,54 @@ pub struct Expanded {
     pub errors: Vec<AuditError>,
     /// Non-ELF files passed over inside directories and packages.
     pub skipped_non_elf: u64,
+    /// Each package's control fields (its path as given, then the fields),
+    /// for the packages whose control member could be read.
+    pub controls: Vec<(String, DebControl)>,
+}
+
+/// What a binary package says of itself in its control file
+/// (deb-control(5)): the fields atomlab uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DebControl {
+    /// `Package:`, the name (`libstdc++6`).
+    pub package: String,
+    /// `Version:` (`12.2.0-14+deb12u1`).
+    pub version: Option<String>,
+    /// `Architecture:` (`arm64`, `all`).
+    pub architecture: Option<String>,
+}
+
+impl DebControl {
+    /// The fields of a control file's first paragraph (field names are
+    /// case-insensitive and continuation lines start with a space or a
+    /// tab, as deb822(5) says); `None` without a `Package:` field.
+    pub fn parse(text: &str) -> Option<DebControl> {
+        let (mut package, mut version, mut architecture) = (None, None, None);
+        for line in text.lines() {
+            if line.trim().is_empty() {
+                break;
+            }
+            if line.starts_with([' ', '\t']) {
+                continue;
+            }
+            let Some((field, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            let value = (!value.is_empty()).then(|| value.to_string());
+            match field.trim().to_ascii_lowercase().as_str() {
+                "package" => package = value,
+                "version" => version = value,
+                "architecture" => architecture = value,
+                _ => {}
+            }
+        }
+        Some(DebControl {
+            package: package?,
+            version,
+            architecture,
+        })
+    }
 }
 
 const ELF_MAGIC: &[u8] = b"\x7fELF";
@@ -149,6 +197,15 @@ pub fn unpack_deb(path: &str, data: &[u8], out: &mut Expanded) {
         let name = String::from_utf8_lossy(member.name())
             .trim_end_matches('/')
             .to_string();
+        if name.starts_with("control.tar") {
+            // Its name and version; without them (a damaged or unreadable
+            // control member) the package is named by its file, and its
+            // data archive still audited.
+            if let Some(c) = member.data(data).ok().and_then(|b| control(&name, b)) {
+                out.controls.push((path.to_string(), c));
+            }
+            continue;
+        }
         if !name.starts_with("data.tar") {
             continue;
         }
@@ -172,6 +229,39 @@ pub fn unpack_deb(path: &str, data: &[u8], out: &mut Expanded) {
         return;
     }
     out.errors.push(bad("no data.tar member".into()));
+}
+
+/// The control fields of control archive member `name` (`control.tar.xz`,
+/// `.zst`, `.gz` or plain): its `control` file, read up to 1 MiB, among
+/// the first 64 entries of a member of at most 16 MiB (Debian's hold a
+/// handful of small files: control, md5sums, maintainer scripts).
+fn control(name: &str, body: &[u8]) -> Option<DebControl> {
+    if body.len() > 16 << 20 {
+        return None;
+    }
+    let mut found = None;
+    let read = with_decompressed(name, body, |tar| {
+        let mut tar = tar::Archive::new(tar);
+        let entries = tar.entries().map_err(|e| e.to_string())?;
+        for entry in entries.take(64) {
+            let mut entry = entry.map_err(|e| e.to_string())?;
+            let is_control = entry
+                .path()
+                .is_ok_and(|p| p.to_string_lossy().trim_start_matches("./") == "control");
+            if !is_control {
+                continue;
+            }
+            let mut text = Vec::new();
+            (&mut entry)
+                .take(1 << 20)
+                .read_to_end(&mut text)
+                .map_err(|e| e.to_string())?;
+            found = DebControl::parse(&String::from_utf8_lossy(&text));
+            break;
+        }
+        Ok(())
+    });
+    read.ok().and(found)
 }
 
 /// The largest ELF file audited (2 GiB): a package member or a file given
@@ -268,7 +358,7 @@ fn with_decompressed(
         f(&mut dec)
     } else if name.ends_with(".gz") {
         f(&mut flate2::read::GzDecoder::new(body))
-    } else if name == "data.tar" {
+    } else if name.ends_with(".tar") {
         f(&mut { body })
     } else {
         Err("unknown compression (expected .xz, .zst or .gz)".into())
@@ -337,5 +427,25 @@ fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded)
                 out.skipped_non_elf += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DebControl;
+
+    #[test]
+    fn control_fields_are_read_from_the_first_paragraph() {
+        let text = "package: libstdc++6\nSource: gcc-12\nVersion: 12.2.0-14+deb12u1\nArchitecture: arm64\nDescription: GNU Standard C++ Library v3\n Package: not-a-field\n\nPackage: second\n";
+        assert_eq!(
+            DebControl::parse(text),
+            Some(DebControl {
+                package: "libstdc++6".into(),
+                version: Some("12.2.0-14+deb12u1".into()),
+                architecture: Some("arm64".into()),
+            })
+        );
+        assert_eq!(DebControl::parse("Version: 1\nArchitecture: all\n"), None);
+        assert_eq!(DebControl::parse("Package:\n"), None);
     }
 }

@@ -198,7 +198,8 @@ pub enum Evidence {
     Getauxval,
     /// A flag loaded from memory (Go's `internal/cpu.ARM64.HasATOMICS`, a
     /// cached HWCAP bit, libgcc's `__aarch64_have_lse_atomics`) tested by
-    /// CBZ/CBNZ/TBZ/TBNZ, LSE on one arm and an LL/SC loop on the other.
+    /// CBZ/CBNZ/TBZ/TBNZ, or by CMP/TST and B.cond, LSE on one arm and an
+    /// LL/SC loop on the other.
     FlagTest,
     /// An ID register read (MRS) tested by a branch, likewise.
     IdRegister,

@@ -7,9 +7,12 @@
 //! then LSE chosen at run time (outline helpers, a CPU-feature test), then
 //! no atomics.
 //!
-//! The package's name is the part of its file name before the first `_`
-//! (Debian's `NAME_VERSION_ARCH.deb`, as dpkg-name(1) names packages),
-//! so that two snapshots of an archive match by name across versions.
+//! The package's name is the `Package:` field of its control file
+//! (deb-control(5)), whatever the file is called, so that two snapshots of
+//! an archive match by name across versions and renamed files; its
+//! `Version:` and `Architecture:` go with it. Only a package whose control
+//! member cannot be read is named by its file name up to the first `_`
+//! (Debian's `NAME_VERSION_ARCH.deb`, as dpkg-name(1) names packages).
 
 use std::path::{Path, PathBuf};
 
@@ -92,9 +95,15 @@ impl PackageVerdict {
 pub struct PackageAudit {
     /// The `.deb` (or ELF file) as given or found.
     pub path: String,
-    /// The package's name (`nginx` for `nginx_1.22.1-9_arm64.deb`); an ELF
-    /// file outside a package is named by its path.
+    /// The package's name: its control file's `Package:` (else its file
+    /// name up to the first `_`); an ELF file outside a package is named
+    /// by its path.
     pub name: String,
+    /// Its control file's `Version:`.
+    pub version: Option<String>,
+    /// Its control file's `Architecture:` (what it says it is for; its ELF
+    /// files decide the verdict).
+    pub architecture: Option<String>,
     /// Whether it is a package (a file starting with the `ar` magic).
     pub is_package: bool,
     /// Its worst file's verdict; `None` when no aarch64 file was audited.
@@ -154,8 +163,13 @@ impl PackageAudit {
                     arches.join(", ")
                 ));
             }
+            let says = self
+                .architecture
+                .as_ref()
+                .map(|a| format!(" (its control file says Architecture: {a})"))
+                .unwrap_or_default();
             return Some(format!(
-                "{}: not an arm64 package: its {foreign} ELF file(s) are for {}; the per-package verdict is about aarch64 (--by-file audits x86-64 and riscv64 files)",
+                "{}: not an arm64 package: its {foreign} ELF file(s) are for {}{says}; the per-package verdict is about aarch64 (--by-file audits x86-64 and riscv64 files)",
                 self.path,
                 arches.join(", ")
             ));
@@ -184,7 +198,8 @@ impl PackageAudit {
     }
 }
 
-/// The package name of `path`: its file name up to the first `_`.
+/// The package name of `path` when its control file cannot be read: its
+/// file name up to the first `_`.
 pub fn package_name(path: &Path) -> String {
     let file = path
         .file_name()
@@ -202,8 +217,8 @@ pub fn audit_unit(path: &Path) -> PackageAudit {
     input::expand(path, &mut expanded);
     let is_package = input::looks_like_package(path);
     let mut audits = Vec::new();
-    let mut errors = expanded.errors;
-    for inp in expanded.inputs {
+    let mut errors = std::mem::take(&mut expanded.errors);
+    for inp in std::mem::take(&mut expanded.inputs) {
         match crate::audit_bytes(&inp.path, &inp.data) {
             Ok(a) => audits.push(a),
             Err(e) => errors.push(e),
@@ -219,13 +234,18 @@ pub fn audit_unit(path: &Path) -> PackageAudit {
             }
         }
     }
+    let control = expanded.controls.into_iter().next().map(|(_, c)| c);
+    let name = match (&control, is_package) {
+        (Some(c), _) => c.package.clone(),
+        (None, true) => package_name(path),
+        (None, false) => path.display().to_string(),
+    };
+    let (version, architecture) = control.map_or((None, None), |c| (c.version, c.architecture));
     PackageAudit {
         path: path.display().to_string(),
-        name: if is_package {
-            package_name(path)
-        } else {
-            path.display().to_string()
-        },
+        name,
+        version,
+        architecture,
         is_package,
         verdict,
         deciding_file,

@@ -28,8 +28,9 @@
 //!   (forbidden outcomes red), the models' verdicts and the replay line;
 //! * load: the latency percentiles and the requests in each second, a line
 //!   per run, and a row per run of rates, percentiles, errors and CPU;
-//! * audit: a bar per verdict (how many binaries or packages got it), then
-//!   each binary's verdict in words and its counts;
+//! * audit: a bar per verdict (how many binaries or packages got it), over
+//!   packages the count per verdict and what needs attention
+//!   (`audit_archive`), then each binary's verdict in words and its counts;
 //! * the comparison, when given: changed verdicts first, then a chart and a
 //!   table of every judged metric.
 //!
@@ -47,6 +48,7 @@
 //! `load-latency` and `load-timeline`, `audit-verdicts`, and `comparison`.
 #![deny(missing_docs)]
 
+mod audit_archive;
 pub mod audit_view;
 mod bench;
 pub mod bench_tables;
@@ -215,6 +217,7 @@ const SECTIONS: [Section; 6] = [
 /// module (`audit_*.rs`) called from here.
 fn audit_section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     verdicts::audit_counts(out, runs, recs);
+    audit_archive::section(out, runs, recs);
     verdicts::audit(out, runs, recs);
 }
 

@@ -11,6 +11,8 @@ fn row(name: &str, verdict: Option<PackageVerdict>, llsc: &[&str]) -> PackageRow
     let path = format!("{name}.deb");
     PackageRow {
         name: name.into(),
+        version: None,
+        architecture: None,
         deciding_file: verdict.map(|_| format!("{path}!usr/bin/{name}")),
         llsc_only_files: llsc.iter().map(|f| format!("{path}!{f}")).collect(),
         path,

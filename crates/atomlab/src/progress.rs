@@ -51,6 +51,16 @@ impl Steps {
         }
     }
 
+    /// `done` steps are done (a count the work itself keeps), the message
+    /// saying what is under way.
+    pub fn set(&mut self, done: usize, label: &str) {
+        self.started = done as u64;
+        if let Some(b) = &self.bar {
+            b.set_position(self.started);
+            b.set_message(label.trim().to_string());
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(b) = &self.bar {

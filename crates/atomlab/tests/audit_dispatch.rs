@@ -31,7 +31,7 @@ struct Fixture {
     evidence: &'static str,
 }
 
-const FIXTURES: [Fixture; 5] = [
+const FIXTURES: [Fixture; 7] = [
     Fixture {
         name: "hwcap",
         sources: &["dispatch_hwcap.c"],
@@ -53,6 +53,23 @@ const FIXTURES: [Fixture; 5] = [
         flags: &["-no-pie", "-fno-asynchronous-unwind-tables"],
         kind: "runtime_lse",
         evidence: "flag-test",
+    },
+    // The same two tests through CMP/TST and B.cond (B.EQ to the LL/SC
+    // loop in one function, B.NE to the LSE arm in the other), a PIE with
+    // CFI, whose functions main calls.
+    Fixture {
+        name: "bcond",
+        sources: &["dispatch_goflag_main.c", "dispatch_bcond.S"],
+        flags: &[],
+        kind: "runtime_lse",
+        evidence: "flag-test",
+    },
+    Fixture {
+        name: "bcond-hwcap",
+        sources: &["dispatch_goflag_main.c", "dispatch_bcond.S"],
+        flags: &["-DBCOND_HWCAP"],
+        kind: "runtime_lse",
+        evidence: "getauxval",
     },
     Fixture {
         name: "unreferenced",

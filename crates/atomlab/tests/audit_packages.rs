@@ -418,8 +418,10 @@ rc=0
 for p in "$@"; do
   f=$(ls "$mirror" | grep "^${{p}}_" | head -n1)
   if [ -z "$f" ]; then echo "E: Unable to locate package $p" >&2; rc=100; continue; fi
-  # As apt: no URI for a file already in the current directory.
-  if [ $uris = 1 ]; then [ -e "$f" ] || echo "'file://$mirror/$f' $f 1 SHA256:0"; else cp "$mirror/$f" .; fi
+  # As apt: no URI for a file already in the current directory, and a
+  # Get: line for each file it downloads.
+  if [ $uris = 1 ]; then [ -e "$f" ] || echo "'file://$mirror/$f' $f 1 SHA256:0"
+  elif ! [ -e "$f" ]; then echo "Get:1 file://$mirror bookworm/main arm64 $p arm64 1.0 [1 B]"; cp "$mirror/$f" .; fi
 done
 exit $rc
 "#,
@@ -570,4 +572,181 @@ fn a_package_without_elf_files_is_not_called_bad() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("no ELF file in this package"), "{err}");
     assert!(!err.contains("bad Debian package"), "{err}");
+}
+
+/// Builds a package with dpkg-deb (control.tar.xz, as Debian's are) whose
+/// control file says `control` and whose file is called `file_name`.
+fn dpkg_deb(dir: &Path, control: &str, bin: &Path, file_name: &str) -> PathBuf {
+    let work = dir.join(format!("{file_name}-root"));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(work.join("DEBIAN")).unwrap();
+    std::fs::create_dir_all(work.join("usr/bin")).unwrap();
+    std::fs::write(work.join("DEBIAN/control"), control).unwrap();
+    std::fs::copy(bin, work.join("usr/bin/tool")).unwrap();
+    let out = dir.join(file_name);
+    run_ok(
+        Command::new("dpkg-deb")
+            .args(["--root-owner-group", "-Zxz", "--build"])
+            .arg(&work)
+            .arg(&out),
+    );
+    out
+}
+
+/// Issue 27: a package is named by its control file (Package:, with its
+/// Version: and Architecture: in the record), not by its file name: a
+/// renamed .deb, and one whose control names another architecture than
+/// its ELF files, keep the control's name; the row, the record (what
+/// `compare` matches) and the foreign package's line say so.
+#[test]
+fn a_package_is_named_by_its_control_file_not_its_file_name() {
+    if !have_tools(
+        "a_package_is_named_by_its_control_file",
+        &[A64_CC, RV_CC, "dpkg-deb"],
+    ) {
+        return;
+    }
+    let dir = scratch("packages-control");
+    let b = bins(&dir);
+    let debs = dir.join("debs");
+    std::fs::create_dir_all(&debs).unwrap();
+    let control = |name: &str, version: &str, arch: &str| {
+        format!("Package: {name}\nVersion: {version}\nArchitecture: {arch}\nMaintainer: atomlab tests <tests@example.invalid>\nDescription: a fixture\n continued description line\n")
+    };
+    // Renamed: the file says "oldname" and amd64.
+    let renamed = dpkg_deb(
+        &debs,
+        &control("realname", "2.5-1", "arm64"),
+        &b.lse,
+        "oldname_0.1_amd64.deb",
+    );
+    // The control says amd64, the ELF file is aarch64: audited, named by
+    // its control.
+    let mislabelled = dpkg_deb(
+        &debs,
+        &control("labelled-amd64", "1:3.0", "amd64"),
+        &b.outline,
+        "whatever.deb",
+    );
+    // A riscv64 ELF file in a package whose control says arm64.
+    let rv = dir.join("rv");
+    compile(RV_CC, &[], &["noatomics.c"], &rv);
+    let foreign = dpkg_deb(
+        &debs,
+        &control("says-arm64", "1.0", "arm64"),
+        &rv,
+        "foreign_1.0_arm64.deb",
+    );
+    let out = audit(&[], &[&renamed, &mislabelled, &foreign]);
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        row(&stdout, "realname").is_some_and(|r| r.contains("needs ARMv8.1")),
+        "{stdout}"
+    );
+    assert!(
+        row(&stdout, "labelled-amd64").is_some_and(|r| r.contains("ARMv8.0-safe")),
+        "{stdout}"
+    );
+    for wrong in ["oldname", "whatever", "foreign"] {
+        assert!(row(&stdout, wrong).is_none(), "{wrong}:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("SIGILL") && stdout.contains("realname (/usr/bin/tool)"),
+        "{stdout}"
+    );
+    let line = err
+        .lines()
+        .find(|l| l.contains("foreign_1.0_arm64.deb"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("not an arm64 package")
+            && line.contains("riscv64")
+            && line.contains("its control file says Architecture: arm64"),
+        "{line}"
+    );
+
+    // The records: scenario = the control's name, its version and
+    // architecture in the detail.
+    let out = audit(&["--json"], &[&renamed, &mislabelled]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pkgs: Vec<&serde_json::Value> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["variant"] == "package")
+        .collect();
+    let got: Vec<(&str, &str, &str)> = pkgs
+        .iter()
+        .map(|r| {
+            (
+                r["scenario"].as_str().unwrap(),
+                r["detail"]["version"].as_str().unwrap_or("-"),
+                r["detail"]["architecture"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("realname", "2.5-1", "arm64"),
+            ("labelled-amd64", "1:3.0", "amd64")
+        ]
+    );
+}
+
+/// Issue 27: on a terminal (a pseudo-terminal script(1) makes), a bar with
+/// an ETA over the packages audited and one over the packages `--apt`
+/// fetches; nothing of either when stderr is a pipe.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    if !have_tools("progress_shows_on_a_terminal_only", &[A64_CC, "script"]) {
+        return;
+    }
+    let dir = scratch("packages-progress");
+    let b = bins(&dir);
+    let mirror = dir.join("mirror");
+    std::fs::create_dir_all(&mirror).unwrap();
+    deb(&mirror, "modern", &[(&b.outline, "m")], "xz");
+    deb(&mirror, "v81only", &[(&b.lse, "v")], "xz");
+    deb(&mirror, "quiet", &[(&b.none, "q")], "xz");
+    let bin = fake_apt(&dir, &mirror);
+    let args = |cache: &str| -> Vec<String> {
+        ["audit", "--no-save", "--apt", "modern", "v81only", "quiet"]
+            .iter()
+            .map(|a| a.to_string())
+            .chain(["--apt-cache".to_string(), cache.to_string()])
+            .collect()
+    };
+
+    let cache = dir.join("cache-tty");
+    let line = std::iter::once(env!("CARGO_BIN_EXE_atomlab").to_string())
+        .chain(args(cache.to_str().unwrap()))
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = format!("PATH='{}':\"$PATH\" {line}", bin.display());
+    let o = Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let tty = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{tty}{}", text(&o.stderr));
+    assert!(tty.contains("/3 packages fetched ["), "{tty}");
+    assert!(tty.contains("/3 packages ["), "{tty}");
+    assert!(tty.contains("ETA"), "{tty}");
+    assert!(row(&tty, "v81only").is_some(), "{tty}");
+
+    // Piped: the same run says where it fetches, and nothing else moves.
+    let cache = dir.join("cache-pipe");
+    let piped: Vec<String> = args(cache.to_str().unwrap());
+    let piped: Vec<&str> = piped.iter().skip(2).map(String::as_str).collect();
+    let o = audit_with_path(&bin, &piped);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("fetching 3 arm64 packages"), "{err}");
+    assert!(!err.contains("ETA") && !err.contains('\r'), "{err:?}");
+    assert!(!err.contains("packages fetched"), "{err}");
 }

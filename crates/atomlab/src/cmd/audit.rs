@@ -8,6 +8,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use atomlab_audit::apt::AptProgress;
 use atomlab_audit::batch::{self, Batch, Step};
 use atomlab_audit::{AuditError, Progress, Requirement};
 use atomlab_core::{ExitStatus, Machine, Report};
@@ -209,7 +210,32 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
         req.arch,
         cache.display()
     );
-    let got = atomlab_audit::apt::fetch(&req).map_err(|e| anyhow::anyhow!("--apt: {e}"))?;
+    // On a terminal: a bar of packages fetched (apt starting each
+    // download) of those apt will give, with an ETA.
+    let tty = std::io::stderr().is_terminal();
+    let mut line_shown = false;
+    let mut bar: Option<crate::progress::Steps> = None;
+    let got = atomlab_audit::apt::fetch_with(&req, &mut |p| match p {
+        AptProgress::Lists if tty => {
+            eprint!("\r\x1b[2Katomlab: audit: fetching the package lists");
+            line_shown = true;
+        }
+        AptProgress::Lists => {}
+        AptProgress::Packages { fetched, total } => {
+            if std::mem::take(&mut line_shown) {
+                eprint!("\r\x1b[2K");
+            }
+            bar.get_or_insert_with(|| crate::progress::Steps::new(total, "packages fetched"))
+                .set(fetched, "apt-get download");
+        }
+    });
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    if line_shown {
+        eprint!("\r\x1b[2K");
+    }
+    let got = got.map_err(|e| anyhow::anyhow!("--apt: {e}"))?;
     args.paths.extend(got.debs);
     Ok(got
         .missed
