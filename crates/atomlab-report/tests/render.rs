@@ -339,9 +339,9 @@ fn spsc_sample_charts_each_sides_cpu_against_the_offered_rate() {
         "achieved/s",
         "prod cpu %",
         "cons cpu %",
-        "p50 ns",
-        "p99 ns",
-        "p99.9 ns",
+        "p50",
+        "p99",
+        "p99.9",
         "wakes/item",
     ] {
         assert!(

@@ -173,7 +173,7 @@ fn every_capability_gets_its_section_and_compare_alone_shows_its_runs() {
         .expect("queue table")..];
     for column in [
         "achieved/s",
-        "p99 ns",
+        "p99",
         "prod cpu %",
         "cons cpu %",
         "wakes/item",
