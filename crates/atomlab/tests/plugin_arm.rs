@@ -267,10 +267,20 @@ fn the_lse_build_crashes_on_armv8_0_and_both_run_on_max() {
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
     assert!(row(&out).contains("crashed"), "{out}");
-    let crash = out
-        .lines()
-        .find(|l| l.starts_with("crashed: lock c-ticket"))
+    // The line wraps at 100 columns onto indented lines: rejoined.
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("crashed: lock c-ticket"))
         .unwrap_or_else(|| panic!("no crash line: {out}"));
+    let mut crash = lines[at].to_string();
+    for l in &lines[at + 1..] {
+        if !l.starts_with(' ') {
+            break;
+        }
+        crash.push(' ');
+        crash.push_str(l.trim());
+    }
     assert!(crash.contains("SIGILL (illegal instruction)"), "{crash}");
     assert!(
         crash.contains("lock uses ldadd: LSE atomics, which need ARMv8.1 (FEAT_LSE)"),
@@ -279,11 +289,13 @@ fn the_lse_build_crashes_on_armv8_0_and_both_run_on_max() {
     let o = stress("cortex-a53", &lse);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    // Compared with the wrapped lines' words rejoined.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        out.contains("crashed: SIGILL (illegal instruction)"),
+        flat.contains("crashed: SIGILL (illegal instruction)"),
         "{out}"
     );
-    assert!(out.contains("need ARMv8.1 (FEAT_LSE)"), "{out}");
+    assert!(flat.contains("need ARMv8.1 (FEAT_LSE)"), "{out}");
 
     // cortex-a53: the LL/SC build runs and says it is LL/SC.
     let o = bench("cortex-a53", &llsc);
