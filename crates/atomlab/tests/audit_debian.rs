@@ -3,8 +3,9 @@
 //! among them), fetched from Debian's mirror into target/apt-arm64 (issue
 //! 27). Debian builds arm64 for ARMv8.0, so no package may be called "needs
 //! ARMv8.1": Go's toolchain and libatomic choose LSE at run time, and are
-//! run here on an ARMv8.0 CPU model (`qemu-aarch64 -cpu cortex-a53`): `go
-//! version`, `gofmt -l` on an empty Go file, and a C program whose 16-byte
+//! run here on an ARMv8.0 CPU model (`qemu-aarch64 -cpu cortex-a53`): Go's
+//! compiler (`compile -V=full`), `gofmt -l` on an empty Go file, and a C
+//! program whose 16-byte
 //! atomics go through the fetched libatomic.so.1. Each must run and its
 //! file's verdict must not be the SIGILL one.
 //!
@@ -82,8 +83,8 @@ fn unpack(name: &str, dir: &Path) -> PathBuf {
 }
 
 /// Runs `args` under qemu-aarch64 on an ARMv8.0 CPU (no LSE), with the
-/// cross toolchain's libraries for a dynamically linked program (Go's are
-/// static, and `go version` never ends under qemu with `-L`). `timeout`
+/// cross toolchain's libraries for a dynamically linked program (Go's
+/// static tools run without). `timeout`
 /// turns a hang into a failure, with SIGKILL: qemu running Go ignored
 /// SIGTERM and spun on both CPUs for half an hour.
 fn on_armv8_0(args: &[&Path], env: &[(&str, &Path)], dynamic: bool) -> std::process::Output {
@@ -146,17 +147,27 @@ fn debian_arm64_packages_that_run_on_armv8_0_are_not_called_needs_armv8_1() {
     let go = unpack("golang-1.19-go", &dir);
     let empty = dir.join("empty.go");
     std::fs::write(&empty, "package p\n").unwrap();
+    // `go` itself is linked dynamically (cgo) and never gets past its
+    // signal set-up under qemu-user, with or without the cross loader (CI,
+    // 2026-12-02: killed after 120 s, every try here too): a limit of the
+    // emulator, not of the CPU model. Its verdict is still checked; the Go
+    // runtime's LSE choice is run in the same package's static tools:
+    // the compiler and gofmt.
+    assert!(
+        !file_needs_v81(file_record(records, "/usr/lib/go-1.19/bin/go")),
+        "/usr/lib/go-1.19/bin/go is called needs ARMv8.1"
+    );
     for (bin, args) in [
-        ("/usr/lib/go-1.19/bin/go", vec![Path::new("version")]),
+        (
+            "/usr/lib/go-1.19/pkg/tool/linux_arm64/compile",
+            vec![Path::new("-V=full")],
+        ),
         ("/usr/lib/go-1.19/bin/gofmt", vec![Path::new("-l"), &empty]),
     ] {
         let exe = go.join(bin.trim_start_matches('/'));
         let mut argv = vec![exe.as_path()];
         argv.extend(args);
-        // With the cross toolchain's loader: Debian's go 1.19 now asks for
-        // /lib/ld-linux-aarch64.so.1 (a static build before; -L is harmless
-        // for one).
-        let o = on_armv8_0(&argv, &[], true);
+        let o = on_armv8_0(&argv, &[], false);
         assert!(
             o.status.success(),
             "{bin} on cortex-a53: {:?}\n{}",
