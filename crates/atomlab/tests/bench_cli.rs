@@ -446,7 +446,23 @@ fn counter_at_a_fixed_rate_reports_cpu_and_latency() {
         // Sleeping between operations: far from a spinner's 100%.
         assert!(metric_median(r, "cpu_utilisation") < 60.0);
         assert!(metric_median(r, "latency_p50_ns") > 0.0);
-        assert!(metric_median(r, "op_ns") > 0.0);
+        // Each operation's cost, unless the clock is too coarse to time
+        // one (qemu's counter under QEMU_CPU=max): then a note says so.
+        let timed = r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "op_ns");
+        if timed {
+            assert!(metric_median(r, "op_ns") > 0.0);
+        } else {
+            assert!(
+                r["notes"]
+                    .to_string()
+                    .contains("op_ns not given: every operation began and ended within one tick"),
+                "{r}"
+            );
+        }
     }
 }
 

@@ -183,15 +183,26 @@ fn rate_metrics(r: &mut Record, plan: &Plan, threads: usize, kept: &[&RunSample]
             (w > 0.0).then(|| busy as f64 * 100.0 / w)
         }),
     ));
-    r.metrics.push(Metric::new(
-        "op_ns",
-        Unit::NanosPerOp,
-        tick_src.clone(),
-        per_run(&|run| {
-            let busy: u64 = sched(run).iter().map(|s| s.busy_ticks).sum();
-            (run.total_ops() > 0).then(|| busy as f64 / tpn / run.total_ops() as f64)
-        }),
-    ));
+    // A run whose every operation began and ended within one tick (an
+    // emulator's coarse counter, as under qemu-aarch64 -cpu max) timed nothing: no
+    // op_ns from it, rather than a cost of 0 ns.
+    let op_ns = per_run(&|run| {
+        let busy: u64 = sched(run).iter().map(|s| s.busy_ticks).sum();
+        (run.total_ops() > 0 && busy > 0).then(|| busy as f64 / tpn / run.total_ops() as f64)
+    });
+    if op_ns.is_empty() {
+        r.notes.push(format!(
+            "op_ns not given: every operation began and ended within one tick of the clock ({:.1} ns), too short for it to time",
+            1.0 / tpn
+        ));
+    } else {
+        r.metrics.push(Metric::new(
+            "op_ns",
+            Unit::NanosPerOp,
+            tick_src.clone(),
+            op_ns,
+        ));
+    }
     let merged: Vec<Option<Histogram<u64>>> = kept
         .iter()
         .map(|run| {
