@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use atomlab_audit::batch::{FileView, FunctionView, PackageRow, Shown};
 use atomlab_audit::{Class, PackageVerdict};
 
-use crate::table::Table;
+use crate::table::{write_wrapped, Table, WIDTH};
 
 /// The audit's tables: what [`Shown`] holds, in its view.
 pub fn write_terminal(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
@@ -32,8 +32,10 @@ pub fn write_packages(out: &mut impl Write, rows: &[PackageRow], given: usize) -
     let mut order: Vec<&PackageRow> = rows.iter().filter(|r| r.verdict.is_some()).collect();
     // Stable: equals keep the command line's order.
     order.sort_by_key(|r| std::cmp::Reverse(r.verdict));
-    let mut t = Table::new();
-    t.set_header(vec!["package", "verdict", "ELF files", "decided by"]);
+    let mut t = Table::fitting();
+    // The verdict stays on one line: people and scripts grep for it.
+    t.set_header(vec!["package", "verdict", "ELF files", "decided by"])
+        .whole(1);
     for r in &order {
         let v = r.verdict.map(PackageVerdict::words).unwrap_or("-");
         let decided = match (r.verdict, &r.deciding_file) {
@@ -93,20 +95,26 @@ pub fn write_packages(out: &mut impl Write, rows: &[PackageRow], given: usize) -
         )?;
         return Ok(());
     }
+    // One package a line under each reason, so that a long list neither
+    // runs past the terminal nor splits a name over two lines.
     writeln!(out, "needs attention:")?;
-    if !crash.is_empty() {
-        writeln!(
-            out,
-            "  SIGILL on ARMv8.0 (LSE behind no CPU-feature test; build for armv8-a with -moutline-atomics): {}",
-            crash.join("; ")
-        )?;
-    }
-    if !llsc.is_empty() {
-        writeln!(
-            out,
-            "  LL/SC only, no LSE on ARMv8.1+ (a rebuild with -moutline-atomics fixes it): {}",
-            llsc.join("; ")
-        )?;
+    for (reason, list) in [
+        (
+            "SIGILL on ARMv8.0 (LSE behind no CPU-feature test; build for armv8-a with -moutline-atomics):",
+            &crash,
+        ),
+        (
+            "LL/SC only, no LSE on ARMv8.1+ (a rebuild with -moutline-atomics fixes it):",
+            &llsc,
+        ),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        write_wrapped(out, &format!("  {reason}"), WIDTH, 2)?;
+        for entry in list {
+            write_wrapped(out, &format!("    {entry}"), WIDTH, 2)?;
+        }
     }
     Ok(())
 }
@@ -118,8 +126,8 @@ fn kib(bytes: u64) -> String {
 /// One file in detail: verdict, architecture, the class and instruction
 /// counts, the outline helpers called, the functions and the notes.
 fn write_one(out: &mut impl Write, a: &FileView) -> io::Result<()> {
-    let mut t = Table::new();
-    t.set_header(vec![a.path.as_str(), ""]);
+    let mut t = Table::fitting();
+    t.set_header(vec!["file", a.path.as_str()]);
     t.add_row(vec!["verdict".to_string(), a.verdict.words.clone()]);
     t.add_row(vec![
         "arch".to_string(),
@@ -136,7 +144,7 @@ fn write_one(out: &mut impl Write, a: &FileView) -> io::Result<()> {
     }
     writeln!(out, "{t}")?;
 
-    let mut t = Table::new();
+    let mut t = Table::fitting();
     t.set_header(vec!["class", "count", "inside helpers"]);
     for class in Class::ALL {
         let (n, h) = (a.count(class), a.in_helpers(class));
@@ -150,7 +158,7 @@ fn write_one(out: &mut impl Write, a: &FileView) -> io::Result<()> {
     }
 
     if !a.by_mnemonic.is_empty() {
-        let mut t = Table::new();
+        let mut t = Table::fitting();
         t.set_header(vec!["instruction", "count"]);
         for (m, n) in &a.by_mnemonic {
             t.add_row(vec![m.clone(), n.to_string()]);
@@ -159,7 +167,7 @@ fn write_one(out: &mut impl Write, a: &FileView) -> io::Result<()> {
         writeln!(out, "{t}")?;
     }
     if !a.outline_calls.is_empty() {
-        let mut t = Table::new();
+        let mut t = Table::fitting();
         t.set_header(vec!["outline helper called", "calls"]);
         for (m, n) in &a.outline_calls {
             t.add_row(vec![m.clone(), n.to_string()]);
@@ -172,14 +180,17 @@ fn write_one(out: &mut impl Write, a: &FileView) -> io::Result<()> {
         write_functions(out, a)?;
     }
     for n in &a.notes {
-        writeln!(out, "note: {n}")?;
+        write_wrapped(out, &format!("note: {n}"), WIDTH, 2)?;
     }
     Ok(())
 }
 
 /// The file's functions (`--by-function`), each with its counts by class.
 fn write_functions(out: &mut impl Write, a: &FileView) -> io::Result<()> {
-    let mut t = Table::new();
+    let mut t = Table::fitting();
+    // What chooses the LSE instructions, one reason a line, each whole:
+    // "run time (flag-test)" is what people and scripts search for.
+    t.keys(1).whole(4);
     t.set_header(vec![
         "function",
         "address",
@@ -225,31 +236,38 @@ fn lse_dispatch(f: &FunctionView) -> String {
     if parts.is_empty() {
         "-".into()
     } else {
-        parts.join(", ")
+        parts.join("\n")
     }
 }
 
 /// A row per file, then each file's functions when it has any.
 fn write_many(out: &mut impl Write, audits: &[FileView]) -> io::Result<()> {
-    let mut t = Table::new();
-    let mut header = vec![
-        "file",
+    // Each file's path on a line of its own over its row, as `compare`
+    // names a record: a path is one word that never wraps, and beside the
+    // figures it would squeeze the verdict into a sliver.
+    let mut t = Table::fitting();
+    t.set_header(vec![
         "arch",
-        "verdict",
         "lse",
         "llsc loops",
         "outline calls",
         "locked/amo",
-    ];
-    if audits.iter().any(|a| a.require.is_some()) {
-        header.push("require");
-    }
-    t.set_header(header);
+        "verdict",
+    ]);
     for a in audits {
-        let mut row = vec![
-            a.path.clone(),
+        // `--require`'s answer under the verdict, in the same column.
+        let verdict = match &a.require {
+            Some(c) => format!(
+                "{}\n--require {}: {}",
+                a.verdict.words,
+                c.requirement,
+                c.words()
+            ),
+            None => a.verdict.words.clone(),
+        };
+        t.heading(a.path.clone());
+        t.add_row(vec![
             a.arch.clone(),
-            a.verdict.words.clone(),
             a.count(Class::Lse).to_string(),
             a.count(Class::LlscLoop).to_string(),
             a.count(Class::OutlineCall).to_string(),
@@ -258,11 +276,8 @@ fn write_many(out: &mut impl Write, audits: &[FileView]) -> io::Result<()> {
                 + a.count(Class::WideCas)
                 + a.count(Class::Amo))
             .to_string(),
-        ];
-        if let Some(c) = &a.require {
-            row.push(c.words());
-        }
-        t.add_row(row);
+            verdict,
+        ]);
     }
     writeln!(out, "{t}")?;
     for a in audits.iter().filter(|a| !a.functions.is_empty()) {

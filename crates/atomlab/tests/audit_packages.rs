@@ -191,20 +191,23 @@ fn a_row_per_package_worst_first_with_what_needs_attention() {
 
     // What needs attention: the SIGILL and the LL/SC-only file, by name.
     let attention = &stdout[stdout.find("needs attention").expect(&stdout)..];
-    let sigill = attention
-        .lines()
-        .find(|l| l.contains("SIGILL"))
-        .unwrap_or_else(|| panic!("{attention}"));
-    assert!(sigill.contains("v81only (/usr/bin/c-lse)"), "{sigill}");
-    assert!(!sigill.contains("oldbuild"), "{sigill}");
-    let llsc = attention
-        .lines()
-        .find(|l| l.contains("-moutline-atomics fixes"))
-        .unwrap_or_else(|| panic!("{attention}"));
-    assert!(llsc.contains("oldbuild (/usr/bin/b-llsc)"), "{llsc}");
-    assert!(
-        !llsc.contains("modern") && !llsc.contains("quiet"),
-        "{llsc}"
+    // Under each reason, a package a line: `    NAME (FILE)`.
+    let under = |reason: &str| -> Vec<&str> {
+        let mut lines = attention.lines();
+        lines
+            .by_ref()
+            .find(|l| l.contains(reason))
+            .unwrap_or_else(|| panic!("no {reason:?} in\n{attention}"));
+        lines
+            .take_while(|l| l.starts_with("    "))
+            .map(str::trim)
+            .collect()
+    };
+    assert_eq!(under("SIGILL"), ["v81only (/usr/bin/c-lse)"], "{attention}");
+    assert_eq!(
+        under("-moutline-atomics fixes"),
+        ["oldbuild (/usr/bin/b-llsc)"],
+        "{attention}"
     );
 
     // A directory of the packages gives the same rows.

@@ -240,7 +240,20 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
                     let recs: Vec<&Record> = report.records.iter().collect();
                     write_table(&mut out, &render::table(&layout, &recs))?;
                     if explain {
-                        render::write_explanations(&mut out, &checked)?;
+                        // Wrapped to the terminal views' width (a cycle can
+                        // run to several hundred columns); the herd log
+                        // below keeps herd7's one line each.
+                        let mut text = Vec::new();
+                        render::write_explanations(&mut text, &checked)?;
+                        let text = String::from_utf8_lossy(&text);
+                        if !text.is_empty() {
+                            atomlab_report::table::write_wrapped(
+                                &mut out,
+                                text.trim_end_matches('\n'),
+                                atomlab_report::table::WIDTH,
+                                4,
+                            )?;
+                        }
                     }
                 }
                 Format::Herd => render::write_herd(&mut out, &checked, explain)?,
