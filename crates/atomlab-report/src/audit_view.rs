@@ -60,17 +60,22 @@ pub fn write_packages(out: &mut impl Write, rows: &[PackageRow], given: usize) -
         })
         .collect();
     let unaudited = given.saturating_sub(order.len());
-    writeln!(
+    writeln!(out)?;
+    write_wrapped(
         out,
-        "\n{} of {} audited: {}{}",
-        order.len(),
-        given.max(order.len()),
-        counts.join(", "),
-        if unaudited > 0 {
-            format!("; {unaudited} not audited (why: on stderr)")
-        } else {
-            String::new()
-        }
+        &format!(
+            "{} of {} audited: {}{}",
+            order.len(),
+            given.max(order.len()),
+            counts.join(", "),
+            if unaudited > 0 {
+                format!("; {unaudited} not audited (why: on stderr)")
+            } else {
+                String::new()
+            }
+        ),
+        WIDTH,
+        2,
     )?;
     let crash: Vec<String> = order
         .iter()
