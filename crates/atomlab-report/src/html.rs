@@ -50,15 +50,17 @@ pub fn num(v: f64) -> String {
     let a = v.abs();
     if !v.is_finite() {
         "-".into()
-    } else if a >= 1e9 {
+    // Each step is taken where the one below would round up to its
+    // size: 9999.6 is `10.0k`, not `10000` (a column of 10.0k and 10000).
+    } else if a >= 999_995_000.0 {
         format!("{:.2}G", v / 1e9)
-    } else if a >= 1e6 {
+    } else if a >= 999_950.0 {
         format!("{:.2}M", v / 1e6)
-    } else if a >= 1e4 {
+    } else if a >= 9_999.5 {
         format!("{:.1}k", v / 1e3)
-    } else if a >= 100.0 {
+    } else if a >= 99.95 {
         format!("{v:.0}")
-    } else if a >= 10.0 {
+    } else if a >= 9.995 {
         format!("{v:.1}")
     } else if a >= 0.01 || a == 0.0 {
         format!("{v:.2}")
@@ -210,6 +212,12 @@ mod tests {
         assert_eq!(tick(25_000.0), "25.0k");
         assert_eq!(count(439.0), "439");
         assert_eq!(count(2.5), "2.50");
+        assert_eq!(num(9_999.6), "10.0k");
+        assert_eq!(num(9_999.4), "9999");
+        assert_eq!(num(999_960.0), "1.00M");
+        assert_eq!(num(999_996_000.0), "1.00G");
+        assert_eq!(num(99.96), "100");
+        assert_eq!(num(9.996), "10.0");
         assert_eq!(num(2.48e-3), "0.00248");
         assert_eq!(num(1.5e-4), "0.000150");
         assert_eq!(num(0.0099), "0.00990");
