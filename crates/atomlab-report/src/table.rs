@@ -487,10 +487,15 @@ impl Table {
             .collect()
     }
 
-    /// A heading across a panel `widths` wide, wrapped to fit.
+    /// A heading across a panel `widths` wide, wrapped at spaces to fit;
+    /// a word wider than the panel (a file's path) stays whole on a line
+    /// of its own, past the panel's edge, so that it can be searched for.
     fn write_heading(out: &mut String, text: &str, widths: &[usize]) {
         let inner = total(widths).saturating_sub(4);
-        for (k, line) in lines(text, inner.max(MIN_WRAPPED)).into_iter().enumerate() {
+        for (k, line) in whole_words(text, inner.max(MIN_WRAPPED))
+            .into_iter()
+            .enumerate()
+        {
             if k > 0 {
                 out.push('\n');
             }
@@ -548,6 +553,34 @@ fn pad(out: &mut String, n: usize) {
 
 /// The lines of `cell` in a column `width` wide: its own lines, each
 /// wrapped at spaces when longer (a longer word is cut).
+/// The lines of `text` at most `width` wide, broken at spaces only: a
+/// longer word is a line of its own, whole.
+fn whole_words(text: &str, width: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        // The line being filled, as byte offsets into `line`.
+        let mut current: Option<(usize, usize)> = None;
+        let mut offset = 0;
+        for word in line.split(' ') {
+            let (start, end) = (offset, offset + word.len());
+            offset = end + 1;
+            if word.is_empty() {
+                continue;
+            }
+            current = match current {
+                Some((s, e)) if line[s..end].width() > width => {
+                    out.push(&line[s..e]);
+                    Some((start, end))
+                }
+                Some((s, _)) => Some((s, end)),
+                None => Some((start, end)),
+            };
+        }
+        out.push(current.map_or("", |(s, e)| &line[s..e]));
+    }
+    out
+}
+
 fn lines(cell: &str, width: usize) -> Vec<&str> {
     let mut out = Vec::new();
     for line in cell.split('\n') {
@@ -638,6 +671,23 @@ impl fmt::Display for Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_heading_wraps_at_spaces_and_keeps_a_long_path_whole() {
+        let mut t = Table::fitting();
+        t.set_header(vec!["a", "b"]);
+        let path = format!("/tmp/{}/x_1.0_arm64.deb!/usr/bin/quiet", "d".repeat(120));
+        t.heading(format!("{path} and some words after it"));
+        t.add_row(vec!["1", "2"]);
+        let text = t.to_string();
+        // The path on a line of its own, whole, past the table's edge.
+        assert!(text.lines().any(|l| l == format!("| {path} |")), "{text}");
+        // The words after it wrap to the table's width (ten columns at least).
+        assert!(text.contains("| and some |\n| words |"), "{text}");
+        assert_eq!(whole_words("ab cd ef", 5), ["ab cd", "ef"]);
+        assert_eq!(whole_words("abcdefgh ij", 3), ["abcdefgh", "ij"]);
+        assert_eq!(whole_words("", 3), [""]);
+    }
 
     #[test]
     fn columns_are_padded_to_the_widest_cell() {
