@@ -15,6 +15,7 @@ pub mod exit;
 pub mod machine;
 pub mod record;
 pub mod shard;
+pub mod shell;
 pub mod summary;
 
 pub use exit::ExitStatus;

@@ -131,22 +131,9 @@ pub fn utc(unix: f64) -> String {
     )
 }
 
-/// A command line as a person would type it: arguments with spaces or
-/// shell characters in single quotes.
+/// A command line as a person would type it ([`atomlab_core::shell`]).
 pub fn command_line(args: &[String]) -> String {
-    args.iter()
-        .map(|a| {
-            let plain = !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
-            if plain {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    atomlab_core::shell::quoted(args)
 }
 
 /// A parameter of a record as text (`-` when absent or null).

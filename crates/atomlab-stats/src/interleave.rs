@@ -12,6 +12,7 @@
 use atomlab_core::{Record, Report};
 
 use crate::ab::Side;
+use atomlab_core::shell;
 
 /// One of the two sides of an A/B comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,8 +178,8 @@ impl Interleaved {
     /// Runs the rounds ([`interleave`]): `start` starts each round's command
     /// and returns how it ended; its `--json` document is read here. Each
     /// side's runs are saved under the label `BASE-A` / `BASE-B` (`BASE`:
-    /// `label`, else `interleave`); the sides are named `A: atomlab ARGS_A`
-    /// and `B: atomlab ARGS_B`. The first error stops the rounds: the
+    /// `label`, else `interleave`); the sides are named by their command
+    /// lines as a shell takes them (`atomlab load … --spawn 'exec nginx'`). The first error stops the rounds: the
     /// caller's, or a [`RoundError`] (a refused command, no document).
     pub fn run<E: From<RoundError>>(
         &self,
@@ -207,8 +208,8 @@ impl Interleaved {
             Ok(report.records)
         })?;
         Ok((
-            Side::new(format!("A: atomlab {}", self.a.join(" ")), a),
-            Side::new(format!("B: atomlab {}", self.b.join(" ")), b),
+            Side::new(format!("atomlab {}", shell::quoted(&self.a)), a),
+            Side::new(format!("atomlab {}", shell::quoted(&self.b)), b),
         ))
     }
 }
@@ -311,8 +312,8 @@ mod tests {
             })
             .unwrap();
         assert_eq!(started, ["A1/2 L-A", "B1/2 L-B", "A2/2 L-A", "B2/2 L-B"]);
-        assert_eq!(a.name, "A: atomlab bench lock --variant ttas");
-        assert_eq!(b.name, "B: atomlab bench lock");
+        assert_eq!(a.name, "atomlab bench lock --variant ttas");
+        assert_eq!(b.name, "atomlab bench lock");
         let variants = |s: &Side| {
             s.records
                 .iter()
