@@ -144,22 +144,27 @@ fn walk(dir: &Path, out: &mut Expanded) {
     let mut units = Vec::new();
     list_dir(dir, &mut units, out);
     for path in units {
-        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        if len > MAX_ELF_BYTES {
-            out.errors.push(too_large(&path, len));
-            continue;
+        read_listed(&path, out);
+    }
+}
+
+/// Reads one unit [`list_dir`] found: an ELF file, or a `.deb` unpacked.
+pub(crate) fn read_listed(path: &Path, out: &mut Expanded) {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if len > MAX_ELF_BYTES {
+        out.errors.push(too_large(path, len));
+        return;
+    }
+    match std::fs::read(path) {
+        // list_dir keeps `ar` files only when named .deb.
+        Ok(data) if data.starts_with(AR_MAGIC) => {
+            unpack_deb(&path.display().to_string(), &data, out)
         }
-        match std::fs::read(&path) {
-            // list_dir keeps `ar` files only when named .deb.
-            Ok(data) if data.starts_with(AR_MAGIC) => {
-                unpack_deb(&path.display().to_string(), &data, out)
-            }
-            Ok(data) => out.inputs.push(ElfInput {
-                path: path.display().to_string(),
-                data,
-            }),
-            Err(e) => out.errors.push(io_err(&path, e)),
-        }
+        Ok(data) => out.inputs.push(ElfInput {
+            path: path.display().to_string(),
+            data,
+        }),
+        Err(e) => out.errors.push(io_err(path, e)),
     }
 }
 
@@ -396,7 +401,7 @@ pub fn list_units(path: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Ex
     }
 }
 
-fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded) {
+pub(crate) fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
