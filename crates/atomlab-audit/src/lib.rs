@@ -38,6 +38,7 @@
 //!   before it in `--by-function`.
 #![deny(missing_docs)]
 
+mod a64_words;
 mod aarch64;
 pub mod apt;
 pub mod batch;
