@@ -190,31 +190,42 @@ fn audit_dir(
     let next = AtomicUsize::new(0);
     let total = units.len();
     let progress = Mutex::new(progress);
-    let work = || loop {
-        let k = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&(_, i)) = order.get(k) else { break };
-        let mut read = input::Expanded::default();
-        input::read_listed(&units[i], &mut read);
-        let audits = read
-            .inputs
-            .iter()
-            .map(|inp| {
+    let work = || {
+        // Each worker reads every file into the same buffer.
+        let mut buf = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(_, i)) = order.get(k) else { break };
+            let mut read = input::Expanded::default();
+            let elf = input::read_listed_into(&units[i], &mut buf, &mut read);
+            let path = units[i].display().to_string();
+            let mut audits = Vec::new();
+            // The file itself, or the ELF files of a .deb found in the walk.
+            let files = elf
+                .then_some((path.as_str(), buf.as_slice()))
+                .into_iter()
+                .chain(
+                    read.inputs
+                        .iter()
+                        .map(|f| (f.path.as_str(), f.data.as_slice())),
+                );
+            for (path, data) in files {
                 if let Ok(mut p) = progress.lock() {
                     (*p)(Progress::Auditing {
-                        path: &inp.path,
+                        path,
                         index: k + 1,
                         total,
                     });
                 }
-                audit_bytes(&inp.path, &inp.data)
-            })
-            .collect();
-        if let Ok(mut slot) = results[i].lock() {
-            *slot = Some(DirFile {
-                read_errors: read.errors,
-                skipped_non_elf: read.skipped_non_elf,
-                audits,
-            });
+                audits.push(audit_bytes(path, data));
+            }
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(DirFile {
+                    read_errors: read.errors,
+                    skipped_non_elf: read.skipped_non_elf,
+                    audits,
+                });
+            }
         }
     };
     std::thread::scope(|s| {
