@@ -5,10 +5,11 @@
 //! Store-Release" (LDAR, STLR, LDAPR of FEAT_LRCPC, LDAPUR/STLUR of
 //! FEAT_LRCPC2, LDLAR/STLLR of FEAT_LOR) and C6.2 DMB/DSB/ISB.
 //!
-//! Decoding is yaxpeax-arm's. Only the instruction groups that can hold what
-//! we look for are decoded (loads and stores, branches and system
-//! instructions, ADRP); data processing and SIMD words are skipped on their
-//! top-level `op0` bits (Arm ARM C4.1), which roughly halves the work.
+//! Decoding is yaxpeax-arm's, but only of the words that can hold what we
+//! look for: `a64_words.rs` sorts each word by its encoding class (Arm ARM
+//! C4.1) so that data processing, SIMD, plain loads and stores and most
+//! branches are passed over or read from their bits, and says why that
+//! cannot change what the scan finds.
 //!
 //! Outline atomics are libgcc's `lse.S` helpers
 //! (`__aarch64_{cas,swp,ldadd,ldclr,ldeor,ldset}{1,2,4,8,16}_{relax,acq,rel,acq_rel,sync}`).
@@ -22,6 +23,7 @@ use std::collections::HashMap;
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, SizeCode};
 
+use crate::a64_words::{self, WordKind};
 use crate::elf::Image;
 use crate::model::{Class, Helper, Order, Site};
 use crate::scan::{Call, Loop, Scan};
@@ -241,18 +243,6 @@ fn classify(inst: &Instruction) -> Option<Event> {
     })
 }
 
-/// Whether `word` belongs to an encoding group that can hold anything we
-/// classify or track (Arm ARM C4.1, `op0` = bits 28:25).
-#[inline]
-fn worth_decoding(word: u32) -> bool {
-    let op0 = (word >> 25) & 0xf;
-    // x1x0: loads and stores; 101x: branches, exception, system; 100x: data
-    // processing (immediate), for ADRP only.
-    (op0 & 0b0101) == 0b0100
-        || (op0 & 0b1110) == 0b1010
-        || ((op0 & 0b1110) == 0b1000 && word & 0x9f00_0000 == 0x9000_0000)
-}
-
 /// A store-exclusive waiting for its retry branch.
 #[derive(Clone, Copy)]
 struct PendingSc {
@@ -310,9 +300,36 @@ pub(crate) fn scan(image: &Image<'_>) -> Scan {
                     p.left -= 1;
                 }
             }
-            if !worth_decoding(word) {
-                prelude = Prelude::Other;
-                continue;
+            // The words that need no decoder (a64_words.rs says why none
+            // of these shortcuts can change what the scan finds).
+            match a64_words::kind(word) {
+                WordKind::Ignored | WordKind::Plain => {
+                    prelude = Prelude::Other;
+                    continue;
+                }
+                WordKind::PlainLoadStore if !matches!(prelude, Prelude::Adrp(..)) => {
+                    prelude = Prelude::Other;
+                    continue;
+                }
+                WordKind::CondBranch
+                    if pending_sc.is_none() && !matches!(prelude, Prelude::Ldrb(..)) =>
+                {
+                    prelude = Prelude::Other;
+                    continue;
+                }
+                WordKind::Branch => {
+                    out.calls.push(Call {
+                        addr,
+                        target: a64_words::branch_target(addr, word),
+                    });
+                    prelude = Prelude::Other;
+                    continue;
+                }
+                WordKind::Adrp => {
+                    prelude = Prelude::Adrp((word & 31) as u16, addr);
+                    continue;
+                }
+                _ => {}
             }
             if !decode_at(&decoder, &mut inst, chunk) {
                 out.undecodable += 1;
@@ -601,6 +618,23 @@ fn plt_stubs(decoder: &InstDecoder, base: u64, bytes: &[u8]) -> Vec<(u64, u64)> 
     out
 }
 
+/// The full decoder and classifier, for `a64_words`' tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// `word` decoded, or `None` where the decoder refuses it.
+    pub(crate) fn decoded(word: u32) -> Option<Instruction> {
+        let mut inst = Instruction::default();
+        decode_at(&InstDecoder::default(), &mut inst, &word.to_le_bytes()).then_some(inst)
+    }
+
+    /// The class the scan gives `inst`, if any.
+    pub(crate) fn classified(inst: &Instruction) -> Option<Class> {
+        classify(inst).map(|e| e.class)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,27 +712,5 @@ mod tests {
         assert_eq!(helper_op("stclrl"), Some("ldclr"));
         assert_eq!(helper_op("caspal"), Some("cas"));
         assert_eq!(helper_op("ldsmax"), None);
-    }
-
-    #[test]
-    fn skipping_keeps_what_we_need() {
-        for w in [
-            0xb8200020u32,
-            0x885ffc40,
-            0xd5033bbf,
-            0x90000110,
-            0x39420210,
-            0x34000070,
-            0x94000090,
-            0xd65f03c0,
-            0x35ffff91,
-            0x54000061,
-        ] {
-            assert!(worth_decoding(w), "{w:#x}");
-        }
-        // add, mov (orr), cmp (subs reg), fp add
-        for w in [0x0b100011u32, 0x2a0003f0, 0xeb10001f, 0x1e222820] {
-            assert!(!worth_decoding(w), "{w:#x}");
-        }
     }
 }

@@ -2,7 +2,8 @@
 //! their `--require` judgements, the per-package rows and the
 //! [`Record`]s out ([`audit`]). Over `.deb` packages the packages are
 //! audited in parallel, `jobs` workers, and kept in the order given
-//! (issue 27); ELF files and directories of them are audited file by file.
+//! (issue 27); ELF files and directories of them get a row per file, a
+//! directory's files audited on `jobs` workers too.
 //! The records are what a run saves, and [`shown`] reads them back into
 //! the views a printer needs, so that a saved run prints as the live one
 //! (issue 24: render from records only).
@@ -389,7 +390,7 @@ pub fn audit(
     } else {
         // ELF files and directories of them: a row per file. (The
         // listing's errors are found again by this walk.)
-        let mut run = crate::audit_paths_with(paths, &mut |p| progress(Step::File(p)));
+        let mut run = crate::audit_paths_on(paths, options.jobs, &mut |p| progress(Step::File(p)));
         run.errors.extend(not_fetched);
         (run, None)
     };

@@ -38,6 +38,7 @@
 //!   before it in `--by-function`.
 #![deny(missing_docs)]
 
+mod a64_words;
 mod aarch64;
 pub mod apt;
 pub mod batch;
@@ -53,6 +54,8 @@ mod scan;
 mod x86_64;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 pub use error::AuditError;
 pub use function::{functions_at, FunctionAtomics, FunctionsAt};
@@ -105,11 +108,32 @@ pub fn audit_paths(paths: &[PathBuf]) -> AuditRun {
     audit_paths_with(paths, &mut |_| {})
 }
 
-/// [`audit_paths`], telling `progress` what it is doing.
-pub fn audit_paths_with(paths: &[PathBuf], progress: &mut dyn FnMut(Progress<'_>)) -> AuditRun {
+/// [`audit_paths`], telling `progress` what it is doing; a directory's
+/// files are audited on a worker per CPU ([`audit_paths_on`]).
+pub fn audit_paths_with(
+    paths: &[PathBuf],
+    progress: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> AuditRun {
+    audit_paths_on(paths, batch::Options::default().jobs, progress)
+}
+
+/// [`audit_paths_with`] on `jobs` workers: the files under a directory are
+/// read and audited in parallel, each worker holding one file at a time,
+/// and the audits and errors come out in the order of the walk, as one
+/// worker would give them (issue 27: a folder of thousands of ELF files
+/// had waited on one CPU, with every file held in memory at once).
+pub fn audit_paths_on(
+    paths: &[PathBuf],
+    jobs: usize,
+    progress: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> AuditRun {
     let mut run = AuditRun::default();
     for path in paths {
         progress(Progress::Reading(path));
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            audit_dir(path, jobs, progress, &mut run);
+            continue;
+        }
         let mut expanded = input::Expanded::default();
         input::expand(path, &mut expanded);
         run.errors.append(&mut expanded.errors);
@@ -128,4 +152,108 @@ pub fn audit_paths_with(paths: &[PathBuf], progress: &mut dyn FnMut(Progress<'_>
         }
     }
     run
+}
+
+/// One file of a directory, read and audited by a worker.
+#[derive(Default)]
+struct DirFile {
+    /// What could not be read (a `.deb` found in the walk may give several).
+    read_errors: Vec<AuditError>,
+    skipped_non_elf: u64,
+    audits: Vec<Result<BinaryAudit, AuditError>>,
+}
+
+/// Audits the files under `dir` on `jobs` workers into `run`, in the order
+/// `input::expand` gives: the listing's errors, the read errors, then the
+/// audits and their errors file by file.
+fn audit_dir(
+    dir: &std::path::Path,
+    jobs: usize,
+    progress: &mut (dyn FnMut(Progress<'_>) + Send),
+    run: &mut AuditRun,
+) {
+    let mut listed = input::Expanded::default();
+    let mut units = Vec::new();
+    input::list_dir(dir, &mut units, &mut listed);
+    run.errors.append(&mut listed.errors);
+    run.skipped_non_elf += listed.skipped_non_elf;
+    // Largest first, so that no worker is left with a big file at the end.
+    let mut order: Vec<(u64, usize)> = units
+        .iter()
+        .enumerate()
+        .map(|(i, u)| (std::fs::metadata(u).map_or(0, |m| m.len()), i))
+        .collect();
+    order.sort_unstable_by(|a, b| b.cmp(a));
+    let results: Vec<Mutex<Option<DirFile>>> = units.iter().map(|_| Mutex::new(None)).collect();
+    // ORDERING: the counter only hands out distinct indices; the results are
+    // published by the Mutexes and the scope's join, so Relaxed suffices.
+    let next = AtomicUsize::new(0);
+    let total = units.len();
+    let progress = Mutex::new(progress);
+    let work = || {
+        // Each worker reads every file into the same buffer.
+        let mut buf = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(_, i)) = order.get(k) else { break };
+            let mut read = input::Expanded::default();
+            let elf = input::read_listed_into(&units[i], &mut buf, &mut read);
+            let path = units[i].display().to_string();
+            let mut audits = Vec::new();
+            // The file itself, or the ELF files of a .deb found in the walk.
+            let files = elf
+                .then_some((path.as_str(), buf.as_slice()))
+                .into_iter()
+                .chain(
+                    read.inputs
+                        .iter()
+                        .map(|f| (f.path.as_str(), f.data.as_slice())),
+                );
+            for (path, data) in files {
+                if let Ok(mut p) = progress.lock() {
+                    (*p)(Progress::Auditing {
+                        path,
+                        index: k + 1,
+                        total,
+                    });
+                }
+                audits.push(audit_bytes(path, data));
+            }
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(DirFile {
+                    read_errors: read.errors,
+                    skipped_non_elf: read.skipped_non_elf,
+                    audits,
+                });
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        // The calling thread is one of the workers.
+        for _ in 1..jobs.clamp(1, units.len().max(1)) {
+            s.spawn(work);
+        }
+        work();
+    });
+    let mut files: Vec<DirFile> = results
+        .into_iter()
+        .map(|m| m.into_inner().ok().flatten().unwrap_or_default())
+        .collect();
+    for f in &mut files {
+        run.errors.append(&mut f.read_errors);
+        run.skipped_non_elf += f.skipped_non_elf;
+    }
+    if files.iter().all(|f| f.audits.is_empty()) {
+        run.errors.push(AuditError::NoElfInDirectory {
+            path: dir.display().to_string(),
+        });
+    }
+    for f in files {
+        for a in f.audits {
+            match a {
+                Ok(a) => run.audits.push(a),
+                Err(e) => run.errors.push(e),
+            }
+        }
+    }
 }

@@ -37,28 +37,30 @@ pub(crate) struct Scan {
     pub undecodable: u64,
 }
 
-/// Function starts, sorted, with names where the binary has them.
-struct Functions {
-    starts: Vec<(u64, String, &'static str)>,
+/// Function starts, sorted, with names where the binary has them (`None`:
+/// an FDE's, named by its address when shown). The names are borrowed:
+/// most functions have no atomics, and a stripped library has 10^5 FDEs.
+struct Functions<'a> {
+    starts: Vec<(u64, Option<&'a str>, &'static str)>,
 }
 
-impl Functions {
-    fn new(image: &Image<'_>, helpers: &[Helper]) -> Functions {
-        let mut starts: Vec<(u64, String, &'static str)> = Vec::new();
+impl<'a> Functions<'a> {
+    fn new(image: &'a Image<'_>, helpers: &'a [Helper]) -> Functions<'a> {
+        let mut starts: Vec<(u64, Option<&'a str>, &'static str)> = Vec::new();
         for s in &image.symbols {
-            starts.push((s.addr, s.name.clone(), "symbol"));
+            starts.push((s.addr, Some(&s.name), "symbol"));
         }
         for h in helpers {
-            starts.push((h.addr, h.name.clone(), "helper-shape"));
+            starts.push((h.addr, Some(&h.name), "helper-shape"));
         }
         for f in &image.go_funcs {
-            starts.push((f.addr, f.name.clone(), "gopclntab"));
+            starts.push((f.addr, Some(&f.name), "gopclntab"));
         }
         for &a in &image.fde_starts {
-            starts.push((a, format!("fn@{a:#x}"), "eh_frame"));
+            starts.push((a, None, "eh_frame"));
         }
         if image.entry != 0 {
-            starts.push((image.entry, "_start".into(), "entry"));
+            starts.push((image.entry, Some("_start"), "entry"));
         }
         // Symbols first among equal addresses, so their names win.
         let rank = |how: &str| match how {
@@ -75,6 +77,14 @@ impl Functions {
 
     fn containing(&self, addr: u64) -> Option<usize> {
         self.starts.partition_point(|s| s.0 <= addr).checked_sub(1)
+    }
+
+    /// The name of the `i`-th function.
+    fn name(&self, i: usize) -> String {
+        match self.starts[i] {
+            (_, Some(name), _) => name.to_string(),
+            (start, None, _) => format!("fn@{start:#x}"),
+        }
     }
 }
 
@@ -239,10 +249,10 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
         let Some(i) = functions.containing(*addr) else {
             continue;
         };
-        let (start, name, found_by) = &functions.starts[i];
+        let (start, _, found_by) = functions.starts[i];
         let t = tallies.entry(i).or_insert_with(|| FunctionTally {
-            addr: *start,
-            name: name.clone(),
+            addr: start,
+            name: functions.name(i),
             found_by,
             atomics: 0,
             by_class: BTreeMap::new(),
@@ -324,6 +334,7 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
             "no function boundaries in the file (no symbols, .eh_frame or .gopclntab): each LSE instruction was judged on its own".into(),
         );
     }
+    let functions_known = functions.starts.len() as u64;
     let mut audit = BinaryAudit {
         path: path.to_string(),
         arch: image.arch,
@@ -343,7 +354,7 @@ pub(crate) fn finish(path: &str, image: &Image<'_>, scan: Scan) -> BinaryAudit {
         llsc_loops: loops,
         lse_dispatch,
         functions: functions_list,
-        functions_known: functions.starts.len() as u64,
+        functions_known,
         notes,
     };
     audit.verdict = verdict(&audit);
