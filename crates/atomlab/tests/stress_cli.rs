@@ -203,6 +203,14 @@ fn a_doorbell_without_fences_loses_wake_ups_on_this_machine() {
     assert_eq!(code, 0, "{recs:?}");
     assert_eq!(recs[0]["variant"], "c11-acq-rel+notify");
     assert_eq!(recs[0]["verdict"], "PASS", "{}", recs[0]);
+    // Under qemu-user (scripts/cross-test) the race window is a few
+    // emulated instructions that the translator's timing rarely lines up:
+    // there a NOT_OBSERVED, which the record says proves nothing, is
+    // allowed; a PASS (claiming correctness) never is.
+    let emulated = recs[1].to_string().contains("running under emulation");
+    if emulated && recs[1]["verdict"] == "NOT_OBSERVED" {
+        return;
+    }
     assert_eq!(recs[1]["verdict"], "FAIL", "{}", recs[1]);
     assert!(recs[1].to_string().contains("lost_wakeup"), "{}", recs[1]);
 }
