@@ -132,9 +132,7 @@ pub fn utc(unix: f64) -> String {
 }
 
 /// A command line as a person would type it ([`atomlab_core::shell`]).
-pub fn command_line(args: &[String]) -> String {
-    atomlab_core::shell::quoted(args)
-}
+pub use atomlab_core::shell::quoted as command_line;
 
 /// A parameter of a record as text (`-` when absent or null).
 pub fn param(r: &Record, key: &str) -> String {

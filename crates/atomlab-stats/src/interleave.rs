@@ -9,10 +9,9 @@
 //! round's child started by the caller (the CLI re-executes itself) and
 //! its `--json` document read here.
 
-use atomlab_core::{Record, Report};
+use atomlab_core::{shell, Record, Report};
 
 use crate::ab::Side;
-use atomlab_core::shell;
 
 /// One of the two sides of an A/B comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
