@@ -149,6 +149,110 @@ pub enum AptError {
     /// Nothing was asked for.
     #[error("no package names given")]
     NoPackages,
+    /// A name that is not a Debian package name (it could be read by
+    /// apt-get as an option: `-cFILE`, `-oKEY=VALUE`).
+    #[error("--apt '{name}': {why}")]
+    BadName {
+        /// The name as given, shown with control characters escaped and cut.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// An architecture that is not a Debian architecture name.
+    #[error("--apt-arch '{arch}': not a Debian architecture name (lowercase letters, digits and '-', e.g. arm64, riscv64, armhf)")]
+    BadArch {
+        /// The name as given, shown with control characters escaped and cut.
+        arch: String,
+    },
+}
+
+/// Whether `s` is a Debian package name: at least two characters of
+/// lowercase letters, digits, `+`, `-` and `.`, starting with a letter or
+/// digit (Debian Policy 5.6.1, "Source"/"Package").
+fn is_package_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 2
+        && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
+        && b.iter().all(|&c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.')
+        })
+}
+
+/// Whether `s` is a Debian architecture name (`arm64`, `riscv64`,
+/// `linux-any` aside: a concrete one, as dpkg-architecture(1) lists).
+fn is_arch_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 32
+        && s.as_bytes()[0].is_ascii_alphanumeric()
+        && s.bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+}
+
+/// Whether `s` is a Debian version: `[epoch:]upstream[-revision]` of
+/// letters, digits and `.+~-:` starting with a digit (Debian Policy 5.6.12).
+fn is_version(s: &str) -> bool {
+    s.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        && s.len() <= 256
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'~' | b'-' | b':'))
+}
+
+/// Whether `s` is a release or suite name (`bookworm`, `stable`,
+/// `bookworm-backports`) as apt's `/RELEASE` takes it.
+fn is_release(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.as_bytes()[0].is_ascii_alphanumeric()
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_'))
+}
+
+/// Checks one `--apt` name: a Debian package name, optionally followed by
+/// `:ARCH`, then `=VERSION` or `/RELEASE`, as apt-get(8) takes them.
+/// Anything else is refused before apt-get runs: a name starting with `-`
+/// would be one of apt-get's options (`-c FILE` reads a configuration
+/// that can name programs for apt to run).
+pub fn check_package_name(spec: &str) -> Result<(), AptError> {
+    let bad = |why: &str| AptError::BadName {
+        name: atomlab_core::text::shown(spec, 80),
+        why: why.to_string(),
+    };
+    if spec.starts_with('-') {
+        return Err(bad(
+            "starts with '-', which apt-get would read as an option: give package names only (Debian's names are lowercase letters, digits, '+', '-' and '.', starting with a letter or digit)",
+        ));
+    }
+    let (rest, version, release) = match (spec.split_once('='), spec.split_once('/')) {
+        (Some((n, v)), None) => (n, Some(v), None),
+        (None, Some((n, r))) => (n, None, Some(r)),
+        (None, None) => (spec, None, None),
+        (Some(_), Some(_)) => return Err(bad("give either =VERSION or /RELEASE, not both")),
+    };
+    let (name, arch) = match rest.split_once(':') {
+        Some((n, a)) => (n, Some(a)),
+        None => (rest, None),
+    };
+    if !is_package_name(name) {
+        return Err(bad(
+            "not a Debian package name (at least two lowercase letters, digits, '+', '-' or '.', starting with a letter or digit; optionally :ARCH, =VERSION or /RELEASE)",
+        ));
+    }
+    if arch.is_some_and(|a| !is_arch_name(a)) {
+        return Err(bad(
+            "the part after ':' is not an architecture name (arm64, riscv64…)",
+        ));
+    }
+    if version.is_some_and(|v| !is_version(v)) {
+        return Err(bad(
+            "the part after '=' is not a Debian version (it starts with a digit: 1.22.1-9)",
+        ));
+    }
+    if release.is_some_and(|r| !is_release(r)) {
+        return Err(bad(
+            "the part after '/' is not a release name (bookworm, stable…)",
+        ));
+    }
+    Ok(())
 }
 
 impl AptRequest {
@@ -280,6 +384,17 @@ pub fn fetch_with(
     if req.packages.is_empty() {
         return Err(AptError::NoPackages);
     }
+    // Every name is checked before apt-get runs at all, and every apt-get
+    // call below puts `--` before them too: neither a name nor the
+    // architecture ever reaches apt-get as an option.
+    for p in &req.packages {
+        check_package_name(p)?;
+    }
+    if !is_arch_name(&req.arch) {
+        return Err(AptError::BadArch {
+            arch: atomlab_core::text::shown(&req.arch, 40),
+        });
+    }
     // apt reads a relative Dir::State::Lists under its own /var/lib/apt,
     // and apt-get runs in other directories than ours: the cache's path
     // is made absolute first.
@@ -338,14 +453,14 @@ pub fn fetch_with(
         path: ask.display().to_string(),
         source,
     })?;
-    let mut all = vec!["download", "--print-uris"];
+    let mut all = vec!["download", "--print-uris", "--"];
     all.extend(&names);
     let o = req.apt(&all, &ask)?;
     if o.status.success() {
         files = assign(&names, &stdout_files(&o));
     } else {
         for name in &names {
-            let o = req.apt(&["download", "--print-uris", name], &ask)?;
+            let o = req.apt(&["download", "--print-uris", "--", name], &ask)?;
             if o.status.success() {
                 files.extend(assign(&[name], &stdout_files(&o)));
             } else {
@@ -359,7 +474,7 @@ pub fn fetch_with(
     if files.is_empty() {
         return Ok(out);
     }
-    let mut get = vec!["download"];
+    let mut get = vec!["download", "--"];
     get.extend(files.iter().map(|(n, _)| n.as_str()));
     let total = files.len();
     // apt passes over a file it already has, saying nothing.
@@ -487,8 +602,12 @@ while [ $# -gt 0 ]; do
 done
 cmd=$1; shift
 [ "$cmd" = update ] && exit 0
-if [ "$1" = --print-uris ]; then
-  shift
+uris=
+[ "$1" = --print-uris ] && { uris=1; shift; }
+# Names come after `--` only: anything else is a bug in atomlab.
+[ "$1" = -- ] || { echo "E: names without -- before them: $*" >&2; exit 100; }
+shift
+if [ -n "$uris" ]; then
   for p in "$@"; do echo "'file:///m/${p}_1_arm64.deb' ${p}_1_arm64.deb 1 SHA256:0"; done
   exit 0
 fi
@@ -511,9 +630,9 @@ done
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("cache/debs")).unwrap();
         // One of the three is in the cache already.
-        std::fs::write(dir.join("cache/debs/b_1_arm64.deb"), "deb\n").unwrap();
+        std::fs::write(dir.join("cache/debs/bb_1_arm64.deb"), "deb\n").unwrap();
         let req = AptRequest {
-            packages: vec!["a".into(), "b".into(), "c".into()],
+            packages: vec!["aa".into(), "bb".into(), "cc".into()],
             arch: "arm64".into(),
             cache: dir.join("cache"),
             apt_get: fake_apt_get(&dir),
@@ -539,7 +658,7 @@ done
         // Relative to the test's working directory (the crate's).
         let cache = PathBuf::from(format!("target-apt-relative-{}", std::process::id()));
         let req = AptRequest {
-            packages: vec!["a".into()],
+            packages: vec!["aa".into()],
             arch: "arm64".into(),
             cache: cache.clone(),
             apt_get,
@@ -555,6 +674,58 @@ done
         );
         assert_eq!(log.lines().count(), 3, "{log}");
         assert!(log.lines().all(|l| l.contains(&want)), "{want}: {log}");
+    }
+
+    /// `--apt=-cFILE` made apt-get read FILE as its configuration (a
+    /// `Dir::Bin::dpkg` line there ran a program), and
+    /// `-oAPT::Get::Print-URIs=0` among names silently dropped the others:
+    /// a name outside Debian's grammar is refused before apt-get runs.
+    #[test]
+    fn names_that_apt_get_would_read_as_options_are_refused_before_it_runs() {
+        let dir = std::env::temp_dir().join(format!("atomlab-apt-inject-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let apt_get = fake_apt_get(&dir);
+        for bad in [
+            "-c/tmp/evil.conf",
+            "-oAPT::Get::Print-URIs=0",
+            "--print-uris",
+            "Hello",
+            "a",
+            "x\x1b[2J",
+            "",
+        ] {
+            let req = AptRequest {
+                packages: vec!["hello".into(), bad.into()],
+                arch: "arm64".into(),
+                cache: dir.join("cache"),
+                apt_get: apt_get.clone(),
+            };
+            let e = fetch(&req).unwrap_err();
+            assert!(matches!(e, AptError::BadName { .. }), "{bad}: {e}");
+            assert!(!e.to_string().contains('\x1b'), "{e}");
+        }
+        let req = AptRequest {
+            packages: vec!["hello".into()],
+            arch: "-cfoo".into(),
+            cache: dir.join("cache"),
+            apt_get: apt_get.clone(),
+        };
+        assert!(matches!(fetch(&req).unwrap_err(), AptError::BadArch { .. }));
+        // apt-get was never run.
+        assert!(!dir.join("apt.log").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+        for good in [
+            "hello",
+            "libc6:arm64",
+            "g++-12",
+            "libstdc++6=12.2.0-14+deb12u1",
+            "nginx/bookworm-backports",
+            "0ad",
+            "lib.x:riscv64=1:2.3~rc1-4",
+        ] {
+            check_package_name(good).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
     }
 
     #[test]

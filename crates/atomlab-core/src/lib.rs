@@ -17,6 +17,7 @@ pub mod record;
 pub mod shard;
 pub mod shell;
 pub mod summary;
+pub mod text;
 
 pub use exit::ExitStatus;
 pub use machine::{Machine, PmuStatus};

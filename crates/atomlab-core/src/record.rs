@@ -177,6 +177,10 @@ pub enum FlagKind {
     /// The code under test made no progress within a bound and was
     /// killed: there are no figures.
     Hung,
+    /// The code under test ended its process (it called `exit()`, or hit
+    /// a resource limit) before the run gave a result: there are no
+    /// figures.
+    Exited,
     /// The code under test (a user's plugin) broke what the benchmark
     /// checks after every run (a lost update, a lost item, a count that
     /// said "last" too early): its figures would not be those of a working
@@ -194,6 +198,7 @@ impl FlagKind {
             FlagKind::RateNotSustained => "rate not sustained",
             FlagKind::Crashed => "crashed",
             FlagKind::Hung => "hung",
+            FlagKind::Exited => "exited",
             FlagKind::Incorrect => "incorrect",
         }
     }

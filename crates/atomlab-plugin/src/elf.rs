@@ -9,6 +9,12 @@
 pub enum NotLoadable {
     /// No ELF magic (`\x7fELF`).
     NotElf,
+    /// The ELF magic, then fewer bytes than an ELF header has: the file's
+    /// length.
+    TooShort(u64),
+    /// The program headers, or a segment `dlopen(3)` would map, lie past
+    /// the end of the file (a truncated file: mapping it gives SIGBUS).
+    Truncated(String),
     /// ELF, but not `ET_DYN`: the object type found.
     NotShared(&'static str),
     /// A shared object for another machine: found, expected.
@@ -22,6 +28,14 @@ impl std::fmt::Display for NotLoadable {
         match self {
             NotLoadable::NotElf => f.write_str(
                 "not a shared object: the file does not start with the ELF magic \\x7fELF (build one with `cc -shared -fPIC -o NAME.so NAME.c`)",
+            ),
+            NotLoadable::TooShort(n) => write!(
+                f,
+                "too short for an ELF header: {n} bytes after the ELF magic's start (a 64-bit header is 64 bytes; a truncated copy?)"
+            ),
+            NotLoadable::Truncated(what) => write!(
+                f,
+                "truncated: {what} (a partial download or copy? rebuild or copy it again)"
             ),
             NotLoadable::NotShared(t) => write!(
                 f,
@@ -76,8 +90,12 @@ fn machine_name(m: u16) -> String {
 /// Checks that `head` (the file's first bytes, at least 20 of them for an
 /// answer beyond "not ELF") is a shared object for this machine.
 pub fn check(head: &[u8]) -> Result<(), NotLoadable> {
-    if head.len() < 20 || &head[..4] != b"\x7fELF" {
+    if head.len() < 4 || &head[..4] != b"\x7fELF" {
         return Err(NotLoadable::NotElf);
+    }
+    let header_len = if head.get(4) == Some(&1) { 52 } else { 64 };
+    if head.len() < header_len {
+        return Err(NotLoadable::TooShort(head.len() as u64));
     }
     let le = match head[5] {
         1 => true,
@@ -127,6 +145,77 @@ pub fn check(head: &[u8]) -> Result<(), NotLoadable> {
     }
 }
 
+/// Checks that the program header table and every `PT_LOAD` segment of
+/// the ELF file `file` (`size` bytes, its header already [`check`]ed) lie
+/// within the file: `dlopen(3)` maps segments with `mmap(2)`, and a page
+/// past the end of a file raises SIGBUS when touched instead of an error.
+pub fn check_layout(file: &std::fs::File, size: u64) -> Result<(), NotLoadable> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 64];
+    let n = file.read_at(&mut head, 0).unwrap_or(0);
+    let wide = head[4] == 2;
+    let le = head[5] == 1;
+    let header_len = if wide { 64 } else { 52 };
+    if n < header_len {
+        return Err(NotLoadable::TooShort(n as u64));
+    }
+    let int = |b: &[u8]| -> u64 {
+        let mut v = 0u64;
+        for (i, &x) in b.iter().enumerate() {
+            let shift = if le { 8 * i } else { 8 * (b.len() - 1 - i) };
+            v |= u64::from(x) << shift;
+        }
+        v
+    };
+    let (phoff, phentsize, phnum) = if wide {
+        (int(&head[32..40]), int(&head[54..56]), int(&head[56..58]))
+    } else {
+        (int(&head[28..32]), int(&head[42..44]), int(&head[44..46]))
+    };
+    let min_entry = if wide { 56 } else { 32 };
+    if phnum == 0 {
+        return Err(NotLoadable::Truncated(
+            "it has no program headers, so nothing of it can be loaded".into(),
+        ));
+    }
+    if phentsize < min_entry {
+        return Err(NotLoadable::Truncated(format!(
+            "program header entries of {phentsize} bytes, fewer than the {min_entry} an entry has"
+        )));
+    }
+    let table_end = phoff.checked_add(phentsize * phnum);
+    if table_end.is_none_or(|e| e > size) {
+        return Err(NotLoadable::Truncated(format!(
+            "its {phnum} program headers at offset {phoff} end past the file's {size} bytes"
+        )));
+    }
+    let mut entry = vec![0u8; phentsize as usize];
+    for i in 0..phnum {
+        let at = phoff + i * phentsize;
+        if file.read_at(&mut entry, at).ok() != Some(entry.len()) {
+            return Err(NotLoadable::Truncated(format!(
+                "program header {i} at offset {at} cannot be read"
+            )));
+        }
+        const PT_LOAD: u64 = 1;
+        if int(&entry[0..4]) != PT_LOAD {
+            continue;
+        }
+        let (offset, filesz) = if wide {
+            (int(&entry[8..16]), int(&entry[32..40]))
+        } else {
+            (int(&entry[4..8]), int(&entry[16..20]))
+        };
+        if offset.checked_add(filesz).is_none_or(|e| e > size) {
+            return Err(NotLoadable::Truncated(format!(
+                "its loadable segment {i} covers bytes {offset} to {} of a file of {size} bytes",
+                offset.saturating_add(filesz)
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +241,11 @@ mod tests {
         };
         assert_eq!(check(&header(class, 1, 3, m)), Ok(()));
         assert_eq!(check(b"#!/bin/sh\n"), Err(NotLoadable::NotElf));
+        // Was "not a shared object: the file does not start with the ELF magic".
+        assert_eq!(
+            check(b"\x7fELF\x02\x01\x01\0\0\0"),
+            Err(NotLoadable::TooShort(10))
+        );
         assert_eq!(check(b""), Err(NotLoadable::NotElf));
         assert!(matches!(
             check(&header(class, 1, 2, m)),

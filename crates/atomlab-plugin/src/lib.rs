@@ -29,9 +29,9 @@
 //! Plugins written in Rust use the sibling crate `atomlab-plugin-abi`
 //! (no dependencies), which compiles this crate's [`abi`] file itself.
 //!
-//! Limitations: loading a library, to check it, runs its constructors and
-//! the entry point in the calling process: a plugin that crashes there
-//! takes that process down (only the variants' runs are isolated).
+//! - [`probe`]: loading a plugin in a child process first, so that a
+//!   constructor or entry point that crashes, exits, hangs or prints is
+//!   that plugin's error and not atomlab's end.
 #![deny(missing_docs)]
 
 pub mod abi;
@@ -42,6 +42,7 @@ mod library;
 pub mod load;
 pub mod lock;
 pub mod op;
+pub mod probe;
 pub mod refcount;
 pub mod spsc;
 pub mod variant;

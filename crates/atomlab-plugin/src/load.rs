@@ -4,8 +4,23 @@
 //! later libraries), `dlsym(3)` of `atomlab_plugin`, one call of it, and
 //! the checks of its description. Every error names the file and what is
 //! wrong with it.
+//!
+//! The file is looked at before anything reads it whole: it must be a
+//! regular file (a FIFO would block, `/dev/zero` never ends) of at most
+//! [`MAX_PLUGIN_BYTES`], its ELF header and program headers within it
+//! (a truncated file would be mapped and raise SIGBUS), and its SHA-256 is
+//! streamed once; a child process is handed the digest
+//! ([`SHA256_ENV`]) instead of reading the file again.
+//!
+//! Loading runs the library's constructors and its entry point, which are
+//! the plugin's code: that is done first in a child process
+//! ([`crate::probe`]), so that a constructor that crashes, exits, hangs or
+//! prints is that plugin's error (exit 2, the file named) and never takes
+//! atomlab down. Only a plugin that loaded cleanly there is loaded into
+//! atomlab itself, with its standard output sent to /dev/null meanwhile.
 
 use std::ffi::{c_void, CStr};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -71,6 +86,136 @@ impl std::fmt::Debug for Plugin {
     }
 }
 
+/// The largest plugin file atomlab reads: far above any real plugin (a
+/// Rust cdylib with full debug information is tens of MB).
+pub const MAX_PLUGIN_BYTES: u64 = 512 << 20;
+
+/// Set in a child: lines of `SHA256 PATH`, the digests of the plugin files
+/// its parent already read (by canonical path), so the child does not read
+/// them again.
+pub const SHA256_ENV: &str = "ATOMLAB_PLUGIN_SHA256";
+
+/// What kind of file a non-regular `ft` is, in words.
+fn file_kind(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Checks the file at `path` as a plugin file without loading it: a
+/// regular file of at most [`MAX_PLUGIN_BYTES`], an ELF shared object for
+/// this machine whose program headers and segments lie within it; returns
+/// its canonical path and SHA-256 (streamed, or handed down by a parent).
+pub fn check_file(path: &Path) -> Result<(PathBuf, String), PluginError> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+    // writer; the type is checked on the opened file itself (fstat), so a
+    // file swapped after a stat cannot slip through.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| err(path, format!("cannot read it: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| err(path, format!("cannot read it: {e}")))?;
+    if !meta.is_file() {
+        return Err(err(
+            path,
+            format!(
+                "{}, not a shared object file: give the path of a .so built with `cc -shared -fPIC`",
+                file_kind(meta.file_type())
+            ),
+        ));
+    }
+    let size = meta.len();
+    if size > MAX_PLUGIN_BYTES {
+        return Err(err(
+            path,
+            format!(
+                "{size} bytes, more than the {} MiB a plugin may have (is this the plugin, or another file?)",
+                MAX_PLUGIN_BYTES >> 20
+            ),
+        ));
+    }
+    let mut head = [0u8; 64];
+    let n = file.read_at(&mut head, 0).unwrap_or(0);
+    elf::check(&head[..n]).map_err(|e| err(path, e.to_string()))?;
+    elf::check_layout(&file, size).map_err(|e| err(path, e.to_string()))?;
+    let abs = std::fs::canonicalize(path)
+        .map_err(|e| err(path, format!("cannot resolve its path: {e}")))?;
+    if let Some(known) = handed_down_sha256(&abs) {
+        remember(&abs, &known);
+        return Ok((abs, known));
+    }
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut reader = (&file).take(size);
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(err(path, format!("cannot read it: {e}"))),
+        }
+    }
+    let sha: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    remember(&abs, &sha);
+    Ok((abs, sha))
+}
+
+/// The plugin files this process has read, with their digests, for the
+/// children it starts ([`SHA256_ENV`]).
+static READ: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+
+fn remember(abs: &Path, sha: &str) {
+    let mut read = READ.lock().unwrap_or_else(|p| p.into_inner());
+    if !read.iter().any(|(p, _)| p == abs) {
+        read.push((abs.to_path_buf(), sha.to_string()));
+    }
+}
+
+/// The [`SHA256_ENV`] value for a child of this process: every plugin file
+/// read so far.
+pub(crate) fn sha256_env_now() -> String {
+    sha256_env(&READ.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// The digest a parent handed down for the file at `abs` ([`SHA256_ENV`]).
+fn handed_down_sha256(abs: &Path) -> Option<String> {
+    let lines = std::env::var(SHA256_ENV).ok()?;
+    let want = abs.to_str()?;
+    lines.lines().find_map(|l| {
+        let (sha, p) = l.split_once(' ')?;
+        (p == want && sha.len() == 64).then(|| sha.to_string())
+    })
+}
+
+/// The [`SHA256_ENV`] value for plugin files already read: `(canonical
+/// path, SHA-256)` pairs.
+pub fn sha256_env(known: &[(PathBuf, String)]) -> String {
+    known
+        .iter()
+        .filter_map(|(p, sha)| Some(format!("{sha} {}", p.to_str()?)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Whether `name` is a usable variant name: letters, digits, `-`, `_`,
 /// `.`, 1 to 64 bytes.
 fn good_name(name: &str) -> bool {
@@ -89,18 +234,31 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl Plugin {
-    /// Loads and checks the plugin at `path`. Runs the library's
-    /// constructors and its entry point in this process.
+    /// Loads and checks the plugin at `path`: the file first
+    /// ([`check_file`]), then its constructors and entry point in a child
+    /// process ([`crate::probe`]; not again in a child that runs a variant,
+    /// whose parent did it), and only then in this process.
     pub fn load(path: &Path) -> Result<Plugin, PluginError> {
-        let bytes = std::fs::read(path).map_err(|e| err(path, format!("cannot read it: {e}")))?;
-        elf::check(&bytes).map_err(|e| err(path, e.to_string()))?;
-        let sha256 = sha256_hex(&bytes);
+        let (abs, sha256) = check_file(path)?;
+        if crate::isolate::child_request().is_none() {
+            crate::probe::probe(path, &abs)?;
+        }
+        Plugin::load_here(path, &abs, sha256)
+    }
+
+    /// Loads and checks the plugin at `path` (canonically `abs`, of digest
+    /// `sha256`) in this process: its constructors and entry point run
+    /// here, with standard output sent to /dev/null while they do.
+    pub(crate) fn load_here(
+        path: &Path,
+        abs: &Path,
+        sha256: String,
+    ) -> Result<Plugin, PluginError> {
         // dlopen searches the library path for a name without a slash:
         // give it the file itself.
-        let abs = std::fs::canonicalize(path)
-            .map_err(|e| err(path, format!("cannot resolve its path: {e}")))?;
         let c = std::ffi::CString::new(abs.as_os_str().as_encoded_bytes())
             .map_err(|_| err(path, "its path contains a NUL byte"))?;
+        let silenced = crate::probe::StdoutSilenced::new();
         let lib =
             Arc::new(Library::open(&c).map_err(|e| err(path, format!("dlopen refused it: {e}")))?);
         let Some(sym) = lib.symbol(abi::ENTRY) else {
@@ -114,6 +272,7 @@ impl Plugin {
         let entry: abi::EntryFn = unsafe { std::mem::transmute::<*mut c_void, abi::EntryFn>(sym) };
         // SAFETY: as above: the plugin's own entry point, no arguments.
         let d = unsafe { entry() };
+        drop(silenced);
         if d.is_null() {
             return Err(err(path, "atomlab_plugin() returned NULL"));
         }
@@ -136,9 +295,20 @@ impl Plugin {
                 "ABI version 0: set abi_version = ATOMLAB_PLUGIN_ABI_VERSION",
             ));
         }
-        let name = cstr(d.name).unwrap_or_default();
-        if d.n_variants == 0 || d.variants.is_null() {
+        let name = cstr(d.name)
+            .map(|n| atomlab_core::text::shown(&n, 64))
+            .unwrap_or_default();
+        if d.n_variants == 0 {
             return Err(err(path, "it describes no variants (n_variants is 0)"));
+        }
+        if d.variants.is_null() {
+            return Err(err(
+                path,
+                format!(
+                    "n_variants is {} but variants is NULL: point variants at an array of that many struct atomlab_variant",
+                    d.n_variants
+                ),
+            ));
         }
         if d.n_variants > 1024 {
             return Err(err(
@@ -160,7 +330,10 @@ impl Plugin {
             if !good_name(&vname) {
                 return Err(err(
                     path,
-                    format!("variant name '{vname}': use 1 to 64 letters, digits, '-', '_' or '.'"),
+                    format!(
+                        "variant name '{}': use 1 to 64 letters, digits, '-', '_' or '.'",
+                        atomlab_core::text::shown(&vname, 64)
+                    ),
                 ));
             }
             if variants.iter().any(|w: &VariantInfo| w.name == vname) {

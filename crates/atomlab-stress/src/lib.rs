@@ -98,12 +98,16 @@ pub fn run_records(
                 format!("crashed: {name} ({words}) while running it: {hint}")
             }
             Ok(End::Hung(s)) => format!(
-                "hung: no result for {s} s (the time limit is {} s, and a lock that never returns cannot see it): killed",
-                plan.time_limit
+                "hung: no result for {s} s (the time limit is {} s, and a {} call that never returns cannot see it): killed",
+                plan.time_limit,
+                match plan.scenario.name() {
+                    "spsc" => "queue",
+                    "refcount" => "reference count",
+                    "mutex" => "lock",
+                    _ => "plugin",
+                }
             ),
-            Ok(End::NoRecords(code)) => {
-                format!("the child process running it exited with code {code} and no result (its error is above)")
-            }
+            Ok(End::NoRecords(code)) => plugin::isolate::exited_words(code),
             Err(e) => format!("could not start a child process to run it: {e}"),
         };
         let det = detect::Detector::new();
@@ -116,6 +120,8 @@ pub fn run_records(
         r.flag(
             if o.reason.starts_with("hung") {
                 atomlab_core::FlagKind::Hung
+            } else if o.reason.starts_with("exited") {
+                atomlab_core::FlagKind::Exited
             } else {
                 atomlab_core::FlagKind::Crashed
             },

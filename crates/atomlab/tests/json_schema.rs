@@ -178,6 +178,7 @@ fn the_schema_names_every_flag_kind() {
         FlagKind::RateNotSustained,
         FlagKind::Crashed,
         FlagKind::Hung,
+        FlagKind::Exited,
         FlagKind::Incorrect,
     ];
     for kind in kinds {

@@ -270,13 +270,9 @@ fn isolated<S: Pluggable>(
                 cell.estimated_seconds()
             ),
         ),
-        Ok(End::NoRecords(code)) => {
-            return Err(sanity(
-                cell,
-                &p.name,
-                format!("the child process running it exited with code {code} and no result (its error is above)"),
-            ))
-        }
+        // The cell's own result, not the end of the command: the others
+        // are still run, printed and saved (exit 1).
+        Ok(End::NoRecords(code)) => (FlagKind::Exited, crate::plugin::isolate::exited_words(code)),
         Err(e) => {
             return Err(sanity(
                 cell,

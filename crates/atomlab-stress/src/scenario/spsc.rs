@@ -220,6 +220,19 @@ fn run_plugged(
             };
             let Some(item) = item else { break };
             received += 1;
+            // A pop that always answers (garbage, or the same item again)
+            // never lets the loop above see the time limit: look every
+            // 1024 items, and stop at once when more came out than can
+            // have gone in.
+            if received > ops {
+                det.report(Kind::OutOfOrder, 1, || {
+                    format!("the queue gave {received} items where only {ops} can have been pushed: pop() returned items that were never pushed")
+                });
+                break;
+            }
+            if received & 1023 == 0 && det.stopping() {
+                break;
+            }
             let seq = item >> 24;
             if item != pack(seq, seed) {
                 det.report(Kind::CorruptPayload, 1, || {

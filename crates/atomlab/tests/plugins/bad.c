@@ -6,7 +6,9 @@
  * count whose put never returns), which atomlab must contain, and
  * REFCOUNT_EARLY (a count whose every put says it was the last), which
  * atomlab must catch, and SPSC_FULL (a queue that is always full), which
- * must time out undecided, not be accused of losing items. */
+ * must time out undecided, not be accused of losing items, and
+ * SPSC_GARBAGE (a queue whose pop always returns a word nobody pushed),
+ * which must be caught within the time limit, not reported hung. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +20,13 @@ __attribute__((unused)) static void *q_new(size_t c) { (void)c; return calloc(1,
 __attribute__((unused)) static int q_push(void *q, uint64_t i) { (void)q; (void)i; return 1; }
 __attribute__((unused)) static int q_full(void *q, uint64_t i) { (void)q; (void)i; return 0; }
 __attribute__((unused)) static int q_pop(void *q, uint64_t *i) { (void)q; (void)i; return 0; }
+
+/* A pop that always "succeeds" with a word nobody pushed. */
+__attribute__((unused)) static int q_garbage(void *q, uint64_t *i) {
+    (void)q;
+    *i = 0x1234;
+    return 1;
+}
 
 __attribute__((unused)) static int crash_push(void *q, uint64_t i) {
     (void)q;
@@ -59,6 +68,10 @@ static const struct atomlab_variant variants[] = {{
     .name = "c-full-queue",
     .kind = ATOMLAB_KIND_SPSC,
     .u.spsc = {.new_ = q_new, .push = q_full, .pop = q_pop, .free_ = free},
+#elif defined(SPSC_GARBAGE)
+    .name = "c-garbage-queue",
+    .kind = ATOMLAB_KIND_SPSC,
+    .u.spsc = {.new_ = q_new, .push = q_push, .pop = q_garbage, .free_ = free},
 #elif defined(SPSC_NO_POP)
     .name = "c-queue",
     .kind = ATOMLAB_KIND_SPSC,
