@@ -608,7 +608,7 @@ impl Plan {
             if !known.contains(&v.as_str()) {
                 return Err(BenchError::UnknownVariant {
                     scenario: scenario.name(),
-                    name: v.clone(),
+                    name: atomlab_core::text::shown(v, 64),
                     valid: known,
                 });
             }

@@ -37,6 +37,29 @@ pub enum StoreError {
         scheme: String,
     },
 
+    /// A libpq `key=value` connection string (`host=… dbname=…`): refused,
+    /// not taken for a file path; the message names its keys only.
+    #[error(
+        "the store location is a libpq key=value connection string (keys: {keys}); atomlab takes \
+         a URL: postgres://USER@HOST[:PORT]/DATABASE, with the password in PGPASSWORD or \
+         ~/.pgpass, not on the command line"
+    )]
+    KeyValueString {
+        /// Its keys, in order (never the values).
+        keys: String,
+    },
+
+    /// A URL with white space before or after it, which would otherwise
+    /// become a SQLite path (and be printed with its password).
+    #[error(
+        "the store location '{location}' has white space before or after it: give the URL \
+         alone (postgres://USER@HOST[:PORT]/DATABASE) or a SQLite file path"
+    )]
+    Padded {
+        /// The location trimmed, without any password.
+        location: String,
+    },
+
     /// `ATOMLAB_DB`, which names a SQLite file, holds a URL.
     #[error(
         "ATOMLAB_DB is {location}, a URL, but ATOMLAB_DB names a SQLite file; put a \

@@ -40,7 +40,54 @@ impl Location {
     }
 }
 
+/// The connection keywords of libpq's `key=value` strings (PostgreSQL's
+/// documentation, "Connection Strings", 34.1.1–34.1.2), those a user is
+/// likely to write first.
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "sslmode",
+    "options",
+    "application_name",
+    "connect_timeout",
+    "service",
+    "target_session_attrs",
+];
+
+/// The keywords of `value` if it is a libpq `key=value` connection string
+/// (`host=db user=bob password=… dbname=atomlab`): white-space separated
+/// words, one of them starting with a libpq keyword and `=`.
+fn libpq_keywords(value: &str) -> Option<Vec<String>> {
+    let keys: Vec<String> = value
+        .split_whitespace()
+        .filter_map(|w| {
+            w.split_once('=')
+                .map(|(k, _)| k.trim().to_ascii_lowercase())
+        })
+        .collect();
+    keys.iter()
+        .any(|k| LIBPQ_KEYWORDS.contains(&k.as_str()))
+        .then_some(keys)
+}
+
 fn parse_with(value: &str, env: impl Fn(&str) -> Option<String>) -> Result<Location, StoreError> {
+    if let Some(keys) = libpq_keywords(value) {
+        // Never a file named after the string (with its password in the
+        // name), and never the string itself in the message.
+        return Err(StoreError::KeyValueString {
+            keys: keys.join(", "),
+        });
+    }
+    if value.trim() != value && (value.contains("://") || value.trim().is_empty()) {
+        return Err(StoreError::Padded {
+            location: redact_secrets(value.trim()),
+        });
+    }
     if is_postgres_url(value) {
         Ok(Location::Postgres(value.to_string()))
     } else if let Some(scheme) = url_scheme(value) {
@@ -140,7 +187,7 @@ impl fmt::Display for Location {
 /// `password=` query parameter, so it can be printed.
 pub(crate) fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return redact_key_values(url);
     };
     // The authority ends at the first '/', '?' or '#'; user-info at its last '@'.
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -174,6 +221,18 @@ pub(crate) fn redact_url(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
+/// `text` with the value of every `password=` word removed (a libpq
+/// `key=value` string, or such a word among a URL's parameters): `password=…`.
+fn redact_key_values(text: &str) -> String {
+    text.split(' ')
+        .map(|w| match w.split_once('=') {
+            Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=…"),
+            _ => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `text` with the password of every `scheme://user:password@` URL in it
 /// removed (from its user-info and `password=` parameter): for command lines (`--store
 /// postgres://u:pw@h/db`, `--store=postgres://…`), which are stored with each
@@ -191,11 +250,11 @@ pub fn redact_secrets(text: &str) -> String {
         let end = rest[at..]
             .find(char::is_whitespace)
             .map_or(rest.len(), |i| at + i);
-        out.push_str(&rest[..start]);
+        out.push_str(&redact_key_values(&rest[..start]));
         out.push_str(&redact_url(&rest[start..end]));
         rest = &rest[end..];
     }
-    out.push_str(rest);
+    out.push_str(&redact_key_values(rest));
     out
 }
 
@@ -207,6 +266,42 @@ pub fn redact_command_line(args: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--store 'host=db password=s3cret dbname=atomlab'` became a SQLite
+    /// file named with the password, and the password was printed back; a
+    /// space before `postgres://` printed the URL with its password.
+    #[test]
+    fn key_value_strings_and_padded_urls_are_refused_without_their_password() {
+        let env = |_: &str| None;
+        for v in [
+            "host=db.lab password=s3cret dbname=atomlab",
+            "dbname=atomlab user=bob password=s3cret",
+            "password=s3cret",
+        ] {
+            let e = parse_with(v, env).unwrap_err();
+            assert!(matches!(e, StoreError::KeyValueString { .. }), "{v}: {e}");
+            let msg = e.to_string();
+            assert!(!msg.contains("s3cret"), "{msg}");
+            assert!(msg.contains("postgres://"), "{msg}");
+        }
+        for v in [
+            " postgres://bob:s3cret@db/atomlab",
+            "postgres://bob:s3cret@db/atomlab\n",
+        ] {
+            let e = parse_with(v, env).unwrap_err();
+            assert!(matches!(e, StoreError::Padded { .. }), "{v:?}: {e}");
+            assert!(!e.to_string().contains("s3cret"), "{e}");
+        }
+        // A plain path with an '=' in it is still a path.
+        assert_eq!(
+            parse_with("runs/a=b.db", env).unwrap(),
+            Location::Sqlite("runs/a=b.db".into())
+        );
+        assert_eq!(
+            redact_secrets("atomlab --store host=h password=s3cret bench"),
+            "atomlab --store host=h password=… bench"
+        );
+    }
     use std::collections::HashMap;
 
     fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

@@ -344,7 +344,7 @@ impl Plan {
                 name => vec![known.iter().copied().find(|v| *v == name).ok_or_else(|| {
                     StressError::UnknownVariant {
                         scenario: scenario.name(),
-                        name: name.to_string(),
+                        name: atomlab_core::text::shown(name, 64),
                         valid: known.join(", "),
                     }
                 })?],

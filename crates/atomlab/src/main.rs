@@ -32,13 +32,25 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("atomlab: {err}");
+            // An error may quote what the user or a file gave (a name, a
+            // path): its control characters are shown, never obeyed.
+            eprintln!("atomlab: {}", visible(&err.to_string()));
             for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                eprintln!("  caused by: {}", visible(&cause.to_string()));
             }
             ExitCode::from(ExitStatus::BadInput.code() as u8)
         }
     }
+}
+
+/// `message` with the control characters of each line made visible
+/// (`atomlab_core::text::shown`), its line breaks kept.
+fn visible(message: &str) -> String {
+    message
+        .split('\n')
+        .map(|l| atomlab_core::text::shown(l, 4000))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A closed pipe on stdout (`atomlab … | head`, `… | true`) ends every

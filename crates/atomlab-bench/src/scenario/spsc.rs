@@ -757,7 +757,7 @@ fn one_run(
         other => {
             return Err(BenchError::UnknownVariant {
                 scenario: "spsc",
-                name: other.to_string(),
+                name: atomlab_core::text::shown(other, 64),
                 valid: variant_names(),
             })
         }
