@@ -7,7 +7,7 @@ use atomlab_stats::ab::{Key, MetricRow};
 use atomlab_stats::{Difference, Direction};
 
 use crate::charts::{self, ChangeBar};
-use crate::html::{esc, num, pct};
+use crate::html::esc;
 use crate::table::{Cell, Table};
 use crate::ComparisonView;
 
@@ -17,6 +17,7 @@ fn verdict_words(v: Difference) -> (&'static str, &'static str) {
         Difference::Worse => (v.as_str(), "bad"),
         Difference::NoChange => (v.as_str(), ""),
         Difference::TooNoisy => ("too noisy to tell", "warn"),
+        Difference::TooFewRuns => ("too few runs", "warn"),
     }
 }
 
@@ -25,7 +26,7 @@ fn tone(v: Difference) -> &'static str {
         Difference::Better => "better",
         Difference::Worse => "worse",
         Difference::NoChange => "same",
-        Difference::TooNoisy => "noisy",
+        Difference::TooNoisy | Difference::TooFewRuns => "noisy",
     }
 }
 
@@ -86,29 +87,42 @@ pub fn section(out: &mut String, c: &ComparisonView) {
     let _ = writeln!(
         out,
         "<p class=\"lead\">A = <strong>{a}</strong> (before), B = <strong>{b}</strong> \
-         (after). Change = (median B − median A) / |median A|; the interval is for that \
-         change; p is the two-sided Mann–Whitney p-value. A change counts when it is \
-         significant and beyond the threshold of {}.</p>",
+         (after). Change = (median B − median A) / |median A|, with a 95% interval on the \
+         ratio scale; p is the two-sided Mann–Whitney p-value and p (Holm) the same \
+         adjusted by Holm–Bonferroni over the {} judged rows, which decides. A change \
+         counts when p (Holm) &lt; 0.05, the interval excludes zero and the change \
+         exceeds the threshold of {}.</p>",
+        res.judged,
         esc(&format!("±{:.1}%", c.threshold.abs() * 100.0))
     );
     let regressions = res.regressions();
+    // Judged rows only: a row shown but not judged is counted as such.
     let count = |v: Difference| {
         res.rows
             .iter()
+            .filter(|r| r.not_judged.is_none())
             .filter(|r| r.comparison.is_some_and(|c| c.verdict == v))
             .count()
     };
+    let not_judged = res
+        .rows
+        .iter()
+        .filter(|r| r.comparison.is_some() && r.not_judged.is_some())
+        .count();
     let _ = writeln!(
         out,
         "<p class=\"summary\"><span class=\"{}\">{regressions} regression(s)</span>; \
          {} verdict change(s); metrics: {} worse, {} better, {} unchanged, {} too noisy, \
-         {} not comparable; {} record(s) only in A, {} only in B.</p>",
+         {} too few runs, {} not judged, {} not comparable; {} record(s) only in A, {} only \
+         in B.</p>",
         if regressions > 0 { "bad" } else { "ok" },
         res.verdict_changes.len(),
         count(Difference::Worse),
         count(Difference::Better),
         count(Difference::NoChange),
         count(Difference::TooNoisy),
+        count(Difference::TooFewRuns),
+        not_judged,
         res.rows.iter().filter(|r| r.comparison.is_none()).count(),
         res.only_a.len(),
         res.only_b.len(),
@@ -169,60 +183,57 @@ pub fn section(out: &mut String, c: &ComparisonView) {
              Rows are numbered as in the table below.</figcaption>\n</figure>"
         );
         let mut t = Table::with_header(&[
-            "#", "record", "metric", "median A", "median B", "change", "interval", "p", "verdict",
+            "#", "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
+            "verdict",
         ]);
         for (i, r) in res.rows.iter().enumerate() {
-            let metric = format!(
-                "{} ({}, {})",
-                r.metric,
-                r.unit.label(),
-                match r.comparison.map(|c| c.direction) {
-                    Some(Direction::LowerIsBetter) => "lower is better",
-                    Some(Direction::HigherIsBetter) => "higher is better",
-                    None => "-",
-                }
-            );
-            let mut row = vec![
+            // The terminal's cells, word for word: one judgement, shown
+            // the same way in both.
+            let [metric, median_a, median_b, change, ci, p, p_holm, verdict] =
+                crate::compare_view::metric_cells(r);
+            let direction = match r.comparison.map(|c| c.direction) {
+                Some(Direction::LowerIsBetter) => "lower is better",
+                Some(Direction::HigherIsBetter) => "higher is better",
+                None => "-",
+            };
+            let class = match r.comparison {
+                Some(_) if r.not_judged.is_some() => "",
+                Some(c) => verdict_words(c.verdict).1,
+                None => "",
+            };
+            let (n_a, n_b) = r.comparison.map_or((0, 0), |c| (c.n_a, c.n_b));
+            t.row(vec![
                 Cell::num((i + 1).to_string()),
                 key_cell(&r.key),
-                Cell::text(metric),
-            ];
-            match r.comparison {
-                Some(cmp) => {
-                    let (words, class) = verdict_words(cmp.verdict);
-                    let words = if r.regression {
-                        format!("{words} (regression)")
-                    } else {
-                        words.to_string()
-                    };
-                    row.extend([
-                        Cell::num(format!("{} (n={})", num(cmp.median_a), cmp.n_a)),
-                        Cell::num(format!("{} (n={})", num(cmp.median_b), cmp.n_b)),
-                        Cell::num(pct(cmp.change)),
-                        Cell::num(format!(
-                            "{} … {} ({:.0}%)",
-                            pct(cmp.ci_low),
-                            pct(cmp.ci_high),
-                            cmp.ci_confidence * 100.0
-                        )),
-                        Cell::num(format!("{:.3}", cmp.p_value)),
-                        Cell::text(words).class(class),
-                    ]);
-                }
-                None => {
-                    row.extend([
-                        Cell::text("-"),
-                        Cell::text("-"),
-                        Cell::text("-"),
-                        Cell::text("-"),
-                        Cell::text("-"),
-                        Cell::text("not comparable (no usable samples on one side)"),
-                    ]);
-                }
-            }
-            t.row(row);
+                Cell::text(format!("{metric} ({direction})")),
+                Cell::num(format!("{median_a} (n={n_a})")),
+                Cell::num(format!("{median_b} (n={n_b})")),
+                Cell::num(change),
+                Cell::num(ci),
+                Cell::num(p),
+                Cell::num(p_holm),
+                Cell::text(verdict).class(class),
+            ]);
         }
         t.html(out);
+        let _ = writeln!(
+            out,
+            "<p class=\"legend\">{}</p>",
+            esc(&crate::compare_view::legend(res.judged, c.threshold * 100.0, 0.05))
+        );
+        if let Some(note) = crate::compare_view::too_few_note(res) {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&note));
+        }
+        let mut reasons: Vec<(&str, &str)> = res
+            .rows
+            .iter()
+            .filter_map(|x| Some((x.metric.as_str(), x.not_judged.as_deref()?)))
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        for (metric, why) in reasons {
+            let _ = writeln!(out, "<p class=\"note\">not judged: {}: {}</p>", esc(metric), esc(why));
+        }
     }
 
     for (title, keys) in [

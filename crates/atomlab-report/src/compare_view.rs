@@ -4,8 +4,8 @@
 
 use std::io::{self, Write};
 
-use atomlab_stats::ab::{AbResult, Side};
-use atomlab_stats::{CiMethod, PMethod, Settings};
+use atomlab_stats::ab::{AbResult, MetricRow, Side};
+use atomlab_stats::{CiMethod, Difference, PMethod, Settings};
 
 use crate::table::{self, Table};
 use crate::units;
@@ -21,6 +21,84 @@ fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
     let (m, n) = (n_a.min(n_b), n_a.max(n_b));
     let arrangements = (1..=m).fold(1.0, |c, i| c * (n + i) as f64 / i as f64);
     (2.0 / arrangements).min(1.0)
+}
+
+/// The cells of a metric row, as the terminal and the HTML report both
+/// show them (one judgement, [`AbResult`]'s, in the same words): the
+/// metric, both medians in their unit, the change, its interval (with
+/// its achieved confidence when below 95 %, `*` for the bootstrap), p,
+/// p adjusted by Holm, and the verdict.
+pub fn metric_cells(row: &MetricRow) -> [String; 8] {
+    let Some(c) = &row.comparison else {
+        return [
+            row.metric.clone(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "no usable samples".into(),
+        ];
+    };
+    let verdict = if row.not_judged.is_some() {
+        "not judged".to_string()
+    } else if row.regression {
+        format!("{} (regression)", c.verdict.as_str())
+    } else {
+        c.verdict.as_str().to_string()
+    };
+    [
+        row.metric.clone(),
+        units::by_unit(c.median_a, row.unit),
+        units::by_unit(c.median_b, row.unit),
+        pct(c.change),
+        format!(
+            "[{}, {}]{}{}",
+            pct(c.ci_low),
+            pct(c.ci_high),
+            if c.ci_confidence + 1e-9 < 0.95 {
+                format!(" ({:.0}%)", c.ci_confidence * 100.0)
+            } else {
+                String::new()
+            },
+            if c.ci_method == CiMethod::Bootstrap {
+                "*"
+            } else {
+                ""
+            }
+        ),
+        format!("{:.3}", c.p_value),
+        if row.not_judged.is_some() {
+            "-".to_string()
+        } else {
+            format!("{:.3}", c.p_judged)
+        },
+        verdict,
+    ]
+}
+
+/// What the comparison table's columns and verdicts mean, for `judged`
+/// rows, a threshold in per cent and `alpha`.
+pub fn legend(judged: usize, threshold: f64, alpha: f64) -> String {
+    // (The reason of "too few runs" rows is [`too_few_note`].)
+    format!("change: B vs A, relative to A's median; CI: a 95% interval for that change, on the ratio scale (Moses' interval for the Hodges-Lehmann shift of the logarithms: never below -100%), its achieved confidence in brackets when the runs are too few to reach 95%; p: Mann-Whitney U, two-sided; p (Holm): p adjusted by Holm-Bonferroni over the {judged} judged rows, so that the chance of any false better/worse among them stays under {alpha}; verdict: better/worse when p (Holm) < {alpha}, the interval excludes 0 and the change exceeds {threshold}%; too few runs when no interval of so few runs can reach 95% ({} or more a side can); too noisy when the interval is wider than 2x{threshold}%; no change otherwise", atomlab_stats::runs_needed(0.95))
+}
+
+/// The line under the table when rows are "too few runs": how many runs
+/// a side it takes, and how many the fewest-run row has; `None` when no
+/// judged row is.
+pub fn too_few_note(r: &AbResult) -> Option<String> {
+    let (n_a, n_b) = r
+        .rows
+        .iter()
+        .filter(|x| x.not_judged.is_none())
+        .filter_map(|x| x.comparison)
+        .filter(|c| c.verdict == Difference::TooFewRuns)
+        .map(|c| (c.n_a, c.n_b))
+        .min()?;
+    let need = atomlab_stats::runs_needed(0.95);
+    Some(format!("too few runs (need ≥ {need} per side): with {n_a} run(s) of A and {n_b} of B no interval can reach 95%, however quiet the runs; run each side {need} times or more (--runs, or compare --interleave {need})"))
 }
 
 /// The terminal's view of a comparison (`atomlab compare A B`): what
@@ -134,51 +212,13 @@ fn write_unfitted(
                 t.heading(row.key.to_string());
                 last = Some(&row.key);
             }
-            let mut cells = vec![row.metric.clone()];
-            match &row.comparison {
-                Some(c) => {
-                    let v = if row.not_judged.is_some() {
-                        "not judged".to_string()
-                    } else if row.regression {
-                        format!("{} (regression)", c.verdict.as_str())
-                    } else {
-                        c.verdict.as_str().to_string()
-                    };
-                    cells.extend([
-                        units::by_unit(c.median_a, row.unit),
-                        units::by_unit(c.median_b, row.unit),
-                        pct(c.change),
-                        format!(
-                            "[{}, {}]{}{}",
-                            pct(c.ci_low),
-                            pct(c.ci_high),
-                            if c.ci_confidence + 1e-9 < 0.95 {
-                                format!(" ({:.0}%)", c.ci_confidence * 100.0)
-                            } else {
-                                String::new()
-                            },
-                            if c.ci_method == CiMethod::Bootstrap {
-                                "*"
-                            } else {
-                                ""
-                            }
-                        ),
-                        format!("{:.3}", c.p_value),
-                        if row.not_judged.is_some() {
-                            "-".to_string()
-                        } else {
-                            format!("{:.3}", c.p_judged)
-                        },
-                        v,
-                    ]);
-                }
-                None => cells
-                    .extend(["-", "-", "-", "-", "-", "-", "no usable samples"].map(String::from)),
-            }
-            t.add_row(cells);
+            t.add_row(metric_cells(row).to_vec());
         }
         writeln!(out, "{t}")?;
-        writeln!(out, "change: B vs A, relative to A's median; CI: Hodges-Lehmann shift with Moses' interval (its confidence in brackets when the runs are too few to reach 95%); p: Mann-Whitney U, two-sided; p (Holm): p adjusted by Holm-Bonferroni over the {} judged rows, so that the chance of any false better/worse among them stays under {alpha}; verdict: better/worse when p (Holm) < {alpha}, the interval excludes 0 and the change exceeds {threshold}%; too noisy when the interval is wider than 2x{threshold}% or below 95%", r.judged)?;
+        writeln!(out, "{}", legend(r.judged, threshold, alpha))?;
+        if let Some(note) = too_few_note(r) {
+            writeln!(out, "{note}")?;
+        }
         if let Some(c) = r
             .rows
             .iter()

@@ -97,15 +97,6 @@ pub fn count(v: f64) -> String {
     }
 }
 
-/// A fraction as a signed percentage, `+3.1%`.
-pub fn pct(f: f64) -> String {
-    if f.is_finite() {
-        format!("{:+.1}%", f * 100.0)
-    } else {
-        "-".into()
-    }
-}
-
 /// Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian).
 pub fn utc(unix: f64) -> String {
     if !unix.is_finite() {

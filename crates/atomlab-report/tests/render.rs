@@ -248,12 +248,24 @@ fn comparison_lists_changed_verdicts_first_then_the_metrics_and_a_chart() {
         sec.contains("3 regression(s)"),
         "FAIL and fetch_add's two metrics"
     );
-    // The table: medians, change, interval, p, verdict.
-    assert!(sec.contains("+20.0%"));
+    // The table: medians, change, interval, p, p (Holm), verdict, in the
+    // terminal's words: one judgement shown the same way in both (the
+    // report said "12 too noisy" where the terminal judged 9 and left 3
+    // unjudged, had no Holm column and printed medians in raw seconds).
+    assert!(sec.contains("+20.00%"), "{sec}");
     assert!(sec.contains("worse (regression)"));
     assert!(sec.contains(">better</td>"));
-    assert!(sec.contains(">too noisy to tell</td>"));
     assert!(sec.contains("<th scope=\"col\">p</th>"));
+    assert!(sec.contains("<th scope=\"col\">p (Holm)</th>"));
+    let mut terminal = Vec::new();
+    atomlab_report::compare_view::write_terminal(&mut terminal, &c.result, "A", "B", 1.0, 0.05)
+        .unwrap();
+    let terminal = String::from_utf8(terminal).unwrap();
+    for row in &c.result.rows {
+        let cells = atomlab_report::compare_view::metric_cells(row);
+        assert!(sec.contains(&format!(">{}</td>", cells[7])), "{}: {sec}", cells[7]);
+        assert!(terminal.contains(&cells[7]), "{}: {terminal}", cells[7]);
+    }
     // The chart: one whisker per judged row, the zero line, the band, units.
     let figs = figures(sec);
     assert_eq!(figs.len(), 1);

@@ -68,9 +68,15 @@
 //! [`compare`] reports `median_a`, `median_b`, `change = (median_b −
 //! median_a) / |median_a|` (a fraction; `None` when `median_a == 0`), the
 //! Mann–Whitney `p_value`, and `[ci_low, ci_high]`, an interval for the
-//! relative change: **Moses' interval for the Hodges–Lehmann shift divided by
-//! `|median_a|`** ([`CiMethod::HodgesLehmann`]), which treats `median_a` as
-//! known. When `n_a·n_b > 1 000 000` (too many pairwise differences to hold)
+//! relative change. When every value is positive (a time, a rate, a
+//! throughput: every metric atomlab compares) it is on the **ratio
+//! scale**: Moses' interval for the Hodges–Lehmann shift of the
+//! logarithms, `[exp(low) − 1, exp(high) − 1]` ([`CiMethod::LogRatio`]),
+//! whose shift model is `b = a·r`; it can never fall below −100 % (a
+//! latency cannot fall by more than all of it), as criterion's and
+//! benchstat's ratios cannot. Otherwise it is **Moses' interval for the
+//! Hodges–Lehmann shift divided by `|median_a|`**
+//! ([`CiMethod::HodgesLehmann`]), which treats `median_a` as known. When `n_a·n_b > 1 000 000` (too many pairwise differences to hold)
 //! it falls back to the **percentile bootstrap** ([`CiMethod::Bootstrap`],
 //! `Settings::resamples` rounds seeded with `Settings::seed`).
 //! `ci_confidence` is the interval's achieved confidence.
@@ -89,12 +95,14 @@
 //!    10 two-sided.) An increase is `Better` for
 //!    [`Direction::HigherIsBetter`] and `Worse` for
 //!    [`Direction::LowerIsBetter`]; a decrease the other way round.
-//! 2. **TooNoisy** when the data cannot support a "no change" claim: the
+//! 2. **TooFewRuns** when the interval's achieved confidence is below
+//!    `Settings::confidence`: too few runs for any interval to reach it
+//!    (3 vs 3 reach 90 % at best; [`runs_needed`] says how many it takes),
+//!    whatever the noise.
+//! 3. **TooNoisy** when the data cannot support a "no change" claim: the
 //!    interval is wider than `2·t` (no interval that wide fits inside
-//!    `[−t, t]`, so a change of `t` either way cannot be ruled out), or its
-//!    achieved confidence is below `Settings::confidence` (too few runs, e.g.
-//!    3 vs 3 at 95 %).
-//! 3. **NoChange** otherwise: not significant, or significant but not beyond
+//!    `[−t, t]`, so a change of `t` either way cannot be ruled out).
+//! 4. **NoChange** otherwise: not significant, or significant but not beyond
 //!    `t`, and measured precisely enough.
 //!
 //! **Many comparisons.** [`compare`] judges one metric with its own
@@ -188,7 +196,13 @@ pub enum PMethod {
 /// Which interval [`Comparison::ci_low`]/[`Comparison::ci_high`] are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CiMethod {
-    /// Moses' interval for the Hodges–Lehmann shift, divided by `|median_a|`.
+    /// Moses' interval for the Hodges–Lehmann shift of the samples'
+    /// logarithms, as a ratio less one (`exp(shift) − 1`): used when every
+    /// value is positive (times, rates, throughput), so that the interval
+    /// is on the ratio scale and never below −100 %.
+    LogRatio,
+    /// Moses' interval for the Hodges–Lehmann shift, divided by `|median_a|`
+    /// (samples with a zero or a negative value).
     HodgesLehmann,
     /// Percentile bootstrap of the relative change of medians.
     Bootstrap,
@@ -204,8 +218,12 @@ pub enum Difference {
     Worse,
     /// No change beyond the threshold, measured precisely enough to say so.
     NoChange,
-    /// Too few runs or too much noise to tell.
+    /// The runs vary too much to tell: the interval is wider than twice
+    /// the threshold.
     TooNoisy,
+    /// Too few runs for the interval to reach the requested confidence
+    /// ([`runs_needed`] says how many it takes), whatever their noise.
+    TooFewRuns,
 }
 
 impl Difference {
@@ -216,6 +234,7 @@ impl Difference {
             Difference::Worse => "worse",
             Difference::NoChange => "no change",
             Difference::TooNoisy => "too noisy",
+            Difference::TooFewRuns => "too few runs",
         }
     }
 }
@@ -330,7 +349,22 @@ pub fn compare(
     }
     let scale = median_a.abs();
     let mw = mann_whitney_u(a, b)?;
-    let (ci, ci_method) = if a.len().saturating_mul(b.len()) <= MAX_HL_PAIRS {
+    let positive = a.iter().chain(b).all(|&x| x > 0.0);
+    let (ci, ci_method) = if a.len().saturating_mul(b.len()) <= MAX_HL_PAIRS && positive {
+        // The shift model on the log scale is a ratio model (b is a·r):
+        // the interval of r, less one, cannot fall below −100 % however
+        // few or noisy the runs (criterion and benchstat report changes as
+        // ratios too).
+        let (la, lb): (Vec<f64>, Vec<f64>) =
+            (a.iter().map(|x| x.ln()).collect(), b.iter().map(|x| x.ln()).collect());
+        let hl = hodges_lehmann(&la, &lb, confidence)?;
+        let ci = Interval {
+            low: hl.ci.low.exp_m1(),
+            high: hl.ci.high.exp_m1(),
+            ..hl.ci
+        };
+        (ci, CiMethod::LogRatio)
+    } else if a.len().saturating_mul(b.len()) <= MAX_HL_PAIRS {
         let hl = hodges_lehmann(a, b, confidence)?;
         let ci = Interval {
             low: hl.ci.low / scale,
@@ -391,13 +425,29 @@ impl Comparison {
                 Direction::HigherIsBetter => Difference::Worse,
                 Direction::LowerIsBetter => Difference::Better,
             }
-        } else if high - low > 2.0 * threshold || !confident {
+        } else if !confident {
+            Difference::TooFewRuns
+        } else if high - low > 2.0 * threshold {
             Difference::TooNoisy
         } else {
             Difference::NoChange
         };
         self.p_judged = p;
         self.significant = significant;
+    }
+}
+
+/// The fewest runs a side for which Moses' interval can reach
+/// `confidence` without ties: the smallest `n` with `2 / C(2n, n) <= 1 −
+/// confidence` (4 at 95 %: 3 against 3 reach 90 %).
+pub fn runs_needed(confidence: f64) -> usize {
+    let mut n = 1usize;
+    loop {
+        let arrangements = (1..=n).fold(1.0_f64, |c, i| c * (n + i) as f64 / i as f64);
+        if 2.0 / arrangements <= 1.0 - confidence || n >= 1000 {
+            return n;
+        }
+        n += 1;
     }
 }
 

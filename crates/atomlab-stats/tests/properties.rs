@@ -62,7 +62,7 @@ fn clear_shift_follows_direction() {
     assert_eq!(slower.verdict, Difference::Worse);
     assert_eq!(
         (slower.p_method, slower.ci_method),
-        (PMethod::Normal, CiMethod::HodgesLehmann)
+        (PMethod::Normal, CiMethod::LogRatio)
     );
     assert!(slower.p_value < 0.001 && slower.ci_low > 0.05 && slower.ci_high < 0.15);
     assert!((slower.change - 0.1).abs() < 0.03);
@@ -85,7 +85,8 @@ fn clear_shift_follows_direction() {
 #[test]
 fn three_runs_a_side_are_never_significant() {
     // Smallest two-sided exact p for 3 vs 3 is 2/20 = 0.1 > alpha = 0.05,
-    // and 95 % intervals are unattainable: always TooNoisy at the defaults.
+    // and 95 % intervals are unattainable: always TooFewRuns at the
+    // defaults, which say so rather than blame the noise.
     for seed in 0..50 {
         for shift in [0.0, 0.001, 0.05, 1.0, 100.0] {
             let a = around(100.0, 2.0, seed, 3);
@@ -93,7 +94,7 @@ fn three_runs_a_side_are_never_significant() {
             let c = compare(&a, &b, Direction::LowerIsBetter, Settings::default()).unwrap();
             assert!(c.p_value >= 0.1 - 1e-12, "{c:?}");
             assert!(c.ci_confidence < 0.95);
-            assert_eq!(c.verdict, Difference::TooNoisy, "{c:?}");
+            assert_eq!(c.verdict, Difference::TooFewRuns, "{c:?}");
         }
     }
     // Even perfectly quiet runs: 90 % is all 3 vs 3 can give.
@@ -104,7 +105,7 @@ fn three_runs_a_side_are_never_significant() {
         Settings::default(),
     )
     .unwrap();
-    assert_eq!((c.verdict, c.p_value), (Difference::TooNoisy, 1.0));
+    assert_eq!((c.verdict, c.p_value), (Difference::TooFewRuns, 1.0));
     // All tied: scipy 1.17.1's normal approximation (ties) gives p =
     // 0.04685417760387376 < alpha, yet 3 vs 3 cannot be significant.
     let c = compare(
@@ -116,7 +117,34 @@ fn three_runs_a_side_are_never_significant() {
     .unwrap();
     assert!((c.p_value - 0.046_854_177_603_873_76).abs() < 1e-14);
     assert!(!c.significant && !regression_beyond(&c, 0.0));
+    assert_eq!(c.verdict, Difference::TooFewRuns);
+    assert_eq!(atomlab_stats::runs_needed(0.95), 4);
+}
+
+/// A latency's interval was `[−2090 %, +1695 %]` (a latency cannot fall by
+/// more than all of it), and one run a side gave `[+1244 %, +1244 %]`
+/// called "too noisy". Positive metrics get ratio-scale intervals, never
+/// below −100 %, and one run a side is "too few runs".
+#[test]
+fn intervals_of_positive_metrics_are_ratios_and_one_run_is_too_few() {
+    // Wildly noisy latencies, 5 a side.
+    let a = [1.0e-4, 9.0e-4, 2.0e-5, 3.0e-3, 4.0e-4];
+    let b = [2.0e-5, 5.0e-3, 1.0e-4, 7.0e-4, 3.0e-5];
+    let c = compare(&a, &b, Direction::LowerIsBetter, Settings::default()).unwrap();
+    assert_eq!(c.ci_method, CiMethod::LogRatio);
+    assert!(c.ci_low > -1.0 && c.ci_low < c.ci_high, "{c:?}");
     assert_eq!(c.verdict, Difference::TooNoisy);
+    let one = compare(&[1.0], &[13.44], Direction::LowerIsBetter, Settings::default()).unwrap();
+    assert_eq!(one.verdict, Difference::TooFewRuns, "{one:?}");
+    // A metric with a negative value keeps the additive interval.
+    let c = compare(
+        &[-1.0, 2.0, 3.0, 4.0, 5.0],
+        &[2.0, 3.0, 4.0, 5.0, 6.0],
+        Direction::HigherIsBetter,
+        Settings::default(),
+    )
+    .unwrap();
+    assert_eq!(c.ci_method, CiMethod::HodgesLehmann);
 }
 
 #[test]
