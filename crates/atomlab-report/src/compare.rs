@@ -219,7 +219,11 @@ pub fn section(out: &mut String, c: &ComparisonView) {
         let _ = writeln!(
             out,
             "<p class=\"legend\">{}</p>",
-            esc(&crate::compare_view::legend(res.judged, c.threshold * 100.0, 0.05))
+            esc(&crate::compare_view::legend(
+                res.judged,
+                c.threshold * 100.0,
+                0.05
+            ))
         );
         if let Some(note) = crate::compare_view::too_few_note(res) {
             let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&note));
@@ -232,7 +236,12 @@ pub fn section(out: &mut String, c: &ComparisonView) {
         reasons.sort();
         reasons.dedup();
         for (metric, why) in reasons {
-            let _ = writeln!(out, "<p class=\"note\">not judged: {}: {}</p>", esc(metric), esc(why));
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">not judged: {}: {}</p>",
+                esc(metric),
+                esc(why)
+            );
         }
     }
 

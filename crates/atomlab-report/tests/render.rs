@@ -263,7 +263,11 @@ fn comparison_lists_changed_verdicts_first_then_the_metrics_and_a_chart() {
     let terminal = String::from_utf8(terminal).unwrap();
     for row in &c.result.rows {
         let cells = atomlab_report::compare_view::metric_cells(row);
-        assert!(sec.contains(&format!(">{}</td>", cells[7])), "{}: {sec}", cells[7]);
+        assert!(
+            sec.contains(&format!(">{}</td>", cells[7])),
+            "{}: {sec}",
+            cells[7]
+        );
         assert!(terminal.contains(&cells[7]), "{}: {terminal}", cells[7]);
     }
     // The chart: one whisker per judged row, the zero line, the band, units.

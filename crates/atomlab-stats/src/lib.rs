@@ -355,8 +355,10 @@ pub fn compare(
         // the interval of r, less one, cannot fall below −100 % however
         // few or noisy the runs (criterion and benchstat report changes as
         // ratios too).
-        let (la, lb): (Vec<f64>, Vec<f64>) =
-            (a.iter().map(|x| x.ln()).collect(), b.iter().map(|x| x.ln()).collect());
+        let (la, lb): (Vec<f64>, Vec<f64>) = (
+            a.iter().map(|x| x.ln()).collect(),
+            b.iter().map(|x| x.ln()).collect(),
+        );
         let hl = hodges_lehmann(&la, &lb, confidence)?;
         let ci = Interval {
             low: hl.ci.low.exp_m1(),

@@ -134,7 +134,13 @@ fn intervals_of_positive_metrics_are_ratios_and_one_run_is_too_few() {
     assert_eq!(c.ci_method, CiMethod::LogRatio);
     assert!(c.ci_low > -1.0 && c.ci_low < c.ci_high, "{c:?}");
     assert_eq!(c.verdict, Difference::TooNoisy);
-    let one = compare(&[1.0], &[13.44], Direction::LowerIsBetter, Settings::default()).unwrap();
+    let one = compare(
+        &[1.0],
+        &[13.44],
+        Direction::LowerIsBetter,
+        Settings::default(),
+    )
+    .unwrap();
     assert_eq!(one.verdict, Difference::TooFewRuns, "{one:?}");
     // A metric with a negative value keeps the additive interval.
     let c = compare(

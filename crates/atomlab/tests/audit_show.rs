@@ -77,6 +77,7 @@ fn in_store(store: &Path, args: &[&str]) -> Output {
 fn newest(store: &Path) -> String {
     let o = in_store(store, &["runs", "--json"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).expect("runs --json");
+    let runs = &runs["runs"];
     runs[0]["meta"]["id"]
         .as_str()
         .expect("a run id")

@@ -9,6 +9,7 @@ use cli_support::{golden, scratch, text, with_store as run};
 fn newest(store: &str) -> String {
     let o = run(store, &["runs", "--json"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).expect("runs --json");
+    let runs = &runs["runs"];
     runs[0]["meta"]["id"]
         .as_str()
         .expect("a run id")

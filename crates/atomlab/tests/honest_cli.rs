@@ -107,6 +107,7 @@ fn empty_and_missing_shards_are_told() {
     assert!(e.contains("saved run"), "the empty shard is saved: {e}");
     let o = with_store(db, &["--label", label, "--json", "runs"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = &runs["runs"];
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
     // show says what the shard said, and prints no table.
     let id = runs[0]["meta"]["id"].as_str().unwrap().to_string();
@@ -246,6 +247,7 @@ fn stored_command_lines_are_the_users_and_replay() {
     assert!(command.join(" ").contains(&format!("'{mp}'")), "{listed}");
     let o = with_store(db, &["--label", "quoted", "--json", "runs"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = &runs["runs"];
     let id = runs[0]["meta"]["id"].as_str().unwrap();
     let o = with_store(db, &["show", id]);
     assert!(stderr(&o).contains(&format!("'{mp}'")), "{}", stderr(&o));
@@ -274,6 +276,7 @@ fn stored_command_lines_are_the_users_and_replay() {
     for (label, model) in [("side-A", "sc"), ("side-B", "x86tso")] {
         let o = with_store(db, &["--label", label, "--json", "runs"]);
         let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let runs = &runs["runs"];
         let line: Vec<&str> = runs[0]["meta"]["command_line"]
             .as_array()
             .unwrap_or_else(|| panic!("{runs}"))

@@ -111,6 +111,9 @@ fn every_subcommand_writes_the_schema() {
             0,
         ));
     }
+    // Last: the runs above were saved (the tests' scratch store), and
+    // `runs --json` lists them in the same document (it was a bare array).
+    runs.push((vec!["runs", "--json"], 0));
     for (args, want) in runs {
         let o = atomlab(&args);
         match want {
@@ -127,7 +130,12 @@ fn every_subcommand_writes_the_schema() {
             panic!("{args:?}: does not match schema/atomlab.schema.json:\n{e:#}");
         }
         assert_eq!(doc["command"], args[0], "{args:?}");
-        if args[0] != "machine" {
+        if args[0] == "runs" {
+            assert!(
+                !doc["runs"].as_array().unwrap().is_empty(),
+                "runs --json lists no run"
+            );
+        } else if args[0] != "machine" {
             assert!(
                 !doc["records"].as_array().unwrap().is_empty(),
                 "{args:?}: no records"

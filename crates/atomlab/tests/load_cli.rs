@@ -526,6 +526,7 @@ fn show_prints_what_load_printed() {
         assert!(live_out.starts_with("load http://"), "{live_out}");
         let runs = atomlab(&["--store", store, "runs", "--json"]);
         let runs: Value = serde_json::from_slice(&runs.stdout).expect("runs --json");
+        let runs = &runs["runs"];
         let id = runs[0]["meta"]["id"]
             .as_str()
             .expect("a run id")

@@ -1096,7 +1096,10 @@ fn saved(db: &str, label: &str) -> Vec<serde_json::Value> {
     let o = atomlab(&["--store", db, "--json", "runs", "--label", label]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let runs = runs.as_array().expect("runs --json: an array").clone();
+    let runs = runs["runs"]
+        .as_array()
+        .expect("runs --json: runs, an array")
+        .clone();
     assert!(!runs.is_empty(), "no run labelled {label}");
     runs.iter()
         .flat_map(|run| {

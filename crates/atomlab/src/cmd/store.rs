@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use atomlab_core::{ExitStatus, Report};
+use atomlab_core::{ExitStatus, Machine, Report};
 use atomlab_report::runs_view;
 use atomlab_store::document::{document, read_run_document, write_csv};
 use atomlab_store::{Imported, Location, OpenMode, RunFilter, RunMeta, Store, StoredRun};
@@ -161,8 +161,11 @@ pub fn runs(
     };
     let runs = store.runs(&filter)?;
     if json {
-        // A listing of documents, not a document: an array of run summaries.
-        render::json(&runs)?;
+        // The document every subcommand's --json prints (its --help says
+        // so), the run summaries under `runs`; it lists, so no records.
+        let mut doc = serde_json::to_value(Report::new("runs", Machine::detect(), Vec::new()))?;
+        doc["runs"] = serde_json::to_value(&runs)?;
+        render::json(&doc)?;
         return Ok(ExitStatus::Ok);
     }
     if runs.is_empty() {
