@@ -683,6 +683,15 @@ pub enum NotCompared {
     /// records, no record matching, no verdict or timing in common) and
     /// what to do.
     Nothing(String),
+    /// One side offered a fixed rate (open loop, `--rate`) and the other
+    /// ran as fast as it could (closed loop): the side that is open and
+    /// its rate.
+    OpenAgainstClosed {
+        /// `A` or `B`.
+        open: &'static str,
+        /// Its offered rate, as recorded.
+        rate: String,
+    },
 }
 
 impl std::fmt::Display for NotCompared {
@@ -693,6 +702,13 @@ impl std::fmt::Display for NotCompared {
                 "no metric named '{m}' in records both sides share (bench has ns_per_op, ops_per_sec, ref_cycles_per_op, fairness; fixed-work lock has seconds)"
             ),
             NotCompared::Nothing(why) => f.write_str(why),
+            NotCompared::OpenAgainstClosed { open, rate } => {
+                let closed = if *open == "A" { "B" } else { "A" };
+                write!(
+                    f,
+                    "{open} offered a fixed rate ({rate}/s: an open loop) and {closed} ran as fast as it could (a closed loop): they answer different questions (a closed loop's latency leaves out the queueing an open loop sees, coordinated omission), so they are not compared; compare two runs at one --rate, or two without --rate"
+                )
+            }
         }
     }
 }
@@ -710,6 +726,19 @@ pub fn compare_sides(
     metric: Option<&str>,
 ) -> Result<AbResult, NotCompared> {
     let result = compare_records(&a.records, &b.records, settings, metric, settings.threshold);
+    // A rate on one side only: an open loop against a closed one.
+    let unset = |v: &str| v == "null" || v == "-" || v == "max";
+    if let Some(x) = result
+        .across
+        .iter()
+        .find(|x| x.field == "rate" && unset(&x.a) != unset(&x.b))
+    {
+        let (open, rate) = if unset(&x.b) { ("A", &x.a) } else { ("B", &x.b) };
+        return Err(NotCompared::OpenAgainstClosed {
+            open,
+            rate: rate.clone(),
+        });
+    }
     if let Some(m) = metric {
         if result.rows.is_empty() && result.verdict_changes.is_empty() {
             return Err(NotCompared::NoSuchMetric(m.to_string()));
@@ -972,6 +1001,36 @@ mod tests {
         let r = compare_records(&a, &b, Settings::default(), Some("ns_per_op"), 0.5);
         assert_eq!(r.rows.len(), 2);
         assert_eq!(r.regressions(), 0);
+    }
+
+    /// `rate 5000.0 (A) vs null (B)` went through as an ordinary
+    /// comparison: an open loop against a closed one is refused.
+    #[test]
+    fn an_open_loop_is_not_compared_with_a_closed_one() {
+        let side = |rate: serde_json::Value, name: &str| {
+            let mut r = Record::new("load", "http", "closed");
+            r.param("url", "http://127.0.0.1:8081/").param("rate", rate);
+            r.metrics.push(atomlab_core::Metric::new(
+                "requests_per_sec",
+                Unit::OpsPerSecond,
+                atomlab_core::Source::ClockGettime,
+                vec![100.0, 101.0, 99.0, 100.5, 100.2],
+            ));
+            Side::new(name, vec![r])
+        };
+        let open = side(serde_json::json!(5000.0), "open");
+        let closed = side(serde_json::Value::Null, "closed");
+        for (a, b, which) in [(&open, &closed, "A"), (&closed, &open, "B")] {
+            match compare_sides(a, b, Settings::default(), None) {
+                Err(NotCompared::OpenAgainstClosed { open, rate }) => {
+                    assert_eq!((open, rate.as_str()), (which, "5000.0"));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let e = compare_sides(&open, &closed, Settings::default(), None).unwrap_err();
+        assert!(e.to_string().contains("coordinated omission"), "{e}");
+        assert!(compare_sides(&open, &open, Settings::default(), None).is_ok());
     }
 
     #[test]
