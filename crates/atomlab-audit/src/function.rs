@@ -60,6 +60,10 @@ pub struct FunctionAtomics {
     pub libatomic_calls: BTreeSet<String>,
     /// Plain stores (not through the stack or frame pointer), by mnemonic.
     pub plain_stores: BTreeSet<String>,
+    /// x86-64: read-modify-writes of memory without a LOCK prefix (`inc
+    /// [rdi]`, `add [rdi], 1`), by mnemonic: not atomic, so another CPU's
+    /// update between the read and the write is lost.
+    pub unlocked_rmw: BTreeSet<String>,
     /// aarch64: LSE instructions behind no CPU-feature test (SIGILL on
     /// ARMv8.0).
     pub lse_unconditional: u64,
@@ -104,6 +108,7 @@ pub fn functions_at(path: &str, data: &[u8], addrs: &[u64]) -> Result<FunctionsA
                 outline_calls: BTreeSet::new(),
                 libatomic_calls: BTreeSet::new(),
                 plain_stores: BTreeSet::new(),
+                unlocked_rmw: BTreeSet::new(),
                 lse_unconditional: 0,
                 lse_evidence: Vec::new(),
                 callees: Vec::new(),
@@ -245,13 +250,20 @@ fn collect(
             callees.push(c.target);
         }
     }
-    plain_stores(image, start, end, &mut f.plain_stores);
+    plain_stores(image, start, end, &mut f.plain_stores, &mut f.unlocked_rmw);
     callees
 }
 
 /// The plain stores in `[start, end)` not through the stack or frame
-/// pointer.
-fn plain_stores(image: &Image<'_>, start: u64, end: u64, out: &mut BTreeSet<String>) {
+/// pointer into `out`, and (x86-64) the read-modify-writes of memory
+/// without LOCK into `unlocked`.
+fn plain_stores(
+    image: &Image<'_>,
+    start: u64,
+    end: u64,
+    out: &mut BTreeSet<String>,
+    unlocked: &mut BTreeSet<String>,
+) {
     let Some(bytes) = image.bytes_at(start) else {
         return;
     };
@@ -281,7 +293,12 @@ fn plain_stores(image: &Image<'_>, start: u64, end: u64, out: &mut BTreeSet<Stri
                     && inst.op0_kind() == OpKind::Memory
                     && !matches!(inst.memory_base(), Register::RSP | Register::RBP)
                 {
-                    out.insert(format!("{m:?}").to_ascii_lowercase());
+                    let name = format!("{m:?}").to_ascii_lowercase();
+                    if matches!(m, Mnemonic::Mov | Mnemonic::Movnti) {
+                        out.insert(name);
+                    } else {
+                        unlocked.insert(name);
+                    }
                 }
             }
         }
@@ -377,6 +394,7 @@ impl FunctionAtomics {
             + self.outline_calls.len()
             + self.libatomic_calls.len()
             + self.plain_stores.len()
+            + self.unlocked_rmw.len()
     }
 
     fn class(&self, c: Class) -> Option<&BTreeSet<String>> {
@@ -471,6 +489,25 @@ impl FunctionAtomics {
         let rmw = self.by_class.keys().any(|c| c.is_rmw())
             || !self.outline_calls.is_empty()
             || !self.libatomic_calls.is_empty();
+        if !self.unlocked_rmw.is_empty() {
+            if rmw {
+                // Beside real atomics: an owner's bookkeeping, most likely.
+                parts.push(format!(
+                    "non-atomic read-modify-writes ({})",
+                    list(&self.unlocked_rmw)
+                ));
+            } else {
+                // The only writes that read first: said first and as what
+                // they are, never as a store.
+                parts.insert(
+                    0,
+                    format!(
+                        "a non-atomic read-modify-write ({} without lock: right only where one thread alone writes that location)",
+                        list(&self.unlocked_rmw)
+                    ),
+                );
+            }
+        }
         if !parts.is_empty() && !rmw && !self.plain_stores.is_empty() {
             // No read-modify-write: its plain stores are what it writes with.
             parts.push(format!("plain stores ({})", list(&self.plain_stores)));
@@ -480,7 +517,7 @@ impl FunctionAtomics {
                 "no atomic instruction and no store".into()
             } else if arch == Arch::X86_64 {
                 format!(
-                    "plain stores only ({}: a release store under x86-TSO)",
+                    "plain stores only ({}): no atomic instruction (under x86-TSO each store is a release)",
                     list(&self.plain_stores)
                 )
             } else {

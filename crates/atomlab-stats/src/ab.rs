@@ -733,7 +733,11 @@ pub fn compare_sides(
         .iter()
         .find(|x| x.field == "rate" && unset(&x.a) != unset(&x.b))
     {
-        let (open, rate) = if unset(&x.b) { ("A", &x.a) } else { ("B", &x.b) };
+        let (open, rate) = if unset(&x.b) {
+            ("A", &x.a)
+        } else {
+            ("B", &x.b)
+        };
         return Err(NotCompared::OpenAgainstClosed {
             open,
             rate: rate.clone(),

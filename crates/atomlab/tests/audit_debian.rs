@@ -116,6 +116,9 @@ fn debian_arm64_packages_that_run_on_armv8_0_are_not_called_needs_armv8_1() {
         .args(&names)
         .arg("--apt-cache")
         .arg(cache())
+        // Debian's archive moves on: a name it dropped is a line on
+        // stderr here, not a failure (at least 40 must be audited).
+        .arg("--allow-missing")
         .output()
         .unwrap();
     let err = text(&o.stderr);

@@ -109,7 +109,7 @@ fn a_rust_plugin_runs_through_bench_lock_and_stress_mutex() {
     // What the Rust code compiled to, beside the figures.
     if cfg!(target_arch = "x86_64") {
         assert!(
-            out.contains("note: rust-ticket: lock uses a lock-prefixed RMW (lock xadd), unlock plain stores only"),
+            out.contains("note: rust-ticket: lock uses a lock-prefixed RMW (lock xadd), unlock a non-atomic read-modify-write"),
             "{out}"
         );
         assert!(

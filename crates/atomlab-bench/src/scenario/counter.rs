@@ -167,8 +167,10 @@ fn plugin_cell(
     .map_err(|reason| sanity(plan, &p.name, reason))?;
     let mut r = cell_record(plan, &p.name, threads, &out);
     r.notes.push(if read().is_some() {
+        // Per cell: a cell of more threads may lose updates, and its
+        // "incorrect" must not sit beside an unqualified "counted every".
         format!(
-            "plugin {}: its read() counted every operation of every run",
+            "plugin {}: with {threads} thread(s), its read() counted every operation of every run",
             p.name
         )
     } else {

@@ -8,7 +8,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use atomlab_audit::apt::AptProgress;
+use atomlab_audit::apt::{AptError, AptProgress};
 use atomlab_audit::batch::{self, Batch, Step};
 use atomlab_audit::{AuditError, Progress, Requirement};
 use atomlab_core::{ExitStatus, Machine, Report};
@@ -66,6 +66,10 @@ pub struct AuditArgs {
     /// Exit 1 unless every aarch64 binary complies (a CI gate).
     #[arg(long, value_enum)]
     pub require: Option<RequireArg>,
+    /// With --apt: a name apt cannot fetch is a line on stderr, not a
+    /// failure (without it, exit 1: a typo in a CI list must not pass).
+    #[arg(long)]
+    pub allow_missing: bool,
 }
 
 pub fn run(mut args: AuditArgs) -> anyhow::Result<CommandOutput> {
@@ -76,10 +80,21 @@ pub fn run(mut args: AuditArgs) -> anyhow::Result<CommandOutput> {
         by_file: args.by_file,
         ..batch::Options::default()
     };
+    let missing: Vec<String> = missed.iter().map(|e| e.path().to_string()).collect();
     let mut display = Display::new();
     let b = batch::audit(&args.paths, missed, &options, &mut |s| display.step(s));
     display.finish();
-    finish(b, options.require)
+    let mut out = finish(b, options.require)?;
+    if !missing.is_empty() && !args.allow_missing && out.status == ExitStatus::Ok {
+        eprintln!(
+            "atomlab: audit: {} of the {} --apt names could not be fetched ({}): exit 1; --allow-missing accepts that",
+            missing.len(),
+            args.apt.len(),
+            missing.join(", ")
+        );
+        out.status = ExitStatus::VerdictFailed;
+    }
+    Ok(out)
 }
 
 /// Progress on stderr while the batch runs: a bar over packages, or one
@@ -235,7 +250,11 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
     if line_shown {
         eprint!("\r\x1b[2K");
     }
-    let got = got.map_err(|e| anyhow::anyhow!("--apt: {e}"))?;
+    let got = got.map_err(|e| match e {
+        // These name the option themselves.
+        AptError::BadName { .. } | AptError::BadArch { .. } => anyhow::anyhow!(e),
+        e => anyhow::anyhow!("--apt: {e}"),
+    })?;
     args.paths.extend(got.debs);
     Ok(got
         .missed

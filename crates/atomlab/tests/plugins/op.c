@@ -2,7 +2,10 @@
  * include/atomlab.h's `op` kind:
  *   c-fetch-add  a relaxed atomic increment, with read() returning the
  *                count so atomlab checks that no increment was lost;
- *   c-fence      a sequentially consistent fence alone (no read()). */
+ *   c-fence      a sequentially consistent fence alone (no read());
+ * and with -DRACY
+ *   c-racy-add   a plain `++` of the count (x86-64: `addq $1, (%rdi)`
+ *                without lock), which loses updates between CPUs. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +35,14 @@ static void fence(void *p) {
     atomic_thread_fence(memory_order_seq_cst);
 }
 
+#ifdef RACY
+static void racy_add(void *p) {
+    /* Not atomic on purpose: the read-modify-write the audit must call
+     * what it is. */
+    ++*(uint64_t *)p;
+}
+#endif
+
 static const struct atomlab_variant variants[] = {
     {
         .name = "c-fetch-add",
@@ -43,6 +54,13 @@ static const struct atomlab_variant variants[] = {
         .kind = ATOMLAB_KIND_OP,
         .u.op = {.new_ = state_new, .op = fence, .free_ = free},
     },
+#ifdef RACY
+    {
+        .name = "c-racy-add",
+        .kind = ATOMLAB_KIND_OP,
+        .u.op = {.new_ = state_new, .op = racy_add, .read = total, .free_ = free},
+    },
+#endif
 };
 
 static const struct atomlab_plugin plugin = {
