@@ -73,14 +73,24 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
             .filter(|r| r.capability == "bench" && r.scenario == scenario)
             .collect()
     };
+    // A flagged figure is never quoted as if it were clean: its flags
+    // follow it.
     let ns = |r: &Record| {
         if r.flagged(FlagKind::Implausible) {
             "implausible".to_string()
         } else {
-            r.metric("ns_per_op")
+            let figure = r
+                .metric("ns_per_op")
                 .and_then(|m| m.median())
                 .map(crate::units::nanos)
-                .unwrap_or_else(|| "-".into())
+                .unwrap_or_else(|| "-".into());
+            let mut words: Vec<&str> = r.flags.iter().map(|f| f.kind.words()).collect();
+            words.dedup();
+            if words.is_empty() {
+                figure
+            } else {
+                format!("{figure} ({})", words.join(", "))
+            }
         }
     };
     let param = |r: &Record, k: &str| {
@@ -100,10 +110,18 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
         .filter(|&k| count(k) > 0)
         .map(|k| format!("{} {}", count(k), k.words()))
         .collect();
-        if words.is_empty() {
+        let flagged = recs.iter().filter(|r| !r.flags.is_empty()).count();
+        if words.is_empty() && flagged == 0 {
             "ok".into()
+        } else if flagged == recs.len() {
+            // Not "ok": no cell of the row measured what it was asked to.
+            format!("all {flagged} cells flagged: {}", words.join(", "))
         } else {
-            format!("ok; cells: {}", words.join(", "))
+            format!(
+                "{flagged} of {} cells flagged: {}",
+                recs.len(),
+                words.join(", ")
+            )
         }
     };
     let counter = bench("counter");
@@ -219,14 +237,37 @@ pub fn write_summary(out: &mut impl Write, report: &Report) -> io::Result<()> {
     t.add_row(vec![
         "stress".into(),
         if correct_failed == 0 { "PASS".into() } else { format!("FAIL ({correct_failed} correct variants)") },
-        format!(
-            "{} variants: {} PASS, {} FAIL (broken, caught), {} NOT OBSERVED (broken, needs weaker hardware), {} TIMEOUT",
-            stress.len(),
-            count(Verdict::Pass),
-            count(Verdict::Fail),
-            count(Verdict::NotObserved),
-            count(Verdict::Timeout)
-        ),
+        {
+            // Why each broken variant went uncaught, as its record says.
+            let not_observed = |why: &str| {
+                stress
+                    .iter()
+                    .filter(|r| r.verdict == Some(Verdict::NotObserved))
+                    .filter(|r| param(r, "not_observed") == why)
+                    .count()
+            };
+            let (hidden, not_hit) = (not_observed("hidden_by_cpu"), not_observed("not_hit"));
+            let mut why = Vec::new();
+            if hidden > 0 {
+                why.push(format!("{hidden} hidden by this CPU's memory model"));
+            }
+            if not_hit > 0 {
+                why.push(format!("{not_hit} race not hit in this run"));
+            }
+            format!(
+                "{} variants: {} PASS, {} FAIL (broken, caught), {} NOT OBSERVED (broken{}), {} TIMEOUT",
+                stress.len(),
+                count(Verdict::Pass),
+                count(Verdict::Fail),
+                count(Verdict::NotObserved),
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", why.join(", "))
+                },
+                count(Verdict::Timeout)
+            )
+        },
     ]);
     let checks: Vec<&Record> = report
         .records
@@ -454,5 +495,53 @@ mod tests {
             .unwrap();
         assert!(run.contains("| ok "), "{run}");
         assert!(out.ends_with("detail: atomlab suite --verbose (every table), or --json\n"));
+    }
+
+    /// The summary said "NOT OBSERVED (broken, needs weaker hardware)" of
+    /// a variant whose race was simply not hit, "ok; cells: 16 not
+    /// contended as asked" of a row whose 16 cells were all flagged, and
+    /// quoted a flagged figure as if it were clean.
+    #[test]
+    fn the_summary_gives_each_reason_and_never_calls_a_flagged_row_ok() {
+        let mut hidden = Record::new("stress", "mutex", "broken-relaxed-unlock");
+        hidden.verdict = Some(Verdict::NotObserved);
+        hidden.param("not_observed", "hidden_by_cpu");
+        let mut missed = Record::new("stress", "mutex", "broken-tas-not-atomic");
+        missed.verdict = Some(Verdict::NotObserved);
+        missed.param("not_observed", "not_hit");
+        let cell = |threads: usize, flagged: bool| {
+            let mut r = Record::new("bench", "counter", "fetch_add");
+            r.param("threads", threads).param("contention", "shared");
+            r.metrics.push(atomlab_core::Metric::new(
+                "ns_per_op",
+                atomlab_core::Unit::NanosPerOp,
+                atomlab_core::Source::Derived,
+                vec![5.66],
+            ));
+            if flagged {
+                r.flag(FlagKind::NotContended, None, "37% of a CPU");
+            }
+            r
+        };
+        let recs = vec![hidden, missed, cell(1, true), cell(2, true)];
+        let mut out = Vec::new();
+        write_summary(&mut out, &Report::new("suite", machine(), recs)).unwrap();
+        // Wrapped cells read as one text: no bars, single spaces.
+        let out = String::from_utf8(out)
+            .unwrap()
+            .replace('|', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            out.contains("2 NOT OBSERVED (broken: 1 hidden by this CPU's memory model, 1 race not hit in this run)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("bench counter all 2 cells flagged: 2 not"),
+            "{out}"
+        );
+        assert!(!out.contains("bench counter ok"), "{out}");
+        assert!(out.contains("5.66 ns (not contended as asked)"), "{out}");
     }
 }

@@ -122,6 +122,18 @@ impl VariantRun {
             r.metrics
                 .push(count(&format!("violations:{}", k.name()), *n));
         }
+        if self.verdict == Verdict::NotObserved {
+            // Why, in one word a summary can count by: the CPU's memory
+            // model hides the bug, or the race was not hit this time.
+            r.param(
+                "not_observed",
+                if hidden_by_this_cpu(self.variant) {
+                    "hidden_by_cpu"
+                } else {
+                    "not_hit"
+                },
+            );
+        }
         r.notes.push(format!("verdict: {}", self.reason));
         if let Some(f) = &self.first {
             r.metrics.push(Metric::new(
@@ -138,6 +150,22 @@ impl VariantRun {
         // Last: a plugin's audit note follows the verdict's notes.
         plan.scenario.tag(self.variant, &mut r);
         r
+    }
+}
+
+/// Whether a broken `variant` cannot fail on this CPU at all: its memory
+/// model hides the bug (x86-TSO for the ordering bugs), or no hardware
+/// shows it (a C11-only outcome). Otherwise its race was merely not hit.
+pub fn hidden_by_this_cpu(variant: &str) -> bool {
+    let x86 = cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86");
+    match variant {
+        "broken-relaxed-unlock"
+        | "broken-relaxed-acquire"
+        | "broken-relaxed-publish"
+        | "broken-reader-nofence"
+        | "broken-relaxed-dec" => x86,
+        "broken-acquire-fence-dequeue" => true,
+        _ => false,
     }
 }
 
