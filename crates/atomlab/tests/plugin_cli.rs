@@ -109,6 +109,20 @@ fn a_correct_ticket_lock_passes_stress_mutex() {
         notes[1..].contains(&format!("c-ticket: {audit}").into()),
         "{r}"
     );
+    // On a TSO host a plugin's PASS says what it cannot cover (it was a
+    // bare PASS, word for word the same for a lock with every ordering
+    // relaxed), and names the way to check the build it ships.
+    let covers = notes
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("c-ticket: PASS on an x86-64 host"));
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(r["parameters"]["pass_covers"], "x86-tso", "{r}");
+        let covers = covers.unwrap_or_else(|| panic!("no x86-TSO note: {r}"));
+        assert!(covers.contains("atomlab verify --plugin"), "{covers}");
+    } else {
+        assert!(covers.is_none(), "{r}");
+    }
 }
 
 /// A "lock" of a plain load and a separate store lets two threads in: the

@@ -86,6 +86,12 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
             return;
         };
         p.tag(record);
+        if record.verdict == Some(atomlab_core::Verdict::Pass) {
+            if let Some(note) = crate::scenario::plugged::pass_covers() {
+                record.param("pass_covers", "x86-tso");
+                record.notes.push(format!("{variant}: {note}"));
+            }
+        }
         // The replay needs the plugin.
         if let Some(serde_json::Value::String(line)) = record.parameters.get("replay") {
             let command = format!("atomlab stress {}", self.name());
@@ -97,4 +103,13 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
             record.param("replay", line);
         }
     }
+}
+
+/// What a plugin's PASS cannot cover on this host, when it is a TSO one
+/// (x86-64): `None` elsewhere. Built-in broken variants say NOT OBSERVED
+/// with a reason in the same place; a plugin's PASS must say as much.
+pub fn pass_covers() -> Option<&'static str> {
+    (cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86")).then_some(
+        "PASS on an x86-64 host, whose x86-TSO memory model makes every store a release and every locked read-modify-write a full barrier: a missing acquire or release cannot show here, so this PASS covers the algorithm and its atomicity, not the orderings an Arm or RISC-V CPU needs (nor does qemu-user, which shows no weak memory); check the build for the CPU it ships to with `atomlab verify --plugin` under that CPU's model",
+    )
 }
