@@ -42,6 +42,12 @@ impl KindFns for LockFns {
 }
 
 impl LockVariant {
+    /// Whether the plugin provides `try_lock` (`bench lock` then measures
+    /// it too, `stress mutex` enters every other section with it).
+    pub fn has_try_lock(&self) -> bool {
+        self.fns.try_lock.is_some()
+    }
+
     /// A new unlocked lock from the plugin's `new_`, or why not.
     pub fn make(&self) -> Result<LockInstance, String> {
         let new = self.fns.new.ok_or("no new_ function")?;
@@ -96,6 +102,11 @@ impl LockInstance {
         }
         let _held = Held(self);
         f()
+    }
+
+    /// Whether the plugin provides `try_lock`.
+    pub fn has_try_lock(&self) -> bool {
+        self.fns.try_lock.is_some()
     }
 
     /// Runs `f` if the plugin's `try_lock` took the lock; `None` if it did

@@ -125,6 +125,78 @@ fn a_correct_ticket_lock_passes_stress_mutex() {
     }
 }
 
+/// `try_lock` was accepted, audited and advertised but never called: a
+/// `try_lock` that "succeeds" without taking the lock got PASS. Now
+/// `stress mutex` enters every other section with it and `bench lock`
+/// measures it as its own row (`NAME:try_lock`); the lying one is caught
+/// by both, the honest one passes both.
+#[test]
+fn try_lock_is_exercised_by_stress_and_bench() {
+    let Some(honest) = plugin("ticket", &[], "ticket-try") else {
+        return;
+    };
+    let lying = plugin("ticket", &["LYING_TRY_LOCK"], "ticket-lying-try").unwrap();
+    let stress = |so: &Path| {
+        atomlab(&[
+            "--json",
+            "--no-save",
+            "stress",
+            "mutex",
+            "--plugin",
+            s(so),
+            "--variant",
+            "c-ttas",
+            "--ops",
+            "200000",
+            "--threads",
+            "2",
+        ])
+    };
+    let o = stress(&honest);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = find(&records(&o.stdout), "c-ttas").clone();
+    assert!(
+        r["notes"].to_string().contains("entered with try_lock"),
+        "{r}"
+    );
+    let o = stress(&lying);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(find(&records(&o.stdout), "c-ttas")["verdict"], "FAIL");
+
+    let bench = |so: &Path| {
+        atomlab(&[
+            "--json",
+            "--no-save",
+            "bench",
+            "lock",
+            "--plugin",
+            s(so),
+            "--variant",
+            "c-ttas",
+            "--threads",
+            "2",
+            "--duration",
+            "100ms",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+        ])
+    };
+    let o = bench(&honest);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    assert_eq!(find(&recs, "c-ttas")["parameters"]["entry"], "lock");
+    let tried = find(&recs, "c-ttas:try_lock");
+    assert_eq!(tried["parameters"]["entry"], "try_lock");
+    assert!(metric(tried, "ns_per_op").is_some(), "{tried}");
+    let o = bench(&lying);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    let tried = find(&recs, "c-ttas:try_lock");
+    assert_eq!(tried["flags"][0]["kind"], "incorrect", "{tried}");
+}
+
 /// A "lock" of a plain load and a separate store lets two threads in: the
 /// verdict is FAIL and the exit code 1.
 #[test]

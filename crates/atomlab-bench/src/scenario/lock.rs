@@ -61,6 +61,24 @@ impl Hold for Plugged {
     }
 }
 
+/// A plugin's lock entered through its `try_lock`, retried until it
+/// succeeds: the row `NAME:try_lock` beside `NAME`, so that a `try_lock`
+/// is measured and its lost updates caught like `lock`'s.
+pub struct TryPlugged(LockInstance);
+
+impl Hold for TryPlugged {
+    #[inline(always)]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        let mut f = Some(f);
+        loop {
+            if let Some(Some(r)) = self.0.try_with(|| f.take().map(|f| f())) {
+                return r;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// A lock and the data it protects.
 pub struct Guarded<L> {
     lock: L,
@@ -223,6 +241,34 @@ fn run(
                     Some(p) => {
                         let mut rec = timed(plan, variant, threads, pmu, || make(plan, p))?;
                         p.tag(&mut rec);
+                        if p.has_try_lock() {
+                            rec.param("entry", "lock");
+                            let name = format!("{variant}:try_lock");
+                            let mut tried = match timed(plan, &name, threads, pmu, || {
+                                make(plan, p).map(|Plugged(l)| TryPlugged(l))
+                            }) {
+                                Ok(r) => r,
+                                // A try_lock that lets updates be lost is
+                                // this row's FAIL, not the end of the run.
+                                Err(BenchError::Sanity { reason, .. }) => {
+                                    let mut r = Record::new("bench", "lock", &name);
+                                    r.param("threads", threads)
+                                        .param("contention", plan.contention.name());
+                                    r.verdict = Some(atomlab_core::Verdict::Fail);
+                                    r.flag(atomlab_core::FlagKind::Incorrect, None, reason);
+                                    r
+                                }
+                                Err(e) => return Err(e),
+                            };
+                            p.tag(&mut tried);
+                            tried.param("entry", "try_lock").param("cs_work", plan.cs_work);
+                            tried.notes.push(format!(
+                                "{name}: every critical section entered with the plugin's try_lock, retried until it succeeds"
+                            ));
+                            rec.param("cs_work", plan.cs_work);
+                            records.push(rec);
+                            rec = tried;
+                        }
                         rec
                     }
                     None => with_lock!(variant.as_str(), L => timed(plan, variant, threads, pmu, || Ok(L::new())))

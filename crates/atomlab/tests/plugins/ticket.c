@@ -90,6 +90,11 @@ static void ttas_unlock(void *p) {
 }
 
 static int ttas_try_lock(void *p) {
+#ifdef LYING_TRY_LOCK
+    /* Says it took the lock without taking it: atomlab must catch it. */
+    (void)p;
+    return 1;
+#endif
     _Bool expected = 0;
     /* ORDERING: acquire on success, as ttas_lock. */
     return atomic_compare_exchange_strong_explicit((_Atomic _Bool *)p, &expected, 1,
