@@ -211,7 +211,7 @@ impl Hold for Plugged {
     /// the section, which the detectors see.
     #[inline(always)]
     fn hold_section<R>(&self, k: u64, f: impl FnOnce() -> R) -> R {
-        if k % 2 == 0 || !self.0.has_try_lock() {
+        if k & 1 == 0 || !self.0.has_try_lock() {
             return self.0.with(f);
         }
         let mut f = Some(f);
