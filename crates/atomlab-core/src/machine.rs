@@ -29,8 +29,64 @@ impl PmuStatus {
     }
 }
 
+/// How busy the machine was: what explains a noisy result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// `/proc/loadavg`: runnable tasks averaged over 1, 5 and 15 minutes.
+    pub average: [f64; 3],
+    /// CPUs busy with any process over a short sample of `/proc/stat`
+    /// (`atomlab machine` takes one; absent elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub busy_cpus: Option<f64>,
+    /// The sample's length in seconds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sampled_s: Option<f64>,
+}
+
+impl Load {
+    /// The load average now; `None` where `/proc/loadavg` cannot be read.
+    pub fn now() -> Option<Load> {
+        let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+        let mut f = text.split_whitespace().map(|x| x.parse::<f64>().ok());
+        Some(Load {
+            average: [f.next()??, f.next()??, f.next()??],
+            busy_cpus: None,
+            sampled_s: None,
+        })
+    }
+
+    /// [`Load::now`], with the CPUs busy over `sample` measured from
+    /// `/proc/stat`'s first line (proc(5): user, nice, system, idle,
+    /// iowait, irq, softirq, steal, in clock ticks; idle and iowait are
+    /// idle) — this process itself sleeps meanwhile.
+    pub fn sampled(sample: std::time::Duration) -> Option<Load> {
+        fn ticks() -> Option<(f64, f64)> {
+            let stat = std::fs::read_to_string("/proc/stat").ok()?;
+            let cpu = stat.lines().next()?.strip_prefix("cpu ")?;
+            let v: Vec<f64> = cpu
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            let total: f64 = v.iter().take(8).sum();
+            let idle = v.get(3)? + v.get(4).unwrap_or(&0.0);
+            Some((total, idle))
+        }
+        let (t0, i0) = ticks()?;
+        std::thread::sleep(sample);
+        let (t1, i1) = ticks()?;
+        let mut load = Load::now()?;
+        let cpus = usable_cpus() as f64;
+        let dt = t1 - t0;
+        if dt > 0.0 {
+            load.busy_cpus = Some(((dt - (i1 - i0)) / dt * cpus).clamp(0.0, cpus));
+            load.sampled_s = Some(sample.as_secs_f64());
+        }
+        Some(load)
+    }
+}
+
 /// What this machine is, as far as a memory-ordering measurement cares.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
     /// `x86_64`, `aarch64`, `riscv64`…
     pub arch: String,
@@ -58,12 +114,41 @@ pub struct Machine {
     pub target_features: Vec<String>,
     /// Hardware counters.
     pub pmu: PmuStatus,
+    /// How busy the machine was when the fingerprint was taken.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub load: Option<Load>,
 }
 
 impl Machine {
     /// The fingerprint as labelled facts, in the order every table shows
     /// them (the terminal's `atomlab machine` and the HTML report).
     pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let load_average = match &self.load {
+            Some(l) => format!(
+                "{:.2} {:.2} {:.2} (runnable tasks over 1, 5 and 15 min, on {} CPUs)",
+                l.average[0], l.average[1], l.average[2], self.cpus
+            ),
+            None => "unknown".into(),
+        };
+        let available = match self
+            .load
+            .as_ref()
+            .and_then(|l| Some((l.busy_cpus?, l.sampled_s?)))
+        {
+            Some((busy, s)) => {
+                let free = (self.cpus as f64 - busy).max(0.0);
+                format!(
+                    "{free:.2} of {} CPUs idle over {s:.1} s ({busy:.2} busy with other work): {}",
+                    self.cpus,
+                    if busy >= 0.25 {
+                        "threads of a measurement will share CPUs with that work, and its figures will say so"
+                    } else {
+                        "quiet"
+                    }
+                )
+            }
+            None => "not sampled (atomlab machine samples it)".into(),
+        };
         let pmu = if self.pmu.available {
             "available".to_string()
         } else {
@@ -72,7 +157,7 @@ impl Machine {
                 self.pmu.reason.as_deref().unwrap_or("no reason given")
             )
         };
-        vec![
+        let mut facts = vec![
             ("arch", self.arch.clone()),
             ("cpu", self.cpu_model.clone()),
             ("cpus", self.cpus.to_string()),
@@ -84,7 +169,14 @@ impl Machine {
             ("target", self.target.clone()),
             ("target features", self.target_features.join(" ")),
             ("pmu", pmu),
-        ]
+        ];
+        // A fingerprint from before atomlab recorded the load (an imported
+        // or older run) shows no such rows.
+        if self.load.is_some() {
+            facts.push(("load average", load_average));
+            facts.push(("CPU available", available));
+        }
+        facts
     }
 
     /// Fingerprints the running machine. Never fails: what cannot be read is
@@ -119,6 +211,7 @@ impl Machine {
                 .map(str::to_string)
                 .collect(),
             pmu: PmuStatus::not_probed(),
+            load: Load::now(),
         }
     }
 
@@ -321,6 +414,24 @@ fn runtime_features(_cpuinfo: &str, _emulated: bool) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `machine` showed nothing of what explains a noisy result: now the
+    /// load average, and with a sample the CPUs other work keeps busy.
+    #[test]
+    fn the_fingerprint_says_how_busy_the_machine_is() {
+        let mut m = Machine::detect();
+        let load = Load::sampled(std::time::Duration::from_millis(100)).expect("/proc/stat");
+        let busy = load.busy_cpus.expect("a sample");
+        assert!((0.0..=m.cpus as f64).contains(&busy), "{busy}");
+        assert!(load.average.iter().all(|a| *a >= 0.0));
+        m.load = Some(load);
+        let facts = m.facts();
+        let get = |k: &str| facts.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
+        assert!(get("load average").is_some_and(|v| v.contains("runnable tasks")));
+        assert!(get("CPU available").is_some_and(|v| v.contains(" CPUs idle over 0.1 s")));
+        m.load = None;
+        assert!(m.facts().iter().all(|(n, _)| *n != "load average"));
+    }
 
     #[test]
     fn x86_model_name() {

@@ -9,6 +9,11 @@ use crate::render;
 pub fn run() -> CommandOutput {
     let mut machine = Machine::detect();
     atomlab_bench::batch::probe_pmu(&mut machine);
+    // What explains a noisy result: how much of the CPUs other work takes.
+    if let Some(load) = atomlab_core::machine::Load::sampled(std::time::Duration::from_millis(500))
+    {
+        machine.load = Some(load);
+    }
     CommandOutput {
         report: Report::new("machine", machine, Vec::new()),
         status: ExitStatus::Ok,
