@@ -620,6 +620,16 @@ pub fn record(r: &Ran) -> Record {
     for e in &res.pin_errors {
         rec.notes.push(format!("pinning refused: {e}"));
     }
+    // Relaxed outcomes need the threads running at once: on fewer CPUs
+    // they take turns, and a test that "never" shows one says little.
+    let cpus = atomlab_thread::allowed_cpus().len().max(1);
+    if test.threads.len() > cpus {
+        rec.notes.push(format!(
+            "the test's {} threads share {cpus} CPUs: they take turns more than they run together, so relaxed outcomes become rare (an outcome not seen here may still happen on a machine with {} CPUs)",
+            test.threads.len(),
+            test.threads.len()
+        ));
+    }
     if res.budget_exhausted > 0 {
         rec.notes.push(format!(
             "{} instances ran out of their loop budget and are not counted",

@@ -177,6 +177,16 @@ fn an_outcome_the_model_forbids_is_loud() {
         "{out}"
     );
     assert!(out.contains("forbidden by sc"), "{out}");
+    // Not "a CPU erratum or a wrong model": x86-TSO, this CPU's own
+    // model, allows it, and showing where the CPU is weaker than sc is
+    // what was asked.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("x86tso, this CPU's own model, allows it: sc is stronger than this CPU"),
+        "{out}"
+    );
+    assert!(!flat.contains("erratum"), "{out}");
+    assert!(!stderr(&o).contains("erratum"), "{}", stderr(&o));
     assert!(out.contains("replay: atomlab run "), "{out}");
     assert!(
         stderr(&o).contains("FORBIDDEN OUTCOME OBSERVED"),
@@ -725,4 +735,29 @@ fn a_test_the_model_cannot_judge_is_bound_not_a_pass() {
         "{out}"
     );
     assert!(!out.contains("ERROR"), "{out}");
+}
+
+/// A test of more threads than CPUs ran without a word; its threads take
+/// turns, so relaxed outcomes become rare, and the output says so.
+#[test]
+fn more_threads_than_cpus_are_said_to_share_them() {
+    if !x86_host() {
+        return;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let iriw = cli_support::golden("c/IRIW+acq.litmus");
+    let j = atomlab(&[
+        "run",
+        "--no-save",
+        "--json",
+        "--size",
+        "50",
+        "--runs",
+        "2",
+        &iriw,
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    let notes = doc["records"][0]["notes"].to_string();
+    let said = notes.contains("threads share");
+    assert_eq!(said, 4 > cpus, "{cpus} CPUs: {notes}");
 }

@@ -149,9 +149,33 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
 /// Says a forbidden outcome on stderr as soon as its test has run (the
 /// tables follow at the end); `suite` says its own the same way.
 pub(crate) fn say_forbidden(ran: &Ran) {
+    // This CPU's own model, when it was judged and allows the state: then
+    // a stronger model (sc) forbidding it is what was asked, not an erratum.
+    let host = match atomlab_run::host_isa() {
+        "x86_64" => "x86tso",
+        "aarch64" => "aarch64",
+        "riscv64" => "riscv",
+        _ => "",
+    };
+    let host_judged = ran
+        .models
+        .iter()
+        .any(|m| matches!(m, atomlab_model::ModelOutcome::Done(r) if r.model == host));
     for f in &ran.forbidden {
+        let host_forbids = ran
+            .forbidden
+            .iter()
+            .any(|g| g.model == host && g.state == f.state);
+        let cause = if host_judged && !host_forbids && f.model != host {
+            format!(
+                "{host}, this CPU's own model, allows it: {} is stronger than this CPU",
+                f.model
+            )
+        } else {
+            "a CPU erratum or a wrong model".to_string()
+        };
         eprintln!(
-            "atomlab: FORBIDDEN OUTCOME OBSERVED: {} state {} seen {} times, forbidden by {} (a CPU erratum or a wrong model); replay: {}",
+            "atomlab: FORBIDDEN OUTCOME OBSERVED: {} state {} seen {} times, forbidden by {} ({cause}); replay: {}",
             ran.test.name, f.state, f.count, f.model, ran.replay
         );
     }
