@@ -486,7 +486,7 @@ mod tests {
         );
         // The line is wrapped to 100 columns, its rest indented under it.
         assert!(out.contains(
-            "FORBIDDEN OUTCOME OBSERVED: SB 0:EAX=0; 1:EAX=0; seen 3 times, forbidden by sc (a CPU erratum or a\n  wrong model)\n  replay: atomlab run SB.litmus --seed 1\n"
+            "FORBIDDEN OUTCOME OBSERVED: SB 0:EAX=0; 1:EAX=0; seen 3 times, forbidden by sc (x86tso, this CPU's\n  own model, allows it: sc is stronger than this CPU, so seeing it shows where the CPU is weaker, as\n  asked)\n  replay: atomlab run SB.litmus --seed 1\n"
         ), "{out}");
         // The summary's row (its condition and models wrap to fit 100
         // columns onto the lines under it).
