@@ -336,9 +336,17 @@ where
                         // that never decrease (one clock, one producer).
                         let ok = if rate.is_some() { v >= last } else { v == items };
                         if !ok && sanity.is_none() {
-                            sanity = Some(format!(
-                                "item {items} read {v} after {last}: the ring lost, duplicated or reordered items"
-                            ));
+                            sanity = Some(if rate.is_some() {
+                                // At a rate the items are clock stamps,
+                                // not numbers: say them as such.
+                                format!(
+                                    "item {items} came out stamped {v} ticks, before the item ahead of it ({last} ticks): the ring reordered or duplicated items"
+                                )
+                            } else {
+                                format!(
+                                    "item {items} came out as item {v} after item {last}: the ring lost, duplicated or reordered items"
+                                )
+                            });
                         }
                         last = v;
                     };
@@ -822,12 +830,16 @@ fn record(
         Source::ClockGettime,
         items_per_sec.clone(),
     ));
-    r.metrics.push(Metric::new(
-        "ns_per_item",
-        Unit::NanosPerOp,
-        Source::ClockGettime,
-        per_run(&|o| (o.producer.items > 0).then(|| o.wall_ns() as f64 / items(o))),
-    ));
+    // The cost per item flat out; at a fixed rate wall / items is only
+    // 1 / rate (push_ns and pop_ns say what an item costs there).
+    if rate.is_none() {
+        r.metrics.push(Metric::new(
+            "ns_per_item",
+            Unit::NanosPerOp,
+            Source::ClockGettime,
+            per_run(&|o| (o.producer.items > 0).then(|| o.wall_ns() as f64 / items(o))),
+        ));
+    }
     let pct = |part: u64, whole: u64| (whole > 0).then(|| part as f64 * 100.0 / whole as f64);
     r.metrics.push(Metric::new(
         "producer_cpu",
@@ -1041,6 +1053,9 @@ mod tests {
         for _ in 0..5 {
             let p = plan("c11-acq-rel", "100k", 0.3);
             let r = run(&p, false, &mut |_| {}).unwrap().remove(0);
+            // At a rate, wall / items is 1 / rate, not a cost per item:
+            // no ns_per_item (it showed 10.0k in the flat-out column).
+            assert!(r.metric("ns_per_item").is_none(), "{:?}", r.metrics);
             let achieved = median(&r, "rate_achieved");
             assert_eq!(
                 r.flagged(FlagKind::RateNotSustained),
