@@ -643,7 +643,8 @@ pub fn compare_records<'a>(
             .chain(&b.underneath[key])
             .try_fold(f64::INFINITY, |acc, n| n.map(|n| acc.min(n)));
         for (name, unit, sa) in &a.metrics[key] {
-            if metric.is_some_and(|m| m != name) {
+            // `--metric a,b`: comma-separated, as every list option.
+            if metric.is_some_and(|m| !m.split(',').any(|one| one.trim() == name)) {
                 continue;
             }
             let Some(dir) = direction(name, *unit) else {
@@ -744,8 +745,11 @@ pub fn compare_sides(
         });
     }
     if let Some(m) = metric {
-        if result.rows.is_empty() && result.verdict_changes.is_empty() {
-            return Err(NotCompared::NoSuchMetric(m.to_string()));
+        // Each name asked for must be one both sides have.
+        for one in m.split(',').map(str::trim) {
+            if !result.rows.iter().any(|r| r.metric == one) {
+                return Err(NotCompared::NoSuchMetric(one.to_string()));
+            }
         }
     }
     if !result.compared_anything() {
@@ -843,6 +847,14 @@ mod tests {
         assert!(compare_sides(&a, &b, s, None).is_ok());
         let e = compare_sides(&a, &b, s, Some("nope")).unwrap_err();
         assert_eq!(e, NotCompared::NoSuchMetric("nope".into()));
+        assert!(e.to_string().starts_with("no metric named 'nope'"), "{e}");
+        // A list, comma-separated as every list option takes it.
+        let both =
+            compare_sides(&a, &b, Settings::default(), Some("ns_per_op,ops_per_sec")).unwrap();
+        let names: std::collections::BTreeSet<&str> =
+            both.rows.iter().map(|r| r.metric.as_str()).collect();
+        assert_eq!(names, ["ns_per_op", "ops_per_sec"].into());
+        let e = compare_sides(&a, &b, Settings::default(), Some("ns_per_op,nope")).unwrap_err();
         assert!(e.to_string().starts_with("no metric named 'nope'"), "{e}");
         let mut cut = bench("ttas", 1, &[10.0], 1);
         cut.param("interrupted", true);

@@ -426,6 +426,7 @@ fn a_saved_run_shows_its_summary() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let runs = atomlab(&["--store", &db, "runs", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let doc = &doc["runs"];
     let id = doc[0]["meta"]["id"].as_str().unwrap().to_string();
     assert_eq!(doc[0]["meta"]["command"], "run", "{doc}");
     let show = atomlab(&["--store", &db, "show", &id]);
@@ -465,6 +466,7 @@ fn show_prints_what_run_printed() {
     assert!(live.contains("FORBIDDEN OUTCOME OBSERVED"), "{live}");
     let runs = atomlab(&["--store", &db, "runs", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let doc = &doc["runs"];
     let id = doc[0]["meta"]["id"].as_str().unwrap().to_string();
     let show = atomlab(&["--store", &db, "show", &id]);
     let shown = String::from_utf8_lossy(&show.stdout);

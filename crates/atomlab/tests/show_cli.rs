@@ -11,7 +11,7 @@ use cli_support::{scratch, text, with_store};
 fn newest(store: &str) -> String {
     let o = with_store(store, &["runs", "--json"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).expect("runs --json");
-    runs[0]["meta"]["id"]
+    runs["runs"][0]["meta"]["id"]
         .as_str()
         .expect("a run id")
         .to_string()

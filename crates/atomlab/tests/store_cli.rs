@@ -18,10 +18,9 @@ fn runs_json(store: &str, extra: &[&str]) -> Vec<Value> {
     args.extend(extra);
     let o = run(store, &args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    serde_json::from_slice::<Value>(&o.stdout)
-        .unwrap()
+    serde_json::from_slice::<Value>(&o.stdout).unwrap()["runs"]
         .as_array()
-        .unwrap()
+        .expect("runs --json: the document's runs")
         .clone()
 }
 
@@ -399,7 +398,7 @@ fn shards_of_a_label_merge() {
         }
         let o = run(store, &["--label", &label, "--json", "runs"]);
         let runs: Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(runs.as_array().unwrap().len(), 3, "{store}");
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 3, "{store}");
         // The whole corpus in one process, for reference.
         let o = run(
             store,
@@ -931,8 +930,7 @@ fn a_read_only_store_file_is_refused_before_the_run_and_still_read() {
     let o = as_user(&["runs", "--json"]).unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(
-        serde_json::from_slice::<Value>(&o.stdout)
-            .unwrap()
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["runs"]
             .as_array()
             .map(Vec::len),
         Some(1)

@@ -41,9 +41,9 @@ pub struct BenchArgs {
     pub warmup: Option<f64>,
     /// Thread placement: spread (threads on the CPUs round-robin; spsc: producer and
     /// consumer on two CPUs), same (spsc: both on one CPU, time-sliced) or none (the
-    /// scheduler's choice); `--pin` alone is spread [default: spread].
-    #[arg(long, value_name = "spread|same|none", num_args = 0..=1,
-          default_missing_value = "spread", overrides_with = "no_pin")]
+    /// scheduler's choice) [default: spread]. A value is required, as in
+    /// stress and run.
+    #[arg(long, value_name = "spread|same|none", overrides_with = "no_pin")]
     pub pin: Option<String>,
     /// `--pin none`, as it was spelled before --pin took a placement.
     #[arg(long, hide = true, overrides_with = "pin")]

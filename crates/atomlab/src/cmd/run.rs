@@ -109,12 +109,14 @@ pub struct RunArgs {
     /// How threads meet between runs: `futex` (sleep) or `spin`.
     #[arg(long, value_parser = ["futex", "spin"], default_value = "futex")]
     pub run_barrier: String,
-    /// Stop a test after this long (runs done are kept; TIMEOUT, exit 1); 0 for no limit.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::args::parse_seconds)]
+    /// Stop a test after this long (runs done are kept; TIMEOUT, exit 1);
+    /// 0 for no limit. The same default as check's.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::args::parse_seconds)]
     pub timeout: f64,
-    /// Seed of the instance shuffle (printed in the replay line).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of the instance shuffle [default: from the clock; printed in
+    /// the replay line], as stress's seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
@@ -202,7 +204,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
             affinity,
             stride: if args.same_line { 8 } else { args.stride },
             timeout,
-            seed: args.seed,
+            seed: args.seed.unwrap_or_else(atomlab_stress::rng::fresh_seed),
             layout: match args.layout.as_str() {
                 "packed" => Layout::Packed,
                 _ => Layout::Blocks,
