@@ -89,8 +89,13 @@ pub fn write_packages(out: &mut impl Write, rows: &[PackageRow], given: usize) -
         .iter()
         .filter(|r| !r.llsc_only_files.is_empty())
         .map(|r| {
-            let files: Vec<&str> = r.llsc_only_files.iter().map(|f| r.member(f)).collect();
-            format!("{} ({})", r.name, files.join(", "))
+            // The package and a count, not every file (one had 87): the
+            // first names where to look; --by-file lists them all.
+            let first = r.member(&r.llsc_only_files[0]);
+            match r.llsc_only_files.len() {
+                1 => format!("{} ({first})", r.name),
+                n => format!("{} ({n} files, e.g. {first}; --by-file lists them)", r.name),
+            }
         })
         .collect();
     if crash.is_empty() && llsc.is_empty() {

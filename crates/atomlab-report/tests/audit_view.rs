@@ -62,6 +62,22 @@ fn packages_come_worst_first_with_what_needs_attention() {
     assert!(!out.contains("none (no unconditional LSE"), "{out}");
 }
 
+/// "needs attention" named every file of a package (60 for one, 87 for
+/// another): now the package, how many files, and the first.
+#[test]
+fn a_package_of_many_ll_sc_files_is_named_once_with_its_count() {
+    let many: Vec<String> = (0..60).map(|i| format!("usr/lib/lib{i}.so")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let rows = vec![row("big", Some(PackageVerdict::LlscOnly), &many)];
+    let out = text(|o| write_packages(o, &rows, 1));
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("big (60 files, e.g. usr/lib/lib0.so; --by-file lists them)"),
+        "{out}"
+    );
+    assert!(!out.contains("lib59.so"), "{out}");
+}
+
 #[test]
 fn no_package_audited_prints_no_table_and_says_so() {
     let out = text(|o| write_packages(o, &[], 2));

@@ -199,4 +199,14 @@ fn debian_arm64_packages_get_the_right_verdicts() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    // The gate says which file failed and why (it said "1 of 11 binaries
+    // do not meet" and named none, over a table ending "needs attention:
+    // none").
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("do not meet --require no-llsc:"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("  ") && l.contains("libatomic1_") && l.contains(".deb!")),
+        "{err}"
+    );
 }

@@ -168,11 +168,34 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<CommandOutpu
         ExitStatus::BadInput
     } else if failed > 0 {
         if let Some(r) = require {
+            // A CI gate says what failed, file by file, with the reason.
+            let failing: Vec<String> = b
+                .audits
+                .iter()
+                .zip(&b.checks)
+                .filter_map(|(a, c)| {
+                    let c = c.as_ref().filter(|c| c.met == Some(false))?;
+                    Some(match &c.reason {
+                        Some(why) => format!("{} ({why})", a.path),
+                        None => a.path.clone(),
+                    })
+                })
+                .collect();
+            const SHOWN: usize = 20;
             eprintln!(
-                "atomlab: audit: {failed} of {} binaries do not meet --require {}",
+                "atomlab: audit: {failed} of {} binaries do not meet --require {}:",
                 b.audits.len(),
                 r.name()
             );
+            for f in failing.iter().take(SHOWN) {
+                eprintln!("  {f}");
+            }
+            if failing.len() > SHOWN {
+                eprintln!(
+                    "  … and {} more (--json lists every one)",
+                    failing.len() - SHOWN
+                );
+            }
         }
         ExitStatus::VerdictFailed
     } else {
