@@ -404,6 +404,9 @@ pub fn round_trip(rows: &[Row<'_>], target: Target) -> Table {
     t
 }
 
+/// What the timed table's columns and statuses mean, under it.
+pub const TIMED_LEGEND: &str = "legend: line: shared (one object for every thread) or private (one each); ops/s: every thread's operations over the run's wall time; ns/op: one thread's time per operation (threads x wall / operations); ref-cyc/op: ticks of the constant-rate reference counter (TSC, CNTVCT) per operation, not core cycles; cyc/op, inst/op: core cycles and instructions from the PMU; cpu %: the threads' CPU time over their wall time (below 100: they were off the CPU); fairness: the fewest operations of one thread over the most; cv: the runs' coefficient of variation; status: ok, implausible (faster than this machine can go: no figure), runs excluded, not contended as asked (the threads did not run together), incorrect (a plugin broke the check: no figure), crashed, hung or exited (a plugin's cell ended without figures)";
+
 /// A table's definition: its rows to its table.
 type Definition = fn(&[Row<'_>]) -> Table;
 
@@ -450,6 +453,9 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
         if seen.insert(note.as_str()) {
             writeln!(out, "note: {note}")?;
         }
+    }
+    if !of(TableKind::Timed).is_empty() {
+        writeln!(out, "{TIMED_LEGEND}")?;
     }
     if !report.machine.pmu.available {
         writeln!(

@@ -91,8 +91,14 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
             writeln!(out, "  replay: {line}")?;
         }
     }
+    writeln!(out, "{STRESS_LEGEND}")?;
     Ok(())
 }
+
+/// What the stress table's columns and verdicts mean, under it (the
+/// terminal spells NOT OBSERVED with a space; JSON and the report's data
+/// with an underscore, NOT_OBSERVED, as every machine-read verdict).
+pub const STRESS_LEGEND: &str = "legend: expected: correct, or broken (built to fail, to show the detectors catch it); ops: critical sections, items or operations run; violations: what the detectors caught (mutual exclusion, lost updates, lost, duplicated or torn items, early frees); first after: time to the first violation; verdict: PASS (a correct variant, no violation), FAIL (a correct variant with violations, or a broken one caught), NOT OBSERVED (a broken variant whose bug did not show: the reason is under it), TIMEOUT (stopped undecided)";
 
 #[cfg(test)]
 mod tests {
@@ -118,6 +124,16 @@ mod tests {
         let mut out = Vec::new();
         write_terminal(&mut out, &[r, other]).unwrap();
         let out = String::from_utf8(out).unwrap();
+        // The legend closes the view (what each column and verdict means).
+        let (out, legend) = out.split_at(out.find("legend: ").expect("a legend"));
+        assert!(
+            legend.contains("first after: time to the first violation"),
+            "{legend}"
+        );
+        assert!(
+            legend.contains("NOT OBSERVED (a broken variant"),
+            "{legend}"
+        );
         assert_eq!(
             out,
             "| scenario | variant | expected | threads | ops | time | violations | first after | verdict |\n\

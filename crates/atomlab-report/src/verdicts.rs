@@ -27,7 +27,7 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = runs_differ(recs);
     out.push_str(
         "<p class=\"lead\">A correct variant should PASS; a known-broken one should FAIL \
-         (its violations caught, so the detector works). NOT_OBSERVED is a broken variant \
+         (its violations caught, so the detector works). NOT OBSERVED is a broken variant \
          whose breakage this run did not hit: weak evidence, not a pass.</p>\n",
     );
     let mut header = vec![];
@@ -48,7 +48,9 @@ pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     for x in recs {
         let r = x.r;
         let expected = param(r, "expected");
-        let word = r.verdict.map(Verdict::as_str).unwrap_or("-");
+        // People read the words (NOT OBSERVED); the data attributes and
+        // JSON keep the machine spelling (NOT_OBSERVED).
+        let word = r.verdict.map(Verdict::words).unwrap_or("-");
         let class = match (expected.as_str(), r.verdict) {
             (_, Some(Verdict::Timeout | Verdict::Bound)) => "warn",
             ("correct", Some(Verdict::Pass)) | ("broken", Some(Verdict::Fail)) => "ok",
