@@ -1,8 +1,12 @@
 //! Turning the command line's paths into ELF images: plain files,
 //! directories and Debian packages, handed to the audit one at a time.
 //!
-//! Directories are walked recursively in name order, symbolic links not
-//! followed so that nothing is counted twice.
+//! Directories are walked recursively in name order. A symbolic link to a
+//! regular file is followed, unless that file is listed under its own name
+//! too (`libfoo.so` → `libfoo.so.1.2`: audited once); a link to a
+//! directory, or to nothing, is passed over and named in
+//! [`Expanded::skipped_links`], so that nothing is counted twice and
+//! nothing is skipped without a word.
 //!
 //! A package is read as deb(5) lays it out: an `ar` archive in the common
 //! format of ar(5) (deb(5): "no long file name extensions", names of at
@@ -32,8 +36,9 @@
 //! shown as the installed `/usr/bin/x`, `../../etc/x` unchanged), and
 //! nothing read from a package is ever written to disk.
 
+use std::collections::HashSet;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use atomlab_core::text::shown;
 
@@ -47,6 +52,15 @@ pub struct ElfInput {
     pub data: Vec<u8>,
 }
 
+/// A symbolic link a directory walk passed over, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLink {
+    /// The link, as shown.
+    pub path: String,
+    /// Why it was not followed.
+    pub why: &'static str,
+}
+
 /// What a path expanded to.
 #[derive(Default)]
 pub struct Expanded {
@@ -58,6 +72,8 @@ pub struct Expanded {
     pub errors: Vec<AuditError>,
     /// Non-ELF files passed over inside directories and packages.
     pub skipped_non_elf: u64,
+    /// Symbolic links passed over inside directories.
+    pub skipped_links: Vec<SkippedLink>,
     /// Each package's control fields (its path as shown, then the fields),
     /// for the packages whose control member could be read.
     pub controls: Vec<(String, DebControl)>,
@@ -866,10 +882,9 @@ pub fn looks_like_package(path: &Path) -> bool {
 
 /// Adds to `units` what [`expand`] would audit under `path`, one unit per
 /// package or ELF file, without reading them: `path` itself when it is a
-/// file; for a directory, its ELF files and `.deb` packages (walked in name
-/// order, symbolic links not followed). Other files in directories are
-/// counted in `out.skipped_non_elf`.
-pub fn list_units(path: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded) {
+/// file; for a directory, what [`list_dir`] finds. Other files in
+/// directories are counted in `out.skipped_non_elf`.
+pub fn list_units(path: &Path, units: &mut Vec<PathBuf>, out: &mut Expanded) {
     match std::fs::metadata(path) {
         Err(e) => out.errors.push(io_err(path, e)),
         Ok(m) if m.is_dir() => {
@@ -885,7 +900,46 @@ pub fn list_units(path: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Ex
     }
 }
 
-pub(crate) fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mut Expanded) {
+/// A file a directory walk found.
+struct Found {
+    path: PathBuf,
+    /// Reached through a symbolic link.
+    link: bool,
+    /// Its device and inode, which tell one file under two names.
+    id: Option<(u64, u64)>,
+}
+
+/// Adds to `units` the ELF files and `.deb` packages below `dir`, in name
+/// order. A symbolic link to a regular file counts as that file, unless
+/// the file is listed under its own name too (or through an earlier
+/// link): then it is passed over, as are links to directories (which
+/// could loop) and links to nothing, each named in `out.skipped_links`.
+pub(crate) fn list_dir(dir: &Path, units: &mut Vec<PathBuf>, out: &mut Expanded) {
+    let mut found = Vec::new();
+    collect(dir, &mut found, out);
+    let own_names: HashSet<(u64, u64)> = found
+        .iter()
+        .filter(|f| !f.link)
+        .filter_map(|f| f.id)
+        .collect();
+    let mut linked = HashSet::new();
+    for f in found {
+        let twice =
+            f.id.is_some_and(|id| own_names.contains(&id) || !linked.insert(id));
+        if f.link && twice {
+            out.skipped_links.push(SkippedLink {
+                path: path_shown(&f.path),
+                why: "a link to a file audited under another name",
+            });
+        } else {
+            units.push(f.path);
+        }
+    }
+}
+
+/// The files below `dir` that are ELF files or `.deb` packages, walked in
+/// name order.
+fn collect(dir: &Path, found: &mut Vec<Found>, out: &mut Expanded) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -898,24 +952,72 @@ pub(crate) fn list_dir(dir: &Path, units: &mut Vec<std::path::PathBuf>, out: &mu
     for entry in paths {
         let path = entry.path();
         let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_symlink() {
+        if ft.is_dir() {
+            collect(&path, found, out);
             continue;
         }
-        if ft.is_dir() {
-            list_dir(&path, units, out);
-        } else if ft.is_file() {
-            let mut head = [0u8; 8];
-            let n = std::fs::File::open(&path)
-                .and_then(|mut f| f.read(&mut head))
-                .unwrap_or(0);
-            if head[..n].starts_with(ELF_MAGIC)
-                || (head[..n].starts_with(AR_MAGIC) && path.extension().is_some_and(|e| e == "deb"))
-            {
-                units.push(path);
-            } else {
-                out.skipped_non_elf += 1;
+        // A link is followed to what it points to.
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) => m,
+            Err(_) if ft.is_symlink() => {
+                out.skipped_links.push(SkippedLink {
+                    path: path_shown(&path),
+                    why: "a link to nothing",
+                });
+                continue;
             }
+            Err(e) => {
+                out.errors.push(io_err(&path, e));
+                continue;
+            }
+        };
+        if meta.is_dir() {
+            out.skipped_links.push(SkippedLink {
+                path: path_shown(&path),
+                why: "a link to a directory, not followed (so that nothing is audited twice)",
+            });
+            continue;
         }
+        if !meta.is_file() {
+            continue;
+        }
+        if is_unit(&path) {
+            found.push(Found {
+                path,
+                link: ft.is_symlink(),
+                id: file_id(&meta),
+            });
+        } else {
+            out.skipped_non_elf += 1;
+        }
+    }
+}
+
+/// Whether a file in a directory is audited: an ELF file, or an `ar`
+/// archive named `.deb` (the link's name or its target's).
+fn is_unit(path: &Path) -> bool {
+    let mut head = Vec::with_capacity(8);
+    let read = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    if read.is_err() {
+        return false;
+    }
+    let is_deb = |p: &Path| p.extension().is_some_and(|e| e == "deb");
+    head.starts_with(ELF_MAGIC)
+        || (head.starts_with(AR_MAGIC)
+            && (is_deb(path) || std::fs::canonicalize(path).is_ok_and(|p| is_deb(&p))))
+}
+
+/// The device and inode of a file, where the system has them.
+fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
     }
 }
 

@@ -88,6 +88,8 @@ pub struct AuditRun {
     pub errors: Vec<AuditError>,
     /// Non-ELF files passed over inside directories and packages.
     pub skipped_non_elf: u64,
+    /// Symbolic links passed over inside directories.
+    pub skipped_links: Vec<input::SkippedLink>,
 }
 
 /// Where a long audit has got to, for progress displays.
@@ -150,6 +152,7 @@ pub fn audit_paths_on(
         });
         run.errors.append(&mut expanded.errors);
         run.skipped_non_elf += expanded.skipped_non_elf;
+        run.skipped_links.append(&mut expanded.skipped_links);
         for r in results {
             match r {
                 Ok(a) => run.audits.push(a),
@@ -183,6 +186,7 @@ fn audit_dir(
     input::list_dir(dir, &mut units, &mut listed);
     run.errors.append(&mut listed.errors);
     run.skipped_non_elf += listed.skipped_non_elf;
+    run.skipped_links.append(&mut listed.skipped_links);
     // Largest first, so that no worker is left with a big file at the end.
     let mut order: Vec<(u64, usize)> = units
         .iter()

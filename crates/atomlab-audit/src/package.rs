@@ -262,15 +262,16 @@ pub fn audit_unit(path: &Path) -> PackageAudit {
 }
 
 /// The units under `paths`: each `.deb` and each ELF file (directories
-/// walked in name order, symbolic links not followed), with the errors of
-/// paths that could not be listed and the count of other files passed over.
-pub fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<AuditError>, u64) {
+/// walked in name order, as [`input::list_units`] does), with the
+/// listing's errors, the count of other files passed over and the
+/// symbolic links passed over.
+pub fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Expanded) {
     let mut units = Vec::new();
     let mut out = Expanded::default();
     for p in paths {
         input::list_units(p, &mut units, &mut out);
     }
-    (units, out.errors, out.skipped_non_elf)
+    (units, out)
 }
 
 #[cfg(test)]
