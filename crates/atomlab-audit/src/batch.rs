@@ -334,15 +334,12 @@ impl Batch {
                         .filter_map(|r| r.error.as_ref().map(|line| input_error(&r.path, line))),
                 )
                 .collect(),
+            // The message without the path it starts with, which the
+            // printer writes before it (it was written twice).
             _ => self
                 .errors
                 .iter()
-                .map(|e| InputError {
-                    input: e.path().to_string(),
-                    line: None,
-                    column: None,
-                    message: e.to_string(),
-                })
+                .map(|e| input_error(e.path(), &e.to_string()))
                 .collect(),
         }
     }

@@ -1,6 +1,7 @@
 //! `atomlab audit` over folders (issue 33): a symbolic link to a package
 //! or an ELF file is followed (once, however many names lead to the file),
-//! and a link it does not follow is named in a note.
+//! a link it does not follow is named in a note, and an input that could
+//! not be audited is named once on its line.
 
 mod audit_support;
 mod cli_support;
@@ -108,4 +109,42 @@ fn a_library_and_its_links_are_audited_once() {
     paths.sort();
     assert_eq!(paths, ["libx.so.1.2", "outside-link"], "{err}");
     assert!(err.contains("audited under another name"), "{err}");
+}
+
+/// Before: `--by-file` of a package with no ELF file, and a folder with
+/// none, printed the path twice ("x.deb: x.deb: no ELF file…").
+#[test]
+fn an_input_without_elf_files_is_named_once() {
+    let dir = scratch("named-once");
+    let mut tar = Vec::new();
+    deb::tar_file(&mut tar, b"./usr/share/doc/meta/copyright", b"text\n");
+    deb::tar_end(&mut tar);
+    let meta = dir.join("meta_1.0_all.deb");
+    std::fs::write(&meta, deb::deb("meta", &tar)).unwrap();
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("README"), "no ELF here\n").unwrap();
+    for (args, input) in [
+        (&["--by-file"][..], &meta),
+        (&[][..], &meta),
+        (&[][..], &empty),
+    ] {
+        let o = atomlab()
+            .args(["audit", "--no-save"])
+            .args(args)
+            .arg(input)
+            .output()
+            .unwrap();
+        let (_, err) = text(&o);
+        let name = input.display().to_string();
+        let line = err
+            .lines()
+            .find(|l| l.contains("no ELF file"))
+            .unwrap_or_else(|| panic!("{args:?} {name}: no line says so: {err}"));
+        assert_eq!(
+            line.matches(name.as_str()).count(),
+            1,
+            "{args:?}: the path once: {line}"
+        );
+    }
 }
