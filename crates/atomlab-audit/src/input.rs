@@ -882,8 +882,10 @@ pub fn looks_like_package(path: &Path) -> bool {
 
 /// Adds to `units` what [`expand`] would audit under `path`, one unit per
 /// package or ELF file, without reading them: `path` itself when it is a
-/// file; for a directory, what [`list_dir`] finds. Other files in
-/// directories are counted in `out.skipped_non_elf`.
+/// file; for a directory, its ELF files and `.deb` packages, walked as the
+/// module's documentation says (links passed over go to
+/// `out.skipped_links`). Other files in directories are counted in
+/// `out.skipped_non_elf`.
 pub fn list_units(path: &Path, units: &mut Vec<PathBuf>, out: &mut Expanded) {
     match std::fs::metadata(path) {
         Err(e) => out.errors.push(io_err(path, e)),
