@@ -291,6 +291,8 @@ pub struct Batch {
     pub errors: Vec<AuditError>,
     /// Non-ELF files passed over inside directories and packages.
     pub skipped_non_elf: u64,
+    /// Symbolic links passed over inside directories, and why.
+    pub skipped_links: Vec<crate::input::SkippedLink>,
     /// Whether the result is a row per package (packages, and neither
     /// `by_file` nor `by_function`).
     pub by_package: bool,
@@ -332,15 +334,12 @@ impl Batch {
                         .filter_map(|r| r.error.as_ref().map(|line| input_error(&r.path, line))),
                 )
                 .collect(),
+            // The message without the path it starts with, which the
+            // printer writes before it (it was written twice).
             _ => self
                 .errors
                 .iter()
-                .map(|e| InputError {
-                    input: e.path().to_string(),
-                    line: None,
-                    column: None,
-                    message: e.to_string(),
-                })
+                .map(|e| input_error(e.path(), &e.to_string()))
                 .collect(),
         }
     }
@@ -370,16 +369,17 @@ pub fn audit(
     options: &Options,
     progress: &mut (dyn FnMut(Step<'_>) + Send),
 ) -> Batch {
-    let (units, mut list_errors, list_skipped) = crate::package::units(paths);
+    let (units, mut listing) = crate::package::units(paths);
     let (run, packages) = if units.iter().any(|u| crate::input::looks_like_package(u)) {
-        list_errors.extend(not_fetched);
+        listing.errors.extend(not_fetched);
         progress(Step::Packages(units.len()));
         let packages = audit_units(&units, options.jobs, progress);
         let rows: Vec<PackageRow> = packages.iter().map(PackageRow::of).collect();
         let mut run = AuditRun {
             audits: Vec::new(),
-            errors: list_errors,
-            skipped_non_elf: list_skipped,
+            errors: listing.errors,
+            skipped_non_elf: listing.skipped_non_elf,
+            skipped_links: listing.skipped_links,
         };
         for p in packages {
             run.audits.extend(p.audits);
@@ -429,6 +429,7 @@ fn judge(mut run: AuditRun, packages: Option<Vec<PackageRow>>, options: &Options
         packages,
         errors: run.errors,
         skipped_non_elf: run.skipped_non_elf,
+        skipped_links: run.skipped_links,
         by_package,
         records,
     }

@@ -66,6 +66,14 @@ pub(crate) struct Image<'a> {
     pub notes: Vec<String>,
 }
 
+/// A name read from the file (a symbol, a section), as every output shows
+/// it: control characters made visible (an ANSI escape or a newline in a
+/// symbol name would recolour the terminal or forge a table row), cut at
+/// [`crate::input::MAX_NAME_CHARS`].
+fn shown_name(name: &str) -> String {
+    atomlab_core::text::shown(name, crate::input::MAX_NAME_CHARS)
+}
+
 fn arch_name(file: &object::File<'_>) -> String {
     let machine = match file {
         object::File::Elf32(f) => f.elf_header().e_machine.get(f.endian()).0,
@@ -128,7 +136,7 @@ impl<'a> Image<'a> {
             if section.kind() != SectionKind::Text {
                 continue;
             }
-            let name = section.name().unwrap_or("?").to_string();
+            let name = shown_name(section.name().unwrap_or("?"));
             let bytes = section.data().map_err(|e| {
                 corrupt(format!(
                     "section {name} (address {:#x}, {} bytes) lies outside the file: {e}",
@@ -203,7 +211,7 @@ impl<'a> Image<'a> {
                     symbols.push(FuncSymbol {
                         addr: sym.address(),
                         size: sym.size(),
-                        name: name.to_string(),
+                        name: shown_name(name),
                     });
                 }
             }
@@ -247,7 +255,7 @@ impl<'a> Image<'a> {
                     if let Ok(sym) = dynsym.symbol_by_index(idx) {
                         if let Ok(name) = sym.name() {
                             if !name.is_empty() {
-                                got_slots.insert(offset, name.to_string());
+                                got_slots.insert(offset, shown_name(name));
                             }
                         }
                     }
@@ -431,7 +439,7 @@ fn go_functions(data: &[u8], notes: &mut Vec<String>) -> Vec<FuncSymbol> {
                 .checked_add(name_off)
                 .and_then(|o| data.get(o..))
                 .and_then(|b| b.split(|&c| c == 0).next())
-                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .map(|b| shown_name(&String::from_utf8_lossy(b)))
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| format!("go@{addr:#x}"));
             out.push(FuncSymbol {

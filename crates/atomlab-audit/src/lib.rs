@@ -16,13 +16,16 @@
 //! with its evidence named (`dispatch.rs`); only one behind no test is
 //! "needs ARMv8.1 (SIGILL on ARMv8.0)".
 //!
-//! Crates: `object` reads ELF and `ar` (it returns errors rather than
+//! Crates: `object` reads ELF (it returns errors rather than
 //! panicking on bad input, which tests/audit_fuzz.rs in the CLI crate checks), `gimli` reads `.eh_frame` for
 //! function starts in stripped binaries, `yaxpeax-arm` decodes A64 (pure
 //! Rust, no C toolchain, covers LSE, RCpc and LOR), `iced-x86` decodes x86
 //! with only its decoder compiled, `riscv-decode` decodes RV64 base and A.
-//! `tar`, `lzma-rs`, `ruzstd` and `flate2` (miniz_oxide backend) unpack
-//! `.deb` data archives in pure Rust.
+//! `tar`, `lzma-rust2`, `ruzstd` and `flate2` (miniz_oxide backend) unpack
+//! `.deb` data archives in pure Rust, streamed (input.rs: the `ar` layer is
+//! read there, as deb(5) describes it). `lzma-rust2` replaced `lzma-rs`,
+//! whose LZMA2 decoder held a whole xz block (a whole single-threaded
+//! `.tar.xz`) in memory before handing any of it on (issue 33).
 //!
 //! # Limitations
 //! - The scan is a linear sweep over executable sections, like objdump's, so
@@ -85,6 +88,8 @@ pub struct AuditRun {
     pub errors: Vec<AuditError>,
     /// Non-ELF files passed over inside directories and packages.
     pub skipped_non_elf: u64,
+    /// Symbolic links passed over inside directories.
+    pub skipped_links: Vec<input::SkippedLink>,
 }
 
 /// Where a long audit has got to, for progress displays.
@@ -134,18 +139,22 @@ pub fn audit_paths_on(
             audit_dir(path, jobs, progress, &mut run);
             continue;
         }
+        // One ELF file, or a package's, audited as it is read.
         let mut expanded = input::Expanded::default();
-        input::expand(path, &mut expanded);
+        let mut results = Vec::new();
+        input::expand_each(path, &mut expanded, &mut |path, data| {
+            progress(Progress::Auditing {
+                path,
+                index: results.len() + 1,
+                total: results.len() + 1,
+            });
+            results.push(audit_bytes(path, data));
+        });
         run.errors.append(&mut expanded.errors);
         run.skipped_non_elf += expanded.skipped_non_elf;
-        let total = expanded.inputs.len();
-        for (i, inp) in expanded.inputs.into_iter().enumerate() {
-            progress(Progress::Auditing {
-                path: &inp.path,
-                index: i + 1,
-                total,
-            });
-            match audit_bytes(&inp.path, &inp.data) {
+        run.skipped_links.append(&mut expanded.skipped_links);
+        for r in results {
+            match r {
                 Ok(a) => run.audits.push(a),
                 Err(e) => run.errors.push(e),
             }
@@ -177,6 +186,7 @@ fn audit_dir(
     input::list_dir(dir, &mut units, &mut listed);
     run.errors.append(&mut listed.errors);
     run.skipped_non_elf += listed.skipped_non_elf;
+    run.skipped_links.append(&mut listed.skipped_links);
     // Largest first, so that no worker is left with a big file at the end.
     let mut order: Vec<(u64, usize)> = units
         .iter()
@@ -197,19 +207,10 @@ fn audit_dir(
             let k = next.fetch_add(1, Ordering::Relaxed);
             let Some(&(_, i)) = order.get(k) else { break };
             let mut read = input::Expanded::default();
-            let elf = input::read_listed_into(&units[i], &mut buf, &mut read);
-            let path = units[i].display().to_string();
             let mut audits = Vec::new();
-            // The file itself, or the ELF files of a .deb found in the walk.
-            let files = elf
-                .then_some((path.as_str(), buf.as_slice()))
-                .into_iter()
-                .chain(
-                    read.inputs
-                        .iter()
-                        .map(|f| (f.path.as_str(), f.data.as_slice())),
-                );
-            for (path, data) in files {
+            // The file itself, or each ELF file of a .deb found in the
+            // walk, audited as it is read.
+            input::read_listed_each(&units[i], &mut buf, &mut read, &mut |path, data| {
                 if let Ok(mut p) = progress.lock() {
                     (*p)(Progress::Auditing {
                         path,
@@ -218,7 +219,7 @@ fn audit_dir(
                     });
                 }
                 audits.push(audit_bytes(path, data));
-            }
+            });
             if let Ok(mut slot) = results[i].lock() {
                 *slot = Some(DirFile {
                     read_errors: read.errors,

@@ -205,25 +205,31 @@ pub fn package_name(path: &Path) -> String {
         .file_name()
         .map(|f| f.to_string_lossy().to_string())
         .unwrap_or_else(|| path.display().to_string());
-    match file.split_once('_') {
-        Some((name, _)) if !name.is_empty() => name.to_string(),
-        _ => file.trim_end_matches(".deb").to_string(),
-    }
+    let name = match file.split_once('_') {
+        Some((name, _)) if !name.is_empty() => name,
+        _ => file.trim_end_matches(".deb"),
+    };
+    atomlab_core::text::shown(name, input::MAX_NAME_CHARS)
 }
 
 /// Audits one unit (a `.deb`, or an ELF file) on the calling thread.
 pub fn audit_unit(path: &Path) -> PackageAudit {
     let mut expanded = Expanded::default();
-    input::expand(path, &mut expanded);
     let is_package = input::looks_like_package(path);
     let mut audits = Vec::new();
-    let mut errors = std::mem::take(&mut expanded.errors);
-    for inp in std::mem::take(&mut expanded.inputs) {
-        match crate::audit_bytes(&inp.path, &inp.data) {
+    let mut audit_errors = Vec::new();
+    // Each ELF file audited as it is read, its bytes dropped before the
+    // next is read (issue 33: a package's files were all held at once).
+    input::expand_each(
+        path,
+        &mut expanded,
+        &mut |path, data| match crate::audit_bytes(path, data) {
             Ok(a) => audits.push(a),
-            Err(e) => errors.push(e),
-        }
-    }
+            Err(e) => audit_errors.push(e),
+        },
+    );
+    let mut errors = std::mem::take(&mut expanded.errors);
+    errors.append(&mut audit_errors);
     let mut verdict = None;
     let mut deciding_file = None;
     for a in &audits {
@@ -238,11 +244,11 @@ pub fn audit_unit(path: &Path) -> PackageAudit {
     let name = match (&control, is_package) {
         (Some(c), _) => c.package.clone(),
         (None, true) => package_name(path),
-        (None, false) => path.display().to_string(),
+        (None, false) => input::path_shown(path),
     };
     let (version, architecture) = control.map_or((None, None), |c| (c.version, c.architecture));
     PackageAudit {
-        path: path.display().to_string(),
+        path: input::path_shown(path),
         name,
         version,
         architecture,
@@ -256,15 +262,16 @@ pub fn audit_unit(path: &Path) -> PackageAudit {
 }
 
 /// The units under `paths`: each `.deb` and each ELF file (directories
-/// walked in name order, symbolic links not followed), with the errors of
-/// paths that could not be listed and the count of other files passed over.
-pub fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<AuditError>, u64) {
+/// walked in name order, as [`input::list_units`] does), with the
+/// listing's errors, the count of other files passed over and the
+/// symbolic links passed over.
+pub fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Expanded) {
     let mut units = Vec::new();
     let mut out = Expanded::default();
     for p in paths {
         input::list_units(p, &mut units, &mut out);
     }
-    (units, out.errors, out.skipped_non_elf)
+    (units, out)
 }
 
 #[cfg(test)]

@@ -158,6 +158,10 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<CommandOutpu
         eprintln!("atomlab: audit: {note}");
         note
     });
+    let links = links_note(&b.skipped_links);
+    if let Some(note) = &links {
+        eprintln!("atomlab: audit: {note}");
+    }
     let failed = b.failed();
     let status = if b.by_package && b.audited_packages() == 0 {
         ExitStatus::BadInput
@@ -208,6 +212,7 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<CommandOutpu
     let mut report = Report::new("audit", Machine::detect(), b.records);
     report.errors = errors;
     report.notes.extend(passed_over);
+    report.notes.extend(links);
     Ok(CommandOutput {
         report,
         status,
@@ -220,6 +225,29 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<CommandOutpu
             None => crate::render::show(report),
         }),
     })
+}
+
+/// The symbolic links a directory walk passed over, in one note: how
+/// many, and the first few with why (the rest are of the same kinds).
+fn links_note(links: &[atomlab_audit::input::SkippedLink]) -> Option<String> {
+    const NAMED: usize = 3;
+    if links.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = links
+        .iter()
+        .take(NAMED)
+        .map(|l| format!("{} ({})", l.path, l.why))
+        .collect();
+    let more = match links.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some(format!(
+        "passed over {} symbolic link(s) in directories: {}{more}",
+        links.len(),
+        named.join(", ")
+    ))
 }
 
 /// Fetches `--apt`'s packages and adds them to the paths; the packages apt

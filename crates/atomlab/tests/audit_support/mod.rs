@@ -4,6 +4,8 @@
 //! parsing GNU objdump's disassembly for the reference counts.
 #![allow(dead_code)]
 
+pub mod deb;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
