@@ -166,7 +166,7 @@ fn names_from_a_package_are_shown_escaped_everywhere() {
     // The saved run shows the same.
     let runs = run(&["runs", "--json"]);
     let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).expect("runs --json");
-    let id = runs[0]["meta"]["id"]
+    let id = runs["runs"][0]["meta"]["id"]
         .as_str()
         .expect("a run id")
         .to_string();
