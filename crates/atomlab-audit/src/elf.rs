@@ -265,11 +265,17 @@ impl<'a> Image<'a> {
 
         let mut fdes = eh_frame_ranges(&file, &mut notes);
         let fde_starts = fdes.iter().map(|r| r.0).collect();
-        let go_funcs = file
-            .section_by_name(".gopclntab")
-            .and_then(|s| s.data().ok())
-            .map(|d| go_functions(d, &mut notes))
-            .unwrap_or_default();
+        let go_funcs = match file.section_by_name(".gopclntab") {
+            Some(s) => s
+                .data()
+                .ok()
+                .map(|d| go_functions(d, &mut notes))
+                .unwrap_or_default(),
+            // Externally linked Go PIEs (Debian's `age`) carry no
+            // .gopclntab section: the table lies in .data.rel.ro or
+            // .rodata, found by its header as Go's own debug/gosym does.
+            None => pclntab_without_section(&file, &mut notes),
+        };
         fdes.extend(
             go_funcs
                 .iter()
@@ -391,6 +397,56 @@ fn eh_frame_ranges(file: &object::File<'_>, notes: &mut Vec<String>) -> Vec<(u64
         }
     }
     starts
+}
+
+/// Go's pcln table where no `.gopclntab` section names it: a Go binary
+/// (a `.go.buildinfo` section or `.note.go.buildid`) whose read-only data
+/// holds the table's header (Go 1.18+ magic `0xfffffff0`/`0xfffffff1`,
+/// two zero bytes, an instruction size quantum of 1, 2 or 4 and a
+/// pointer size of 8; runtime/symtab.go's `pcHeader`). The first such
+/// header whose table parses into functions inside the code wins.
+fn pclntab_without_section(file: &object::File<'_>, notes: &mut Vec<String>) -> Vec<FuncSymbol> {
+    let is_go = file.section_by_name(".go.buildinfo").is_some()
+        || file.section_by_name(".note.go.buildid").is_some();
+    if !is_go {
+        return Vec::new();
+    }
+    let text = file
+        .section_by_name(".text")
+        .map(|t| (t.address(), t.address().saturating_add(t.size())));
+    for name in [".data.rel.ro", ".rodata", ".noptrdata"] {
+        let Some(data) = file.section_by_name(name).and_then(|s| s.data().ok()) else {
+            continue;
+        };
+        let mut at = 0;
+        while let Some(i) = data[at..]
+            .windows(8)
+            .position(|w| {
+                (w[..4] == [0xf0, 0xff, 0xff, 0xff] || w[..4] == [0xf1, 0xff, 0xff, 0xff])
+                    && w[4] == 0
+                    && w[5] == 0
+                    && matches!(w[6], 1 | 2 | 4)
+                    && w[7] == 8
+            })
+            .map(|i| at + i)
+        {
+            let mut quiet = Vec::new();
+            let funcs = go_functions(&data[i..], &mut quiet);
+            let inside = |f: &FuncSymbol| text.is_none_or(|(lo, hi)| lo <= f.addr && f.addr < hi);
+            if !funcs.is_empty() && funcs.iter().all(inside) {
+                notes.push(format!(
+                    "Go's function table found by its header in {name} (the file has no .gopclntab section): {} Go functions",
+                    funcs.len()
+                ));
+                return funcs;
+            }
+            at = i + 1;
+        }
+    }
+    notes.push(
+        "a Go binary without a .gopclntab section, and no pcln table header found in its read-only data: Go functions not listed, so code outside the known functions is unattributed".into(),
+    );
+    Vec::new()
 }
 
 /// Functions from a Go 1.18+ `.gopclntab` (Go's runtime/symtab.go: the
