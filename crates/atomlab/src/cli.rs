@@ -136,6 +136,110 @@ pub fn command() -> clap::Command {
     cmd
 }
 
+/// [`command`] as completions see it: scenarios and variants offered from
+/// the bench and stress registries (the parser itself takes any name and
+/// refuses an unknown one with the list, so plugins' variants still
+/// parse), and every completion of a free-text value left to the shell's
+/// file names only where a file is meant.
+pub fn completion_command() -> clap::Command {
+    use clap::builder::PossibleValuesParser;
+    let mut cmd = command();
+    // The derive defers each subcommand's arguments until built.
+    cmd.build();
+    let registries: [(&str, Vec<&'static str>, Vec<&'static str>); 2] = [
+        (
+            "bench",
+            atomlab_bench::registry::all()
+                .iter()
+                .map(|s| s.name())
+                .collect(),
+            atomlab_bench::registry::all()
+                .iter()
+                .flat_map(|s| s.variants())
+                .chain(["all"])
+                .collect(),
+        ),
+        (
+            "stress",
+            atomlab_stress::registry::all()
+                .iter()
+                .map(|s| s.name())
+                .collect(),
+            atomlab_stress::registry::all()
+                .iter()
+                .flat_map(|s| s.variants())
+                .chain(["all", "correct", "broken"])
+                .collect(),
+        ),
+    ];
+    for (sub, scenarios, variants) in registries {
+        let mut variants = variants;
+        variants.sort_unstable();
+        variants.dedup();
+        cmd = cmd.mut_subcommand(sub, |s| {
+            s.mut_arg("scenario", |a| {
+                a.value_parser(PossibleValuesParser::new(scenarios.clone()))
+            })
+            .mut_arg("variant", |a| {
+                a.value_parser(PossibleValuesParser::new(variants.clone()))
+            })
+        });
+    }
+    cmd
+}
+
+/// `script` (a completion script of `cmd`) without the options and
+/// aliases hidden from help: the older spellings (`--no-pin`,
+/// `--affinity`, `--time-limit`…) still parse, but are not offered.
+pub fn without_hidden(cmd: &clap::Command, script: &str) -> String {
+    fn hidden(cmd: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+        for a in cmd.get_arguments() {
+            if a.is_hide_set() {
+                out.extend(a.get_long().map(|l| format!("--{l}")));
+            }
+            // Aliases set with `alias` (not `visible_alias`) are hidden.
+            out.extend(
+                a.get_aliases()
+                    .into_iter()
+                    .flatten()
+                    .map(|l| format!("--{l}")),
+            );
+        }
+        for sub in cmd.get_subcommands() {
+            hidden(sub, out);
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    hidden(cmd, &mut names);
+    script
+        .lines()
+        .map(|line| {
+            // Offered words are listed in `opts="…"` (bash), `'--x[…]'`
+            // (zsh) and `-l x` (fish): bash's lists are filtered word by
+            // word; other shells' lines that name a hidden option go.
+            if let Some((head, rest)) = line.split_once("opts=\"") {
+                let words: Vec<&str> = rest
+                    .split(' ')
+                    .filter(|w| !names.contains(w.trim_end_matches('"')))
+                    .collect();
+                let mut joined = words.join(" ");
+                if !joined.ends_with('"') {
+                    joined.push('"');
+                }
+                Some(format!("{head}opts=\"{joined}"))
+            } else if names.iter().any(|n| {
+                line.contains(&format!("'{n}[")) || line.contains(&format!("-l {} ", &n[2..]))
+            }) {
+                None
+            } else {
+                Some(line.to_string())
+            }
+        })
+        .flatten()
+        .map(|l| l + "\n")
+        .collect()
+}
+
 #[derive(Debug, clap::Args)]
 pub struct SuiteArgs {
     /// Print every table, not only the one-screen summary.

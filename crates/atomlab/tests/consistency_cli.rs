@@ -113,3 +113,46 @@ fn metric_takes_a_comma_separated_list() {
     assert!(!out.contains("ref_cycles_per_op"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Bash completion offered flags, not scenarios, after `atomlab bench `,
+/// file names after `--variant`, and the hidden older spellings: now the
+/// scenarios and variants come from the registries and the hidden names
+/// are not offered (they still parse).
+#[test]
+fn completions_offer_the_registries_and_not_the_hidden_spellings() {
+    let o = atomlab(&["completions", "bash"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let script = text(&o.stdout);
+    let bench = script
+        .lines()
+        .skip_while(|l| !l.contains("atomlab__subcmd__bench)"))
+        .find(|l| l.contains("opts=\""))
+        .expect("bench's opts");
+    for scenario in ["counter", "refcount", "lock", "fence", "pingpong", "spsc"] {
+        assert!(
+            bench.split(' ').any(|w| w.trim_matches('"') == scenario),
+            "{bench}"
+        );
+    }
+    let variant = script
+        .lines()
+        .skip_while(|l| !l.contains("atomlab__subcmd__bench)"))
+        .skip_while(|l| !l.contains("--variant)"))
+        .nth(1)
+        .expect("bench --variant");
+    assert!(
+        variant.contains("fetch_add") && variant.contains("ttas"),
+        "{variant}"
+    );
+    for hidden in ["--no-pin", "--time-limit", "--affinity"] {
+        assert!(
+            !script
+                .lines()
+                .any(|l| l.contains("opts=\"") && l.split(' ').any(|w| w == hidden)),
+            "{hidden} offered"
+        );
+    }
+    // Still parsed.
+    let o = atomlab(&["--no-save", "bench", "counter", "--no-pin", "--help"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

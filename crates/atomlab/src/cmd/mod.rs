@@ -166,8 +166,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
 fn tools(command: &Command, cli: &Cli, json: bool) -> anyhow::Result<ExitStatus> {
     match command {
         Command::Completions { shell } => {
-            let mut cmd = crate::cli::command();
-            clap_complete::generate(*shell, &mut cmd, "atomlab", &mut std::io::stdout());
+            let mut cmd = crate::cli::completion_command();
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut cmd, "atomlab", &mut script);
+            let script = crate::cli::without_hidden(&cmd, &String::from_utf8_lossy(&script));
+            std::io::Write::write_all(&mut std::io::stdout(), script.as_bytes())?;
             Ok(ExitStatus::Ok)
         }
         Command::Man { command, dir } => {
