@@ -118,7 +118,9 @@ pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyErro
             Some(Pointer::Here(a)) => file
                 .c_string(a, 256)
                 .ok_or_else(|| bad(format!("{what} at {a:#x} is not a string in the file"))),
-            _ => Err(bad(format!("{what} (slot {slot:#x}) does not point into the file"))),
+            _ => Err(bad(format!(
+                "{what} (slot {slot:#x}) does not point into the file"
+            ))),
         }
     };
     let name = string(at + 8, "the plugin's name")?;
@@ -126,7 +128,9 @@ pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyErro
         .uint(at + 16, 8)
         .ok_or_else(|| bad("n_variants lies outside the file".into()))?;
     if n > MAX_VARIANTS {
-        return Err(bad(format!("{n} variants (at most {MAX_VARIANTS} are read)")));
+        return Err(bad(format!(
+            "{n} variants (at most {MAX_VARIANTS} are read)"
+        )));
     }
     let table = match file.pointer(at + 24) {
         Some(Pointer::Here(a)) => a,
@@ -151,9 +155,9 @@ pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyErro
                 .enumerate()
                 .map(|(j, role)| {
                     let slot = v + UNION_AT + 8 * j as u64;
-                    file.pointer(slot)
-                        .map(|p| (*role, p))
-                        .ok_or_else(|| bad(format!("variant {vname}'s {role} lies outside the file")))
+                    file.pointer(slot).map(|p| (*role, p)).ok_or_else(|| {
+                        bad(format!("variant {vname}'s {role} lies outside the file"))
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
             None => Vec::new(),
@@ -187,7 +191,11 @@ fn returned_address(file: &PluginFile<'_>, entry: u64) -> Option<u64> {
 /// x86-64 `[endbr64;] lea rax, [rip+disp32]; ret` (Intel SDM vol. 2, LEA;
 /// REX.W 8D /r with ModRM 0x05: RIP-relative, rax).
 fn x86_64_returned_address(entry: u64, code: &[u8]) -> Option<u64> {
-    let skip = if code.starts_with(&[0xf3, 0x0f, 0x1e, 0xfa]) { 4 } else { 0 };
+    let skip = if code.starts_with(&[0xf3, 0x0f, 0x1e, 0xfa]) {
+        4
+    } else {
+        0
+    };
     let c = code.get(skip..skip + 8)?;
     if c[0..3] != [0x48, 0x8d, 0x05] || c[7] != 0xc3 {
         return None;
@@ -201,7 +209,9 @@ fn x86_64_returned_address(entry: u64, code: &[u8]) -> Option<u64> {
 /// 2.4 "Integer Computational Instructions").
 fn riscv64_returned_address(entry: u64, code: &[u8]) -> Option<u64> {
     let word = |i: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(code.get(4 * i..4 * i + 4)?.try_into().ok()?))
+        Some(u32::from_le_bytes(
+            code.get(4 * i..4 * i + 4)?.try_into().ok()?,
+        ))
     };
     let auipc = word(0)?;
     let addi = word(1)?;
@@ -210,7 +220,11 @@ fn riscv64_returned_address(entry: u64, code: &[u8]) -> Option<u64> {
         return None;
     }
     // addi a0, a0, imm: opcode 0010011, funct3 000, rd = rs1 = 10.
-    if addi & 0x7f != 0x13 || (addi >> 12) & 7 != 0 || (addi >> 7) & 0x1f != 10 || (addi >> 15) & 0x1f != 10 {
+    if addi & 0x7f != 0x13
+        || (addi >> 12) & 7 != 0
+        || (addi >> 7) & 0x1f != 10
+        || (addi >> 15) & 0x1f != 10
+    {
         return None;
     }
     let hi = (auipc & 0xffff_f000) as i32 as i64;

@@ -35,7 +35,7 @@ pub use descriptor::{Description, Kind, Variant};
 pub enum VerifyError {
     /// The file cannot be read as ELF.
     #[error("{0} (verify reads a plugin built as a shared library: cc -O2 -shared -fPIC -I include -o my.so my.c)")]
-    File(#[from] AuditError),
+    File(AuditError),
     /// No `atomlab_plugin` symbol.
     #[error("{path}: no atomlab_plugin symbol: not an atomlab plugin (see include/atomlab.h; export `const struct atomlab_plugin *atomlab_plugin(void)`)")]
     NoEntry {
@@ -64,6 +64,12 @@ pub enum VerifyError {
         /// Its architecture.
         arch: &'static str,
     },
+}
+
+impl From<AuditError> for VerifyError {
+    fn from(e: AuditError) -> VerifyError {
+        VerifyError::File(e)
+    }
 }
 
 /// What to check.
@@ -371,4 +377,75 @@ fn judge(
         },
         ModelOutcome::NotApplicable { reason, .. } => (Verdict::Refused, reason, None, 0),
     }
+}
+
+/// The table people read: a row per variant, model and CPU, then each
+/// FAIL's counterexample and each REFUSED's reason.
+pub fn render(plugin_path: &str, arch: Arch, models_defaulted: bool, rows: &[Outcome]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let models: Vec<&str> = {
+        let mut m: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+        m.dedup();
+        m.sort_unstable();
+        m.dedup();
+        m
+    };
+    let _ = writeln!(
+        s,
+        "{plugin_path}: {} code, models {}{}",
+        arch.name(),
+        models.join(", "),
+        if models_defaulted {
+            " (the file's own architecture's; --model to choose)"
+        } else {
+            ""
+        }
+    );
+    let cpu = |r: &Outcome| match r.lse {
+        None => "-",
+        Some(true) => "LSE",
+        Some(false) => "no LSE",
+    };
+    let w_var = rows
+        .iter()
+        .map(|r| r.variant.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let _ = writeln!(
+        s,
+        "{:<w_var$}  {:<8}  {:<6}  {:<7}  {:>10}  {:>9}",
+        "variant", "model", "cpu", "verdict", "executions", "time"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<w_var$}  {:<8}  {:<6}  {:<7}  {:>10}  {:>8.3}s",
+            r.variant,
+            r.model,
+            cpu(r),
+            r.verdict.word(),
+            r.executions,
+            r.elapsed.as_secs_f64()
+        );
+    }
+    for r in rows.iter().filter(|r| r.verdict != Verdict::Pass) {
+        let _ = writeln!(
+            s,
+            "\n{} {} under {} ({}): {}",
+            r.variant,
+            r.verdict.word(),
+            r.model,
+            cpu(r),
+            r.reason
+        );
+        if let Some(c) = &r.counterexample {
+            let _ = writeln!(s, "  counterexample (reads-from): {c}");
+        }
+    }
+    if rows.iter().any(|r| r.lse.is_some()) {
+        s.push_str("\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops)\n");
+    }
+    s
 }

@@ -193,7 +193,10 @@ pub fn lift(
     while let Some(key) = work.pop_front() {
         rounds += 1;
         if rounds > 16 * MAX_NODES {
-            return Err(l.refuse(entry, "the analysis of this function does not settle".into()));
+            return Err(l.refuse(
+                entry,
+                "the analysis of this function does not settle".into(),
+            ));
         }
         let st = states[&key].clone();
         let saved = l.locs.take();
@@ -224,7 +227,9 @@ pub fn lift(
                     if order.len() >= MAX_NODES {
                         return Err(l.refuse(
                             pc,
-                            format!("more than {MAX_NODES} instructions to follow from this function"),
+                            format!(
+                                "more than {MAX_NODES} instructions to follow from this function"
+                            ),
                         ));
                     }
                     states.insert(k.clone(), step.out.clone());
@@ -364,9 +369,14 @@ impl Lifter<'_, '_, '_> {
     fn src(&mut self, st: &State, op: &Operand, pc: u64) -> Result<(Expr, Abs), Refusal> {
         Ok(match *op {
             Operand::Register(_, 31) => (Expr::int(0), Abs::Int(0)),
-            Operand::Register(sz, n) | Operand::RegisterOrSP(sz, n) if n < 31 => {
-                (mask(self.xreg(n), is_w(sz)), if is_w(sz) { w_abs(st.x[n as usize]) } else { st.x[n as usize] })
-            }
+            Operand::Register(sz, n) | Operand::RegisterOrSP(sz, n) if n < 31 => (
+                mask(self.xreg(n), is_w(sz)),
+                if is_w(sz) {
+                    w_abs(st.x[n as usize])
+                } else {
+                    st.x[n as usize]
+                },
+            ),
             // The stack pointer's value is not modelled, only what it
             // points to; a constant stands for it.
             Operand::RegisterOrSP(_, _) => (Expr::int(0x7ff0_0000), st.sp),
@@ -374,7 +384,14 @@ impl Lifter<'_, '_, '_> {
                 let (e, a) = if n == 31 {
                     (Expr::int(0), Abs::Int(0))
                 } else {
-                    (mask(self.xreg(n), is_w(sz)), if is_w(sz) { w_abs(st.x[n as usize]) } else { st.x[n as usize] })
+                    (
+                        mask(self.xreg(n), is_w(sz)),
+                        if is_w(sz) {
+                            w_abs(st.x[n as usize])
+                        } else {
+                            st.x[n as usize]
+                        },
+                    )
                 };
                 if amount == 0 {
                     (e, a)
@@ -383,14 +400,20 @@ impl Lifter<'_, '_, '_> {
                         ShiftStyle::LSL => BinOp::Shl,
                         ShiftStyle::LSR => BinOp::Shr,
                         _ => {
-                            return Err(self.refuse(pc, format!("shift {style:?} of a register (not followed)")))
+                            return Err(self.refuse(
+                                pc,
+                                format!("shift {style:?} of a register (not followed)"),
+                            ))
                         }
                     };
                     let abs = match a {
                         Abs::Int(v) => Abs::Int(binop(op, v, i64::from(amount))),
                         _ => Abs::Unknown,
                     };
-                    (mask(Expr::bin(op, e, Expr::int(i64::from(amount))), is_w(sz)), abs)
+                    (
+                        mask(Expr::bin(op, e, Expr::int(i64::from(amount))), is_w(sz)),
+                        abs,
+                    )
                 }
             }
             Operand::Immediate(v) => (Expr::int(i64::from(v)), Abs::Int(i64::from(v))),
@@ -405,18 +428,34 @@ impl Lifter<'_, '_, '_> {
     }
 
     /// Writes `e` (known as `a`) to the destination operand.
-    fn dst(&mut self, st: &mut State, op: &Operand, e: Expr, a: Abs, low: &mut Vec<Low>, pc: u64) -> Result<(), Refusal> {
+    fn dst(
+        &mut self,
+        st: &mut State,
+        op: &Operand,
+        e: Expr,
+        a: Abs,
+        low: &mut Vec<Low>,
+        pc: u64,
+    ) -> Result<(), Refusal> {
         match *op {
             Operand::Register(_, 31) => {}
             Operand::Register(sz, n) | Operand::RegisterOrSP(sz, n) if n < 31 => {
                 let w = is_w(sz);
                 st.x[n as usize] = if w { w_abs(a) } else { a };
                 let r = self.regs.get(&format!("X{n}"));
-                low.push(Low::I(Instr::Assign { dst: r, expr: mask(e, w) }));
+                low.push(Low::I(Instr::Assign {
+                    dst: r,
+                    expr: mask(e, w),
+                }));
             }
             Operand::RegisterOrSP(SizeCode::X, 31) => match a {
                 Abs::Stack(_) => st.sp = a,
-                _ => return Err(self.refuse(pc, "moves the stack pointer somewhere the analysis cannot follow".into())),
+                _ => {
+                    return Err(self.refuse(
+                        pc,
+                        "moves the stack pointer somewhere the analysis cannot follow".into(),
+                    ))
+                }
             },
             _ => return Err(self.refuse(pc, format!("destination {op} (not followed)"))),
         }
@@ -442,11 +481,24 @@ impl Lifter<'_, '_, '_> {
         flag_ok: bool,
     ) -> Result<Mem, Refusal> {
         let (base, off, wb) = match *op {
-            Operand::RegPreIndex(b, off, wb) => (b, i64::from(off), if wb { Some(i64::from(off)) } else { None }),
+            Operand::RegPreIndex(b, off, wb) => (
+                b,
+                i64::from(off),
+                if wb { Some(i64::from(off)) } else { None },
+            ),
             Operand::RegPostIndex(b, off) => (b, 0, Some(i64::from(off))),
-            _ => return Err(self.refuse(pc, format!("memory operand {op} (a register index is not followed)"))),
+            _ => {
+                return Err(self.refuse(
+                    pc,
+                    format!("memory operand {op} (a register index is not followed)"),
+                ))
+            }
         };
-        let b_abs = if base == 31 { st.sp } else { st.x[base as usize] };
+        let b_abs = if base == 31 {
+            st.sp
+        } else {
+            st.x[base as usize]
+        };
         let at = b_abs.plus(off);
         if let Some(d) = wb {
             let moved = b_abs.plus(d);
@@ -525,7 +577,10 @@ impl Lifter<'_, '_, '_> {
             12 => (BinOp::Gt, true),
             13 => (BinOp::Le, true),
             _ => {
-                return Err(self.refuse(pc, format!("condition code {code} (N or V flag alone) is not followed")))
+                return Err(self.refuse(
+                    pc,
+                    format!("condition code {code} (N or V flag alone) is not followed"),
+                ))
             }
         };
         match st.flags {
@@ -544,7 +599,10 @@ impl Lifter<'_, '_, '_> {
                 }
             }
             Flags::ZeroOnly if matches!(op, BinOp::Eq | BinOp::Ne) => Ok(Expr::bin(op, a, b)),
-            _ => Err(self.refuse(pc, "a condition on flags the analysis cannot tell the origin of".into())),
+            _ => Err(self.refuse(
+                pc,
+                "a condition on flags the analysis cannot tell the origin of".into(),
+            )),
         }
     }
 
@@ -560,7 +618,11 @@ impl Lifter<'_, '_, '_> {
             // sched_yield(2) only gives up the CPU: nothing another thread
             // can see. Any other function of another library is unknown.
             if name == "sched_yield" {
-                return Ok(if tail { Some(ret(ctx)) } else { Some(Target::Node(ctx.clone(), pc + 4)) });
+                return Ok(if tail {
+                    Some(ret(ctx))
+                } else {
+                    Some(Target::Node(ctx.clone(), pc + 4))
+                });
             }
             return Err(self.refuse(
                 pc,
@@ -574,7 +636,13 @@ impl Lifter<'_, '_, '_> {
             return Ok(Some(Target::Node(ctx.clone(), target)));
         }
         if ctx.len() >= MAX_DEPTH || ctx.iter().any(|c| c.1 == target) || target == self.root {
-            return Err(self.refuse(pc, format!("calls {} recursively or nested deeper than {MAX_DEPTH}", self.file.describe(target))));
+            return Err(self.refuse(
+                pc,
+                format!(
+                    "calls {} recursively or nested deeper than {MAX_DEPTH}",
+                    self.file.describe(target)
+                ),
+            ));
         }
         let mut c = ctx.clone();
         c.push((pc + 4, target));
@@ -588,8 +656,15 @@ impl Lifter<'_, '_, '_> {
             .code_at(pc)
             .and_then(|b| b.get(..4))
             .ok_or_else(|| self.refuse(pc, "runs past the end of the code".into()))?;
-        let inst = decode(&self.decoder, bytes)
-            .ok_or_else(|| self.refuse(pc, format!("undecodable word {:08x}", u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))))?;
+        let inst = decode(&self.decoder, bytes).ok_or_else(|| {
+            self.refuse(
+                pc,
+                format!(
+                    "undecodable word {:08x}",
+                    u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+                ),
+            )
+        })?;
         let mut out = st.clone();
         let mut low = Vec::new();
         let mut next = Some(Target::Node(ctx.clone(), pc + 4));
@@ -599,10 +674,22 @@ impl Lifter<'_, '_, '_> {
             _ => None,
         };
         let plain = Annot::default();
-        let acq = Annot { acquire: true, ..Annot::default() };
-        let acq_pc = Annot { acquire_pc: true, ..Annot::default() };
-        let rel = Annot { release: true, ..Annot::default() };
-        let excl = |a: Annot| Annot { exclusive: true, ..a };
+        let acq = Annot {
+            acquire: true,
+            ..Annot::default()
+        };
+        let acq_pc = Annot {
+            acquire_pc: true,
+            ..Annot::default()
+        };
+        let rel = Annot {
+            release: true,
+            ..Annot::default()
+        };
+        let excl = |a: Annot| Annot {
+            exclusive: true,
+            ..a
+        };
         match inst.opcode {
             Opcode::HINT => {} // NOP, YIELD, WFE, SEVL, BTI, PAC hints: no memory effect.
             Opcode::ISB => low.push(Low::I(Instr::Fence(Fence::Isb))),
@@ -622,13 +709,23 @@ impl Lifter<'_, '_, '_> {
                     1 => (BarrierKind::Ld, "OSHLD"),
                     _ => return Err(self.refuse(pc, format!("{inst} (a reserved barrier option)"))),
                 };
-                let b = if matches!(inst.opcode, Opcode::DMB(_)) { Barrier::Dmb } else { Barrier::Dsb };
-                low.push(Low::I(Instr::Fence(Fence::Dmb(b, BarrierOpt { kind, name }))));
+                let b = if matches!(inst.opcode, Opcode::DMB(_)) {
+                    Barrier::Dmb
+                } else {
+                    Barrier::Dsb
+                };
+                low.push(Low::I(Instr::Fence(Fence::Dmb(
+                    b,
+                    BarrierOpt { kind, name },
+                ))));
             }
             Opcode::ADD | Opcode::SUB | Opcode::ADDS | Opcode::SUBS => {
                 let (a, aa) = self.src(st, &ops[1], pc)?;
                 let (b, ba) = self.src(st, &ops[2], pc)?;
-                let w = matches!(ops[0], Operand::Register(SizeCode::W, _) | Operand::RegisterOrSP(SizeCode::W, _));
+                let w = matches!(
+                    ops[0],
+                    Operand::Register(SizeCode::W, _) | Operand::RegisterOrSP(SizeCode::W, _)
+                );
                 let sub = matches!(inst.opcode, Opcode::SUB | Opcode::SUBS);
                 let abs = match (aa, ba, sub) {
                     (x, Abs::Int(c), false) => x.plus(c),
@@ -650,7 +747,10 @@ impl Lifter<'_, '_, '_> {
             Opcode::AND | Opcode::ORR | Opcode::EOR | Opcode::ANDS | Opcode::BIC => {
                 let (a, aa) = self.src(st, &ops[1], pc)?;
                 let (b, ba) = self.src(st, &ops[2], pc)?;
-                let w = matches!(ops[0], Operand::Register(SizeCode::W, _) | Operand::RegisterOrSP(SizeCode::W, _));
+                let w = matches!(
+                    ops[0],
+                    Operand::Register(SizeCode::W, _) | Operand::RegisterOrSP(SizeCode::W, _)
+                );
                 let op = match inst.opcode {
                     Opcode::ORR => BinOp::Or,
                     Opcode::EOR => BinOp::Xor,
@@ -689,13 +789,21 @@ impl Lifter<'_, '_, '_> {
                 };
                 let keep = !(0xffffi64 << s);
                 let put = i64::from(v) << s;
-                let old = if n < 31 { st.x[n as usize] } else { Abs::Int(0) };
+                let old = if n < 31 {
+                    st.x[n as usize]
+                } else {
+                    Abs::Int(0)
+                };
                 let abs = match old {
                     Abs::Int(o) => Abs::Int((o & keep) | put),
                     _ => Abs::Unknown,
                 };
                 let (cur, _) = self.src(st, &ops[0], pc)?;
-                let e = Expr::bin(BinOp::Or, Expr::bin(BinOp::And, cur, Expr::int(keep)), Expr::int(put));
+                let e = Expr::bin(
+                    BinOp::Or,
+                    Expr::bin(BinOp::And, cur, Expr::int(keep)),
+                    Expr::int(put),
+                );
                 self.dst(&mut out, &ops[0], e, abs, &mut low, pc)?;
             }
             Opcode::UBFM => {
@@ -703,19 +811,31 @@ impl Lifter<'_, '_, '_> {
                     return Err(self.refuse(pc, format!("{inst}: operand not followed")));
                 };
                 let (x, xa) = self.src(st, &ops[1], pc)?;
-                let size: u32 = if matches!(ops[0], Operand::Register(SizeCode::W, _)) { 32 } else { 64 };
+                let size: u32 = if matches!(ops[0], Operand::Register(SizeCode::W, _)) {
+                    32
+                } else {
+                    64
+                };
                 let ones = |n: u32| if n >= 64 { -1i64 } else { (1i64 << n) - 1 };
                 // UBFM: Arm ARM C6.2 (LSR, LSL, UBFX, UXTB/UXTH aliases).
                 let (e, f): (Expr, Box<dyn Fn(i64) -> i64>) = if imms >= immr {
                     let width = imms - immr + 1;
                     (
-                        Expr::bin(BinOp::And, Expr::bin(BinOp::Shr, x, Expr::int(i64::from(immr))), Expr::int(ones(width))),
+                        Expr::bin(
+                            BinOp::And,
+                            Expr::bin(BinOp::Shr, x, Expr::int(i64::from(immr))),
+                            Expr::int(ones(width)),
+                        ),
                         Box::new(move |v| ((v as u64 >> immr) as i64) & ones(width)),
                     )
                 } else {
                     let sh = size - immr;
                     (
-                        Expr::bin(BinOp::Shl, Expr::bin(BinOp::And, x, Expr::int(ones(imms + 1))), Expr::int(i64::from(sh))),
+                        Expr::bin(
+                            BinOp::Shl,
+                            Expr::bin(BinOp::And, x, Expr::int(ones(imms + 1))),
+                            Expr::int(i64::from(sh)),
+                        ),
                         Box::new(move |v| (v & ones(imms + 1)) << sh),
                     )
                 };
@@ -730,7 +850,9 @@ impl Lifter<'_, '_, '_> {
                 let (m, ma) = self.src(st, &ops[2], pc)?;
                 let (a, aa) = self.src(st, &ops[3], pc)?;
                 let abs = match (na, ma, aa) {
-                    (Abs::Int(x), Abs::Int(y), Abs::Int(z)) => Abs::Int(z.wrapping_add(x.wrapping_mul(y))),
+                    (Abs::Int(x), Abs::Int(y), Abs::Int(z)) => {
+                        Abs::Int(z.wrapping_add(x.wrapping_mul(y)))
+                    }
                     _ => Abs::Unknown,
                 };
                 let e = Expr::bin(BinOp::Add, a, Expr::bin(BinOp::Mul, n, m));
@@ -749,7 +871,10 @@ impl Lifter<'_, '_, '_> {
                 if let Some((dst, w)) = self.reg_dst(&ops[0]) {
                     low.push(Low::I(Instr::Select { dst, cond, a, b }));
                     if w {
-                        low.push(Low::I(Instr::Assign { dst, expr: mask(Expr::Reg(dst), true) }));
+                        low.push(Low::I(Instr::Assign {
+                            dst,
+                            expr: mask(Expr::Reg(dst), true),
+                        }));
                     }
                 }
                 if let Operand::Register(_, n) = ops[0] {
@@ -762,14 +887,40 @@ impl Lifter<'_, '_, '_> {
                 let Operand::PCOffset(off) = ops[1] else {
                     return Err(self.refuse(pc, format!("{inst}: operand not followed")));
                 };
-                let base = if matches!(inst.opcode, Opcode::ADRP) { pc & !0xfff } else { pc };
+                let base = if matches!(inst.opcode, Opcode::ADRP) {
+                    pc & !0xfff
+                } else {
+                    pc
+                };
                 let a = base.wrapping_add(off as u64);
-                self.dst(&mut out, &ops[0], Expr::int(a as i64), Abs::File(a), &mut low, pc)?;
+                self.dst(
+                    &mut out,
+                    &ops[0],
+                    Expr::int(a as i64),
+                    Abs::File(a),
+                    &mut low,
+                    pc,
+                )?;
             }
             // Loads and stores (Arm ARM C3.2): width from the mnemonic.
-            Opcode::LDR | Opcode::LDRB | Opcode::LDRH | Opcode::LDUR | Opcode::LDURB | Opcode::LDURH
-            | Opcode::LDAR | Opcode::LDARB | Opcode::LDARH | Opcode::LDAPR | Opcode::LDAPRB | Opcode::LDAPRH
-            | Opcode::LDXR | Opcode::LDXRB | Opcode::LDXRH | Opcode::LDAXR | Opcode::LDAXRB | Opcode::LDAXRH => {
+            Opcode::LDR
+            | Opcode::LDRB
+            | Opcode::LDRH
+            | Opcode::LDUR
+            | Opcode::LDURB
+            | Opcode::LDURH
+            | Opcode::LDAR
+            | Opcode::LDARB
+            | Opcode::LDARH
+            | Opcode::LDAPR
+            | Opcode::LDAPRB
+            | Opcode::LDAPRH
+            | Opcode::LDXR
+            | Opcode::LDXRB
+            | Opcode::LDXRH
+            | Opcode::LDAXR
+            | Opcode::LDAXRB
+            | Opcode::LDAXRH => {
                 let width = width_of(inst.opcode, &ops[0]);
                 let annot = match inst.opcode {
                     Opcode::LDAR | Opcode::LDARB | Opcode::LDARH => acq,
@@ -795,7 +946,10 @@ impl Lifter<'_, '_, '_> {
                     Mem::Stack(slot) => {
                         let s = self.stack_reg(slot);
                         if let Some(d) = dst {
-                            low.push(Low::I(Instr::Assign { dst: d, expr: Expr::Reg(s) }));
+                            low.push(Low::I(Instr::Assign {
+                                dst: d,
+                                expr: Expr::Reg(s),
+                            }));
                         }
                         if let Some(n) = n {
                             out.x[n] = st.stack.get(&slot).copied().unwrap_or(Abs::Unknown);
@@ -804,7 +958,10 @@ impl Lifter<'_, '_, '_> {
                     Mem::LseFlag => {
                         let v = i64::from(self.lse);
                         if let Some(d) = dst {
-                            low.push(Low::I(Instr::Assign { dst: d, expr: Expr::int(v) }));
+                            low.push(Low::I(Instr::Assign {
+                                dst: d,
+                                expr: Expr::int(v),
+                            }));
                         }
                         if let Some(n) = n {
                             out.x[n] = Abs::Int(v);
@@ -812,12 +969,23 @@ impl Lifter<'_, '_, '_> {
                     }
                 }
             }
-            Opcode::STR | Opcode::STRB | Opcode::STRH | Opcode::STUR | Opcode::STURB | Opcode::STURH
-            | Opcode::STLR | Opcode::STLRB | Opcode::STLRH => {
+            Opcode::STR
+            | Opcode::STRB
+            | Opcode::STRH
+            | Opcode::STUR
+            | Opcode::STURB
+            | Opcode::STURH
+            | Opcode::STLR
+            | Opcode::STLRB
+            | Opcode::STLRH => {
                 let width = width_of(inst.opcode, &ops[0]);
                 let (value, va) = self.src(st, &ops[0], pc)?;
                 let value = narrow(value, width);
-                let annot = if matches!(inst.opcode, Opcode::STLR | Opcode::STLRB | Opcode::STLRH) { rel } else { plain };
+                let annot = if matches!(inst.opcode, Opcode::STLR | Opcode::STLRB | Opcode::STLRH) {
+                    rel
+                } else {
+                    plain
+                };
                 match self.mem(&mut out, &ops[1], width, pc, &mut low, false)? {
                     Mem::Loc(addr) => {
                         if matches!(va, Abs::Obj(..) | Abs::Stack(_) | Abs::File(_)) {
@@ -827,7 +995,10 @@ impl Lifter<'_, '_, '_> {
                     }
                     Mem::Stack(slot) => {
                         let s = self.stack_reg(slot);
-                        low.push(Low::I(Instr::Assign { dst: s, expr: value }));
+                        low.push(Low::I(Instr::Assign {
+                            dst: s,
+                            expr: value,
+                        }));
                         out.stack.insert(slot, va);
                     }
                     Mem::LseFlag => {
@@ -836,7 +1007,11 @@ impl Lifter<'_, '_, '_> {
                 }
             }
             Opcode::STP | Opcode::LDP => {
-                let width = if matches!(ops[0], Operand::Register(SizeCode::W, _)) { 4 } else { 8 };
+                let width = if matches!(ops[0], Operand::Register(SizeCode::W, _)) {
+                    4
+                } else {
+                    8
+                };
                 match self.mem(&mut out, &ops[2], width, pc, &mut low, false)? {
                     Mem::Stack(slot) => {
                         let base = slot;
@@ -853,16 +1028,36 @@ impl Lifter<'_, '_, '_> {
                             }
                         }
                     }
-                    _ => return Err(self.refuse(pc, format!("{inst}: a pair access outside the stack is not followed"))),
+                    _ => {
+                        return Err(self.refuse(
+                            pc,
+                            format!("{inst}: a pair access outside the stack is not followed"),
+                        ))
+                    }
                 }
             }
-            Opcode::STXR | Opcode::STXRB | Opcode::STXRH | Opcode::STLXR | Opcode::STLXRB | Opcode::STLXRH => {
+            Opcode::STXR
+            | Opcode::STXRB
+            | Opcode::STXRH
+            | Opcode::STLXR
+            | Opcode::STLXRB
+            | Opcode::STLXRH => {
                 let width = width_of(inst.opcode, &ops[1]);
                 let (value, _) = self.src(st, &ops[1], pc)?;
                 let value = narrow(value, width);
-                let annot = excl(if matches!(inst.opcode, Opcode::STLXR | Opcode::STLXRB | Opcode::STLXRH) { rel } else { plain });
-                let Mem::Loc(addr) = self.mem(&mut out, &ops[2], width, pc, &mut low, false)? else {
-                    return Err(self.refuse(pc, format!("{inst}: an exclusive access outside the object")));
+                let annot = excl(
+                    if matches!(inst.opcode, Opcode::STLXR | Opcode::STLXRB | Opcode::STLXRH) {
+                        rel
+                    } else {
+                        plain
+                    },
+                );
+                let Mem::Loc(addr) = self.mem(&mut out, &ops[2], width, pc, &mut low, false)?
+                else {
+                    return Err(self.refuse(
+                        pc,
+                        format!("{inst}: an exclusive access outside the object"),
+                    ));
                 };
                 let status = self.reg_dst(&ops[0]).map(|d| d.0);
                 if let Operand::Register(_, n) = ops[0] {
@@ -870,21 +1065,30 @@ impl Lifter<'_, '_, '_> {
                         out.x[n as usize] = Abs::Unknown;
                     }
                 }
-                low.push(Low::I(Instr::StoreExclusive { status, addr, value, annot }));
+                low.push(Low::I(Instr::StoreExclusive {
+                    status,
+                    addr,
+                    value,
+                    annot,
+                }));
             }
             Opcode::CAS(ar) | Opcode::CASB(ar) | Opcode::CASH(ar) => {
                 let (a, l) = (ar & 2 != 0, ar & 1 != 0);
                 let width = width_of(inst.opcode, &ops[0]);
                 let (desired, _) = self.src(st, &ops[1], pc)?;
                 let desired = narrow(desired, width);
-                let Mem::Loc(addr) = self.mem(&mut out, &ops[2], width, pc, &mut low, false)? else {
+                let Mem::Loc(addr) = self.mem(&mut out, &ops[2], width, pc, &mut low, false)?
+                else {
                     return Err(self.refuse(pc, format!("{inst}: an atomic outside the object")));
                 };
                 let noret = matches!(ops[0], Operand::Register(_, 31));
                 let expected = match self.reg_dst(&ops[0]) {
                     Some((r, _)) => {
                         // The expected value is the register's low bytes.
-                        low.push(Low::I(Instr::Assign { dst: r, expr: narrow(Expr::Reg(r), width) }));
+                        low.push(Low::I(Instr::Assign {
+                            dst: r,
+                            expr: narrow(Expr::Reg(r), width),
+                        }));
                         CasExpected::Reg(r)
                     }
                     None => CasExpected::Value(Expr::int(0)),
@@ -894,24 +1098,41 @@ impl Lifter<'_, '_, '_> {
                         out.x[n as usize] = Abs::Unknown;
                     }
                 }
-                let read = Annot { noret, acquire: a && !noret, ..Annot::default() };
+                let read = Annot {
+                    noret,
+                    acquire: a && !noret,
+                    ..Annot::default()
+                };
                 low.push(Low::I(Instr::Cas {
                     result: None,
                     addr,
                     expected,
                     desired,
                     read,
-                    write: Annot { release: l, ..Annot::default() },
+                    write: Annot {
+                        release: l,
+                        ..Annot::default()
+                    },
                     fail: read,
                     weak: false,
                     single: false,
                 }));
             }
-            Opcode::SWP(ar) | Opcode::SWPB(ar) | Opcode::SWPH(ar)
-            | Opcode::LDADD(ar) | Opcode::LDADDB(ar) | Opcode::LDADDH(ar)
-            | Opcode::LDCLR(ar) | Opcode::LDCLRB(ar) | Opcode::LDCLRH(ar)
-            | Opcode::LDEOR(ar) | Opcode::LDEORB(ar) | Opcode::LDEORH(ar)
-            | Opcode::LDSET(ar) | Opcode::LDSETB(ar) | Opcode::LDSETH(ar) => {
+            Opcode::SWP(ar)
+            | Opcode::SWPB(ar)
+            | Opcode::SWPH(ar)
+            | Opcode::LDADD(ar)
+            | Opcode::LDADDB(ar)
+            | Opcode::LDADDH(ar)
+            | Opcode::LDCLR(ar)
+            | Opcode::LDCLRB(ar)
+            | Opcode::LDCLRH(ar)
+            | Opcode::LDEOR(ar)
+            | Opcode::LDEORB(ar)
+            | Opcode::LDEORH(ar)
+            | Opcode::LDSET(ar)
+            | Opcode::LDSETB(ar)
+            | Opcode::LDSETH(ar) => {
                 let (a, l) = (ar & 2 != 0, ar & 1 != 0);
                 let op = match inst.opcode {
                     Opcode::SWP(_) | Opcode::SWPB(_) | Opcode::SWPH(_) => RmwOp::Xchg,
@@ -923,7 +1144,8 @@ impl Lifter<'_, '_, '_> {
                 let width = width_of(inst.opcode, &ops[0]);
                 let (operand, _) = self.src(st, &ops[0], pc)?;
                 let operand = narrow(operand, width);
-                let Mem::Loc(addr) = self.mem(&mut out, &ops[2], width, pc, &mut low, false)? else {
+                let Mem::Loc(addr) = self.mem(&mut out, &ops[2], width, pc, &mut low, false)?
+                else {
                     return Err(self.refuse(pc, format!("{inst}: an atomic outside the object")));
                 };
                 let dst = self.reg_dst(&ops[1]).map(|d| d.0);
@@ -938,14 +1160,24 @@ impl Lifter<'_, '_, '_> {
                     addr,
                     op,
                     operand,
-                    read: Annot { noret, acquire: a && !noret, ..Annot::default() },
-                    write: Annot { release: l, ..Annot::default() },
+                    read: Annot {
+                        noret,
+                        acquire: a && !noret,
+                        ..Annot::default()
+                    },
+                    write: Annot {
+                        release: l,
+                        ..Annot::default()
+                    },
                     single: false,
                 }));
                 if let Some(d) = dst {
                     // The sum of an LDADD wraps at the access width.
                     if width < 8 {
-                        low.push(Low::I(Instr::Assign { dst: d, expr: narrow(Expr::Reg(d), width) }));
+                        low.push(Low::I(Instr::Assign {
+                            dst: d,
+                            expr: narrow(Expr::Reg(d), width),
+                        }));
                     }
                 }
             }
@@ -969,32 +1201,61 @@ impl Lifter<'_, '_, '_> {
             Opcode::CBZ | Opcode::CBNZ => {
                 let t = pc_target(&ops[1]).ok_or_else(|| self.refuse(pc, format!("{inst}")))?;
                 let (v, _) = self.src(st, &ops[0], pc)?;
-                let op = if matches!(inst.opcode, Opcode::CBZ) { BinOp::Eq } else { BinOp::Ne };
-                low.push(Low::Jump(Some(Expr::bin(op, v, Expr::int(0))), Target::Node(ctx.clone(), t)));
+                let op = if matches!(inst.opcode, Opcode::CBZ) {
+                    BinOp::Eq
+                } else {
+                    BinOp::Ne
+                };
+                low.push(Low::Jump(
+                    Some(Expr::bin(op, v, Expr::int(0))),
+                    Target::Node(ctx.clone(), t),
+                ));
             }
             Opcode::TBZ | Opcode::TBNZ => {
                 let (Operand::Imm16(bit), Some(t)) = (ops[1], pc_target(&ops[2])) else {
                     return Err(self.refuse(pc, format!("{inst}: operand not followed")));
                 };
                 let (v, _) = self.src(st, &ops[0], pc)?;
-                let test = Expr::bin(BinOp::And, Expr::bin(BinOp::Shr, v, Expr::int(i64::from(bit))), Expr::int(1));
-                let op = if matches!(inst.opcode, Opcode::TBZ) { BinOp::Eq } else { BinOp::Ne };
-                low.push(Low::Jump(Some(Expr::bin(op, test, Expr::int(0))), Target::Node(ctx.clone(), t)));
+                let test = Expr::bin(
+                    BinOp::And,
+                    Expr::bin(BinOp::Shr, v, Expr::int(i64::from(bit))),
+                    Expr::int(1),
+                );
+                let op = if matches!(inst.opcode, Opcode::TBZ) {
+                    BinOp::Eq
+                } else {
+                    BinOp::Ne
+                };
+                low.push(Low::Jump(
+                    Some(Expr::bin(op, test, Expr::int(0))),
+                    Target::Node(ctx.clone(), t),
+                ));
             }
             Opcode::RET => {
                 if !matches!(ops[0], Operand::Register(_, 30) | Operand::Nothing) {
-                    return Err(self.refuse(pc, format!("{inst}: a return through another register")));
+                    return Err(
+                        self.refuse(pc, format!("{inst}: a return through another register"))
+                    );
                 }
                 next = Some(ret(ctx));
             }
             Opcode::BR | Opcode::BLR => {
-                return Err(self.refuse(pc, format!("{inst}: an indirect jump or call, which verify cannot follow")));
+                return Err(self.refuse(
+                    pc,
+                    format!("{inst}: an indirect jump or call, which verify cannot follow"),
+                ));
             }
             Opcode::SVC | Opcode::HVC | Opcode::SMC => {
-                return Err(self.refuse(pc, format!("{inst}: a system call, which verify cannot follow")));
+                return Err(self.refuse(
+                    pc,
+                    format!("{inst}: a system call, which verify cannot follow"),
+                ));
             }
             _ => {
-                return Err(self.refuse(pc, format!("{inst}: an instruction outside the set verify follows")));
+                return Err(self.refuse(
+                    pc,
+                    format!("{inst}: an instruction outside the set verify follows"),
+                ));
             }
         }
         Ok(Step { low, out, next })
@@ -1020,10 +1281,10 @@ fn w_abs(a: Abs) -> Abs {
 fn width_of(op: Opcode, rt: &Operand) -> u8 {
     use Opcode::*;
     match op {
-        LDRB | LDURB | LDARB | LDAPRB | LDXRB | LDAXRB | STRB | STURB | STLRB | STXRB | STLXRB | CASB(_)
-        | SWPB(_) | LDADDB(_) | LDCLRB(_) | LDEORB(_) | LDSETB(_) => 1,
-        LDRH | LDURH | LDARH | LDAPRH | LDXRH | LDAXRH | STRH | STURH | STLRH | STXRH | STLXRH | CASH(_)
-        | SWPH(_) | LDADDH(_) | LDCLRH(_) | LDEORH(_) | LDSETH(_) => 2,
+        LDRB | LDURB | LDARB | LDAPRB | LDXRB | LDAXRB | STRB | STURB | STLRB | STXRB | STLXRB
+        | CASB(_) | SWPB(_) | LDADDB(_) | LDCLRB(_) | LDEORB(_) | LDSETB(_) => 1,
+        LDRH | LDURH | LDARH | LDAPRH | LDXRH | LDAXRH | STRH | STURH | STLRH | STXRH | STLXRH
+        | CASH(_) | SWPH(_) | LDADDH(_) | LDCLRH(_) | LDEORH(_) | LDSETH(_) => 2,
         _ => {
             if matches!(rt, Operand::Register(SizeCode::W, _)) {
                 4
