@@ -52,6 +52,7 @@ pub mod function;
 pub mod input;
 pub mod model;
 pub mod package;
+pub mod plugin_file;
 mod riscv64;
 mod scan;
 mod x86_64;
@@ -67,6 +68,7 @@ pub use model::{
     LseDispatch, Order, Requirement, Site,
 };
 pub use package::{PackageAudit, PackageVerdict};
+pub use plugin_file::{PluginFile, Pointer};
 
 /// Audits one ELF file held in memory. `path` names it in errors and output.
 pub fn audit_bytes(path: &str, data: &[u8]) -> Result<BinaryAudit, AuditError> {

@@ -604,3 +604,13 @@ pub(crate) fn verdict(audit: &BinaryAudit) -> BinaryVerdict {
         }
     }
 }
+
+/// The PLT stubs of `image` and the imports they jump to (the arch's scan
+/// finds them), for [`crate::plugin_file::PluginFile`].
+pub(crate) fn plt_of(image: &Image<'_>) -> HashMap<u64, String> {
+    match image.arch {
+        crate::model::Arch::Aarch64 => crate::aarch64::scan(image).plt,
+        crate::model::Arch::X86_64 => crate::x86_64::scan(image).plt,
+        crate::model::Arch::Riscv64 => crate::riscv64::scan(image).plt,
+    }
+}

@@ -29,6 +29,8 @@ pub(crate) fn judge(
         acquire: opts.acquire,
         engine: opts.engine,
         unpruned: false,
+        // Litmus tests keep the step bound for their loops.
+        loops: None,
     };
     let jobs = opts
         .jobs

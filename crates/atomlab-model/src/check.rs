@@ -315,7 +315,7 @@ fn run(
     // A C test judged as C has herd7's structured control dependencies;
     // its compilation (`t` is not `orig`) has the ISA's (see mapping.rs).
     let structured = t.arch == Arch::C && std::ptr::eq(orig, t);
-    let (_values, traces) = explore(t, opts.deadline, structured)?;
+    let (_values, traces) = explore(t, opts.deadline, structured, opts.loops)?;
     let mut init = vec![0i64; nl];
     for (l, v) in &t.init {
         init[*l] = encode(*v);

@@ -160,6 +160,12 @@ struct State {
     /// value came from (herd7's `ddplus`). Joins a later branch condition
     /// reading the register, not data or address dependencies.
     reg_ctl: Vec<u64>,
+    /// Loop rule only ([`crate::LoopRule`]): per instruction, how many
+    /// events the path had when it last ran it (`usize::MAX`: never).
+    seen_at: Vec<usize>,
+    /// Loop rule only: iterations of each loop that wrote, by the index of
+    /// the instruction it jumps back to.
+    iterations: Vec<u32>,
 }
 
 /// Instruction steps allowed on one path (loops are not unrolled further).
@@ -193,6 +199,9 @@ pub(crate) struct Interp<'t> {
     /// the events before its join point only. Off for ISA code, including
     /// a C test compiled by [`crate::mapping`].
     pub structured: bool,
+    /// Spin-assume and the unroll bound, for lifted code; `None` for litmus
+    /// tests (whose loops run to [`MAX_STEPS`] as they always have).
+    pub loops: Option<crate::LoopRule>,
 }
 
 impl Interp<'_> {
@@ -240,6 +249,16 @@ impl Interp<'_> {
             steps: 0,
             scopes: Vec::new(),
             reg_ctl: vec![0; t.regs.len()],
+            seen_at: if self.loops.is_some() {
+                vec![usize::MAX; t.code.len()]
+            } else {
+                Vec::new()
+            },
+            iterations: if self.loops.is_some() {
+                vec![0; t.code.len()]
+            } else {
+                Vec::new()
+            },
         };
         let joins = if self.structured {
             ctrl_joins(&t.code)
@@ -404,6 +423,29 @@ impl Interp<'_> {
                     "thread P{} runs more than {MAX_STEPS} instructions (a loop?)",
                     t.id
                 )));
+            }
+            if let Some(rule) = self.loops {
+                let here = st.pc;
+                let before = st.seen_at[here];
+                if before != usize::MAX {
+                    // Back at an instruction this path ran: one iteration
+                    // of a loop since, made of the events from `before`.
+                    if st.events[before..]
+                        .iter()
+                        .all(|e| no_visible_effect(&st.events, e))
+                    {
+                        // Spin-assume: the iteration changed nothing.
+                        return Ok(());
+                    }
+                    st.iterations[here] += 1;
+                    if st.iterations[here] as usize > rule.unroll {
+                        return Err(CheckError::TooBig(format!(
+                            "thread P{} goes around a loop that writes more than {} times (--unroll)",
+                            t.id, rule.unroll
+                        )));
+                    }
+                }
+                st.seen_at[here] = st.events.len();
             }
             st.instance += 1;
             let inst = st.instance;
@@ -781,6 +823,21 @@ impl Interp<'_> {
     }
 }
 
+/// Whether an event of a loop iteration leaves memory as it found it, for
+/// spin-assume ([`crate::LoopRule`]): a read, a fence, or the write of a
+/// read-modify-write (AMO or exclusive pair) that stores the value its
+/// read returned. A failed store-exclusive has no event at all.
+fn no_visible_effect(events: &[TraceEvent], e: &TraceEvent) -> bool {
+    match e.kind {
+        Kind::Read | Kind::Fence(_) => true,
+        Kind::Update => e.rval == e.wval,
+        Kind::Write => e
+            .rmw_read
+            .and_then(|r| events.get(r))
+            .is_some_and(|r| r.rval == e.wval),
+    }
+}
+
 /// For each instruction of a thread's structured (C) code, the join point
 /// of a conditional branch there: its immediate post-dominator, the first
 /// instruction past it that no jump from the branch onwards skips (the end
@@ -931,6 +988,7 @@ pub(crate) fn explore(
     test: &Test,
     deadline: Option<std::time::Instant>,
     structured: bool,
+    loops: Option<crate::LoopRule>,
 ) -> Result<Explored, CheckError> {
     let nl = test.locations.len();
     let nt = test.threads.len();
@@ -977,6 +1035,7 @@ pub(crate) fn explore(
                 ticks: std::cell::Cell::new(0),
                 forward: !test.is_linux(),
                 structured,
+                loops,
             };
             let traces = interp.traces(t)?;
             kept += traces.len();

@@ -67,7 +67,7 @@ pub(crate) mod rel;
 pub use check::{check_test, check_test_with, ModelChoice, ModelOutcome, ModelResult, Observation};
 pub use mapping::AcquireLoad;
 pub use models::MODEL_NAMES;
-pub use options::{CheckOptions, Engine};
+pub use options::{CheckOptions, Engine, LoopRule};
 
 /// Why a test could not be judged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

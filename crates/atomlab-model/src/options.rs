@@ -26,6 +26,33 @@ pub struct CheckOptions {
     /// what pruning saves: the verdicts are the same, only `candidates`
     /// and the time grow.
     pub unpruned: bool,
+    /// How loops in thread code are bounded: `None` (every litmus test)
+    /// runs each path up to the step bound as before; `Some` applies the
+    /// spin-assume rule and an unroll bound ([`LoopRule`]), for code lifted
+    /// from a binary (`atomlab verify`).
+    pub loops: Option<LoopRule>,
+}
+
+/// Spin loops and the unroll bound, for code with loops (`atomlab verify`).
+///
+/// Spin-assume, as GenMC does it (Kokologiannakis and Vafeiadis, "GenMC: A
+/// Model Checker for Weak Memory Models", CAV 2021, and Kokologiannakis,
+/// Raad and Vafeiadis, "Effective lock handling in stateless model
+/// checking", OOPSLA 2019): a path that jumps back to an instruction it
+/// ran before, having written nothing since (only reads, fences, failed
+/// store-exclusives, and read-modify-writes that wrote back the value they
+/// read, as a TAS that finds the lock taken), repeats an iteration that
+/// changed nothing another thread can see. Such a path is dropped: the
+/// run in which the loop's read returns the value that leaves the loop is
+/// explored anyway, so no final state a safety property can see is lost,
+/// and a spin loop no longer makes every test exceed the step bound.
+/// Any other backward jump counts an iteration of that loop; a path past
+/// `unroll` iterations of one loop stops the check with
+/// [`crate::CheckError::TooBig`] (the caller's BOUND), never a PASS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopRule {
+    /// Iterations of one loop (that writes) allowed on one path.
+    pub unroll: usize,
 }
 
 /// Which exploration builds a test's executions.

@@ -16,6 +16,7 @@ pub mod run;
 pub mod store;
 pub mod stress;
 mod suite;
+pub mod verify;
 
 use atomlab_core::{ExitStatus, Report};
 
@@ -50,6 +51,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Bench(_) => "bench",
         Command::Stress(_) => "stress",
         Command::Load(_) => "load",
+        Command::Verify(_) => "verify",
         Command::Machine => "machine",
         // Commands that describe the tool or read the store have no run.
         other => return tools(other, &cli, json),
@@ -90,6 +92,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Bench(args) => bench::run(*args)?,
         Command::Stress(args) => stress::run(*args)?,
         Command::Load(args) => load::run(*args)?,
+        Command::Verify(args) => verify::run(*args)?,
         _ => unreachable!("tools() took the others"),
     };
     let CommandOutput {

@@ -1,0 +1,249 @@
+//! A shared library read as data, for `atomlab verify`: what a program
+//! that never loads the file needs to find a plugin's description and the
+//! code of its functions. The description (`atomlab_plugin()`'s result and
+//! its variants table, include/atomlab.h) is static data whose pointers the
+//! dynamic linker fills in: in a position-independent file each is an
+//! `R_*_RELATIVE` relocation whose addend is the target (the file's bytes
+//! hold 0 there), or a symbol relocation (`R_AARCH64_ABS64 free`) for a
+//! function of another library. Relocation types are those of each
+//! architecture's ELF supplement: "ELF for the Arm 64-bit Architecture
+//! (AAELF64)", "Dynamic relocations"; the System V x86-64 psABI, 4.4; the
+//! RISC-V ELF psABI, "Relocations".
+//!
+//! It reads with the same [`crate::elf::Image`] the audit uses (code,
+//! function symbols, extents, GOT slots, PLT stubs) and adds only the data
+//! side: bytes at any allocated address and the relocations on them.
+
+use std::collections::HashMap;
+
+use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionKind};
+
+use crate::elf::Image;
+use crate::error::AuditError;
+use crate::model::Arch;
+
+/// What a pointer-sized slot of the file's data holds once loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pointer {
+    /// An address in this file (a `RELATIVE` relocation's addend, or the
+    /// bytes of a file that is not position-independent).
+    Here(u64),
+    /// A symbol the dynamic linker resolves, by name (`free`).
+    Import(String),
+    /// Zero: a null pointer.
+    Null,
+}
+
+/// One allocated section's bytes (`.bss` has none: it reads as zeros).
+struct DataSection<'a> {
+    addr: u64,
+    size: u64,
+    bytes: &'a [u8],
+    name: String,
+}
+
+/// A plugin file read without loading it.
+pub struct PluginFile<'a> {
+    image: Image<'a>,
+    sections: Vec<DataSection<'a>>,
+    /// Slot address → target address (`R_*_RELATIVE`).
+    relative: HashMap<u64, u64>,
+    /// Every defined symbol (functions and data), by name.
+    symbols: HashMap<String, u64>,
+    /// Every defined symbol, sorted by address, with its size.
+    by_addr: Vec<(u64, u64, String)>,
+    /// PLT stub address → the imported function it jumps to.
+    plt: HashMap<u64, String>,
+}
+
+impl<'a> PluginFile<'a> {
+    /// Reads `data` (the whole file); `path` names it in errors.
+    pub fn parse(path: &str, data: &'a [u8]) -> Result<PluginFile<'a>, AuditError> {
+        let image = Image::parse(path, data)?;
+        let corrupt = |reason: String| AuditError::Corrupt {
+            path: path.into(),
+            reason,
+        };
+        let file = object::File::parse(data).map_err(|e| corrupt(e.to_string()))?;
+        let mut sections = Vec::new();
+        for s in file.sections() {
+            if s.address() == 0 || s.size() == 0 {
+                continue;
+            }
+            let bytes = match s.kind() {
+                SectionKind::UninitializedData | SectionKind::UninitializedTls => &[][..],
+                _ => s.data().map_err(|e| {
+                    corrupt(format!(
+                        "section {} lies outside the file: {e}",
+                        s.name().unwrap_or("?")
+                    ))
+                })?,
+            };
+            sections.push(DataSection {
+                addr: s.address(),
+                size: s.size(),
+                bytes,
+                name: s.name().unwrap_or("?").to_string(),
+            });
+        }
+        let relative_type = match image.arch {
+            Arch::Aarch64 => object::elf::R_AARCH64_RELATIVE,
+            Arch::X86_64 => object::elf::R_X86_64_RELATIVE,
+            Arch::Riscv64 => object::elf::R_RISCV_RELATIVE,
+        };
+        let mut relative = HashMap::new();
+        if let Some(relocs) = file.dynamic_relocations() {
+            for (offset, reloc) in relocs {
+                if let object::RelocationFlags::Elf { r_type } = reloc.flags() {
+                    if r_type == relative_type && reloc.target() == RelocationTarget::Absolute {
+                        relative.insert(offset, reloc.addend() as u64);
+                    }
+                }
+            }
+        }
+        let mut symbols = HashMap::new();
+        let mut by_addr = Vec::new();
+        for sym in file.symbols().chain(file.dynamic_symbols()) {
+            if sym.is_undefined() || sym.address() == 0 {
+                continue;
+            }
+            if let Ok(name) = sym.name() {
+                // `$x`/`$d` are AArch64 mapping symbols (AAELF64 5.7), not names.
+                if !name.is_empty() && !name.starts_with('$') {
+                    symbols.entry(name.to_string()).or_insert(sym.address());
+                    by_addr.push((sym.address(), sym.size(), name.to_string()));
+                }
+            }
+        }
+        by_addr.sort();
+        by_addr.dedup_by_key(|s| s.0);
+        let plt = crate::scan::plt_of(&image);
+        Ok(PluginFile {
+            image,
+            sections,
+            relative,
+            symbols,
+            by_addr,
+            plt,
+        })
+    }
+
+    /// The file's architecture (its ELF header's machine).
+    pub fn arch(&self) -> Arch {
+        self.image.arch
+    }
+
+    /// The address of the symbol `name` defined in the file.
+    pub fn symbol(&self, name: &str) -> Option<u64> {
+        self.symbols.get(name).copied()
+    }
+
+    /// The symbol `addr` lies in (or the nearest one before it), with the
+    /// offset: `tas_lock+0x8`, for messages.
+    pub fn describe(&self, addr: u64) -> String {
+        let i = self.by_addr.partition_point(|s| s.0 <= addr);
+        match i.checked_sub(1).map(|i| &self.by_addr[i]) {
+            Some((a, _, name)) if addr == *a => name.clone(),
+            Some((a, size, name)) if *size == 0 || addr < a + size => {
+                format!("{name}+{:#x}", addr - a)
+            }
+            _ => format!("{addr:#x}"),
+        }
+    }
+
+    /// The name of the symbol that starts exactly at `addr`.
+    pub fn symbol_at(&self, addr: u64) -> Option<&str> {
+        let i = self.by_addr.partition_point(|s| s.0 < addr);
+        self.by_addr
+            .get(i)
+            .filter(|s| s.0 == addr)
+            .map(|s| s.2.as_str())
+    }
+
+    /// Code bytes from `addr` to the end of its executable section.
+    pub fn code_at(&self, addr: u64) -> Option<&'a [u8]> {
+        self.image.bytes_at(addr)
+    }
+
+    /// The imported function whose PLT stub is at `addr` (`usleep`).
+    pub fn import_at(&self, addr: u64) -> Option<&str> {
+        self.plt.get(&addr).map(String::as_str)
+    }
+
+    /// `len` bytes of the loaded image at `addr` (zeros in `.bss`), before
+    /// relocation; `None` outside every allocated section.
+    pub fn bytes(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        let s = self
+            .sections
+            .iter()
+            .find(|s| s.addr <= addr && addr < s.addr.saturating_add(s.size))?;
+        let off = usize::try_from(addr - s.addr).ok()?;
+        if (addr - s.addr).checked_add(len as u64)? > s.size {
+            return None;
+        }
+        if s.bytes.is_empty() {
+            return Some(vec![0; len]);
+        }
+        s.bytes.get(off..off.checked_add(len)?).map(<[u8]>::to_vec)
+    }
+
+    /// The name of the section holding `addr`.
+    pub fn section_of(&self, addr: u64) -> Option<&str> {
+        self.sections
+            .iter()
+            .find(|s| s.addr <= addr && addr < s.addr.saturating_add(s.size))
+            .map(|s| s.name.as_str())
+    }
+
+    /// A little-endian integer of `len` (1, 2, 4 or 8) bytes at `addr`.
+    pub fn uint(&self, addr: u64, len: usize) -> Option<u64> {
+        let b = self.bytes(addr, len)?;
+        let mut v = [0u8; 8];
+        v.get_mut(..len)?.copy_from_slice(&b);
+        Some(u64::from_le_bytes(v))
+    }
+
+    /// The pointer in the 8-byte slot at `addr` once the dynamic linker
+    /// has relocated it.
+    pub fn pointer(&self, addr: u64) -> Option<Pointer> {
+        if let Some(&target) = self.relative.get(&addr) {
+            return Some(Pointer::Here(target));
+        }
+        if let Some(name) = self.image.got_slots.get(&addr) {
+            return Some(Pointer::Import(name.clone()));
+        }
+        match self.uint(addr, 8)? {
+            0 => Some(Pointer::Null),
+            v => Some(Pointer::Here(v)),
+        }
+    }
+
+    /// The NUL-terminated string at `addr`, at most `max` bytes.
+    pub fn c_string(&self, addr: u64, max: usize) -> Option<String> {
+        let mut out = Vec::new();
+        for i in 0..max as u64 {
+            match self.bytes(addr.checked_add(i)?, 1)?[0] {
+                0 => return String::from_utf8(out).ok(),
+                b => out.push(b),
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_elf_is_refused() {
+        assert!(matches!(
+            PluginFile::parse("x", b"hello"),
+            Err(AuditError::NotElf { .. })
+        ));
+        assert!(matches!(
+            PluginFile::parse("x", b""),
+            Err(AuditError::Empty { .. })
+        ));
+    }
+}

@@ -1,0 +1,451 @@
+//! `atomlab verify`: a plugin's variants checked under memory models,
+//! from the file alone. The plugin is never loaded or run (it may be built
+//! for another architecture): its description is read from the ELF file
+//! ([`descriptor`]), each variant's functions and everything they call in
+//! the file are lifted to the checker's instructions ([`lift`]), a client
+//! ([`client`]) calls them from several threads, and atomlab-model judges
+//! every execution of that test under each model, as GenMC does for C
+//! programs (Kokologiannakis and Vafeiadis, "GenMC: A Model Checker for
+//! Weak Memory Models", CAV 2021): spin loops are cut by spin-assume
+//! ([`atomlab_model::LoopRule`]), other loops by `--unroll`.
+//!
+//! Verdicts per variant and model: PASS (every execution checked, none
+//! wrong), FAIL (one is wrong: its reads-from explanation comes with it),
+//! BOUND (a loop or an engine limit cut the check short: no claim), and
+//! REFUSED (the code does something verify does not follow: a system
+//! call, a function of another library, an instruction or address it
+//! cannot resolve; named, with its address). Never a silent PASS.
+//!
+//! Supported today: AArch64 files (the instruction set of
+//! [`lift::aarch64`]), kind `lock`.
+
+pub mod client;
+pub mod descriptor;
+pub mod lift;
+
+use std::time::{Duration, Instant};
+
+use atomlab_audit::{Arch, AuditError, PluginFile};
+use atomlab_model::{CheckOptions, Engine, LoopRule, ModelOutcome, Observation};
+
+pub use descriptor::{Description, Kind, Variant};
+
+/// Bad input: exit 2, with what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The file cannot be read as ELF.
+    #[error("{0} (verify reads a plugin built as a shared library: cc -O2 -shared -fPIC -I include -o my.so my.c)")]
+    File(AuditError),
+    /// No `atomlab_plugin` symbol.
+    #[error("{path}: no atomlab_plugin symbol: not an atomlab plugin (see include/atomlab.h; export `const struct atomlab_plugin *atomlab_plugin(void)`)")]
+    NoEntry {
+        /// The file.
+        path: String,
+    },
+    /// The description cannot be read from the file.
+    #[error("{path}: cannot read the plugin's description: {what}")]
+    Description {
+        /// The file.
+        path: String,
+        /// Why.
+        what: String,
+    },
+    /// A `--variant` the plugin does not have, or of a kind verify lacks.
+    #[error("{0}")]
+    Variant(String),
+    /// A `--model` that does not judge this file's code.
+    #[error("{0}")]
+    Model(String),
+    /// The file's architecture is not lifted yet.
+    #[error("{path}: {arch} plugins are not verified yet (verify lifts aarch64 code today); check it on the machine with `atomlab stress mutex --plugin {path}`")]
+    Arch {
+        /// The file.
+        path: String,
+        /// Its architecture.
+        arch: &'static str,
+    },
+}
+
+impl From<AuditError> for VerifyError {
+    fn from(e: AuditError) -> VerifyError {
+        VerifyError::File(e)
+    }
+}
+
+/// What to check.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Variants by name (`None`: every variant of a kind verify checks).
+    pub variants: Option<Vec<String>>,
+    /// Models by name (`None`: the file's own architecture's).
+    pub models: Option<Vec<String>>,
+    /// Threads of the client.
+    pub threads: usize,
+    /// Critical sections (or operations) per thread.
+    pub rounds: usize,
+    /// Iterations of a loop that writes allowed on one path.
+    pub unroll: usize,
+    /// Time allowed per (variant, model, CPU) check.
+    pub timeout: Duration,
+}
+
+/// The verdict of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every execution was checked and none is wrong.
+    Pass,
+    /// Some execution is wrong.
+    Fail,
+    /// The check was cut short: no claim either way.
+    Bound,
+    /// The code is outside what verify follows.
+    Refused,
+}
+
+impl Verdict {
+    /// The word in the table.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Bound => "BOUND",
+            Verdict::Refused => "REFUSED",
+        }
+    }
+}
+
+/// One row: a variant under a model (and, for outline atomics, a CPU).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The variant.
+    pub variant: String,
+    /// Its kind.
+    pub kind: Kind,
+    /// The model.
+    pub model: String,
+    /// For code that calls libgcc's outline atomics: whether the CPU has
+    /// LSE (the helpers take the LSE instruction) or not (the LL/SC loop).
+    pub lse: Option<bool>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// One line: why (the bound hit, the refusal, the wrong final value).
+    pub reason: String,
+    /// A FAIL's counterexample: the reads-from of the wrong execution.
+    pub counterexample: Option<String>,
+    /// Executions the engine examined.
+    pub executions: usize,
+    /// Time taken.
+    pub elapsed: Duration,
+}
+
+/// A plugin file read for checking.
+pub struct Plugin<'a> {
+    /// The file as given.
+    pub path: String,
+    /// The file, read.
+    pub file: PluginFile<'a>,
+    /// Its description.
+    pub description: Description,
+}
+
+impl<'a> Plugin<'a> {
+    /// Reads `data`, the file at `path`.
+    pub fn read(path: &str, data: &'a [u8]) -> Result<Plugin<'a>, VerifyError> {
+        let file = PluginFile::parse(path, data)?;
+        let description = descriptor::read(path, &file)?;
+        Ok(Plugin {
+            path: path.into(),
+            file,
+            description,
+        })
+    }
+
+    /// The file's architecture.
+    pub fn arch(&self) -> Arch {
+        self.file.arch()
+    }
+
+    /// The models a file of this architecture is judged by when none are
+    /// given: its own hardware model.
+    pub fn default_models(&self) -> Vec<String> {
+        vec![own_model(self.arch()).to_string()]
+    }
+
+    /// The variants `opts` selects, checked against the description.
+    pub fn select(&self, opts: &Options) -> Result<Vec<&Variant>, VerifyError> {
+        let all = &self.description.variants;
+        let listing = || {
+            all.iter()
+                .map(|v| format!("{} ({})", v.name, v.kind.map_or("unknown kind", Kind::name)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match &opts.variants {
+            None => {
+                let v: Vec<&Variant> = all.iter().filter(|v| v.kind == Some(Kind::Lock)).collect();
+                if v.is_empty() {
+                    return Err(VerifyError::Variant(format!(
+                        "{}: no variant of a kind verify checks (lock); this plugin provides {}",
+                        self.path,
+                        listing()
+                    )));
+                }
+                Ok(v)
+            }
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    let v = all.iter().find(|v| &v.name == n).ok_or_else(|| {
+                        VerifyError::Variant(format!(
+                            "{}: no variant {n}; this plugin provides {}",
+                            self.path,
+                            listing()
+                        ))
+                    })?;
+                    if v.kind != Some(Kind::Lock) {
+                        return Err(VerifyError::Variant(format!(
+                            "{}: variant {n} is of kind {}; verify checks lock variants today (spsc, refcount and op are not lifted yet)",
+                            self.path,
+                            v.kind.map_or("unknown", Kind::name)
+                        )));
+                    }
+                    Ok(v)
+                })
+                .collect(),
+        }
+    }
+
+    /// The models `opts` names, checked against the file's architecture.
+    pub fn models(&self, opts: &Options) -> Result<Vec<String>, VerifyError> {
+        if self.arch() != Arch::Aarch64 {
+            return Err(VerifyError::Arch {
+                path: self.path.clone(),
+                arch: self.arch().name(),
+            });
+        }
+        let models = opts.models.clone().unwrap_or_else(|| self.default_models());
+        let own = own_model(self.arch());
+        for m in &models {
+            if m != own && m != "sc" {
+                return Err(VerifyError::Model(format!(
+                    "--model {m}: {m} does not judge {} code; this file is judged by {own} (its own) and sc",
+                    self.arch().name()
+                )));
+            }
+        }
+        Ok(models)
+    }
+
+    /// Checks `v` under `models`; one outcome per model (two, with and
+    /// without LSE, where the code calls outline atomics).
+    pub fn check(&self, v: &Variant, models: &[String], opts: &Options) -> Vec<Outcome> {
+        let kind = v.kind.unwrap_or(Kind::Lock);
+        let mut out = Vec::new();
+        let first = client::lock_test(&self.file, v, opts.threads, opts.rounds, false);
+        let builds: Vec<(Option<bool>, Result<client::Built, client::NotBuilt>)> = match first {
+            Ok(b) if b.reads_lse_flag => {
+                let with = client::lock_test(&self.file, v, opts.threads, opts.rounds, true);
+                vec![(Some(false), Ok(b)), (Some(true), with)]
+            }
+            other => vec![(None, other)],
+        };
+        for (lse, built) in &builds {
+            for m in models {
+                let start = Instant::now();
+                let row = |verdict, reason: String, counterexample, executions| Outcome {
+                    variant: v.name.clone(),
+                    kind,
+                    model: m.clone(),
+                    lse: *lse,
+                    verdict,
+                    reason,
+                    counterexample,
+                    executions,
+                    elapsed: start.elapsed(),
+                };
+                match built {
+                    Err(client::NotBuilt::Refused(r)) => {
+                        out.push(row(Verdict::Refused, r.to_string(), None, 0))
+                    }
+                    Err(client::NotBuilt::Missing(why)) => {
+                        out.push(row(Verdict::Refused, why.clone(), None, 0))
+                    }
+                    Ok(b) => {
+                        let (verdict, reason, cx, n) = judge(b, m, opts);
+                        out.push(row(verdict, reason, cx, n));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The hardware model of a file's own architecture.
+pub fn own_model(arch: Arch) -> &'static str {
+    match arch {
+        Arch::Aarch64 => "aarch64",
+        Arch::X86_64 => "x86tso",
+        Arch::Riscv64 => "riscv",
+    }
+}
+
+/// Runs the checker on a built test under `model`.
+fn judge(
+    b: &client::Built,
+    model: &str,
+    opts: &Options,
+) -> (Verdict, String, Option<String>, usize) {
+    let check = CheckOptions {
+        deadline: Some(Instant::now() + opts.timeout),
+        explain: true,
+        // The exploration engine (explore.rs) with explanations: it
+        // builds the witness's reads-from text.
+        engine: Engine::Explore,
+        loops: Some(LoopRule {
+            unroll: opts.unroll,
+        }),
+        ..CheckOptions::default()
+    };
+    let outcome = atomlab_model::check_test(&b.test, &[model], &check).remove(0);
+    match outcome {
+        ModelOutcome::Done(r) => {
+            if r.states.is_empty() {
+                return (
+                    Verdict::Bound,
+                    "no execution runs to the end (every run was cut): nothing was checked".into(),
+                    None,
+                    r.candidates,
+                );
+            }
+            match r.observation {
+                Observation::Never => (
+                    Verdict::Pass,
+                    format!(
+                        "every execution ends with data = {} ({} final state{})",
+                        b.expected,
+                        r.states.len(),
+                        if r.states.len() == 1 { "" } else { "s" }
+                    ),
+                    None,
+                    r.candidates,
+                ),
+                _ => {
+                    let wrong: Vec<String> = r
+                        .states
+                        .iter()
+                        .filter_map(|(s, _)| match s.first() {
+                            Some(atomlab_litmus::Value::Int(v)) if *v != b.expected => {
+                                Some(v.to_string())
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    (
+                        Verdict::Fail,
+                        format!(
+                            "an execution ends with data = {} instead of {}: an update was lost, so two threads were in the critical section or one read stale data",
+                            wrong.join(" or "),
+                            b.expected
+                        ),
+                        r.witness.clone(),
+                        r.candidates,
+                    )
+                }
+            }
+        }
+        ModelOutcome::Timeout { .. } => (
+            Verdict::Bound,
+            format!("timed out after {:?} (--timeout)", opts.timeout),
+            None,
+            0,
+        ),
+        ModelOutcome::Failed { error, .. } => match error {
+            atomlab_model::CheckError::TooBig(why) => (
+                Verdict::Bound,
+                format!("{why}; try fewer --threads or --rounds, or a larger --unroll"),
+                None,
+                0,
+            ),
+            atomlab_model::CheckError::Timeout => (
+                Verdict::Bound,
+                format!("timed out after {:?} (--timeout)", opts.timeout),
+                None,
+                0,
+            ),
+            other => (Verdict::Refused, other.to_string(), None, 0),
+        },
+        ModelOutcome::NotApplicable { reason, .. } => (Verdict::Refused, reason, None, 0),
+    }
+}
+
+/// The table people read: a row per variant, model and CPU, then each
+/// FAIL's counterexample and each REFUSED's reason.
+pub fn render(plugin_path: &str, arch: Arch, models_defaulted: bool, rows: &[Outcome]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let models: Vec<&str> = {
+        let mut m: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+        m.dedup();
+        m.sort_unstable();
+        m.dedup();
+        m
+    };
+    let _ = writeln!(
+        s,
+        "{plugin_path}: {} code, models {}{}",
+        arch.name(),
+        models.join(", "),
+        if models_defaulted {
+            " (the file's own architecture's; --model to choose)"
+        } else {
+            ""
+        }
+    );
+    let cpu = |r: &Outcome| match r.lse {
+        None => "-",
+        Some(true) => "LSE",
+        Some(false) => "no LSE",
+    };
+    let w_var = rows
+        .iter()
+        .map(|r| r.variant.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let _ = writeln!(
+        s,
+        "{:<w_var$}  {:<8}  {:<6}  {:<7}  {:>10}  {:>9}",
+        "variant", "model", "cpu", "verdict", "executions", "time"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<w_var$}  {:<8}  {:<6}  {:<7}  {:>10}  {:>8.3}s",
+            r.variant,
+            r.model,
+            cpu(r),
+            r.verdict.word(),
+            r.executions,
+            r.elapsed.as_secs_f64()
+        );
+    }
+    for r in rows.iter().filter(|r| r.verdict != Verdict::Pass) {
+        let _ = writeln!(
+            s,
+            "\n{} {} under {} ({}): {}",
+            r.variant,
+            r.verdict.word(),
+            r.model,
+            cpu(r),
+            r.reason
+        );
+        if let Some(c) = &r.counterexample {
+            let _ = writeln!(s, "  counterexample (reads-from): {c}");
+        }
+    }
+    if rows.iter().any(|r| r.lse.is_some()) {
+        s.push_str("\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops)\n");
+    }
+    s
+}

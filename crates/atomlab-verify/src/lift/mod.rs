@@ -1,0 +1,108 @@
+//! Machine code to the checker's instructions ([`atomlab_litmus::Instr`]):
+//! a plugin function and everything it calls inside the file, inlined,
+//! with every memory operand resolved to a field of the object the
+//! function is given (one location per field).
+//!
+//! Only AArch64 is lifted today ([`aarch64`]); the lowering of each
+//! instruction mirrors atomlab-litmus's AArch64 parser (asm.rs), so lifted
+//! code means what the same instruction written in a litmus test means.
+
+pub mod aarch64;
+
+use std::collections::HashMap;
+
+use atomlab_litmus::{LocId, Reg};
+
+/// Why a function cannot be lifted: the instruction or call, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Its address in the file.
+    pub addr: u64,
+    /// Where that is, by symbol (`tas_lock+0x8`).
+    pub place: String,
+    /// What it is and why it stops verify.
+    pub what: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at {:#x} ({})", self.what, self.addr, self.place)
+    }
+}
+
+/// The registers of one thread of the test being built, by name.
+#[derive(Debug, Default)]
+pub struct Registers {
+    /// Names, by [`Reg`].
+    pub names: Vec<String>,
+}
+
+impl Registers {
+    /// The register called `name`, added on first use.
+    pub fn get(&mut self, name: &str) -> Reg {
+        if let Some(r) = self.names.iter().position(|n| n == name) {
+            return r;
+        }
+        self.names.push(name.to_string());
+        self.names.len() - 1
+    }
+}
+
+/// The shared locations of the test being built: one per field (object,
+/// byte offset) that some lifted access touches, with its width.
+#[derive(Debug, Default)]
+pub struct Locations {
+    /// Names, by [`LocId`] (`lock`, `lock+4`, `data`).
+    pub names: Vec<String>,
+    /// (object, offset) → location and access width in bytes.
+    fields: HashMap<(usize, i64), (LocId, u8)>,
+    /// Object names, by object index.
+    pub objects: Vec<String>,
+}
+
+impl Locations {
+    /// A new object called `name`; returns its index.
+    pub fn object(&mut self, name: &str) -> usize {
+        self.objects.push(name.to_string());
+        self.objects.len() - 1
+    }
+
+    /// A plain location that is not part of an object (the client's data).
+    pub fn plain(&mut self, name: &str) -> LocId {
+        self.names.push(name.to_string());
+        self.names.len() - 1
+    }
+
+    /// The location of `width` bytes at `offset` in object `obj`. Two
+    /// accesses to one field must have one width, and fields must not
+    /// overlap: the models have no mixed-size semantics.
+    pub fn field(&mut self, obj: usize, offset: i64, width: u8) -> Result<LocId, String> {
+        if let Some(&(l, w)) = self.fields.get(&(obj, offset)) {
+            if w != width {
+                return Err(format!(
+                    "accesses {} with {w}-byte and {width}-byte accesses (mixed sizes are not modelled)",
+                    self.names[l]
+                ));
+            }
+            return Ok(l);
+        }
+        for (&(o, off), &(l, w)) in &self.fields {
+            if o == obj && offset < off + i64::from(w) && off < offset + i64::from(width) {
+                return Err(format!(
+                    "accesses {width} bytes at offset {offset}, overlapping {} ({w} bytes): mixed sizes are not modelled",
+                    self.names[l]
+                ));
+            }
+        }
+        let base = &self.objects[obj];
+        let name = if offset == 0 {
+            base.clone()
+        } else {
+            format!("{base}+{offset}")
+        };
+        self.names.push(name);
+        let l = self.names.len() - 1;
+        self.fields.insert((obj, offset), (l, width));
+        Ok(l)
+    }
+}

@@ -1,0 +1,245 @@
+//! `atomlab verify` on aarch64 builds of tests/plugins/verify_locks.c made
+//! by Debian's cross gcc: `-mno-outline-atomics` (LL/SC loops),
+//! `-march=armv8.1-a` (inline LSE) and the default (libgcc's outline
+//! atomics, checked with and without LSE). The acquire/release TAS, TTAS
+//! and ticket locks PASS under aarch64 and sc; each relaxed one FAILs under
+//! aarch64 with a counterexample and PASSes under sc; a lock that calls
+//! usleep is REFUSED by name and address; bad files exit 2.
+//!
+//! Without the cross compiler the tests skip with a message, and fail
+//! instead under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
+
+mod cli_support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cli_support::{assert_bad_input, atomlab, stderr};
+
+const GCC: &str = "aarch64-linux-gnu-gcc";
+
+fn skip(msg: &str) {
+    if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
+        panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
+    }
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// The plugin built with `flags`, or `None` after saying why not.
+fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
+    if !Command::new(GCC)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        skip(&format!(
+            "verify tests skipped: `{GCC}` is not installed (apt-get install gcc-aarch64-linux-gnu)"
+        ));
+        return None;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins-verify");
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let so = dir.join(format!("{name}.so"));
+    let o = Command::new(GCC)
+        .args(["-O2", "-shared", "-fPIC"])
+        .args(flags)
+        .arg("-I")
+        .arg(root.join("../../include"))
+        .arg("-o")
+        .arg(&so)
+        .arg(root.join("tests/plugins/verify_locks.c"))
+        .output()
+        .expect("run the cross compiler");
+    assert!(o.status.success(), "{GCC} {flags:?}: {}", stderr(&o));
+    Some(so)
+}
+
+/// The verdict words of `variant`'s rows under `model`, in order.
+fn verdicts(out: &str, variant: &str, model: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.first() == Some(&variant) && w.get(1) == Some(&model)).then(|| {
+                w.iter()
+                    .find(|x| ["PASS", "FAIL", "BOUND", "REFUSED"].contains(x))
+                    .unwrap_or(&"?")
+                    .to_string()
+            })
+        })
+        .collect()
+}
+
+fn zoo(name: &str, flags: &[&str], cpus: usize) {
+    let Some(so) = build(name, flags) else { return };
+    let so = so.to_str().unwrap();
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so,
+        "--model",
+        "aarch64,sc",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a relaxed lock FAILs: exit 1\n{out}{}",
+        stderr(&o)
+    );
+    for v in ["tas", "ttas", "ticket"] {
+        for m in ["aarch64", "sc"] {
+            assert_eq!(
+                verdicts(&out, v, m),
+                vec!["PASS"; cpus],
+                "{name} {v} {m}\n{out}"
+            );
+        }
+    }
+    for v in [
+        "tas-relaxed-lock",
+        "tas-relaxed-unlock",
+        "ttas-relaxed-lock",
+        "ttas-relaxed-unlock",
+        "ticket-relaxed",
+    ] {
+        assert_eq!(
+            verdicts(&out, v, "aarch64"),
+            vec!["FAIL"; cpus],
+            "{name} {v}\n{out}"
+        );
+        assert_eq!(
+            verdicts(&out, v, "sc"),
+            vec!["PASS"; cpus],
+            "{name} {v} sc\n{out}"
+        );
+        assert!(
+            out.contains(&format!("{v} FAIL under aarch64")),
+            "{name} {v}: the FAIL is explained\n{out}"
+        );
+    }
+    assert!(out.contains("counterexample (reads-from): P0 "), "{out}");
+}
+
+#[test]
+fn llsc_build() {
+    zoo("llsc", &["-mno-outline-atomics"], 1);
+}
+
+#[test]
+fn lse_build() {
+    zoo("lse", &["-march=armv8.1-a"], 1);
+}
+
+#[test]
+fn outline_atomics_build_is_checked_with_and_without_lse() {
+    zoo("outline", &["-moutline-atomics"], 2);
+}
+
+#[test]
+fn an_unknown_call_is_refused_by_name_and_address() {
+    let Some(so) = build("usleep", &["-DVERIFY_USLEEP"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "tas-usleep",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "REFUSED is not a FAIL\n{out}");
+    assert_eq!(
+        verdicts(&out, "tas-usleep", "aarch64"),
+        ["REFUSED"],
+        "{out}"
+    );
+    assert!(
+        out.contains("calls usleep") && out.contains("(tas_usleep_lock+0x"),
+        "{out}"
+    );
+}
+
+#[test]
+fn records_say_what_was_checked() {
+    let Some(so) = build("records", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "--json",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "tas-relaxed-lock",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let r = &doc["records"][0];
+    assert_eq!(r["capability"], "verify");
+    assert_eq!(r["scenario"], "lock");
+    assert_eq!(r["variant"], "tas-relaxed-lock");
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert_eq!(r["parameters"]["model"], "aarch64");
+    assert_eq!(r["parameters"]["arch"], "aarch64");
+    assert_eq!(
+        r["parameters"]["plugin_sha256"].as_str().map(str::len),
+        Some(64)
+    );
+    assert!(
+        r["detail"]["counterexample"]
+            .as_str()
+            .is_some_and(|c| c.contains("<-rf-")),
+        "{r}"
+    );
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins-verify-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = dir.join("not-elf.so");
+    std::fs::write(&text, "hello").unwrap();
+    assert_bad_input(
+        &["--no-save", "verify", "--plugin", text.to_str().unwrap()],
+        &["not an ELF file"],
+    );
+    assert_bad_input(
+        &["--no-save", "verify", "--plugin", "/no/such/file.so"],
+        &["cannot read"],
+    );
+    assert_bad_input(
+        &[
+            "--no-save",
+            "verify",
+            "--plugin",
+            text.to_str().unwrap(),
+            "--threads",
+            "7",
+        ],
+        &["--threads 7"],
+    );
+    let Some(so) = build("bad", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let so_s = so.to_str().unwrap();
+    assert_bad_input(
+        &["--no-save", "verify", "--plugin", so_s, "--variant", "nope"],
+        &["no variant nope", "tas (lock)"],
+    );
+    assert_bad_input(
+        &["--no-save", "verify", "--plugin", so_s, "--model", "x86tso"],
+        &["x86tso does not judge aarch64"],
+    );
+    let data = std::fs::read(&so).unwrap();
+    let cut = dir.join("truncated.so");
+    std::fs::write(&cut, &data[..3000]).unwrap();
+    assert_bad_input(
+        &["--no-save", "verify", "--plugin", cut.to_str().unwrap()],
+        &["truncated or corrupt"],
+    );
+}
