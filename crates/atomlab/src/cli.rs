@@ -215,7 +215,7 @@ pub fn without_hidden(cmd: &clap::Command, script: &str) -> String {
     hidden(cmd, &mut names);
     script
         .lines()
-        .map(|line| {
+        .filter_map(|line| {
             // Offered words are listed in `opts="…"` (bash), `'--x[…]'`
             // (zsh) and `-l x` (fish): bash's lists are filtered word by
             // word; other shells' lines that name a hidden option go.
@@ -237,7 +237,6 @@ pub fn without_hidden(cmd: &clap::Command, script: &str) -> String {
                 Some(line.to_string())
             }
         })
-        .flatten()
         .map(|l| l + "\n")
         .collect()
 }
