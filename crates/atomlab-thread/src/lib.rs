@@ -1,10 +1,17 @@
 //! Thread placement through `sched_getaffinity(2)` / `sched_setaffinity(2)`,
-//! and a thread's CPU time through `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`
-//! (to tell whether threads really ran at the same time).
+//! a thread's CPU time through `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`
+//! (to tell whether threads really ran at the same time), and how
+//! atomlab's threads start: a [`Group`] of threads that wait for one
+//! another, none of which a refused thread strands (`pthread_create(3)`
+//! under `ulimit -u` or `ulimit -v`).
 //!
 //! The benchmark harness, the stress scenarios and the litmus runner all
-//! place their threads with these functions; the affinity calls apply to
-//! the calling thread only (pid 0), as the man pages describe.
+//! start and place their threads with these functions; the affinity calls
+//! apply to the calling thread only (pid 0), as the man pages describe.
+
+mod group;
+
+pub use group::{Group, Member, SpawnError, DEFAULT_STACK};
 
 use std::io;
 
