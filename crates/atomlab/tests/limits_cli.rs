@@ -1,5 +1,6 @@
 //! atomlab under the resource limits a user or a batch system sets (issue
-//! 33): few threads (`ulimit -u`, RLIMIT_NPROC). Each run has a deadline: a run that hangs
+//! 33): few threads (`ulimit -u`, RLIMIT_NPROC) and a small main stack
+//! (`ulimit -s`, RLIMIT_STACK). Each run has a deadline: a run that hangs
 //! is killed and fails its test.
 //!
 //! RLIMIT_NPROC counts every process and thread of the user, and the
@@ -66,6 +67,8 @@ enum Limit {
     /// RLIMIT_NPROC: the process itself and `n - 1` more threads (as
     /// root; as another user, no more threads at all).
     Tasks(u64),
+    /// RLIMIT_STACK, in bytes: the main thread's stack.
+    Stack(u64),
 }
 
 /// Whether this test process runs as root.
@@ -102,6 +105,7 @@ fn limited(limit: Limit, args: &[&str]) -> Output {
             (libc::RLIMIT_NPROC, n)
         }
         Limit::Tasks(_) => (libc::RLIMIT_NPROC, 1),
+        Limit::Stack(bytes) => (libc::RLIMIT_STACK, bytes),
     };
     // SAFETY: the closure runs between fork and exec and calls only
     // setrlimit, which is async-signal-safe.
@@ -249,6 +253,30 @@ fn check_without_threads_judges_on_the_calling_thread_and_saves() {
     assert!(!err.contains("panicked"), "{err}");
     let out = text(&o.stdout);
     assert!(out.contains("MP ") && out.contains("MP+rel+acq"), "{out}");
+}
+
+/// Issue 33: under `ulimit -s 64` atomlab overflowed its main stack and
+/// aborted (exit 134) before it had read its arguments: clap's derived
+/// parsers take frames of 100-200 KiB in a debug build, the models' judges
+/// 60-120 KiB. The work now runs on a thread with a stack of a known size,
+/// and the exit codes are the usual ones.
+#[test]
+fn a_64_kib_main_stack_runs_and_checks_as_usual() {
+    let mp = shared_file(
+        "mp-c11.litmus",
+        &std::fs::read_to_string(golden("c/MP+rel+acq.litmus")).unwrap(),
+    );
+    let missing = shared_dir().join("no-such.litmus").display().to_string();
+    for (args, code) in [
+        (vec!["--no-save", "run", "-s", "10", "-r", "2", &mp], 0),
+        (vec!["--no-save", "check", &mp], 0),
+        (vec!["--no-save", "run", &missing], 2),
+    ] {
+        let o = limited(Limit::Stack(64 << 10), &args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(!err.contains("overflow"), "{args:?}: {err}");
+    }
 }
 
 /// `load`'s client threads: a refused one said only "client thread:
