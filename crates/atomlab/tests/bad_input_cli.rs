@@ -216,3 +216,32 @@ fn a_list_that_names_itself_is_refused() {
         "the named test is still checked"
     );
 }
+
+/// Issue 33: an option's error named the option twice
+/// (`atomlab: --apt: --apt 'Bad!': not a Debian package name`, and
+/// `--apt: --apt-arch 'a b': …`): the CLI put `--apt: ` before errors
+/// that already begin with their option. Each is named once. Nothing
+/// reaches apt-get: the names are checked first.
+#[test]
+fn an_apt_option_error_names_its_option_once() {
+    let cache = std::env::temp_dir().join(format!("atomlab-bad-{}-apt", std::process::id()));
+    let cache = cache.display().to_string();
+    for (args, subject) in [
+        (
+            vec!["--apt", "Bad!"],
+            "--apt 'Bad!': not a Debian package name",
+        ),
+        (
+            vec!["--apt", "gzip", "--apt-arch", "a b"],
+            "--apt-arch 'a b': not a Debian architecture name",
+        ),
+    ] {
+        let mut a = vec!["--no-save", "audit", "--apt-cache", &cache];
+        a.extend(args);
+        let o = cli_support::atomlab(&a);
+        let err = cli_support::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(&format!("atomlab: {subject}")), "{a:?}: {err}");
+        assert!(!err.contains("--apt: --apt"), "{a:?}: {err}");
+    }
+}

@@ -8,7 +8,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use atomlab_audit::apt::AptProgress;
+use atomlab_audit::apt::{AptError, AptProgress};
 use atomlab_audit::batch::{self, Batch, Step};
 use atomlab_audit::{AuditError, Progress, Requirement};
 use atomlab_core::{ExitStatus, Machine, Report};
@@ -235,7 +235,12 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
     if line_shown {
         eprint!("\r\x1b[2K");
     }
-    let got = got.map_err(|e| anyhow::anyhow!("--apt: {e}"))?;
+    let got = got.map_err(|e| match e {
+        // These begin with their option (`--apt 'NAME': …`,
+        // `--apt-arch 'ARCH': …`): named once, not twice.
+        AptError::BadName { .. } | AptError::BadArch { .. } => anyhow::Error::new(e),
+        e => anyhow::anyhow!("--apt: {e}"),
+    })?;
     args.paths.extend(got.debs);
     Ok(got
         .missed
