@@ -245,3 +245,25 @@ fn an_apt_option_error_names_its_option_once() {
         assert!(!err.contains("--apt: --apt"), "{a:?}: {err}");
     }
 }
+
+/// Issue 33: `compare` named a side that is no file, label or run twice,
+/// and its store twice ("'x' is neither a --json file, a label nor a run
+/// in STORE: no run `x` in STORE (nearest ids…)"). Once each now.
+#[test]
+fn compare_names_an_unknown_side_and_its_store_once() {
+    let store = cli_support::scratch("compare-once").join("results.db");
+    let store = store.display().to_string();
+    let saved = cli_support::with_store(&store, &["check", &cli_support::golden("x86/MP.litmus")]);
+    assert_eq!(
+        saved.status.code(),
+        Some(0),
+        "{}",
+        cli_support::stderr(&saved)
+    );
+    let o = cli_support::with_store(&store, &["compare", "no-such-side", "no-such-other"]);
+    let err = cli_support::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("no-such-side").count(), 1, "{err}");
+    assert_eq!(err.matches(store.as_str()).count(), 1, "{err}");
+    assert!(err.contains("nearest ids"), "{err}");
+}
