@@ -25,19 +25,43 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A folder every user may read, for the binary and the tests a run under
 /// another user id reads (the checkout may sit in a folder only root
-/// enters, as /root).
+/// enters, as /root). The binary is hard-linked there (copied across file
+/// systems); the folders of earlier test processes that have ended are
+/// removed first.
 fn shared_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("atomlab-limits-{}", std::process::id()));
+        let tmp = std::env::temp_dir();
+        remove_ended(&tmp);
+        let d = tmp.join(format!("atomlab-limits-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("temporary folder");
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
         let bin = d.join("atomlab");
-        std::fs::copy(env!("CARGO_BIN_EXE_atomlab"), &bin).expect("copy the binary");
+        let built = env!("CARGO_BIN_EXE_atomlab");
+        if std::fs::hard_link(built, &bin).is_err() {
+            std::fs::copy(built, &bin).expect("copy the binary");
+        }
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
         d
     })
+}
+
+/// Removes the shared folders in `tmp` of test processes that have ended.
+fn remove_ended(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("atomlab-limits-"))
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// A file of the shared folder, written with `text`, readable by all.
