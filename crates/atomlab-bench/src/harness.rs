@@ -2,8 +2,10 @@
 //! `warmup + runs` times on threads created once.
 //!
 //! How it measures:
-//! - Threads are spawned once per cell, pinned round-robin over the CPUs the
-//!   process may use (unless `pin` is off), and open their PMU counters once.
+//! - Threads are spawned once per cell, as one [`atomlab_thread::Group`]
+//!   (none runs until all have started, so one the system refuses strands
+//!   none at the barrier), pinned round-robin over the CPUs the process may
+//!   use (unless `pin` is off), and open their PMU counters once.
 //! - Each run starts at a spinning barrier that releases all threads together
 //!   and the coordinator; the coordinator sleeps for the run's duration, then
 //!   raises a stop flag.
@@ -156,6 +158,29 @@ pub struct CellOutcome {
     pub event_errors: Vec<(String, String)>,
 }
 
+/// Why a cell gave no outcome.
+#[derive(Debug)]
+pub enum CellError {
+    /// A run's results failed their sanity check: `after_run`'s reason,
+    /// or the scenario's.
+    Sanity(String),
+    /// The cell's threads could not all start (`ulimit -u`, `ulimit -v`):
+    /// nothing was measured.
+    Threads(atomlab_thread::SpawnError),
+}
+
+impl From<String> for CellError {
+    fn from(why: String) -> Self {
+        CellError::Sanity(why)
+    }
+}
+
+impl From<atomlab_thread::SpawnError> for CellError {
+    fn from(e: atomlab_thread::SpawnError) -> Self {
+        CellError::Threads(e)
+    }
+}
+
 /// A sense-reversing spin barrier (Mellor-Crummey & Scott 1991, §3.1) that
 /// yields after a while, so it also works when threads outnumber CPUs.
 pub struct SpinBarrier {
@@ -209,13 +234,14 @@ const MAX_BATCH: u64 = 1 << 20;
 /// `before_run` is called by the coordinator before every run (warm-up
 /// included) while the workers wait, to reset state; `after_run` after every
 /// run with the run's total operations, to sanity-check the results (an
-/// error there aborts the cell).
+/// error there aborts the cell). Threads that cannot all start are the
+/// cell's error too, before any run.
 pub fn run_cell<M, F, B, A>(
     spec: &CellSpec,
     make_op: M,
     before_run: B,
     after_run: A,
-) -> Result<CellOutcome, String>
+) -> Result<CellOutcome, CellError>
 where
     M: Fn(usize) -> F + Sync,
     F: FnMut(),
@@ -248,12 +274,13 @@ where
     let mut sanity: Result<(), String> = Ok(());
     let tpn = spec.rate.map(|_| clock::sched_ticks_per_ns());
 
-    std::thread::scope(|s| {
+    std::thread::scope(|s| -> Result<(), atomlab_thread::SpawnError> {
+        let mut group = atomlab_thread::Group::new(s, threads, atomlab_thread::DEFAULT_STACK)?;
         for t in 0..threads {
             let (barrier, stop, slots, make_op, events) =
                 (&barrier, &stop, &slots, &make_op, &events);
             let (cpus, batches, pinned, event_errors) = (&cpus, &batches, &pinned, &event_errors);
-            s.spawn(move || {
+            group.spawn(format!("{} of {threads}", t + 1), move || {
                 if spec.pin {
                     let cpu = cpus[t % cpus.len()];
                     if affinity::pin_current_thread(cpu).is_ok() {
@@ -355,8 +382,9 @@ where
                         });
                     barrier.wait();
                 }
-            });
+            })?;
         }
+        group.open();
         for run in 0..total_runs {
             before_run();
             // ORDERING: Relaxed: published to the workers by the barrier.
@@ -379,7 +407,8 @@ where
                 sanity = after_run(ops);
             }
         }
-    });
+        Ok(())
+    })?;
     sanity?;
 
     let per_thread: Vec<Vec<ThreadSample>> = slots
@@ -496,8 +525,14 @@ impl FixedRun {
 /// spin barrier; each worker times itself from the moment it leaves the
 /// barrier until its work is done. `coordinator` runs on the calling
 /// thread after the release, while the workers work (tests use it to
-/// stand for a coordinator that is descheduled).
-pub fn run_fixed_work<W, C>(workers: usize, pin: bool, work: W, coordinator: C) -> FixedRun
+/// stand for a coordinator that is descheduled). Workers that cannot all
+/// start are an error, before any work.
+pub fn run_fixed_work<W, C>(
+    workers: usize,
+    pin: bool,
+    work: W,
+    coordinator: C,
+) -> Result<FixedRun, atomlab_thread::SpawnError>
 where
     W: Fn(usize) + Sync,
     C: FnOnce(),
@@ -508,10 +543,11 @@ where
     let spans: Vec<CachePadded<Mutex<WorkerSpan>>> = (0..workers)
         .map(|_| CachePadded::new(Mutex::new(WorkerSpan::default())))
         .collect();
-    std::thread::scope(|s| {
+    std::thread::scope(|s| -> Result<(), atomlab_thread::SpawnError> {
+        let mut group = atomlab_thread::Group::new(s, workers, atomlab_thread::DEFAULT_STACK)?;
         for w in 0..workers {
             let (barrier, spans, work, cpus) = (&barrier, &spans, &work, &cpus);
-            s.spawn(move || {
+            group.spawn(format!("{} of {workers}", w + 1), move || {
                 if pin {
                     let _ = affinity::pin_current_thread(cpus[w % cpus.len()]);
                 }
@@ -526,17 +562,19 @@ where
                     end_ns,
                     cpu_ns,
                 };
-            });
+            })?;
         }
+        group.open();
         barrier.wait();
         coordinator();
-    });
-    FixedRun {
+        Ok(())
+    })?;
+    Ok(FixedRun {
         workers: spans
             .into_iter()
             .map(|s| s.0.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -656,7 +694,8 @@ mod tests {
             false,
             |_| std::thread::sleep(Duration::from_millis(20)),
             || std::thread::sleep(Duration::from_millis(50)),
-        );
+        )
+        .unwrap();
         let wall = run.wall_ns();
         assert!(
             wall >= 20_000_000,
@@ -686,7 +725,7 @@ mod tests {
     #[test]
     fn sanity_check_failure_aborts() {
         let err = run_cell(&spec(1), |_| || {}, || {}, |_| Err("nope".into())).unwrap_err();
-        assert_eq!(err, "nope");
+        assert!(matches!(err, CellError::Sanity(why) if why == "nope"));
     }
 
     #[test]

@@ -521,6 +521,17 @@ pub enum BenchError {
     /// A plugin's variant named like a variant already there.
     #[error(transparent)]
     PluginName(#[from] atomlab_plugin::variant::NameClash),
+    /// A cell whose threads could not all start (`ulimit -u`, `ulimit -v`).
+    #[error("bench {scenario} {variant}: {why}; nothing was measured")]
+    Threads {
+        /// Scenario name.
+        scenario: &'static str,
+        /// Variant name.
+        variant: String,
+        /// Which thread, and the system's reason (in the message: not a
+        /// source, which a chain of causes would print again).
+        why: atomlab_thread::SpawnError,
+    },
     /// A run whose results failed their sanity check.
     #[error("{scenario} {variant}: {reason}")]
     Sanity {

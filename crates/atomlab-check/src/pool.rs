@@ -69,8 +69,12 @@ pub(crate) fn judge(
     std::thread::scope(|s| {
         // The calling thread is one of the workers: with `jobs` 1 no test
         // waits for a thread to start (about 0.15 ms each time on a 2-core VM).
+        // The workers wait for no one: when the system refuses one
+        // (`ulimit -u`), those started, and this one, do the work.
         for _ in 1..jobs.min(files.len().max(1)) {
-            s.spawn(work);
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
         }
         work();
     });

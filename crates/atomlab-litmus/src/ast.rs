@@ -633,10 +633,12 @@ pub enum Prop {
     Same(StateVar, CmpOp, StateVar),
     /// `~p`
     Not(Box<Prop>),
-    /// `p /\ q`
-    And(Box<Prop>, Box<Prop>),
-    /// `p \/ q`
-    Or(Box<Prop>, Box<Prop>),
+    /// `p /\ q /\ …`: a chain side by side, not nested, so that a walk
+    /// of the tree goes as deep as the condition nests, however long its
+    /// chains (two terms or more).
+    And(Vec<Prop>),
+    /// `p \/ q \/ …`, as [`Prop::And`].
+    Or(Vec<Prop>),
 }
 
 impl Prop {
@@ -650,8 +652,8 @@ impl Prop {
             Prop::Same(v, CmpOp::Eq, w) => get(v) == get(w),
             Prop::Same(v, CmpOp::Ne, w) => get(v) != get(w),
             Prop::Not(p) => !p.eval(get),
-            Prop::And(a, b) => a.eval(get) && b.eval(get),
-            Prop::Or(a, b) => a.eval(get) || b.eval(get),
+            Prop::And(ps) => ps.iter().all(|p| p.eval(get)),
+            Prop::Or(ps) => ps.iter().any(|p| p.eval(get)),
         }
     }
 
@@ -672,9 +674,10 @@ impl Prop {
                 }
             }
             Prop::Not(p) => p.vars(out),
-            Prop::And(a, b) | Prop::Or(a, b) => {
-                a.vars(out);
-                b.vars(out);
+            Prop::And(ps) | Prop::Or(ps) => {
+                for p in ps {
+                    p.vars(out);
+                }
             }
         }
     }
@@ -814,16 +817,12 @@ impl Test {
         out
     }
 
+    /// The terms of a chain, with those of the chains of the same kind
+    /// nested in it (`(a \/ b) \/ c` is printed `a \/ b \/ c`).
     fn flatten<'p>(&self, p: &'p Prop, and: bool, out: &mut Vec<&'p Prop>) {
         match p {
-            Prop::And(a, b) if and => {
-                self.flatten(a, and, out);
-                self.flatten(b, and, out);
-            }
-            Prop::Or(a, b) if !and => {
-                self.flatten(a, and, out);
-                self.flatten(b, and, out);
-            }
+            Prop::And(ps) if and => ps.iter().for_each(|q| self.flatten(q, and, out)),
+            Prop::Or(ps) if !and => ps.iter().for_each(|q| self.flatten(q, and, out)),
             _ => out.push(p),
         }
     }

@@ -543,11 +543,27 @@ fn parse_var(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<StateVar> {
     }
 }
 
-/// A condition: prop := conj ('\/' conj)*, nested at most
-/// [`MAX_DEPTH`] deep (parentheses, negations and the connectives of one
-/// chain each count), so that no later walk of the tree overflows.
+/// A condition: prop := conj (('\/' | '=>') conj)*, conj := unary
+/// ('/\' unary)*, nested at most [`MAX_DEPTH`] deep so that no later walk
+/// of the tree overflows. Parentheses, negations and implications nest
+/// (`a => b` is `~a \/ b`, wrapping what came before); a chain of `\/` or
+/// of `/\` does not: its terms sit side by side in one [`Prop::Or`] or
+/// [`Prop::And`], read in a loop, one level however long.
 fn parse_prop(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Prop> {
     prop(c, b, &mut 0)
+}
+
+/// `p` with `q` added to its chain of `\/` (`or`) or `/\` terms: pushed
+/// onto `p` if it is such a chain, else a new chain of the two.
+fn chained(p: Prop, q: Prop, or: bool) -> Prop {
+    let chain: fn(Vec<Prop>) -> Prop = if or { Prop::Or } else { Prop::And };
+    match (p, or) {
+        (Prop::Or(mut ps), true) | (Prop::And(mut ps), false) => {
+            ps.push(q);
+            chain(ps)
+        }
+        (p, _) => chain(vec![p, q]),
+    }
 }
 
 /// One level deeper, or an error at the cursor past [`MAX_DEPTH`].
@@ -565,13 +581,12 @@ fn prop(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop>
     let mut p = conj(c, b, depth)?;
     let r = loop {
         if c.eat("\\/") {
-            deeper(c, depth)?;
             let q = conj(c, b, depth)?;
-            p = Prop::Or(Box::new(p), Box::new(q));
+            p = chained(p, q, true);
         } else if c.eat("=>") {
             deeper(c, depth)?;
             let q = conj(c, b, depth)?;
-            p = Prop::Or(Box::new(Prop::Not(Box::new(p))), Box::new(q));
+            p = Prop::Or(vec![Prop::Not(Box::new(p)), q]);
         } else {
             break Ok(p);
         }
@@ -585,9 +600,8 @@ fn conj(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop>
     deeper(c, depth)?;
     let mut p = unary(c, b, depth)?;
     while c.eat("/\\") {
-        deeper(c, depth)?;
         let q = unary(c, b, depth)?;
-        p = Prop::And(Box::new(p), Box::new(q));
+        p = chained(p, q, false);
     }
     *depth = base;
     Ok(p)

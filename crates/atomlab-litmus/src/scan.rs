@@ -283,9 +283,11 @@ pub(crate) fn blank_comments(src: &str) -> Result<String, usize> {
 }
 
 /// The deepest nesting a test may have: parentheses, unary operators, the
-/// operators of one chain (`a + b + c` is 3 deep), blocks and `if`s, and
-/// the same in conditions. Real tests stay below 20; a hostile one of
-/// 100,000 levels would otherwise overflow the stack.
+/// operators of one chain of C (`a + b + c` is 3 deep), blocks and `if`s,
+/// and in conditions parentheses, negations and implications (a chain of
+/// `\/` or `/\` is one level: its terms are kept side by side). Real
+/// tests stay below 20; a hostile one of 100,000 levels would otherwise
+/// overflow the stack.
 pub(crate) const MAX_DEPTH: usize = 500;
 
 /// The message for nesting past [`MAX_DEPTH`].

@@ -174,6 +174,9 @@ pub enum LoadError {
     /// A client thread's event loop failed.
     #[error("client thread: {0}")]
     Io(#[from] std::io::Error),
+    /// A client thread could not start (`ulimit -u`, `ulimit -v`).
+    #[error("{0}; nothing was measured")]
+    Threads(atomlab_thread::SpawnError),
 }
 
 /// A parsed `http://host[:port]/path` URL.
@@ -514,11 +517,19 @@ fn measure(
             deadline,
             seconds: seconds.max(1),
         };
-        handles.push(
-            std::thread::Builder::new()
-                .name(format!("load-{t}"))
-                .spawn(move || engine::run_thread(&plan))?,
-        );
+        // The client threads wait for no one (each keeps its own clock to
+        // `start`): one refused leaves the others to run out their time,
+        // detached, while the error ends the process.
+        let thread = std::thread::Builder::new()
+            .name(format!("load-{t}"))
+            .spawn(move || engine::run_thread(&plan))
+            .map_err(|reason| {
+                LoadError::Threads(atomlab_thread::SpawnError::Refused {
+                    thread: format!("{} of {}", t + 1, cfg.threads),
+                    reason,
+                })
+            })?;
+        handles.push(thread);
     }
     let mut died = None;
     watch_until(measure_start, &mut watched, &mut died, start);

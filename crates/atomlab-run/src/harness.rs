@@ -130,33 +130,6 @@ pub(crate) fn timebase_delay() -> u64 {
     }
 }
 
-/// Opened once by the run's owner: `true` when every thread of the test
-/// has started, `false` when one could not be.
-#[derive(Default)]
-struct Gate {
-    state: std::sync::Mutex<Option<bool>>,
-    opened: std::sync::Condvar,
-}
-
-impl Gate {
-    fn open(&self, go: bool) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        *st = Some(go);
-        self.opened.notify_all();
-    }
-
-    /// Blocks until the gate is opened; whether to go on.
-    fn wait(&self) -> bool {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(go) = *st {
-                return go;
-            }
-            st = self.opened.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
 /// A barrier that spins instead of sleeping: a generation number the
 /// last arriver advances.
 struct SpinBarrier {
@@ -733,85 +706,12 @@ impl<'p> Shared<'p> {
 
 /// The stack each test thread gets: the generated code uses a few words
 /// of it; the rest is the Rust runtime's. Fixed, so that the address-space
-/// estimate below is about what is really mapped.
+/// check of [`atomlab_thread::Group::new`] is about what is really mapped.
 const THREAD_STACK: usize = 2 << 20;
 
-/// What a thread maps besides its stack, at most: the guard page, the
-/// signal stack the Rust runtime gives every thread (SIGSTKSZ, or the
-/// kernel's AT_MINSIGSTKSZ, and its guard page) and glibc's static TLS.
-const THREAD_EXTRA: usize = 256 << 10;
-
-/// Refuses a test whose threads cannot all fit under the address-space
-/// limit (`ulimit -v`, RLIMIT_AS) before any thread starts.
-///
-/// A thread the system refuses outright is handled where it is spawned;
-/// but when the limit runs out between a new thread's stack and its
-/// signal stack, the Rust runtime aborts the whole process in that
-/// thread ("failed to allocate an alternative stack"), which no caller
-/// can catch. So the space is checked first, with a margin, against what
-/// this process has already mapped (/proc/self/statm).
-fn address_space_for_threads(nthreads: usize) -> Result<(), RunError> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the struct it is given and nothing else.
-    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0
-        || lim.rlim_cur == libc::RLIM_INFINITY
-    {
-        return Ok(());
-    }
-    let Some(mapped) = mapped_bytes() else {
-        return Ok(());
-    };
-    let limit = lim.rlim_cur;
-    let margin = 64u64 << 20;
-    let spawned = nthreads.saturating_sub(1) as u64;
-    let need = spawned
-        .saturating_mul((THREAD_STACK + THREAD_EXTRA) as u64)
-        .saturating_add(malloc_arenas(spawned))
-        .saturating_add(margin);
-    let left = limit.saturating_sub(mapped);
-    if need > left {
-        return Err(RunError::Os(format!(
-            "cannot start the test's {nthreads} threads: they need about {} MiB of address space and the limit (`ulimit -v`, {} MiB) leaves {} MiB; raise the limit or run a test with fewer threads; nothing was run",
-            need >> 20,
-            limit >> 20,
-            left >> 20
-        )));
-    }
-    Ok(())
-}
-
-/// The address space glibc's malloc may reserve for `threads` new threads:
-/// each thread that allocates may get an arena of its own, a 64 MiB
-/// reservation (HEAP_MAX_SIZE on 64-bit), up to M_ARENA_MAX, which is
-/// `MALLOC_ARENA_MAX` or 8 per online CPU (glibc malloc/arena.c,
-/// `arena_get2`). Measured here: 241 threads under a 1.5 GB limit, not the
-/// 650 their stacks alone allow. Other C libraries reserve no arenas.
-fn malloc_arenas(threads: u64) -> u64 {
-    if !cfg!(target_env = "gnu") {
-        return 0;
-    }
-    let max = std::env::var("MALLOC_ARENA_MAX")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            // SAFETY: sysconf has no preconditions.
-            let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-            8 * u64::try_from(cpus).unwrap_or(1).max(1)
-        });
-    threads.min(max).saturating_mul(64 << 20)
-}
-
-/// The bytes of address space this process has mapped, from the first
-/// field of /proc/self/statm (pages); `None` where there is no /proc.
-fn mapped_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * u64::try_from(page).ok().filter(|&p| p > 0)?)
+/// The run's error for threads that could not all start.
+fn not_started(e: atomlab_thread::SpawnError) -> RunError {
+    RunError::Os(format!("{e}; nothing was run"))
 }
 
 /// Runs `program` as `opts` says and counts the final states.
@@ -847,20 +747,15 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
             }
         }
     };
-    address_space_for_threads(nthreads)?;
-    let launched = Gate::default();
     let spawned = std::thread::scope(|s| {
+        // Nothing waits at the barriers until every thread exists: a thread
+        // the system refuses would leave the others waiting there for ever.
+        let mut group = atomlab_thread::Group::new(s, nthreads.saturating_sub(1), THREAD_STACK)
+            .map_err(not_started)?;
         for i in 1..nthreads {
-            let (shared, start, end, pin, launched) = (&shared, &start, &end, &pin, &launched);
-            let thread = std::thread::Builder::new()
-                .stack_size(THREAD_STACK)
-                .spawn_scoped(s, move || {
-                    // Nothing waits at the barriers until every thread exists:
-                    // a thread the system refuses would leave the others
-                    // waiting there for ever.
-                    if !launched.wait() {
-                        return;
-                    }
+            let (shared, start, end, pin) = (&shared, &start, &end, &pin);
+            group
+                .spawn(format!("P{i} of {nthreads}"), move || {
                     pin(i);
                     loop {
                         start.wait();
@@ -872,16 +767,10 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
                         shared.batch(i);
                         end.wait();
                     }
-                });
-            if let Err(e) = thread {
-                // The threads already started see the gate shut and return.
-                launched.open(false);
-                return Err(RunError::Os(format!(
-                    "cannot start thread P{i} of {nthreads}: {e} (the limits on threads or memory, `ulimit -u` and `ulimit -v`, are too low for this test); nothing was run"
-                )));
-            }
+                })
+                .map_err(not_started)?;
         }
-        launched.open(true);
+        group.open();
         pin(0);
         let mut rng = Rng::new(opts.seed);
         for r in 0..opts.runs {

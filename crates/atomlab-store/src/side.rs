@@ -22,7 +22,7 @@ pub enum SideError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// `spec` is no label in the store and no run it can load.
-    #[error("'{spec}' is neither a --json file, a label nor a run in {store}: {error}")]
+    #[error("{}", unknown_words(spec, store, error))]
     Unknown {
         /// What was given.
         spec: String,
@@ -31,6 +31,29 @@ pub enum SideError {
         /// Why it is not a run (no such id, an ambiguous prefix…).
         error: Box<StoreError>,
     },
+}
+
+/// Why `spec` names no side in `store`: said once, with what the store's
+/// own error adds (the nearest ids; the runs a prefix matches), not that
+/// error after it, which names `spec` and `store` again.
+fn unknown_words(spec: &str, store: &str, error: &StoreError) -> String {
+    match error {
+        StoreError::UnknownRun { hint, .. } => format!(
+            "'{spec}' is neither a --json file, a label nor a run in {store}{hint}; `atomlab runs` lists the stored runs"
+        ),
+        StoreError::AmbiguousRun {
+            candidates, more, ..
+        } => format!(
+            "'{spec}' is neither a --json file nor a label in {store}, and as the start of a run id it matches {}{} runs: {}{}; give more characters of the id",
+            if *more { "more than " } else { "" },
+            candidates.len(),
+            candidates.join(", "),
+            if *more { ", …" } else { "" }
+        ),
+        other => format!(
+            "'{spec}' is neither a --json file nor a label in {store}, and reading it as a run failed: {other}"
+        ),
+    }
 }
 
 /// The side `spec` names when it is an existing file (a `--json` document,

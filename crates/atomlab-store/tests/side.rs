@@ -98,3 +98,47 @@ fn a_file_side_is_its_document_and_other_names_are_not_files() {
         Err(DocumentError::OtherSchemaVersion { .. })
     ));
 }
+
+/// Issue 33: an unknown side named itself and the store twice ("'nightly'
+/// is neither a --json file, a label nor a run in STORE: no run `nightly`
+/// in STORE (nearest ids…)"), and an ambiguous prefix the same way. Each
+/// is said once, with what helps (the nearest ids; the runs it matches).
+#[test]
+fn an_unknown_or_ambiguous_side_names_itself_and_the_store_once() {
+    let dir = TempDir::new("side-once");
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&Location::Sqlite(path.clone())).unwrap();
+    let r = report("bench", &[("bench", "ttas", None)]);
+    let (a, b) = (
+        meta("bench", None, 1_700_000_000.0),
+        meta("bench", None, 1_700_000_001.0),
+    );
+    store.save(&a, &r).unwrap();
+    store.save(&b, &r).unwrap();
+    let once = |text: &str, what: &str| {
+        assert_eq!(text.matches(what).count(), 1, "{what:?} in {text}");
+    };
+    let unknown = store.side("nightly").unwrap_err().to_string();
+    once(&unknown, "nightly");
+    once(&unknown, &path.display().to_string());
+    assert!(
+        unknown.starts_with("'nightly' is neither a --json file, a label nor a run in "),
+        "{unknown}"
+    );
+    assert!(unknown.contains("nearest ids"), "{unknown}");
+    assert!(
+        unknown.ends_with("`atomlab runs` lists the stored runs"),
+        "{unknown}"
+    );
+    // Both ids begin with the year they were made in.
+    let prefix = &a.id[..4];
+    assert!(b.id.starts_with(prefix));
+    let ambiguous = store.side(prefix).unwrap_err().to_string();
+    once(&ambiguous, &format!("'{prefix}'"));
+    once(&ambiguous, &path.display().to_string());
+    assert!(
+        ambiguous.contains(&a.id) && ambiguous.contains(&b.id),
+        "{ambiguous}"
+    );
+    assert!(ambiguous.contains("give more characters"), "{ambiguous}");
+}

@@ -55,13 +55,14 @@ pub const GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// variant its scenario [isolates](Scenario::isolated) runs in a child
 /// process ([`plugin::isolate`]): the child's records are taken as they
 /// are, and a child killed by a signal, or still running `grace` after
-/// the plan's time limit, gives a FAIL record that says so.
+/// the plan's time limit, gives a FAIL record that says so. A variant
+/// whose threads cannot all start ends the run with its error.
 pub fn run_records(
     plan: &Plan,
     expect_fail: bool,
     grace: std::time::Duration,
     progress: &mut dyn FnMut(&str),
-) -> (Vec<atomlab_core::Record>, atomlab_core::ExitStatus) {
+) -> Result<(Vec<atomlab_core::Record>, atomlab_core::ExitStatus), StressError> {
     use atomlab_core::ExitStatus;
     use plugin::isolate::{run_child, signal_words, End};
     let mut records = Vec::new();
@@ -71,7 +72,7 @@ pub fn run_records(
         let mut one = plan.clone();
         one.variants = vec![variant];
         if !plan.scenario.isolated(variant) {
-            for o in run(&one, progress) {
+            for o in run(&one, progress)? {
                 records.push(o.record(plan));
                 outcomes.push(o);
             }
@@ -135,11 +136,12 @@ pub fn run_records(
     if child_failed && status == ExitStatus::Ok {
         status = ExitStatus::VerdictFailed;
     }
-    (records, status)
+    Ok((records, status))
 }
 
-/// Runs every variant of `plan`, reporting progress lines to `progress`.
-pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Vec<VariantRun> {
+/// Runs every variant of `plan`, reporting progress lines to `progress`;
+/// a variant whose threads cannot all start ends the run with its error.
+pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Vec<VariantRun>, StressError> {
     let mut out = Vec::new();
     for &variant in &plan.variants {
         progress(&format!(
@@ -152,9 +154,9 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Vec<VariantRun> {
             if plan.jitter { ", jitter" } else { "" }
         ));
         // The plan only holds names from the scenario's own list.
-        if let Some(o) = plan.scenario.run(plan, variant) {
+        if let Some(o) = plan.scenario.run(plan, variant)? {
             out.push(o);
         }
     }
-    out
+    Ok(out)
 }

@@ -44,9 +44,10 @@ pub trait Scenario: Sync {
     fn takes_tasks(&self) -> bool {
         false
     }
-    /// Runs one variant under `plan`; `None` when the scenario has no
-    /// variant of that name.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun>;
+    /// Runs one variant under `plan`; `Ok(None)` when the scenario has no
+    /// variant of that name, an error when it could not run at all (its
+    /// threads could not all start: [`StressError::Threads`]).
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError>;
     /// Adds what identifies `variant`'s code beyond its name to its record
     /// (a plugin's file and SHA-256).
     fn tag(&self, _variant: &str, _record: &mut atomlab_core::Record) {}
@@ -168,6 +169,18 @@ pub enum StressError {
         field: Field,
         /// The scenario asked for.
         scenario: &'static str,
+    },
+    /// A variant whose threads could not all start (`ulimit -u`,
+    /// `ulimit -v`).
+    #[error("stress {scenario} {variant}: {why}; the variant was not run")]
+    Threads {
+        /// The scenario.
+        scenario: &'static str,
+        /// The variant.
+        variant: &'static str,
+        /// Which thread, and the system's reason (in the message: not a
+        /// source, which a chain of causes would print again).
+        why: atomlab_thread::SpawnError,
     },
 }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use atomlab_core::Verdict;
 use atomlab_stress::detect::{Detector, Kind};
 use atomlab_stress::plan::Threads;
-use atomlab_stress::{Plan, Request, Scenario, VariantRun};
+use atomlab_stress::{Plan, Request, Scenario, StressError, VariantRun};
 
 /// Two threads add to one counter: with `fetch_add`, or (broken) with a
 /// separate load and store, which may lose updates.
@@ -30,11 +30,11 @@ impl Scenario for Tally {
     fn threads(&self) -> Threads {
         Threads::Exactly(2)
     }
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
         let atomic = match variant {
             "fetch-add" => true,
             "broken-load-store" => false,
-            _ => return None,
+            _ => return Ok(None),
         };
         let counter = AtomicU64::new(0);
         let det = Detector::new();
@@ -63,7 +63,14 @@ impl Scenario for Tally {
             det.report(Kind::LostUpdate, done - sum, || format!("{sum} of {done}"));
         }
         let secs = t0.elapsed().as_secs_f64();
-        Some(VariantRun::judge(plan, variant, done, secs, &det, vec![]))
+        Ok(Some(VariantRun::judge(
+            plan,
+            variant,
+            done,
+            secs,
+            &det,
+            vec![],
+        )))
     }
 }
 
@@ -80,7 +87,7 @@ fn a_scenario_from_outside_the_crate_plans_runs_and_records() {
     let plan = Plan::new(&TALLY, &req, &[0, 1]).expect("valid plan");
     assert_eq!(plan.variants, ["fetch-add", "broken-load-store"]);
     assert_eq!(plan.threads, 2);
-    let outcomes = atomlab_stress::run(&plan, &mut |_| {});
+    let outcomes = atomlab_stress::run(&plan, &mut |_| {}).expect("the threads start");
     assert_eq!(outcomes.len(), 2);
     assert_eq!(
         outcomes[0].verdict,

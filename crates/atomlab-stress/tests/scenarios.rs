@@ -25,7 +25,7 @@ fn run(
     let cpus = atomlab_thread::allowed_cpus();
     let plan = Plan::from_request(&req, &cpus).expect("valid plan");
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    atomlab_stress::run(&plan, &mut |_| {})
+    atomlab_stress::run(&plan, &mut |_| {}).expect("the threads start")
 }
 
 #[test]

@@ -253,7 +253,7 @@ fn stress_pass(
         let (recs, st) =
             atomlab_stress::run_records(&plan, false, atomlab_stress::GRACE, &mut |line| {
                 progress(Event::Step(line))
-            });
+            })?;
         progress(Event::End);
         if st != ExitStatus::Ok {
             status = st;

@@ -1,12 +1,55 @@
 //! Thread placement through `sched_getaffinity(2)` / `sched_setaffinity(2)`,
-//! and a thread's CPU time through `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`
-//! (to tell whether threads really ran at the same time).
+//! a thread's CPU time through `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`
+//! (to tell whether threads really ran at the same time), and how
+//! atomlab's threads start: a [`Group`] of threads that wait for one
+//! another, none of which a refused thread strands (`pthread_create(3)`
+//! under `ulimit -u` or `ulimit -v`), and work run on a stack of a known
+//! size ([`on_stack`]) rather than the main thread's (`ulimit -s`).
 //!
 //! The benchmark harness, the stress scenarios and the litmus runner all
-//! place their threads with these functions; the affinity calls apply to
-//! the calling thread only (pid 0), as the man pages describe.
+//! start and place their threads with these functions; the affinity calls
+//! apply to the calling thread only (pid 0), as the man pages describe.
+
+mod group;
+
+pub use group::{Group, Member, SpawnError, DEFAULT_STACK};
 
 use std::io;
+
+/// Runs `work` on a thread with `stack` bytes of stack and returns what it
+/// returns (a panic in it goes on in the caller). The main thread's stack
+/// is whatever `ulimit -s` (RLIMIT_STACK, `getrlimit(2)`) gave the
+/// process, 64 KiB if the user says so; a thread's is the size asked for
+/// (`pthread_attr_setstacksize(3)`). When the system refuses the thread
+/// (`ulimit -u`), `work` runs on the calling thread instead.
+pub fn on_stack<T: Send>(stack: usize, work: impl FnOnce() -> T + Send) -> T {
+    // The work waits in a slot until a thread takes it: a thread that
+    // cannot start leaves it there for the calling thread.
+    let slot = std::sync::Mutex::new(Some(work));
+    let on_thread = std::thread::scope(|s| {
+        let thread = std::thread::Builder::new()
+            .name("atomlab".into())
+            .stack_size(stack)
+            .spawn_scoped(s, || take_and_run(&slot));
+        thread.ok().map(|t| t.join())
+    });
+    match on_thread {
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        Some(Ok(Some(out))) => out,
+        Some(Ok(None)) | None => {
+            take_and_run(&slot).expect("a thread that did not take the work left it in its slot")
+        }
+    }
+}
+
+/// Runs the work in `slot`, if it is still there. Never inlined: the
+/// work's frames (which may be large) then stay off the frame of
+/// [`on_stack`], which is on the small stack.
+#[inline(never)]
+fn take_and_run<T>(slot: &std::sync::Mutex<Option<impl FnOnce() -> T>>) -> Option<T> {
+    let work = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    work.map(|w| w())
+}
 
 /// The CPUs this process may run on, in ascending order. If the kernel
 /// will not say, every CPU `available_parallelism` counts.
@@ -85,6 +128,16 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn work_on_a_stack_of_its_own_runs_there_and_returns() {
+        let deep = on_stack(64 << 20, || {
+            // 32 MiB of stack: far more than the test's thread has.
+            let big = [7u8; 32 << 20];
+            std::hint::black_box(&big)[1 << 20]
+        });
+        assert_eq!(deep, 7);
     }
 
     #[test]

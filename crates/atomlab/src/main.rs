@@ -13,7 +13,18 @@ use std::process::ExitCode;
 use atomlab_core::ExitStatus;
 use clap::FromArgMatches;
 
+/// The stack atomlab's work runs on, whatever `ulimit -s` gave the main
+/// thread (64 KiB did not hold clap's derived parsers of a debug build,
+/// nor the models' judges): twice the usual 8 MiB main stack, address
+/// space only until used.
+const WORK_STACK: usize = 16 << 20;
+
 fn main() -> ExitCode {
+    atomlab_thread::on_stack(WORK_STACK, work)
+}
+
+/// Everything atomlab does, from reading its arguments to its exit code.
+fn work() -> ExitCode {
     // A child started to load a plugin apart (its constructors may crash,
     // exit or hang): it answers and exits here.
     atomlab_bench::plugin::probe::answer_if_asked();

@@ -117,7 +117,8 @@ impl Clock {
         }
         let (tx, rx) = mpsc::channel::<String>();
         let mut what = what.to_string();
-        let thread = std::thread::spawn(move || {
+        // A clock the system gives no thread (`ulimit -u`) is not shown.
+        let thread = std::thread::Builder::new().spawn(move || {
             let begun = Instant::now();
             let mut bar: Option<ProgressBar> = None;
             loop {
@@ -144,9 +145,15 @@ impl Clock {
                 b.finish_and_clear();
             }
         });
-        Clock {
-            label: Some(tx),
-            thread: Some(thread),
+        match thread {
+            Ok(thread) => Clock {
+                label: Some(tx),
+                thread: Some(thread),
+            },
+            Err(_) => Clock {
+                label: None,
+                thread: None,
+            },
         }
     }
 

@@ -43,8 +43,10 @@ fn scratch(name: &str, text: &str) -> String {
 
 /// Nesting 30,000 to 100,000 deep overflowed the stack (SIGABRT, exit 134)
 /// in check and run: C parentheses, long operator chains, unary minus,
-/// nested `if`s, and conditions of parentheses, `/\` or `\/`. The parsers
-/// now stop at 500 levels with file:line:column.
+/// nested `if`s, and conditions of parentheses, negations and
+/// implications. The parsers now stop at 500 levels with
+/// file:line:column. (A condition's flat chain of `/\` or `\/` is not
+/// nesting: see `flat_chains_in_a_condition_are_judged`.)
 #[test]
 fn deep_nesting_in_a_litmus_test_is_refused_where_it_goes_too_deep() {
     let c = |name: &str, body: &str, cond: &str| {
@@ -89,19 +91,23 @@ fn deep_nesting_in_a_litmus_test_is_refused_where_it_goes_too_deep() {
             ),
         ),
         (
-            "cond-and",
+            "cond-and-nested",
             c(
                 "CA",
                 "  *x = 1;",
-                &format!("({})", vec!["x=1"; n].join(" /\\ ")),
+                &format!("{}x=1{}", "(x=1 /\\ ".repeat(n), ")".repeat(n)),
             ),
         ),
         (
-            "cond-or",
+            "cond-not",
+            c("CN", "  *x = 1;", &format!("({}x=1)", "~".repeat(n))),
+        ),
+        (
+            "cond-implies",
             c(
-                "CO",
+                "CI",
                 "  *x = 1;",
-                &format!("({})", vec!["x=1"; n].join(" \\/ ")),
+                &format!("({})", vec!["x=1"; n].join(" => ")),
             ),
         ),
     ];
@@ -112,6 +118,33 @@ fn deep_nesting_in_a_litmus_test_is_refused_where_it_goes_too_deep() {
                 &[cmd, "--no-save", &f],
                 &[&f, "nesting deeper than 500 levels"],
             );
+        }
+    }
+}
+
+/// Issue 33: a flat chain of 600 `\/` terms was refused as "nesting
+/// deeper than 500 levels"; a chain is one level, however long (100,000
+/// `/\` terms here), and is judged by the models and on this CPU.
+#[test]
+fn flat_chains_in_a_condition_are_judged() {
+    let ors = (1..=600)
+        .map(|v| format!("x={v}"))
+        .collect::<Vec<_>>()
+        .join(" \\/ ");
+    let ands = vec!["x=1"; 100_000].join(" /\\ ");
+    for (name, cond) in [("or600", ors), ("and100k", ands)] {
+        let f = scratch(
+            &format!("{name}.litmus"),
+            &format!("C FLAT\n{{}}\nP0(atomic_int *x) {{\n  atomic_store_explicit(x, 1, memory_order_relaxed);\n}}\nexists ({cond})\n"),
+        );
+        for args in [
+            vec!["check", "--no-save", "-m", "all", &f],
+            vec!["run", "--no-save", "-s", "10", "-r", "2", &f],
+        ] {
+            let o = cli_support::atomlab(&args);
+            let err = cli_support::stderr(&o);
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+            assert!(!err.contains("nesting"), "{args:?}: {err}");
         }
     }
 }
@@ -182,4 +215,55 @@ fn a_list_that_names_itself_is_refused() {
         String::from_utf8_lossy(&o.stdout).contains("| SB "),
         "the named test is still checked"
     );
+}
+
+/// Issue 33: an option's error named the option twice
+/// (`atomlab: --apt: --apt 'Bad!': not a Debian package name`, and
+/// `--apt: --apt-arch 'a b': …`): the CLI put `--apt: ` before errors
+/// that already begin with their option. Each is named once. Nothing
+/// reaches apt-get: the names are checked first.
+#[test]
+fn an_apt_option_error_names_its_option_once() {
+    let cache = std::env::temp_dir().join(format!("atomlab-bad-{}-apt", std::process::id()));
+    let cache = cache.display().to_string();
+    for (args, subject) in [
+        (
+            vec!["--apt", "Bad!"],
+            "--apt 'Bad!': not a Debian package name",
+        ),
+        (
+            vec!["--apt", "gzip", "--apt-arch", "a b"],
+            "--apt-arch 'a b': not a Debian architecture name",
+        ),
+    ] {
+        let mut a = vec!["--no-save", "audit", "--apt-cache", &cache];
+        a.extend(args);
+        let o = cli_support::atomlab(&a);
+        let err = cli_support::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(&format!("atomlab: {subject}")), "{a:?}: {err}");
+        assert!(!err.contains("--apt: --apt"), "{a:?}: {err}");
+    }
+}
+
+/// Issue 33: `compare` named a side that is no file, label or run twice,
+/// and its store twice ("'x' is neither a --json file, a label nor a run
+/// in STORE: no run `x` in STORE (nearest ids…)"). Once each now.
+#[test]
+fn compare_names_an_unknown_side_and_its_store_once() {
+    let store = cli_support::scratch("compare-once").join("results.db");
+    let store = store.display().to_string();
+    let saved = cli_support::with_store(&store, &["check", &cli_support::golden("x86/MP.litmus")]);
+    assert_eq!(
+        saved.status.code(),
+        Some(0),
+        "{}",
+        cli_support::stderr(&saved)
+    );
+    let o = cli_support::with_store(&store, &["compare", "no-such-side", "no-such-other"]);
+    let err = cli_support::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("no-such-side").count(), 1, "{err}");
+    assert_eq!(err.matches(store.as_str()).count(), 1, "{err}");
+    assert!(err.contains("nearest ids"), "{err}");
 }

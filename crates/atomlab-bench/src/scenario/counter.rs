@@ -16,7 +16,7 @@ use atomlab_prims::counter::{self, CounterVariant};
 use atomlab_prims::CachePadded;
 
 use super::plugged::{variant_records, Objects, Pluggable};
-use super::{announce, cell_record, cell_spec, sanity, Progress};
+use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::run_cell;
 use crate::plan::{ordering_name, BenchError, Contention, Plan, Scenario};
 
@@ -164,7 +164,7 @@ fn plugin_cell(
             }
         },
     )
-    .map_err(|reason| sanity(plan, &p.name, reason))?;
+    .map_err(|reason| cell_failed(plan, &p.name, reason))?;
     let mut r = cell_record(plan, &p.name, threads, &out);
     r.notes.push(if read().is_some() {
         // Per cell: a cell of more threads may lose updates, and its
@@ -224,8 +224,8 @@ fn cell(
         // SAFETY: `available()` confirmed FEAT_LSE above.
         CounterVariant::Lse => run_cell(&spec, |t| { let c = line(t); move || { unsafe { counter::lse_add(c, O); } } }, reset, check),
         #[cfg(not(target_arch = "aarch64"))]
-        CounterVariant::LlSc | CounterVariant::Lse => Err(format!("{} is aarch64 assembly", v.name())),
+        CounterVariant::LlSc | CounterVariant::Lse => Err(format!("{} is aarch64 assembly", v.name()).into()),
     })
-    .map_err(|reason| sanity(plan, v.name(), reason))?;
+    .map_err(|reason| cell_failed(plan, v.name(), reason))?;
     Ok(cell_record(plan, v.name(), threads, &out))
 }

@@ -10,7 +10,7 @@ use atomlab_core::Record;
 use atomlab_prims::fence::{execute, FenceVariant};
 use atomlab_prims::CachePadded;
 
-use super::{announce, cell_record, cell_spec, sanity, Progress};
+use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::run_cell;
 use crate::plan::{BenchError, Contention, Plan, Scenario};
 
@@ -86,7 +86,7 @@ fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, Be
                 || {},
                 |_| Ok(()),
             )
-            .map_err(|reason| sanity(plan, variant, reason))?;
+            .map_err(|reason| cell_failed(plan, variant, reason))?;
             records.push(cell_record(plan, variant, threads, &out));
         }
     }

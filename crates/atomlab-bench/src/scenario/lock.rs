@@ -29,7 +29,7 @@ use atomlab_prims::lock::{RawLock, LOCK_NAMES};
 use atomlab_prims::{with_lock, CachePadded};
 
 use super::plugged::Pluggable;
-use super::{announce, cell_record, cell_spec, sanity, Progress};
+use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::{run_cell, run_fixed_work};
 use crate::plan::{BenchError, Contention, Plan, Scenario};
 use atomlab_thread as affinity;
@@ -199,7 +199,7 @@ impl Pluggable for Lock {
 fn make(plan: &Plan, p: &LockVariant) -> Result<Plugged, BenchError> {
     p.make()
         .map(Plugged)
-        .map_err(|why| sanity(plan, &p.name, why))
+        .map_err(|why| cell_failed(plan, &p.name, why))
 }
 
 /// Runs the lock cells of `plan`; a variant named by one of `plugins` is
@@ -318,7 +318,7 @@ fn timed<L: Hold>(
             }
         },
     )
-    .map_err(|reason| sanity(plan, variant, reason))?;
+    .map_err(|reason| cell_failed(plan, variant, reason))?;
     Ok(cell_record(plan, variant, threads, &out))
 }
 
@@ -370,10 +370,11 @@ pub(crate) fn fixed_work_with<L: Hold>(
                 }
             },
             &coordinator,
-        );
+        )
+        .map_err(|e| cell_failed(plan, variant, e))?;
         let held = guarded.take();
         if held != increments {
-            return Err(sanity(
+            return Err(cell_failed(
                 plan,
                 variant,
                 format!("lost updates: expected {increments}, the protected counter reads {held}"),

@@ -13,7 +13,7 @@ pub mod spsc;
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 
 use crate::clock;
-use crate::harness::{CellOutcome, CellSpec, RunSample};
+use crate::harness::{CellError, CellOutcome, CellSpec, RunSample};
 use crate::plan::{BenchError, Contention, Plan};
 use hdrhistogram::Histogram;
 
@@ -474,11 +474,20 @@ pub(crate) fn announce(progress: Progress<'_>, plan: &Plan, variant: &str, threa
     ));
 }
 
-/// Maps a sanity failure into the error the caller reports.
-pub(crate) fn sanity(plan: &Plan, variant: &str, reason: String) -> BenchError {
-    BenchError::Sanity {
-        scenario: plan.scenario.name(),
-        variant: variant.to_string(),
-        reason,
+/// Maps a cell's failure (a failed sanity check, threads that could not
+/// all start) into the error the caller reports.
+pub(crate) fn cell_failed(plan: &Plan, variant: &str, why: impl Into<CellError>) -> BenchError {
+    let (scenario, variant) = (plan.scenario.name(), variant.to_string());
+    match why.into() {
+        CellError::Sanity(reason) => BenchError::Sanity {
+            scenario,
+            variant,
+            reason,
+        },
+        CellError::Threads(why) => BenchError::Threads {
+            scenario,
+            variant,
+            why,
+        },
     }
 }

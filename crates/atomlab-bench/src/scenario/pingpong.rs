@@ -96,21 +96,30 @@ fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
             plan.runs,
             plan.duration.as_secs_f64()
         ));
-        records.push(pair(plan, a, b));
+        records.push(pair(plan, a, b).map_err(|e| super::cell_failed(plan, VARIANT, e))?);
     }
     Ok(records)
 }
 
-fn pair(plan: &Plan, a: Option<usize>, b: Option<usize>) -> Record {
+/// The record of the pair `a`, `b`, or why its two threads could not
+/// both start (nothing measured then).
+fn pair(
+    plan: &Plan,
+    a: Option<usize>,
+    b: Option<usize>,
+) -> Result<Record, atomlab_thread::SpawnError> {
     let line = CachePadded::new(AtomicU64::new(0));
     let barrier = SpinBarrier::new(3);
     let trips = CachePadded::new(AtomicU64::new(1000));
     let mut ns = Vec::new();
     let mut ticks = Vec::new();
-    std::thread::scope(|s| {
+    std::thread::scope(|s| -> Result<(), atomlab_thread::SpawnError> {
         let (line, barrier, trips) = (&line, &barrier, &trips);
         let total_runs = plan.runs + 1;
-        let initiator = s.spawn(move || {
+        // The two wait for each other at the barrier: neither runs until
+        // both have started.
+        let mut group = atomlab_thread::Group::new(s, 2, atomlab_thread::DEFAULT_STACK)?;
+        let initiator = group.spawn("1 of 2 (the initiator)".into(), move || {
             if let Some(c) = a {
                 let _ = affinity::pin_current_thread(c);
             }
@@ -142,8 +151,8 @@ fn pair(plan: &Plan, a: Option<usize>, b: Option<usize>) -> Record {
                 barrier.wait();
             }
             out
-        });
-        s.spawn(move || {
+        })?;
+        group.spawn("2 of 2 (the responder)".into(), move || {
             if let Some(c) = b {
                 let _ = affinity::pin_current_thread(c);
             }
@@ -161,7 +170,8 @@ fn pair(plan: &Plan, a: Option<usize>, b: Option<usize>) -> Record {
                 }
                 barrier.wait();
             }
-        });
+        })?;
+        group.open();
         for _ in 0..total_runs {
             // ORDERING: Relaxed: published to both threads by the barrier.
             line.store(0, Ordering::Relaxed);
@@ -173,7 +183,8 @@ fn pair(plan: &Plan, a: Option<usize>, b: Option<usize>) -> Record {
             ns.push(dt as f64 / n as f64);
             ticks.push(dr as f64 / n as f64);
         }
-    });
+        Ok(())
+    })?;
     let mut r = Record::new("bench", "pingpong", VARIANT);
     r.param("cpu_a", a.map_or(serde_json::Value::Null, |c| c.into()))
         .param("cpu_b", b.map_or(serde_json::Value::Null, |c| c.into()))
@@ -195,5 +206,5 @@ fn pair(plan: &Plan, a: Option<usize>, b: Option<usize>) -> Record {
             ticks,
         ));
     }
-    r
+    Ok(r)
 }

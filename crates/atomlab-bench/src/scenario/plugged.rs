@@ -15,7 +15,7 @@ use atomlab_plugin::PluginVariant;
 
 use atomlab_prims::CachePadded;
 
-use super::{announce, sanity, Progress};
+use super::{announce, cell_failed, Progress};
 use crate::plan::{BenchError, Contention, Plan, Scenario, TableKind};
 
 /// A scenario that runs plugin variants of the kind `Fns`.
@@ -204,7 +204,7 @@ impl<T> Objects<T> {
             .map(|_| make().map(CachePadded::new))
             .collect::<Result<_, _>>()
             .map(Objects)
-            .map_err(|why| sanity(plan, name, why))
+            .map_err(|why| cell_failed(plan, name, why))
     }
 
     /// The object thread `t` works on.
@@ -274,7 +274,7 @@ fn isolated<S: Pluggable>(
         // are still run, printed and saved (exit 1).
         Ok(End::NoRecords(code)) => (FlagKind::Exited, crate::plugin::isolate::exited_words(code)),
         Err(e) => {
-            return Err(sanity(
+            return Err(cell_failed(
                 cell,
                 &p.name,
                 format!("could not start a child process to run it: {e}"),

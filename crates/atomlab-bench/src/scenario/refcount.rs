@@ -26,7 +26,7 @@ use atomlab_prims::refcount::{called, RawRefcount, SaturatingRefcount};
 use atomlab_prims::CachePadded;
 
 use super::plugged::{variant_records, Objects, Pluggable};
-use super::{announce, cell_record, cell_spec, sanity, Progress};
+use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::run_cell;
 use crate::plan::{BenchError, Contention, Plan, Scenario};
 
@@ -131,7 +131,7 @@ fn plugin_cell(
             }
         },
     )
-    .map_err(|reason| sanity(plan, &p.name, reason))?;
+    .map_err(|reason| cell_failed(plan, &p.name, reason))?;
     let mut r = cell_record(plan, &p.name, threads, &out);
     r.notes.push(format!(
         "plugin {}: each operation is a get and a put (as refcount-get-put), through the plugin's function pointers",
@@ -254,9 +254,9 @@ fn cell(plan: &Plan, variant: &str, threads: usize, pmu: bool) -> Result<Record,
             || reset_sat(&sat),
             check,
         ),
-        other => Err(format!("unknown refcount variant {other}")),
+        other => Err(format!("unknown refcount variant {other}").into()),
     }
-    .map_err(|reason| sanity(plan, variant, reason))?;
+    .map_err(|reason| cell_failed(plan, variant, reason))?;
     Ok(cell_record(plan, variant, threads, &out))
 }
 

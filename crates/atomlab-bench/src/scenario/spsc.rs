@@ -294,7 +294,9 @@ where
     P: FnMut(u64) -> bool + Send,
     C: ConsumerEnd,
 {
-    fn go(self, seconds: f64) -> RunOut {
+    /// Runs for `seconds`, the calling thread the producer; or why the
+    /// consumer's thread could not start (nothing run then).
+    fn go(self, seconds: f64) -> Result<RunOut, atomlab_thread::SpawnError> {
         let Run {
             plan,
             events,
@@ -314,7 +316,10 @@ where
         let bell = Doorbell::new();
         std::thread::scope(|s| {
             let (barrier, done, bell) = (&barrier, &done, &bell);
-            let consumer = s.spawn(move || {
+            // One thread, but through the group all the same: it starts
+            // (or not) before either side waits at the barrier.
+            let mut group = atomlab_thread::Group::new(s, 1, atomlab_thread::DEFAULT_STACK)?;
+            let consumer = group.spawn("1 of 1 (the consumer)".into(), move || {
                 if let Some(c) = cpus.1 {
                     let _ = affinity::pin_current_thread(c);
                 }
@@ -415,7 +420,8 @@ where
                 side.cpu_ns = clock::thread_cpu_ns().saturating_sub(cpu0);
                 side.pmu = counters.stop();
                 (side, hist, sanity)
-            });
+            })?;
+            group.open();
             if let Some(c) = cpus.0 {
                 let _ = affinity::pin_current_thread(c);
             }
@@ -516,12 +522,12 @@ where
             if sanity.is_none() && has_queue && c.items != p.items {
                 sanity = Some(format!("{} items pushed, {} popped", p.items, c.items));
             }
-            RunOut {
+            Ok(RunOut {
                 producer: p,
                 consumer: c,
                 latency,
                 sanity,
-            }
+            })
         })
     }
 }
@@ -673,7 +679,7 @@ fn one_cell(
         // The calling thread was the producer: give it back its CPUs.
         let _ = affinity::set_current_thread_cpus(&allowed);
         if let Some(why) = &out.sanity {
-            return Err(super::sanity(plan, variant, why.clone()));
+            return Err(super::cell_failed(plan, variant, why.clone()));
         }
         if i > 0 {
             outs.push(out);
@@ -698,8 +704,8 @@ fn one_run(
     if let Some(p) = plugin {
         let (mut producer, consumer) = p
             .make(cap)
-            .map_err(|why| super::sanity(plan, variant, why))?;
-        return Ok(Run {
+            .map_err(|why| super::cell_failed(plan, variant, why))?;
+        return Run {
             plan,
             events,
             event_errors,
@@ -710,7 +716,8 @@ fn one_run(
                 stash: None,
             }),
         }
-        .go(seconds));
+        .go(seconds)
+        .map_err(|e| super::cell_failed(plan, variant, e));
     }
     if let Some(out) = with_spsc!(variant, V => {
         let ring = SpscRing::<V>::new(cap);
@@ -725,9 +732,9 @@ fn one_run(
         }
         .go(seconds)
     }) {
-        return Ok(out);
+        return out.map_err(|e| super::cell_failed(plan, variant, e));
     }
-    Ok(match variant {
+    let out = match variant {
         RTRB => {
             let (mut p, c) = rtrb::RingBuffer::<u64>::new(cap);
             Run {
@@ -769,7 +776,8 @@ fn one_run(
                 valid: variant_names(),
             })
         }
-    })
+    };
+    out.map_err(|e| super::cell_failed(plan, variant, e))
 }
 
 /// The parameters of a queue cell: what shapes the measurement.

@@ -1,5 +1,8 @@
-//! The scenarios, one module each, and what they share: thread placement,
-//! a start barrier, and the critical section that the lock scenarios check.
+//! The scenarios, one module each, and what they share: how their threads
+//! start ([`atomlab_thread::Group`]: none runs until all have started, so
+//! one the system refuses strands none at the start line), thread
+//! placement, a start barrier, and the critical section that the lock
+//! scenarios check.
 
 pub mod mutex;
 pub mod plugged;
@@ -12,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::detect::Detector;
-use crate::plan::Plan;
+use crate::plan::{Plan, StressError};
 
 /// Puts the calling thread `t` where the plan says.
 pub(crate) fn place(plan: &Plan, t: usize) {
@@ -66,31 +69,58 @@ impl StartLine {
     }
 }
 
+/// Starts `n` threads for `variant` as one group, each running
+/// `body(t)`; or the variant's error when they cannot all start.
+pub(crate) fn start_group<'scope, 'env, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    plan: &Plan,
+    variant: &'static str,
+    n: usize,
+    body: impl Fn(usize) -> T + Send + Sync + 'scope,
+) -> Result<Vec<atomlab_thread::Member<'scope, T>>, StressError> {
+    let not_started = |why| StressError::Threads {
+        scenario: plan.scenario.name(),
+        variant,
+        why,
+    };
+    let mut group =
+        atomlab_thread::Group::new(s, n, atomlab_thread::DEFAULT_STACK).map_err(not_started)?;
+    let body = std::sync::Arc::new(body);
+    let members = (0..n)
+        .map(|t| {
+            let body = std::sync::Arc::clone(&body);
+            group
+                .spawn(format!("{} of {n}", t + 1), move || body(t))
+                .map_err(not_started)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    group.open();
+    Ok(members)
+}
+
 /// Runs `body(t)` on `n` threads released together; returns their results
-/// and the wall time from release to the last join, in seconds. The
-/// detector's clock starts at the release.
+/// and the wall time from release to the last join, in seconds, or the
+/// variant's error when the threads cannot all start. The detector's clock
+/// starts at the release.
 pub(crate) fn run_threads<T: Send>(
     plan: &Plan,
+    variant: &'static str,
     n: usize,
     det: &Detector,
     body: impl Fn(usize) -> T + Sync,
-) -> (Vec<T>, f64) {
+) -> Result<(Vec<T>, f64), StressError> {
     let line = StartLine::new();
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|t| {
-                let (line, body) = (&line, &body);
-                s.spawn(move || {
-                    place(plan, t);
-                    line.wait();
-                    let cpu0 = atomlab_thread::thread_cpu_ns();
-                    let out = body(t);
-                    let end = Instant::now();
-                    det.add_cpu_ns(atomlab_thread::thread_cpu_ns().saturating_sub(cpu0));
-                    (out, end)
-                })
-            })
-            .collect();
+        let (line, body) = (&line, &body);
+        let handles = start_group(s, plan, variant, n, move |t| {
+            place(plan, t);
+            line.wait();
+            let cpu0 = atomlab_thread::thread_cpu_ns();
+            let out = body(t);
+            let end = Instant::now();
+            det.add_cpu_ns(atomlab_thread::thread_cpu_ns().saturating_sub(cpu0));
+            (out, end)
+        })?;
         det.restart();
         let t0 = line.open(n);
         watch(plan, det, t0, || handles.iter().all(|h| h.is_finished()));
@@ -105,7 +135,7 @@ pub(crate) fn run_threads<T: Send>(
             .collect();
         // Wall time ends when the last worker does, not when the watcher,
         // which polls every 2 ms, notices.
-        (out, last.duration_since(t0).as_secs_f64())
+        Ok((out, last.duration_since(t0).as_secs_f64()))
     })
 }
 

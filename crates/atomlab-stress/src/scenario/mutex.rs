@@ -24,7 +24,7 @@ use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads};
 use crate::detect::{Detector, Kind};
 use crate::outcome::VariantRun;
-use crate::plan::{Plan, Scenario};
+use crate::plan::{Plan, Scenario, StressError};
 use crate::rng::{jitter, XorShift};
 
 /// Slots of the shared buffer (a power of two): small, so that overlapping
@@ -149,9 +149,10 @@ impl Scenario for Mutex {
     }
 
     /// Runs `variant` (a lock of `bench lock`, or a broken one).
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
         with_lock!(variant, L => run_lock(plan, variant, L::new()))
             .or_else(|| with_broken_lock!(variant, L => run_lock(plan, variant, L::new())))
+            .transpose()
     }
 }
 
@@ -159,10 +160,15 @@ impl Scenario for Mutex {
 impl Pluggable for Mutex {
     type Fns = LockFns;
 
-    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &LockVariant) -> VariantRun {
+    fn run_plugin(
+        &self,
+        plan: &Plan,
+        variant: &'static str,
+        p: &LockVariant,
+    ) -> Result<VariantRun, StressError> {
         match p.make() {
             Ok(lock) => run_lock(plan, variant, Plugged(lock)),
-            Err(why) => cannot_make(plan, variant, why),
+            Err(why) => Ok(cannot_make(plan, variant, why)),
         }
     }
 }
@@ -235,7 +241,11 @@ struct Shared<L> {
     data: Protected,
 }
 
-fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> VariantRun {
+fn run_lock<L: Hold>(
+    plan: &Plan,
+    variant: &'static str,
+    lock: L,
+) -> Result<VariantRun, StressError> {
     let s = Shared {
         lock,
         data: Protected::new(),
@@ -244,7 +254,7 @@ fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> VariantRun 
     let next_task = AtomicU64::new(0);
     let (tasks, ops) = (plan.tasks, plan.ops);
     let (per_task, remainder) = (ops / tasks, ops % tasks);
-    let (done, seconds) = run_threads(plan, plan.threads, &det, |w| {
+    let (done, seconds) = run_threads(plan, variant, plan.threads, &det, |w| {
         let mut rng = XorShift::new(plan.seed, w as u64);
         let mut done = 0u64;
         'tasks: loop {
@@ -267,7 +277,7 @@ fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> VariantRun 
             }
         }
         done
-    });
+    })?;
     let done: u64 = done.iter().sum();
     s.data.finish(&det, done);
     let mut notes = common_notes(plan);
@@ -278,5 +288,5 @@ fn run_lock<L: Hold>(plan: &Plan, variant: &'static str, lock: L) -> VariantRun 
     if let Some(how) = s.lock.mixed() {
         notes.push(how.to_string());
     }
-    VariantRun::judge(plan, variant, done, seconds, &det, notes)
+    Ok(VariantRun::judge(plan, variant, done, seconds, &det, notes))
 }

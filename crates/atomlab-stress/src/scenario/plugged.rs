@@ -12,7 +12,7 @@ use atomlab_plugin::PluginVariant;
 use super::common_notes;
 use crate::detect::Detector;
 use crate::outcome::VariantRun;
-use crate::plan::{Plan, Scenario, Threads};
+use crate::plan::{Plan, Scenario, StressError, Threads};
 
 /// A scenario that tests plugin variants of the kind `Fns`.
 pub trait Pluggable: Scenario + 'static {
@@ -24,7 +24,7 @@ pub trait Pluggable: Scenario + 'static {
         plan: &Plan,
         variant: &'static str,
         p: &PluginVariant<Self::Fns>,
-    ) -> VariantRun;
+    ) -> Result<VariantRun, StressError>;
 }
 
 /// The FAIL of a plugin variant whose `new_` gave no object.
@@ -65,9 +65,9 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.base().takes_tasks()
     }
 
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
         match self.plugin(variant) {
-            Some(p) => Some(self.base().run_plugin(plan, variant, p)),
+            Some(p) => self.base().run_plugin(plan, variant, p).map(Some),
             None => self.base().run(plan, variant),
         }
     }

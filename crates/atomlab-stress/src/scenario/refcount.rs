@@ -37,7 +37,7 @@ use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::VariantRun;
-use crate::plan::{Plan, Scenario, Threads};
+use crate::plan::{Plan, Scenario, StressError, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// The variants, correct first.
@@ -177,7 +177,8 @@ impl Scenario for Refcount {
     }
 
     /// Runs a refcount variant.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
+        // The built-in counts are made without fail.
         fn ok<C>(f: fn(i32) -> C) -> impl Fn(i32) -> Result<C, String> + Sync {
             move |n| Ok(f(n))
         }
@@ -189,10 +190,9 @@ impl Scenario for Refcount {
             "raw" => run_count(plan, variant, ok(RawRefcount::new)),
             "broken-racy-dec" => run_count(plan, variant, ok(BrokenRacyRefcount::new)),
             "broken-relaxed-dec" => run_count(plan, variant, ok(BrokenRelaxedRefcount::new)),
-            _ => return None,
+            _ => return Ok(None),
         };
-        // The built-in counts are made without fail.
-        o.ok()
+        o.map(Some)
     }
 }
 
@@ -200,9 +200,13 @@ impl Scenario for Refcount {
 impl Pluggable for Refcount {
     type Fns = RefcountFns;
 
-    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &RefcountVariant) -> VariantRun {
+    fn run_plugin(
+        &self,
+        plan: &Plan,
+        variant: &'static str,
+        p: &RefcountVariant,
+    ) -> Result<VariantRun, StressError> {
         run_count(plan, variant, |n| PluginCount::with(p, n))
-            .unwrap_or_else(|why| cannot_make(plan, variant, why))
     }
 }
 
@@ -249,13 +253,14 @@ impl<C: Count> Object<C> {
     }
 }
 
-/// Runs the test on counts made by `make(n)` (a count of `n` references),
-/// or the first error `make` gave.
+/// Runs the test on counts made by `make(n)` (a count of `n` references);
+/// the first error `make` gave is the variant's FAIL, threads that cannot
+/// all start the error.
 fn run_count<C: Count>(
     plan: &Plan,
     variant: &'static str,
     make: impl Fn(i32) -> Result<C, String> + Sync,
-) -> Result<VariantRun, String> {
+) -> Result<VariantRun, StressError> {
     let det = Detector::new();
     let threads = plan.threads;
     let per_object = threads as u64 * (2 * ROUNDS + 1);
@@ -282,56 +287,52 @@ fn run_count<C: Count>(
     let mut failed = None;
     let mut seconds = 0.0;
     let mut objects_done = 0u64;
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let (current, barrier, det) = (&current, &barrier, &det);
-                s.spawn(move || {
-                    super::place(plan, t);
-                    let mut rng = XorShift::new(plan.seed, t as u64);
-                    let cpu0 = atomlab_thread::thread_cpu_ns();
-                    for _ in 0..batches {
-                        barrier.wait();
-                        let batch = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                        if batch.is_empty() {
-                            // The time limit: the coordinator sends no more.
-                            barrier.wait();
-                            break;
-                        }
-                        for o in batch.iter() {
-                            // ORDERING: Relaxed: the tag is immutable until release.
-                            let tag = o.tag.load(Ordering::Relaxed);
-                            let tag = if tag == 0 { u64::MAX } else { tag };
-                            o.touch(det, t, tag);
-                            // ORDERING: Relaxed: a rendezvous for timing only;
-                            // the count under test orders the object.
-                            o.arrived.fetch_add(1, Ordering::Relaxed);
-                            let mut p = Patience::new();
-                            // ORDERING: as above.
-                            while o.arrived.load(Ordering::Relaxed) < threads as u32 {
-                                p.wait();
-                            }
-                            for _ in 0..ROUNDS {
-                                o.refs.get_ref();
-                                o.touch(det, t, tag);
-                                jitter(&mut rng, plan.jitter);
-                                if o.refs.put() {
-                                    det.report(Kind::EarlyRelease, 1, || {
+    std::thread::scope(|s| -> Result<(), StressError> {
+        let (current, barrier, det) = (&current, &barrier, &det);
+        let workers = super::start_group(s, plan, variant, threads, move |t| {
+            super::place(plan, t);
+            let mut rng = XorShift::new(plan.seed, t as u64);
+            let cpu0 = atomlab_thread::thread_cpu_ns();
+            for _ in 0..batches {
+                barrier.wait();
+                let batch = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                if batch.is_empty() {
+                    // The time limit: the coordinator sends no more.
+                    barrier.wait();
+                    break;
+                }
+                for o in batch.iter() {
+                    // ORDERING: Relaxed: the tag is immutable until release.
+                    let tag = o.tag.load(Ordering::Relaxed);
+                    let tag = if tag == 0 { u64::MAX } else { tag };
+                    o.touch(det, t, tag);
+                    // ORDERING: Relaxed: a rendezvous for timing only;
+                    // the count under test orders the object.
+                    o.arrived.fetch_add(1, Ordering::Relaxed);
+                    let mut p = Patience::new();
+                    // ORDERING: as above.
+                    while o.arrived.load(Ordering::Relaxed) < threads as u32 {
+                        p.wait();
+                    }
+                    for _ in 0..ROUNDS {
+                        o.refs.get_ref();
+                        o.touch(det, t, tag);
+                        jitter(&mut rng, plan.jitter);
+                        if o.refs.put() {
+                            det.report(Kind::EarlyRelease, 1, || {
                                         format!("thread {t} dropped an extra reference to object {tag} and was told it was the last, while its own reference was still held")
                                     });
-                                    o.release(det, t, tag);
-                                }
-                            }
-                            if o.refs.put() {
-                                o.release(det, t, tag);
-                            }
+                            o.release(det, t, tag);
                         }
-                        barrier.wait();
                     }
-                    det.add_cpu_ns(atomlab_thread::thread_cpu_ns().saturating_sub(cpu0));
-                })
-            })
-            .collect();
+                    if o.refs.put() {
+                        o.release(det, t, tag);
+                    }
+                }
+                barrier.wait();
+            }
+            det.add_cpu_ns(atomlab_thread::thread_cpu_ns().saturating_sub(cpu0));
+        })?;
         det.restart();
         let t0 = std::time::Instant::now();
         for b in 0..batches {
@@ -377,7 +378,8 @@ fn run_count<C: Count>(
                 std::panic::resume_unwind(e);
             }
         }
-    });
+        Ok(())
+    })?;
     let mut ops = objects_done * per_object;
     let mut notes = common_notes(plan);
     notes.push(format!(
@@ -392,7 +394,11 @@ fn run_count<C: Count>(
                 "  saturation storm: the 'refcount_t: saturated' and 'underflow' warnings below are expected: they are the count saturating instead of wrapping, which this test checks"
             );
         }
-        let (storm_ops, storm_seconds) = storm(plan, &det, make(i32::MAX - 1000)?);
+        let count = match make(i32::MAX - 1000) {
+            Ok(c) => c,
+            Err(why) => return Ok(cannot_make(plan, variant, why)),
+        };
+        let (storm_ops, storm_seconds) = storm(plan, variant, &det, count)?;
         ops += storm_ops;
         seconds += storm_seconds;
         notes.push(format!(
@@ -404,14 +410,19 @@ fn run_count<C: Count>(
         notes.push(C::NO_STORM.into());
     }
     if let Some(why) = failed {
-        return Err(why);
+        return Ok(cannot_make(plan, variant, why));
     }
     Ok(VariantRun::judge(plan, variant, ops, seconds, &det, notes))
 }
 
 /// Hammers a count near overflow; it must saturate, never wrap or reach 0.
-fn storm<C: Count>(plan: &Plan, det: &Detector, count: C) -> (u64, f64) {
-    let (_, seconds) = run_threads(plan, plan.threads, det, |t| {
+fn storm<C: Count>(
+    plan: &Plan,
+    variant: &'static str,
+    det: &Detector,
+    count: C,
+) -> Result<(u64, f64), StressError> {
+    let (_, seconds) = run_threads(plan, variant, plan.threads, det, |t| {
         for _ in 0..STORM {
             count.get_ref();
         }
@@ -423,7 +434,7 @@ fn storm<C: Count>(plan: &Plan, det: &Detector, count: C) -> (u64, f64) {
                 });
             }
         }
-    });
+    })?;
     let end = count.value().unwrap_or(REFCOUNT_SATURATED);
     let slack = i64::from(STORM) * 2 * plan.threads as i64;
     if (i64::from(end) - i64::from(REFCOUNT_SATURATED)).abs() > slack {
@@ -431,5 +442,5 @@ fn storm<C: Count>(plan: &Plan, det: &Detector, count: C) -> (u64, f64) {
             format!("after the storm the count reads {end}, not pinned near REFCOUNT_SATURATED ({REFCOUNT_SATURATED}): it wrapped")
         });
     }
-    (2 * STORM as u64 * plan.threads as u64, seconds)
+    Ok((2 * STORM as u64 * plan.threads as u64, seconds))
 }

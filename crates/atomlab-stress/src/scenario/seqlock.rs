@@ -12,7 +12,7 @@ use atomlab_prims::seqlock::{
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::VariantRun;
-use crate::plan::{Plan, Scenario, Threads};
+use crate::plan::{Plan, Scenario, StressError, Threads};
 use crate::rng::{jitter, XorShift};
 
 #[inline(always)]
@@ -49,22 +49,25 @@ impl Scenario for Seqlock {
     }
 
     /// Runs a seqlock reader variant.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
-        Some(match variant {
-            "fenced-reader" => run_seq::<FencedReader>(plan, variant),
-            "broken-reader-nofence" => run_seq::<BrokenReaderNoFence>(plan, variant),
-            _ => return None,
-        })
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
+        match variant {
+            "fenced-reader" => run_seq::<FencedReader>(plan, variant).map(Some),
+            "broken-reader-nofence" => run_seq::<BrokenReaderNoFence>(plan, variant).map(Some),
+            _ => Ok(None),
+        }
     }
 }
 
-fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> VariantRun {
+fn run_seq<R: SeqlockReader>(
+    plan: &Plan,
+    variant: &'static str,
+) -> Result<VariantRun, StressError> {
     let seed = plan.seed;
     let lock = SeqLock::<R>::new(encode(0, seed));
     let det = Detector::new();
     let done = AtomicU64::new(0);
     let readers = (plan.threads - 1) as u64;
-    let (counts, seconds) = run_threads(plan, plan.threads, &det, |t| {
+    let (counts, seconds) = run_threads(plan, variant, plan.threads, &det, |t| {
         let mut rng = XorShift::new(seed, t as u64);
         if t == 0 {
             let mut v = 0u64;
@@ -110,12 +113,12 @@ fn run_seq<R: SeqlockReader>(plan: &Plan, variant: &'static str) -> VariantRun {
         // ORDERING: Relaxed: see the writer's load.
         done.fetch_add(1, Ordering::Relaxed);
         (0, reads)
-    });
+    })?;
     let ops: u64 = counts.iter().map(|c| c.1).sum();
     let mut notes = common_notes(plan);
     notes.push(format!(
         "1 writer ({} writes) and {readers} reader(s)",
         counts[0].0
     ));
-    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
+    Ok(VariantRun::judge(plan, variant, ops, seconds, &det, notes))
 }

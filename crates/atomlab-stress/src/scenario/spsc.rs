@@ -39,7 +39,7 @@ use super::plugged::{cannot_make, Pluggable};
 use super::{common_notes, run_threads, Patience};
 use crate::detect::{Detector, Kind};
 use crate::outcome::VariantRun;
-use crate::plan::{is_broken, Plan, Scenario, Threads};
+use crate::plan::{is_broken, Plan, Scenario, StressError, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// Slots in the ring.
@@ -97,7 +97,7 @@ impl Scenario for Spsc {
     }
 
     /// Runs an SPSC barrier variant.
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
         let notify_plan = || {
             let mut p = plan.clone();
             if !p.ops_given {
@@ -109,13 +109,11 @@ impl Scenario for Spsc {
             p
         };
         match variant {
-            NOTIFY => Some(run_notify(&notify_plan(), variant, Doorbell::new())),
-            BROKEN_NOTIFY => Some(run_notify(
-                &notify_plan(),
-                variant,
-                Doorbell::broken_without_fences(),
-            )),
-            _ => with_spsc!(variant, V => run_ring::<V>(plan, variant)),
+            NOTIFY => run_notify(&notify_plan(), variant, Doorbell::new()).map(Some),
+            BROKEN_NOTIFY => {
+                run_notify(&notify_plan(), variant, Doorbell::broken_without_fences()).map(Some)
+            }
+            _ => with_spsc!(variant, V => run_ring::<V>(plan, variant)).transpose(),
         }
     }
 }
@@ -124,10 +122,15 @@ impl Scenario for Spsc {
 impl Pluggable for Spsc {
     type Fns = SpscFns;
 
-    fn run_plugin(&self, plan: &Plan, variant: &'static str, p: &SpscVariant) -> VariantRun {
+    fn run_plugin(
+        &self,
+        plan: &Plan,
+        variant: &'static str,
+        p: &SpscVariant,
+    ) -> Result<VariantRun, StressError> {
         match p.make(CAPACITY) {
             Ok((producer, consumer)) => run_plugged(plan, variant, producer, consumer),
-            Err(why) => cannot_make(plan, variant, why),
+            Err(why) => Ok(cannot_make(plan, variant, why)),
         }
     }
 }
@@ -150,7 +153,7 @@ fn run_plugged(
     variant: &'static str,
     producer: Producer,
     consumer: Consumer,
-) -> VariantRun {
+) -> Result<VariantRun, StressError> {
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
     // Items the producer pushed in all, once it has stopped (MAX until then).
@@ -159,7 +162,7 @@ fn run_plugged(
     // a lock's barriers would hide the queue's missing ones).
     let producer = std::sync::Mutex::new(Some(producer));
     let consumer = std::sync::Mutex::new(Some(consumer));
-    let (consumed, seconds) = run_threads(plan, 2, &det, |t| {
+    let (consumed, seconds) = run_threads(plan, variant, 2, &det, |t| {
         let mut rng = XorShift::new(seed, t as u64);
         if t == 0 {
             let Some(mut q): Option<Producer> = take_end(&producer) else {
@@ -256,16 +259,20 @@ fn run_plugged(
             jitter(&mut rng, plan.jitter);
         }
         received
-    });
+    })?;
     let ops = consumed[1];
     let mut notes = common_notes(plan);
     notes.push(format!(
         "the plugin's queue made with new_({CAPACITY}), one producer, one consumer; items are nonzero words: a sequence number and a 24-bit checksum"
     ));
-    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
+    Ok(VariantRun::judge(plan, variant, ops, seconds, &det, notes))
 }
 
-fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> VariantRun {
+fn run_notify(
+    plan: &Plan,
+    variant: &'static str,
+    bell: Doorbell,
+) -> Result<VariantRun, StressError> {
     let ring = SpscRing::<C11AcqRel>::new(CAPACITY);
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
@@ -278,7 +285,7 @@ fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> VariantRun 
     // meets a consumer on its way to sleep (litmus7's method: line the two
     // threads up, then vary the delay).
     let taken = CachePadded::new(AtomicU64::new(0));
-    let (consumed, seconds) = run_threads(plan, 2, &det, |t| {
+    let (consumed, seconds) = run_threads(plan, variant, 2, &det, |t| {
         let mut rng = XorShift::new(seed, t as u64);
         if t == 0 {
             let mut pushed = 0;
@@ -368,23 +375,26 @@ fn run_notify(plan: &Plan, variant: &'static str, bell: Doorbell) -> VariantRun 
             taken.store(expected, Ordering::Relaxed);
         }
         consumed
-    });
+    })?;
     let ops = consumed[1];
     let mut notes = common_notes(plan);
     notes.push(format!(
         "the producer offers each item once the consumer has taken the one before, after a random delay of up to 16 spins (and the consumer waits up to 16 before it sleeps), so every item meets a consumer on its way to sleep; a {CAPACITY}-slot ring whose consumer sleeps on a futex when it is empty; a sleep that runs {} ms while the producer has already decided not to ring for the awaited item is a lost wake-up",
         SLEEP_BOUND.as_millis()
     ));
-    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
+    Ok(VariantRun::judge(plan, variant, ops, seconds, &det, notes))
 }
 
-fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> VariantRun {
+fn run_ring<V: SpscBarriers>(
+    plan: &Plan,
+    variant: &'static str,
+) -> Result<VariantRun, StressError> {
     let ring = SpscRing::<V>::new(CAPACITY);
     let det = Detector::new();
     let (ops, seed) = (plan.ops, plan.seed);
     // Items the producer pushed in all, once it has stopped (MAX until then).
     let produced = AtomicU64::new(u64::MAX);
-    let (consumed, seconds) = run_threads(plan, 2, &det, |t| {
+    let (consumed, seconds) = run_threads(plan, variant, 2, &det, |t| {
         let mut rng = XorShift::new(seed, t as u64);
         if t == 0 {
             let mut pushed = 0;
@@ -436,11 +446,11 @@ fn run_ring<V: SpscBarriers>(plan: &Plan, variant: &'static str) -> VariantRun {
             consumed = expected;
         }
         consumed
-    });
+    })?;
     let ops = consumed[1];
     let mut notes = common_notes(plan);
     notes.push(format!(
         "a {CAPACITY}-slot ring, one producer, one consumer"
     ));
-    VariantRun::judge(plan, variant, ops, seconds, &det, notes)
+    Ok(VariantRun::judge(plan, variant, ops, seconds, &det, notes))
 }

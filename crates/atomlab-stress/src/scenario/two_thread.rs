@@ -14,7 +14,7 @@ use super::mutex::Protected;
 use super::{common_notes, run_threads};
 use crate::detect::Detector;
 use crate::outcome::VariantRun;
-use crate::plan::{Plan, Scenario, Threads};
+use crate::plan::{Plan, Scenario, StressError, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// Peterson's two-thread lock.
@@ -68,23 +68,26 @@ impl<P: Pair> Scenario for P {
         Threads::Exactly(2)
     }
 
-    fn run(&self, plan: &Plan, variant: &'static str) -> Option<VariantRun> {
+    fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
         if variant == P::Fenced::NAME {
-            Some(run_pair::<P::Fenced>(plan, variant))
+            run_pair::<P::Fenced>(plan, variant).map(Some)
         } else if variant == P::Broken::NAME {
-            Some(run_pair::<P::Broken>(plan, variant))
+            run_pair::<P::Broken>(plan, variant).map(Some)
         } else {
-            None
+            Ok(None)
         }
     }
 }
 
-fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> VariantRun {
+fn run_pair<L: TwoThreadLock>(
+    plan: &Plan,
+    variant: &'static str,
+) -> Result<VariantRun, StressError> {
     let lock = L::new();
     let data = Protected::new();
     let det = Detector::new();
     let ops = plan.ops;
-    let (done, seconds) = run_threads(plan, 2, &det, |me| {
+    let (done, seconds) = run_threads(plan, variant, 2, &det, |me| {
         let mut rng = XorShift::new(plan.seed, me as u64);
         let n = ops / 2 + if me == 0 { ops % 2 } else { 0 };
         let mut done = 0u64;
@@ -100,8 +103,15 @@ fn run_pair<L: TwoThreadLock>(plan: &Plan, variant: &'static str) -> VariantRun 
             done += 1;
         }
         done
-    });
+    })?;
     let done: u64 = done.iter().sum();
     data.finish(&det, done);
-    VariantRun::judge(plan, variant, done, seconds, &det, common_notes(plan))
+    Ok(VariantRun::judge(
+        plan,
+        variant,
+        done,
+        seconds,
+        &det,
+        common_notes(plan),
+    ))
 }

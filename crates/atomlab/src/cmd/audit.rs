@@ -302,8 +302,9 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
         eprint!("\r\x1b[2K");
     }
     let got = got.map_err(|e| match e {
-        // These name the option themselves.
-        AptError::BadName { .. } | AptError::BadArch { .. } => anyhow::anyhow!(e),
+        // These begin with their option (`--apt 'NAME': …`,
+        // `--apt-arch 'ARCH': …`): named once, not twice.
+        AptError::BadName { .. } | AptError::BadArch { .. } => anyhow::Error::new(e),
         e => anyhow::anyhow!("--apt: {e}"),
     })?;
     args.paths.extend(got.debs);

@@ -79,8 +79,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         store::given_command_line(),
         cli.label.clone(),
     );
-    // git runs beside the command, not before it.
-    let git = saves.then(|| std::thread::spawn(atomlab_store::git_commit));
+    // git runs beside the command, not before it; after it, on this
+    // thread, when the system refuses a thread (`ulimit -u`).
+    let git = saves.then(|| std::thread::Builder::new().spawn(atomlab_store::git_commit));
     let outcome = match cli.command {
         Command::Audit(args) => audit::run(args)?,
         // The records' per-state detail is read only from the store and
@@ -128,9 +129,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     for e in &report.errors {
         eprintln!("atomlab: {e}");
     }
-    if let Some(git) = git {
-        meta.git_commit = git.join().ok().flatten();
-    }
+    meta.git_commit = match git {
+        Some(Ok(beside)) => beside.join().ok().flatten(),
+        Some(Err(_)) => atomlab_store::git_commit(),
+        None => None,
+    };
     // A failed save (the run then kept in a file) still lets the suite
     // write its HTML report below; its error is returned after.
     let saved = match &mut store {

@@ -130,8 +130,10 @@ fn bad_input(e: StressError) -> anyhow::Error {
     }
 }
 
-/// Runs `plan`, returning its records and the exit status its verdicts give.
-pub fn run_plan(plan: &Plan, expect_fail: bool) -> (Vec<Record>, ExitStatus) {
+/// Runs `plan`, returning its records and the exit status its verdicts
+/// give, or why a variant could not run at all (its threads did not all
+/// start: exit 2).
+pub fn run_plan(plan: &Plan, expect_fail: bool) -> Result<(Vec<Record>, ExitStatus), StressError> {
     let mut steps = crate::progress::Steps::new(plan.variants.len(), "variants");
     let out = atomlab_stress::run_records(plan, expect_fail, atomlab_stress::GRACE, &mut |line| {
         steps.begin(line)
@@ -152,7 +154,7 @@ pub fn run(args: StressArgs) -> anyhow::Result<CommandOutput> {
             .ok_or_else(|| anyhow::anyhow!("bad plugin child request '{words}'"))?;
         plan.seed = seed;
         plan.variants.retain(|v| *v == variant);
-        let (records, status) = run_plan(&plan, args.expect_fail);
+        let (records, status) = run_plan(&plan, args.expect_fail)?;
         atomlab_stress::plugin::isolate::write_child_records(&records)?;
         std::process::exit(status.code());
     }
@@ -163,7 +165,7 @@ pub fn run(args: StressArgs) -> anyhow::Result<CommandOutput> {
         plan.cpus.len(),
         machine.arch
     );
-    let (mut records, status) = run_plan(&plan, args.expect_fail);
+    let (mut records, status) = run_plan(&plan, args.expect_fail)?;
     if let Some(s) = args.shard {
         for r in &mut records {
             r.param("shard", s.to_string());
