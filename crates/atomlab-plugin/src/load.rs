@@ -196,6 +196,47 @@ pub(crate) fn sha256_env_now() -> String {
     sha256_env(&READ.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
+/// The bytes of the plugin file at `path`, for reading it as data (`atomlab
+/// verify`, which never loads it): the checks of [`check_file`] that need no
+/// architecture (a regular file, opened without waiting on a FIFO, of at
+/// most [`MAX_PLUGIN_BYTES`]), then the file read once.
+pub fn read_file_bytes(path: &Path) -> Result<Vec<u8>, PluginError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| err(path, format!("cannot read it: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| err(path, format!("cannot read it: {e}")))?;
+    if !meta.is_file() {
+        return Err(err(
+            path,
+            format!(
+                "{}, not a shared object file: give the path of a .so built with `cc -shared -fPIC`",
+                file_kind(meta.file_type())
+            ),
+        ));
+    }
+    if meta.len() > MAX_PLUGIN_BYTES {
+        return Err(err(
+            path,
+            format!(
+                "{} bytes, more than the {} MiB a plugin may have (is this the plugin, or another file?)",
+                meta.len(),
+                MAX_PLUGIN_BYTES >> 20
+            ),
+        ));
+    }
+    let mut bytes = Vec::new();
+    (&file)
+        .take(MAX_PLUGIN_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(path, format!("cannot read it: {e}")))?;
+    Ok(bytes)
+}
+
 /// The digest a parent handed down for the file at `abs` ([`SHA256_ENV`]).
 fn handed_down_sha256(abs: &Path) -> Option<String> {
     let lines = std::env::var(SHA256_ENV).ok()?;

@@ -70,6 +70,7 @@ pub mod suite_view;
 pub mod table;
 pub mod units;
 mod verdicts;
+pub mod verify_view;
 
 /// A command line as it is typed (shell-quoted), for the terminal too.
 pub use html::command_line as shell_quoted;

@@ -33,6 +33,7 @@ pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
         "load" => crate::load_view::write_terminal(out, &report.records),
         "suite" => crate::suite_view::write_summary(out, report),
         "machine" => crate::machine_view::write_terminal(out, &report.machine),
+        "verify" => crate::verify_view::write_terminal(out, report),
         _ => write_records(out, &report.records),
     }
 }

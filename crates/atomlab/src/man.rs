@@ -237,6 +237,10 @@ fn examples(command: Option<&str>) -> &'static [(&'static str, &'static str)] {
             ("atomlab compare --interleave 5 -- bench lock --variant ttas -- bench lock --variant tas", "Alternate two commands five times each, then compare."),
         ],
         Some("report") => &[("atomlab report --label corpus -o corpus.html", "Every run of a label in one HTML file.")],
+        Some("verify") => &[
+            ("atomlab verify --plugin locks-arm64.so", "Every lock of an aarch64 plugin under the aarch64 model."),
+            ("atomlab verify --plugin locks-arm64.so --variant ttas --model aarch64,sc --rounds 2", "One lock, two models, two critical sections per thread."),
+        ],
         Some("completions") => &[("atomlab completions bash > ~/.local/share/bash-completion/completions/atomlab", "Install bash completions.")],
         Some("man") => &[
             ("atomlab man --dir ~/.local/share/man/man1", "Install every page."),

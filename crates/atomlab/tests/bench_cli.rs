@@ -599,9 +599,17 @@ fn spsc_absurd_rate_is_flagged_not_sustained() {
         .iter()
         .any(|f| f["kind"] == "rate_not_sustained"));
     assert!(metric_median(r, "rate_achieved") < 0.99e10);
+    // No ns_per_item at a rate: wall / items is 1 / rate there.
+    assert!(
+        !r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "ns_per_item"),
+        "{r}"
+    );
     for m in [
         "items_per_sec",
-        "ns_per_item",
         "producer_cpu",
         "consumer_cpu",
         "producer_busy",

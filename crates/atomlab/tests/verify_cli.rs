@@ -60,6 +60,8 @@ fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
 fn verdicts(out: &str, variant: &str, model: &str) -> Vec<String> {
     out.lines()
         .filter_map(|l| {
+            // A table row: `| variant | model | cpu | verdict | … |`.
+            let l = l.replace('|', " ");
             let w: Vec<&str> = l.split_whitespace().collect();
             (w.first() == Some(&variant) && w.get(1) == Some(&model)).then(|| {
                 w.iter()
@@ -242,4 +244,46 @@ fn bad_input_exits_2() {
         &["--no-save", "verify", "--plugin", cut.to_str().unwrap()],
         &["truncated or corrupt"],
     );
+}
+
+/// `--plugin` is read as everywhere else: a FIFO is refused at once (a
+/// plain read would wait for a writer for ever); and the view is drawn
+/// from the records, so `show` of a saved run prints what the run did.
+#[test]
+fn a_fifo_is_refused_and_a_saved_run_shows_as_it_printed() {
+    let dir = cli_support::scratch("verify-fifo");
+    let fifo = dir.join("fifo.so");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success()));
+    assert_bad_input(
+        &["--no-save", "verify", "--plugin", fifo.to_str().unwrap()],
+        &["a FIFO (named pipe), not a shared object file"],
+    );
+    let Some(so) = build("shown", &[]) else {
+        return;
+    };
+    let db = dir.join("r.db");
+    let db = db.to_str().unwrap();
+    let args = [
+        "--store",
+        db,
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "tas,tas-relaxed-unlock",
+    ];
+    let live = atomlab(&args);
+    assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
+    let runs = atomlab(&["--store", db, "--json", "runs"]);
+    let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let id = runs["runs"][0]["meta"]["id"].as_str().unwrap().to_string();
+    let shown = atomlab(&["--store", db, "show", &id]);
+    assert_eq!(
+        String::from_utf8_lossy(&shown.stdout),
+        String::from_utf8_lossy(&live.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use atomlab_core::{ExitStatus, Machine, Record, Report, Verdict};
+use atomlab_core::{ExitStatus, Machine, Metric, Record, Report, Source, Unit, Verdict};
 use atomlab_verify::{Options, Plugin};
 
 use super::CommandOutput;
@@ -55,9 +55,9 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         anyhow::bail!("--unroll {}: 1 to 64", args.unroll);
     }
     let path = args.plugin.display().to_string();
-    let data = std::fs::read(&args.plugin).map_err(|e| {
-        anyhow::anyhow!("{path}: cannot read: {e} (give the plugin's .so with --plugin)")
-    })?;
+    // As --plugin everywhere: a FIFO, a device or a huge file is refused
+    // before anything reads it.
+    let data = atomlab_stress::plugin::load::read_file_bytes(&args.plugin)?;
     let plugin = Plugin::read(&path, &data)?;
     let opts = Options {
         variants: (!args.variant.is_empty()).then(|| args.variant.clone()),
@@ -87,8 +87,21 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             .param("plugin_sha256", sha.clone())
             .param("arch", plugin.arch().name());
         if let Some(lse) = r.lse {
-            rec.param("lse", lse);
+            rec.param("lse", lse)
+                .param("cpu", if lse { "LSE" } else { "no LSE" });
         }
+        rec.metrics.push(Metric::new(
+            "executions",
+            Unit::Count,
+            Source::Derived,
+            vec![r.executions as f64],
+        ));
+        rec.metrics.push(Metric::new(
+            "seconds",
+            Unit::Seconds,
+            Source::ClockGettime,
+            vec![r.elapsed.as_secs_f64()],
+        ));
         // REFUSED has no Verdict of its own: the record has none, and says
         // why in `refused` (a record with no verdict decides nothing).
         rec.verdict = match r.verdict {
@@ -109,13 +122,22 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         }
         records.push(rec);
     }
-    let text = atomlab_verify::render(&path, plugin.arch(), args.model.is_empty(), &rows);
+    // The people's view is drawn from the records (atomlab-report's
+    // verify_view), as `atomlab show` draws a saved run.
+    let mut report = Report::new("verify", Machine::detect(), records);
+    report.notes.push(format!(
+        "{path}: {} code, models {}{}",
+        plugin.arch().name(),
+        models.join(", "),
+        if args.model.is_empty() {
+            " (the file's own architecture's; --model to choose)"
+        } else {
+            ""
+        }
+    ));
     Ok(CommandOutput {
-        report: Report::new("verify", Machine::detect(), records),
+        report,
         status,
-        people: Box::new(move |_| {
-            print!("{text}");
-            Ok(())
-        }),
+        people: Box::new(crate::render::show),
     })
 }

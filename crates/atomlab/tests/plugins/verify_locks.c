@@ -86,8 +86,14 @@ static void tas_usleep_lock(void *p) {
 }
 #endif
 
+/* -DNAME_PREFIX='"c-"' names them apart from `bench` and `stress`'s
+ * built-in tas, ttas and ticket, to run the same build there. */
+#ifndef NAME_PREFIX
+#define NAME_PREFIX ""
+#endif
+
 #define LOCK(NAME, FN, NEW)                                                  \
-    {.name = NAME, .kind = ATOMLAB_KIND_LOCK,                                \
+    {.name = NAME_PREFIX NAME, .kind = ATOMLAB_KIND_LOCK,                    \
      .u.lock = {.new_ = NEW, .lock = FN##_lock, .unlock = FN##_unlock,       \
                 .free_ = free}}
 

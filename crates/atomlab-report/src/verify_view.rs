@@ -1,0 +1,159 @@
+//! The terminal's view of `atomlab verify` (and `atomlab show` of a saved
+//! verify run), drawn from its records: the file and the models judged, a
+//! row per variant, model and CPU (with and without LSE, for code that
+//! calls libgcc's outline atomics), then why each one that did not pass
+//! did not, with its counterexample.
+
+use std::io::{self, Write};
+
+use atomlab_core::{Record, Report};
+
+use crate::table::{self, Table};
+use crate::units;
+
+fn param<'a>(r: &'a Record, k: &str) -> Option<&'a str> {
+    r.parameters.get(k).and_then(|v| v.as_str())
+}
+
+/// A record's verdict in words: PASS, FAIL, BOUND, or REFUSED (a record
+/// without a verdict that says why it was refused).
+fn verdict(r: &Record) -> &'static str {
+    match (r.verdict, param(r, "refused")) {
+        (Some(v), _) => v.words(),
+        (None, Some(_)) => "REFUSED",
+        (None, None) => "-",
+    }
+}
+
+/// The view of `report`'s verify records.
+pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    table::fitted(out, |out| write_unfitted(out, report))
+}
+
+fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
+    let recs: Vec<&Record> = report
+        .records
+        .iter()
+        .filter(|r| r.capability == "verify")
+        .collect();
+    for n in &report.notes {
+        writeln!(out, "{n}")?;
+    }
+    let mut t = Table::fitting();
+    t.set_header(vec![
+        "variant",
+        "model",
+        "cpu",
+        "verdict",
+        "executions",
+        "time",
+    ]);
+    for r in &recs {
+        let m = |k: &str| r.metric(k).and_then(|m| m.median());
+        t.add_row(vec![
+            r.variant.clone(),
+            param(r, "model").unwrap_or("-").to_string(),
+            param(r, "cpu").unwrap_or("-").to_string(),
+            verdict(r).to_string(),
+            m("executions").map_or("-".into(), |n| format!("{n:.0}")),
+            m("seconds").map_or("-".into(), units::duration),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    for r in recs.iter().filter(|r| verdict(r) != "PASS") {
+        writeln!(
+            out,
+            "\n{} {} under {}{}: {}",
+            r.variant,
+            verdict(r),
+            param(r, "model").unwrap_or("-"),
+            param(r, "cpu").map_or(String::new(), |c| format!(" ({c})")),
+            r.notes.first().map_or("", String::as_str)
+        )?;
+        if let Some(c) = r
+            .detail
+            .as_ref()
+            .and_then(|d| d.get("counterexample"))
+            .and_then(|c| c.as_str())
+        {
+            writeln!(out, "  counterexample (reads-from): {c}")?;
+        }
+    }
+    if recs.iter().any(|r| param(r, "cpu").is_some()) {
+        writeln!(out, "\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops)")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomlab_core::{Machine, Metric, Source, Unit, Verdict};
+
+    /// The live view and `show` of a saved run are the same lines, drawn
+    /// from the records: the rows, the failing one's reason and its
+    /// counterexample, the refused one's reason.
+    #[test]
+    fn rows_then_what_did_not_pass() {
+        let rec = |v: &str, verdict: Option<Verdict>, why: &str| {
+            let mut r = Record::new("verify", "lock", v);
+            r.param("model", "aarch64").param("cpu", "no LSE");
+            r.metrics.push(Metric::new(
+                "executions",
+                Unit::Count,
+                Source::Derived,
+                vec![8.0],
+            ));
+            r.metrics.push(Metric::new(
+                "seconds",
+                Unit::Seconds,
+                Source::ClockGettime,
+                vec![0.002],
+            ));
+            r.verdict = verdict;
+            r.notes.push(why.into());
+            r
+        };
+        let mut fail = rec(
+            "tas-relaxed-unlock",
+            Some(Verdict::Fail),
+            "an update was lost",
+        );
+        fail.detail = Some(serde_json::json!({"counterexample": "P1 Rlock=0 <-rf- P0 Wlock=0"}));
+        let mut refused = rec("tas-usleep", None, "calls usleep at 0xb88");
+        refused.param("refused", "calls usleep at 0xb88");
+        let mut report = Report::new(
+            "verify",
+            Machine::detect(),
+            vec![
+                rec("tas", Some(Verdict::Pass), "every execution"),
+                fail,
+                refused,
+            ],
+        );
+        report
+            .notes
+            .push("x.so: aarch64 code, models aarch64".into());
+        let mut out = Vec::new();
+        write_terminal(&mut out, &report).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.starts_with("x.so: aarch64 code, models aarch64\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| tas                | aarch64 | no LSE | PASS"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| tas-usleep         | aarch64 | no LSE | REFUSED"),
+            "{out}"
+        );
+        assert!(out.contains("tas-relaxed-unlock FAIL under aarch64 (no LSE): an update was lost\n  counterexample (reads-from): P1 Rlock=0 <-rf- P0 Wlock=0"), "{out}");
+        assert!(
+            out.contains("tas-usleep REFUSED under aarch64 (no LSE): calls usleep at 0xb88"),
+            "{out}"
+        );
+        assert!(!out.contains("tas PASS under"), "{out}");
+    }
+}
