@@ -287,3 +287,41 @@ fn a_fifo_is_refused_and_a_saved_run_shows_as_it_printed() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `verify --json` is the document every subcommand writes: checked
+/// against schema/atomlab.schema.json.
+#[test]
+fn the_json_document_matches_the_schema() {
+    let Some(so) = build("schema", &[]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "--json",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "tas,tas-relaxed-lock",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../schema/atomlab.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    let url = "https://atomlab.invalid/schema/atomlab.schema.json";
+    compiler.add_resource(url, schema).unwrap();
+    let index = compiler.compile(url, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(&doc, index) {
+        panic!("verify --json does not match the schema:\n{e:#}");
+    }
+    assert_eq!(doc["command"], "verify");
+    assert!(doc["records"].as_array().is_some_and(|r| r.len() >= 2));
+}
