@@ -68,6 +68,22 @@ pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
+/// Voluntary context switches of the calling thread so far
+/// (`getrusage(RUSAGE_THREAD)`'s `ru_nvcsw`, getrusage(2)): the times it
+/// gave up its CPU itself (a futex wait, a sleep), as opposed to being
+/// preempted. 0 where it cannot be read.
+pub fn thread_voluntary_switches() -> u64 {
+    // SAFETY: getrusage writes a plain struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a rusage struct of this thread's stack.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) } == 0;
+    if ok {
+        u.ru_nvcsw.max(0) as u64
+    } else {
+        0
+    }
+}
+
 /// CPU time consumed by the calling thread, in nanoseconds.
 #[inline]
 pub fn thread_cpu_ns() -> u64 {

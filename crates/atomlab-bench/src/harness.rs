@@ -71,6 +71,10 @@ pub struct ThreadSample {
     pub ref_ticks: u64,
     /// Thread CPU time over the window, ns.
     pub cpu_ns: u64,
+    /// Voluntary context switches over the window: the thread slept by
+    /// itself (a futex wait, a yield that slept), so CPU time below its wall
+    /// time is the algorithm's, not another process's.
+    pub voluntary_switches: u64,
     /// PMU readings in the order of [`CellOutcome::events`]; `None` where the
     /// counter could not be opened or read.
     pub pmu: Vec<Option<Reading>>,
@@ -309,6 +313,7 @@ where
                     for c in counters.iter().flatten() {
                         let _ = c.start();
                     }
+                    let sw0 = clock::thread_voluntary_switches();
                     let cpu0 = clock::thread_cpu_ns();
                     let t0 = clock::monotonic_ns();
                     let r0 = clock::ref_ticks();
@@ -364,6 +369,7 @@ where
                     let r1 = clock::ref_ticks();
                     let t1 = clock::monotonic_ns();
                     let cpu1 = clock::thread_cpu_ns();
+                    let sw1 = clock::thread_voluntary_switches();
                     let pmu = counters
                         .iter()
                         .map(|c| c.as_ref().and_then(|c| c.stop().ok()))
@@ -377,6 +383,7 @@ where
                             start_ns: t0,
                             ref_ticks: r1.wrapping_sub(r0),
                             cpu_ns: cpu1.saturating_sub(cpu0),
+                            voluntary_switches: sw1.saturating_sub(sw0),
                             pmu,
                             scheduled,
                         });

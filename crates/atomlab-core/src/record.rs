@@ -181,6 +181,10 @@ pub enum FlagKind {
     /// a resource limit) before the run gave a result: there are no
     /// figures.
     Exited,
+    /// The measured threads were off their CPUs for part of the timed
+    /// window without sleeping themselves: other processes' time slices
+    /// are in the figure, which is then slower than the code.
+    OffCpu,
     /// The code under test (a user's plugin) broke what the benchmark
     /// checks after every run (a lost update, a lost item, a count that
     /// said "last" too early): its figures would not be those of a working
@@ -199,6 +203,7 @@ impl FlagKind {
             FlagKind::Crashed => "crashed",
             FlagKind::Hung => "hung",
             FlagKind::Exited => "exited",
+            FlagKind::OffCpu => "off the CPU",
             FlagKind::Incorrect => "incorrect",
         }
     }

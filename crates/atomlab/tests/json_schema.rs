@@ -187,6 +187,7 @@ fn the_schema_names_every_flag_kind() {
         FlagKind::Crashed,
         FlagKind::Hung,
         FlagKind::Exited,
+        FlagKind::OffCpu,
         FlagKind::Incorrect,
     ];
     for kind in kinds {

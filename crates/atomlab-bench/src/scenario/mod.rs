@@ -359,6 +359,7 @@ fn flat_out_metrics(r: &mut Record, plan: &Plan, threads: usize, kept: &[&RunSam
         (max > 0).then(|| min as f64 / max as f64)
     });
     flag_overlap(r, plan, threads, &parallelism, &fairness);
+    flag_off_cpu(r, threads, kept);
     r.metrics.push(Metric::new(
         "parallelism",
         Unit::Ratio,
@@ -454,6 +455,59 @@ pub(crate) fn flag_overlap(
     }
     if !why.is_empty() {
         r.flag(FlagKind::NotContended, None, why.join("; "));
+    }
+}
+
+/// A thread with this share of a CPU or more over its window counts as
+/// having had one (the harness's own stop check and the kernel's ticks
+/// take a little).
+pub(crate) const CPU_SHARE_NEEDED: f64 = 0.9;
+
+/// Voluntary context switches in a window above which a thread is taken
+/// to sleep by design (a futex wait, a yielding waiter that slept): its
+/// lower CPU share is then the algorithm's, not other work's.
+const SLEEPS_BY_DESIGN: u64 = 2;
+
+/// Flags a cell whose threads were off their CPUs while timed, without
+/// sleeping themselves: the median over runs of the lowest CPU share
+/// (CPU time over window) among threads that did not sleep by design is
+/// below [`CPU_SHARE_NEEDED`]. One thread or many, shared or private:
+/// other processes' time slices are in the figure (5.66, 4.17 and
+/// 2.95 ns at 37, 50 and 67 % of a CPU were all `ok` before, ns × share
+/// staying near 2 ns). Cells of more threads than CPUs are time-sliced
+/// by design and flagged by [`flag_overlap`] instead.
+pub(crate) fn flag_off_cpu(r: &mut Record, threads: usize, runs: &[&RunSample]) {
+    let cpus = atomlab_thread::allowed_cpus().len().max(1);
+    if threads > cpus {
+        return;
+    }
+    let lowest: Vec<f64> = runs
+        .iter()
+        .filter_map(|run| {
+            run.threads
+                .iter()
+                .filter(|t| t.voluntary_switches <= SLEEPS_BY_DESIGN && t.elapsed_ns > 0)
+                .map(|t| t.cpu_ns as f64 / t.elapsed_ns as f64)
+                .reduce(f64::min)
+        })
+        .collect();
+    let Some(share) = atomlab_core::Summary::of(&lowest).map(|s| s.median) else {
+        return;
+    };
+    if share < CPU_SHARE_NEEDED {
+        let ns = r.metric("ns_per_op").and_then(|m| m.median());
+        r.flag(
+            FlagKind::OffCpu,
+            Some("ns_per_op"),
+            format!(
+                "a measured thread had {:.0}% of a CPU while timed (median of the runs; it did not sleep by itself): other work's time slices are in the figure{}; see `atomlab machine` for the load, and measure on a quiet machine",
+                share * 100.0,
+                ns.map_or(String::new(), |ns| format!(
+                    " (ns/op x CPU share = {:.3} ns, what the code itself took)",
+                    ns * share
+                ))
+            ),
+        );
     }
 }
 

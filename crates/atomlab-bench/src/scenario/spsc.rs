@@ -59,7 +59,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use atomlab_core::{Metric, Record, Source, Unit};
+use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 use atomlab_plugin::abi::SpscFns;
 use atomlab_plugin::SpscVariant;
 use atomlab_prims::doorbell::Doorbell;
@@ -862,6 +862,29 @@ fn record(
             Source::Rusage,
             per_run(&|o| pct(o.consumer.cpu_ns, o.consumer.wall_ns())),
         ));
+    }
+    // Flat out with spinning ends, both sides should hold their CPUs: a
+    // side that did not is other work's time slices in the figure (327k
+    // items/s at 17 % of a CPU was called `ok`).
+    if rate.is_none() && plan.wait == WaitMode::Spin && !no_queue {
+        let lowest = per_run(&|o| {
+            let p = pct(o.producer.cpu_ns, o.producer.wall_ns())?;
+            let c = pct(o.consumer.cpu_ns, o.consumer.wall_ns())?;
+            Some(p.min(c))
+        });
+        if let Some(s) = atomlab_core::Summary::of(&lowest) {
+            if s.median < super::CPU_SHARE_NEEDED * 100.0 && plan.placement == Placement::CrossCore
+            {
+                r.flag(
+                    FlagKind::OffCpu,
+                    Some("items_per_sec"),
+                    format!(
+                        "a side of the queue had {:.0}% of a CPU while timed (median of the runs), spinning: other work's time slices are in the figure; see `atomlab machine` for the load",
+                        s.median
+                    ),
+                );
+            }
+        }
     }
     if plan.wait == WaitMode::Notify && !no_queue {
         let per_item = |n: u64, items: u64| (items > 0).then(|| n as f64 / items as f64);
