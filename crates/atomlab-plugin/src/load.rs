@@ -113,15 +113,13 @@ fn file_kind(ft: std::fs::FileType) -> &'static str {
     }
 }
 
-/// Checks the file at `path` as a plugin file without loading it: a
-/// regular file of at most [`MAX_PLUGIN_BYTES`], an ELF shared object for
-/// this machine whose program headers and segments lie within it; returns
-/// its canonical path and SHA-256 (streamed, or handed down by a parent).
-pub fn check_file(path: &Path) -> Result<(PathBuf, String), PluginError> {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-    // writer; the type is checked on the opened file itself (fstat), so a
-    // file swapped after a stat cannot slip through.
+/// The plugin file at `path` opened for reading, and its size: a regular
+/// file of at most [`MAX_PLUGIN_BYTES`]. O_NONBLOCK: opening a FIFO for
+/// reading would otherwise wait for a writer; the type is checked on the
+/// opened file itself (fstat), so a file swapped after a stat cannot slip
+/// through.
+fn open_regular(path: &Path) -> Result<(std::fs::File, u64), PluginError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -149,6 +147,16 @@ pub fn check_file(path: &Path) -> Result<(PathBuf, String), PluginError> {
             ),
         ));
     }
+    Ok((file, size))
+}
+
+/// Checks the file at `path` as a plugin file without loading it: a
+/// regular file of at most [`MAX_PLUGIN_BYTES`], an ELF shared object for
+/// this machine whose program headers and segments lie within it; returns
+/// its canonical path and SHA-256 (streamed, or handed down by a parent).
+pub fn check_file(path: &Path) -> Result<(PathBuf, String), PluginError> {
+    use std::os::unix::fs::FileExt;
+    let (file, size) = open_regular(path)?;
     let mut head = [0u8; 64];
     let n = file.read_at(&mut head, 0).unwrap_or(0);
     elf::check(&head[..n]).map_err(|e| err(path, e.to_string()))?;
@@ -201,34 +209,7 @@ pub(crate) fn sha256_env_now() -> String {
 /// architecture (a regular file, opened without waiting on a FIFO, of at
 /// most [`MAX_PLUGIN_BYTES`]), then the file read once.
 pub fn read_file_bytes(path: &Path) -> Result<Vec<u8>, PluginError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| err(path, format!("cannot read it: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| err(path, format!("cannot read it: {e}")))?;
-    if !meta.is_file() {
-        return Err(err(
-            path,
-            format!(
-                "{}, not a shared object file: give the path of a .so built with `cc -shared -fPIC`",
-                file_kind(meta.file_type())
-            ),
-        ));
-    }
-    if meta.len() > MAX_PLUGIN_BYTES {
-        return Err(err(
-            path,
-            format!(
-                "{} bytes, more than the {} MiB a plugin may have (is this the plugin, or another file?)",
-                meta.len(),
-                MAX_PLUGIN_BYTES >> 20
-            ),
-        ));
-    }
+    let (file, _) = open_regular(path)?;
     let mut bytes = Vec::new();
     (&file)
         .take(MAX_PLUGIN_BYTES)

@@ -49,7 +49,8 @@ impl Kind {
         }
     }
 
-    pub(crate) fn from_abi(k: u32) -> Option<Kind> {
+    /// The kind of `enum atomlab_kind`'s value `k`, if the ABI defines it.
+    pub fn from_abi(k: u32) -> Option<Kind> {
         Some(match k {
             abi::KIND_LOCK => Kind::Lock,
             abi::KIND_SPSC => Kind::Spsc,

@@ -228,14 +228,7 @@ pub fn section(out: &mut String, c: &ComparisonView) {
         if let Some(note) = crate::compare_view::too_few_note(res) {
             let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&note));
         }
-        let mut reasons: Vec<(&str, &str)> = res
-            .rows
-            .iter()
-            .filter_map(|x| Some((x.metric.as_str(), x.not_judged.as_deref()?)))
-            .collect();
-        reasons.sort();
-        reasons.dedup();
-        for (metric, why) in reasons {
+        for (metric, why) in crate::compare_view::not_judged(res) {
             let _ = writeln!(
                 out,
                 "<p class=\"note\">not judged: {}: {}</p>",

@@ -85,6 +85,18 @@ pub fn legend(judged: usize, threshold: f64, alpha: f64) -> String {
     format!("change: B vs A, relative to A's median; CI: a 95% interval for that change, on the ratio scale (Moses' interval for the Hodges-Lehmann shift of the logarithms: never below -100%), its achieved confidence in brackets when the runs are too few to reach 95%; p: Mann-Whitney U, two-sided; p (Holm): p adjusted by Holm-Bonferroni over the {judged} judged rows, so that the chance of any false better/worse among them stays under {alpha}; verdict: better/worse when p (Holm) < {alpha}, the interval excludes 0 and the change exceeds {threshold}%; too few runs when no interval of so few runs can reach 95% ({} or more a side can); too noisy when the interval is wider than 2x{threshold}%; no change otherwise", atomlab_stats::runs_needed(0.95))
 }
 
+/// Each metric shown but not judged, with why, once, in order.
+pub fn not_judged(r: &AbResult) -> Vec<(&str, &str)> {
+    let mut reasons: Vec<(&str, &str)> = r
+        .rows
+        .iter()
+        .filter_map(|x| Some((x.metric.as_str(), x.not_judged.as_deref()?)))
+        .collect();
+    reasons.sort();
+    reasons.dedup();
+    reasons
+}
+
 /// The line under the table when rows are "too few runs": how many runs
 /// a side it takes, and how many the fewest-run row has; `None` when no
 /// judged row is.
@@ -227,14 +239,7 @@ fn write_unfitted(
         {
             writeln!(out, "CI*: {} x {} runs make over a million pairwise differences, so the interval is the percentile bootstrap of the change of medians: {} resamples, each resample's median drawn directly as an order statistic (exact in distribution; costs one sort of each side, not resamples x samples)", c.n_a, c.n_b, Settings::default().resamples)?;
         }
-        let mut reasons: Vec<(&str, &str)> = r
-            .rows
-            .iter()
-            .filter_map(|x| Some((x.metric.as_str(), x.not_judged.as_deref()?)))
-            .collect();
-        reasons.sort();
-        reasons.dedup();
-        for (metric, why) in reasons {
+        for (metric, why) in not_judged(r) {
             writeln!(out, "not judged: {metric}: {why}")?;
         }
         // Holm's first step needs p < alpha/m; with few runs an exact p

@@ -23,30 +23,8 @@ const UNION_AT: u64 = 16;
 /// The variants a file may describe (a corrupt count is refused, not read).
 const MAX_VARIANTS: u64 = 4096;
 
-/// The kinds of include/atomlab.h.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `ATOMLAB_KIND_LOCK`.
-    Lock,
-    /// `ATOMLAB_KIND_SPSC`.
-    Spsc,
-    /// `ATOMLAB_KIND_REFCOUNT`.
-    Refcount,
-    /// `ATOMLAB_KIND_OP`.
-    Op,
-}
-
-impl Kind {
-    /// The name in the header (`lock`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Lock => "lock",
-            Kind::Spsc => "spsc",
-            Kind::Refcount => "refcount",
-            Kind::Op => "op",
-        }
-    }
-}
+/// The kinds of include/atomlab.h: the one list atomlab-plugin keeps.
+pub use atomlab_plugin::Kind;
 
 /// One variant of the description.
 #[derive(Debug, Clone)]
@@ -142,11 +120,7 @@ pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyErro
         let v = table + i * VARIANT_SIZE;
         let vname = string(v, &format!("variant {i}'s name"))?;
         let kind = match file.uint(v + 8, 4) {
-            Some(1) => Some(Kind::Lock),
-            Some(2) => Some(Kind::Spsc),
-            Some(3) => Some(Kind::Refcount),
-            Some(4) => Some(Kind::Op),
-            Some(_) => None,
+            Some(k) => u32::try_from(k).ok().and_then(Kind::from_abi),
             None => return Err(bad(format!("variant {i} lies outside the file"))),
         };
         let functions = match kind {
