@@ -32,6 +32,19 @@ impl Library {
         Ok(Library { handle })
     }
 
+    /// A handle of the running program itself (`dlopen(NULL)`): what a
+    /// built-in variant that goes through the plugin ABI holds in place of
+    /// a plugin's library.
+    pub(crate) fn this_program() -> Result<Library, String> {
+        // SAFETY: a NULL path asks for the main program, already loaded:
+        // no constructor runs.
+        let handle = unsafe { libc::dlopen(std::ptr::null(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(dlerror_text());
+        }
+        Ok(Library { handle })
+    }
+
     /// The address of the symbol `name` (NUL-terminated), if the library
     /// exports it.
     pub(crate) fn symbol(&self, name: &[u8]) -> Option<*mut c_void> {

@@ -41,6 +41,43 @@ impl KindFns for LockFns {
     }
 }
 
+/// The name of [`abi_noop`]'s row.
+pub const ABI_NOOP: &str = "abi-noop";
+
+/// A lock whose `lock` and `unlock` do nothing, called through the ABI's
+/// function pointers exactly as a plugin's are: its time per operation is
+/// what the two indirect calls cost on this machine, measured beside the
+/// plugin in the same run (a built-in lock through these calls would pay
+/// the same).
+pub fn abi_noop() -> Result<LockVariant, String> {
+    extern "C" fn new_() -> *mut c_void {
+        // 64 bytes: the lock word alone on its cache line, as a plugin's.
+        Box::into_raw(Box::new([0u64; 8])).cast()
+    }
+    extern "C" fn nothing(_: *mut c_void) {}
+    extern "C" fn free_(p: *mut c_void) {
+        // SAFETY: made by `new_` above, freed once by LockInstance's drop.
+        drop(unsafe { Box::from_raw(p.cast::<[u64; 8]>()) });
+    }
+    // Through black_box, so that the calls stay indirect: the compiler
+    // cannot see which functions the pointers hold.
+    let fns = std::hint::black_box(LockFns {
+        new: Some(new_),
+        lock: Some(nothing),
+        unlock: Some(nothing),
+        try_lock: None,
+        free: Some(free_),
+    });
+    Ok(PluginVariant {
+        name: ABI_NOOP.to_string(),
+        path: std::path::PathBuf::from("(built in)"),
+        sha256: String::new(),
+        fns,
+        lib: std::sync::Arc::new(crate::library::Library::this_program()?),
+        audit: std::sync::OnceLock::new(),
+    })
+}
+
 impl LockVariant {
     /// Whether the plugin provides `try_lock` (`bench lock` then measures
     /// it too, `stress mutex` enters every other section with it).

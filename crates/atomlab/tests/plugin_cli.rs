@@ -197,6 +197,51 @@ fn try_lock_is_exercised_by_stress_and_bench() {
     assert_eq!(tried["flags"][0]["kind"], "incorrect", "{tried}");
 }
 
+/// A plugin's ns/op includes the ABI's two indirect calls, and the table
+/// did not say so (+2.75 ns on one host, +0.81 on another): now a run with
+/// a plugin measures `abi-noop`, a lock that does nothing called through
+/// the same function pointers, in the same run, beside it.
+#[test]
+fn the_abi_call_cost_is_measured_beside_a_plugin() {
+    let Some(so) = plugin("ticket", &[], "ticket-abi") else {
+        return;
+    };
+    let run = |variants: &str, with_plugin: bool| {
+        let mut args = vec!["--json", "--no-save", "bench", "lock"];
+        if with_plugin {
+            args.extend(["--plugin", s(&so)]);
+        }
+        args.extend([
+            "--variant",
+            variants,
+            "--threads",
+            "1",
+            "-d",
+            "50ms",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+        ]);
+        let o = atomlab(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        records(&o.stdout)
+    };
+    let recs = run("ttas,c-ttas", true);
+    let noop = find(&recs, "abi-noop");
+    assert_eq!(noop["parameters"]["entry"], "abi", "{noop}");
+    assert!(metric(noop, "ns_per_op").is_some(), "{noop}");
+    assert!(
+        noop["notes"]
+            .to_string()
+            .contains("called through the plugin ABI"),
+        "{noop}"
+    );
+    // Without a plugin there is nothing to set it beside.
+    let recs = run("ttas", false);
+    assert!(recs.iter().all(|r| r["variant"] != "abi-noop"), "{recs:?}");
+}
+
 /// A "lock" of a plain load and a separate store lets two threads in: the
 /// verdict is FAIL and the exit code 1.
 #[test]
@@ -1024,7 +1069,8 @@ fn a_crashing_queue_and_a_hanging_count_do_not_take_the_others_down() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records(&o.stdout);
-    assert_eq!(recs.len(), 2, "{recs:?}");
+    // ticket, c-ticket and abi-noop.
+    assert_eq!(recs.len(), 3, "{recs:?}");
     assert_eq!(find(&recs, "c-forever-count")["flags"][0]["kind"], "hung");
     assert_eq!(find(&recs, "c-refcount")["verdict"], "PASS");
 }
@@ -1244,7 +1290,8 @@ fn two_builds_of_one_lock_compare_as_a_b_by_the_variant_name() {
     let o = atomlab(&args);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
-    assert!(out.contains("matched 2 record(s) of A with B"), "{out}");
+    // ticket, c-ticket and abi-noop (the ABI's call cost, beside a plugin).
+    assert!(out.contains("matched 3 record(s) of A with B"), "{out}");
     assert!(!out.contains("unmatched"), "{out}");
     // Each record's key heads its rows once (a line of its own), then a
     // row per metric; the verdicts are in a second panel of the table,
@@ -1316,7 +1363,8 @@ fn two_builds_of_one_lock_compare_as_a_b_by_the_variant_name() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records(&o.stdout);
-    assert_eq!(recs.len(), 2, "{recs:?}");
+    // ticket, c-ticket and abi-noop.
+    assert_eq!(recs.len(), 3, "{recs:?}");
     let r = recs
         .iter()
         .find(|r| {

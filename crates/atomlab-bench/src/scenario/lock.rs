@@ -174,6 +174,36 @@ impl Pluggable for Lock {
         run(plan, pmu, progress, plugins)
     }
 
+    /// `abi-noop`, one thread, beside a timed run: a lock and unlock
+    /// that do nothing, through the ABI's function pointers, so that a
+    /// plugin's ns/op is read beside what its two calls cost here.
+    fn abi_baseline(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        if plan.fixed_work.is_some() || plan.rates.first().copied().flatten().is_some() {
+            return Ok(Vec::new());
+        }
+        let noop = atomlab_plugin::lock::abi_noop()
+            .map_err(|why| cell_failed(plan, atomlab_plugin::lock::ABI_NOOP, why))?;
+        let mut records = Vec::new();
+        // One thread: the calls' cost is a thread's own, and a lock that
+        // does nothing cannot guard the cell's counter for two.
+        for threads in [1] {
+            announce(progress, plan, &noop.name, threads);
+            let mut rec = timed(plan, &noop.name, threads, pmu, || make(plan, &noop))?;
+            rec.param("cs_work", plan.cs_work).param("entry", "abi");
+            rec.notes.push(format!(
+                "{}: lock and unlock that do nothing, called through the plugin ABI's function pointers as a plugin's are: what those two indirect calls cost here, in this run (a plugin's ns/op includes it, a built-in's does not)",
+                noop.name
+            ));
+            records.push(rec);
+        }
+        Ok(records)
+    }
+
     fn cell_params(&self, cell: &Plan, r: &mut Record) {
         match cell.threads[..] {
             [t] => r.param("threads", t),

@@ -31,6 +31,18 @@ pub trait Pluggable: Scenario + 'static {
         progress: Progress<'_>,
         plugins: &[PluginVariant<Self::Fns>],
     ) -> Result<Vec<Record>, BenchError>;
+    /// Cells that measure what the plugin ABI itself costs here (a no-op
+    /// variant called through the same function pointers), run once
+    /// beside a run with plugins; none by default.
+    fn abi_baseline(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        let _ = (plan, pmu, progress);
+        Ok(Vec::new())
+    }
     /// The parameters a record of `cell` carries that place it in its
     /// table and match it in `compare`: those of a cell whose child process
     /// gave no record (it crashed or hung).
@@ -149,6 +161,11 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
                 }
                 None => records.extend(self.base().run_with(&one, pmu, progress, &[])?),
             }
+        }
+        // What the ABI's calls cost here, in this run, beside the plugins'
+        // figures (they include it; the built-ins do not).
+        if plan.variants.iter().any(|v| self.plugin(v).is_some()) {
+            records.extend(self.base().abi_baseline(plan, pmu, progress)?);
         }
         Ok(records)
     }
