@@ -108,4 +108,19 @@ fn a_cell_whose_threads_were_off_the_cpu_is_flagged() {
         queue.iter().any(|(_, k)| k == "off_cpu"),
         "spsc flat out under load: {queue:?}"
     );
+    // Round trips too (they had no CPU figure at all).
+    let pingpong = flags(&[
+        "--no-save",
+        "--json",
+        "bench",
+        "pingpong",
+        "-d",
+        "100ms",
+        "--runs",
+        "2",
+    ]);
+    assert!(
+        pingpong.iter().any(|(_, k)| k == "off_cpu"),
+        "pingpong under load: {pingpong:?}"
+    );
 }

@@ -113,6 +113,8 @@ fn pair(
     let trips = CachePadded::new(AtomicU64::new(1000));
     let mut ns = Vec::new();
     let mut ticks = Vec::new();
+    // The lower of the two threads' CPU shares in each run, in per cent.
+    let mut cpu = Vec::new();
     std::thread::scope(|s| -> Result<(), atomlab_thread::SpawnError> {
         let (line, barrier, trips) = (&line, &barrier, &trips);
         let total_runs = plan.runs + 1;
@@ -128,6 +130,7 @@ fn pair(
                 barrier.wait();
                 // ORDERING: Relaxed: the count was published by the barrier.
                 let n = trips.load(Ordering::Relaxed);
+                let c0 = clock::thread_cpu_ns();
                 let (t0, r0) = (clock::monotonic_ns(), clock::ref_ticks());
                 for i in 0..n {
                     // ORDERING: Release/Acquire so each side's write is seen as
@@ -139,7 +142,9 @@ fn pair(
                     }
                 }
                 let (t1, r1) = (clock::monotonic_ns(), clock::ref_ticks());
-                out.push((n, t1 - t0, r1.wrapping_sub(r0)));
+                let share =
+                    clock::thread_cpu_ns().saturating_sub(c0) as f64 / (t1 - t0).max(1) as f64;
+                out.push((n, t1 - t0, r1.wrapping_sub(r0), share));
                 if run == 0 {
                     // Calibrate from the warm-up: enough round trips to fill
                     // --duration. The barrier publishes the count.
@@ -152,14 +157,16 @@ fn pair(
             }
             out
         })?;
-        group.spawn("2 of 2 (the responder)".into(), move || {
+        let responder = group.spawn("2 of 2 (the responder)".into(), move || {
             if let Some(c) = b {
                 let _ = affinity::pin_current_thread(c);
             }
+            let mut shares = Vec::new();
             for _ in 0..total_runs {
                 barrier.wait();
                 // ORDERING: Relaxed: published by the barrier.
                 let n = trips.load(Ordering::Relaxed);
+                let (c0, t0) = (clock::thread_cpu_ns(), clock::monotonic_ns());
                 for i in 0..n {
                     // ORDERING: pairs with the initiator's Release store.
                     while line.load(Ordering::Acquire) != 2 * i + 1 {
@@ -168,8 +175,11 @@ fn pair(
                     // ORDERING: Release: the reply the initiator acquires.
                     line.store(2 * i + 2, Ordering::Release);
                 }
+                let wall = clock::monotonic_ns().saturating_sub(t0).max(1);
+                shares.push(clock::thread_cpu_ns().saturating_sub(c0) as f64 / wall as f64);
                 barrier.wait();
             }
+            shares
         })?;
         group.open();
         for _ in 0..total_runs {
@@ -179,9 +189,11 @@ fn pair(
             barrier.wait();
         }
         let samples = initiator.join().unwrap_or_default();
-        for (n, dt, dr) in samples.into_iter().skip(1) {
+        let replies = responder.join().unwrap_or_default();
+        for ((n, dt, dr, share), other) in samples.into_iter().zip(replies).skip(1) {
             ns.push(dt as f64 / n as f64);
             ticks.push(dr as f64 / n as f64);
+            cpu.push(share.min(other) * 100.0);
         }
         Ok(())
     })?;
@@ -205,6 +217,25 @@ fn pair(
             src,
             ticks,
         ));
+    }
+    // Both threads spin: a round trip taken while either was off its CPU
+    // is other work's time slice, not the line's travel (1.15-2.4 us
+    // round trips were `ok`, with no CPU figure recorded).
+    let lowest = atomlab_core::Summary::of(&cpu).map(|s| s.median);
+    r.metrics.push(Metric::new(
+        "cpu_utilisation",
+        Unit::Percent,
+        Source::Rusage,
+        cpu,
+    ));
+    if let Some(share) = lowest.filter(|s| *s < super::CPU_SHARE_NEEDED * 100.0) {
+        r.flag(
+            atomlab_core::FlagKind::OffCpu,
+            Some("ns_per_roundtrip"),
+            format!(
+                "a side had {share:.0}% of a CPU while timed (median of the runs), spinning: other work's time slices are in the round trips; see `atomlab machine` for the load"
+            ),
+        );
     }
     Ok(r)
 }
