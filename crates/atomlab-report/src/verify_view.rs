@@ -60,6 +60,21 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
         ]);
     }
     writeln!(out, "{t}")?;
+    // What a PASS covers: this client, this model, this CPU, no more.
+    if let Some(r) = recs.first() {
+        let n = |k: &str| {
+            r.parameters
+                .get(k)
+                .map_or("?".to_string(), |v| v.to_string())
+        };
+        writeln!(
+            out,
+            "legend: PASS: every execution of the client that the model allows ends right ({} threads x {} critical section(s) each, a loop that writes unrolled up to {} times), on the cpu shown; FAIL: one does not (why, below); BOUND: a bound cut the search, nothing proved; REFUSED: code verify cannot follow; executions: those the model allows",
+            n("threads"),
+            n("rounds"),
+            n("unroll")
+        )?;
+    }
     for r in recs.iter().filter(|r| verdict(r) != "PASS") {
         writeln!(
             out,
@@ -155,5 +170,10 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("tas PASS under"), "{out}");
+        // Every PASS says what it covers: the client, the model, the CPU.
+        assert!(
+            out.contains("legend: PASS: every execution of the client"),
+            "{out}"
+        );
     }
 }
