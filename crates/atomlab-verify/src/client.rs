@@ -13,7 +13,7 @@
 
 use atomlab_audit::{PluginFile, Pointer};
 use atomlab_litmus::{
-    Arch, BinOp, CmpOp, Condition, Expr, Instr, Prop, Quantifier, StateVar, Test, Thread, Value,
+    BinOp, CmpOp, Condition, Expr, Instr, Prop, Quantifier, StateVar, Test, Thread, Value,
 };
 
 use crate::descriptor::Variant;
@@ -61,6 +61,9 @@ pub fn lock_test(
     rounds: usize,
     lse: bool,
 ) -> Result<Built, NotBuilt> {
+    let lifter = lift::lifter(file.arch()).ok_or_else(|| {
+        NotBuilt::Missing(format!("{} code is not lifted yet", file.arch().name()))
+    })?;
     let lock_at = entry(file, v, "lock")?;
     let unlock_at = entry(file, v, "unlock")?;
     let mut locs = Locations::default();
@@ -70,35 +73,31 @@ pub fn lock_test(
     let mut reads_lse_flag = false;
     for t in 0..threads {
         let mut regs = Registers::default();
-        let x0 = regs.get("X0");
         let r = regs.get("data.r");
         let mut code: Vec<Instr> = Vec::new();
+        let mut call = Call {
+            file,
+            lifter,
+            lse,
+            obj,
+            regs: &mut regs,
+            locs: &mut locs,
+            code: &mut code,
+        };
         for _ in 0..rounds {
-            for (at, critical) in [(lock_at, true), (unlock_at, false)] {
-                // X0 holds the object; its value is a stand-in (addresses
-                // are resolved at lift time), kept nonzero for NULL tests.
-                code.push(Instr::Assign {
-                    dst: x0,
-                    expr: Expr::int(0x1000),
-                });
-                let lifted = lift::aarch64::lift(file, at, obj, lse, &mut regs, &mut locs)
-                    .map_err(NotBuilt::Refused)?;
-                reads_lse_flag |= lifted.reads_lse_flag;
-                splice(&mut code, lifted.code);
-                if critical {
-                    // The critical section: a plain read-increment-write.
-                    code.push(Instr::Load {
-                        dst: Some(r),
-                        addr: Expr::Const(Value::Loc(data)),
-                        annot: Default::default(),
-                    });
-                    code.push(Instr::Store {
-                        addr: Expr::Const(Value::Loc(data)),
-                        value: Expr::bin(BinOp::Add, Expr::Reg(r), Expr::int(1)),
-                        annot: Default::default(),
-                    });
-                }
-            }
+            reads_lse_flag |= call.function(lock_at)?;
+            // The critical section: a plain read-increment-write.
+            call.code.push(Instr::Load {
+                dst: Some(r),
+                addr: Expr::Const(Value::Loc(data)),
+                annot: Default::default(),
+            });
+            call.code.push(Instr::Store {
+                addr: Expr::Const(Value::Loc(data)),
+                value: Expr::bin(BinOp::Add, Expr::Reg(r), Expr::int(1)),
+                annot: Default::default(),
+            });
+            reads_lse_flag |= call.function(unlock_at)?;
         }
         out_threads.push(Thread {
             id: t,
@@ -111,7 +110,7 @@ pub fn lock_test(
     Ok(Built {
         test: Test {
             file: String::new(),
-            arch: Arch::AArch64,
+            arch: lifter.litmus_arch(),
             name: v.name.clone(),
             locations: locs.names,
             init: Vec::new(),
@@ -126,6 +125,46 @@ pub fn lock_test(
         reads_lse_flag,
         expected,
     })
+}
+
+/// One thread's code being built: each [`Call::function`] appends a
+/// plugin function, lifted, called with the object as its argument.
+pub struct Call<'c, 'f, 'a> {
+    /// The plugin file.
+    pub file: &'c PluginFile<'a>,
+    /// Its architecture's lifter.
+    pub lifter: &'static dyn lift::Lifter,
+    /// Outline atomics' path: the CPU has LSE.
+    pub lse: bool,
+    /// The object the functions are given.
+    pub obj: usize,
+    /// The thread's registers.
+    pub regs: &'f mut Registers,
+    /// The test's locations.
+    pub locs: &'f mut Locations,
+    /// The thread's code so far.
+    pub code: &'f mut Vec<Instr>,
+}
+
+impl Call<'_, '_, '_> {
+    /// Appends the function at `at`, called with the object; returns
+    /// whether it read the LSE flag.
+    pub fn function(&mut self, at: u64) -> Result<bool, NotBuilt> {
+        // The argument register holds the object; its value is a stand-in
+        // (addresses are resolved at lift time), kept nonzero for NULL
+        // tests.
+        let arg = self.regs.get(self.lifter.first_argument());
+        self.code.push(Instr::Assign {
+            dst: arg,
+            expr: Expr::int(0x1000),
+        });
+        let lifted = self
+            .lifter
+            .lift(self.file, at, self.obj, self.lse, self.regs, self.locs)
+            .map_err(NotBuilt::Refused)?;
+        splice(self.code, lifted.code);
+        Ok(lifted.reads_lse_flag)
+    }
 }
 
 /// Appends `part` (targets relative to its start, `part.len()` its end)

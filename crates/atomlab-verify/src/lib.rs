@@ -217,7 +217,7 @@ impl<'a> Plugin<'a> {
 
     /// The models `opts` names, checked against the file's architecture.
     pub fn models(&self, opts: &Options) -> Result<Vec<String>, VerifyError> {
-        if self.arch() != Arch::Aarch64 {
+        if lift::lifter(self.arch()).is_none() {
             return Err(VerifyError::Arch {
                 path: self.path.clone(),
                 arch: self.arch().name(),

@@ -36,7 +36,7 @@ use atomlab_litmus::{
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftStyle, SizeCode};
 
-use super::{Locations, Refusal, Registers};
+use super::{Lifted, Locations, Refusal, Registers};
 
 /// Calls nested deeper than this are refused (recursion, or more code
 /// than a lock needs).
@@ -44,14 +44,27 @@ const MAX_DEPTH: usize = 8;
 /// Instructions (counted once per inlined copy) one function may lift to.
 const MAX_NODES: usize = 4096;
 
-/// What a lift gives: the code (branch targets relative to its start; a
-/// target of `code.len()` ends it) and whether it read the LSE flag.
-#[derive(Debug, Clone)]
-pub struct Lifted {
-    /// The instructions.
-    pub code: Vec<Instr>,
-    /// Whether an outline-atomics helper chose between LSE and LL/SC.
-    pub reads_lse_flag: bool,
+/// The AArch64 lifter (see [`super::lifter`]).
+pub struct Aarch64;
+
+impl super::Lifter for Aarch64 {
+    fn first_argument(&self) -> &'static str {
+        "X0"
+    }
+    fn litmus_arch(&self) -> atomlab_litmus::Arch {
+        atomlab_litmus::Arch::AArch64
+    }
+    fn lift(
+        &self,
+        file: &PluginFile<'_>,
+        entry: u64,
+        obj: usize,
+        lse: bool,
+        regs: &mut Registers,
+        locs: &mut Locations,
+    ) -> Result<Lifted, Refusal> {
+        lift(file, entry, obj, lse, regs, locs)
+    }
 }
 
 /// What a register holds, as far as the analysis knows.

@@ -11,7 +11,47 @@ pub mod aarch64;
 
 use std::collections::HashMap;
 
-use atomlab_litmus::{LocId, Reg};
+use atomlab_audit::{Arch, PluginFile};
+use atomlab_litmus::{Instr, LocId, Reg};
+
+/// What a lift gives: the code (branch targets relative to its start; a
+/// target of `code.len()` ends it) and whether it read the LSE flag.
+#[derive(Debug, Clone)]
+pub struct Lifted {
+    /// The instructions.
+    pub code: Vec<Instr>,
+    /// Whether an outline-atomics helper chose between LSE and LL/SC.
+    pub reads_lse_flag: bool,
+}
+
+/// One lifter per architecture: the register that holds a function's
+/// first argument, the litmus dialect the lifted code is judged in, and
+/// the lift itself. The one list of lifted architectures is [`lifter`].
+pub trait Lifter {
+    /// The register name of the first integer argument (`X0`, `a0`, `rdi`).
+    fn first_argument(&self) -> &'static str;
+    /// The litmus architecture whose models judge the lifted code.
+    fn litmus_arch(&self) -> atomlab_litmus::Arch;
+    /// Lifts the function at `entry`, its first argument holding object
+    /// `obj`'s address; `lse` chooses outline atomics' path (aarch64 only).
+    fn lift(
+        &self,
+        file: &PluginFile<'_>,
+        entry: u64,
+        obj: usize,
+        lse: bool,
+        regs: &mut Registers,
+        locs: &mut Locations,
+    ) -> Result<Lifted, Refusal>;
+}
+
+/// The lifter for files of `arch`, if verify lifts it.
+pub fn lifter(arch: Arch) -> Option<&'static dyn Lifter> {
+    match arch {
+        Arch::Aarch64 => Some(&aarch64::Aarch64),
+        Arch::X86_64 | Arch::Riscv64 => None,
+    }
+}
 
 /// Why a function cannot be lifted: the instruction or call, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
