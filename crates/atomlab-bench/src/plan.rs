@@ -49,6 +49,11 @@ pub trait Scenario: Sync {
     fn takes_fixed_work(&self) -> bool {
         false
     }
+    /// Whether [`Request::via_abi`] applies (its built-in variants can be
+    /// called through the plugin ABI's function pointers).
+    fn takes_via_abi(&self) -> bool {
+        false
+    }
     /// Whether [`Request::rates`] applies.
     fn takes_rate(&self) -> bool {
         true
@@ -294,6 +299,9 @@ pub struct Request {
     /// spsc: how the threads wait, one cell each, in this order (empty:
     /// spin only).
     pub waits: Vec<WaitMode>,
+    /// lock: call the built-in locks through the plugin ABI's function
+    /// pointers, as a plugin's are (`--via-abi`).
+    pub via_abi: bool,
 }
 
 /// A validated request.
@@ -342,6 +350,9 @@ pub struct Plan {
     /// spsc: every way of waiting the plan measures, one cell each
     /// (`--wait spin,notify`); a cell's is its `wait` alone.
     pub waits: Vec<WaitMode>,
+    /// lock: built-in locks called through the plugin ABI (rows
+    /// `NAME@abi`), so that they compare like with like beside plugins.
+    pub via_abi: bool,
 }
 
 impl Plan {
@@ -477,6 +488,9 @@ pub enum BenchError {
     /// Critical section work out of range.
     #[error("cs_work {0}: expected at most 1000000")]
     BadCsWork(u32),
+    /// `--via-abi` for a scenario whose built-ins cannot be called so.
+    #[error("--via-abi applies to bench lock (its built-in locks called through the plugin ABI), not {0}")]
+    ViaAbiNotApplicable(&'static str),
     /// Increments and tasks for a scenario without fixed work.
     #[error("increments and tasks apply to the scenarios with fixed work, not {0}")]
     FixedWorkNotApplicable(&'static str),
@@ -695,6 +709,9 @@ impl Plan {
         if spsc_opts && !scenario.takes_ring_options() {
             return Err(BenchError::RingOptionsNotApplicable(scenario.name()));
         }
+        if req.via_abi && !scenario.takes_via_abi() {
+            return Err(BenchError::ViaAbiNotApplicable(scenario.name()));
+        }
         if !req.rates.is_empty() && !scenario.takes_rate() {
             return Err(BenchError::RateNotApplicable(scenario.name()));
         }
@@ -751,6 +768,7 @@ impl Plan {
             batch,
             wait,
             waits,
+            via_abi: req.via_abi,
         };
         scenario.check(&plan, cpus)?;
         Ok(plan)

@@ -59,20 +59,28 @@ pub fn abi_noop() -> Result<LockVariant, String> {
         // SAFETY: made by `new_` above, freed once by LockInstance's drop.
         drop(unsafe { Box::from_raw(p.cast::<[u64; 8]>()) });
     }
-    // Through black_box, so that the calls stay indirect: the compiler
-    // cannot see which functions the pointers hold.
-    let fns = std::hint::black_box(LockFns {
-        new: Some(new_),
-        lock: Some(nothing),
-        unlock: Some(nothing),
-        try_lock: None,
-        free: Some(free_),
-    });
+    built_in(
+        ABI_NOOP,
+        LockFns {
+            new: Some(new_),
+            lock: Some(nothing),
+            unlock: Some(nothing),
+            try_lock: None,
+            free: Some(free_),
+        },
+    )
+}
+
+/// A lock of atomlab's own, called through `fns` exactly as a plugin's
+/// functions are (`bench lock --via-abi`, [`abi_noop`]).
+pub fn built_in(name: &str, fns: LockFns) -> Result<LockVariant, String> {
     Ok(PluginVariant {
-        name: ABI_NOOP.to_string(),
+        name: name.to_string(),
         path: std::path::PathBuf::from("(built in)"),
         sha256: String::new(),
-        fns,
+        // Through black_box, so that the calls stay indirect: the
+        // compiler cannot see which functions the pointers hold.
+        fns: std::hint::black_box(fns),
         lib: std::sync::Arc::new(crate::library::Library::this_program()?),
         audit: std::sync::OnceLock::new(),
     })

@@ -658,3 +658,70 @@ fn spsc_absurd_rate_is_flagged_not_sustained() {
         "{table}"
     );
 }
+
+/// Issue 34: a plugin's figures include the ABI's two indirect calls and a
+/// built-in's did not, so a plugin of the same algorithm read as slower.
+/// `--via-abi` runs each built-in lock through the same function pointers
+/// (rows `NAME@abi`), in timed and fixed-work cells, with every critical
+/// section still counted (two threads: exclusion holds through the calls);
+/// a scenario without built-in locks refuses it.
+#[test]
+fn via_abi_runs_the_built_in_locks_through_the_plugin_abi() {
+    let v = json_run(&[
+        "bench",
+        "lock",
+        "--variant",
+        "ttas,mcs,std",
+        "--via-abi",
+        "--threads",
+        "2",
+        "--duration",
+        "50ms",
+        "--warmup",
+        "10ms",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    let records = v["records"].as_array().unwrap();
+    let names: Vec<&str> = records
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ttas@abi", "mcs@abi", "std@abi"], "{v}");
+    for (r, built_in) in records.iter().zip(["ttas", "mcs", "std"]) {
+        assert_eq!(r["parameters"]["entry"], "abi", "{r}");
+        assert_eq!(r["parameters"]["built_in"], built_in, "{r}");
+        let flags = r["flags"].as_array().map(Vec::len).unwrap_or(0);
+        let incorrect = r["flags"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|f| f["kind"] == "incorrect");
+        assert!(!incorrect, "{flags} flags: {r}");
+    }
+    let fixed = json_run(&[
+        "bench",
+        "lock",
+        "--variant",
+        "ticket",
+        "--via-abi",
+        "--increments",
+        "20000",
+        "--tasks",
+        "20",
+        "--threads",
+        "2",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    let r = &fixed["records"][0];
+    assert_eq!(r["variant"], "ticket@abi", "{fixed}");
+    assert_eq!(r["parameters"]["mode"], "fixed-work");
+    assert_eq!(r["parameters"]["entry"], "abi");
+    assert_bad_input(
+        &["bench", "counter", "--via-abi"],
+        &["--via-abi applies to bench lock"],
+    );
+}

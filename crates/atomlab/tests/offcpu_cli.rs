@@ -123,4 +123,27 @@ fn a_cell_whose_threads_were_off_the_cpu_is_flagged() {
         pingpong.iter().any(|(_, k)| k == "off_cpu"),
         "pingpong under load: {pingpong:?}"
     );
+    // The fixed-work lock cell (the Crystal mutex shape) too: its workers'
+    // spans had a CPU figure but no check. One worker: a spin lock never
+    // sleeps, so only the load can take its CPU away.
+    let fixed = flags(&[
+        "--no-save",
+        "--json",
+        "bench",
+        "lock",
+        "--variant",
+        "ttas",
+        "--increments",
+        "3000000",
+        "--tasks",
+        "4",
+        "--threads",
+        "1",
+        "--runs",
+        "3",
+    ]);
+    assert!(
+        fixed.iter().any(|(_, k)| k == "off_cpu"),
+        "fixed-work lock under load: {fixed:?}"
+    );
 }

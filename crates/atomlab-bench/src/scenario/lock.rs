@@ -140,6 +140,10 @@ impl Scenario for Lock {
         true
     }
 
+    fn takes_via_abi(&self) -> bool {
+        true
+    }
+
     /// One shared lock serialises the operations: its wall time per
     /// operation cannot beat one RMW; private locks, per thread.
     fn implausible(&self, plan: &Plan, serial_ns: f64, ns_per_op: f64) -> Option<String> {
@@ -238,6 +242,16 @@ fn run(
 ) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for variant in &plan.variants {
+        // `--via-abi`: a built-in lock called through the ABI's function
+        // pointers, a row `NAME@abi` that compares like with a plugin's.
+        let via = match plugins.iter().any(|p| p.name == *variant) {
+            false if plan.via_abi => Some(
+                with_lock!(variant.as_str(), L => via_abi::<L>(variant))
+                    .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))?
+                    .map_err(|why| cell_failed(plan, variant, why))?,
+            ),
+            _ => None,
+        };
         if let Some((increments, tasks)) = plan.fixed_work {
             let workers = if plan.threads_explicit {
                 plan.threads.clone()
@@ -255,8 +269,15 @@ fn run(
                         p.tag(&mut rec);
                         rec
                     }
-                    None => with_lock!(variant.as_str(), L => fixed_work::<L>(plan, variant, increments, tasks, w))
-                        .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??,
+                    None => match &via {
+                        Some(v) => {
+                            let mut rec = fixed_work_with(plan, &v.name, increments, tasks, w, make(plan, v)?, || {})?;
+                            abi_entry(&mut rec, variant);
+                            rec
+                        }
+                        None => with_lock!(variant.as_str(), L => fixed_work::<L>(plan, variant, increments, tasks, w))
+                            .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??,
+                    },
                 };
                 records.push(rec);
             }
@@ -297,8 +318,16 @@ fn run(
                         }
                         rec
                     }
-                    None => with_lock!(variant.as_str(), L => timed(plan, variant, threads, pmu, || Ok(L::new())))
-                        .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??,
+                    None => match &via {
+                        Some(v) => {
+                            announce(progress, plan, &v.name, threads);
+                            let mut rec = timed(plan, &v.name, threads, pmu, || make(plan, v))?;
+                            abi_entry(&mut rec, variant);
+                            rec
+                        }
+                        None => with_lock!(variant.as_str(), L => timed(plan, variant, threads, pmu, || Ok(L::new())))
+                            .ok_or_else(|| BenchError::Unavailable(format!("unknown lock {variant}")))??,
+                    },
                 };
                 rec.param("cs_work", plan.cs_work);
                 records.push(rec);
@@ -306,6 +335,83 @@ fn run(
         }
     }
     Ok(records)
+}
+
+/// The parameters and note of a built-in lock's `NAME@abi` row.
+fn abi_entry(rec: &mut Record, variant: &str) {
+    rec.param("entry", "abi").param("built_in", variant);
+    rec.notes.push(format!(
+        "{variant}@abi: atomlab's {variant} lock called through the plugin ABI's function pointers (new_, lock, unlock, free_), as a plugin's lock is called: compare it with plugins, and with {variant} to see what the two indirect calls cost here"
+    ));
+}
+
+/// A built-in lock behind the plugin ABI: the object holds the lock and
+/// its current holder's guard, so that `lock` and `unlock` are two C
+/// calls as a plugin's are (include/atomlab.h's `struct atomlab_lock`).
+struct AbiLock<L: RawLock + 'static> {
+    lock: L,
+    /// The holder's guard: written after `lock` returns and taken before
+    /// it is released, so only the holder ever touches it.
+    held: UnsafeCell<Option<L::Guard<'static>>>,
+}
+
+extern "C" fn abi_new<L: RawLock + 'static>() -> *mut std::ffi::c_void {
+    // Padded: the lock word alone on its cache line, as a plugin's.
+    let boxed = Box::new(CachePadded::new(AbiLock::<L> {
+        lock: L::new(),
+        held: UnsafeCell::new(None),
+    }));
+    Box::into_raw(boxed).cast()
+}
+
+/// The object `abi_new::<L>` made.
+///
+/// # Safety
+/// `p` came from `abi_new::<L>` and is not yet freed.
+unsafe fn abi_object<'a, L: RawLock + 'static>(p: *mut std::ffi::c_void) -> &'a AbiLock<L> {
+    // SAFETY: the caller's contract.
+    unsafe { &*p.cast::<CachePadded<AbiLock<L>>>() }
+}
+
+extern "C" fn abi_lock<L: RawLock + 'static>(p: *mut std::ffi::c_void) {
+    // SAFETY: the ABI's contract: `p` came from `new_` and is not freed
+    // while threads lock it.
+    let a = unsafe { abi_object::<L>(p) };
+    let guard = a.lock.lock();
+    // SAFETY: the guard borrows `a.lock`, which lives in its box until
+    // `free_`; the guard is dropped by `unlock`, before that.
+    let lasting: L::Guard<'static> = unsafe { std::mem::transmute_copy(&guard) };
+    std::mem::forget(guard);
+    // SAFETY: this thread holds the lock, and only the holder touches
+    // `held`.
+    unsafe { *a.held.get() = Some(lasting) };
+}
+
+extern "C" fn abi_unlock<L: RawLock + 'static>(p: *mut std::ffi::c_void) {
+    // SAFETY: as in `abi_lock`.
+    let a = unsafe { abi_object::<L>(p) };
+    // SAFETY: the caller holds the lock (the ABI's contract), so the
+    // guard in `held` is its own; dropping it releases the lock.
+    drop(unsafe { (*a.held.get()).take() });
+}
+
+extern "C" fn abi_free<L: RawLock + 'static>(p: *mut std::ffi::c_void) {
+    // SAFETY: made by `abi_new::<L>`, freed once, unlocked.
+    drop(unsafe { Box::from_raw(p.cast::<CachePadded<AbiLock<L>>>()) });
+}
+
+/// The built-in lock `L` as a plugin variant named `NAME@abi`.
+fn via_abi<L: RawLock + 'static>(variant: &str) -> Result<LockVariant, String> {
+    atomlab_plugin::lock::built_in(
+        &format!("{variant}@abi"),
+        LockFns {
+            new: Some(abi_new::<L>),
+            lock: Some(abi_lock::<L>),
+            unlock: Some(abi_unlock::<L>),
+            try_lock: None,
+            free: Some(abi_free::<L>),
+        },
+    )
 }
 
 /// A timed cell; `new_lock` makes each lock.
@@ -376,6 +482,10 @@ pub(crate) fn fixed_work_with<L: Hold>(
     let mut seconds = Vec::new();
     let mut parallelism = Vec::new();
     let mut excluded = Vec::new();
+    // Each kept run's workers as (CPU time, span, voluntary switches), for
+    // the off-CPU check; a worker whose span is under 1 % of the run's
+    // (it found the tasks taken) says nothing about its share.
+    let mut spans: Vec<Vec<(u64, u64, u64)>> = Vec::new();
     for run in 0..=plan.runs {
         let next_task = AtomicU64::new(0);
         // Each worker times itself from its release to its last increment:
@@ -415,6 +525,20 @@ pub(crate) fn fixed_work_with<L: Hold>(
             None => {
                 seconds.push(wall as f64 / 1e9);
                 parallelism.push(timed.parallelism());
+                spans.push(
+                    timed
+                        .workers
+                        .iter()
+                        .map(|w| {
+                            (
+                                w.cpu_ns,
+                                w.end_ns.saturating_sub(w.start_ns),
+                                w.voluntary_switches,
+                            )
+                        })
+                        .filter(|&(_, span, _)| span * 100 >= wall)
+                        .collect(),
+                );
             }
         }
     }
@@ -472,6 +596,9 @@ pub(crate) fn fixed_work_with<L: Hold>(
         Source::ClockGettime,
         ns,
     ));
+    // The workers' CPU share while they worked: a figure taken while they
+    // were off the CPU holds other work's time slices (issue 34).
+    super::flag_off_cpu_spans(&mut r, workers, &spans);
     r.metrics.push(Metric::new(
         "parallelism",
         Unit::Ratio,

@@ -88,6 +88,11 @@ pub struct BenchArgs {
     /// ones, or alone with --variant NAME; repeatable.
     #[arg(long, value_name = "PATH")]
     pub plugin: Vec<PathBuf>,
+    /// lock: call the built-in locks through the plugin ABI's function
+    /// pointers, as a plugin's are (rows NAME@abi), so that they compare
+    /// like with like beside --plugin locks.
+    #[arg(long)]
+    pub via_abi: bool,
 }
 
 pub use crate::args::parse_seconds;
@@ -130,6 +135,7 @@ impl BenchArgs {
             pin: pin != Some("none"),
             events: self.events.clone(),
             cs_work: self.cs_work,
+            via_abi: self.via_abi,
             increments: self.increments,
             tasks: self.tasks,
             rates: self.rate.clone(),
