@@ -3,24 +3,28 @@
 
 use clap::{Parser, Subcommand};
 
+/// The help heading of the options every subcommand takes, apart from a
+/// subcommand's own (issue 34).
+const GLOBAL: &str = "Global options (every command)";
+
 /// What does a memory-ordering choice cost on this machine, and is it correct?
 #[derive(Debug, Parser)]
 #[command(name = "atomlab", version, about, long_about = None)]
 pub struct Cli {
     /// Print one JSON document (schema_version, machine, records, errors;
     /// schema/atomlab.schema.json) on stdout instead of tables.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
     /// Do not save this run in the results store.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub no_save: bool,
     /// A label saved with the run (shards of one job share a label; compare
     /// and report take labels).
-    #[arg(long, global = true, value_name = "TEXT")]
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "TEXT")]
     pub label: Option<String>,
     /// The results store: a SQLite file or postgres://user@host/db
     /// [default: $ATOMLAB_STORE, else $ATOMLAB_DB, else ~/.local/share/atomlab/results.db].
-    #[arg(long, global = true, value_name = "PATH|URL")]
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "PATH|URL")]
     pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,

@@ -199,3 +199,32 @@ fn a_man_page_for_every_command() {
     assert!(text(&o.stdout).contains(".TH atomlab-check 1"));
     cli_support::assert_bad_input(&["man", "nosuch"], &["nosuch", "check", "bench"]);
 }
+
+/// Issue 34: the four options every command takes were mixed into each
+/// subcommand's own (`--json` first in `bench --help`, `--store` between
+/// `--contention` and `--duration`). They now stand under a heading of
+/// their own, after the subcommand's options, in every help text.
+#[test]
+fn global_options_stand_apart_from_a_subcommands_own() {
+    for cmd in ["bench", "stress", "check", "run", "verify", "audit"] {
+        let o = atomlab(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd} --help");
+        let help = String::from_utf8_lossy(&o.stdout);
+        let heading = help
+            .find("Global options (every command):")
+            .unwrap_or_else(|| panic!("{cmd} --help has no global heading:\n{help}"));
+        let own = help.find("Options:").expect("an Options heading");
+        assert!(own < heading, "{cmd}: its own options first:\n{help}");
+        for global in ["--json", "--no-save", "--label", "--store"] {
+            // The option's own line, not a mention in another's text.
+            let at = [" ", "\n"]
+                .iter()
+                .find_map(|end| help.find(&format!("\n      {global}{end}")))
+                .unwrap_or_else(|| panic!("{cmd}: {global}"));
+            assert!(
+                at > heading,
+                "{cmd}: {global} among the command's own options:\n{help}"
+            );
+        }
+    }
+}
