@@ -41,8 +41,7 @@ impl KindFns for LockFns {
     }
 }
 
-/// The name of [`abi_noop`]'s row.
-pub const ABI_NOOP: &str = "abi-noop";
+pub use crate::variant::ABI_NOOP;
 
 /// A lock whose `lock` and `unlock` do nothing, called through the ABI's
 /// function pointers exactly as a plugin's are: its time per operation is
@@ -50,23 +49,15 @@ pub const ABI_NOOP: &str = "abi-noop";
 /// plugin in the same run (a built-in lock through these calls would pay
 /// the same).
 pub fn abi_noop() -> Result<LockVariant, String> {
-    extern "C" fn new_() -> *mut c_void {
-        // 64 bytes: the lock word alone on its cache line, as a plugin's.
-        Box::into_raw(Box::new([0u64; 8])).cast()
-    }
-    extern "C" fn nothing(_: *mut c_void) {}
-    extern "C" fn free_(p: *mut c_void) {
-        // SAFETY: made by `new_` above, freed once by LockInstance's drop.
-        drop(unsafe { Box::from_raw(p.cast::<[u64; 8]>()) });
-    }
+    use crate::variant::{noop_free, noop_new, noop_obj};
     built_in(
         ABI_NOOP,
         LockFns {
-            new: Some(new_),
-            lock: Some(nothing),
-            unlock: Some(nothing),
+            new: Some(noop_new),
+            lock: Some(noop_obj),
+            unlock: Some(noop_obj),
             try_lock: None,
-            free: Some(free_),
+            free: Some(noop_free),
         },
     )
 }
@@ -74,16 +65,7 @@ pub fn abi_noop() -> Result<LockVariant, String> {
 /// A lock of atomlab's own, called through `fns` exactly as a plugin's
 /// functions are (`bench lock --via-abi`, [`abi_noop`]).
 pub fn built_in(name: &str, fns: LockFns) -> Result<LockVariant, String> {
-    Ok(PluginVariant {
-        name: name.to_string(),
-        path: std::path::PathBuf::from("(built in)"),
-        sha256: String::new(),
-        // Through black_box, so that the calls stay indirect: the
-        // compiler cannot see which functions the pointers hold.
-        fns: std::hint::black_box(fns),
-        lib: std::sync::Arc::new(crate::library::Library::this_program()?),
-        audit: std::sync::OnceLock::new(),
-    })
+    crate::variant::built_in(name, fns)
 }
 
 impl LockVariant {

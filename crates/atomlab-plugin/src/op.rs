@@ -36,6 +36,22 @@ impl KindFns for OpFns {
     }
 }
 
+/// An operation that does nothing and has no `read`, called through the
+/// ABI's function pointer exactly as a plugin's is: what one indirect call
+/// costs here, measured beside the plugin in the same run.
+pub fn abi_noop() -> Result<OpVariant, String> {
+    use crate::variant::{noop_free, noop_new, noop_obj};
+    crate::variant::built_in(
+        crate::variant::ABI_NOOP,
+        OpFns {
+            new: Some(noop_new),
+            op: Some(noop_obj),
+            read: None,
+            free: Some(noop_free),
+        },
+    )
+}
+
 impl OpVariant {
     /// New state from the plugin's `new_`, or why not.
     pub fn make(&self) -> Result<OpInstance, String> {

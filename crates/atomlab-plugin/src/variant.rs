@@ -97,6 +97,41 @@ pub struct PluginVariant<F> {
     pub(crate) audit: std::sync::OnceLock<crate::audit::VariantAudit>,
 }
 
+/// The name of every kind's no-op variant: functions that do nothing,
+/// called through the ABI's pointers as a plugin's are, measured beside a
+/// plugin in the same run to show what the indirect calls cost here.
+pub const ABI_NOOP: &str = "abi-noop";
+
+/// A variant of atomlab's own, called through `fns` exactly as a plugin's
+/// functions are (`bench lock --via-abi`, each kind's `abi_noop`).
+pub fn built_in<F: KindFns>(name: &str, fns: F) -> Result<PluginVariant<F>, String> {
+    Ok(PluginVariant {
+        name: name.to_string(),
+        path: std::path::PathBuf::from("(built in)"),
+        sha256: String::new(),
+        // Through black_box, so that the calls stay indirect: the
+        // compiler cannot see which functions the pointers hold.
+        fns: std::hint::black_box(fns),
+        lib: Arc::new(Library::this_program()?),
+        audit: std::sync::OnceLock::new(),
+    })
+}
+
+/// A 64-byte object (alone on its cache line, as a plugin's) for the
+/// no-op variants' `new_`.
+pub(crate) extern "C" fn noop_new() -> *mut c_void {
+    Box::into_raw(Box::new([0u64; 8])).cast()
+}
+
+/// Frees [`noop_new`]'s object.
+pub(crate) extern "C" fn noop_free(p: *mut c_void) {
+    // SAFETY: made by `noop_new`, freed once by the instance's drop.
+    drop(unsafe { Box::from_raw(p.cast::<[u64; 8]>()) });
+}
+
+/// A function of the ABI's `void f(void *)` shape that does nothing.
+pub(crate) extern "C" fn noop_obj(_: *mut c_void) {}
+
 impl<F> std::fmt::Debug for PluginVariant<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PluginVariant")

@@ -905,6 +905,9 @@ fn bench_refcount_and_counter_run_the_plugins_beside_the_built_in_variants() {
     let out = text(&o.stdout);
     assert!(has_figure(&row_of(&out, "c-refcount")), "{out}");
     assert!(has_figure(&row_of(&out, "refcount-get-put")), "{out}");
+    // The get/put pair's call cost beside it (issue 34).
+    assert!(has_figure(&row_of(&out, "abi-noop")), "{out}");
+    assert!(out.contains("a get and a put that do nothing"), "{out}");
 
     let mut args = vec![
         "--json",
@@ -924,6 +927,18 @@ fn bench_refcount_and_counter_run_the_plugins_beside_the_built_in_variants() {
     assert_eq!(
         (count("fetch_add"), count("c-fetch-add"), count("c-fence")),
         (2, 1, 1)
+    );
+    // Issue 34: the op's call cost beside it (abi-noop, one thread), as
+    // for locks.
+    let noop = find(&recs, "abi-noop");
+    assert_eq!(noop["parameters"]["entry"], "abi", "{noop}");
+    assert_eq!(noop["parameters"]["threads"], 1, "{noop}");
+    assert!(metric(noop, "ns_per_op").is_some(), "{noop}");
+    assert!(
+        noop["notes"]
+            .to_string()
+            .contains("an op that does nothing"),
+        "{noop}"
     );
     let r = find(&recs, "c-fetch-add");
     assert_eq!(r["parameters"]["plugin"], s(&op));

@@ -125,6 +125,20 @@ impl Pluggable for Counter {
             Ok(records)
         })
     }
+
+    /// `abi-noop`: an `op` that does nothing, through the ABI's pointer.
+    fn abi_baseline(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        super::plugged::abi_noop_row(plan, progress, "an op that does nothing", |one| {
+            let noop = atomlab_plugin::op::abi_noop()
+                .map_err(|why| super::cell_failed(one, atomlab_plugin::lock::ABI_NOOP, why))?;
+            plugin_cell(one, &noop, 1, pmu)
+        })
+    }
 }
 
 /// A plugin's operation: each thread calls `op` on the shared state, or on

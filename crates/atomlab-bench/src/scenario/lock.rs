@@ -187,21 +187,13 @@ impl Pluggable for Lock {
         pmu: bool,
         progress: Progress<'_>,
     ) -> Result<Vec<Record>, BenchError> {
-        if plan.fixed_work.is_some() || plan.rates.first().copied().flatten().is_some() {
-            return Ok(Vec::new());
-        }
-        let noop = atomlab_plugin::lock::abi_noop()
-            .map_err(|why| cell_failed(plan, atomlab_plugin::lock::ABI_NOOP, why))?;
-        // One thread: the calls' cost is a thread's own, and a lock that
-        // does nothing cannot guard the cell's counter for two.
-        announce(progress, plan, &noop.name, 1);
-        let mut rec = timed(plan, &noop.name, 1, pmu, || make(plan, &noop))?;
-        rec.param("cs_work", plan.cs_work).param("entry", "abi");
-        rec.notes.push(format!(
-            "{}: lock and unlock that do nothing, called through the plugin ABI's function pointers as a plugin's are: what those two indirect calls cost here, in this run (a plugin's ns/op includes it, a built-in's does not)",
-            noop.name
-        ));
-        Ok(vec![rec])
+        super::plugged::abi_noop_row(plan, progress, "lock and unlock that do nothing", |one| {
+            let noop = atomlab_plugin::lock::abi_noop()
+                .map_err(|why| cell_failed(one, atomlab_plugin::lock::ABI_NOOP, why))?;
+            let mut rec = timed(one, &noop.name, 1, pmu, || make(one, &noop))?;
+            rec.param("cs_work", one.cs_work);
+            Ok(rec)
+        })
     }
 
     fn cell_params(&self, cell: &Plan, r: &mut Record) {

@@ -171,6 +171,33 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
     }
 }
 
+/// The `abi-noop` row of a kind, one thread, beside a flat-out timed run
+/// with plugins: `cell` measures the no-op variant in a one-thread copy of
+/// `plan`; `what` says what the variant's calls are. None at a fixed
+/// rate or in fixed-work mode, whose figures are not per call.
+pub(crate) fn abi_noop_row(
+    plan: &Plan,
+    progress: Progress<'_>,
+    what: &str,
+    cell: impl FnOnce(&Plan) -> Result<Record, BenchError>,
+) -> Result<Vec<Record>, BenchError> {
+    if plan.fixed_work.is_some() || plan.rates.first().copied().flatten().is_some() {
+        return Ok(Vec::new());
+    }
+    // One thread: the calls' cost is a thread's own, and a variant that
+    // does nothing cannot keep a shared object's count for two.
+    let mut one = plan.clone();
+    one.threads = vec![1];
+    super::announce(progress, &one, atomlab_plugin::lock::ABI_NOOP, 1);
+    let mut rec = cell(&one)?;
+    rec.param("entry", "abi");
+    rec.notes.push(format!(
+        "{}: {what}, called through the plugin ABI's function pointers as a plugin's are: what those indirect calls cost here, in this run (a plugin's ns/op includes it, a built-in's does not)",
+        atomlab_plugin::lock::ABI_NOOP
+    ));
+    Ok(vec![rec])
+}
+
 /// The records of `plan`'s variants, in order: a variant named by one of
 /// `plugins` is that plugin's, a cell per thread count, each announced,
 /// run by `plugin_cell` (given the plugin and the thread count) and

@@ -93,6 +93,21 @@ impl Pluggable for Refcount {
                 .collect()
         })
     }
+
+    /// `abi-noop`: a get and a put that do nothing, through the ABI's
+    /// pointers.
+    fn abi_baseline(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        super::plugged::abi_noop_row(plan, progress, "a get and a put that do nothing", |one| {
+            let noop = atomlab_plugin::refcount::abi_noop()
+                .map_err(|why| super::cell_failed(one, atomlab_plugin::lock::ABI_NOOP, why))?;
+            plugin_cell(one, &noop, 1, pmu)
+        })
+    }
 }
 
 /// A plugin's count, each operation a get then a put (as
