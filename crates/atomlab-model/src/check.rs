@@ -69,6 +69,9 @@ pub struct ModelResult {
     /// With explanations: the reads-from of an allowed execution satisfying
     /// the proposition (why the outcome can happen).
     pub witness: Option<String>,
+    /// With explanations: that execution as data (its events, each with the
+    /// instruction it came from, its reads-from and coherence).
+    pub witness_execution: Option<crate::explain::Witness>,
     /// Candidate executions examined.
     pub candidates: usize,
     /// Whether the explore engine built some of the executions: it visits
@@ -505,6 +508,7 @@ fn run(
                 forbidden,
                 witness_dot: acc.witness,
                 witness: acc.witness_text,
+                witness_execution: acc.witness_execution,
                 candidates,
                 explored: any_explored,
                 elapsed: Duration::ZERO,

@@ -33,6 +33,8 @@ pub struct Event {
     pub annot: Annot,
     /// Dynamic instruction within its thread.
     pub instance: usize,
+    /// The instruction's index in its thread's code (0 for initial writes).
+    pub pc: usize,
 }
 
 /// Named sets of events, as herd's cat files name them.
@@ -205,6 +207,7 @@ impl Skeleton {
                 wval: *v,
                 annot: Annot::default(),
                 instance: 0,
+                pc: 0,
             });
             sets.iw |= 1 << l;
         }
@@ -250,6 +253,7 @@ impl Skeleton {
                     wval: e.wval,
                     annot: e.annot,
                     instance: e.instance,
+                    pc: e.pc,
                 });
                 let b = 1u64 << g;
                 match e.kind {

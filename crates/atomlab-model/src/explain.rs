@@ -74,6 +74,83 @@ pub fn reads_from(test: &Test, x: &Execution<'_>) -> String {
     items.join("; ")
 }
 
+/// An execution as data, for tools that render it in their own terms
+/// (`verify` maps each event back to the machine instruction it came
+/// from): its events, reads-from and coherence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Witness {
+    /// The events; initial writes have no thread.
+    pub events: Vec<WitnessEvent>,
+    /// Reads-from, as (write, read) indices into `events`.
+    pub rf: Vec<(usize, usize)>,
+    /// Per location that has writes, its writes in coherence order
+    /// (initial write first).
+    pub co: Vec<(usize, Vec<usize>)>,
+}
+
+/// One event of a [`Witness`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WitnessEvent {
+    /// The thread, or `None` for an initial write.
+    pub thread: Option<usize>,
+    /// The index in its thread's code of the instruction it came from.
+    pub pc: usize,
+    /// The location, if it accesses memory.
+    pub loc: Option<usize>,
+    /// Whether it reads, and what.
+    pub read: Option<i64>,
+    /// Whether it writes, and what.
+    pub write: Option<i64>,
+    /// herd's label (`Rx=0[A]`).
+    pub label: String,
+}
+
+/// `x` as a [`Witness`].
+pub fn witness(test: &Test, x: &Execution<'_>) -> Witness {
+    let s = x.s;
+    let events: Vec<WitnessEvent> = (0..s.n)
+        .map(|i| {
+            let e = &s.events[i];
+            let nl = test.locations.len();
+            let value = |v: i64| match crate::interp::decode(v, nl) {
+                atomlab_litmus::Value::Int(n) => n,
+                _ => v,
+            };
+            let (read, write) = match e.kind {
+                crate::interp::Kind::Read => (Some(value(e.rval)), None),
+                crate::interp::Kind::Write => (None, Some(value(e.wval))),
+                crate::interp::Kind::Update => (Some(value(e.rval)), Some(value(e.wval))),
+                _ => (None, None),
+            };
+            WitnessEvent {
+                thread: e.thread,
+                pc: e.pc,
+                loc: e.loc,
+                read,
+                write,
+                label: s.label(test, i),
+            }
+        })
+        .collect();
+    let mut co = Vec::new();
+    for l in 0..test.locations.len() {
+        let mut writes: Vec<usize> = (0..s.n)
+            .filter(|&i| events[i].loc == Some(l) && events[i].write.is_some())
+            .collect();
+        if writes.is_empty() {
+            continue;
+        }
+        // co is transitive: a write's place is the number of writes before it.
+        writes.sort_by_key(|&w| (0..s.n).filter(|&v| x.co.has(v, w)).count());
+        co.push((l, writes));
+    }
+    Witness {
+        events,
+        rf: x.rf.pairs(),
+        co,
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }

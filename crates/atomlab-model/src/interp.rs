@@ -120,6 +120,9 @@ pub struct TraceEvent {
     pub annot: Annot,
     /// Which dynamic instruction produced it (events of one instruction share it).
     pub instance: usize,
+    /// The index of that instruction in its thread's code (for tools that
+    /// map events back to their source, as `verify` does to machine code).
+    pub pc: usize,
     /// Taint of its address.
     pub addr: Taint,
     /// Taint of the value it writes.
@@ -151,6 +154,8 @@ struct State {
     own: Vec<Option<i64>>,
     monitor: Option<(usize, usize)>,
     instance: usize,
+    /// The index of the instruction being run (each event's `pc`).
+    here: usize,
     steps: usize,
     /// Open `if`s (structured control only): the join point of each and
     /// the control taint to restore there, innermost last.
@@ -246,6 +251,7 @@ impl Interp<'_> {
             own: vec![None; self.test.locations.len()],
             monitor: None,
             instance: 0,
+            here: 0,
             steps: 0,
             scopes: Vec::new(),
             reg_ctl: vec![0; t.regs.len()],
@@ -323,6 +329,7 @@ impl Interp<'_> {
             ));
         }
         ev.ctrl = st.ctrl;
+        ev.pc = st.here;
         st.events.push(ev);
         Ok(st.events.len() - 1)
     }
@@ -376,6 +383,7 @@ impl Interp<'_> {
             ctrl: Taint::default(),
             rmw_read: None,
             amo: false,
+            pc: 0,
         }
     }
 
@@ -453,6 +461,7 @@ impl Interp<'_> {
                 Self::note_reg_ctl(&mut st, instr);
             }
             let here = st.pc;
+            st.here = here;
             st.pc += 1;
             match instr {
                 Instr::Assign { dst, expr } => {

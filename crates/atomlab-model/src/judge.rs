@@ -46,6 +46,8 @@ pub(crate) struct Acc {
     pub(crate) witness: Option<String>,
     /// The reads-from of that execution, in words.
     pub(crate) witness_text: Option<String>,
+    /// That execution as data.
+    pub(crate) witness_execution: Option<crate::explain::Witness>,
     /// Whether an allowed execution has a cycle in `rf | data` (an
     /// out-of-thin-air value).
     pub(crate) thin_air: bool,
@@ -132,6 +134,7 @@ impl Recorder<'_> {
                         w.push_str(" (sb | rf is cyclic: load buffering, which this model has no axiom against)");
                     }
                     acc.witness_text = Some(w);
+                    acc.witness_execution = Some(crate::explain::witness(orig, x));
                 }
                 if opts.graphs && holds && acc.witness.is_none() {
                     acc.witness = Some(crate::explain::dot(

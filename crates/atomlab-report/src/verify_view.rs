@@ -93,9 +93,71 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
         {
             writeln!(out, "  counterexample (reads-from): {c}")?;
         }
+        if let Some(d) = &r.detail {
+            write_trace(out, d)?;
+        }
     }
     if recs.iter().any(|r| param(r, "cpu").is_some()) {
         writeln!(out, "\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops)")?;
+    }
+    Ok(())
+}
+
+/// A FAIL's execution at the instruction level, from the record's
+/// `detail` (`broken`, `trace`, `coherence`): the property that broke,
+/// then each thread's events as `symbol+offset  instruction  event  <- the
+/// write it read`, then the coherence order of each location written more
+/// than once.
+fn write_trace(out: &mut dyn std::io::Write, d: &serde_json::Value) -> std::io::Result<()> {
+    if let Some(b) = d.get("broken").and_then(|b| b.as_str()) {
+        writeln!(out, "  broken: {b}")?;
+    }
+    let Some(steps) = d.get("trace").and_then(|t| t.as_array()) else {
+        return Ok(());
+    };
+    let text = |s: &serde_json::Value, k: &str| {
+        s.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
+    };
+    let place_w = steps
+        .iter()
+        .map(|s| text(s, "place").len())
+        .max()
+        .unwrap_or(0);
+    let instr_w = steps
+        .iter()
+        .map(|s| text(s, "instruction").len())
+        .max()
+        .unwrap_or(0);
+    writeln!(
+        out,
+        "  the execution, instruction by instruction (each thread in program order; <- #N: read from step N):"
+    )?;
+    let mut last = None;
+    for (n, s) in steps.iter().enumerate() {
+        let t = s.get("thread").and_then(|t| t.as_u64());
+        let thread = if t != last {
+            t.map_or(String::new(), |t| format!("P{t}"))
+        } else {
+            String::new()
+        };
+        last = t;
+        let source = s
+            .get("source")
+            .and_then(|v| v.as_str())
+            .map_or(String::new(), |src| format!("  <- {src}"));
+        writeln!(
+            out,
+            "  {:>4} {thread:<3} {:<place_w$}  {:<instr_w$}  {}{source}",
+            format!("#{}", n + 1),
+            text(s, "place"),
+            text(s, "instruction"),
+            text(s, "event")
+        )?;
+    }
+    if let Some(co) = d.get("coherence").and_then(|c| c.as_array()) {
+        for c in co.iter().filter_map(|c| c.as_str()) {
+            writeln!(out, "  coherence of {c}")?;
+        }
     }
     Ok(())
 }

@@ -28,6 +28,11 @@ pub struct Built {
     pub reads_lse_flag: bool,
     /// The value `data` must end with.
     pub expected: i64,
+    /// Per thread, for each instruction of its code, the address of the
+    /// machine instruction it was lifted from (`None`: the client's own).
+    pub origins: Vec<Vec<Option<u64>>>,
+    /// The lifter of the file's architecture (to disassemble `origins`).
+    pub lifter: &'static dyn lift::Lifter,
 }
 
 /// Why a variant cannot be checked.
@@ -70,11 +75,13 @@ pub fn lock_test(
     let data = locs.plain("data");
     let obj = locs.object("lock");
     let mut out_threads = Vec::new();
+    let mut origins = Vec::new();
     let mut reads_lse_flag = false;
     for t in 0..threads {
         let mut regs = Registers::default();
         let r = regs.get("data.r");
         let mut code: Vec<Instr> = Vec::new();
+        let mut from: Vec<Option<u64>> = Vec::new();
         let mut call = Call {
             file,
             lifter,
@@ -83,6 +90,7 @@ pub fn lock_test(
             regs: &mut regs,
             locs: &mut locs,
             code: &mut code,
+            origins: &mut from,
         };
         for _ in 0..rounds {
             reads_lse_flag |= call.function(lock_at)?;
@@ -99,6 +107,8 @@ pub fn lock_test(
             });
             reads_lse_flag |= call.function(unlock_at)?;
         }
+        from.resize(code.len(), None);
+        origins.push(from);
         out_threads.push(Thread {
             id: t,
             regs: regs.names,
@@ -124,6 +134,8 @@ pub fn lock_test(
         },
         reads_lse_flag,
         expected,
+        origins,
+        lifter,
     })
 }
 
@@ -144,6 +156,9 @@ pub struct Call<'c, 'f, 'a> {
     pub locs: &'f mut Locations,
     /// The thread's code so far.
     pub code: &'f mut Vec<Instr>,
+    /// Where each instruction of `code` came from (see [`Built::origins`]);
+    /// instructions the client pushes itself need no entry.
+    pub origins: &'f mut Vec<Option<u64>>,
 }
 
 impl Call<'_, '_, '_> {
@@ -162,6 +177,8 @@ impl Call<'_, '_, '_> {
             .lifter
             .lift(self.file, at, self.obj, self.lse, self.regs, self.locs)
             .map_err(NotBuilt::Refused)?;
+        self.origins.resize(self.code.len(), None);
+        self.origins.extend(lifted.origins.iter().map(|&a| Some(a)));
         splice(self.code, lifted.code);
         Ok(lifted.reads_lse_flag)
     }

@@ -20,6 +20,7 @@
 //! [`lift::aarch64`]), kind `lock`.
 
 pub mod client;
+pub mod counterexample;
 pub mod descriptor;
 pub mod lift;
 
@@ -132,6 +133,8 @@ pub struct Outcome {
     pub reason: String,
     /// A FAIL's counterexample: the reads-from of the wrong execution.
     pub counterexample: Option<String>,
+    /// A FAIL's execution at the instruction level.
+    pub trace: Option<counterexample::Counterexample>,
     /// Executions the engine examined.
     pub executions: usize,
     /// Time taken.
@@ -252,7 +255,7 @@ impl<'a> Plugin<'a> {
         for (lse, built) in &builds {
             for m in models {
                 let start = Instant::now();
-                let row = |verdict, reason: String, counterexample, executions| Outcome {
+                let row = |verdict, reason: String, counterexample, trace, executions| Outcome {
                     variant: v.name.clone(),
                     kind,
                     model: m.clone(),
@@ -260,19 +263,24 @@ impl<'a> Plugin<'a> {
                     verdict,
                     reason,
                     counterexample,
+                    trace,
                     executions,
                     elapsed: start.elapsed(),
                 };
                 match built {
                     Err(client::NotBuilt::Refused(r)) => {
-                        out.push(row(Verdict::Refused, r.to_string(), None, 0))
+                        out.push(row(Verdict::Refused, r.to_string(), None, None, 0))
                     }
                     Err(client::NotBuilt::Missing(why)) => {
-                        out.push(row(Verdict::Refused, why.clone(), None, 0))
+                        out.push(row(Verdict::Refused, why.clone(), None, None, 0))
                     }
                     Ok(b) => {
-                        let (verdict, reason, cx, n) = judge(b, m, opts);
-                        out.push(row(verdict, reason, cx, n));
+                        let j = judge(b, m, opts);
+                        let trace = j
+                            .witness
+                            .as_ref()
+                            .map(|w| counterexample::explain(&self.file, b, w));
+                        out.push(row(j.verdict, j.reason, j.reads_from, trace, j.executions));
                     }
                 }
             }
@@ -290,91 +298,97 @@ pub fn own_model(arch: Arch) -> &'static str {
     }
 }
 
+/// What the checker said of one built test under one model.
+struct Judged {
+    verdict: Verdict,
+    reason: String,
+    /// A FAIL's reads-from, in herd7's words.
+    reads_from: Option<String>,
+    /// A FAIL's execution as data.
+    witness: Option<atomlab_model::explain::Witness>,
+    executions: usize,
+}
+
+impl Judged {
+    /// A verdict with no execution to show.
+    fn plain(verdict: Verdict, reason: String, executions: usize) -> Judged {
+        Judged {
+            verdict,
+            reason,
+            reads_from: None,
+            witness: None,
+            executions,
+        }
+    }
+}
+
 /// Runs the checker on a built test under `model`.
-fn judge(
-    b: &client::Built,
-    model: &str,
-    opts: &Options,
-) -> (Verdict, String, Option<String>, usize) {
+fn judge(b: &client::Built, model: &str, opts: &Options) -> Judged {
     let check = CheckOptions {
         deadline: Some(Instant::now() + opts.timeout),
         explain: true,
         // The exploration engine (explore.rs) with explanations: it
-        // builds the witness's reads-from text.
+        // builds the witness's reads-from text and execution.
         engine: Engine::Explore,
         loops: Some(LoopRule {
             unroll: opts.unroll,
         }),
         ..CheckOptions::default()
     };
-    let outcome = atomlab_model::check_test(&b.test, &[model], &check).remove(0);
-    match outcome {
-        ModelOutcome::Done(r) => {
-            if r.states.is_empty() {
-                return (
-                    Verdict::Bound,
-                    "no execution runs to the end (every run was cut): nothing was checked".into(),
-                    None,
-                    r.candidates,
-                );
-            }
-            match r.observation {
-                Observation::Never => (
-                    Verdict::Pass,
-                    format!(
-                        "every execution ends with data = {} ({} final state{})",
-                        b.expected,
-                        r.states.len(),
-                        if r.states.len() == 1 { "" } else { "s" }
-                    ),
-                    None,
-                    r.candidates,
-                ),
-                _ => {
-                    let wrong: Vec<String> = r
-                        .states
-                        .iter()
-                        .filter_map(|(s, _)| match s.first() {
-                            Some(atomlab_litmus::Value::Int(v)) if *v != b.expected => {
-                                Some(v.to_string())
-                            }
-                            _ => None,
-                        })
-                        .collect();
-                    (
-                        Verdict::Fail,
-                        format!(
-                            "an execution ends with data = {} instead of {}: an update was lost, so two threads were in the critical section or one read stale data",
-                            wrong.join(" or "),
-                            b.expected
-                        ),
-                        r.witness.clone(),
-                        r.candidates,
-                    )
-                }
-            }
-        }
-        ModelOutcome::Timeout { .. } => (
+    let timed_out = || {
+        Judged::plain(
             Verdict::Bound,
             format!("timed out after {:?} (--timeout)", opts.timeout),
-            None,
             0,
+        )
+    };
+    match atomlab_model::check_test(&b.test, &[model], &check).remove(0) {
+        ModelOutcome::Done(r) if r.states.is_empty() => Judged::plain(
+            Verdict::Bound,
+            "no execution runs to the end (every run was cut): nothing was checked".into(),
+            r.candidates,
         ),
+        ModelOutcome::Done(r) if r.observation == Observation::Never => Judged::plain(
+            Verdict::Pass,
+            format!(
+                "every execution ends with data = {} ({} final state{})",
+                b.expected,
+                r.states.len(),
+                if r.states.len() == 1 { "" } else { "s" }
+            ),
+            r.candidates,
+        ),
+        ModelOutcome::Done(r) => {
+            let wrong: Vec<String> = r
+                .states
+                .iter()
+                .filter_map(|(s, _)| match s.first() {
+                    Some(atomlab_litmus::Value::Int(v)) if *v != b.expected => Some(v.to_string()),
+                    _ => None,
+                })
+                .collect();
+            Judged {
+                verdict: Verdict::Fail,
+                reason: format!(
+                    "an execution ends with data = {} instead of {}: an update was lost, so two threads were in the critical section or one read stale data",
+                    wrong.join(" or "),
+                    b.expected
+                ),
+                reads_from: r.witness.clone(),
+                witness: r.witness_execution.clone(),
+                executions: r.candidates,
+            }
+        }
+        ModelOutcome::Timeout { .. } => timed_out(),
         ModelOutcome::Failed { error, .. } => match error {
-            atomlab_model::CheckError::TooBig(why) => (
+            atomlab_model::CheckError::TooBig(why) => Judged::plain(
                 Verdict::Bound,
                 format!("{why}; try fewer --threads or --rounds, or a larger --unroll"),
-                None,
                 0,
             ),
-            atomlab_model::CheckError::Timeout => (
-                Verdict::Bound,
-                format!("timed out after {:?} (--timeout)", opts.timeout),
-                None,
-                0,
-            ),
-            other => (Verdict::Refused, other.to_string(), None, 0),
+            atomlab_model::CheckError::Timeout => timed_out(),
+            other => Judged::plain(Verdict::Refused, other.to_string(), 0),
         },
-        ModelOutcome::NotApplicable { reason, .. } => (Verdict::Refused, reason, None, 0),
+        ModelOutcome::NotApplicable { reason, .. } => Judged::plain(Verdict::Refused, reason, 0),
     }
 }

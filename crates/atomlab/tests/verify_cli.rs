@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cli_support::{assert_bad_input, atomlab, stderr};
+use cli_support::{assert_bad_input, atomlab, stderr, text};
 
 const GCC: &str = "aarch64-linux-gnu-gcc";
 
@@ -198,6 +198,66 @@ fn records_say_what_was_checked() {
             .is_some_and(|c| c.contains("<-rf-")),
         "{r}"
     );
+    // Issue 35: the counterexample at the instruction level. Every event
+    // names the machine instruction it came from (or the client's own
+    // access), each read its source, and the broken property says which
+    // critical section saw stale data.
+    let trace = r["detail"]["trace"].as_array().expect("a trace");
+    assert!(trace.len() >= 8, "{r}");
+    let from_plugin: Vec<&serde_json::Value> =
+        trace.iter().filter(|s| s["place"] != "client").collect();
+    assert!(
+        from_plugin.iter().all(|s| s["place"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("tas_relaxed_lock") || p.starts_with("__aarch64_")))
+            && from_plugin
+                .iter()
+                .all(|s| !s["instruction"].as_str().unwrap_or("").is_empty()),
+        "{r}"
+    );
+    assert!(
+        trace
+            .iter()
+            .filter(|s| s["event"].as_str().is_some_and(|e| e.starts_with('R')))
+            .all(|s| s["source"].is_string()),
+        "every read says where its value came from: {r}"
+    );
+    let broken = r["detail"]["broken"].as_str().unwrap_or("");
+    assert!(
+        broken.contains("entered its critical section after") && broken.contains("read data = 0"),
+        "{r}"
+    );
+}
+
+/// The terminal shows the same execution: numbered steps with their
+/// instruction, `<- #N` for the write each read took.
+#[test]
+fn a_fail_shows_its_execution_instruction_by_instruction() {
+    let Some(so) = build("trace", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "tas-relaxed-lock",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("the execution, instruction by instruction"),
+        "{out}"
+    );
+    // The LL/SC pair of the relaxed exchange, by address and mnemonic.
+    assert!(
+        out.lines()
+            .any(|l| l.contains("tas_relaxed_lock_lock+0x") && l.contains("ldxr")),
+        "{out}"
+    );
+    assert!(out.contains("<- #"), "{out}");
+    assert!(out.contains("coherence of lock:"), "{out}");
 }
 
 #[test]

@@ -54,6 +54,10 @@ impl super::Lifter for Aarch64 {
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
         atomlab_litmus::Arch::AArch64
     }
+    fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String> {
+        let bytes = file.code_at(addr)?;
+        decode(&InstDecoder::default(), bytes.get(..4)?).map(|i| i.to_string())
+    }
     fn lift(
         &self,
         file: &PluginFile<'_>,
@@ -276,8 +280,10 @@ pub fn lift(
     }
     let end = at;
     let mut code = Vec::with_capacity(end);
-    for b in blocks {
+    let mut origins = Vec::with_capacity(end);
+    for (key, b) in order.iter().zip(blocks) {
         for lw in b {
+            origins.push(key.1);
             code.push(match lw {
                 Low::I(i) => i,
                 Low::Jump(cond, t) => Instr::Branch {
@@ -292,6 +298,7 @@ pub fn lift(
     }
     Ok(Lifted {
         code,
+        origins,
         reads_lse_flag: l.reads_lse_flag,
     })
 }

@@ -20,6 +20,9 @@ use atomlab_litmus::{Instr, LocId, Reg};
 pub struct Lifted {
     /// The instructions.
     pub code: Vec<Instr>,
+    /// For each instruction of `code`, the address in the file of the
+    /// machine instruction it was lifted from.
+    pub origins: Vec<u64>,
     /// Whether an outline-atomics helper chose between LSE and LL/SC.
     pub reads_lse_flag: bool,
 }
@@ -32,6 +35,8 @@ pub trait Lifter {
     fn first_argument(&self) -> &'static str;
     /// The litmus architecture whose models judge the lifted code.
     fn litmus_arch(&self) -> atomlab_litmus::Arch;
+    /// The machine instruction at `addr`, as a disassembler prints it.
+    fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String>;
     /// Lifts the function at `entry`, its first argument holding object
     /// `obj`'s address; `lse` chooses outline atomics' path (aarch64 only).
     fn lift(

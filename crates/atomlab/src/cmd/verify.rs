@@ -115,7 +115,27 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         };
         rec.notes.push(r.reason.clone());
         if let Some(c) = &r.counterexample {
-            rec.detail = Some(serde_json::json!({ "counterexample": c }));
+            let mut detail = serde_json::json!({ "counterexample": c });
+            // The execution at the instruction level: each event with the
+            // machine instruction it came from.
+            if let Some(t) = &r.trace {
+                detail["broken"] = t.broken.clone().into();
+                detail["trace"] = t
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        serde_json::json!({
+                            "thread": s.thread,
+                            "place": s.place,
+                            "instruction": s.instruction,
+                            "event": s.event,
+                            "source": s.source,
+                        })
+                    })
+                    .collect();
+                detail["coherence"] = t.coherence.clone().into();
+            }
+            rec.detail = Some(detail);
         }
         if r.verdict == atomlab_verify::Verdict::Fail {
             status = ExitStatus::VerdictFailed;
