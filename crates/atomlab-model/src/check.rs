@@ -516,3 +516,23 @@ fn run(
         })
         .collect())
 }
+
+/// The instructions of each thread of `t` that make a memory or fence
+/// event in some run of it (by index in its code): what a change to the
+/// code can affect. Code no run reaches (the path a constant condition
+/// never takes, such as outline atomics' LSE test) is not in it.
+pub fn instructions_run(t: &Test, opts: &CheckOptions) -> Result<Vec<Vec<usize>>, CheckError> {
+    let (_values, traces) = explore(t, opts.deadline, false, opts.loops)?;
+    Ok(traces
+        .iter()
+        .map(|runs| {
+            let mut pcs: Vec<usize> = runs
+                .iter()
+                .flat_map(|tr| tr.events.iter().map(|e| e.pc))
+                .collect();
+            pcs.sort_unstable();
+            pcs.dedup();
+            pcs
+        })
+        .collect())
+}

@@ -64,7 +64,10 @@ pub mod models;
 mod options;
 pub(crate) mod rel;
 
-pub use check::{check_test, check_test_with, ModelChoice, ModelOutcome, ModelResult, Observation};
+pub use check::{
+    check_test, check_test_with, instructions_run, ModelChoice, ModelOutcome, ModelResult,
+    Observation,
+};
 pub use mapping::AcquireLoad;
 pub use models::MODEL_NAMES;
 pub use options::{CheckOptions, Engine, LoopRule};

@@ -97,8 +97,62 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
             write_trace(out, d)?;
         }
     }
+    for r in &recs {
+        if let Some(advice) = r
+            .detail
+            .as_ref()
+            .and_then(|d| d.get("advice"))
+            .and_then(|a| a.as_array())
+        {
+            write_advice(out, r, advice)?;
+        }
+    }
     if recs.iter().any(|r| param(r, "cpu").is_some()) {
         writeln!(out, "\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops)")?;
+    }
+    Ok(())
+}
+
+/// `--advise`'s answer for one record: for a FAIL, the single changes
+/// that make it pass; for a PASS, what could be weakened with the PASS
+/// kept (for this client, model and CPU).
+fn write_advice(
+    out: &mut dyn std::io::Write,
+    r: &atomlab_core::Record,
+    advice: &[serde_json::Value],
+) -> std::io::Result<()> {
+    let field = |a: &serde_json::Value, k: &str| {
+        a.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
+    };
+    let head = match verdict(r) {
+        "FAIL" => "advice: each of these changes alone makes it PASS (verified again)",
+        _ => "advice: each of these alone could be weakened and it still PASSes (verified again, for this client)",
+    };
+    writeln!(
+        out,
+        "\n{} {} under {}{}: {}",
+        r.variant,
+        verdict(r),
+        param(r, "model").unwrap_or("-"),
+        param(r, "cpu").map_or(String::new(), |c| format!(" ({c})")),
+        if advice.is_empty() {
+            match verdict(r) {
+                "FAIL" => "advice: no single change tried makes it pass (an access made acquire or release, a full barrier added); it needs more than one",
+                _ => "advice: nothing could be weakened: every acquire, release and barrier is needed for this client",
+            }
+        } else {
+            head
+        }
+    )?;
+    for a in advice {
+        writeln!(
+            out,
+            "  {} ({}) {}: {}",
+            field(a, "place"),
+            field(a, "address"),
+            field(a, "instruction"),
+            field(a, "change")
+        )?;
     }
     Ok(())
 }

@@ -19,6 +19,7 @@
 //! Supported today: AArch64 files (the instruction set of
 //! [`lift::aarch64`]), kind `lock`.
 
+pub mod advise;
 pub mod client;
 pub mod counterexample;
 pub mod descriptor;
@@ -88,6 +89,8 @@ pub struct Options {
     pub unroll: usize,
     /// Time allowed per (variant, model, CPU) check.
     pub timeout: Duration,
+    /// Try changes to the instructions and verify again ([`advise`]).
+    pub advise: bool,
 }
 
 /// The verdict of one check.
@@ -135,6 +138,9 @@ pub struct Outcome {
     pub counterexample: Option<String>,
     /// A FAIL's execution at the instruction level.
     pub trace: Option<counterexample::Counterexample>,
+    /// With `--advise`: changes that pass (for a FAIL) or keep passing
+    /// (for a PASS).
+    pub advice: Vec<advise::Advice>,
     /// Executions the engine examined.
     pub executions: usize,
     /// Time taken.
@@ -264,6 +270,7 @@ impl<'a> Plugin<'a> {
                     reason,
                     counterexample,
                     trace,
+                    advice: Vec::new(),
                     executions,
                     elapsed: start.elapsed(),
                 };
@@ -280,7 +287,12 @@ impl<'a> Plugin<'a> {
                             .witness
                             .as_ref()
                             .map(|w| counterexample::explain(&self.file, b, w));
-                        out.push(row(j.verdict, j.reason, j.reads_from, trace, j.executions));
+                        let mut done = row(j.verdict, j.reason, j.reads_from, trace, j.executions);
+                        if opts.advise {
+                            done.advice = advise::advise(&self.file, b, m, opts, j.verdict);
+                            done.elapsed = start.elapsed();
+                        }
+                        out.push(done);
                     }
                 }
             }
@@ -299,14 +311,14 @@ pub fn own_model(arch: Arch) -> &'static str {
 }
 
 /// What the checker said of one built test under one model.
-struct Judged {
-    verdict: Verdict,
+pub(crate) struct Judged {
+    pub(crate) verdict: Verdict,
     reason: String,
     /// A FAIL's reads-from, in herd7's words.
     reads_from: Option<String>,
     /// A FAIL's execution as data.
     witness: Option<atomlab_model::explain::Witness>,
-    executions: usize,
+    pub(crate) executions: usize,
 }
 
 impl Judged {
@@ -322,9 +334,9 @@ impl Judged {
     }
 }
 
-/// Runs the checker on a built test under `model`.
-fn judge(b: &client::Built, model: &str, opts: &Options) -> Judged {
-    let check = CheckOptions {
+/// The checker's options for one check: the time limit from now.
+pub(crate) fn check_options(opts: &Options) -> CheckOptions {
+    CheckOptions {
         deadline: Some(Instant::now() + opts.timeout),
         explain: true,
         // The exploration engine (explore.rs) with explanations: it
@@ -334,7 +346,12 @@ fn judge(b: &client::Built, model: &str, opts: &Options) -> Judged {
             unroll: opts.unroll,
         }),
         ..CheckOptions::default()
-    };
+    }
+}
+
+/// Runs the checker on a built test under `model`.
+pub(crate) fn judge(b: &client::Built, model: &str, opts: &Options) -> Judged {
+    let check = check_options(opts);
     let timed_out = || {
         Judged::plain(
             Verdict::Bound,

@@ -385,3 +385,57 @@ fn the_json_document_matches_the_schema() {
     assert_eq!(doc["command"], "verify");
     assert!(doc["records"].as_array().is_some_and(|r| r.len() >= 2));
 }
+
+/// `--advise`: for a FAIL, the single changes that make it pass, each
+/// verified again and named by address and instruction; for a PASS, what
+/// could be weakened (nothing, for a TAS lock whose acquire and release
+/// are both needed). Instructions no run reaches (outline atomics' other
+/// path) are never offered.
+#[test]
+fn advise_names_the_change_that_makes_a_fail_pass() {
+    let Some(so) = build("advise", &[]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "--json",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "tas-relaxed-unlock,tas",
+        "--advise",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let recs = doc["records"].as_array().unwrap();
+    for r in recs {
+        let advice = r["detail"]["advice"].as_array().expect("advice");
+        match r["variant"].as_str() {
+            Some("tas-relaxed-unlock") => {
+                assert_eq!(r["verdict"], "FAIL");
+                assert!(
+                    advice.iter().any(|a| a["change"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with("make it release (stlr)"))
+                        && a["instruction"]
+                            .as_str()
+                            .is_some_and(|i| i.starts_with("str "))
+                        && a["place"]
+                            .as_str()
+                            .is_some_and(|p| p.starts_with("tas_relaxed_unlock_unlock"))
+                        && a["verdict"] == "PASS"),
+                    "{r}"
+                );
+            }
+            Some("tas") => {
+                assert_eq!(r["verdict"], "PASS");
+                assert!(
+                    advice.is_empty(),
+                    "the acquire and release are both needed: {r}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -47,12 +47,89 @@ const MAX_NODES: usize = 4096;
 /// The AArch64 lifter (see [`super::lifter`]).
 pub struct Aarch64;
 
+#[cfg(test)]
+mod form_tests {
+    use super::super::Lifter;
+    use super::Aarch64;
+
+    #[test]
+    fn acquire_and_release_forms_follow_the_arm_arm() {
+        let f = |i: &str, acq: bool| Aarch64.ordered_form(i, acq);
+        assert_eq!(f("ldxr w1, [x0]", true).as_deref(), Some("ldaxr"));
+        assert_eq!(f("ldxrb w1, [x0]", true).as_deref(), Some("ldaxrb"));
+        assert_eq!(f("ldr w1, [x0]", true).as_deref(), Some("ldar"));
+        assert_eq!(f("str wzr, [x0]", false).as_deref(), Some("stlr"));
+        assert_eq!(f("stxr w3, w2, [x0]", false).as_deref(), Some("stlxr"));
+        assert_eq!(f("swp w0, w0, [x1]", true).as_deref(), Some("swpa"));
+        assert_eq!(f("swpb w0, w0, [x1]", true).as_deref(), Some("swpab"));
+        assert_eq!(f("swpa w0, w0, [x1]", false).as_deref(), Some("swpal"));
+        assert_eq!(f("ldadd w0, w0, [x1]", false).as_deref(), Some("ldaddl"));
+        assert_eq!(f("casal w0, w1, [x2]", true), None);
+        assert_eq!(f("ldar w0, [x1]", true), None);
+        assert_eq!(f("add w0, w0, #1", true), None);
+    }
+}
+
 impl super::Lifter for Aarch64 {
     fn first_argument(&self) -> &'static str {
         "X0"
     }
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
         atomlab_litmus::Arch::AArch64
+    }
+    fn full_barrier(&self) -> Option<(Fence, &'static str)> {
+        Some((
+            Fence::Dmb(
+                Barrier::Dmb,
+                BarrierOpt {
+                    kind: BarrierKind::Full,
+                    name: "ISH",
+                },
+            ),
+            "dmb ish",
+        ))
+    }
+    /// The Arm ARM's acquire/release forms (C6.2): LDAR, LDAXR, STLR,
+    /// STLXR, and the A/L suffixes of CAS, SWP and LD<op>.
+    fn ordered_form(&self, instruction: &str, acquire: bool) -> Option<String> {
+        let m = instruction.split_whitespace().next()?;
+        let (base, size) = match m.strip_suffix('b').or_else(|| m.strip_suffix('h')) {
+            Some(b) if ["ld", "st", "swp", "cas"].iter().any(|p| m.starts_with(p)) => {
+                (b, &m[b.len()..])
+            }
+            _ => (m, ""),
+        };
+        let to = match (base, acquire) {
+            ("ldr", true) => "ldar".to_string(),
+            ("ldxr", true) => "ldaxr".to_string(),
+            ("ldapr", true) => "ldar".to_string(),
+            ("str", false) => "stlr".to_string(),
+            ("stxr", false) => "stlxr".to_string(),
+            (b, _)
+                if b.starts_with("cas")
+                    || b.starts_with("swp")
+                    || (b.starts_with("ld")
+                        && ["add", "clr", "eor", "set", "smax", "smin", "umax", "umin"]
+                            .iter()
+                            .any(|op| b[2..].starts_with(op))) =>
+            {
+                // CAS/SWP/LD<op>: A for acquire, L for release, AL both.
+                let (core, had) = ["al", "a", "l"]
+                    .iter()
+                    .find_map(|s| b.strip_suffix(s).filter(|c| c.len() >= 3).map(|c| (c, *s)))
+                    .unwrap_or((b, ""));
+                let add = if acquire { "a" } else { "l" };
+                let new = match had {
+                    "al" => return None,
+                    "" => add.to_string(),
+                    s if s == add => return None,
+                    _ => "al".to_string(),
+                };
+                format!("{core}{new}")
+            }
+            _ => return None,
+        };
+        Some(format!("{to}{size}"))
     }
     fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String> {
         let bytes = file.code_at(addr)?;

@@ -37,6 +37,18 @@ pub trait Lifter {
     fn litmus_arch(&self) -> atomlab_litmus::Arch;
     /// The machine instruction at `addr`, as a disassembler prints it.
     fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String>;
+    /// The architecture's full barrier and its mnemonic (`--advise` tries
+    /// adding it); `None`: not offered.
+    fn full_barrier(&self) -> Option<(atomlab_litmus::Fence, &'static str)> {
+        None
+    }
+    /// The acquire (or release) form of the disassembled `instruction`
+    /// (`ldxr w1, [x0]` → `ldaxr`), for advice; `None` when there is none
+    /// or it is not known.
+    fn ordered_form(&self, instruction: &str, acquire: bool) -> Option<String> {
+        let _ = (instruction, acquire);
+        None
+    }
     /// Lifts the function at `entry`, its first argument holding object
     /// `obj`'s address; `lse` chooses outline atomics' path (aarch64 only).
     fn lift(

@@ -36,6 +36,12 @@ pub struct VerifyArgs {
     /// Time allowed per variant and model; past it the verdict is BOUND [default: 60s].
     #[arg(long = "timeout", value_name = "DURATION", value_parser = crate::cmd::bench::parse_seconds)]
     pub timeout: Option<f64>,
+    /// Advice: for a FAIL, each single change (an access made acquire or
+    /// release, a barrier added) that makes it pass; for a PASS, each
+    /// acquire, release or barrier that could be weakened with the PASS
+    /// kept. Every change is verified again on the lifted code.
+    #[arg(long)]
+    pub advise: bool,
 }
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
@@ -66,6 +72,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         rounds: args.rounds,
         unroll: args.unroll,
         timeout: Duration::from_secs_f64(args.timeout.unwrap_or(60.0)),
+        advise: args.advise,
     };
     let models = plugin.models(&opts)?;
     let variants = plugin.select(&opts)?;
@@ -114,8 +121,9 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             }
         };
         rec.notes.push(r.reason.clone());
+        let mut detail = serde_json::json!({});
         if let Some(c) = &r.counterexample {
-            let mut detail = serde_json::json!({ "counterexample": c });
+            detail["counterexample"] = c.clone().into();
             // The execution at the instruction level: each event with the
             // machine instruction it came from.
             if let Some(t) = &r.trace {
@@ -135,6 +143,29 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
                     .collect();
                 detail["coherence"] = t.coherence.clone().into();
             }
+        }
+        if args.advise
+            && matches!(
+                r.verdict,
+                atomlab_verify::Verdict::Pass | atomlab_verify::Verdict::Fail
+            )
+        {
+            detail["advice"] = r
+                .advice
+                .iter()
+                .map(|a| {
+                    serde_json::json!({
+                        "address": format!("{:#x}", a.addr),
+                        "place": a.place,
+                        "instruction": a.instruction,
+                        "change": a.change,
+                        "verdict": a.verdict.word(),
+                        "executions": a.executions,
+                    })
+                })
+                .collect();
+        }
+        if detail.as_object().is_some_and(|d| !d.is_empty()) {
             rec.detail = Some(detail);
         }
         if r.verdict == atomlab_verify::Verdict::Fail {
