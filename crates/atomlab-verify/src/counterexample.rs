@@ -39,6 +39,12 @@ pub struct Counterexample {
     pub coherence: Vec<String>,
     /// The client property that broke.
     pub broken: String,
+    /// Reads-from by step index: (the write's step, or `None` for the
+    /// initial value; the read's step).
+    pub rf: Vec<(Option<usize>, usize)>,
+    /// Coherence by step index, per location written more than once (the
+    /// initial value first, as `None`).
+    pub co: Vec<(String, Vec<Option<usize>>)>,
 }
 
 /// Explains witness `w` of the client `b` built from `file`.
@@ -91,6 +97,22 @@ pub fn explain(file: &PluginFile<'_>, b: &Built, w: &Witness) -> Counterexample 
             source,
         });
     }
+    let step = |i: usize| order.iter().position(|&o| o == i);
+    let rf =
+        w.rf.iter()
+            .filter(|&&(_, r)| w.events[r].thread.is_some())
+            .filter_map(|&(src, r)| Some((step(src), step(r)?)))
+            .collect();
+    let co =
+        w.co.iter()
+            .filter(|(_, writes)| writes.len() > 2)
+            .map(|(l, writes)| {
+                (
+                    b.test.locations[*l].clone(),
+                    writes.iter().map(|&i| step(i)).collect(),
+                )
+            })
+            .collect();
     let coherence =
         w.co.iter()
             .filter(|(_, writes)| writes.len() > 2)
@@ -106,6 +128,71 @@ pub fn explain(file: &PluginFile<'_>, b: &Built, w: &Witness) -> Counterexample 
         steps,
         coherence,
         broken: broken_lock(b, w, &who),
+        rf,
+        co,
+    }
+}
+
+impl Counterexample {
+    /// A Graphviz graph of the execution: one cluster per thread, each
+    /// event labelled with its step, place, instruction and event, program
+    /// order down each thread, reads-from in red, coherence in blue (as
+    /// herd7's and `check --dot`'s graphs draw them).
+    pub fn dot(&self, title: &str) -> String {
+        use std::fmt::Write;
+        let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut out = String::new();
+        let _ = writeln!(out, "digraph \"{}\" {{", esc(title));
+        let _ = writeln!(
+            out,
+            "  label=\"{}\"; labelloc=t; node [shape=box, fontname=monospace];",
+            esc(title)
+        );
+        let _ = writeln!(out, "  init [label=\"initial values\", style=dotted];");
+        let threads: std::collections::BTreeSet<usize> =
+            self.steps.iter().map(|s| s.thread).collect();
+        for t in threads {
+            let _ = writeln!(out, "  subgraph cluster_p{t} {{ label=\"P{t}\";");
+            let mine: Vec<usize> = (0..self.steps.len())
+                .filter(|&i| self.steps[i].thread == t)
+                .collect();
+            for &i in &mine {
+                let s = &self.steps[i];
+                let _ = writeln!(
+                    out,
+                    "    s{i} [label=\"#{} {}\\n{}\\n{}\"];",
+                    i + 1,
+                    esc(&s.place),
+                    esc(&s.instruction),
+                    esc(&s.event)
+                );
+            }
+            for w in mine.windows(2) {
+                let _ = writeln!(out, "    s{} -> s{} [label=po];", w[0], w[1]);
+            }
+            let _ = writeln!(out, "  }}");
+        }
+        let node = |s: Option<usize>| s.map_or("init".to_string(), |i| format!("s{i}"));
+        for &(w, r) in &self.rf {
+            let _ = writeln!(
+                out,
+                "  {} -> s{r} [label=rf, color=red, fontcolor=red];",
+                node(w)
+            );
+        }
+        for (loc, chain) in &self.co {
+            for pair in chain.windows(2) {
+                let _ = writeln!(
+                    out,
+                    "  {} -> {} [label=\"co {}\", color=blue, fontcolor=blue];",
+                    node(pair[0]),
+                    node(pair[1]),
+                    esc(loc)
+                );
+            }
+        }
+        let _ = writeln!(out, "}}");
+        out
     }
 }
 

@@ -439,3 +439,60 @@ fn advise_names_the_change_that_makes_a_fail_pass() {
         }
     }
 }
+
+/// `--dot DIR`: one Graphviz graph per FAIL, its events labelled with
+/// their instructions, reads-from and coherence drawn; a directory that
+/// cannot be made is bad input (exit 2).
+#[test]
+fn dot_draws_each_fail() {
+    let Some(so) = build("dot", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verify-dot");
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "tas,tas-relaxed-unlock",
+        "--dot",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files,
+        ["tas-relaxed-unlock-aarch64.dot"],
+        "only the FAIL is drawn"
+    );
+    let g = std::fs::read_to_string(dir.join(&files[0])).unwrap();
+    assert!(
+        g.starts_with("digraph \"tas-relaxed-unlock FAIL under aarch64\""),
+        "{g}"
+    );
+    assert!(
+        g.contains("tas_relaxed_unlock_unlock\\nstr wzr, [x0]"),
+        "{g}"
+    );
+    assert!(g.contains("[label=rf, color=red"), "{g}");
+    assert!(g.contains("label=\"co lock\""), "{g}");
+    // A file where the directory should go.
+    let blocker = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verify-dot-file");
+    std::fs::write(&blocker, "x").unwrap();
+    let under = blocker.join("graphs");
+    assert_bad_input(
+        &[
+            "verify",
+            "--plugin",
+            so.to_str().unwrap(),
+            "--dot",
+            under.to_str().unwrap(),
+        ],
+        &["--dot", "cannot create the directory"],
+    );
+}

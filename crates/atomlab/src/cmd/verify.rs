@@ -42,6 +42,11 @@ pub struct VerifyArgs {
     /// kept. Every change is verified again on the lifted code.
     #[arg(long)]
     pub advise: bool,
+    /// Write a Graphviz graph of each FAIL's execution into DIR
+    /// (VARIANT-MODEL[-CPU].dot): events labelled with their instruction,
+    /// program order, reads-from and coherence.
+    #[arg(long, value_name = "DIR")]
+    pub dot: Option<PathBuf>,
 }
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
@@ -76,6 +81,14 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     };
     let models = plugin.models(&opts)?;
     let variants = plugin.select(&opts)?;
+    if let Some(dir) = &args.dot {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "--dot {}: cannot create the directory",
+                dir.display()
+            ))
+        })?;
+    }
     let sha = atomlab_stress::plugin::load::sha256_hex(&data);
     let mut rows = Vec::new();
     for v in variants {
@@ -84,7 +97,39 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     }
     let mut records = Vec::new();
     let mut status = ExitStatus::Ok;
+    let mut graphs = Vec::new();
     for r in &rows {
+        if let (Some(dir), Some(t)) = (&args.dot, &r.trace) {
+            let cpu = match r.lse {
+                Some(true) => "-lse",
+                Some(false) => "-nolse",
+                None => "",
+            };
+            // A variant's name is the plugin's: only plain characters
+            // reach the file name.
+            let name: String = format!("{}-{}{cpu}.dot", r.variant, r.model)
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let file = dir.join(name);
+            let title = format!(
+                "{} {} under {}{}",
+                r.variant,
+                r.verdict.word(),
+                r.model,
+                r.lse.map_or("", |l| if l { " (LSE)" } else { " (no LSE)" })
+            );
+            std::fs::write(&file, t.dot(&title)).map_err(|e| {
+                anyhow::Error::new(e).context(format!("--dot: cannot write {}", file.display()))
+            })?;
+            graphs.push(file.display().to_string());
+        }
         let mut rec = Record::new("verify", r.kind.name(), &r.variant);
         rec.param("model", r.model.clone())
             .param("threads", args.threads as u64)
@@ -186,6 +231,15 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             ""
         }
     ));
+    if let Some(dir) = &args.dot {
+        report.notes.push(match graphs.len() {
+            0 => format!("--dot {}: no FAIL, so no graph", dir.display()),
+            n => format!(
+                "--dot: {n} graph(s) of the FAILs' executions: {}",
+                graphs.join(", ")
+            ),
+        });
+    }
     Ok(CommandOutput {
         report,
         status,
