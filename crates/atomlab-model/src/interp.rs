@@ -1060,10 +1060,20 @@ pub(crate) fn explore(
             all.push(traces);
         }
         written = next;
-        if (0..nl).any(|l| written.iter().map(|w| w[l].len()).sum::<usize>() > 64) {
-            return Err(CheckError::TooBig(
-                "a location may hold more than 64 different values".into(),
-            ));
+        if let Some(l) = (0..nl).find(|&l| written.iter().map(|w| w[l].len()).sum::<usize>() > 64) {
+            let mut seen: Vec<i64> = written.iter().flat_map(|w| w[l].iter().copied()).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            let shown: Vec<String> = seen
+                .iter()
+                .take(8)
+                .map(|&v| test.value_name(decode(v, nl)))
+                .collect();
+            return Err(CheckError::TooBig(format!(
+                "location {} may hold more than 64 different values ({}, …)",
+                test.locations[l],
+                shown.join(", ")
+            )));
         }
         let writes: usize = all
             .iter()
