@@ -180,12 +180,19 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             }
         }
         c.expect("{", "to open the thread's body")?;
+        // Registers the initial state sets are declared by it.
+        let declared = b
+            .init_regs
+            .iter()
+            .filter(|(t, _)| *t == tid)
+            .map(|(_, name)| name.clone())
+            .collect();
         let mut body = Body {
             c,
             b,
             tid,
             params,
-            declared: Vec::new(),
+            declared,
             code: Vec::new(),
             temps: 0,
             linux,
@@ -303,6 +310,11 @@ impl Body<'_, '_> {
             let wpos = self.c.pos;
             match self.c.ident() {
                 Some(w) if TYPE_WORDS.contains(&w) => typed = true,
+                // `void *r0 = rcu_dereference(*(void **)y);`: `void` only
+                // as a pointer's base type, as in herd7's C grammar.
+                Some("void") if !typed && self.c.rest().trim_start().starts_with('*') => {
+                    typed = true
+                }
                 Some(_) => {
                     self.c.pos = wpos;
                     break;
