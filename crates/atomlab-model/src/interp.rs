@@ -954,27 +954,102 @@ fn constant_writes(t: &Thread) -> Vec<(usize, i64)> {
             | Instr::Branch { .. } => Vec::new(),
         })
         .collect();
-    t.code
-        .iter()
-        .filter_map(|i| match i {
-            Instr::Store {
-                addr,
-                value: Expr::Const(v),
-                ..
-            } => {
-                let loc = match addr {
-                    Expr::Const(Value::Loc(l)) => Some(*l),
-                    Expr::Reg(r) if !written_regs.contains(r) => match t.init_value(*r) {
-                        Value::Loc(l) => Some(l),
-                        Value::Int(_) => None,
-                    },
-                    _ => None,
-                };
-                loc.map(|l| (l, encode(*v)))
+    let consts = constant_registers(t, &written_regs);
+    let mut out = Vec::new();
+    for i in &t.code {
+        let Instr::Store { addr, value, .. } = i else {
+            continue;
+        };
+        let locs: Vec<usize> = match addr {
+            Expr::Const(Value::Loc(l)) => vec![*l],
+            Expr::Reg(r) if !written_regs.contains(r) => match t.init_value(*r) {
+                Value::Loc(l) => vec![l],
+                Value::Int(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        if locs.is_empty() {
+            continue;
+        }
+        for v in const_values(value, &consts) {
+            out.extend(locs.iter().map(|&l| (l, v)));
+        }
+    }
+    out
+}
+
+/// The most constants followed per register or expression: a seed only
+/// adds read candidates, so stopping early loses values, never soundness
+/// of the values kept (and real tests choose among two or three).
+const MAX_CONSTS: usize = 16;
+
+/// The constants each register may hold whatever the thread reads: its
+/// initial value when the code never writes it, and the values of
+/// assignments computed from constants and such registers (flow-
+/// insensitively, to a fixpoint). `r1 = 1; if (READ_ONCE(*x) == 0) r1 =
+/// 0;` gives r1 {0, 1}: herd7 solves a register's value per branch, and a
+/// constant chosen in an `if` is no data dependency on the read the `if`
+/// tests (issue 37).
+fn constant_registers(t: &Thread, written_regs: &BTreeSet<usize>) -> Vec<BTreeSet<i64>> {
+    let mut consts: Vec<BTreeSet<i64>> = (0..t.regs.len())
+        .map(|r| {
+            if written_regs.contains(&r) {
+                BTreeSet::new()
+            } else {
+                BTreeSet::from([encode(t.init_value(r))])
             }
-            _ => None,
         })
-        .collect()
+        .collect();
+    // Each round adds at least one value to some register, and a register
+    // holds at most MAX_CONSTS: the loop ends.
+    loop {
+        let mut grown = false;
+        for i in &t.code {
+            let (dst, vals) = match i {
+                Instr::Assign { dst, expr } => (*dst, const_values(expr, &consts)),
+                Instr::Select { dst, a, b, .. } => {
+                    let mut v = const_values(a, &consts);
+                    v.extend(const_values(b, &consts));
+                    (*dst, v)
+                }
+                _ => continue,
+            };
+            for v in vals {
+                if consts[dst].len() < MAX_CONSTS && consts[dst].insert(v) {
+                    grown = true;
+                }
+            }
+        }
+        if !grown {
+            return consts;
+        }
+    }
+}
+
+/// The values `e` may take over the constants of its registers (none when
+/// a register it reads has none).
+fn const_values(e: &Expr, consts: &[BTreeSet<i64>]) -> BTreeSet<i64> {
+    match e {
+        Expr::Const(v) => BTreeSet::from([encode(*v)]),
+        Expr::Reg(r) => consts.get(*r).cloned().unwrap_or_default(),
+        Expr::Not(a) => const_values(a, consts)
+            .into_iter()
+            .map(|v| (v == 0) as i64)
+            .collect(),
+        Expr::Bin(op, a, b) => {
+            let (xs, ys) = (const_values(a, consts), const_values(b, consts));
+            let mut out = BTreeSet::new();
+            for &x in &xs {
+                for &y in &ys {
+                    if out.len() >= MAX_CONSTS {
+                        return out;
+                    }
+                    out.insert(binop(*op, x, y));
+                }
+            }
+            out
+        }
+    }
 }
 
 /// The value domain of each location and each thread's traces.
@@ -984,10 +1059,13 @@ pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
 /// thread may write, to a fixpoint. Returns the traces of the last round.
 /// `structured`: C's control dependencies, which stop where an `if`'s
 /// branches join (for a C test judged as C, not as compiled code).
+/// `linux`: the test is read as Linux-kernel C (dependencies are not
+/// forwarded through memory, constant stores seed the values).
 pub(crate) fn explore(
     test: &Test,
     deadline: Option<std::time::Instant>,
     structured: bool,
+    linux: bool,
     loops: Option<crate::LoopRule>,
 ) -> Result<Explored, CheckError> {
     let nl = test.locations.len();
@@ -998,7 +1076,7 @@ pub(crate) fn explore(
     }
     // written[t][l]: values thread t may write to l.
     let mut written: Vec<Vec<BTreeSet<i64>>> = vec![vec![BTreeSet::new(); nl]; nt];
-    if test.is_linux() {
+    if linux {
         for (ti, t) in test.threads.iter().enumerate() {
             for (l, v) in constant_writes(t) {
                 written[ti][l].insert(v);
@@ -1033,7 +1111,7 @@ pub(crate) fn explore(
                 max_traces: MAX_TRACES.saturating_sub(kept),
                 deadline,
                 ticks: std::cell::Cell::new(0),
-                forward: !test.is_linux(),
+                forward: !linux,
                 structured,
                 loops,
             };

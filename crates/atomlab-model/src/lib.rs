@@ -13,7 +13,8 @@
 //! al., ASPLOS 2018, as the kernel's linux-kernel.cat, .bell and lock.cat
 //! state it). A C11 test is also judged by the hardware models through a
 //! C11→ISA compilation table ([`mapping`]); a Linux-kernel test by `lkmm`
-//! and `sc` only.
+//! and `sc` only; a C test with plain accesses only by all of them, `lkmm`
+//! reading it as Linux-kernel C ([`check::PLAIN_AS_LINUX`]).
 //!
 //! Enumeration is structured, not blind: per-thread traces are computed once
 //! (with the values reads may return found by a fixpoint), reads-from and
