@@ -182,7 +182,8 @@ pub fn check_test_with(
     let mut outcomes: Vec<Option<ModelOutcome>> = vec![None; models.len()];
     // Models judging the same event structure share one enumeration: the
     // same compilation (or none), read as Linux-kernel C or not.
-    let mut groups: Vec<((Option<Target>, bool), Vec<usize>)> = Vec::new();
+    type Group = (Option<Target>, bool);
+    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
     let mut resolved: Vec<Option<&dyn Model>> = vec![None; models.len()];
     for (i, choice) in models.iter().enumerate() {
         let (model, target) = match *choice {

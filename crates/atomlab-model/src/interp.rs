@@ -916,138 +916,113 @@ fn rmw_apply(op: RmwOp, old: i64, x: i64) -> i64 {
     }
 }
 
-/// The constants thread `t` stores to a fixed location anywhere in its
-/// code, whether or not a value read from the initial state leads there.
+/// The constants thread `t` stores to a fixed location on some path of
+/// its code, whatever the values it reads: every read is unknown, both
+/// branches of an `if` on an unknown value are followed, and a store of a
+/// value computed from constants only (a literal, or a register given a
+/// constant on that path) seeds the values of its location.
 ///
 /// herd7 runs both branches of every `if` and solves the values after
 /// choosing reads-from (CSem.ml, `C.If`), so a write inside a branch that
 /// only a value that write itself justifies can open still takes part: in
 /// `P0: if (READ_ONCE(*z) == 1) *x = 2;  P1: if (READ_ONCE(*x)) WRITE_ONCE(*z, 1);`
 /// herd7's LKMM allows both reads to see the other thread's write (the
-/// plain write is outside `hb`, the outcome a data race). A fixpoint
-/// started from the initial values alone never reaches 2 or 1 there, so
-/// such stores seed it. A value only makes a read's candidate; the
+/// plain write is outside `hb`, the outcome a data race). Likewise a
+/// constant chosen in an `if` and stored after the join (`r1 = 1; if
+/// (READ_ONCE(*x) == 0) r1 = 0; WRITE_ONCE(*y, r1);`) is a constant on
+/// each path, no data dependency on the read (issue 37). A fixpoint
+/// started from the initial values alone never reaches such values, so
+/// these stores seed it. A value only makes a read's candidate; the
 /// execution still needs a write of it to read from, and the model judges
-/// the cycle.
-fn constant_writes(t: &Thread) -> Vec<(usize, i64)> {
-    // A register the code never writes keeps its initial value (a C
-    // test's location parameters).
-    let written_regs: BTreeSet<usize> = t
-        .code
-        .iter()
-        .flat_map(|i| match i {
-            Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => dst.iter().copied().collect(),
-            Instr::StoreExclusive { status, .. } => status.iter().copied().collect(),
+/// the cycle. Paths are followed per path, not merged: a constant that
+/// every path overwrites before the store (`r0 = 1; if (r2 != 1) r0 = 0;
+/// else r0 = r2;`) is no seed, as a value herd7 would leave unsolved
+/// must not become a concrete one here.
+fn constant_writes(t: &Thread, nlocs: usize) -> Vec<(usize, i64)> {
+    let regs: Vec<Option<i64>> = (0..t.regs.len())
+        .map(|r| Some(encode(t.init_value(r))))
+        .collect();
+    let mut out = BTreeSet::new();
+    let mut budget = SEED_STEPS;
+    seed_path(t, 0, regs, nlocs, &mut out, &mut budget);
+    out.into_iter().collect()
+}
+
+/// Instruction steps [`constant_writes`] takes over all the paths of a
+/// thread: past them it keeps the seeds found so far (fewer values, as
+/// before the seeds existed, never a wrong one).
+const SEED_STEPS: usize = 100_000;
+
+/// One path of [`constant_writes`] from `pc`, with each register's value
+/// when known (`None`: it depends on a read).
+fn seed_path(
+    t: &Thread,
+    mut pc: usize,
+    mut regs: Vec<Option<i64>>,
+    nlocs: usize,
+    out: &mut BTreeSet<(usize, i64)>,
+    budget: &mut usize,
+) {
+    fn eval(e: &Expr, regs: &[Option<i64>]) -> Option<i64> {
+        match e {
+            Expr::Const(v) => Some(encode(*v)),
+            Expr::Reg(r) => regs.get(*r).copied().flatten(),
+            Expr::Not(a) => eval(a, regs).map(|v| (v == 0) as i64),
+            Expr::Bin(op, a, b) => Some(binop(*op, eval(a, regs)?, eval(b, regs)?)),
+        }
+    }
+    while let Some(i) = t.code.get(pc) {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        pc += 1;
+        match i {
+            Instr::Assign { dst, expr } => regs[*dst] = eval(expr, &regs),
+            Instr::Select { dst, cond, a, b } => {
+                regs[*dst] = match eval(cond, &regs) {
+                    Some(0) => eval(b, &regs),
+                    Some(_) => eval(a, &regs),
+                    None => None,
+                }
+            }
+            Instr::Branch { cond, target } => match cond.as_ref().map(|c| eval(c, &regs)) {
+                None => pc = *target,
+                Some(Some(0)) => {}
+                Some(Some(_)) => pc = *target,
+                Some(None) => {
+                    // Unknown: the jump here, the fall-through below.
+                    seed_path(t, *target, regs.clone(), nlocs, out, budget);
+                }
+            },
+            Instr::Store { addr, value, .. } => {
+                if let (Some(a), Some(v)) = (eval(addr, &regs), eval(value, &regs)) {
+                    if let Value::Loc(l) = decode(a, nlocs) {
+                        out.insert((l, v));
+                    }
+                }
+            }
+            Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => {
+                if let Some(d) = dst {
+                    regs[*d] = None;
+                }
+            }
+            Instr::StoreExclusive { status, .. } => {
+                if let Some(d) = status {
+                    regs[*d] = None;
+                }
+            }
             Instr::Cas {
                 result, expected, ..
             } => {
-                let mut v: Vec<usize> = result.iter().copied().collect();
+                if let Some(d) = result {
+                    regs[*d] = None;
+                }
                 if let CasExpected::Reg(r) = expected {
-                    v.push(*r);
-                }
-                v
-            }
-            Instr::Assign { dst, .. } | Instr::Select { dst, .. } => vec![*dst],
-            Instr::Store { .. }
-            | Instr::Fence(_)
-            | Instr::SyncSrcu { .. }
-            | Instr::Branch { .. } => Vec::new(),
-        })
-        .collect();
-    let consts = constant_registers(t, &written_regs);
-    let mut out = Vec::new();
-    for i in &t.code {
-        let Instr::Store { addr, value, .. } = i else {
-            continue;
-        };
-        let locs: Vec<usize> = match addr {
-            Expr::Const(Value::Loc(l)) => vec![*l],
-            Expr::Reg(r) if !written_regs.contains(r) => match t.init_value(*r) {
-                Value::Loc(l) => vec![l],
-                Value::Int(_) => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        if locs.is_empty() {
-            continue;
-        }
-        for v in const_values(value, &consts) {
-            out.extend(locs.iter().map(|&l| (l, v)));
-        }
-    }
-    out
-}
-
-/// The most constants followed per register or expression: a seed only
-/// adds read candidates, so stopping early loses values, never soundness
-/// of the values kept (and real tests choose among two or three).
-const MAX_CONSTS: usize = 16;
-
-/// The constants each register may hold whatever the thread reads: its
-/// initial value when the code never writes it, and the values of
-/// assignments computed from constants and such registers (flow-
-/// insensitively, to a fixpoint). `r1 = 1; if (READ_ONCE(*x) == 0) r1 =
-/// 0;` gives r1 {0, 1}: herd7 solves a register's value per branch, and a
-/// constant chosen in an `if` is no data dependency on the read the `if`
-/// tests (issue 37).
-fn constant_registers(t: &Thread, written_regs: &BTreeSet<usize>) -> Vec<BTreeSet<i64>> {
-    let mut consts: Vec<BTreeSet<i64>> = (0..t.regs.len())
-        .map(|r| {
-            if written_regs.contains(&r) {
-                BTreeSet::new()
-            } else {
-                BTreeSet::from([encode(t.init_value(r))])
-            }
-        })
-        .collect();
-    // Each round adds at least one value to some register, and a register
-    // holds at most MAX_CONSTS: the loop ends.
-    loop {
-        let mut grown = false;
-        for i in &t.code {
-            let (dst, vals) = match i {
-                Instr::Assign { dst, expr } => (*dst, const_values(expr, &consts)),
-                Instr::Select { dst, a, b, .. } => {
-                    let mut v = const_values(a, &consts);
-                    v.extend(const_values(b, &consts));
-                    (*dst, v)
-                }
-                _ => continue,
-            };
-            for v in vals {
-                if consts[dst].len() < MAX_CONSTS && consts[dst].insert(v) {
-                    grown = true;
+                    regs[*r] = None;
                 }
             }
-        }
-        if !grown {
-            return consts;
-        }
-    }
-}
-
-/// The values `e` may take over the constants of its registers (none when
-/// a register it reads has none).
-fn const_values(e: &Expr, consts: &[BTreeSet<i64>]) -> BTreeSet<i64> {
-    match e {
-        Expr::Const(v) => BTreeSet::from([encode(*v)]),
-        Expr::Reg(r) => consts.get(*r).cloned().unwrap_or_default(),
-        Expr::Not(a) => const_values(a, consts)
-            .into_iter()
-            .map(|v| (v == 0) as i64)
-            .collect(),
-        Expr::Bin(op, a, b) => {
-            let (xs, ys) = (const_values(a, consts), const_values(b, consts));
-            let mut out = BTreeSet::new();
-            for &x in &xs {
-                for &y in &ys {
-                    if out.len() >= MAX_CONSTS {
-                        return out;
-                    }
-                    out.insert(binop(*op, x, y));
-                }
-            }
-            out
+            Instr::Fence(_) | Instr::SyncSrcu { .. } => {}
         }
     }
 }
@@ -1078,7 +1053,7 @@ pub(crate) fn explore(
     let mut written: Vec<Vec<BTreeSet<i64>>> = vec![vec![BTreeSet::new(); nl]; nt];
     if linux {
         for (ti, t) in test.threads.iter().enumerate() {
-            for (l, v) in constant_writes(t) {
+            for (l, v) in constant_writes(t, nl) {
                 written[ti][l].insert(v);
             }
         }

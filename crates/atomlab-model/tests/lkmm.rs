@@ -157,6 +157,45 @@ exists (0:r1=1)
 }
 
 #[test]
+fn a_constant_every_path_overwrites_before_the_store_is_no_seed() {
+    // r0 = 1 never reaches the store: both branches assign r0 again. The
+    // value 1 reaches y only through the load-buffering cycle of the else
+    // branch (r0 = r2), whose value herd7 leaves unsolved and drops with
+    // the branch's condition: herd7 7.58, `Always 4 0`, States 1 (s37's
+    // LKIF-078). A seed taken from every assignment of r0 gave 1:r0=1.
+    let r = lkmm(
+        "C overwritten
+{}
+P0(int *x, int *y)
+{
+	int r0;
+	int r2;
+
+	r0 = 1;
+	r2 = *x;
+	if (r2 != 1) {
+		r0 = 0;
+	} else {
+		r0 = r2;
+	}
+	smp_wmb();
+	WRITE_ONCE(*y, r0);
+}
+P1(int *x, int *y)
+{
+	int r0;
+
+	r0 = READ_ONCE(*y);
+	WRITE_ONCE(*x, r0);
+}
+exists (1:r0=0)
+",
+    );
+    assert_eq!(r.observation, Observation::Always);
+    assert_eq!(r.states.len(), 1, "{:?}", r.states);
+}
+
+#[test]
 fn a_lock_taken_twice_by_one_thread_deadlocks() {
     // lock.cat's lock-nest axiom: no execution takes the lock again, so
     // no final state at all.
