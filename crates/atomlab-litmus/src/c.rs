@@ -10,7 +10,9 @@
 //! each primitive becomes an access tagged with its [`LkAccess`] (ONCE,
 //! ACQUIRE, RELEASE, MB, NORETURN, lock events) or a [`Fence::Linux`]
 //! barrier; RMWs are read/write pairs linked by `rmw`, as herd7 builds them
-//! for the LKMM; registers may be used undeclared, as herd7 allows. SRCU's
+//! for the LKMM; registers may be used undeclared, as herd7 allows. In
+//! both dialects a register the initial state sets (`{ 0:r4=y; }`) is
+//! declared by it, and `void *r0 = …;` declares a register. SRCU's
 //! read-side lock and unlock are a read and a write of the srcu_struct
 //! tagged [`LkAccess::SrcuLock`]/[`LkAccess::SrcuUnlock`], and
 //! `synchronize_srcu(s)` is an [`Instr::SyncSrcu`] at `s`. The
