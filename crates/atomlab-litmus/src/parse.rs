@@ -541,8 +541,9 @@ fn parse_value(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Value> {
 }
 
 /// A state variable: `N:reg`, `[loc]` or `loc`. In `locations`, a register
-/// the thread does not have is taken (herd7 lists it with value 0); in a
-/// condition it is refused, as a typo that would otherwise hold silently.
+/// the thread does not have, or a location no thread uses, is taken (herd7
+/// lists it with value 0); in a condition it is refused, as a typo that
+/// would otherwise hold silently.
 fn parse_var(c: &mut Cursor<'_>, b: &mut Builder, in_locations: bool) -> PResult<StateVar> {
     c.ws();
     let pos = c.pos;
@@ -574,7 +575,7 @@ fn parse_var(c: &mut Cursor<'_>, b: &mut Builder, in_locations: bool) -> PResult
     }
     match c.ident() {
         Some(name) => {
-            if !b.locations.iter().any(|l| l == name) {
+            if !in_locations && !b.locations.iter().any(|l| l == name) {
                 return Err(c.err_at(pos, format!("unknown location '{name}' in the condition")));
             }
             Ok(StateVar::Loc(b.loc(name)))

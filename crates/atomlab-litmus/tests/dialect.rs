@@ -78,6 +78,12 @@ fn locations_may_name_a_register_the_thread_lacks_but_a_condition_may_not() {
     );
     let r1 = t.threads[0].reg("r1").expect("r1 added for locations");
     assert!(t.observed.contains(&StateVar::Reg { thread: 0, reg: r1 }));
+    // A location no thread uses, likewise (herd7 7.58: `[w]=0;`).
+    let t = parsed(
+        "C locw\n{}\nP0(int *x)\n{\n\tWRITE_ONCE(*x, 1);\n}\nlocations [w; 0:r5]\nexists (x=1)\n",
+    );
+    let w = t.locations.iter().position(|l| l == "w").expect("w added");
+    assert!(t.observed.contains(&StateVar::Loc(w)));
     let e = parse(
         "t.litmus",
         "C locs\n{}\nP0(int *x)\n{\n\tWRITE_ONCE(*x, 1);\n}\nexists (0:r1=0)\n",
