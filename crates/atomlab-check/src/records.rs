@@ -84,6 +84,9 @@ pub(crate) fn records(checked: &[Checked], models: &[String], detail: bool) -> V
                 ModelOutcome::Done(d) => {
                     rec.param("observation", d.observation.word())
                         .param("mapping", d.mapping)
+                        // How a test that reads two ways was read (a
+                        // plain-only C test under lkmm).
+                        .param("reading", d.reading)
                         .param("data_race", d.racy)
                         // The model's other `flag`s (LKMM's lock and RCU
                         // validity checks, a cat file's own), as herd7

@@ -202,6 +202,17 @@ pub fn table(layout: &Layout, recs: &[&Record]) -> Table {
     for (model, m) in mappings {
         notes.push(format!("{model} judges C tests through {m}"));
     }
+    let mut readings: Vec<(&str, &str)> = Vec::new();
+    for r in recs {
+        if let Some(m) = r.parameters.get("reading").and_then(|m| m.as_str()) {
+            if !readings.iter().any(|(a, b)| *a == r.variant && *b == m) {
+                readings.push((&r.variant, m));
+            }
+        }
+    }
+    for (model, m) in readings {
+        notes.push(format!("{model}: {m}"));
+    }
     Table {
         header,
         rows,

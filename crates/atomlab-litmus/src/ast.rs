@@ -753,6 +753,27 @@ impl Test {
             })
     }
 
+    /// Whether the test is C with plain accesses only (`*x = 1`, `r0 =
+    /// *y`): no C11 atomic or fence and no Linux-kernel primitive. Such a
+    /// test reads the same in both C dialects; herd7 judges it under
+    /// whatever model it is given, so `lkmm` judges it too, as Linux-kernel
+    /// C (issue 37).
+    pub fn is_plain_c(&self) -> bool {
+        let plain =
+            |a: &Annot| a.lk == LkAccess::None && matches!(a.order, None | Some(MemOrder::Na));
+        self.arch == Arch::C
+            && self.threads.iter().flat_map(|t| &t.code).all(|i| match i {
+                Instr::Load { annot, .. }
+                | Instr::Store { annot, .. }
+                | Instr::StoreExclusive { annot, .. } => plain(annot),
+                Instr::Rmw { .. }
+                | Instr::Cas { .. }
+                | Instr::Fence(_)
+                | Instr::SyncSrcu { .. } => false,
+                Instr::Assign { .. } | Instr::Select { .. } | Instr::Branch { .. } => true,
+            })
+    }
+
     /// The variables a final state lists: the condition's, then `locations`.
     pub fn state_vars(&self) -> Vec<StateVar> {
         let mut v = Vec::new();

@@ -10,7 +10,9 @@
 //! each primitive becomes an access tagged with its [`LkAccess`] (ONCE,
 //! ACQUIRE, RELEASE, MB, NORETURN, lock events) or a [`Fence::Linux`]
 //! barrier; RMWs are read/write pairs linked by `rmw`, as herd7 builds them
-//! for the LKMM; registers may be used undeclared, as herd7 allows. SRCU's
+//! for the LKMM; registers may be used undeclared, as herd7 allows. In
+//! both dialects a register the initial state sets (`{ 0:r4=y; }`) is
+//! declared by it, and `void *r0 = …;` declares a register. SRCU's
 //! read-side lock and unlock are a read and a write of the srcu_struct
 //! tagged [`LkAccess::SrcuLock`]/[`LkAccess::SrcuUnlock`], and
 //! `synchronize_srcu(s)` is an [`Instr::SyncSrcu`] at `s`. The
@@ -180,12 +182,19 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             }
         }
         c.expect("{", "to open the thread's body")?;
+        // Registers the initial state sets are declared by it.
+        let declared = b
+            .init_regs
+            .iter()
+            .filter(|(t, _)| *t == tid)
+            .map(|(_, name)| name.clone())
+            .collect();
         let mut body = Body {
             c,
             b,
             tid,
             params,
-            declared: Vec::new(),
+            declared,
             code: Vec::new(),
             temps: 0,
             linux,
@@ -303,6 +312,11 @@ impl Body<'_, '_> {
             let wpos = self.c.pos;
             match self.c.ident() {
                 Some(w) if TYPE_WORDS.contains(&w) => typed = true,
+                // `void *r0 = rcu_dereference(*(void **)y);`: `void` only
+                // as a pointer's base type, as in herd7's C grammar.
+                Some("void") if !typed && self.c.rest().trim_start().starts_with('*') => {
+                    typed = true
+                }
                 Some(_) => {
                     self.c.pos = wpos;
                     break;

@@ -18,6 +18,10 @@ pub(crate) struct Builder {
     /// The access width in bits of each location accessed at a constant
     /// address so far (X86_64, RISC-V), to refuse mixed-size tests.
     pub sizes: Vec<(LocId, u32)>,
+    /// Registers the initial state sets, as (thread, name): C code may use
+    /// them without declaring them, as herd7 allows (`{ 0:r4=y; }` and
+    /// `WRITE_ONCE(*x, r4);`).
+    pub init_regs: Vec<(usize, String)>,
 }
 
 impl Builder {
@@ -120,6 +124,7 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         locations: Vec::new(),
         threads: Vec::new(),
         sizes: Vec::new(),
+        init_regs: Vec::new(),
     };
     // Header: a doc string and `key=value` lines, up to the initial state.
     loop {
@@ -141,6 +146,14 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         }
         let line_end = c.rest().find('\n').map(|i| c.pos + i).unwrap_or(c.end);
         let line = &c.src[c.pos..line_end];
+        // A second `C name` line (some kernel tests carry their old name
+        // too): herd7's splitter skips header text that is not `key=value`
+        // and keeps the first name; only this form is taken here, so that
+        // stray text still gets an error.
+        if repeated_header(line, arch) {
+            c.pos = line_end;
+            continue;
+        }
         if !line.contains('=') {
             return Err(c.err(format!(
                 "expected 'key=value' or the initial state '{{', found {}",
@@ -164,6 +177,10 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         &mut init_mem,
     )?;
     c.pos = close + 1;
+    b.init_regs = init_regs
+        .iter()
+        .map(|(t, name, ..)| (*t, name.clone()))
+        .collect();
     // Threads.
     let tail_start = match arch {
         Arch::C => crate::c::parse_threads(&mut c, &mut b)?,
@@ -171,6 +188,18 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
             crate::asm::parse_threads(&mut c, &mut b)?
         }
     };
+    // After the threads, `(*` always opens a comment, as in herd7's
+    // splitter (lib/splitter.mll, `inside_constr`): `(*Note: …*)` after the
+    // final condition is a comment there, while inside C code `(*x` is a
+    // dereference and stays (see `blank_comments`).
+    let tail = match crate::scan::blank_all_comments(&text[tail_start..]) {
+        Ok(t) => t,
+        Err(pos) => {
+            return Err(c.err_at(tail_start + pos, "unterminated comment '(*'"));
+        }
+    };
+    let text = format!("{}{tail}", &text[..tail_start]);
+    let mut c = Cursor::new(file, &text);
     c.pos = tail_start;
     if b.threads.is_empty() {
         return Err(c.err("the test has no threads"));
@@ -218,7 +247,7 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
                 if c.eat("]") {
                     break;
                 }
-                let v = parse_var(&mut c, &mut b)?;
+                let v = parse_var(&mut c, &mut b, true)?;
                 observed.push(v);
                 c.ws();
                 if !c.eat(";") && !c.rest().starts_with(']') {
@@ -281,6 +310,17 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         filter,
         condition,
     })
+}
+
+/// Whether a header line repeats the first line's form, `ARCH name` (the
+/// same architecture word, then a name and nothing else).
+fn repeated_header(line: &str, arch: Arch) -> bool {
+    let mut words = line.split_whitespace();
+    let word = words.next();
+    word == Some(arch.name())
+        && words.next().is_some()
+        && words.next().is_none()
+        && !line.contains('=')
 }
 
 /// Integer type words accepted (and ignored) in declarations.
@@ -500,7 +540,11 @@ fn parse_value(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<Value> {
     }
 }
 
-fn parse_var(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<StateVar> {
+/// A state variable: `N:reg`, `[loc]` or `loc`. In `locations`, a register
+/// the thread does not have, or a location no thread uses, is taken (herd7
+/// lists it with value 0); in a condition it is refused, as a typo that
+/// would otherwise hold silently.
+fn parse_var(c: &mut Cursor<'_>, b: &mut Builder, in_locations: bool) -> PResult<StateVar> {
     c.ws();
     let pos = c.pos;
     if let Some(t) = thread_prefix(c) {
@@ -518,7 +562,7 @@ fn parse_var(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<StateVar> {
             return Err(c.err_at(pos, format!("thread {t} does not exist")));
         }
         let th = &mut b.threads[t];
-        if b.arch == Arch::C && th.reg(&canon).is_none() {
+        if b.arch == Arch::C && th.reg(&canon).is_none() && !in_locations {
             return Err(c.err_at(name_pos, format!("thread {t} has no register '{name}'")));
         }
         let reg = reg_of(th, &canon);
@@ -531,7 +575,7 @@ fn parse_var(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<StateVar> {
     }
     match c.ident() {
         Some(name) => {
-            if !b.locations.iter().any(|l| l == name) {
+            if !in_locations && !b.locations.iter().any(|l| l == name) {
                 return Err(c.err_at(pos, format!("unknown location '{name}' in the condition")));
             }
             Ok(StateVar::Loc(b.loc(name)))
@@ -627,7 +671,7 @@ fn unary(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop
     if c.eat_word("false") {
         return Ok(Prop::False);
     }
-    let var = parse_var(c, b)?;
+    let var = parse_var(c, b, false)?;
     c.ws();
     let op = if c.eat("!=") {
         CmpOp::Ne
@@ -650,7 +694,7 @@ fn unary(c: &mut Cursor<'_>, b: &mut Builder, depth: &mut usize) -> PResult<Prop
             ));
         }
         c.pos = save;
-        let other = parse_var(c, b)?;
+        let other = parse_var(c, b, false)?;
         return Ok(Prop::Same(var, op, other));
     }
     let v = parse_value(c, b)?;

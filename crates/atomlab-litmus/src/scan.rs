@@ -232,6 +232,16 @@ pub(crate) fn blank_c_comments(src: &str) -> Result<String, usize> {
 }
 
 pub(crate) fn blank_comments(src: &str) -> Result<String, usize> {
+    blank(src, false)
+}
+
+/// Like [`blank_comments`], but every `(*` opens a comment, as after the
+/// threads (where no C dereference can stand).
+pub(crate) fn blank_all_comments(src: &str) -> Result<String, usize> {
+    blank(src, true)
+}
+
+fn blank(src: &str, all: bool) -> Result<String, usize> {
     let b = src.as_bytes();
     // Most tests have no comment: one search, and the text as it is.
     let Some(first) = src.find("(*") else {
@@ -242,8 +252,9 @@ pub(crate) fn blank_comments(src: &str) -> Result<String, usize> {
     while i + 1 < b.len() {
         if b[i] == b'('
             && b[i + 1] == b'*'
-            && b.get(i + 2)
-                .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_' && *c != b'(')
+            && (all
+                || b.get(i + 2)
+                    .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_' && *c != b'('))
         {
             let start = i;
             let mut depth = 0usize;

@@ -46,6 +46,9 @@ pub struct ModelResult {
     pub model: &'static str,
     /// The C11→ISA mapping the test went through, if any.
     pub mapping: Option<&'static str>,
+    /// How a test that reads two ways was read (a plain-only C test under
+    /// `lkmm`: [`PLAIN_AS_LINUX`]), if it was.
+    pub reading: Option<&'static str>,
     /// The variables of a final state.
     pub vars: Vec<StateVar>,
     /// Allowed final states, sorted, each with whether some execution reaching it races.
@@ -135,6 +138,13 @@ fn plan(test: &Test, model: &str, acquire: AcquireLoad) -> Result<Option<Target>
         };
     }
     match (arch, model) {
+        // herd7 with linux-kernel.cfg judges any C test under the LKMM; one
+        // with plain accesses only is Linux-kernel C as much as C11.
+        (Arch::C, "lkmm") if test.is_plain_c() => Ok(None),
+        (Arch::C, "lkmm") => Err(
+            "lkmm judges Linux-kernel C tests (and C tests with plain accesses only), not C11 atomics"
+                .into(),
+        ),
         (_, "lkmm") => Err("lkmm judges Linux-kernel C tests only".into()),
         (_, "sc") => Ok(None),
         (Arch::C, "c11" | "rc11") => Ok(None),
@@ -173,7 +183,10 @@ pub fn check_test_with(
     opts: &CheckOptions,
 ) -> Vec<ModelOutcome> {
     let mut outcomes: Vec<Option<ModelOutcome>> = vec![None; models.len()];
-    let mut groups: Vec<(Option<Target>, Vec<usize>)> = Vec::new();
+    // Models judging the same event structure share one enumeration: the
+    // same compilation (or none), read as Linux-kernel C or not.
+    type Group = (Option<Target>, bool);
+    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
     let mut resolved: Vec<Option<&dyn Model>> = vec![None; models.len()];
     for (i, choice) in models.iter().enumerate() {
         let (model, target) = match *choice {
@@ -197,13 +210,16 @@ pub fn check_test_with(
                     reason,
                 })
             }
-            Ok(t) => match groups.iter_mut().find(|g| g.0 == t) {
-                Some(g) => g.1.push(i),
-                None => groups.push((t, vec![i])),
-            },
+            Ok(t) => {
+                let key = (t, read_as_linux(test, model.name()));
+                match groups.iter_mut().find(|g| g.0 == key) {
+                    Some(g) => g.1.push(i),
+                    None => groups.push((key, vec![i])),
+                }
+            }
         }
     }
-    for (target, idx) in groups {
+    for ((target, linux), idx) in groups {
         let ms: Vec<&dyn Model> = idx.iter().filter_map(|&i| resolved[i]).collect();
         let compiled;
         let t = match target {
@@ -217,7 +233,7 @@ pub fn check_test_with(
         let builtin = idx
             .iter()
             .all(|&i| matches!(models[i], ModelChoice::Named(_)));
-        let res = run(test, t, &ms, builtin, opts);
+        let res = run(test, t, &ms, builtin, linux, opts);
         let elapsed = start.elapsed();
         match res {
             Ok(results) => {
@@ -225,6 +241,9 @@ pub fn check_test_with(
                     outcomes[i] = Some(match r {
                         Ok(mut r) => {
                             r.mapping = target.map(mapping_name);
+                            if linux && !test.is_linux() {
+                                r.reading = Some(PLAIN_AS_LINUX);
+                            }
                             r.elapsed = elapsed;
                             ModelOutcome::Done(Box::new(r))
                         }
@@ -304,13 +323,27 @@ fn mixed_size(t: &Test, traces: &[Vec<Trace>]) -> Result<(), CheckError> {
     Ok(())
 }
 
+/// What [`ModelResult::reading`] says of a C test with plain accesses only
+/// judged by `lkmm`.
+pub const PLAIN_AS_LINUX: &str =
+    "a C test with plain accesses only, read as Linux-kernel C (plain accesses), as herd7 with linux-kernel.cfg reads every C test";
+
+/// Whether model `name` reads `test` as Linux-kernel C: a Linux test, or a
+/// C test with plain accesses only judged by the LKMM (built in, or a cat
+/// file named `lkmm` as `--conf lkmm=linux-kernel.cfg` names it).
+fn read_as_linux(test: &Test, name: &str) -> bool {
+    test.is_linux() || (name == "lkmm" && test.is_plain_c())
+}
+
 /// Enumerates the candidate executions of `t` (which is `orig` or its
-/// compilation) and judges each under `models`.
+/// compilation) and judges each under `models`. `linux`: the test is read
+/// as Linux-kernel C ([`read_as_linux`]).
 fn run(
     orig: &Test,
     t: &Test,
     models: &[&dyn Model],
     builtin: bool,
+    linux: bool,
     opts: &CheckOptions,
 ) -> Result<Vec<Result<ModelResult, CheckError>>, CheckError> {
     let vars = orig.state_vars();
@@ -318,7 +351,7 @@ fn run(
     // A C test judged as C has herd7's structured control dependencies;
     // its compilation (`t` is not `orig`) has the ISA's (see mapping.rs).
     let structured = t.arch == Arch::C && std::ptr::eq(orig, t);
-    let (_values, traces) = explore(t, opts.deadline, structured, opts.loops)?;
+    let (_values, traces) = explore(t, opts.deadline, structured, linux, opts.loops)?;
     let mut init = vec![0i64; nl];
     for (l, v) in &t.init {
         init[*l] = encode(*v);
@@ -332,7 +365,7 @@ fn run(
     // execution at all, as herd7 reports (States 0). Elsewhere an empty
     // thread is an error of the semantics.
     let blocked = traces.iter().any(|t| t.is_empty());
-    if blocked && !orig.is_linux() {
+    if blocked && !linux {
         return Err(CheckError::Semantics("a thread has no possible run".into()));
     }
     let mut pick = vec![0usize; traces.len()];
@@ -497,6 +530,7 @@ fn run(
             Ok(ModelResult {
                 model: m.name(),
                 mapping: None,
+                reading: None,
                 vars: vars.clone(),
                 states: acc.states.into_iter().collect(),
                 positive: acc.pos,

@@ -925,65 +925,115 @@ fn rmw_apply(op: RmwOp, old: i64, x: i64) -> i64 {
     }
 }
 
-/// The constants thread `t` stores to a fixed location anywhere in its
-/// code, whether or not a value read from the initial state leads there.
+/// The constants thread `t` stores to a fixed location on some path of
+/// its code, whatever the values it reads: every read is unknown, both
+/// branches of an `if` on an unknown value are followed, and a store of a
+/// value computed from constants only (a literal, or a register given a
+/// constant on that path) seeds the values of its location.
 ///
 /// herd7 runs both branches of every `if` and solves the values after
 /// choosing reads-from (CSem.ml, `C.If`), so a write inside a branch that
 /// only a value that write itself justifies can open still takes part: in
 /// `P0: if (READ_ONCE(*z) == 1) *x = 2;  P1: if (READ_ONCE(*x)) WRITE_ONCE(*z, 1);`
 /// herd7's LKMM allows both reads to see the other thread's write (the
-/// plain write is outside `hb`, the outcome a data race). A fixpoint
-/// started from the initial values alone never reaches 2 or 1 there, so
-/// such stores seed it. A value only makes a read's candidate; the
+/// plain write is outside `hb`, the outcome a data race). Likewise a
+/// constant chosen in an `if` and stored after the join (`r1 = 1; if
+/// (READ_ONCE(*x) == 0) r1 = 0; WRITE_ONCE(*y, r1);`) is a constant on
+/// each path, no data dependency on the read (issue 37). A fixpoint
+/// started from the initial values alone never reaches such values, so
+/// these stores seed it. A value only makes a read's candidate; the
 /// execution still needs a write of it to read from, and the model judges
-/// the cycle.
-fn constant_writes(t: &Thread) -> Vec<(usize, i64)> {
-    // A register the code never writes keeps its initial value (a C
-    // test's location parameters).
-    let written_regs: BTreeSet<usize> = t
-        .code
-        .iter()
-        .flat_map(|i| match i {
-            Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => dst.iter().copied().collect(),
-            Instr::StoreExclusive { status, .. } => status.iter().copied().collect(),
+/// the cycle. Paths are followed per path, not merged: a constant that
+/// every path overwrites before the store (`r0 = 1; if (r2 != 1) r0 = 0;
+/// else r0 = r2;`) is no seed, as a value herd7 would leave unsolved
+/// must not become a concrete one here.
+fn constant_writes(t: &Thread, nlocs: usize) -> Vec<(usize, i64)> {
+    let regs: Vec<Option<i64>> = (0..t.regs.len())
+        .map(|r| Some(encode(t.init_value(r))))
+        .collect();
+    let mut out = BTreeSet::new();
+    let mut budget = SEED_STEPS;
+    seed_path(t, 0, regs, nlocs, &mut out, &mut budget);
+    out.into_iter().collect()
+}
+
+/// Instruction steps [`constant_writes`] takes over all the paths of a
+/// thread: past them it keeps the seeds found so far (fewer values, as
+/// before the seeds existed, never a wrong one).
+const SEED_STEPS: usize = 100_000;
+
+/// One path of [`constant_writes`] from `pc`, with each register's value
+/// when known (`None`: it depends on a read).
+fn seed_path(
+    t: &Thread,
+    mut pc: usize,
+    mut regs: Vec<Option<i64>>,
+    nlocs: usize,
+    out: &mut BTreeSet<(usize, i64)>,
+    budget: &mut usize,
+) {
+    fn eval(e: &Expr, regs: &[Option<i64>]) -> Option<i64> {
+        match e {
+            Expr::Const(v) => Some(encode(*v)),
+            Expr::Reg(r) => regs.get(*r).copied().flatten(),
+            Expr::Not(a) => eval(a, regs).map(|v| (v == 0) as i64),
+            Expr::Bin(op, a, b) => Some(binop(*op, eval(a, regs)?, eval(b, regs)?)),
+        }
+    }
+    while let Some(i) = t.code.get(pc) {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        pc += 1;
+        match i {
+            Instr::Assign { dst, expr } => regs[*dst] = eval(expr, &regs),
+            Instr::Select { dst, cond, a, b } => {
+                regs[*dst] = match eval(cond, &regs) {
+                    Some(0) => eval(b, &regs),
+                    Some(_) => eval(a, &regs),
+                    None => None,
+                }
+            }
+            Instr::Branch { cond, target } => match cond.as_ref().map(|c| eval(c, &regs)) {
+                None => pc = *target,
+                Some(Some(0)) => {}
+                Some(Some(_)) => pc = *target,
+                Some(None) => {
+                    // Unknown: the jump here, the fall-through below.
+                    seed_path(t, *target, regs.clone(), nlocs, out, budget);
+                }
+            },
+            Instr::Store { addr, value, .. } => {
+                if let (Some(a), Some(v)) = (eval(addr, &regs), eval(value, &regs)) {
+                    if let Value::Loc(l) = decode(a, nlocs) {
+                        out.insert((l, v));
+                    }
+                }
+            }
+            Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => {
+                if let Some(d) = dst {
+                    regs[*d] = None;
+                }
+            }
+            Instr::StoreExclusive { status, .. } => {
+                if let Some(d) = status {
+                    regs[*d] = None;
+                }
+            }
             Instr::Cas {
                 result, expected, ..
             } => {
-                let mut v: Vec<usize> = result.iter().copied().collect();
-                if let CasExpected::Reg(r) = expected {
-                    v.push(*r);
+                if let Some(d) = result {
+                    regs[*d] = None;
                 }
-                v
+                if let CasExpected::Reg(r) = expected {
+                    regs[*r] = None;
+                }
             }
-            Instr::Assign { dst, .. } | Instr::Select { dst, .. } => vec![*dst],
-            Instr::Store { .. }
-            | Instr::Fence(_)
-            | Instr::SyncSrcu { .. }
-            | Instr::Branch { .. } => Vec::new(),
-        })
-        .collect();
-    t.code
-        .iter()
-        .filter_map(|i| match i {
-            Instr::Store {
-                addr,
-                value: Expr::Const(v),
-                ..
-            } => {
-                let loc = match addr {
-                    Expr::Const(Value::Loc(l)) => Some(*l),
-                    Expr::Reg(r) if !written_regs.contains(r) => match t.init_value(*r) {
-                        Value::Loc(l) => Some(l),
-                        Value::Int(_) => None,
-                    },
-                    _ => None,
-                };
-                loc.map(|l| (l, encode(*v)))
-            }
-            _ => None,
-        })
-        .collect()
+            Instr::Fence(_) | Instr::SyncSrcu { .. } => {}
+        }
+    }
 }
 
 /// The value domain of each location and each thread's traces.
@@ -993,10 +1043,13 @@ pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
 /// thread may write, to a fixpoint. Returns the traces of the last round.
 /// `structured`: C's control dependencies, which stop where an `if`'s
 /// branches join (for a C test judged as C, not as compiled code).
+/// `linux`: the test is read as Linux-kernel C (dependencies are not
+/// forwarded through memory, constant stores seed the values).
 pub(crate) fn explore(
     test: &Test,
     deadline: Option<std::time::Instant>,
     structured: bool,
+    linux: bool,
     loops: Option<crate::LoopRule>,
 ) -> Result<Explored, CheckError> {
     let nl = test.locations.len();
@@ -1007,9 +1060,9 @@ pub(crate) fn explore(
     }
     // written[t][l]: values thread t may write to l.
     let mut written: Vec<Vec<BTreeSet<i64>>> = vec![vec![BTreeSet::new(); nl]; nt];
-    if test.is_linux() {
+    if linux {
         for (ti, t) in test.threads.iter().enumerate() {
-            for (l, v) in constant_writes(t) {
+            for (l, v) in constant_writes(t, nl) {
                 written[ti][l].insert(v);
             }
         }
@@ -1042,7 +1095,7 @@ pub(crate) fn explore(
                 max_traces: MAX_TRACES.saturating_sub(kept),
                 deadline,
                 ticks: std::cell::Cell::new(0),
-                forward: !test.is_linux(),
+                forward: !linux,
                 structured,
                 loops,
             };

@@ -63,7 +63,7 @@ fn a_plain_read_after_an_acquire_races_unless_the_flag_was_seen() {
 }
 
 #[test]
-fn lkmm_judges_linux_tests_only_and_c11_models_do_not_judge_them() {
+fn lkmm_does_not_judge_c11_atomics_and_c11_models_do_not_judge_linux_tests() {
     let linux = parse(PLAIN_MP);
     let out = check_test(
         &linux,
@@ -83,6 +83,116 @@ exists (x=1)
     );
     let out = check_test(&c11, &["lkmm"], &CheckOptions::default());
     assert!(matches!(out[0], ModelOutcome::NotApplicable { .. }));
+}
+
+#[test]
+fn a_c_test_with_plain_accesses_only_is_judged_by_lkmm_and_says_so() {
+    // herd7 7.58 with linux-kernel.cfg: `Observation plain-only Always 1 0`
+    // (issue 37); it was NotApplicable, a silent skip under `-m lkmm`.
+    let t = parse("C plain-only\n{ }\nP0(int *x) { *x = 1; }\nexists (x=1)\n");
+    assert!(t.is_plain_c() && !t.is_linux());
+    let out = check_test(&t, &["lkmm", "c11"], &CheckOptions::default());
+    let ModelOutcome::Done(r) = &out[0] else {
+        panic!("lkmm did not judge a plain-only test: {:?}", out[0]);
+    };
+    assert_eq!(r.observation, Observation::Always);
+    assert_eq!((r.positive, r.negative), (1, 0));
+    assert_eq!(r.reading, Some(atomlab_model::check::PLAIN_AS_LINUX));
+    // c11 still judges it as C11, and says nothing about how it read it.
+    let ModelOutcome::Done(c11) = &out[1] else {
+        panic!("c11 did not judge it: {:?}", out[1]);
+    };
+    assert_eq!(c11.reading, None);
+}
+
+#[test]
+fn a_plain_only_test_is_read_as_linux_kernel_c_under_lkmm() {
+    // Two threads racing with plain accesses: lkmm flags the data race, as
+    // herd7 7.58 does for any C test under linux-kernel.cfg (`Sometimes 1
+    // 1`, `Flag data-race`).
+    let r = lkmm(
+        "C plain-race
+{}
+P0(int *x) { *x = 1; }
+P1(int *x) { int r0; r0 = *x; }
+exists (1:r0=1)
+",
+    );
+    assert_eq!(r.observation, Observation::Sometimes);
+    assert_eq!(r.flags, vec!["data-race"]);
+}
+
+#[test]
+fn a_constant_chosen_in_an_if_and_stored_after_the_join_is_no_dependency() {
+    // herd7 7.58 with linux-kernel.cfg: `Sometimes 1 4`, States 2 (issue
+    // 37): the store writes one of two constants, so the load-buffering
+    // cycle through P1's data dependency is allowed. atomlab said Never.
+    let r = lkmm(
+        "C if-constant
+{}
+P0(int *x, int *y)
+{
+	int r1;
+	int r3;
+
+	r1 = 1;
+	r3 = READ_ONCE(*x);
+	if (r3 == 0)
+		r1 = 0;
+	WRITE_ONCE(*y, r1);
+}
+P1(int *x, int *y)
+{
+	int r2;
+
+	r2 = READ_ONCE(*y);
+	WRITE_ONCE(*x, r2);
+}
+exists (0:r1=1)
+",
+    );
+    assert_eq!(r.observation, Observation::Sometimes);
+    assert_eq!((r.positive, r.negative), (1, 4));
+    assert_eq!(r.states.len(), 2);
+}
+
+#[test]
+fn a_constant_every_path_overwrites_before_the_store_is_no_seed() {
+    // r0 = 1 never reaches the store: both branches assign r0 again. The
+    // value 1 reaches y only through the load-buffering cycle of the else
+    // branch (r0 = r2), whose value herd7 leaves unsolved and drops with
+    // the branch's condition: herd7 7.58, `Always 4 0`, States 1 (s37's
+    // LKIF-078). A seed taken from every assignment of r0 gave 1:r0=1.
+    let r = lkmm(
+        "C overwritten
+{}
+P0(int *x, int *y)
+{
+	int r0;
+	int r2;
+
+	r0 = 1;
+	r2 = *x;
+	if (r2 != 1) {
+		r0 = 0;
+	} else {
+		r0 = r2;
+	}
+	smp_wmb();
+	WRITE_ONCE(*y, r0);
+}
+P1(int *x, int *y)
+{
+	int r0;
+
+	r0 = READ_ONCE(*y);
+	WRITE_ONCE(*x, r0);
+}
+exists (1:r0=0)
+",
+    );
+    assert_eq!(r.observation, Observation::Always);
+    assert_eq!(r.states.len(), 1, "{:?}", r.states);
 }
 
 #[test]

@@ -176,6 +176,51 @@ fn herd_format_prints_lkmm_flags_as_herd_does() {
     );
 }
 
+/// A C test with plain accesses only is judged by lkmm, as herd7 with
+/// linux-kernel.cfg judges it (`Always 1 0`), and the table says how it
+/// was read; a model named with --model that does not judge a test says so
+/// on stderr in herd's format, where it printed nothing (issue 37).
+#[test]
+fn lkmm_judges_a_plain_only_test_and_names_what_it_does_not_judge() {
+    let plain = golden("linux/PLAIN+only.litmus");
+    let out = atomlab(&[
+        "check",
+        "--no-save",
+        "--format",
+        "herd",
+        "--model",
+        "lkmm",
+        &plain,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("Observation PLAIN+only Always 1 0"), "{s}");
+    let out = atomlab(&["check", "--no-save", "--model", "lkmm", &plain]);
+    let s = text(&out.stdout);
+    assert!(s.contains("| Always (1) |"), "{s}");
+    assert!(
+        s.contains("lkmm: a C test with plain accesses only, read as Linux-kernel C"),
+        "{s}"
+    );
+    let c11 = golden("c/LB+fence.acqs.litmus");
+    let out = atomlab(&[
+        "check",
+        "--no-save",
+        "--format",
+        "herd",
+        "--model",
+        "lkmm",
+        &c11,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("LB+fence.acqs.litmus: not judged by lkmm (lkmm judges Linux-kernel C tests"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).is_empty());
+}
+
 /// The same flags reach the table and the JSON records (parameter
 /// `flags`), not only herd's format: a user reading the table must see
 /// that the test is one the model calls ill-formed.

@@ -48,7 +48,8 @@ checker's fixed bound (BOUND); 2 bad input \
 (unreadable or unsupported test, unknown model or flag).\n\
 C tests are judged by x86tso, aarch64 and riscv through the C11->ISA mapping tables (see --help of \
 --arm-acquire and atomlab-model's mapping module); Linux-kernel C tests (READ_ONCE, smp_mb, spin_lock, \
-rcu_read_lock...) by lkmm and sc."
+rcu_read_lock...) by lkmm and sc; C tests with plain accesses only by lkmm too, as herd7 with \
+linux-kernel.cfg judges every C test."
 )]
 pub struct CheckArgs {
     /// Litmus files, directories (searched for *.litmus) and @LIST files (one path per line).
@@ -227,6 +228,9 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
     let mut report = Report::new("check", Machine::detect(), records);
     report.errors = errors;
     let (format, explain) = (args.format, args.explain);
+    // A model named with --model that does not judge a test prints no log
+    // block in herd7's format: say so instead of skipping it silently.
+    let named = !args.model.is_empty() && !args.model.iter().any(|m| m == "all");
     Ok(CommandOutput {
         report,
         status,
@@ -256,7 +260,20 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
                         }
                     }
                 }
-                Format::Herd => render::write_herd(&mut out, &checked, explain)?,
+                Format::Herd => {
+                    for c in checked.iter().filter(|_| named) {
+                        for o in &c.outcomes {
+                            if let atomlab_model::ModelOutcome::NotApplicable { model, reason } = o
+                            {
+                                eprintln!(
+                                    "atomlab: note: {}: not judged by {model} ({reason}); choose another model with --model",
+                                    c.test.file
+                                );
+                            }
+                        }
+                    }
+                    render::write_herd(&mut out, &checked, explain)?
+                }
             }
             // Not freed test by test: the process ends after this view (as
             // the dispatcher does with the report).
