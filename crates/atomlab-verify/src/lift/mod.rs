@@ -13,6 +13,7 @@
 pub mod aarch64;
 mod flow;
 pub mod riscv64;
+pub mod x86_64;
 
 use std::collections::HashMap;
 
@@ -55,7 +56,7 @@ pub fn lifter(arch: Arch) -> Option<&'static dyn Lifter> {
     match arch {
         Arch::Aarch64 => Some(&aarch64::Aarch64),
         Arch::Riscv64 => Some(&riscv64::Riscv64),
-        Arch::X86_64 => None,
+        Arch::X86_64 => Some(&x86_64::X86_64),
     }
 }
 
