@@ -1,0 +1,66 @@
+/* Locks that `atomlab verify` must refuse (tests/verify_arch.rs), each
+ * doing one thing verify cannot follow, in the machine code of the
+ * architecture it is built for (x86-64 or riscv64): a system call
+ * instruction (`syscall`, `ecall`) while it waits, and an instruction
+ * outside the supported set (a time-counter read: `rdtsc`, `rdtime`).
+ * Each must be REFUSED naming the instruction and its address, never
+ * checked as if the instruction were not there. None is ever run. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include "atomlab.h"
+
+static void *bool_new(void) { return calloc(1, sizeof(_Atomic int)); }
+
+/* ORDERING: acquire on taking the lock pairs with the release in
+ * release_unlock, as verify_locks.c's tas. */
+static void syscall_lock(void *p) {
+    _Atomic int *l = p;
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
+#if defined(__x86_64__)
+        long nr = 24; /* sched_yield(2) */
+        __asm__ volatile("syscall" : "+a"(nr) : : "rcx", "r11", "memory");
+#elif defined(__riscv)
+        register long nr __asm__("a7") = 124; /* sched_yield(2) */
+        register long ret __asm__("a0");
+        __asm__ volatile("ecall" : "=r"(ret) : "r"(nr) : "memory");
+#else
+#error "verify_refusals.c is built for x86-64 or riscv64"
+#endif
+    }
+}
+
+static void counter_lock(void *p) {
+    _Atomic int *l = p;
+#if defined(__x86_64__)
+    unsigned lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+#elif defined(__riscv)
+    unsigned long t;
+    __asm__ volatile("rdtime %0" : "=r"(t));
+#endif
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+        ;
+}
+
+/* ORDERING: release, pairing with the acquire exchanges above. */
+static void release_unlock(void *p) {
+    atomic_store_explicit((_Atomic int *)p, 0, memory_order_release);
+}
+
+static const struct atomlab_variant variants[] = {
+    {.name = "syscall", .kind = ATOMLAB_KIND_LOCK,
+     .u.lock = {.new_ = bool_new, .lock = syscall_lock,
+                .unlock = release_unlock, .free_ = free}},
+    {.name = "counter", .kind = ATOMLAB_KIND_LOCK,
+     .u.lock = {.new_ = bool_new, .lock = counter_lock,
+                .unlock = release_unlock, .free_ = free}},
+};
+
+static const struct atomlab_plugin plugin = {
+    .abi_version = ATOMLAB_PLUGIN_ABI_VERSION,
+    .name = "verify-refusals",
+    .n_variants = sizeof variants / sizeof variants[0],
+    .variants = variants,
+};
+
+const struct atomlab_plugin *atomlab_plugin(void) { return &plugin; }
