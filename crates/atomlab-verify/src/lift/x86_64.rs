@@ -744,6 +744,45 @@ impl Machine<'_, '_, '_> {
             Mnemonic::Mfence => low.push(Low::I(Instr::Fence(Fence::Mfence))),
             Mnemonic::Lfence => low.push(Low::I(Instr::Fence(Fence::Lfence))),
             Mnemonic::Sfence => low.push(Low::I(Instr::Fence(Fence::Sfence))),
+            Mnemonic::Mov
+                if inst.op_kind(0) == OpKind::Register
+                    && is_mem(&inst, 1)
+                    && matches!(gpr(inst.op_register(0)), Some((_, 4 | 8))) =>
+            {
+                // A 32- or 64-bit load into a register: one load into it,
+                // as the parser lowers `movl (x),%eax` (the field holds
+                // the value cut to its width, so the 32-bit write's zero
+                // extension is already there).
+                let (n, w) = gpr(inst.op_register(0)).unwrap_or((RAX, 8));
+                match self.mem(&inst, st, w, pc, locs)? {
+                    Mem::Loc(addr) => {
+                        let dst = self.reg(n);
+                        low.push(Low::I(Instr::Load {
+                            dst: Some(dst),
+                            addr,
+                            annot: Annot::default(),
+                        }));
+                        out.r[n] = Abs::Unknown;
+                    }
+                    Mem::Stack(slot) => {
+                        let s = self.stack_reg(slot);
+                        let a = match st.stack.get(&slot).copied().unwrap_or(Abs::Unknown) {
+                            Abs::Int(v) => Abs::Int(narrow_int(v, w)),
+                            a if w == 8 => a,
+                            _ => Abs::Unknown,
+                        };
+                        if n == RSP && !matches!(a, Abs::Stack(_)) {
+                            return Err(self.refuse(
+                                pc,
+                                "mov: moves the stack pointer somewhere the analysis cannot follow"
+                                    .into(),
+                            ));
+                        }
+                        let e = narrow(Expr::Reg(s), w);
+                        self.write_reg(&mut out, n, w, Val { e, a }, &mut low);
+                    }
+                }
+            }
             Mnemonic::Mov => {
                 let w = self.width(&inst, pc)?;
                 let v = self.src(&inst, 1, st, w, pc, locs.as_deref_mut(), &mut low)?;

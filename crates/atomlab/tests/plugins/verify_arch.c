@@ -1,10 +1,14 @@
-/* Locks that `atomlab verify` must refuse (tests/verify_arch.rs), each
- * doing one thing verify cannot follow, in the machine code of the
- * architecture it is built for (x86-64 or riscv64): a system call
- * instruction (`syscall`, `ecall`) while it waits, and an instruction
- * outside the supported set (a time-counter read: `rdtsc`, `rdtime`).
- * Each must be REFUSED naming the instruction and its address, never
- * checked as if the instruction were not there. None is ever run. */
+/* Locks for `atomlab verify`'s riscv64 and x86-64 tests
+ * (tests/verify_arch.rs). Two must be refused, each doing one thing verify
+ * cannot follow in the machine code of the architecture it is built for:
+ * a system call instruction (`syscall`, `ecall`) while it waits, and an
+ * instruction outside the supported set (a time-counter read: `rdtsc`,
+ * `rdtime`); each must be REFUSED naming the instruction and its address,
+ * never checked as if the instruction were not there. The third, `racy`,
+ * is deliberately broken under every model: it tests and then sets with
+ * two separate accesses, so two threads can both see the lock free; it
+ * shows that x86-64 code, whose relaxed locks pass under x86tso, can
+ * FAIL. None is ever run. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "atomlab.h"
@@ -24,7 +28,7 @@ static void syscall_lock(void *p) {
         register long ret __asm__("a0");
         __asm__ volatile("ecall" : "=r"(ret) : "r"(nr) : "memory");
 #else
-#error "verify_refusals.c is built for x86-64 or riscv64"
+#error "verify_arch.c is built for x86-64 or riscv64"
 #endif
     }
 }
@@ -42,6 +46,15 @@ static void counter_lock(void *p) {
         ;
 }
 
+/* BROKEN on purpose: the peek and the store are two accesses, not one
+ * atomic read-modify-write (the orderings are right; atomicity is not). */
+static void racy_lock(void *p) {
+    _Atomic int *l = p;
+    while (atomic_load_explicit(l, memory_order_acquire))
+        ;
+    atomic_store_explicit(l, 1, memory_order_relaxed);
+}
+
 /* ORDERING: release, pairing with the acquire exchanges above. */
 static void release_unlock(void *p) {
     atomic_store_explicit((_Atomic int *)p, 0, memory_order_release);
@@ -54,11 +67,14 @@ static const struct atomlab_variant variants[] = {
     {.name = "counter", .kind = ATOMLAB_KIND_LOCK,
      .u.lock = {.new_ = bool_new, .lock = counter_lock,
                 .unlock = release_unlock, .free_ = free}},
+    {.name = "racy", .kind = ATOMLAB_KIND_LOCK,
+     .u.lock = {.new_ = bool_new, .lock = racy_lock,
+                .unlock = release_unlock, .free_ = free}},
 };
 
 static const struct atomlab_plugin plugin = {
     .abi_version = ATOMLAB_PLUGIN_ABI_VERSION,
-    .name = "verify-refusals",
+    .name = "verify-arch",
     .n_variants = sizeof variants / sizeof variants[0],
     .variants = variants,
 };
