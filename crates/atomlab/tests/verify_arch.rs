@@ -242,3 +242,26 @@ fn a_racy_lock_fails_under_every_model() {
         );
     }
 }
+
+/// tests/plugins/ticket.c's TTAS lock: a byte-wide `lock cmpxchg` and a
+/// backoff that calls sched_yield(2) (followed as nothing another thread
+/// sees) PASS on x86-64; on riscv64 gcc calls libatomic's
+/// `__atomic_compare_exchange_1` for the byte CAS, which is refused by name.
+#[test]
+fn a_byte_cas_with_sched_yield_backoff() {
+    if let Some(so) = build(HOST, "ticket.c", "ticket-c-x86_64") {
+        let (code, out) = verify(&so, "c-ttas", "x86tso,sc");
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(verdicts(&out, "c-ttas", "x86tso"), ["PASS"], "{out}");
+        assert_eq!(verdicts(&out, "c-ttas", "sc"), ["PASS"], "{out}");
+    }
+    if let Some(so) = build(RISCV, "ticket.c", "ticket-c-riscv64") {
+        let (code, out) = verify(&so, "c-ttas", "riscv");
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(verdicts(&out, "c-ttas", "riscv"), ["REFUSED"], "{out}");
+        assert!(
+            out.contains("calls __atomic_compare_exchange_1, a function of another library"),
+            "{out}"
+        );
+    }
+}

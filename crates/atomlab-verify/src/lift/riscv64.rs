@@ -965,6 +965,9 @@ impl Machine<'_, '_, '_> {
             }
             Inst::Jal { rd, off } => {
                 let t = pc.wrapping_add(off as u64);
+                if self.file.import_at(t).is_some() {
+                    clobber(&mut out);
+                }
                 next = Some(match rd {
                     0 => flow::call(self.file, self.root, ctx, pc, pc + len, t, true)?,
                     1 => {
@@ -995,6 +998,9 @@ impl Machine<'_, '_, '_> {
                             ),
                         ));
                     };
+                    if self.file.import_at(t).is_some() {
+                        clobber(&mut out);
+                    }
                     next = Some(match rd {
                         0 => flow::call(self.file, self.root, ctx, pc, pc + len, t, true)?,
                         1 => {
@@ -1027,6 +1033,15 @@ impl Machine<'_, '_, '_> {
             }
         }
         Ok(Step { low, out, next })
+    }
+}
+
+/// After a call to a function of another library that is followed
+/// (sched_yield): the registers the RISC-V psABI lets a callee change
+/// (ra, t0–t6, a0–a7) are unknown.
+fn clobber(out: &mut State) {
+    for n in [1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31] {
+        out.x[n] = Abs::Unknown;
     }
 }
 

@@ -919,15 +919,6 @@ impl Machine<'_, '_, '_> {
                         ),
                     ));
                 }
-                if w < 4 {
-                    return Err(self.refuse(
-                        pc,
-                        format!(
-                            "{}: an 8- or 16-bit compare-exchange is not followed",
-                            name(&inst)
-                        ),
-                    ));
-                }
                 let v = self.src(&inst, 1, st, w, pc, None, &mut low)?;
                 if v.a.is_address() {
                     return Err(self.refuse(pc, "cmpxchg: stores a pointer to shared memory (linked structures are not modelled)".into()));
@@ -939,26 +930,26 @@ impl Machine<'_, '_, '_> {
                             .into(),
                     ));
                 };
+                // The accumulator's low `w` bytes (AL, AX, EAX, RAX) are
+                // the expected value and receive the value read; as the
+                // parser's `lock cmpxchg` (CasExpected::Reg), through
+                // `%cas` so that an 8-, 16- or 32-bit one compares only
+                // those bytes and the write back keeps the others.
                 let rax = self.reg(RAX);
-                // The comparison is of EAX (RAX) with the field: its
-                // upper bits take no part at 32 bits.
-                if w == 4 {
-                    low.push(Low::I(Instr::Assign {
-                        dst: rax,
-                        expr: narrow(Expr::Reg(rax), 4),
-                    }));
-                }
+                let cas = self.tmp("%cas");
+                low.push(Low::I(Instr::Assign {
+                    dst: cas,
+                    expr: narrow(Expr::Reg(rax), w),
+                }));
                 let fa = self.tmp("%flags.a");
                 low.push(Low::I(Instr::Assign {
                     dst: fa,
-                    expr: Expr::Reg(rax),
+                    expr: Expr::Reg(cas),
                 }));
-                // As the parser's `lock cmpxchg`: RAX is the expected
-                // value and receives the value read.
                 low.push(Low::I(Instr::Cas {
                     result: None,
                     addr,
-                    expected: CasExpected::Reg(rax),
+                    expected: CasExpected::Reg(cas),
                     desired: v.e,
                     read: locked,
                     write: locked,
@@ -969,8 +960,18 @@ impl Machine<'_, '_, '_> {
                 let fb = self.tmp("%flags.b");
                 low.push(Low::I(Instr::Assign {
                     dst: fb,
-                    expr: Expr::Reg(rax),
+                    expr: Expr::Reg(cas),
                 }));
+                self.write_reg(
+                    &mut out,
+                    RAX,
+                    w,
+                    Val {
+                        e: Expr::Reg(cas),
+                        a: Abs::Unknown,
+                    },
+                    &mut low,
+                );
                 out.r[RAX] = Abs::Unknown;
                 out.flags = Flags::Cas;
             }
@@ -1380,6 +1381,12 @@ impl Machine<'_, '_, '_> {
             }
             Mnemonic::Jmp => match inst.op_kind(0) {
                 OpKind::NearBranch64 => {
+                    if self.file.import_at(inst.near_branch_target()).is_some() {
+                        // A followed tail call's `ret` pops our return
+                        // address.
+                        clobber(&mut out);
+                        out.r[RSP] = st.r[RSP].plus(8);
+                    }
                     next = Some(flow::call(
                         self.file,
                         self.root,
@@ -1400,8 +1407,15 @@ impl Machine<'_, '_, '_> {
                         );
                     };
                     // The return address takes 8 bytes of stack; the
-                    // callee's `ret` gives them back.
-                    out.r[RSP] = Abs::Stack(sp - 8);
+                    // inlined callee's `ret` gives them back. A function
+                    // of another library that is followed (sched_yield)
+                    // returns at once, with the caller-saved registers
+                    // (System V psABI 3.2.1) unknown.
+                    if self.file.import_at(inst.near_branch_target()).is_some() {
+                        clobber(&mut out);
+                    } else {
+                        out.r[RSP] = Abs::Stack(sp - 8);
+                    }
                     next = Some(flow::call(
                         self.file,
                         self.root,
@@ -1442,6 +1456,15 @@ impl Machine<'_, '_, '_> {
         }
         Ok(Step { low, out, next })
     }
+}
+
+/// After a call to a function of another library: the registers the
+/// System V x86-64 psABI (3.2.1) lets a callee change are unknown.
+fn clobber(out: &mut State) {
+    for n in [0, 1, 2, 6, 7, 8, 9, 10, 11] {
+        out.r[n] = Abs::Unknown;
+    }
+    out.flags = Flags::Unknown;
 }
 
 impl flow::Machine for Machine<'_, '_, '_> {
