@@ -265,3 +265,19 @@ fn a_byte_cas_with_sched_yield_backoff() {
         );
     }
 }
+
+/// A relaxed TAS made correct by seq_cst fences PASSes: `fence rw,rw` on
+/// riscv64, and on x86-64 gcc's `lock orq $0,(%rsp)`, a locked RMW of the
+/// thread's own stack that orders as MFENCE does.
+#[test]
+fn seq_cst_fences_order_a_relaxed_lock() {
+    for (gcc, model) in [(HOST, "x86tso"), (RISCV, "riscv")] {
+        let Some(so) = build(gcc, "verify_arch.c", &format!("fenced-{gcc}")) else {
+            continue;
+        };
+        let (code, out) = verify(&so, "fenced", &format!("{model},sc"));
+        assert_eq!(code, Some(0), "{gcc}\n{out}");
+        assert_eq!(verdicts(&out, "fenced", model), ["PASS"], "{gcc}\n{out}");
+        assert_eq!(verdicts(&out, "fenced", "sc"), ["PASS"], "{gcc}\n{out}");
+    }
+}

@@ -1022,25 +1022,59 @@ impl Machine<'_, '_, '_> {
                         (RmwOp::Or, Expr::int(1i64 << k), Some(k))
                     }
                 };
-                let Mem::Loc(addr) = self.mem(&inst, st, w, pc, locs)? else {
-                    return Err(self.refuse(
-                        pc,
-                        format!(
-                            "{} on the stack (an atomic outside the object is not followed)",
-                            name(&inst)
-                        ),
-                    ));
-                };
                 let t = self.tmp("%rmw");
-                low.push(Low::I(Instr::Rmw {
-                    dst: Some(t),
-                    addr,
-                    op,
-                    operand: operand_e.clone(),
-                    read: locked,
-                    write: locked,
-                    single: false,
-                }));
+                match self.mem(&inst, st, w, pc, locs)? {
+                    Mem::Loc(addr) => low.push(Low::I(Instr::Rmw {
+                        dst: Some(t),
+                        addr,
+                        op,
+                        operand: operand_e.clone(),
+                        read: locked,
+                        write: locked,
+                        single: false,
+                    })),
+                    Mem::Stack(slot) => {
+                        // A locked RMW of the thread's own stack is gcc's
+                        // seq_cst fence (`lock orq $0,(%rsp)`): no other
+                        // thread sees the slot, and a locked instruction
+                        // orders every access before it with every one
+                        // after (Intel SDM vol. 3A §10.2.2), as MFENCE does.
+                        let s = self.stack_reg(slot);
+                        low.push(Low::I(Instr::Fence(Fence::Mfence)));
+                        low.push(Low::I(Instr::Assign {
+                            dst: t,
+                            expr: narrow(Expr::Reg(s), w),
+                        }));
+                        let bop = match op {
+                            RmwOp::Add => BinOp::Add,
+                            RmwOp::Sub => BinOp::Sub,
+                            RmwOp::And => BinOp::And,
+                            RmwOp::Or => BinOp::Or,
+                            _ => BinOp::Xor,
+                        };
+                        low.push(Low::I(Instr::Assign {
+                            dst: s,
+                            expr: narrow(Expr::bin(bop, Expr::Reg(t), operand_e.clone()), w),
+                        }));
+                        let known = st.stack.get(&slot).copied().unwrap_or(Abs::Unknown);
+                        out.stack.insert(
+                            slot,
+                            match (known, operand.a, bit) {
+                                (Abs::Int(x), Abs::Int(y), None) => Abs::Int(narrow_int(
+                                    match op {
+                                        RmwOp::Add => x.wrapping_add(y),
+                                        RmwOp::Sub => x.wrapping_sub(y),
+                                        RmwOp::And => x & y,
+                                        RmwOp::Or => x | y,
+                                        _ => x ^ y,
+                                    },
+                                    w,
+                                )),
+                                _ => Abs::Unknown,
+                            },
+                        );
+                    }
+                }
                 let old = Expr::Reg(t);
                 match bit {
                     Some(k) => {

@@ -8,7 +8,8 @@
  * is deliberately broken under every model: it tests and then sets with
  * two separate accesses, so two threads can both see the lock free; it
  * shows that x86-64 code, whose relaxed locks pass under x86tso, can
- * FAIL. None is ever run. */
+ * FAIL. The fourth, `fenced`, is a relaxed TAS made correct by seq_cst
+ * fences, which must PASS. None is ever run. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "atomlab.h"
@@ -55,6 +56,21 @@ static void racy_lock(void *p) {
     atomic_store_explicit(l, 1, memory_order_relaxed);
 }
 
+/* ORDERING: the exchange and the store are relaxed; seq_cst fences after
+ * taking and before freeing the lock give the order instead (gcc: `fence
+ * rw,rw` on riscv64, `lock orq $0,(%rsp)` on x86-64). */
+static void fenced_lock(void *p) {
+    _Atomic int *l = p;
+    while (atomic_exchange_explicit(l, 1, memory_order_relaxed))
+        ;
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void fenced_unlock(void *p) {
+    atomic_thread_fence(memory_order_seq_cst);
+    atomic_store_explicit((_Atomic int *)p, 0, memory_order_relaxed);
+}
+
 /* ORDERING: release, pairing with the acquire exchanges above. */
 static void release_unlock(void *p) {
     atomic_store_explicit((_Atomic int *)p, 0, memory_order_release);
@@ -67,6 +83,9 @@ static const struct atomlab_variant variants[] = {
     {.name = "counter", .kind = ATOMLAB_KIND_LOCK,
      .u.lock = {.new_ = bool_new, .lock = counter_lock,
                 .unlock = release_unlock, .free_ = free}},
+    {.name = "fenced", .kind = ATOMLAB_KIND_LOCK,
+     .u.lock = {.new_ = bool_new, .lock = fenced_lock,
+                .unlock = fenced_unlock, .free_ = free}},
     {.name = "racy", .kind = ATOMLAB_KIND_LOCK,
      .u.lock = {.new_ = bool_new, .lock = racy_lock,
                 .unlock = release_unlock, .free_ = free}},
