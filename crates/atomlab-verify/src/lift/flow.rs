@@ -137,17 +137,25 @@ pub(crate) fn call(
     Ok(Target::Node(c, target))
 }
 
-/// Lifts the function at `entry`, entered with state `start`: the
-/// fixpoint of the analysis, then the lowering of every node reached.
-pub(crate) fn run<M: Machine>(
+/// The fixpoint of the analysis from `entry`: the nodes in the order
+/// first reached, the state at each, and the states in which the
+/// function returns.
+#[allow(clippy::type_complexity)]
+fn analyse<M: Machine>(
     m: &mut M,
     entry: u64,
     start: M::State,
-    locs: &mut Locations,
-) -> Result<Vec<Instr>, Refusal> {
-    // Phase 1: the states at every node, to a fixpoint.
+) -> Result<
+    (
+        Vec<(Ctx, u64)>,
+        HashMap<(Ctx, u64), M::State>,
+        Vec<M::State>,
+    ),
+    Refusal,
+> {
     let mut order: Vec<(Ctx, u64)> = Vec::new();
     let mut states: HashMap<(Ctx, u64), M::State> = HashMap::new();
+    let mut exits: Vec<M::State> = Vec::new();
     let mut work: VecDeque<(Ctx, u64)> = VecDeque::new();
     let first = (Vec::new(), entry);
     states.insert(first.clone(), start);
@@ -175,7 +183,10 @@ pub(crate) fn run<M: Machine>(
             .collect();
         targets.extend(step.next.clone());
         for t in targets {
-            let Target::Node(c, pc) = t else { continue };
+            let Target::Node(c, pc) = t else {
+                exits.push(step.out.clone());
+                continue;
+            };
             let k = (c, pc);
             match states.get(&k) {
                 Some(old) => {
@@ -202,6 +213,30 @@ pub(crate) fn run<M: Machine>(
             }
         }
     }
+    Ok((order, states, exits))
+}
+
+/// The states in which the function at `entry` returns (the analysis
+/// alone: nothing is lowered): what `atomlab_plugin()` returns is read
+/// from them.
+pub(crate) fn exit_states<M: Machine>(
+    m: &mut M,
+    entry: u64,
+    start: M::State,
+) -> Result<Vec<M::State>, Refusal> {
+    Ok(analyse(m, entry, start)?.2)
+}
+
+/// Lifts the function at `entry`, entered with state `start`: the
+/// fixpoint of the analysis, then the lowering of every node reached.
+pub(crate) fn run<M: Machine>(
+    m: &mut M,
+    entry: u64,
+    start: M::State,
+    locs: &mut Locations,
+) -> Result<Vec<Instr>, Refusal> {
+    // Phase 1: the states at every node, to a fixpoint.
+    let (order, states, _) = analyse(m, entry, start)?;
     // Phase 2: lower each node with its final state.
     let mut blocks: Vec<Vec<Low>> = Vec::with_capacity(order.len());
     for (i, key) in order.iter().enumerate() {

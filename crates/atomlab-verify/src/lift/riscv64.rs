@@ -85,6 +85,35 @@ impl super::Lifter for Riscv64 {
     }
 }
 
+/// The file address the function at `entry` returns in `a0`, when every
+/// path returns the same one (`atomlab_plugin`'s `return &plugin;` at any
+/// optimisation level: `auipc; addi; ret`, or with a frame at -O0).
+pub fn returned_address(file: &PluginFile<'_>, entry: u64) -> Option<u64> {
+    let mut x = [Abs::Unknown; 32];
+    x[0] = Abs::Int(0);
+    x[2] = Abs::Stack(0);
+    let mut regs = Registers::default();
+    let mut m = Machine {
+        file,
+        regs: &mut regs,
+        root: entry,
+    };
+    let start = State {
+        x,
+        stack: BTreeMap::new(),
+    };
+    let exits = flow::exit_states(&mut m, entry, start).ok()?;
+    let mut at = None;
+    for e in exits {
+        match (e.x[10], at) {
+            (Abs::File(a), None) => at = Some(a),
+            (Abs::File(a), Some(b)) if a == b => {}
+            _ => return None,
+        }
+    }
+    at
+}
+
 /// ABI names of x0–x31 (the psABI's), as objdump prints them.
 const ABI: [&str; 32] = [
     "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",

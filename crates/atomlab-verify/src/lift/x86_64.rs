@@ -86,6 +86,36 @@ impl super::Lifter for X86_64 {
     }
 }
 
+/// The file address the function at `entry` returns in `rax`, when every
+/// path returns the same one (`atomlab_plugin`'s `return &plugin;` at any
+/// optimisation level: `lea plugin(%rip),%rax; ret`, or with a frame at
+/// -O0).
+pub fn returned_address(file: &PluginFile<'_>, entry: u64) -> Option<u64> {
+    let mut r = [Abs::Unknown; 16];
+    r[RSP] = Abs::Stack(0);
+    let mut regs = Registers::default();
+    let mut m = Machine {
+        file,
+        regs: &mut regs,
+        root: entry,
+    };
+    let start = State {
+        r,
+        stack: BTreeMap::new(),
+        flags: Flags::None,
+    };
+    let exits = flow::exit_states(&mut m, entry, start).ok()?;
+    let mut at = None;
+    for e in exits {
+        match (e.r[RAX], at) {
+            (Abs::File(a), None) => at = Some(a),
+            (Abs::File(a), Some(b)) if a == b => {}
+            _ => return None,
+        }
+    }
+    at
+}
+
 /// The general-purpose registers in encoding order, by their 64-bit
 /// names (the parser's canonical names).
 const GPR: [&str; 16] = [
