@@ -699,7 +699,7 @@ impl Machine<'_, '_, '_> {
             decode(bytes).ok_or_else(|| self.refuse(pc, "runs past the end of the code".into()))?;
         let mut out = st.clone();
         let mut low = Vec::new();
-        let mut next = Some(Target::Node(ctx.clone(), pc + len));
+        let mut next = Some(Target::Node(ctx.clone(), pc.wrapping_add(len)));
         let width_annot = |width: u8| Annot {
             width,
             ..Annot::default()
@@ -998,10 +998,18 @@ impl Machine<'_, '_, '_> {
                     clobber(&mut out);
                 }
                 next = Some(match rd {
-                    0 => flow::call(self.file, self.root, ctx, pc, pc + len, t, true)?,
+                    0 => flow::call(self.file, self.root, ctx, pc, pc.wrapping_add(len), t, true)?,
                     1 => {
                         out.x[1] = Abs::Unknown;
-                        flow::call(self.file, self.root, ctx, pc, pc + len, t, false)?
+                        flow::call(
+                            self.file,
+                            self.root,
+                            ctx,
+                            pc,
+                            pc.wrapping_add(len),
+                            t,
+                            false,
+                        )?
                     }
                     _ => {
                         return Err(self.refuse(
@@ -1031,10 +1039,26 @@ impl Machine<'_, '_, '_> {
                         clobber(&mut out);
                     }
                     next = Some(match rd {
-                        0 => flow::call(self.file, self.root, ctx, pc, pc + len, t, true)?,
+                        0 => flow::call(
+                            self.file,
+                            self.root,
+                            ctx,
+                            pc,
+                            pc.wrapping_add(len),
+                            t,
+                            true,
+                        )?,
                         1 => {
                             out.x[1] = Abs::Unknown;
-                            flow::call(self.file, self.root, ctx, pc, pc + len, t, false)?
+                            flow::call(
+                                self.file,
+                                self.root,
+                                ctx,
+                                pc,
+                                pc.wrapping_add(len),
+                                t,
+                                false,
+                            )?
                         }
                         _ => {
                             return Err(self.refuse(
@@ -1207,6 +1231,25 @@ mod tests {
                 imm: 0
             }
         );
+    }
+
+    /// The file is user input: every halfword, and words drawn over the
+    /// whole space, decode to something (an `Other` to refuse at worst)
+    /// without a panic in either decoder.
+    #[test]
+    fn any_bytes_decode_without_panic() {
+        for h in 0..=u16::MAX {
+            let _ = decode(&h.to_le_bytes());
+        }
+        let mut x: u32 = 0x9e37_79b9;
+        for _ in 0..200_000 {
+            // xorshift32
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let _ = decode(&(x | 0b11).to_le_bytes());
+        }
+        assert_eq!(decode(&[0x13]), None, "a lone byte is the end of the code");
     }
 
     #[test]

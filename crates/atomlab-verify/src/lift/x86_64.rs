@@ -858,7 +858,7 @@ impl Machine<'_, '_, '_> {
                         // base + disp (an index was resolved to a constant).
                         let off = match (a, st.r[base]) {
                             (Abs::Obj(_, x), Abs::Obj(_, y)) | (Abs::Stack(x), Abs::Stack(y)) => {
-                                x - y
+                                x.wrapping_sub(y)
                             }
                             _ => inst.memory_displacement64() as i64,
                         };
@@ -1409,7 +1409,7 @@ impl Machine<'_, '_, '_> {
                         self.refuse(pc, "push: the stack pointer is not followed here".into())
                     );
                 };
-                let slot = sp - 8;
+                let slot = sp.wrapping_sub(8);
                 let s = self.stack_reg(slot);
                 low.push(Low::I(Instr::Assign { dst: s, expr: v.e }));
                 out.stack.insert(slot, v.a);
@@ -1426,7 +1426,7 @@ impl Machine<'_, '_, '_> {
                 };
                 let s = self.stack_reg(sp);
                 let a = st.stack.get(&sp).copied().unwrap_or(Abs::Unknown);
-                out.r[RSP] = Abs::Stack(sp + 8);
+                out.r[RSP] = Abs::Stack(sp.wrapping_add(8));
                 if n != RSP {
                     self.write_reg(&mut out, n, 8, Val { e: Expr::Reg(s), a }, &mut low);
                 }
@@ -1440,7 +1440,7 @@ impl Machine<'_, '_, '_> {
                 };
                 let s = self.stack_reg(sp);
                 let a = st.stack.get(&sp).copied().unwrap_or(Abs::Unknown);
-                out.r[RSP] = Abs::Stack(sp + 8);
+                out.r[RSP] = Abs::Stack(sp.wrapping_add(8));
                 self.write_reg(&mut out, RBP, 8, Val { e: Expr::Reg(s), a }, &mut low);
             }
             Mnemonic::Jmp => match inst.op_kind(0) {
@@ -1478,7 +1478,7 @@ impl Machine<'_, '_, '_> {
                     if self.file.import_at(inst.near_branch_target()).is_some() {
                         clobber(&mut out);
                     } else {
-                        out.r[RSP] = Abs::Stack(sp - 8);
+                        out.r[RSP] = Abs::Stack(sp.wrapping_sub(8));
                     }
                     next = Some(flow::call(
                         self.file,
