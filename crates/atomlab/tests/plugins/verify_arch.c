@@ -16,6 +16,12 @@
 
 static void *bool_new(void) { return calloc(1, sizeof(_Atomic int)); }
 
+/* Thread-local storage no lock uses: its `.tbss` is laid out at the
+ * addresses of the `.data.rel.ro` after it, where the description is;
+ * verify must read the description's bytes there, not the TLS block's
+ * zeros. */
+_Thread_local int verify_arch_tls[16];
+
 /* ORDERING: acquire on taking the lock pairs with the release in
  * release_unlock, as verify_locks.c's tas. */
 static void syscall_lock(void *p) {
