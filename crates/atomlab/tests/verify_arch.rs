@@ -36,11 +36,11 @@ fn skip(msg: &str) {
 /// `source` (in tests/plugins) built by `gcc` at -O2 as `name.so`, or
 /// `None` after saying why not.
 fn build(gcc: &str, source: &str, name: &str) -> Option<PathBuf> {
-    build_with(gcc, source, name, "-O2")
+    build_with(gcc, source, name, &["-O2"])
 }
 
-/// `source` built by `gcc` at optimisation `opt` as `name.so`.
-fn build_with(gcc: &str, source: &str, name: &str, opt: &str) -> Option<PathBuf> {
+/// `source` built by `gcc` with `flags` as `name.so`.
+fn build_with(gcc: &str, source: &str, name: &str, flags: &[&str]) -> Option<PathBuf> {
     if !Command::new(gcc)
         .arg("--version")
         .output()
@@ -63,7 +63,8 @@ fn build_with(gcc: &str, source: &str, name: &str, opt: &str) -> Option<PathBuf>
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let so = dir.join(format!("{name}.so"));
     let o = Command::new(gcc)
-        .args([opt, "-shared", "-fPIC"])
+        .args(flags)
+        .args(["-shared", "-fPIC"])
         .arg("-I")
         .arg(root.join("../../include"))
         .arg("-o")
@@ -294,7 +295,7 @@ fn seq_cst_fences_order_a_relaxed_lock() {
 #[test]
 fn unoptimised_builds_give_the_same_verdicts() {
     for (gcc, model, relaxed) in [(HOST, "x86tso", "PASS"), (RISCV, "riscv", "FAIL")] {
-        let Some(so) = build_with(gcc, "verify_locks.c", &format!("o0-{gcc}"), "-O0") else {
+        let Some(so) = build_with(gcc, "verify_locks.c", &format!("o0-{gcc}"), &["-O0"]) else {
             continue;
         };
         let (_, out) = verify(&so, SPIN, model);
@@ -303,6 +304,29 @@ fn unoptimised_builds_give_the_same_verdicts() {
         }
         for v in ["tas-relaxed-lock", "ttas-relaxed-unlock"] {
             assert_eq!(verdicts(&out, v, model), [relaxed], "{gcc} -O0 {v}\n{out}");
+        }
+    }
+}
+
+/// A lock that calls an exported function of its own file goes through
+/// the PLT (and, built with -fno-plt, a GOT slot): verify follows the
+/// file's definition instead of refusing it as another library's.
+#[test]
+fn a_call_to_an_exported_function_of_the_file_is_followed() {
+    for (gcc, model) in [(HOST, "x86tso"), (RISCV, "riscv")] {
+        for flags in [&["-O2"][..], &["-O2", "-fno-plt"]] {
+            let opt = flags.join(" ");
+            let name = format!("exported-{gcc}{}", flags.len());
+            let Some(so) = build_with(gcc, "verify_arch.c", &name, flags) else {
+                continue;
+            };
+            let (code, out) = verify(&so, "exported", model);
+            assert_eq!(code, Some(0), "{gcc} {opt}\n{out}");
+            assert_eq!(
+                verdicts(&out, "exported", model),
+                ["PASS"],
+                "{gcc} {opt}\n{out}"
+            );
         }
     }
 }

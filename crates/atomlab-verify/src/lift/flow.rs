@@ -84,6 +84,17 @@ pub(crate) fn ret(ctx: &Ctx) -> Target {
     }
 }
 
+/// A call's target with a PLT stub of a function this file defines
+/// replaced by its definition (a `-fPIC` call to an exported function
+/// goes through the PLT; the dynamic linker binds it to this file's own
+/// unless the program interposes one, which verify does not model).
+pub(crate) fn resolve(file: &PluginFile<'_>, target: u64) -> u64 {
+    file.import_at(target)
+        .and_then(|name| file.symbol(name))
+        .filter(|own| file.code_at(*own).is_some())
+        .unwrap_or(target)
+}
+
 /// A direct call (`tail`: a jump that leaves the function) from `pc` to
 /// `target`, returning to `back`: inlined when the target is code of the
 /// file; a function of another library is refused by name (only
@@ -98,6 +109,7 @@ pub(crate) fn call(
     target: u64,
     tail: bool,
 ) -> Result<Target, Refusal> {
+    let target = resolve(file, target);
     if let Some(name) = file.import_at(target) {
         if name == "sched_yield" {
             return Ok(if tail {

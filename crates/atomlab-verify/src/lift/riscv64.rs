@@ -993,7 +993,7 @@ impl Machine<'_, '_, '_> {
                 low.push(Low::Jump(Some(cond), Target::Node(ctx.clone(), t)));
             }
             Inst::Jal { rd, off } => {
-                let t = pc.wrapping_add(off as u64);
+                let t = flow::resolve(self.file, pc.wrapping_add(off as u64));
                 if self.file.import_at(t).is_some() {
                     clobber(&mut out);
                 }
@@ -1035,6 +1035,7 @@ impl Machine<'_, '_, '_> {
                             ),
                         ));
                     };
+                    let t = flow::resolve(self.file, t);
                     if self.file.import_at(t).is_some() {
                         clobber(&mut out);
                     }

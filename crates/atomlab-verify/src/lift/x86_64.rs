@@ -689,6 +689,33 @@ impl Machine<'_, '_, '_> {
 
     /// Where a `jmp`/`call` through memory goes: a GOT slot names the
     /// imported function, which is refused by name.
+    /// Where a `jmp` or `call` goes: its rel32 target, or the function of
+    /// this file a GOT slot holds (`call *f@GOTPCREL(%rip)`, as `-fno-plt`
+    /// C and Rust code call); anything else is refused.
+    fn target(&mut self, inst: &Instruction, st: &State, pc: u64) -> Result<u64, Refusal> {
+        match inst.op_kind(0) {
+            OpKind::NearBranch64 => Ok(inst.near_branch_target()),
+            OpKind::Memory => match self.address(inst, st, pc) {
+                Ok((Abs::File(slot), _)) => match self.file.pointer(slot) {
+                    Some(Pointer::Here(t)) if self.file.code_at(t).is_some() => Ok(t),
+                    // A GOT slot of a function this file defines binds to
+                    // it (see flow::resolve).
+                    Some(Pointer::Import(f))
+                        if self
+                            .file
+                            .symbol(&f)
+                            .is_some_and(|a| self.file.code_at(a).is_some()) =>
+                    {
+                        Ok(self.file.symbol(&f).unwrap_or_default())
+                    }
+                    _ => Err(self.indirect(inst, st, pc)),
+                },
+                _ => Err(self.indirect(inst, st, pc)),
+            },
+            _ => Err(self.indirect(inst, st, pc)),
+        }
+    }
+
     fn indirect(&mut self, inst: &Instruction, st: &State, pc: u64) -> Refusal {
         if is_mem(inst, 0) {
             if let Ok((Abs::File(slot), _)) = self.address(inst, st, pc) {
@@ -1443,55 +1470,35 @@ impl Machine<'_, '_, '_> {
                 out.r[RSP] = Abs::Stack(sp.wrapping_add(8));
                 self.write_reg(&mut out, RBP, 8, Val { e: Expr::Reg(s), a }, &mut low);
             }
-            Mnemonic::Jmp => match inst.op_kind(0) {
-                OpKind::NearBranch64 => {
-                    if self.file.import_at(inst.near_branch_target()).is_some() {
-                        // A followed tail call's `ret` pops our return
-                        // address.
-                        clobber(&mut out);
-                        out.r[RSP] = st.r[RSP].plus(8);
-                    }
-                    next = Some(flow::call(
-                        self.file,
-                        self.root,
-                        ctx,
-                        pc,
-                        after,
-                        inst.near_branch_target(),
-                        true,
-                    )?);
+            Mnemonic::Jmp => {
+                let t = flow::resolve(self.file, self.target(&inst, st, pc)?);
+                if self.file.import_at(t).is_some() {
+                    // A followed tail call's `ret` pops our return
+                    // address.
+                    clobber(&mut out);
+                    out.r[RSP] = st.r[RSP].plus(8);
                 }
-                _ => return Err(self.indirect(&inst, st, pc)),
-            },
-            Mnemonic::Call => match inst.op_kind(0) {
-                OpKind::NearBranch64 => {
-                    let Abs::Stack(sp) = st.r[RSP] else {
-                        return Err(
-                            self.refuse(pc, "call: the stack pointer is not followed here".into())
-                        );
-                    };
-                    // The return address takes 8 bytes of stack; the
-                    // inlined callee's `ret` gives them back. A function
-                    // of another library that is followed (sched_yield)
-                    // returns at once, with the caller-saved registers
-                    // (System V psABI 3.2.1) unknown.
-                    if self.file.import_at(inst.near_branch_target()).is_some() {
-                        clobber(&mut out);
-                    } else {
-                        out.r[RSP] = Abs::Stack(sp.wrapping_sub(8));
-                    }
-                    next = Some(flow::call(
-                        self.file,
-                        self.root,
-                        ctx,
-                        pc,
-                        after,
-                        inst.near_branch_target(),
-                        false,
-                    )?);
+                next = Some(flow::call(self.file, self.root, ctx, pc, after, t, true)?);
+            }
+            Mnemonic::Call => {
+                let t = flow::resolve(self.file, self.target(&inst, st, pc)?);
+                let Abs::Stack(sp) = st.r[RSP] else {
+                    return Err(
+                        self.refuse(pc, "call: the stack pointer is not followed here".into())
+                    );
+                };
+                // The return address takes 8 bytes of stack; the inlined
+                // callee's `ret` gives them back. A function of another
+                // library that is followed (sched_yield) returns at once,
+                // with the caller-saved registers (System V psABI 3.2.1)
+                // unknown.
+                if self.file.import_at(t).is_some() {
+                    clobber(&mut out);
+                } else {
+                    out.r[RSP] = Abs::Stack(sp.wrapping_sub(8));
                 }
-                _ => return Err(self.indirect(&inst, st, pc)),
-            },
+                next = Some(flow::call(self.file, self.root, ctx, pc, after, t, false)?);
+            }
             Mnemonic::Ret => {
                 if inst.op_count() != 0 {
                     return Err(self.refuse(

@@ -8,8 +8,9 @@
  * is deliberately broken under every model: it tests and then sets with
  * two separate accesses, so two threads can both see the lock free; it
  * shows that x86-64 code, whose relaxed locks pass under x86tso, can
- * FAIL. The fourth, `fenced`, is a relaxed TAS made correct by seq_cst
- * fences, which must PASS. None is ever run. */
+ * FAIL. `fenced` is a relaxed TAS made correct by seq_cst fences, and
+ * `exported` calls an exported function of the file through the PLT:
+ * both must PASS. None is ever run. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "atomlab.h"
@@ -77,6 +78,17 @@ static void fenced_unlock(void *p) {
     atomic_store_explicit((_Atomic int *)p, 0, memory_order_relaxed);
 }
 
+/* An exported function: `-fPIC` code calls it through the PLT (or, with
+ * -fno-plt, a GOT slot), as it would a function of another library; the
+ * file defines it, so verify follows this definition. ORDERING: acquire,
+ * as syscall_lock. */
+void verify_arch_acquire(_Atomic int *l) {
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+        ;
+}
+
+static void exported_lock(void *p) { verify_arch_acquire(p); }
+
 /* ORDERING: release, pairing with the acquire exchanges above. */
 static void release_unlock(void *p) {
     atomic_store_explicit((_Atomic int *)p, 0, memory_order_release);
@@ -92,6 +104,9 @@ static const struct atomlab_variant variants[] = {
     {.name = "fenced", .kind = ATOMLAB_KIND_LOCK,
      .u.lock = {.new_ = bool_new, .lock = fenced_lock,
                 .unlock = fenced_unlock, .free_ = free}},
+    {.name = "exported", .kind = ATOMLAB_KIND_LOCK,
+     .u.lock = {.new_ = bool_new, .lock = exported_lock,
+                .unlock = release_unlock, .free_ = free}},
     {.name = "racy", .kind = ATOMLAB_KIND_LOCK,
      .u.lock = {.new_ = bool_new, .lock = racy_lock,
                 .unlock = release_unlock, .free_ = free}},
