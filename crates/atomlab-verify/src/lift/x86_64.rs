@@ -267,7 +267,7 @@ enum Mem {
     Stack(i64),
 }
 
-/// A source operand's value, what the analysis knows of it, and its width.
+/// A source operand's value and what the analysis knows of it.
 struct Val {
     e: Expr,
     a: Abs,
