@@ -67,11 +67,15 @@ impl<'a> PluginFile<'a> {
         let file = object::File::parse(data).map_err(|e| corrupt(e.to_string()))?;
         let mut sections = Vec::new();
         for s in file.sections() {
-            if s.address() == 0 || s.size() == 0 {
+            // `.tbss` occupies no addresses of the image: its address
+            // range is the per-thread block's, and overlaps the sections
+            // after `.tdata` (a Rust cdylib's `.data.rel.ro`, where its
+            // description is), which must not read as its zeros.
+            if s.address() == 0 || s.size() == 0 || s.kind() == SectionKind::UninitializedTls {
                 continue;
             }
             let bytes = match s.kind() {
-                SectionKind::UninitializedData | SectionKind::UninitializedTls => &[][..],
+                SectionKind::UninitializedData => &[][..],
                 _ => s.data().map_err(|e| {
                     corrupt(format!(
                         "section {} lies outside the file: {e}",

@@ -152,13 +152,19 @@ pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyErro
 /// The address `atomlab_plugin`'s body returns, when the body is the
 /// compiler's `return &static_description;`: aarch64 `adrp x0; add x0;
 /// ret` (Arm ARM C6.2 ADRP, ADD (immediate)), x86-64 `lea rax, [rip+d];
-/// ret`, riscv64 `auipc a0; addi a0; ret`.
+/// ret`, riscv64 `auipc a0; addi a0; ret`, or (x86-64, riscv64) any body
+/// whose every path returns one file address, as at -O0.
 fn returned_address(file: &PluginFile<'_>, entry: u64) -> Option<u64> {
     let code = file.code_at(entry)?;
     match file.arch() {
         Arch::Aarch64 => crate::lift::aarch64::returned_address(entry, code),
-        Arch::X86_64 => x86_64_returned_address(entry, code),
-        Arch::Riscv64 => riscv64_returned_address(entry, code),
+        // The compiler's usual two instructions, else the lifter's
+        // analysis of the body (a frame at -O0, `endbr64`, compressed
+        // forms): the one file address every path returns.
+        Arch::X86_64 => x86_64_returned_address(entry, code)
+            .or_else(|| crate::lift::x86_64::returned_address(file, entry)),
+        Arch::Riscv64 => riscv64_returned_address(entry, code)
+            .or_else(|| crate::lift::riscv64::returned_address(file, entry)),
     }
 }
 

@@ -16,8 +16,10 @@
 //! call, a function of another library, an instruction or address it
 //! cannot resolve; named, with its address). Never a silent PASS.
 //!
-//! Supported today: AArch64 files (the instruction set of
-//! [`lift::aarch64`]), kind `lock`.
+//! Supported today: kind `lock`, in AArch64, RV64 and x86-64 files (the
+//! instruction sets of [`lift::aarch64`], [`lift::riscv64`] and
+//! [`lift::x86_64`]), each judged by its own architecture's model
+//! (`aarch64`, `riscv`, `x86tso`) and by `sc`.
 
 pub mod advise;
 pub mod client;
@@ -59,7 +61,7 @@ pub enum VerifyError {
     #[error("{0}")]
     Model(String),
     /// The file's architecture is not lifted yet.
-    #[error("{path}: {arch} plugins are not verified yet (verify lifts aarch64 code today); check it on the machine with `atomlab stress mutex --plugin {path}`")]
+    #[error("{path}: {arch} plugins are not verified (verify lifts aarch64, riscv64 and x86-64 code); check it on the machine with `atomlab stress mutex --plugin {path}`")]
     Arch {
         /// The file.
         path: String,

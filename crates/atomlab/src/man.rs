@@ -240,6 +240,7 @@ fn examples(command: Option<&str>) -> &'static [(&'static str, &'static str)] {
         Some("verify") => &[
             ("atomlab verify --plugin locks-arm64.so", "Every lock of an aarch64 plugin under the aarch64 model."),
             ("atomlab verify --plugin locks-arm64.so --variant ttas --model aarch64,sc --rounds 2", "One lock, two models, two critical sections per thread."),
+            ("atomlab verify --plugin locks-riscv64.so --model riscv,sc", "A riscv64 build (riscv64-linux-gnu-gcc) under the RISC-V model and SC."),
         ],
         Some("completions") => &[("atomlab completions bash > ~/.local/share/bash-completion/completions/atomlab", "Install bash completions.")],
         Some("man") => &[

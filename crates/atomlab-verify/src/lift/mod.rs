@@ -3,11 +3,17 @@
 //! with every memory operand resolved to a field of the object the
 //! function is given (one location per field).
 //!
-//! Only AArch64 is lifted today ([`aarch64`]); the lowering of each
-//! instruction mirrors atomlab-litmus's AArch64 parser (asm.rs), so lifted
-//! code means what the same instruction written in a litmus test means.
+//! Three instruction sets are lifted: AArch64 ([`aarch64`]), RV64
+//! ([`riscv64`]) and x86-64 ([`x86_64`]). The lowering of each instruction
+//! mirrors atomlab-litmus's parser of the same dialect (asm.rs, riscv.rs,
+//! x86_64.rs), so lifted code means what the same instruction written in
+//! a litmus test means, and each architecture's own model (`aarch64`,
+//! `riscv`, `x86tso`) judges it as it judges that test.
 
 pub mod aarch64;
+mod flow;
+pub mod riscv64;
+pub mod x86_64;
 
 use std::collections::HashMap;
 
@@ -66,7 +72,8 @@ pub trait Lifter {
 pub fn lifter(arch: Arch) -> Option<&'static dyn Lifter> {
     match arch {
         Arch::Aarch64 => Some(&aarch64::Aarch64),
-        Arch::X86_64 | Arch::Riscv64 => None,
+        Arch::Riscv64 => Some(&riscv64::Riscv64),
+        Arch::X86_64 => Some(&x86_64::X86_64),
     }
 }
 

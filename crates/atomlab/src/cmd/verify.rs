@@ -14,13 +14,13 @@ use super::CommandOutput;
 #[derive(Debug, clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct VerifyArgs {
-    /// The plugin (include/atomlab.h), built for aarch64; it is read, never loaded.
+    /// The plugin (include/atomlab.h), built for aarch64, riscv64 or x86-64; it is read, never loaded.
     #[arg(long, value_name = "PATH")]
     pub plugin: PathBuf,
     /// Variants, comma-separated [default: every lock variant].
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
-    /// Models, comma-separated: the file's own (aarch64) and sc [default: the file's own].
+    /// Models, comma-separated: the file's own (aarch64, riscv or x86tso) and sc [default: the file's own].
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
     /// Threads of the client: 2 or 3.
