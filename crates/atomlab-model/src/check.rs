@@ -556,7 +556,7 @@ fn run(
 /// code can affect. Code no run reaches (the path a constant condition
 /// never takes, such as outline atomics' LSE test) is not in it.
 pub fn instructions_run(t: &Test, opts: &CheckOptions) -> Result<Vec<Vec<usize>>, CheckError> {
-    let (_values, traces) = explore(t, opts.deadline, false, opts.loops)?;
+    let (_values, traces) = explore(t, opts.deadline, false, t.is_linux(), opts.loops)?;
     Ok(traces
         .iter()
         .map(|runs| {

@@ -135,7 +135,15 @@ fn write_advice(
         verdict(r),
         param(r, "model").unwrap_or("-"),
         param(r, "cpu").map_or(String::new(), |c| format!(" ({c})")),
-        if advice.is_empty() {
+        if advice.is_empty()
+            && r.detail
+                .as_ref()
+                .and_then(|d| d.get("advice_tried"))
+                .and_then(|n| n.as_u64())
+                == Some(0)
+        {
+            "advice: nothing to try: the code it runs has no access with an acquire or release form to change and no barrier (x86's locked instructions are full barriers by the architecture)"
+        } else if advice.is_empty() {
             match verdict(r) {
                 "FAIL" => "advice: no single change tried makes it pass (an access made acquire or release, a full barrier added); it needs more than one",
                 _ => "advice: nothing could be weakened: every acquire, release and barrier is needed for this client",

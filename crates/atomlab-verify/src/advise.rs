@@ -50,6 +50,16 @@ enum Change {
 /// At most this many changes are tried per verdict (each is a check).
 const MAX_TRIES: usize = 48;
 
+/// What `--advise` found: the changes that work, and how many were tried.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Advised {
+    /// The changes that pass (FAIL) or keep passing (PASS).
+    pub advice: Vec<Advice>,
+    /// Changes tried (0: the code has nothing to change, such as x86 code
+    /// with no barrier, whose locked instructions are full barriers).
+    pub tried: usize,
+}
+
 /// The advice for `b`, judged `was` under `model`: strengthenings that
 /// pass for a FAIL, weakenings that keep passing for a PASS; none for
 /// BOUND or REFUSED.
@@ -59,7 +69,7 @@ pub fn advise(
     model: &str,
     opts: &Options,
     was: Verdict,
-) -> Vec<Advice> {
+) -> Advised {
     let changes: &[Change] = match was {
         Verdict::Fail => &[
             Change::Acquire,
@@ -72,22 +82,37 @@ pub fn advise(
             Change::DropRelease,
             Change::DropBarrier,
         ],
-        Verdict::Bound | Verdict::Refused => return Vec::new(),
+        Verdict::Bound | Verdict::Refused => return Advised::default(),
     };
     // Only instructions some run executes: a change to code no run reaches
     // (outline atomics' other path) would change nothing.
     let Ok(run) = atomlab_model::instructions_run(&b.test, &crate::check_options(opts)) else {
-        return Vec::new();
+        return Advised::default();
     };
     let mut out = Vec::new();
     let mut tried = 0;
     for addr in addresses(b, &run) {
+        let instruction = b
+            .lifter
+            .disassemble(file, addr)
+            .unwrap_or_else(|| format!("{addr:#x}"));
         for &change in changes {
+            // Only a change the instruction set can make: an acquire or
+            // release form it has (Arm's LDAR/STLR, RISC-V's aq/rl bits),
+            // never one x86 or a RISC-V plain access lacks.
+            let form = match change {
+                Change::Acquire => b.lifter.ordered_form(&instruction, true),
+                Change::Release => b.lifter.ordered_form(&instruction, false),
+                _ => Some(String::new()),
+            };
+            if form.is_none() {
+                continue;
+            }
             let Some(test) = apply(b, addr, change) else {
                 continue;
             };
             if tried == MAX_TRIES {
-                return out;
+                return Advised { advice: out, tried };
             }
             tried += 1;
             let changed = Built {
@@ -100,23 +125,19 @@ pub fn advise(
             let j = judge(&changed, model, opts);
             // A FAIL made to pass, or a PASS that stays one.
             if j.verdict == Verdict::Pass {
-                let instruction = b
-                    .lifter
-                    .disassemble(file, addr)
-                    .unwrap_or_else(|| format!("{addr:#x}"));
                 let place = file.describe(addr);
                 out.push(Advice {
                     addr,
                     change: words(b, &place, &instruction, change),
                     place,
-                    instruction,
+                    instruction: instruction.clone(),
                     verdict: j.verdict,
                     executions: j.executions,
                 });
             }
         }
     }
-    out
+    Advised { advice: out, tried }
 }
 
 /// The plugin instructions some run of the client executes (`run`: per

@@ -142,7 +142,7 @@ pub struct Outcome {
     pub trace: Option<counterexample::Counterexample>,
     /// With `--advise`: changes that pass (for a FAIL) or keep passing
     /// (for a PASS).
-    pub advice: Vec<advise::Advice>,
+    pub advice: advise::Advised,
     /// Executions the engine examined.
     pub executions: usize,
     /// Time taken.
@@ -272,7 +272,7 @@ impl<'a> Plugin<'a> {
                     reason,
                     counterexample,
                     trace,
-                    advice: Vec::new(),
+                    advice: advise::Advised::default(),
                     executions,
                     elapsed: start.elapsed(),
                 };

@@ -246,7 +246,7 @@ pub(crate) fn run<M: Machine>(
     entry: u64,
     start: M::State,
     locs: &mut Locations,
-) -> Result<Vec<Instr>, Refusal> {
+) -> Result<(Vec<Instr>, Vec<u64>), Refusal> {
     // Phase 1: the states at every node, to a fixpoint.
     let (order, states, _) = analyse(m, entry, start)?;
     // Phase 2: lower each node with its final state.
@@ -273,8 +273,11 @@ pub(crate) fn run<M: Machine>(
     }
     let end = at;
     let mut code = Vec::with_capacity(end);
-    for b in blocks {
+    // The machine instruction each lifted one came from.
+    let mut origins = Vec::with_capacity(end);
+    for (key, b) in order.iter().zip(blocks) {
         for lw in b {
+            origins.push(key.1);
             code.push(match lw {
                 Low::I(i) => i,
                 Low::Jump(cond, t) => Instr::Branch {
@@ -287,7 +290,7 @@ pub(crate) fn run<M: Machine>(
             });
         }
     }
-    Ok(code)
+    Ok((code, origins))
 }
 
 /// What a register (or stack slot) holds, as far as the analysis knows.

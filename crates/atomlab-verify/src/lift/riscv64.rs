@@ -51,6 +51,74 @@ impl super::Lifter for Riscv64 {
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
         atomlab_litmus::Arch::RiscV
     }
+    /// raki's disassembly (compressed instructions included).
+    fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String> {
+        use raki::{Decode, Isa};
+        let bytes = file.code_at(addr)?;
+        let low = u16::from_le_bytes([*bytes.first()?, *bytes.get(1)?]);
+        if length(low) == 2 {
+            return Some(low.decode(Isa::Rv64).ok()?.to_string());
+        }
+        let word = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?);
+        let text = word.decode(Isa::Rv64).ok()?.to_string();
+        if word & 0x7f != 0x2f {
+            return Some(text);
+        }
+        // LR/SC/AMO: raki leaves out the aq/rl bits (26, 25), which are
+        // the ordering; print them and the operands as objdump does
+        // (`amoswap.w.aq a5,a5,(a0)`).
+        const ABI: [&str; 32] = [
+            "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3",
+            "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",
+            "t3", "t4", "t5", "t6",
+        ];
+        let reg = |shift: u32| ABI[((word >> shift) & 31) as usize];
+        let suffix = match (word >> 26 & 1, word >> 25 & 1) {
+            (1, 1) => ".aqrl",
+            (1, 0) => ".aq",
+            (0, 1) => ".rl",
+            _ => "",
+        };
+        let m = text.split_whitespace().next()?;
+        let m = [".aqrl", ".aq", ".rl"]
+            .iter()
+            .find_map(|s| m.strip_suffix(s))
+            .unwrap_or(m);
+        Some(if m.starts_with("lr.") {
+            format!("{m}{suffix} {},({})", reg(7), reg(15))
+        } else {
+            format!("{m}{suffix} {},{},({})", reg(7), reg(20), reg(15))
+        })
+    }
+    /// The A extension's aq/rl bits: LR, SC and AMOs only (a plain load
+    /// or store has none: a fence is the advice there).
+    fn ordered_form(&self, instruction: &str, acquire: bool) -> Option<String> {
+        let m = instruction.split_whitespace().next()?;
+        if !(m.starts_with("lr.") || m.starts_with("sc.") || m.starts_with("amo")) {
+            return None;
+        }
+        let (core, had) = [".aqrl", ".aq", ".rl"]
+            .iter()
+            .find_map(|s| m.strip_suffix(s).map(|c| (c, *s)))
+            .unwrap_or((m, ""));
+        let add = if acquire { ".aq" } else { ".rl" };
+        let new = match had {
+            ".aqrl" => return None,
+            "" => add,
+            s if s == add => return None,
+            _ => ".aqrl",
+        };
+        Some(format!("{core}{new}"))
+    }
+    fn full_barrier(&self) -> Option<(atomlab_litmus::Fence, &'static str)> {
+        Some((
+            atomlab_litmus::Fence::RiscV {
+                pred: atomlab_litmus::RvAccesses::RW,
+                succ: atomlab_litmus::RvAccesses::RW,
+            },
+            "fence rw,rw",
+        ))
+    }
     fn lift(
         &self,
         file: &PluginFile<'_>,
@@ -69,7 +137,7 @@ impl super::Lifter for Riscv64 {
             regs,
             root: entry,
         };
-        let code = flow::run(
+        let (code, origins) = flow::run(
             &mut m,
             entry,
             State {
@@ -80,6 +148,7 @@ impl super::Lifter for Riscv64 {
         )?;
         Ok(Lifted {
             code,
+            origins,
             reads_lse_flag: false,
         })
     }

@@ -48,6 +48,22 @@ impl super::Lifter for X86_64 {
     fn first_argument(&self) -> &'static str {
         "rdi"
     }
+    /// iced-x86's Intel-syntax disassembly.
+    fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String> {
+        use iced_x86::Formatter;
+        let bytes = file.code_at(addr)?;
+        let mut d = iced_x86::Decoder::with_ip(64, bytes, addr, iced_x86::DecoderOptions::NONE);
+        let i = d.decode();
+        if i.is_invalid() {
+            return None;
+        }
+        let mut out = String::new();
+        iced_x86::IntelFormatter::new().format(&i, &mut out);
+        Some(out)
+    }
+    fn full_barrier(&self) -> Option<(atomlab_litmus::Fence, &'static str)> {
+        Some((atomlab_litmus::Fence::Mfence, "mfence"))
+    }
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
         atomlab_litmus::Arch::X86_64
     }
@@ -69,7 +85,7 @@ impl super::Lifter for X86_64 {
             regs,
             root: entry,
         };
-        let code = flow::run(
+        let (code, origins) = flow::run(
             &mut m,
             entry,
             State {
@@ -81,6 +97,7 @@ impl super::Lifter for X86_64 {
         )?;
         Ok(Lifted {
             code,
+            origins,
             reads_lse_flag: false,
         })
     }

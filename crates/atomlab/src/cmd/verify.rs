@@ -195,7 +195,9 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
                 atomlab_verify::Verdict::Pass | atomlab_verify::Verdict::Fail
             )
         {
+            detail["advice_tried"] = r.advice.tried.into();
             detail["advice"] = r
+                .advice
                 .advice
                 .iter()
                 .map(|a| {
