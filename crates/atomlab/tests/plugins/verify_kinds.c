@@ -21,7 +21,15 @@
  *   op-fetch-add       an atomic relaxed increment, `read` its total;
  *   op-racy-add        the increment a plain read, add and write: two
  *                      threads read the same count under every model,
- *                      sequential consistency included.
+ *                      sequential consistency included;
+ *   op-no-read         op-fetch-add without `read`: nothing says what the
+ *                      count should be, so only that every execution
+ *                      runs to its end is checked.
+ *
+ * -DVERIFY_BAD_NEW adds two whose `new_` verify must refuse, saying why:
+ *   op-malloc-uninit   `new_` mallocs the count and never sets it;
+ *   op-from-arg        `new_` stores a value it computed before its
+ *                      allocation call (verify does not follow that code).
  *
  * Each `new_` allocates with calloc and sets only what is not zero, as
  * `verify` reads it. -DNAME_PREFIX='"c-"' renames them, as in
@@ -142,6 +150,22 @@ static uint64_t total_read(void *p) {
     return atomic_load_explicit((_Atomic uint64_t *)p, memory_order_relaxed);
 }
 
+#ifdef VERIFY_BAD_NEW
+static void *uninit_new(void) { return malloc(sizeof(_Atomic uint64_t)); }
+
+/* A start value computed before the allocation and kept in a
+ * callee-saved register across the call, as a mask computed from an spsc
+ * new_'s capacity argument would be. */
+__attribute__((noipa)) static uint64_t start_value(void) { return 7; }
+static void *from_arg_new(void) {
+    uint64_t start = start_value();
+    _Atomic uint64_t *c = calloc(1, sizeof *c);
+    if (c)
+        atomic_init(c, start);
+    return c;
+}
+#endif
+
 /* --- the description ---------------------------------------------------- */
 
 #define SPSC(NAME, FN)                                                       \
@@ -152,18 +176,22 @@ static uint64_t total_read(void *p) {
     {.name = NAME_PREFIX NAME, .kind = ATOMLAB_KIND_REFCOUNT,                \
      .u.refcount = {.new_ = count_new, .get = count_get, .put = FN##_put,    \
                     .free_ = free}}
-#define OP(NAME, FN)                                                         \
+#define OP(NAME, FN, NEW, READ)                                              \
     {.name = NAME_PREFIX NAME, .kind = ATOMLAB_KIND_OP,                      \
-     .u.op = {.new_ = total_new, .op = FN, .read = total_read,               \
-              .free_ = free}}
+     .u.op = {.new_ = NEW, .op = FN, .read = READ, .free_ = free}}
 
 static const struct atomlab_variant variants[] = {
     SPSC("ring", ring),
     SPSC("ring-relaxed-head", ring_relaxed_head),
     REFCOUNT("refcount", count),
     REFCOUNT("refcount-relaxed-put", count_relaxed),
-    OP("op-fetch-add", fetch_add_op),
-    OP("op-racy-add", racy_add_op),
+    OP("op-fetch-add", fetch_add_op, total_new, total_read),
+    OP("op-racy-add", racy_add_op, total_new, total_read),
+    OP("op-no-read", fetch_add_op, total_new, NULL),
+#ifdef VERIFY_BAD_NEW
+    OP("op-malloc-uninit", fetch_add_op, uninit_new, total_read),
+    OP("op-from-arg", fetch_add_op, from_arg_new, total_read),
+#endif
 };
 
 static const struct atomlab_plugin plugin = {
