@@ -7,8 +7,8 @@
 //! they saw):
 //!
 //! - lock: each of T threads does K critical sections, each a plain
-//!   read-increment-write of a shared `data`: `lock(l); r = data; data = r
-//!   + 1; unlock(l)`. With mutual exclusion (and the ordering a lock must
+//!   read-increment-write of a shared `data`:
+//!   `lock(l); r = data; data = r + 1; unlock(l)`. With mutual exclusion (and the ordering a lock must
 //!   give: the last holder's writes visible to the next) every increment
 //!   reads the previous one and `data` ends at T·K; a lost update, from
 //!   two holders at once or from a stale read, leaves it lower.
@@ -282,7 +282,9 @@ impl Property {
                     .map(|h| h.thread)
                     .collect();
                 match lasts.as_slice() {
-                    [] => return Some("no put said last: a reference is never dropped (the object leaks)".into()),
+                    [] => Some(
+                        "no put said last: a reference is never dropped (the object leaks)".into(),
+                    ),
                     [t] => {
                         let h = holders.iter().find(|h| h.thread == *t)?;
                         for (j, s) in &h.saw {
@@ -819,5 +821,131 @@ fn splice(code: &mut Vec<Instr>, part: Vec<Instr>) {
             },
             other => other,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// herd's meaning of `p` in the final state `vals` of `vars`.
+    fn holds(p: &Prop, vars: &[StateVar], vals: &[Value]) -> bool {
+        let val = |v: &StateVar| vals[vars.iter().position(|x| x == v).unwrap()];
+        match p {
+            Prop::True => true,
+            Prop::False => false,
+            Prop::Atom(v, CmpOp::Eq, x) => val(v) == *x,
+            Prop::Atom(v, CmpOp::Ne, x) => val(v) != *x,
+            Prop::Same(a, CmpOp::Eq, b) => val(a) == val(b),
+            Prop::Same(a, CmpOp::Ne, b) => val(a) != val(b),
+            Prop::Not(q) => !holds(q, vars, vals),
+            Prop::And(qs) => qs.iter().all(|q| holds(q, vars, vals)),
+            Prop::Or(qs) => qs.iter().any(|q| holds(q, vars, vals)),
+        }
+    }
+
+    /// The sentence for `vals`, checked against the test's condition: a
+    /// state is explained as wrong exactly when the condition holds in it.
+    fn judged(p: &Property, vars: &[StateVar], vals: &[i64]) -> Option<String> {
+        let vals: Vec<Value> = vals.iter().map(|v| Value::Int(*v)).collect();
+        let why = p.wrong(vars, &vals);
+        assert_eq!(
+            holds(&p.condition(), vars, &vals),
+            why.is_some(),
+            "{vals:?}: condition and explanation disagree ({why:?})"
+        );
+        why
+    }
+
+    fn reg(thread: usize, reg: Reg) -> StateVar {
+        StateVar::Reg { thread, reg }
+    }
+
+    #[test]
+    fn lock_lost_update() {
+        let p = Property::Lock {
+            data: 0,
+            expected: 2,
+        };
+        let vars = [StateVar::Loc(0)];
+        assert_eq!(judged(&p, &vars, &[2]), None);
+        let why = judged(&p, &vars, &[1]).unwrap();
+        assert!(
+            why.starts_with(
+                "mutual exclusion broken: an execution ends with data = 1 instead of 2"
+            ),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn spsc_names_what_the_consumer_saw() {
+        let popped: Vec<StateVar> = (0..3).map(|r| reg(1, r)).collect();
+        let p = Property::Spsc {
+            popped: popped.clone(),
+        };
+        assert_eq!(judged(&p, &popped, &[1, 2, 3]), None);
+        let why = |v: &[i64]| judged(&p, &popped, v).unwrap();
+        assert!(
+            why(&[1, 0, 3]).contains("popped 1, 0, 3 instead of 1, 2, 3: 0 was never pushed"),
+            "{}",
+            why(&[1, 0, 3])
+        );
+        assert!(why(&[1, 1, 3]).contains("item 1 came out twice (duplicated)"));
+        assert!(why(&[1, 3, 2]).contains("came out of order"));
+        for w in [why(&[1, 0, 3]), why(&[1, 3, 2])] {
+            assert!(w.starts_with("FIFO broken: "), "{w}");
+        }
+    }
+
+    #[test]
+    fn refcount_last_once_never_early() {
+        // T0: last = r0, early = r1, saw T1's use = r2; T1: r0, r1, r2.
+        let holders: Vec<Holder> = (0..2)
+            .map(|t| Holder {
+                thread: t,
+                last: reg(t, 0),
+                early: vec![reg(t, 1)],
+                saw: vec![(1 - t, reg(t, 2))],
+            })
+            .collect();
+        let vars: Vec<StateVar> = (0..2)
+            .flat_map(|t| (0..3).map(move |r| reg(t, r)))
+            .collect();
+        let p = Property::Refcount { holders };
+        // T1 last and saw T0's use: right (T0 never looked: its saw is 0).
+        assert_eq!(judged(&p, &vars, &[0, 0, 0, 1, 0, 1]), None);
+        let why = |v: &[i64]| judged(&p, &vars, v).unwrap();
+        assert!(why(&[0, 0, 0, 1, 0, 0]).starts_with(
+            "early \"last\": T1's put said last, then T1 read T0's use of the object as 0"
+        ));
+        assert!(
+            why(&[1, 0, 1, 1, 0, 1]).starts_with("\"last\" more than once: the puts of T0 and T1")
+        );
+        assert!(why(&[0, 0, 0, 0, 0, 0]).starts_with("no put said last"));
+        assert!(why(&[1, 0, 1, 0, 1, 0])
+            .starts_with("early \"last\": a put of T1 said last while T1 still held a reference"));
+    }
+
+    #[test]
+    fn op_total_with_and_without_read() {
+        let total = reg(0, 4);
+        let p = Property::Op {
+            total: Some(total.clone()),
+            expected: 4,
+        };
+        let vars = [total];
+        assert_eq!(judged(&p, &vars, &[4]), None);
+        assert!(judged(&p, &vars, &[3])
+            .unwrap()
+            .starts_with("read() returned 3 instead of 4"));
+        let none = Property::Op {
+            total: None,
+            expected: 4,
+        };
+        assert_eq!(none.condition(), Prop::False);
+        assert!(none
+            .checked(2, 2)
+            .contains("has no read(): no total is checked"));
     }
 }

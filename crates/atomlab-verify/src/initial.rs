@@ -320,3 +320,21 @@ fn written(test: &Test, l: usize) -> bool {
         _ => false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::branch_target;
+
+    /// BL and B as objdump shows them in a -fPIC new_ (`bl 5b0
+    /// <malloc@plt>` at 0x77c, `b 5c0 <calloc@plt>` at 0x6e0); anything
+    /// else is not a call.
+    #[test]
+    fn bl_and_b_targets() {
+        assert_eq!(branch_target(0x77c, 0x97ff_ff8d), Some((0x5b0, true)));
+        assert_eq!(branch_target(0x6e0, 0x17ff_ffb8), Some((0x5c0, false)));
+        assert_eq!(branch_target(0x100, 0x9400_0004), Some((0x110, true)));
+        // RET, and BLR x1 (an indirect call).
+        assert_eq!(branch_target(0x100, 0xd65f_03c0), None);
+        assert_eq!(branch_target(0x100, 0xd63f_0020), None);
+    }
+}
