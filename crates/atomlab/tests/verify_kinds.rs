@@ -236,7 +236,7 @@ fn records_say_which_client_ran_from_which_start() {
 }
 
 /// A FAIL record carries the broken property in its note and the
-/// counterexample in its detail; exit 1.
+/// counterexample in its detail, instruction by instruction; exit 1.
 #[test]
 fn a_relaxed_put_fails_with_its_counterexample() {
     let Some(so) = build("fail", &["-march=armv8.1-a"]) else {
@@ -253,6 +253,23 @@ fn a_relaxed_put_fails_with_its_counterexample() {
             .is_some_and(|c| c.contains("<-rf-") && c.contains("use")),
         "{r}"
     );
+    // The execution at the instruction level: the put's machine code and
+    // the client's accesses named by what they stand for.
+    let steps = r["detail"]["trace"].as_array().cloned().unwrap_or_default();
+    let has = |f: &dyn Fn(&serde_json::Value) -> bool| steps.iter().any(f);
+    assert!(
+        has(&|s| s["place"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("count_relaxed_put"))),
+        "{r}"
+    );
+    assert!(
+        has(&|s| s["instruction"].as_str().is_some_and(
+            |i| i.starts_with("store use") && i.ends_with("(a holder's use of the object)")
+        )),
+        "{r}"
+    );
+    assert_eq!(r["detail"]["broken"].as_str(), Some(reason(r)), "{r}");
 }
 
 /// Three threads: the refcount's hand-over to two holders and the op's
