@@ -355,6 +355,31 @@ pub fn build(
             kind.name()
         )));
     }
+    build_with(file, v, kind, lifter, threads, rounds, lse, |locs, obj| {
+        let initial = initial::read(file, v, lifter, lse, obj, locs)?;
+        if kind == Kind::Refcount && initial.allocator.is_none() {
+            return Err(NotBuilt::Missing(format!(
+                "a refcount starts with one reference, which new_ sets; verify reads new_ of aarch64 files only, so far ({} here)",
+                file.arch().name()
+            )));
+        }
+        Ok(initial)
+    })
+}
+
+/// [`build`] with `lifter`, the object's start read by `start` (given
+/// the test's locations and the object).
+#[allow(clippy::too_many_arguments)]
+fn build_with(
+    file: &PluginFile<'_>,
+    v: &Variant,
+    kind: Kind,
+    lifter: &'static dyn lift::Lifter,
+    threads: usize,
+    rounds: usize,
+    lse: bool,
+    start: impl FnOnce(&mut Locations, usize) -> Result<Initial, NotBuilt>,
+) -> Result<Built, NotBuilt> {
     let mut c = Client {
         file,
         lifter,
@@ -371,13 +396,7 @@ pub fn build(
         Kind::Op => "state",
     };
     let obj = c.locs.object(name);
-    let initial = initial::read(file, v, lifter, lse, obj, &mut c.locs)?;
-    if kind == Kind::Refcount && initial.allocator.is_none() {
-        return Err(NotBuilt::Missing(format!(
-            "a refcount starts with one reference, which new_ sets; verify reads new_ of aarch64 files only, so far ({} here)",
-            file.arch().name()
-        )));
-    }
+    let initial = start(&mut c.locs, obj)?;
     let property = match kind {
         Kind::Lock => c.lock(v, obj, threads, rounds)?,
         Kind::Spsc => c.spsc(v, obj)?,
@@ -947,5 +966,228 @@ mod tests {
         assert!(none
             .checked(2, 2)
             .contains("has no read(): no total is checked"));
+    }
+
+    /// Lamport's two-slot ring as the aarch64 lifter would lift it once it
+    /// follows a register-indexed slot and pop's item pointer (today's
+    /// refuses both): hand-written checker code, the slot chosen by a
+    /// branch on the index's low bit, `[X1]` the item address the client
+    /// passes. Publishing `head` (the producer's) or `tail` (the
+    /// consumer's) with release or, for the broken ones, plain.
+    struct HandLiftedRing {
+        release_head: bool,
+        release_tail: bool,
+    }
+
+    /// `push` and `pop`'s "addresses": any two instructions of the file.
+    fn entries(file: &PluginFile<'_>) -> (u64, u64) {
+        let main = file.symbol("main").expect("the test binary has main");
+        (main, main + 4)
+    }
+
+    impl lift::Lifter for HandLiftedRing {
+        fn first_argument(&self) -> &'static str {
+            "X0"
+        }
+        fn litmus_arch(&self) -> atomlab_litmus::Arch {
+            atomlab_litmus::Arch::AArch64
+        }
+        fn disassemble(&self, _: &PluginFile<'_>, _: u64) -> Option<String> {
+            None
+        }
+        fn lift(
+            &self,
+            file: &PluginFile<'_>,
+            entry: u64,
+            obj: usize,
+            _lse: bool,
+            regs: &mut Registers,
+            locs: &mut Locations,
+        ) -> Result<lift::Lifted, Refusal> {
+            let field = |locs: &mut Locations, off| {
+                locs.field(obj, off, 8).map(|l| Expr::Const(Value::Loc(l)))
+            };
+            let (head, tail) = (field(locs, 0).unwrap(), field(locs, 8).unwrap());
+            let slots = [field(locs, 16).unwrap(), field(locs, 24).unwrap()];
+            let (x0, x1) = (regs.get("X0"), regs.get("X1"));
+            let (mine, theirs, v) = (regs.get("mine"), regs.get("theirs"), regs.get("v"));
+            let plain = Annot::default();
+            let order = |release: bool| if release { super::release() } else { plain };
+            let r = |x| Expr::Reg(x);
+            let odd = Expr::bin(
+                BinOp::Ne,
+                Expr::bin(BinOp::And, r(mine), Expr::int(1)),
+                Expr::int(0),
+            );
+            let br = |cond: Option<Expr>, target| Instr::Branch { cond, target };
+            let set = |dst, v| Instr::Assign {
+                dst,
+                expr: Expr::int(v),
+            };
+            let code = if entry == entries(file).0 {
+                vec![
+                    Instr::Load {
+                        dst: Some(mine),
+                        addr: head.clone(),
+                        annot: plain,
+                    },
+                    Instr::Load {
+                        dst: Some(theirs),
+                        addr: tail,
+                        annot: acquire(),
+                    },
+                    br(
+                        Some(Expr::bin(
+                            BinOp::Eq,
+                            Expr::bin(BinOp::Sub, r(mine), r(theirs)),
+                            Expr::int(2),
+                        )),
+                        10,
+                    ),
+                    br(Some(odd), 6),
+                    Instr::Store {
+                        addr: slots[0].clone(),
+                        value: r(x1),
+                        annot: plain,
+                    },
+                    br(None, 7),
+                    Instr::Store {
+                        addr: slots[1].clone(),
+                        value: r(x1),
+                        annot: plain,
+                    },
+                    Instr::Store {
+                        addr: head,
+                        value: Expr::bin(BinOp::Add, r(mine), Expr::int(1)),
+                        annot: order(self.release_head),
+                    },
+                    set(x0, 1),
+                    br(None, 11),
+                    set(x0, 0),
+                ]
+            } else {
+                vec![
+                    Instr::Load {
+                        dst: Some(mine),
+                        addr: tail.clone(),
+                        annot: plain,
+                    },
+                    Instr::Load {
+                        dst: Some(theirs),
+                        addr: head,
+                        annot: acquire(),
+                    },
+                    br(Some(Expr::bin(BinOp::Eq, r(mine), r(theirs))), 11),
+                    br(Some(odd), 6),
+                    Instr::Load {
+                        dst: Some(v),
+                        addr: slots[0].clone(),
+                        annot: plain,
+                    },
+                    br(None, 7),
+                    Instr::Load {
+                        dst: Some(v),
+                        addr: slots[1].clone(),
+                        annot: plain,
+                    },
+                    Instr::Store {
+                        addr: r(x1),
+                        value: r(v),
+                        annot: plain,
+                    },
+                    Instr::Store {
+                        addr: tail,
+                        value: Expr::bin(BinOp::Add, r(mine), Expr::int(1)),
+                        annot: order(self.release_tail),
+                    },
+                    set(x0, 1),
+                    br(None, 12),
+                    set(x0, 0),
+                ]
+            };
+            Ok(lift::Lifted {
+                origins: vec![entry; code.len()],
+                code,
+                reads_lse_flag: false,
+            })
+        }
+    }
+
+    static RING: HandLiftedRing = HandLiftedRing {
+        release_head: true,
+        release_tail: true,
+    };
+    static RELAXED_HEAD: HandLiftedRing = HandLiftedRing {
+        release_head: false,
+        release_tail: true,
+    };
+    static RELAXED_TAIL: HandLiftedRing = HandLiftedRing {
+        release_head: true,
+        release_tail: false,
+    };
+
+    /// The spsc client end to end on a hand-lifted ring: FIFO holds with
+    /// release/acquire indices under aarch64; a relaxed publish of head
+    /// shows a slot read before its item (popped 0), a relaxed release of
+    /// tail lets the third push, which wraps to slot 0, overwrite the
+    /// first item before it was read; sc forbids both. The retries
+    /// (push full, pop empty) are spin-assume awaits: a handful of
+    /// executions, no bound.
+    #[test]
+    fn spsc_client_on_a_hand_lifted_ring() {
+        let exe = std::env::current_exe().unwrap();
+        let data = std::fs::read(&exe).unwrap();
+        let file = PluginFile::parse("test binary", &data).unwrap();
+        let (push, pop) = entries(&file);
+        let v = Variant {
+            name: "ring".into(),
+            kind: Some(Kind::Spsc),
+            functions: vec![
+                ("new_", Pointer::Null),
+                ("push", Pointer::Here(push)),
+                ("pop", Pointer::Here(pop)),
+            ],
+        };
+        let opts = crate::Options {
+            variants: None,
+            models: None,
+            threads: 2,
+            rounds: 1,
+            unroll: 4,
+            timeout: std::time::Duration::from_secs(60),
+            advise: false,
+        };
+        let judge = |ring: &'static HandLiftedRing, model: &str| {
+            let b = build_with(&file, &v, Kind::Spsc, ring, 2, 1, false, |_, _| {
+                Ok(Initial::assumed_zero())
+            })
+            .unwrap_or_else(|_| panic!("the spsc client builds"));
+            crate::judge(&b, model, &opts)
+        };
+        for model in ["aarch64", "sc"] {
+            let j = judge(&RING, model);
+            assert_eq!(j.verdict, crate::Verdict::Pass, "{model}: {}", j.reason);
+            assert!(
+                j.reason.starts_with("FIFO: a producer pushing 1..3"),
+                "{}",
+                j.reason
+            );
+            assert!(j.executions < 64, "{model}: {} executions", j.executions);
+        }
+        let j = judge(&RELAXED_HEAD, "aarch64");
+        assert_eq!(j.verdict, crate::Verdict::Fail, "{}", j.reason);
+        assert!(
+            j.reason.starts_with("FIFO broken: the consumer popped "),
+            "{}",
+            j.reason
+        );
+        assert!(j.reason.contains("0 was never pushed"), "{}", j.reason);
+        let j = judge(&RELAXED_TAIL, "aarch64");
+        assert_eq!(j.verdict, crate::Verdict::Fail, "{}", j.reason);
+        assert!(j.reason.contains("popped 3, 2, 3"), "{}", j.reason);
+        for ring in [&RELAXED_HEAD, &RELAXED_TAIL] {
+            let j = judge(ring, "sc");
+            assert_eq!(j.verdict, crate::Verdict::Pass, "sc: {}", j.reason);
+        }
     }
 }
