@@ -532,6 +532,21 @@ impl<'c, 'a> Client<'c, 'a> {
     }
 
     fn spsc(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
+        self.spsc_threads(v, obj).map_err(|e| match e {
+            // Say why a queue meets these two, and that it is verify's gap.
+            NotBuilt::Refused(r)
+                if r.what.contains("a register index is not followed")
+                    || r.what.contains("(base register x1)") =>
+            {
+                NotBuilt::Missing(format!(
+                    "{r}: verify's lifter does not follow a ring's slot indexed by a register or pop's store through its item pointer yet, so queues are not checked today"
+                ))
+            }
+            other => other,
+        })
+    }
+
+    fn spsc_threads(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
         let push_at = entry(self.file, v, "push")?;
         let pop_at = entry(self.file, v, "pop")?;
         // The consumer's `uint64_t item` that pop stores through.
