@@ -65,6 +65,11 @@ use crate::descriptor::{Kind, Variant};
 use crate::initial::{self, Initial};
 use crate::lift::{self, Locations, Refusal, Registers};
 
+/// The value the object's address register holds in the checker (a
+/// stand-in: addresses are resolved to fields when code is lifted), kept
+/// nonzero for NULL tests.
+pub const OBJECT: i64 = 0x1000;
+
 /// Items the spsc client pushes: one more than [`SPSC_CAPACITY`], so the
 /// last reuses the first slot.
 pub const SPSC_ITEMS: usize = 3;
@@ -788,7 +793,7 @@ impl Call<'_, '_, '_> {
         let arg = self.regs.get(self.lifter.first_argument());
         self.code.push(Instr::Assign {
             dst: arg,
-            expr: Expr::int(0x1000),
+            expr: Expr::int(OBJECT),
         });
         let lifted = self
             .lifter

@@ -31,7 +31,7 @@ use atomlab_audit::{Arch, PluginFile, Pointer};
 use atomlab_litmus::{Condition, Prop, Quantifier, StateVar, Test, Thread, Value};
 use atomlab_model::{CheckOptions, Engine, LoopRule, ModelOutcome};
 
-use crate::client::{Call, NotBuilt};
+use crate::client::{Call, NotBuilt, OBJECT};
 use crate::descriptor::Variant;
 use crate::lift::{self, Locations, Registers};
 
@@ -41,6 +41,8 @@ const ALLOCATORS: &[&str] = &["calloc", "malloc", "aligned_alloc"];
 
 /// Two values a register cannot be expected to hold by chance; the code
 /// after the allocation runs once with each in every register but X0.
+/// (Poison in a base register is harmless: the lifter resolves addresses
+/// to fields when it lifts, the register only joins them with a zero.)
 const POISON: [i64; 2] = [0x5eed_0000_0bad_0001, 0x0ddf_00d0_0bad_0002];
 
 /// How the object starts.
@@ -198,7 +200,16 @@ pub fn read(
             .filter(|r| *r != arg)
             .map(|r| (r, Value::Int(poison)))
             .collect();
-        states.push(run_alone(lifter, locs, &[], regs.names, init, code)?);
+        let (values, returned) = run_alone(lifter, locs, regs.names, init, code, arg)?;
+        // The functions are given what new_ returns: it must be the
+        // allocation itself (X0 as the allocator left it), whose fields
+        // new_ set.
+        if returned != Value::Int(OBJECT) {
+            return Err(NotBuilt::Missing(format!(
+                "new_ returns something other than the memory its {allocator} call returned (an offset into it, or another pointer), which verify does not follow"
+            )));
+        }
+        states.push(values);
     }
     if states[0] != states[1] {
         return Err(NotBuilt::Missing(format!(
@@ -232,31 +243,37 @@ fn branch_target(pc: u64, w: u32) -> Option<(u64, bool)> {
     Some((pc.wrapping_add(imm as i64 as u64), linked))
 }
 
-/// Runs `code` as a test's only thread from locations `start` (others
-/// zero), under `sc` (one thread: every model agrees), and returns the
-/// value of every location it stored or was given, or why not.
-pub(crate) fn run_alone(
+/// Runs `code` as a test's only thread, under `sc` (one thread: every
+/// model agrees); returns the value of every location it stored, and
+/// what register `result` ends with, or why not.
+fn run_alone(
     lifter: &dyn lift::Lifter,
     locs: &Locations,
-    start: &[(usize, Value)],
     regs: Vec<String>,
     init: Vec<(usize, Value)>,
     code: Vec<atomlab_litmus::Instr>,
-) -> Result<Vec<(usize, Value)>, NotBuilt> {
-    let stored: Vec<usize> = (0..locs.names.len()).collect();
+    result: usize,
+) -> Result<(Vec<(usize, Value)>, Value), NotBuilt> {
+    let returned = StateVar::Reg {
+        thread: 0,
+        reg: result,
+    };
     let test = Test {
         file: String::new(),
         arch: lifter.litmus_arch(),
         name: "new_".into(),
         locations: locs.names.clone(),
-        init: start.to_vec(),
+        init: Vec::new(),
         threads: vec![Thread {
             id: 0,
             regs,
             init,
             code,
         }],
-        observed: stored.iter().map(|l| StateVar::Loc(*l)).collect(),
+        observed: (0..locs.names.len())
+            .map(StateVar::Loc)
+            .chain([returned.clone()])
+            .collect(),
         filter: None,
         condition: Condition {
             quantifier: Quantifier::Exists,
@@ -277,19 +294,22 @@ pub(crate) fn run_alone(
     match atomlab_model::check_test(&test, &["sc"], &opts).remove(0) {
         ModelOutcome::Done(r) if r.states.len() == 1 => {
             let vals = &r.states[0].0;
-            Ok(r.vars
+            let stored = r
+                .vars
                 .iter()
                 .zip(vals)
                 .filter_map(|(v, x)| match (v, x) {
-                    (StateVar::Loc(l), Value::Int(0))
-                        if !written(&test, *l) && !start.iter().any(|(s, _)| s == l) =>
-                    {
-                        None
-                    }
+                    (StateVar::Loc(l), Value::Int(0)) if !written(&test, *l) => None,
                     (StateVar::Loc(l), x) => Some((*l, *x)),
                     _ => None,
                 })
-                .collect())
+                .collect();
+            let ret = r
+                .vars
+                .iter()
+                .position(|v| *v == returned)
+                .map_or(Value::Int(0), |i| vals[i]);
+            Ok((stored, ret))
         }
         ModelOutcome::Done(r) => Err(why(format!(
             "{} final states where one was expected",

@@ -302,13 +302,17 @@ fn three_threads() {
 
 /// A new_ that leaves the object unknown is refused, saying why and what
 /// to do: a malloc'ed count it never sets, a value it computed before the
-/// allocation (which verify does not follow).
+/// allocation (which verify does not follow), a pointer into the
+/// allocation returned instead of the allocation.
 #[test]
 fn a_new_verify_cannot_read_is_refused_saying_why() {
     let Some(so) = build("bad-new", &["-mno-outline-atomics", "-DVERIFY_BAD_NEW"]) else {
         return;
     };
-    let (code, recs) = records(&so, &["--variant", "op-malloc-uninit,op-from-arg"]);
+    let (code, recs) = records(
+        &so,
+        &["--variant", "op-malloc-uninit,op-from-arg,op-offset-new"],
+    );
     assert_eq!(code, Some(0), "REFUSED is not a FAIL: {recs:?}");
     let r = rows(&recs, "op-malloc-uninit", "aarch64")[0];
     assert_eq!(r["verdict"], serde_json::Value::Null, "{r}");
@@ -323,6 +327,13 @@ fn a_new_verify_cannot_read_is_refused_saying_why() {
         r["parameters"]["refused"]
             .as_str()
             .is_some_and(|w| w.contains("computed before its calloc call")),
+        "{r}"
+    );
+    let r = rows(&recs, "op-offset-new", "aarch64")[0];
+    assert!(
+        r["parameters"]["refused"].as_str().is_some_and(
+            |w| w.contains("returns something other than the memory its calloc call returned")
+        ),
         "{r}"
     );
 }

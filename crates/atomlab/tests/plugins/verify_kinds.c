@@ -29,7 +29,9 @@
  * -DVERIFY_BAD_NEW adds two whose `new_` verify must refuse, saying why:
  *   op-malloc-uninit   `new_` mallocs the count and never sets it;
  *   op-from-arg        `new_` stores a value it computed before its
- *                      allocation call (verify does not follow that code).
+ *                      allocation call (verify does not follow that code);
+ *   op-offset-new      `new_` returns a pointer into its allocation, not
+ *                      the allocation (a header before the state).
  *
  * Each `new_` allocates with calloc and sets only what is not zero, as
  * `verify` reads it. -DNAME_PREFIX='"c-"' renames them, as in
@@ -164,6 +166,11 @@ static void *from_arg_new(void) {
         atomic_init(c, start);
     return c;
 }
+
+static void *offset_new(void) {
+    char *p = calloc(1, 128);
+    return p ? p + 64 : NULL;
+}
 #endif
 
 /* --- the description ---------------------------------------------------- */
@@ -191,6 +198,7 @@ static const struct atomlab_variant variants[] = {
 #ifdef VERIFY_BAD_NEW
     OP("op-malloc-uninit", fetch_add_op, uninit_new, total_read),
     OP("op-from-arg", fetch_add_op, from_arg_new, total_read),
+    OP("op-offset-new", fetch_add_op, offset_new, total_read),
 #endif
 };
 
