@@ -337,3 +337,40 @@ fn a_new_verify_cannot_read_is_refused_saying_why() {
         "{r}"
     );
 }
+
+/// `--advise` on the refcount client: the put's store-exclusive made
+/// release (the kernel's order) is offered as a fix, verified again; on
+/// the correct refcount, nothing can be weakened.
+#[test]
+fn advice_for_the_relaxed_put_is_a_release() {
+    let Some(so) = build("advise", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "refcount-relaxed-put,refcount",
+        "--advise",
+    ]);
+    let raw = String::from_utf8_lossy(&o.stdout);
+    let out = raw.replace("\n  ", " ");
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("refcount-relaxed-put FAIL under aarch64: advice: each of these changes alone makes it PASS"),
+        "{out}"
+    );
+    assert!(
+        raw.lines()
+            .any(|l| l.trim_start().starts_with("count_relaxed_put+0x")
+                && l.contains("stxr")
+                && l.contains("make it release (stlxr)")),
+        "{out}"
+    );
+    assert!(
+        out.contains("refcount PASS under aarch64: advice: nothing could be weakened"),
+        "{out}"
+    );
+}
