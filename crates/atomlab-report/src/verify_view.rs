@@ -40,7 +40,7 @@ fn client(r: &Record) -> Option<String> {
     Some(match r.scenario.as_str() {
         "lock" => format!("{t} threads x {k} critical section(s), each a plain read-increment-write of shared data; data must end at threads x sections (mutual exclusion, and each holder sees the last one's write)"),
         "spsc" => "a producer pushes 1, 2, 3 (retrying while full) into a queue made with new_(2), so the ring wraps; a consumer pops 3 items (retrying while empty) and must see 1, 2, 3 in order (none lost, duplicated, reordered or torn)".into(),
-        "refcount" => format!("{t} holders, one reference each (thread 0 takes the others' and hands them over), each uses the object, does {} get/put pair(s), then a final put; exactly one put says last, never early, and the last sees every holder's use", rounds.map_or("?".into(), |n| n.saturating_sub(1).to_string())),
+        "refcount" => format!("{t} holders, one reference each (thread 0 takes the others' and hands them over), each uses the object, takes and drops {} more reference(s) (get, put), then drops its own; exactly one put says last, never early, and the last sees every holder's use", rounds.map_or("?".into(), |n| n.saturating_sub(1).to_string())),
         "op" => format!("{t} threads x {k} op(s), then read() after joining them must return threads x ops (without read(): every execution runs to the end)"),
         _ => return None,
     })
@@ -365,7 +365,8 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("client refcount: 3 holders") && out.contains("does 1 get/put pair(s)"),
+            out.contains("client refcount: 3 holders")
+                && out.contains("takes and drops 1 more reference(s)"),
             "{out}"
         );
         assert!(

@@ -209,7 +209,7 @@ impl Property {
                 k = popped.len()
             ),
             Property::Refcount { holders } => format!(
-                "{} holders (thread 0 takes a reference for each other thread and hands it over), each using the object, then {} get/put pair(s) and a final put: exactly one put says last, never one of a holder that still holds a reference, and the last one sees every holder's use",
+                "{} holders (thread 0 takes a reference for each other thread and hands it over), each using the object, taking and dropping {} more reference(s) (get, put), then dropping its own: exactly one put says last, never one of a holder that still holds a reference, and the last one sees every holder's use",
                 holders.len(),
                 rounds.saturating_sub(1)
             ),

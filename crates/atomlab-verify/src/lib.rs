@@ -88,8 +88,8 @@ pub struct Options {
     pub models: Option<Vec<String>>,
     /// Threads of the client.
     pub threads: usize,
-    /// Critical sections (lock), get/put pairs plus one (refcount) or
-    /// operations (op) per thread; the spsc client's size is fixed
+    /// Critical sections (lock), operations (op) or, for refcount, one
+    /// put plus K-1 extra get/put pairs per thread; the spsc client's size is fixed
     /// ([`client::SPSC_ITEMS`]).
     pub rounds: usize,
     /// Iterations of a loop that writes allowed on one path.

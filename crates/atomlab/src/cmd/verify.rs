@@ -26,9 +26,9 @@ pub struct VerifyArgs {
     /// Threads of the client: 2 or 3.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// Per thread: critical sections (lock), ops (op), get/put pairs
-    /// before the final put plus one (refcount); 1 to 3. spsc's client is
-    /// fixed: 3 items through a queue of 2.
+    /// Per thread, 1 to 3: critical sections (lock), ops (op), or, for
+    /// refcount, its own reference's put plus K-1 extra get/put pairs
+    /// before it. spsc's client is fixed: 3 items through a queue of 2.
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
     /// Iterations allowed of a loop that writes (spin loops that only
