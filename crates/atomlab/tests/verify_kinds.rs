@@ -374,3 +374,49 @@ fn advice_for_the_relaxed_put_is_a_release() {
         "{out}"
     );
 }
+
+/// Every kind's records (PASS, FAIL with its execution, REFUSED) are the
+/// document every subcommand writes: checked against
+/// schema/atomlab.schema.json.
+#[test]
+fn the_json_document_matches_the_schema() {
+    let Some(so) = build("schema", &["-moutline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "--json",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../schema/atomlab.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    let url = "https://atomlab.invalid/schema/atomlab.schema.json";
+    compiler.add_resource(url, schema).unwrap();
+    let index = compiler.compile(url, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(&doc, index) {
+        panic!("verify --json does not match the schema:\n{e:#}");
+    }
+    let scenarios: std::collections::BTreeSet<&str> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["scenario"].as_str())
+        .collect();
+    assert_eq!(
+        scenarios,
+        ["op", "refcount", "spsc"].into_iter().collect(),
+        "{doc}"
+    );
+}
