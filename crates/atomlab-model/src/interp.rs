@@ -207,6 +207,12 @@ pub(crate) struct Interp<'t> {
     /// Spin-assume and the unroll bound, for lifted code; `None` for litmus
     /// tests (whose loops run to [`MAX_STEPS`] as they always have).
     pub loops: Option<crate::LoopRule>,
+    /// (location, value) of the writes of paths spin-assume dropped: they
+    /// seed the value search though the path ends nowhere, so that two
+    /// threads that wait for each other's writes (a producer that waits
+    /// for the consumer to free a slot, which waits for the item) find
+    /// the values that let each go on.
+    pub pruned_writes: std::cell::RefCell<Vec<(usize, i64)>>,
 }
 
 impl Interp<'_> {
@@ -442,7 +448,14 @@ impl Interp<'_> {
                         .iter()
                         .all(|e| no_visible_effect(&st.events, e))
                     {
-                        // Spin-assume: the iteration changed nothing.
+                        // Spin-assume: the iteration changed nothing. What
+                        // the path wrote before it still seeds the values.
+                        self.pruned_writes.borrow_mut().extend(
+                            st.events
+                                .iter()
+                                .filter(|e| matches!(e.kind, Kind::Write | Kind::Update))
+                                .map(|e| (e.loc, e.wval)),
+                        );
                         return Ok(());
                     }
                     st.iterations[here] += 1;
@@ -1098,8 +1111,14 @@ pub(crate) fn explore(
                 forward: !linux,
                 structured,
                 loops,
+                pruned_writes: Default::default(),
             };
             let traces = interp.traces(t)?;
+            for (l, v) in interp.pruned_writes.take() {
+                if next[ti][l].insert(v) {
+                    grown = true;
+                }
+            }
             kept += traces.len();
             for tr in &traces {
                 for e in &tr.events {

@@ -25,6 +25,27 @@ fn verdict(r: &Record) -> &'static str {
     }
 }
 
+/// A parameter of `r` as written in the record (`?` when absent).
+fn number(r: &Record, k: &str) -> String {
+    r.parameters
+        .get(k)
+        .map_or("?".to_string(), |v| v.to_string())
+}
+
+/// What the client of `r`'s kind (its scenario) did, in words
+/// (atomlab-verify's client.rs builds them).
+fn client(r: &Record) -> Option<String> {
+    let (t, k) = (number(r, "threads"), number(r, "rounds"));
+    let rounds: Option<u64> = r.parameters.get("rounds").and_then(|v| v.as_u64());
+    Some(match r.scenario.as_str() {
+        "lock" => format!("{t} threads x {k} critical section(s), each a plain read-increment-write of shared data; data must end at threads x sections (mutual exclusion, and each holder sees the last one's write)"),
+        "spsc" => "a producer pushes 1, 2, 3 (retrying while full) into a queue made with new_(2), so the ring wraps; a consumer pops 3 items (retrying while empty) and must see 1, 2, 3 in order (none lost, duplicated, reordered or torn)".into(),
+        "refcount" => format!("{t} holders, one reference each (thread 0 takes the others' and hands them over), each uses the object, takes and drops {} more reference(s) (get, put), then drops its own; exactly one put says last, never early, and the last sees every holder's use", rounds.map_or("?".into(), |n| n.saturating_sub(1).to_string())),
+        "op" => format!("{t} threads x {k} op(s), then read() after joining them must return threads x ops (without read(): every execution runs to the end)"),
+        _ => return None,
+    })
+}
+
 /// The view of `report`'s verify records.
 pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
     table::fitted(out, |out| write_unfitted(out, report))
@@ -62,18 +83,21 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
     writeln!(out, "{t}")?;
     // What a PASS covers: this client, this model, this CPU, no more.
     if let Some(r) = recs.first() {
-        let n = |k: &str| {
-            r.parameters
-                .get(k)
-                .map_or("?".to_string(), |v| v.to_string())
-        };
         writeln!(
             out,
-            "legend: PASS: every execution of the client that the model allows ends right ({} threads x {} critical section(s) each, a loop that writes unrolled up to {} times), on the cpu shown; FAIL: one does not (why, below); BOUND: a bound cut the search, nothing proved; REFUSED: code verify cannot follow; executions: those the model allows",
-            n("threads"),
-            n("rounds"),
-            n("unroll")
+            "legend: PASS: every execution of the client that the model allows ends right (a loop that writes unrolled up to {} times), on the cpu shown; FAIL: one does not (why, below); BOUND: a bound cut the search, nothing proved; REFUSED: code verify cannot follow; executions: those the model allows",
+            number(r, "unroll")
         )?;
+    }
+    // Each kind's client, once, as its first record ran it.
+    let mut kinds: Vec<&str> = Vec::new();
+    for r in &recs {
+        if !kinds.contains(&r.scenario.as_str()) {
+            kinds.push(&r.scenario);
+            if let Some(c) = client(r) {
+                writeln!(out, "client {}: {c}", r.scenario)?;
+            }
+        }
     }
     for r in recs.iter().filter(|r| verdict(r) != "PASS") {
         writeln!(
@@ -94,7 +118,7 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
             writeln!(out, "  counterexample (reads-from): {c}")?;
         }
         if let Some(d) = &r.detail {
-            write_trace(out, d)?;
+            write_trace(out, d, r.notes.first().map_or("", String::as_str))?;
         }
     }
     for r in &recs {
@@ -169,9 +193,18 @@ fn write_advice(
 /// `detail` (`broken`, `trace`, `coherence`): the property that broke,
 /// then each thread's events as `symbol+offset  instruction  event  <- the
 /// write it read`, then the coherence order of each location written more
-/// than once.
-fn write_trace(out: &mut dyn std::io::Write, d: &serde_json::Value) -> std::io::Result<()> {
-    if let Some(b) = d.get("broken").and_then(|b| b.as_str()) {
+/// than once. `broken` is not repeated when it is the reason already
+/// shown (`note`), as for the clients other than the lock's.
+fn write_trace(
+    out: &mut dyn std::io::Write,
+    d: &serde_json::Value,
+    note: &str,
+) -> std::io::Result<()> {
+    if let Some(b) = d
+        .get("broken")
+        .and_then(|b| b.as_str())
+        .filter(|b| *b != note)
+    {
         writeln!(out, "  broken: {b}")?;
     }
     let Some(steps) = d.get("trace").and_then(|t| t.as_array()) else {
@@ -297,6 +330,55 @@ mod tests {
         // Every PASS says what it covers: the client, the model, the CPU.
         assert!(
             out.contains("legend: PASS: every execution of the client"),
+            "{out}"
+        );
+    }
+
+    /// The legend says what each kind's client did, once per kind, from
+    /// the records' parameters: a refcount PASS is not a lock's.
+    #[test]
+    fn the_legend_names_each_kinds_client() {
+        let rec = |kind: &str, v: &str| {
+            let mut r = Record::new("verify", kind, v);
+            r.param("model", "aarch64")
+                .param("threads", 3u64)
+                .param("rounds", 2u64)
+                .param("unroll", 4u64);
+            r.verdict = Some(Verdict::Pass);
+            r.notes.push("every execution".into());
+            r
+        };
+        let report = Report::new(
+            "verify",
+            Machine::detect(),
+            vec![
+                rec("lock", "tas"),
+                rec("lock", "ticket"),
+                rec("spsc", "ring"),
+                rec("refcount", "refcount"),
+                rec("op", "op-fetch-add"),
+            ],
+        );
+        let mut out = Vec::new();
+        write_terminal(&mut out, &report).unwrap();
+        let out = String::from_utf8(out).unwrap().replace("\n  ", " ");
+        assert!(out.contains("unrolled up to 4 times"), "{out}");
+        assert!(
+            out.contains("client lock: 3 threads x 2 critical section(s)"),
+            "{out}"
+        );
+        assert_eq!(out.matches("client lock:").count(), 1, "{out}");
+        assert!(
+            out.contains("client spsc: a producer pushes 1, 2, 3"),
+            "{out}"
+        );
+        assert!(
+            out.contains("client refcount: 3 holders")
+                && out.contains("takes and drops 1 more reference(s)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("client op: 3 threads x 2 op(s), then read()"),
             "{out}"
         );
     }

@@ -118,7 +118,8 @@ pub fn advise(
             let changed = Built {
                 test,
                 reads_lse_flag: b.reads_lse_flag,
-                expected: b.expected,
+                property: b.property.clone(),
+                initial: b.initial.clone(),
                 origins: b.origins.clone(),
                 lifter: b.lifter,
             };

@@ -12,7 +12,7 @@ use atomlab_audit::PluginFile;
 use atomlab_litmus::{Instr, Test};
 use atomlab_model::explain::{Witness, WitnessEvent};
 
-use crate::client::Built;
+use crate::client::{Built, Property};
 
 /// One event of the wrong execution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,8 +47,10 @@ pub struct Counterexample {
     pub co: Vec<(String, Vec<Option<usize>>)>,
 }
 
-/// Explains witness `w` of the client `b` built from `file`.
-pub fn explain(file: &PluginFile<'_>, b: &Built, w: &Witness) -> Counterexample {
+/// Explains witness `w` of the client `b` built from `file`; `reason` is
+/// the broken property as the final state shows it (the verdict's reason),
+/// which is what a client other than the lock's reports.
+pub fn explain(file: &PluginFile<'_>, b: &Built, w: &Witness, reason: &str) -> Counterexample {
     let place = |e: &WitnessEvent| -> (String, String) {
         let Some(t) = e.thread else {
             return ("init".into(), String::new());
@@ -127,7 +129,10 @@ pub fn explain(file: &PluginFile<'_>, b: &Built, w: &Witness) -> Counterexample 
     Counterexample {
         steps,
         coherence,
-        broken: broken_lock(b, w, &who),
+        broken: match b.property {
+            Property::Lock { expected, .. } => broken_lock(b, expected, w, &who),
+            _ => reason.to_string(),
+        },
         rf,
         co,
     }
@@ -196,24 +201,36 @@ impl Counterexample {
     }
 }
 
-/// What the client's own instruction at `pc` of thread `t` does.
+/// What the client's own instruction at `pc` of thread `t` does, named
+/// by the client location it touches (client.rs names them).
 fn client_action(test: &Test, t: usize, pc: usize) -> String {
     let name = |e: &atomlab_litmus::Expr| match e {
         atomlab_litmus::Expr::Const(atomlab_litmus::Value::Loc(l)) => test.locations[*l].clone(),
         _ => "memory".into(),
     };
+    let role = |loc: &str| {
+        let what = match loc.trim_end_matches(|c: char| c.is_ascii_digit()) {
+            "data" => "critical section",
+            "use" => "a holder's use of the object",
+            "ref" => "a reference handed over",
+            "done" => "a thread finished, before read()",
+            "item" => "the consumer's item",
+            _ => return loc.to_string(),
+        };
+        format!("{loc} ({what})")
+    };
     match test.threads.get(t).and_then(|th| th.code.get(pc)) {
-        Some(Instr::Load { addr, .. }) => format!("load {} (critical section)", name(addr)),
-        Some(Instr::Store { addr, .. }) => format!("store {} (critical section)", name(addr)),
+        Some(Instr::Load { addr, .. }) => format!("load {}", role(&name(addr))),
+        Some(Instr::Store { addr, .. }) => format!("store {}", role(&name(addr))),
         _ => "client".into(),
     }
 }
 
 /// The lock client's property, from the reads of `data`: two critical
 /// sections that read the same write lost one update.
-fn broken_lock(b: &Built, w: &Witness, who: &dyn Fn(usize) -> String) -> String {
+fn broken_lock(b: &Built, expected: i64, w: &Witness, who: &dyn Fn(usize) -> String) -> String {
     let Some(data) = b.test.locations.iter().position(|l| l == "data") else {
-        return format!("the final state is not data = {}", b.expected);
+        return format!("the final state is not data = {}", expected);
     };
     let reads: Vec<(usize, usize)> =
         w.rf.iter()
@@ -230,7 +247,7 @@ fn broken_lock(b: &Built, w: &Witness, who: &dyn Fn(usize) -> String) -> String 
             let lost = format!(
                 "one update was lost and data ends at {} instead of {}",
                 final_data(w, data),
-                b.expected
+                expected
             );
             if t1 != t2 {
                 // Did one enter after the other left? Its lock's read took
@@ -267,7 +284,7 @@ fn broken_lock(b: &Built, w: &Witness, who: &dyn Fn(usize) -> String) -> String 
     format!(
         "data ends at {} instead of {}: a critical section read a value older than the last increment",
         final_data(w, data),
-        b.expected
+        expected
     )
 }
 

@@ -913,7 +913,13 @@ impl Lifter<'_, '_, '_> {
                 } else {
                     64
                 };
-                let ones = |n: u32| if n >= 64 { -1i64 } else { (1i64 << n) - 1 };
+                let ones = |n: u32| {
+                    if n >= 64 {
+                        -1i64
+                    } else {
+                        ((1u64 << n) - 1) as i64
+                    }
+                };
                 // UBFM: Arm ARM C6.2 (LSR, LSL, UBFX, UXTB/UXTH aliases).
                 let (e, f): (Expr, Box<dyn Fn(i64) -> i64>) = if imms >= immr {
                     let width = imms - immr + 1;

@@ -17,7 +17,7 @@ pub struct VerifyArgs {
     /// The plugin (include/atomlab.h), built for aarch64, riscv64 or x86-64; it is read, never loaded.
     #[arg(long, value_name = "PATH")]
     pub plugin: PathBuf,
-    /// Variants, comma-separated [default: every lock variant].
+    /// Variants, comma-separated [default: every variant: lock, spsc, refcount and op].
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
     /// Models, comma-separated: the file's own (aarch64, riscv or x86tso) and sc [default: the file's own].
@@ -26,7 +26,9 @@ pub struct VerifyArgs {
     /// Threads of the client: 2 or 3.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// Critical sections per thread (1 to 3).
+    /// Per thread, 1 to 3: critical sections (lock), ops (op), or, for
+    /// refcount, its own reference's put plus K-1 extra get/put pairs
+    /// before it. spsc's client is fixed: 3 items through a queue of 2.
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
     /// Iterations allowed of a loop that writes (spin loops that only
@@ -58,7 +60,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     }
     if !(1..=3).contains(&args.rounds) {
         anyhow::bail!(
-            "--rounds {}: 1 to 3 critical sections per thread (each adds events; the checker's executions hold 64)",
+            "--rounds {}: 1 to 3 critical sections, ops or get/put rounds per thread (each adds events; the checker's executions hold 64)",
             args.rounds
         );
     }

@@ -1,0 +1,422 @@
+//! `atomlab verify` on the other kinds of include/atomlab.h: aarch64
+//! builds of tests/plugins/verify_kinds.c made by Debian's cross gcc, with
+//! `-mno-outline-atomics` (LL/SC loops), `-march=armv8.1-a` (inline LSE)
+//! and the default (libgcc's outline atomics, checked with and without
+//! LSE). The kernel-ordered refcount and the atomic fetch_add op PASS
+//! under aarch64 and sc; the refcount whose put is relaxed FAILs under
+//! aarch64 (a use the freer does not see) and PASSes under sc; the racy op
+//! FAILs under both; each FAIL names the property that broke. Lamport's
+//! ring is REFUSED, naming the instruction the lifter does not follow yet
+//! (a slot indexed by a register). A `new_` whose object verify cannot
+//! know is refused, saying why.
+//!
+//! Without the cross compiler the tests skip with a message, and fail
+//! instead under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
+
+mod cli_support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cli_support::{atomlab, stderr};
+
+const GCC: &str = "aarch64-linux-gnu-gcc";
+
+fn skip(msg: &str) {
+    if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
+        panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
+    }
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// The plugin built with `flags`, or `None` after saying why not.
+fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
+    if !Command::new(GCC)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        skip(&format!(
+            "verify kinds tests skipped: `{GCC}` is not installed (apt-get install gcc-aarch64-linux-gnu)"
+        ));
+        return None;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins-verify-kinds");
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let so = dir.join(format!("{name}.so"));
+    let o = Command::new(GCC)
+        .args(["-O2", "-shared", "-fPIC"])
+        .args(flags)
+        .arg("-I")
+        .arg(root.join("../../include"))
+        .arg("-o")
+        .arg(&so)
+        .arg(root.join("tests/plugins/verify_kinds.c"))
+        .output()
+        .expect("run the cross compiler");
+    assert!(o.status.success(), "{GCC} {flags:?}: {}", stderr(&o));
+    Some(so)
+}
+
+/// The verdict words of `variant`'s rows under `model`, in order.
+fn verdicts(out: &str, variant: &str, model: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| {
+            // A table row: `| variant | model | cpu | verdict | … |`.
+            let l = l.replace('|', " ");
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.first() == Some(&variant) && w.get(1) == Some(&model)).then(|| {
+                w.iter()
+                    .find(|x| ["PASS", "FAIL", "BOUND", "REFUSED"].contains(x))
+                    .unwrap_or(&"?")
+                    .to_string()
+            })
+        })
+        .collect()
+}
+
+/// `atomlab --json verify` of `so` with `args`: the exit code and the
+/// records by variant and model, each (verdict or "REFUSED", its reason,
+/// the record).
+fn records(so: &Path, args: &[&str]) -> (Option<i32>, Vec<serde_json::Value>) {
+    let mut a = vec![
+        "--no-save",
+        "--json",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+    ];
+    a.extend_from_slice(args);
+    let o = atomlab(&a);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("verify --json: {e}\n{}", stderr(&o)));
+    (
+        o.status.code(),
+        doc["records"].as_array().cloned().unwrap_or_default(),
+    )
+}
+
+/// The records of `variant` under `model`.
+fn rows<'r>(
+    recs: &'r [serde_json::Value],
+    variant: &str,
+    model: &str,
+) -> Vec<&'r serde_json::Value> {
+    recs.iter()
+        .filter(|r| r["variant"] == variant && r["parameters"]["model"] == model)
+        .collect()
+}
+
+fn reason(r: &serde_json::Value) -> &str {
+    r["notes"][0].as_str().unwrap_or("")
+}
+
+fn zoo(name: &str, flags: &[&str], cpus: usize) {
+    let Some(so) = build(name, flags) else { return };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--model",
+        "aarch64,sc",
+    ]);
+    // Reasons wrap at the terminal's width: joined back for the searches.
+    let out = String::from_utf8_lossy(&o.stdout).replace("\n  ", " ");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a broken refcount and a racy op FAIL: exit 1\n{out}{}",
+        stderr(&o)
+    );
+    // Every kind is checked without --variant, each with its client in the
+    // legend.
+    for kind in ["spsc", "refcount", "op"] {
+        assert!(out.contains(&format!("client {kind}: ")), "{name}\n{out}");
+    }
+    for v in ["refcount", "op-fetch-add", "op-no-read"] {
+        for m in ["aarch64", "sc"] {
+            assert_eq!(
+                verdicts(&out, v, m),
+                vec!["PASS"; cpus],
+                "{name} {v} {m}\n{out}"
+            );
+        }
+    }
+    assert_eq!(
+        verdicts(&out, "refcount-relaxed-put", "aarch64"),
+        vec!["FAIL"; cpus],
+        "{name}\n{out}"
+    );
+    assert_eq!(
+        verdicts(&out, "refcount-relaxed-put", "sc"),
+        vec!["PASS"; cpus],
+        "{name}\n{out}"
+    );
+    // The racy op's increment is a plain load and store: no RMW, so no
+    // outline helper, one row per model; it loses an update under sc too.
+    for m in ["aarch64", "sc"] {
+        assert_eq!(
+            verdicts(&out, "op-racy-add", m),
+            ["FAIL"],
+            "{name} {m}\n{out}"
+        );
+    }
+    // The ring is refused by name and address until the lifter follows a
+    // register-indexed slot; never a PASS.
+    for v in ["ring", "ring-relaxed-head"] {
+        for m in ["aarch64", "sc"] {
+            assert_eq!(verdicts(&out, v, m), ["REFUSED"], "{name} {v}\n{out}");
+        }
+    }
+    assert!(
+        out.contains("a register index is not followed")
+            && out.contains("(ring_push+0x")
+            && out.contains("so queues are not checked today"),
+        "{name}\n{out}"
+    );
+    // Each FAIL names the property that broke, with its counterexample.
+    assert!(
+        out.contains("refcount-relaxed-put FAIL under aarch64")
+            && out.contains("early \"last\": T")
+            && out.contains("is not visible to the thread that frees the object"),
+        "{name}\n{out}"
+    );
+    assert!(
+        out.contains("op-racy-add FAIL under sc: read() returned 1 instead of 2"),
+        "{name}\n{out}"
+    );
+    assert!(out.contains("counterexample (reads-from): P0 "), "{out}");
+}
+
+#[test]
+fn llsc_build() {
+    zoo("llsc", &["-mno-outline-atomics"], 1);
+}
+
+#[test]
+fn lse_build() {
+    zoo("lse", &["-march=armv8.1-a"], 1);
+}
+
+#[test]
+fn outline_atomics_build_is_checked_with_and_without_lse() {
+    zoo("outline", &["-moutline-atomics"], 2);
+}
+
+/// The records say what was checked: the kind as the scenario, the
+/// object as new_ left it (the refcount's one reference, read from its
+/// code, not assumed), and the property a PASS covers.
+#[test]
+fn records_say_which_client_ran_from_which_start() {
+    let Some(so) = build("records", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let (code, recs) = records(&so, &["--variant", "refcount,op-fetch-add,op-no-read"]);
+    assert_eq!(code, Some(0), "{recs:?}");
+    let r = rows(&recs, "refcount", "aarch64")[0];
+    assert_eq!(r["scenario"], "refcount");
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    assert!(
+        reason(r).contains("exactly one put says last")
+            && reason(r).contains("calloc, then obj = 1"),
+        "{r}"
+    );
+    let r = rows(&recs, "op-fetch-add", "aarch64")[0];
+    assert_eq!(r["scenario"], "op");
+    assert!(
+        reason(r).contains("2 threads x 1 op(s), then read() after joining them: always 2"),
+        "{r}"
+    );
+    let r = rows(&recs, "op-no-read", "aarch64")[0];
+    assert!(
+        reason(r).contains("has no read(): no total is checked"),
+        "{r}"
+    );
+}
+
+/// A FAIL record carries the broken property in its note and the
+/// counterexample in its detail, instruction by instruction; exit 1.
+#[test]
+fn a_relaxed_put_fails_with_its_counterexample() {
+    let Some(so) = build("fail", &["-march=armv8.1-a"]) else {
+        return;
+    };
+    let (code, recs) = records(&so, &["--variant", "refcount-relaxed-put"]);
+    assert_eq!(code, Some(1), "{recs:?}");
+    let r = rows(&recs, "refcount-relaxed-put", "aarch64")[0];
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(reason(r).starts_with("early \"last\""), "{r}");
+    assert!(
+        r["detail"]["counterexample"]
+            .as_str()
+            .is_some_and(|c| c.contains("<-rf-") && c.contains("use")),
+        "{r}"
+    );
+    // The execution at the instruction level: the put's machine code and
+    // the client's accesses named by what they stand for.
+    let steps = r["detail"]["trace"].as_array().cloned().unwrap_or_default();
+    let has = |f: &dyn Fn(&serde_json::Value) -> bool| steps.iter().any(f);
+    assert!(
+        has(&|s| s["place"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("count_relaxed_put"))),
+        "{r}"
+    );
+    assert!(
+        has(&|s| s["instruction"].as_str().is_some_and(
+            |i| i.starts_with("store use") && i.ends_with("(a holder's use of the object)")
+        )),
+        "{r}"
+    );
+    assert_eq!(r["detail"]["broken"].as_str(), Some(reason(r)), "{r}");
+}
+
+/// Three threads: the refcount's hand-over to two holders and the op's
+/// join of two; the verdicts stay.
+#[test]
+fn three_threads() {
+    let Some(so) = build("three", &["-march=armv8.1-a"]) else {
+        return;
+    };
+    let (code, recs) = records(
+        &so,
+        &[
+            "--threads",
+            "3",
+            "--variant",
+            "refcount,refcount-relaxed-put,op-fetch-add,op-racy-add",
+        ],
+    );
+    assert_eq!(code, Some(1), "{recs:?}");
+    let verdict = |v: &str| rows(&recs, v, "aarch64")[0]["verdict"].clone();
+    assert_eq!(verdict("refcount"), "PASS", "{recs:?}");
+    assert_eq!(verdict("refcount-relaxed-put"), "FAIL", "{recs:?}");
+    assert_eq!(verdict("op-fetch-add"), "PASS", "{recs:?}");
+    assert_eq!(verdict("op-racy-add"), "FAIL", "{recs:?}");
+    let r = rows(&recs, "op-racy-add", "aarch64")[0];
+    assert!(reason(r).contains("instead of 3"), "{r}");
+}
+
+/// A new_ that leaves the object unknown is refused, saying why and what
+/// to do: a malloc'ed count it never sets, a value it computed before the
+/// allocation (which verify does not follow), a pointer into the
+/// allocation returned instead of the allocation.
+#[test]
+fn a_new_verify_cannot_read_is_refused_saying_why() {
+    let Some(so) = build("bad-new", &["-mno-outline-atomics", "-DVERIFY_BAD_NEW"]) else {
+        return;
+    };
+    let (code, recs) = records(
+        &so,
+        &["--variant", "op-malloc-uninit,op-from-arg,op-offset-new"],
+    );
+    assert_eq!(code, Some(0), "REFUSED is not a FAIL: {recs:?}");
+    let r = rows(&recs, "op-malloc-uninit", "aarch64")[0];
+    assert_eq!(r["verdict"], serde_json::Value::Null, "{r}");
+    assert!(
+        r["parameters"]["refused"]
+            .as_str()
+            .is_some_and(|w| w.contains("new_ leaves as malloc returns it (uninitialised)")),
+        "{r}"
+    );
+    let r = rows(&recs, "op-from-arg", "aarch64")[0];
+    assert!(
+        r["parameters"]["refused"]
+            .as_str()
+            .is_some_and(|w| w.contains("computed before its calloc call")),
+        "{r}"
+    );
+    let r = rows(&recs, "op-offset-new", "aarch64")[0];
+    assert!(
+        r["parameters"]["refused"].as_str().is_some_and(
+            |w| w.contains("returns something other than the memory its calloc call returned")
+        ),
+        "{r}"
+    );
+}
+
+/// `--advise` on the refcount client: the put's store-exclusive made
+/// release (the kernel's order) is offered as a fix, verified again; on
+/// the correct refcount, nothing can be weakened.
+#[test]
+fn advice_for_the_relaxed_put_is_a_release() {
+    let Some(so) = build("advise", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "refcount-relaxed-put,refcount",
+        "--advise",
+    ]);
+    let raw = String::from_utf8_lossy(&o.stdout);
+    let out = raw.replace("\n  ", " ");
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("refcount-relaxed-put FAIL under aarch64: advice: each of these changes alone makes it PASS"),
+        "{out}"
+    );
+    assert!(
+        raw.lines()
+            .any(|l| l.trim_start().starts_with("count_relaxed_put+0x")
+                && l.contains("stxr")
+                && l.contains("make it release (stlxr)")),
+        "{out}"
+    );
+    assert!(
+        out.contains("refcount PASS under aarch64: advice: nothing could be weakened"),
+        "{out}"
+    );
+}
+
+/// Every kind's records (PASS, FAIL with its execution, REFUSED) are the
+/// document every subcommand writes: checked against
+/// schema/atomlab.schema.json.
+#[test]
+fn the_json_document_matches_the_schema() {
+    let Some(so) = build("schema", &["-moutline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "--json",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../schema/atomlab.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    let url = "https://atomlab.invalid/schema/atomlab.schema.json";
+    compiler.add_resource(url, schema).unwrap();
+    let index = compiler.compile(url, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(&doc, index) {
+        panic!("verify --json does not match the schema:\n{e:#}");
+    }
+    let scenarios: std::collections::BTreeSet<&str> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["scenario"].as_str())
+        .collect();
+    assert_eq!(
+        scenarios,
+        ["op", "refcount", "spsc"].into_iter().collect(),
+        "{doc}"
+    );
+}
