@@ -21,6 +21,7 @@ fn sb(order: Option<MemOrder>) -> Skeleton {
             ..Annot::default()
         },
         instance: 0,
+        pc: 0,
     };
     let events = vec![
         ev(None, Kind::Write, 0, 0, 0),
