@@ -16,22 +16,12 @@
 //! under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
 
 mod cli_support;
+mod verify_support;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cli_support::{assert_bad_input, atomlab, stderr};
-
-const RISCV: &str = "riscv64-linux-gnu-gcc";
-const HOST: &str = "cc";
-
-fn skip(msg: &str) {
-    if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
-        panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
-    }
-    let _ = writeln!(std::io::stderr(), "{msg}");
-}
+use verify_support::{build_plugin, verdicts, HOST, RISCV};
 
 /// `source` (in tests/plugins) built by `gcc` at -O2 as `name.so`, or
 /// `None` after saying why not.
@@ -41,56 +31,7 @@ fn build(gcc: &str, source: &str, name: &str) -> Option<PathBuf> {
 
 /// `source` built by `gcc` with `flags` as `name.so`.
 fn build_with(gcc: &str, source: &str, name: &str, flags: &[&str]) -> Option<PathBuf> {
-    if !Command::new(gcc)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        skip(&format!(
-            "verify tests skipped: `{gcc}` is not installed (apt-get install gcc-riscv64-linux-gnu gcc)"
-        ));
-        return None;
-    }
-    if gcc == HOST && !cfg!(target_arch = "x86_64") {
-        let _ = writeln!(
-            std::io::stderr(),
-            "x86-64 verify tests skipped: the host `cc` does not build x86-64 code here"
-        );
-        return None;
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins-verify-arch");
-    std::fs::create_dir_all(&dir).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let so = dir.join(format!("{name}.so"));
-    let o = Command::new(gcc)
-        .args(flags)
-        .args(["-shared", "-fPIC"])
-        .arg("-I")
-        .arg(root.join("../../include"))
-        .arg("-o")
-        .arg(&so)
-        .arg(root.join("tests/plugins").join(source))
-        .output()
-        .expect("run the compiler");
-    assert!(o.status.success(), "{gcc} {source}: {}", stderr(&o));
-    Some(so)
-}
-
-/// The verdict words of `variant`'s rows under `model`, in order.
-fn verdicts(out: &str, variant: &str, model: &str) -> Vec<String> {
-    out.lines()
-        .filter_map(|l| {
-            // A table row: `| variant | model | cpu | verdict | … |`.
-            let l = l.replace('|', " ");
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w.first() == Some(&variant) && w.get(1) == Some(&model)).then(|| {
-                w.iter()
-                    .find(|x| ["PASS", "FAIL", "BOUND", "REFUSED"].contains(x))
-                    .unwrap_or(&"?")
-                    .to_string()
-            })
-        })
-        .collect()
+    build_plugin(gcc, source, "plugins-verify-arch", name, flags)
 }
 
 /// `atomlab --no-save verify --plugin so --variant variants --model

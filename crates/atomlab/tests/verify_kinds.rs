@@ -14,67 +14,23 @@
 //! instead under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
 
 mod cli_support;
+mod verify_support;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cli_support::{atomlab, stderr};
+use verify_support::{build_plugin, verdicts, AARCH64};
 
-const GCC: &str = "aarch64-linux-gnu-gcc";
-
-fn skip(msg: &str) {
-    if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
-        panic!("{msg}, and ATOMLAB_REQUIRE_CROSS=1 is set");
-    }
-    let _ = writeln!(std::io::stderr(), "{msg}");
-}
-
-/// The plugin built with `flags`, or `None` after saying why not.
+/// verify_kinds.c built for aarch64 with `flags` (and -O2) as `name.so`.
 fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
-    if !Command::new(GCC)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        skip(&format!(
-            "verify kinds tests skipped: `{GCC}` is not installed (apt-get install gcc-aarch64-linux-gnu)"
-        ));
-        return None;
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins-verify-kinds");
-    std::fs::create_dir_all(&dir).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let so = dir.join(format!("{name}.so"));
-    let o = Command::new(GCC)
-        .args(["-O2", "-shared", "-fPIC"])
-        .args(flags)
-        .arg("-I")
-        .arg(root.join("../../include"))
-        .arg("-o")
-        .arg(&so)
-        .arg(root.join("tests/plugins/verify_kinds.c"))
-        .output()
-        .expect("run the cross compiler");
-    assert!(o.status.success(), "{GCC} {flags:?}: {}", stderr(&o));
-    Some(so)
-}
-
-/// The verdict words of `variant`'s rows under `model`, in order.
-fn verdicts(out: &str, variant: &str, model: &str) -> Vec<String> {
-    out.lines()
-        .filter_map(|l| {
-            // A table row: `| variant | model | cpu | verdict | … |`.
-            let l = l.replace('|', " ");
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w.first() == Some(&variant) && w.get(1) == Some(&model)).then(|| {
-                w.iter()
-                    .find(|x| ["PASS", "FAIL", "BOUND", "REFUSED"].contains(x))
-                    .unwrap_or(&"?")
-                    .to_string()
-            })
-        })
-        .collect()
+    let flags: Vec<&str> = ["-O2"].iter().chain(flags).copied().collect();
+    build_plugin(
+        AARCH64,
+        "verify_kinds.c",
+        "plugins-verify-kinds",
+        name,
+        &flags,
+    )
 }
 
 /// `atomlab --json verify` of `so` with `args`: the exit code and the
