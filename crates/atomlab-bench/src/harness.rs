@@ -498,8 +498,6 @@ pub struct WorkerSpan {
     pub end_ns: u64,
     /// Its CPU time over that span, ns.
     pub cpu_ns: u64,
-    /// Its voluntary context switches over that span (it slept by itself).
-    pub voluntary_switches: u64,
 }
 
 /// One fixed-work run: every worker's span.
@@ -561,18 +559,15 @@ where
                     let _ = affinity::pin_current_thread(cpus[w % cpus.len()]);
                 }
                 barrier.wait();
-                let sw0 = clock::thread_voluntary_switches();
                 let cpu0 = clock::thread_cpu_ns();
                 let start_ns = clock::monotonic_ns();
                 work(w);
                 let end_ns = clock::monotonic_ns();
                 let cpu_ns = clock::thread_cpu_ns().saturating_sub(cpu0);
-                let voluntary_switches = clock::thread_voluntary_switches().saturating_sub(sw0);
                 *spans[w].lock().unwrap_or_else(|e| e.into_inner()) = WorkerSpan {
                     start_ns,
                     end_ns,
                     cpu_ns,
-                    voluntary_switches,
                 };
             })?;
         }

@@ -477,21 +477,6 @@ const SLEEPS_BY_DESIGN: u64 = 2;
 /// staying near 2 ns). Cells of more threads than CPUs are time-sliced
 /// by design and flagged by [`flag_overlap`] instead.
 pub(crate) fn flag_off_cpu(r: &mut Record, threads: usize, runs: &[&RunSample]) {
-    let runs: Vec<Vec<(u64, u64, u64)>> = runs
-        .iter()
-        .map(|run| {
-            run.threads
-                .iter()
-                .map(|t| (t.cpu_ns, t.elapsed_ns, t.voluntary_switches))
-                .collect()
-        })
-        .collect();
-    flag_off_cpu_spans(r, threads, &runs);
-}
-
-/// [`flag_off_cpu`] over each run's threads as (CPU time, window, voluntary
-/// switches): the timed cells' threads, or a fixed-work run's workers.
-pub(crate) fn flag_off_cpu_spans(r: &mut Record, threads: usize, runs: &[Vec<(u64, u64, u64)>]) {
     let cpus = atomlab_thread::allowed_cpus().len().max(1);
     if threads > cpus {
         return;
@@ -499,9 +484,10 @@ pub(crate) fn flag_off_cpu_spans(r: &mut Record, threads: usize, runs: &[Vec<(u6
     let lowest: Vec<f64> = runs
         .iter()
         .filter_map(|run| {
-            run.iter()
-                .filter(|&&(_, elapsed, switches)| switches <= SLEEPS_BY_DESIGN && elapsed > 0)
-                .map(|&(cpu, elapsed, _)| cpu as f64 / elapsed as f64)
+            run.threads
+                .iter()
+                .filter(|t| t.voluntary_switches <= SLEEPS_BY_DESIGN && t.elapsed_ns > 0)
+                .map(|t| t.cpu_ns as f64 / t.elapsed_ns as f64)
                 .reduce(f64::min)
         })
         .collect();
