@@ -71,6 +71,20 @@ pub fn run<E: From<BenchError>>(
         records.append(&mut recs);
         after_each(&records)?;
     }
+    // Once per run (the first shard's part of it), after the cells: what
+    // the plugin ABI's calls cost here, beside plugins' figures.
+    if shard.is_none_or(|s| s.index == 0) {
+        let mut recs = plan.scenario.baseline(plan, pmu, progress)?;
+        if let Some(s) = shard {
+            for r in &mut recs {
+                r.param("shard", s.to_string());
+            }
+        }
+        if !recs.is_empty() {
+            records.append(&mut recs);
+            after_each(&records)?;
+        }
+    }
     Ok(records)
 }
 

@@ -73,6 +73,17 @@ pub trait Scenario: Sync {
     fn runs_every_rate(&self) -> bool {
         false
     }
+    /// Records measured once per run beside the cells of `plan` (what the
+    /// plugin ABI's calls cost here, beside plugins); none by default.
+    fn baseline(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        let _ = (plan, pmu, progress);
+        Ok(Vec::new())
+    }
     /// How many cells `plan` measures (for progress bars).
     fn cells(&self, plan: &Plan) -> usize {
         plan.grid_cells()

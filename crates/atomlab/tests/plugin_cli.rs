@@ -240,6 +240,33 @@ fn the_abi_call_cost_is_measured_beside_a_plugin() {
     // Without a plugin there is nothing to set it beside.
     let recs = run("ttas", false);
     assert!(recs.iter().all(|r| r["variant"] != "abi-noop"), "{recs:?}");
+    // Once per run, not once per cell: two thread counts of two plugin
+    // variants gave four identical rows before.
+    let o = atomlab(&[
+        "--json",
+        "--no-save",
+        "bench",
+        "lock",
+        "--plugin",
+        s(&so),
+        "--variant",
+        "c-ttas,c-ticket",
+        "--threads",
+        "1,2",
+        "-d",
+        "30ms",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = records(&o.stdout);
+    assert_eq!(
+        recs.iter().filter(|r| r["variant"] == "abi-noop").count(),
+        1,
+        "{recs:?}"
+    );
 }
 
 /// A "lock" of a plain load and a separate store lets two threads in: the

@@ -111,6 +111,22 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.base().splits_threads()
     }
 
+    /// What the ABI's calls cost here, in this run, beside the plugins'
+    /// figures (they include it; the built-ins do not): once per run, not
+    /// once per cell.
+    fn baseline(
+        &self,
+        plan: &Plan,
+        pmu: bool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Record>, BenchError> {
+        if plan.variants.iter().any(|v| self.plugin(v).is_some()) {
+            self.base().abi_baseline(plan, pmu, progress)
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
     fn runs_every_rate(&self) -> bool {
         self.base().runs_every_rate()
     }
@@ -161,11 +177,6 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
                 }
                 None => records.extend(self.base().run_with(&one, pmu, progress, &[])?),
             }
-        }
-        // What the ABI's calls cost here, in this run, beside the plugins'
-        // figures (they include it; the built-ins do not).
-        if plan.variants.iter().any(|v| self.plugin(v).is_some()) {
-            records.extend(self.base().abi_baseline(plan, pmu, progress)?);
         }
         Ok(records)
     }
