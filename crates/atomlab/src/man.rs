@@ -109,8 +109,8 @@ fn render(cmd: clap::Command, command: Option<&str>) -> anyhow::Result<Page> {
     }
     roff.control("SH", ["SEE ALSO"]);
     let see_also = match command {
-        None => "README.md and DESIGN.md in atomlab's source; the page of each command above",
-        Some(_) => "atomlab(1); README.md in atomlab's source",
+        None => "README.md and the book (docs/src, its design chapter docs/src/design.md) in atomlab's source; the page of each command above",
+        Some(_) => "atomlab(1); README.md and the book (docs/src) in atomlab's source",
     };
     roff.text([roman(see_also)]);
     // Before VERSION, the last section clap_mangen writes.

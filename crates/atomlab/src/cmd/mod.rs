@@ -2,8 +2,8 @@
 //! capability crate and returns a [`CommandOutput`]: the records as one
 //! [`Report`], the exit status their verdicts give, and the people's view.
 //! Rendering (`--json` or the view) and the exit code are applied here,
-//! once, the same way for every subcommand (DESIGN.md, "How a result
-//! flows").
+//! once, the same way for every subcommand (the book's design chapter,
+//! docs/src/design.md, "How one result flows").
 
 pub mod audit;
 pub mod bench;
