@@ -39,6 +39,9 @@ pub struct BatchOptions {
     /// `riscv`, `c11`, `rc11`); empty for [`models_for`] the test's
     /// architecture.
     pub models: Vec<String>,
+    /// Tune the setting per test ([`crate::tune`]), varying what is not
+    /// pinned; `None` runs `run` as given.
+    pub tune: Option<crate::tune::Pinned>,
 }
 
 /// An observed final state a model forbids.
@@ -68,10 +71,14 @@ pub struct Ran {
     /// The observed states a model forbids, model by model in
     /// [`Ran::models`]' order, each in the histogram's order.
     pub forbidden: Vec<Forbidden>,
-    /// The command line that repeats the run ([`replay_line`]).
+    /// The command line that repeats the run ([`replay_line`]; when
+    /// tuned, with the chosen setting pinned).
     pub replay: String,
-    /// The options it ran with.
+    /// The options it ran with (when tuned: those of the chosen setting,
+    /// which the runs after the trials used).
     pub options: RunOptions,
+    /// What the tuner tried and chose, when it tuned.
+    pub tuning: Option<crate::tune::Tuning>,
 }
 
 impl Ran {
@@ -410,7 +417,43 @@ pub fn run_test(program: &Program, opts: &BatchOptions, replay: String) -> Resul
         ..CheckOptions::default()
     };
     let verdicts = atomlab_model::check_test(test, &models, &check_opts);
-    let result = crate::run(program, &opts.run)?;
+    let (result, tuning) = match opts.tune {
+        Some(pinned) => {
+            let sc = sc_states(test, &check_opts);
+            // The condition's witnesses when no SC execution reaches one
+            // (the outcome the test was written to catch), else any state
+            // SC forbids; without SC's states, the witnesses.
+            let witnesses_relaxed = sc
+                .as_ref()
+                .is_some_and(|states| !states.iter().any(|(_, witness)| *witness));
+            let relaxed = |s: &[Value], witness: bool| match &sc {
+                _ if witnesses_relaxed => witness,
+                Some(states) => !states.iter().any(|(x, _)| x.as_slice() == s),
+                None => witness,
+            };
+            let hunt = crate::tune::Hunt {
+                what: if witnesses_relaxed || sc.is_none() {
+                    "the condition's witnesses"
+                } else {
+                    "states sequential consistency forbids"
+                },
+                hit: &relaxed,
+            };
+            crate::tune::run_tuned(program, &opts.run, pinned, &hunt)?
+        }
+        None => (crate::run(program, &opts.run)?, None),
+    };
+    let (options, replay) = match &tuning {
+        Some(t) => {
+            let chosen = BatchOptions {
+                run: t.chosen.apply(&opts.run),
+                ..opts.clone()
+            };
+            let replay = replay_line(&test.file, &chosen);
+            (chosen.run, replay)
+        }
+        None => (opts.run.clone(), replay),
+    };
     let mut forbidden = Vec::new();
     for v in &verdicts {
         let ModelOutcome::Done(d) = v else { continue };
@@ -436,8 +479,34 @@ pub fn run_test(program: &Program, opts: &BatchOptions, replay: String) -> Resul
         result,
         forbidden,
         replay,
-        options: opts.run.clone(),
+        options,
+        tuning,
     })
+}
+
+/// The final states sequential consistency allows for `test` (in
+/// [`RunResult::vars`]' order, as every model's), each with whether the
+/// condition's proposition holds in it; `None` when SC cannot judge it
+/// or finds a data race (then anything is allowed).
+fn sc_states(test: &Test, check_opts: &CheckOptions) -> Option<Vec<(Vec<Value>, bool)>> {
+    match atomlab_model::check_test(test, &["sc"], check_opts).pop()? {
+        ModelOutcome::Done(d) if !d.racy => Some(
+            d.states
+                .iter()
+                .map(|(s, _)| {
+                    let holds = test.condition.prop.eval(&|v: &StateVar| {
+                        d.vars
+                            .iter()
+                            .position(|x| x == v)
+                            .map(|i| s[i])
+                            .unwrap_or(Value::Int(0))
+                    });
+                    (s.clone(), holds)
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// A final state as litmus7 prints it: `0:EAX=0; x=1;`.
@@ -500,6 +569,7 @@ pub fn record(r: &Ran) -> Record {
         .param("preload", opts.preload.name())
         .param("roles", opts.roles.name())
         .param("run_barrier", opts.run_barrier.name())
+        .param("tuned", r.tuning.is_some())
         .param(
             "cpus",
             res.cpus
@@ -616,7 +686,39 @@ pub fn record(r: &Ran) -> Record {
             "instances": res.phases.instances.as_nanos() as u64,
             "collect": res.phases.collect.as_nanos() as u64,
         },
+        // What the tuner tried and chose (issue 38): every setting's runs,
+        // hits and time, so the choice can be checked and repeated.
+        "tuning": r.tuning.as_ref().map(|t| json!({
+            "hunted": t.hunted,
+            "chosen": t.chosen.name(),
+            "chosen_flags": t.chosen.flags(),
+            "trial_runs": t.trial_runs,
+            "switches": t.switches,
+            "trials": t.trials.iter().map(|x| json!({
+                "setting": x.setting.name(),
+                "runs": x.runs,
+                "instances": x.instances,
+                "hits": x.hits,
+                "seconds": x.seconds,
+                "hits_per_second": if x.seconds > 0.0 { x.hits as f64 / x.seconds } else { 0.0 },
+            })).collect::<Vec<_>>(),
+        })),
     }));
+    if let Some(t) = &r.tuning {
+        let tried = t.trials.iter().filter(|x| x.runs > 0).count();
+        rec.notes.push(format!(
+            "tuned: {} of {} runs tried {tried} settings for {}; the rest ran {} ({}){}",
+            t.trial_runs,
+            res.runs_done,
+            t.hunted,
+            t.chosen.name(),
+            t.chosen.flags(),
+            match t.switches {
+                0 => String::new(),
+                n => format!(", chosen after {n} switch(es) at re-checks"),
+            }
+        ));
+    }
     for e in &res.pin_errors {
         rec.notes.push(format!("pinning refused: {e}"));
     }

@@ -79,6 +79,7 @@ mod mentions;
 pub mod operand;
 pub mod riscv64;
 mod rng;
+pub mod tune;
 pub mod x86_64;
 
 use std::time::Duration;

@@ -375,3 +375,71 @@ fn shared_corpus_stays_within_x86tso_packed_preloaded_rotating() {
     }
     assert!(ran > 150, "only {ran} tests ran");
 }
+
+/// Issue 38: every setting the tuner may choose (`tune::candidates` from
+/// the defaults, nothing pinned) keeps every state within x86-TSO, and
+/// the forbidden shapes never show theirs, setting by setting.
+#[test]
+fn every_setting_the_tuner_may_choose_stays_within_x86tso() {
+    use atomlab_run::tune::{candidates, Pinned};
+    let settings = candidates(&RunOptions::default(), Pinned::default());
+    assert!(settings.len() >= 8, "{settings:?}");
+    let forbidden = [
+        own("x86/MP.litmus"),
+        own("x86/SB+mfences.litmus"),
+        mine("LB.litmus"),
+        mine("2+2W.litmus"),
+    ];
+    for s in settings {
+        let o = s.apply(&opts(500, 10));
+        for p in &forbidden {
+            let test = parse(p);
+            assert_eq!(
+                run_within_tso(&test, &o),
+                0,
+                "{}: witnessed a condition x86tso never allows with {}",
+                test.name,
+                s.name()
+            );
+        }
+        run_within_tso(&parse(&mine("SB.litmus")), &o);
+    }
+}
+
+/// A tuned run (issue 38) adds up every trial's runs: the instances are
+/// the budget's, every state is x86-TSO's, SB still shows its relaxed
+/// outcome, and the tuning says what it tried.
+#[test]
+fn a_tuned_run_counts_every_run_and_stays_within_x86tso() {
+    use atomlab_run::tune::{run_tuned, Hunt, Pinned};
+    if std::env::consts::ARCH != "x86_64" {
+        eprintln!("skipped: the host is not x86-64");
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let test = parse(&mine("SB.litmus"));
+    let allowed = tso_states(&test);
+    let program = prepare(&test).unwrap_or_else(|e| panic!("{e}"));
+    let o = opts(500, 60);
+    let hit = |_: &[Value], witness: bool| witness;
+    let hunt = Hunt {
+        what: "the condition's witnesses",
+        hit: &hit,
+    };
+    let (r, tuning) = run_tuned(&program, &o, Pinned::default(), &hunt).unwrap();
+    let tuning = tuning.expect("60 runs leave room to tune");
+    assert_eq!(r.runs_done, 60);
+    assert_eq!(r.instances(), 30_000 - r.filtered);
+    for (state, n, _) in &r.histogram {
+        assert!(allowed.contains(state), "{state:?} seen {n} times");
+    }
+    assert!(r.positive > 0, "SB never showed 0/0 in 30000 instances");
+    let tried: usize = tuning.trials.iter().map(|t| t.runs).sum();
+    assert!(tried >= tuning.trial_runs && tuning.trial_runs >= tuning.trials.len());
+    assert!(
+        tuning.trials.iter().all(|t| t.runs > 0),
+        "every candidate gets a run"
+    );
+    let hits: u64 = tuning.trials.iter().map(|t| t.hits).sum();
+    assert!(hits <= r.positive);
+}

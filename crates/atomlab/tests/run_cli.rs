@@ -763,3 +763,70 @@ fn more_threads_than_cpus_are_said_to_share_them() {
     let said = notes.contains("threads share");
     assert_eq!(said, 4 > cpus, "{cpus} CPUs: {notes}");
 }
+
+/// Issue 38: by default `run` tunes what the command line does not pin.
+/// The record says it was tuned, lists every setting tried with its runs,
+/// hits and time, and its replay line pins the chosen setting; `--sync
+/// leader` keeps every trial on leader; `--no-tune` tries nothing.
+#[test]
+fn run_tunes_what_the_command_line_does_not_pin() {
+    let Some(h) = host() else { return };
+    let record = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "run",
+            "--no-save",
+            &h.sb,
+            "--runs",
+            "40",
+            "--size",
+            "200",
+        ];
+        args.extend_from_slice(extra);
+        let o = atomlab(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["records"][0].clone()
+    };
+    let tuned = record(&[]);
+    assert_eq!(tuned["parameters"]["tuned"], true, "{tuned}");
+    let tuning = &tuned["detail"]["tuning"];
+    let trials = tuning["trials"].as_array().unwrap();
+    assert!(trials.len() >= 8, "{tuning}");
+    assert!(
+        trials.iter().all(|t| t["runs"].as_u64().unwrap() >= 1),
+        "{tuning}"
+    );
+    let runs: u64 = trials.iter().map(|t| t["runs"].as_u64().unwrap()).sum();
+    assert!(
+        runs <= 40 && runs >= tuning["trial_runs"].as_u64().unwrap(),
+        "{tuning}"
+    );
+    let flags = tuning["chosen_flags"].as_str().unwrap();
+    let replay = tuned["detail"]["replay"].as_str().unwrap();
+    for flag in flags.split(" --") {
+        assert!(
+            replay.contains(flag.trim_start_matches("--")),
+            "{replay} lacks {flag}"
+        );
+    }
+    assert_eq!(
+        tuned["parameters"]["sync"],
+        flags.split(' ').nth(1).unwrap()
+    );
+
+    let leader = record(&["--sync", "leader"]);
+    let trials = leader["detail"]["tuning"]["trials"].as_array().unwrap();
+    assert!(trials.len() >= 2, "{leader}");
+    assert!(
+        trials
+            .iter()
+            .all(|t| t["setting"].as_str().unwrap().starts_with("leader/")),
+        "{leader}"
+    );
+
+    let fixed = record(&["--no-tune"]);
+    assert_eq!(fixed["parameters"]["tuned"], false);
+    assert!(fixed["detail"]["tuning"].is_null(), "{fixed}");
+    assert_eq!(fixed["parameters"]["sync"], "timebase");
+}

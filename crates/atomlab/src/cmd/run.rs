@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use atomlab_core::{ExitStatus, Machine, Record, Report};
 use atomlab_run::batch::{self, BatchOptions, Progress, Ran};
+use atomlab_run::tune::Pinned;
 use atomlab_run::{
     Affinity, Layout, Preload, PrepareOptions, Roles, RunBarrier, RunOptions, SyncMode,
 };
@@ -56,9 +57,10 @@ Thread code is generated as machine code at run time: on x86-64, X86 tests as wr
 C11->x86 mapping that `atomlab check` judges the x86tso column with; on AArch64, AArch64 tests as written and \
 C tests through the C11->AArch64 mapping of the aarch64 column (--arm-acquire); on riscv64, RISCV tests as \
 written and C tests through the C11->RISC-V mapping (the spec's Table A.6) of the riscv column. Under emulation (qemu-user) \
-the output says so: its histogram says nothing about the hardware. The defaults --sync timebase --roles rotate gave the most relaxed-outcome witnesses per second, \
-and the steadiest, of the settings measured side by side with litmus7 on a quiet 2-core machine \
-(9 tests, 5 rounds each, in three sessions of the VM; BENCHMARKS.md): userfence varied a hundredfold between them."
+the output says so: its histogram says nothing about the hardware. Which synchronisation finds relaxed outcomes fastest \
+depends on the machine and the test (on one VM the best setting changed between boots), so by default the first tenth of each test's runs \
+tries the settings not given on the command line and the rest use the best, the runner-up re-checked every 25 runs; \
+the note under each test and the record's `tuning` say what was tried and chosen, and the replay line pins it (--no-tune: no trials)."
 )]
 pub struct RunArgs {
     /// Litmus files, directories (searched for *.litmus) and @LIST files (one path per line).
@@ -70,9 +72,9 @@ pub struct RunArgs {
     /// Runs; each run executes every instance once.
     #[arg(long, short = 'r', value_name = "R", default_value_t = 200)]
     pub runs: usize,
-    /// How the threads start each instance together.
-    #[arg(long, value_enum, default_value = "timebase")]
-    pub sync: Sync,
+    /// How the threads start each instance together [default: tuned per test, starting from timebase].
+    #[arg(long, value_enum)]
+    pub sync: Option<Sync>,
     /// Thread placement: `spread` (thread t on the t-th allowed CPU, wrapping), `none`, or a CPU list `0,1`.
     // `--affinity` was its name before --pin became the one name of thread
     // placement (README, "One vocabulary").
@@ -95,14 +97,20 @@ pub struct RunArgs {
     #[arg(long)]
     pub same_line: bool,
     /// Instance memory: `blocks` (a shuffled block per instance, --stride apart) or `packed` (an array per location, instances side by side, in order; litmus7's -memory direct).
-    #[arg(long, value_parser = ["blocks", "packed"], default_value = "blocks")]
-    pub layout: String,
+    /// [default: tuned per test, starting from blocks]
+    #[arg(long, value_parser = ["blocks", "packed"])]
+    pub layout: Option<String>,
     /// Before each run's instances: `none` (the main thread writes every thread's frames), `frames` (each thread writes its own), `random`/`all` (and reads half/all of the instance memory; litmus7's -preload random).
-    #[arg(long, value_parser = ["none", "frames", "random", "all"], default_value = "none")]
-    pub preload: String,
+    /// [default: tuned per test, starting from none]
+    #[arg(long, value_parser = ["none", "frames", "random", "all"])]
+    pub preload: Option<String>,
     /// `fixed`: OS thread i runs Pi in every run; `rotate`: in run r it runs P((i+r) mod n) (litmus7's -launch changing).
-    #[arg(long, value_parser = ["fixed", "rotate"], default_value = "rotate")]
-    pub roles: String,
+    /// [default: tuned per test, starting from rotate]
+    #[arg(long, value_parser = ["fixed", "rotate"])]
+    pub roles: Option<String>,
+    /// Do not tune: run every test with the starting setting (timebase, blocks, none, rotate) or the one given. By default the first tenth of the runs tries the settings not given (--sync, --timebase-delay, --layout, --preload, --roles) and the rest use the one that found the most relaxed outcomes per second; the record says what was chosen, and its replay line pins it.
+    #[arg(long)]
+    pub no_tune: bool,
     /// With --sync timebase: ticks of the time-stamp counter between the last thread's arrival and the common start, or `auto` to adapt it each run to the shortest that still aligns the threads [default: 500 on x86-64; the same time on the generic timer (AArch64) or the time CSR (RISC-V)].
     #[arg(long, value_name = "auto|TICKS", value_parser = parse_delay)]
     pub timebase_delay: Option<TimebaseDelay>,
@@ -194,7 +202,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
         run: RunOptions {
             size: args.size,
             runs: args.runs,
-            sync: match args.sync {
+            sync: match args.sync.unwrap_or(Sync::Timebase) {
                 Sync::Spin => SyncMode::Spin,
                 Sync::Userfence => SyncMode::UserFence,
                 Sync::Timebase => SyncMode::Timebase,
@@ -205,17 +213,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
             stride: if args.same_line { 8 } else { args.stride },
             timeout,
             seed: args.seed.unwrap_or_else(atomlab_stress::rng::fresh_seed),
-            layout: match args.layout.as_str() {
+            layout: match args.layout.as_deref().unwrap_or("blocks") {
                 "packed" => Layout::Packed,
                 _ => Layout::Blocks,
             },
-            preload: match args.preload.as_str() {
+            preload: match args.preload.as_deref().unwrap_or("none") {
                 "frames" => Preload::Frames,
                 "random" => Preload::Random,
                 "all" => Preload::All,
                 _ => Preload::None,
             },
-            roles: match args.roles.as_str() {
+            roles: match args.roles.as_deref().unwrap_or("rotate") {
                 "rotate" => Roles::Rotate,
                 _ => Roles::Fixed,
             },
@@ -236,6 +244,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
             },
         },
         models: args.model.clone(),
+        // What the command line gives is pinned; the tuner varies the rest.
+        tune: (!args.no_tune).then_some(Pinned {
+            sync: args.sync.is_some(),
+            timebase_delay: args.timebase_delay.is_some(),
+            layout: args.layout.is_some() || args.same_line || args.stride != 64,
+            preload: args.preload.is_some(),
+            roles: args.roles.is_some(),
+        }),
     };
     let machine = Machine::detect();
     let terminal = std::io::stderr().is_terminal();
@@ -268,11 +284,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
         Progress::Starting { test, .. } if terminal => {
             clock.label(&format!("run {}", test.name));
             eprintln!(
-                "atomlab run: {}: {} x {} instances, --sync {}",
+                "atomlab run: {}: {} x {} instances, {}",
                 test.name,
                 opts.run.runs,
                 opts.run.size,
-                opts.run.sync.name()
+                match opts.tune {
+                    Some(p) if !p.all() => "tuned".to_string(),
+                    _ => format!("--sync {}", opts.run.sync.name()),
+                }
             )
         }
         Progress::Starting { .. } => {}
