@@ -79,6 +79,9 @@ pub struct Ran {
     pub options: RunOptions,
     /// What the tuner tried and chose, when it tuned.
     pub tuning: Option<crate::tune::Tuning>,
+    /// Loads of the thread's own frame after each access in the code the
+    /// runs after the trials used ([`PrepareOptions::spacing`]).
+    pub spacing: u32,
 }
 
 impl Ran {
@@ -194,6 +197,9 @@ pub fn replay_line(file: &str, opts: &BatchOptions) -> String {
     }
     if opts.prepare.arm_acquire == atomlab_model::AcquireLoad::Ldapr {
         replay.push_str(" --arm-acquire ldapr");
+    }
+    if opts.prepare.spacing > 0 {
+        replay.push_str(&format!(" --spacing {}", opts.prepare.spacing));
     }
     replay
 }
@@ -439,7 +445,26 @@ pub fn run_test(program: &Program, opts: &BatchOptions, replay: String) -> Resul
                 },
                 hit: &relaxed,
             };
-            crate::tune::run_tuned(program, &opts.run, pinned, &hunt)?
+            // The test's code with space between its accesses, for the
+            // tuner to try (issue 38), unless --spacing pinned it.
+            let spaced: Vec<(u32, Program)> = if pinned.spacing {
+                Vec::new()
+            } else {
+                [4, 16]
+                    .into_iter()
+                    .filter(|&n| n != opts.prepare.spacing)
+                    .filter_map(|n| {
+                        let prep = PrepareOptions {
+                            spacing: n,
+                            ..opts.prepare
+                        };
+                        crate::prepare_with(test, &prep).ok().map(|p| (n, p))
+                    })
+                    .collect()
+            };
+            let mut programs = vec![(opts.prepare.spacing, program)];
+            programs.extend(spaced.iter().map(|(n, p)| (*n, p)));
+            crate::tune::run_tuned(&programs, &opts.run, pinned, &hunt)?
         }
         None => (crate::run(program, &opts.run)?, None),
     };
@@ -447,6 +472,10 @@ pub fn run_test(program: &Program, opts: &BatchOptions, replay: String) -> Resul
         Some(t) => {
             let chosen = BatchOptions {
                 run: t.chosen.apply(&opts.run),
+                prepare: PrepareOptions {
+                    spacing: t.chosen.spacing,
+                    ..opts.prepare
+                },
                 ..opts.clone()
             };
             let replay = replay_line(&test.file, &chosen);
@@ -480,6 +509,9 @@ pub fn run_test(program: &Program, opts: &BatchOptions, replay: String) -> Resul
         forbidden,
         replay,
         options,
+        spacing: tuning
+            .as_ref()
+            .map_or(opts.prepare.spacing, |t| t.chosen.spacing),
         tuning,
     })
 }
@@ -570,6 +602,7 @@ pub fn record(r: &Ran) -> Record {
         .param("roles", opts.roles.name())
         .param("run_barrier", opts.run_barrier.name())
         .param("tuned", r.tuning.is_some())
+        .param("spacing", r.spacing)
         .param(
             "cpus",
             res.cpus

@@ -237,12 +237,19 @@ pub(crate) struct Gen<'a, T: Target> {
     labels: Vec<Label>,
     /// The instruction being generated, for errors.
     pub(crate) at: usize,
+    /// Loads of the thread's own frame after each memory access
+    /// ([`crate::PrepareOptions::spacing`]).
+    spacing: u32,
 }
 
-/// Generates the machine code of `th` for frames laid out as `layout`.
+/// Generates the machine code of `th` for frames laid out as `layout`,
+/// with `spacing` loads of the thread's own frame after each of its
+/// memory accesses (none in a thread with store-exclusives: a memory
+/// access between the exclusive pair may clear the monitor).
 pub(crate) fn thread_code<T: Target>(
     th: &Thread,
     layout: &FrameLayout,
+    spacing: u32,
 ) -> Result<Vec<u8>, Unencodable> {
     let err = |index: usize, what: String| Unencodable {
         thread: th.id,
@@ -326,6 +333,15 @@ pub(crate) fn thread_code<T: Target>(
         scratch,
         labels,
         at: 0,
+        spacing: if th
+            .code
+            .iter()
+            .any(|i| matches!(i, Instr::StoreExclusive { .. }))
+        {
+            0
+        } else {
+            spacing
+        },
     };
     g.generate()?;
     g.asm
@@ -372,6 +388,26 @@ impl<T: Target> Gen<'_, T> {
             self.at = i;
             self.asm.bind(self.labels[i]);
             self.instr(ins)?;
+            // Spacing (issue 38): loads of the thread's own frame word
+            // after an access, the kind of stack traffic a C compiler puts
+            // between a thread's accesses, which moves the access's timing
+            // against the other threads'. They read thread-private memory
+            // into a scratch register, dead between instructions, so they
+            // change no value and no ordering the models see.
+            if self.spacing > 0
+                && matches!(
+                    ins,
+                    Instr::Load { .. }
+                        | Instr::Store { .. }
+                        | Instr::Rmw { .. }
+                        | Instr::Cas { .. }
+                )
+            {
+                let scratch = self.scratch[0];
+                for _ in 0..self.spacing {
+                    load::<T>(&mut self.asm, scratch, frame, layout.budget_offset());
+                }
+            }
         }
         self.at = code.len();
         self.asm.bind(self.labels[code.len()]);

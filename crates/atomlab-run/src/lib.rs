@@ -619,6 +619,11 @@ pub struct PrepareOptions {
     /// How a C test's acquire loads compile on AArch64: `LDAR` (the
     /// default) or `LDAPR`, as `atomlab check --arm-acquire`.
     pub arm_acquire: atomlab_model::AcquireLoad,
+    /// Loads of the thread's own frame after each memory access (0: none),
+    /// a setting `run` tunes (issue 38): litmus7's gcc-compiled threads
+    /// keep values on the stack between their accesses, and on some tests
+    /// that spacing found ten to a hundred times more relaxed outcomes.
+    pub spacing: u32,
 }
 
 /// Whether this CPU has the feature Linux's hwcaps call `hwcap` (`lse`,
@@ -738,9 +743,9 @@ pub fn generate(test: &Test, isa: Isa, opts: &PrepareOptions) -> Result<Vec<Vec<
             regs: th.regs.len(),
         };
         let bytes = match isa {
-            Isa::X86_64 => x86_64::codegen::thread_code(th, &layout),
-            Isa::AArch64 => aarch64::codegen::thread_code(th, &layout),
-            Isa::RiscV64 => riscv64::codegen::thread_code(th, &layout),
+            Isa::X86_64 => x86_64::codegen::thread_code_spaced(th, &layout, opts.spacing),
+            Isa::AArch64 => aarch64::codegen::thread_code_spaced(th, &layout, opts.spacing),
+            Isa::RiscV64 => riscv64::codegen::thread_code_spaced(th, &layout, opts.spacing),
         }
         .map_err(|u| RunError::Unencodable {
             file: test.file.clone(),

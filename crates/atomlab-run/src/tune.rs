@@ -53,12 +53,19 @@ pub struct Pinned {
     pub preload: bool,
     /// `--roles` given.
     pub roles: bool,
+    /// `--spacing` given.
+    pub spacing: bool,
 }
 
 impl Pinned {
     /// Every dimension pinned: nothing to tune.
     pub fn all(self) -> bool {
-        self.sync && self.timebase_delay && self.layout && self.preload && self.roles
+        self.sync
+            && self.timebase_delay
+            && self.layout
+            && self.preload
+            && self.roles
+            && self.spacing
     }
 }
 
@@ -75,17 +82,21 @@ pub struct Setting {
     pub preload: Preload,
     /// Which code each OS thread runs.
     pub roles: Roles,
+    /// Loads of the thread's own frame after each access (the program
+    /// prepared with [`crate::PrepareOptions::spacing`]).
+    pub spacing: u32,
 }
 
 impl Setting {
-    /// The setting `opts` describes.
-    pub fn of(opts: &RunOptions) -> Setting {
+    /// The setting `opts` describes, for code prepared with `spacing`.
+    pub fn of(opts: &RunOptions, spacing: u32) -> Setting {
         Setting {
             sync: opts.sync,
             timebase_delay: opts.timebase_delay,
             layout: opts.layout,
             preload: opts.preload,
             roles: opts.roles,
+            spacing,
         }
     }
 
@@ -118,6 +129,9 @@ impl Setting {
             self.preload.name(),
             self.roles.name()
         ));
+        if self.spacing > 0 {
+            s.push_str(&format!(" --spacing {}", self.spacing));
+        }
         s
     }
 
@@ -128,8 +142,12 @@ impl Setting {
             (SyncMode::Timebase, None) => "timebase(auto)".to_string(),
             (s, _) => s.name().to_string(),
         };
+        let spacing = match self.spacing {
+            0 => String::new(),
+            n => format!("/spacing {n}"),
+        };
         format!(
-            "{sync}/{}/{}/{}",
+            "{sync}/{}/{}/{}{spacing}",
             self.layout.name(),
             self.preload.name(),
             self.roles.name()
@@ -142,9 +160,10 @@ impl Setting {
 /// one or two dimensions that measured side by side with litmus7 helped
 /// some tests and hurt others (BENCHMARKS.md, issue 26): the sync modes,
 /// a longer timebase delay and an adapted one, the packed layout
-/// (litmus7's `-memory direct`), a random preload, fixed roles.
-pub fn candidates(base: &RunOptions, pinned: Pinned) -> Vec<Setting> {
-    let b = Setting::of(base);
+/// (litmus7's `-memory direct`), a random preload, fixed roles, and
+/// spacing between a thread's accesses (4 and 16 loads of its own frame).
+pub fn candidates(base: &RunOptions, spacing: u32, pinned: Pinned) -> Vec<Setting> {
+    let b = Setting::of(base, spacing);
     let d = crate::default_timebase_delay();
     let mut out = vec![b];
     let mut add = |s: Setting| {
@@ -158,6 +177,7 @@ pub fn candidates(base: &RunOptions, pinned: Pinned) -> Vec<Setting> {
             layout: if pinned.layout { b.layout } else { s.layout },
             preload: if pinned.preload { b.preload } else { s.preload },
             roles: if pinned.roles { b.roles } else { s.roles },
+            spacing: if pinned.spacing { b.spacing } else { s.spacing },
         };
         // The delay means something only with timebase: one setting.
         let s = Setting {
@@ -209,6 +229,11 @@ pub fn candidates(base: &RunOptions, pinned: Pinned) -> Vec<Setting> {
         layout: Layout::Packed,
         ..b
     });
+    // Space between a thread's accesses, as a C compiler's stack traffic
+    // puts there (litmus7's C tests found 10-100x more witnesses on
+    // C053-like tests than atomlab's back-to-back code).
+    add(Setting { spacing: 4, ..b });
+    add(Setting { spacing: 16, ..b });
     out
 }
 
@@ -300,19 +325,32 @@ fn merge(a: &mut RunResult, b: RunResult) {
 }
 
 /// Runs `program` `opts.runs` times, choosing the setting as the module
-/// says; `pinned` dimensions keep `opts`' value. With everything pinned,
+/// says; `pinned` dimensions keep `opts`' value. `programs` holds the
+/// test's code as prepared (first) and with each other spacing tried. With everything pinned,
 /// or a budget too small to try anything (fewer runs than two per
 /// candidate), the runs use `opts` as given and no tuning is returned.
 pub fn run_tuned(
-    program: &Program,
+    programs: &[(u32, &Program)],
     opts: &RunOptions,
     pinned: Pinned,
     hunt: &Hunt<'_>,
 ) -> Result<(RunResult, Option<Tuning>), RunError> {
-    let settings = candidates(opts, pinned);
+    let (spacing, program) = programs[0];
+    // A spacing whose program could not be prepared is not tried.
+    let settings: Vec<Setting> = candidates(opts, spacing, pinned)
+        .into_iter()
+        .filter(|s| programs.iter().any(|(n, _)| *n == s.spacing))
+        .collect();
     if pinned.all() || settings.len() < 2 || opts.runs < 2 * settings.len() {
         return crate::run(program, opts).map(|r| (r, None));
     }
+    let program_of = |s: Setting| {
+        programs
+            .iter()
+            .find(|(n, _)| *n == s.spacing)
+            .map(|(_, p)| *p)
+            .unwrap_or(program)
+    };
     let start = Instant::now();
     let deadline = opts.timeout.map(|t| start + t);
     let mut seed = opts.seed;
@@ -350,7 +388,7 @@ pub fn run_tuned(
             ..trials[i].setting.apply(opts)
         };
         seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let r = crate::run(program, &o)?;
+        let r = crate::run(program_of(trials[i].setting), &o)?;
         let t = &mut trials[i];
         t.runs += r.runs_done;
         t.instances += r.instances();
@@ -436,8 +474,8 @@ mod tests {
     #[test]
     fn candidates_keep_what_is_pinned_and_start_with_the_base() {
         let base = RunOptions::default();
-        let all = candidates(&base, Pinned::default());
-        assert_eq!(all[0], Setting::of(&base));
+        let all = candidates(&base, 0, Pinned::default());
+        assert_eq!(all[0], Setting::of(&base, 0));
         assert!(all.len() >= 8, "{all:?}");
         // No duplicates: each setting is tried once.
         for (i, a) in all.iter().enumerate() {
@@ -448,27 +486,30 @@ mod tests {
             timebase_delay: true,
             ..Pinned::default()
         };
-        let some = candidates(&base, pinned);
+        let some = candidates(&base, 0, pinned);
         assert!(some
             .iter()
             .all(|s| s.sync == base.sync && s.timebase_delay == base.timebase_delay));
         assert!(some.iter().any(|s| s.layout == Layout::Packed));
+        assert!(some.iter().any(|s| s.spacing > 0));
         let none = candidates(
             &base,
+            0,
             Pinned {
                 sync: true,
                 timebase_delay: true,
                 layout: true,
                 preload: true,
                 roles: true,
+                spacing: true,
             },
         );
-        assert_eq!(none, vec![Setting::of(&base)]);
+        assert_eq!(none, vec![Setting::of(&base, 0)]);
     }
 
     #[test]
     fn a_setting_prints_the_flags_that_pin_it() {
-        let s = Setting::of(&RunOptions::default());
+        let s = Setting::of(&RunOptions::default(), 0);
         let d = crate::default_timebase_delay();
         assert_eq!(
             s.flags(),
@@ -483,6 +524,15 @@ mod tests {
             "--sync leader --layout blocks --preload none --roles rotate"
         );
         assert_eq!(leader.name(), "leader/blocks/none/rotate");
+        let spaced = Setting {
+            spacing: 4,
+            ..leader
+        };
+        assert_eq!(
+            spaced.flags(),
+            "--sync leader --layout blocks --preload none --roles rotate --spacing 4"
+        );
+        assert_eq!(spaced.name(), "leader/blocks/none/rotate/spacing 4");
     }
 
     #[test]

@@ -40,6 +40,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 fn variants() -> Vec<(&'static str, Isa, PrepareOptions)> {
     let ldapr = PrepareOptions {
         arm_acquire: AcquireLoad::Ldapr,
+        ..PrepareOptions::default()
     };
     vec![
         ("x86_64", Isa::X86_64, PrepareOptions::default()),
@@ -175,5 +176,77 @@ fn generated_code_of_the_corpus_is_unchanged() {
             w.len(),
             changed.join("\n")
         );
+    }
+}
+
+/// Issue 38's spacing: each memory access of a thread is followed by
+/// `spacing` loads of its frame, on every ISA (the code grows by the same
+/// number of loads per access), and a thread with an exclusive pair gets
+/// none (a memory access between LDXR and STXR may clear the monitor).
+#[test]
+fn spacing_adds_frame_loads_after_each_access_but_not_around_exclusives() {
+    let sb = |arch: &str, body: &str| {
+        atomlab_litmus::parse("sb.litmus", &format!("{arch} SB\n{body}")).unwrap()
+    };
+    let tests = [
+        (
+            Isa::X86_64,
+            sb("X86", "{ }\n P0 | P1 ;\n MOV [x],$1 | MOV [y],$1 ;\n MOV EAX,[y] | MOV EAX,[x] ;\nexists (0:EAX=0 /\\ 1:EAX=0)\n"),
+        ),
+        (
+            Isa::AArch64,
+            sb("AArch64", "{ 0:X1=x; 0:X3=y; 1:X1=y; 1:X3=x; }\n P0 | P1 ;\n MOV W0,#1 | MOV W0,#1 ;\n STR W0,[X1] | STR W0,[X1] ;\n LDR W2,[X3] | LDR W2,[X3] ;\nexists (0:X2=0 /\\ 1:X2=0)\n"),
+        ),
+        (
+            Isa::RiscV64,
+            sb("RISCV", "{ 0:x6=x; 0:x8=y; 1:x6=y; 1:x8=x; }\n P0 | P1 ;\n ori x5,x0,1 | ori x5,x0,1 ;\n sw x5,0(x6) | sw x5,0(x6) ;\n lw x7,0(x8) | lw x7,0(x8) ;\nexists (0:x7=0 /\\ 1:x7=0)\n"),
+        ),
+    ];
+    for (isa, test) in tests {
+        let plain = generate(&test, isa, &PrepareOptions::default()).unwrap();
+        let with = |n: u32| {
+            generate(
+                &test,
+                isa,
+                &PrepareOptions {
+                    spacing: n,
+                    ..PrepareOptions::default()
+                },
+            )
+            .unwrap()
+        };
+        let (one, two) = (with(1), with(2));
+        for t in 0..2 {
+            // Two accesses per thread: spacing 2 adds twice what 1 adds.
+            let per_load = (one[t].len() - plain[t].len()) / 2;
+            assert!(per_load >= 3, "{isa:?}: {per_load} bytes per load");
+            assert_eq!(two[t].len(), plain[t].len() + 4 * per_load, "{isa:?}");
+        }
+    }
+    let exclusive = atomlab_litmus::parse_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../atomlab-model/tests/litmus/aarch64/ldxr-stxr.litmus"),
+    )
+    .unwrap();
+    let plain = generate(&exclusive, Isa::AArch64, &PrepareOptions::default()).unwrap();
+    let spaced = generate(
+        &exclusive,
+        Isa::AArch64,
+        &PrepareOptions {
+            spacing: 8,
+            ..PrepareOptions::default()
+        },
+    )
+    .unwrap();
+    let has_exclusive = |t: &atomlab_litmus::Thread| {
+        t.code
+            .iter()
+            .any(|i| matches!(i, atomlab_litmus::Instr::StoreExclusive { .. }))
+    };
+    assert!(exclusive.threads.iter().any(has_exclusive));
+    for (t, th) in exclusive.threads.iter().enumerate() {
+        if has_exclusive(th) {
+            assert_eq!(plain[t], spaced[t], "thread {t} has an exclusive pair");
+        }
     }
 }

@@ -195,6 +195,7 @@ fn ldapr_mapping_runs_or_is_refused_for_feat_lrcpc() {
     }
     let prep = PrepareOptions {
         arm_acquire: AcquireLoad::Ldapr,
+        ..PrepareOptions::default()
     };
     let test = atomlab_litmus::parse_file(&own("c/MP+rel+acq.litmus")).unwrap();
     let fate = run_within_aarch64(&test, &prep, &small(50, 4));

@@ -382,8 +382,9 @@ fn shared_corpus_stays_within_x86tso_packed_preloaded_rotating() {
 #[test]
 fn every_setting_the_tuner_may_choose_stays_within_x86tso() {
     use atomlab_run::tune::{candidates, Pinned};
-    let settings = candidates(&RunOptions::default(), Pinned::default());
+    let settings = candidates(&RunOptions::default(), 0, Pinned::default());
     assert!(settings.len() >= 8, "{settings:?}");
+    assert!(settings.iter().any(|s| s.spacing > 0), "{settings:?}");
     let forbidden = [
         own("x86/MP.litmus"),
         own("x86/SB+mfences.litmus"),
@@ -395,15 +396,46 @@ fn every_setting_the_tuner_may_choose_stays_within_x86tso() {
         for p in &forbidden {
             let test = parse(p);
             assert_eq!(
-                run_within_tso(&test, &o),
+                run_spaced_within_tso(&test, &o, s.spacing),
                 0,
                 "{}: witnessed a condition x86tso never allows with {}",
                 test.name,
                 s.name()
             );
         }
-        run_within_tso(&parse(&mine("SB.litmus")), &o);
+        run_spaced_within_tso(&parse(&mine("SB.litmus")), &o, s.spacing);
     }
+}
+
+/// As [`run_within_tso`], with the code prepared with `spacing` loads of
+/// each thread's frame after each access.
+fn run_spaced_within_tso(test: &Test, o: &RunOptions, spacing: u32) -> u64 {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if std::env::consts::ARCH != "x86_64" {
+        eprintln!("skipped: the host is not x86-64");
+        return 0;
+    }
+    let allowed = tso_states(test);
+    let prep = atomlab_run::PrepareOptions {
+        spacing,
+        ..Default::default()
+    };
+    let program = atomlab_run::prepare_with(test, &prep).unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&program, o).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        r.instances(),
+        (o.size * o.runs) as u64 - r.filtered,
+        "{}",
+        test.name
+    );
+    for (state, n, _) in &r.histogram {
+        assert!(
+            allowed.contains(state),
+            "{} (spacing {spacing}): state {state:?} seen {n} times is forbidden by x86tso",
+            test.name
+        );
+    }
+    r.positive
 }
 
 /// A tuned run (issue 38) adds up every trial's runs: the instances are
@@ -426,7 +458,16 @@ fn a_tuned_run_counts_every_run_and_stays_within_x86tso() {
         what: "the condition's witnesses",
         hit: &hit,
     };
-    let (r, tuning) = run_tuned(&program, &o, Pinned::default(), &hunt).unwrap();
+    let spaced = atomlab_run::prepare_with(
+        &test,
+        &atomlab_run::PrepareOptions {
+            spacing: 16,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let programs = [(0, &program), (16, &spaced)];
+    let (r, tuning) = run_tuned(&programs, &o, Pinned::default(), &hunt).unwrap();
     let tuning = tuning.expect("60 runs leave room to tune");
     assert_eq!(r.runs_done, 60);
     assert_eq!(r.instances(), 30_000 - r.filtered);

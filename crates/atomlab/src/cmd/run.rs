@@ -108,7 +108,10 @@ pub struct RunArgs {
     /// [default: tuned per test, starting from rotate]
     #[arg(long, value_parser = ["fixed", "rotate"])]
     pub roles: Option<String>,
-    /// Do not tune: run every test with the starting setting (timebase, blocks, none, rotate) or the one given. By default the first tenth of the runs tries the settings not given (--sync, --timebase-delay, --layout, --preload, --roles) and the rest use the one that found the most relaxed outcomes per second; the record says what was chosen, and its replay line pins it.
+    /// Loads of each thread's own frame after each of its memory accesses, as a C compiler's stack traffic spaces them (0: back to back) [default: tuned per test, starting from 0].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub spacing: Option<u32>,
+    /// Do not tune: run every test with the starting setting (timebase, blocks, none, rotate) or the one given. By default the first tenth of the runs tries the settings not given (--sync, --timebase-delay, --layout, --preload, --roles, --spacing) and the rest use the one that found the most relaxed outcomes per second; the record says what was chosen, and its replay line pins it.
     #[arg(long)]
     pub no_tune: bool,
     /// With --sync timebase: ticks of the time-stamp counter between the last thread's arrival and the common start, or `auto` to adapt it each run to the shortest that still aligns the threads [default: 500 on x86-64; the same time on the generic timer (AArch64) or the time CSR (RISC-V)].
@@ -242,6 +245,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
                 crate::args::ArmAcquire::Ldar => atomlab_model::AcquireLoad::Ldar,
                 crate::args::ArmAcquire::Ldapr => atomlab_model::AcquireLoad::Ldapr,
             },
+            spacing: args.spacing.unwrap_or(0),
         },
         models: args.model.clone(),
         // What the command line gives is pinned; the tuner varies the rest.
@@ -251,6 +255,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
             layout: args.layout.is_some() || args.same_line || args.stride != 64,
             preload: args.preload.is_some(),
             roles: args.roles.is_some(),
+            spacing: args.spacing.is_some(),
         }),
     };
     let machine = Machine::detect();
