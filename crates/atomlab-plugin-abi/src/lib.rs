@@ -42,8 +42,8 @@
 //! `examples/rust_refcount.rs` and `examples/rust_ops.rs`.
 //!
 //! The crate has no dependencies, so a plugin carries none of atomlab's
-//! loader. [`abi`] is the very file the loader (crate `atomlab-plugin`)
-//! compiles, so the two cannot disagree about the layout.
+//! loader. It owns [`abi`], which the loader (crate `atomlab-plugin`)
+//! depends on and re-exports, so the two cannot disagree about the layout.
 //!
 //! Limitations: a panic in a plugin's function cannot unwind into atomlab
 //! (the functions are `extern "C"`): Rust aborts the process, which atomlab
@@ -53,7 +53,6 @@
 
 use std::ffi::c_void;
 
-#[path = "../../atomlab-plugin/src/abi.rs"]
 pub mod abi;
 
 /// A mutual-exclusion lock, as `struct atomlab_lock` asks: atomlab makes

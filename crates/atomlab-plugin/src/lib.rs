@@ -3,7 +3,8 @@
 //! its code runs in a benchmark, and call its functions.
 //!
 //! - [`abi`]: the `#[repr(C)]` mirror of `include/atomlab.h`, version
-//!   [`abi::ABI_VERSION`];
+//!   [`abi::ABI_VERSION`], defined in atomlab-plugin-abi (the crate Rust
+//!   plugins build against) and re-exported here;
 //! - [`elf`]: the file checks that need no loading (ELF magic, class, byte
 //!   order, object type and machine, as the System V gABI's ELF header
 //!   defines them), so that "not a shared object" and "built for another
@@ -27,14 +28,18 @@
 //!   that variant's result and not the end of the command.
 //!
 //! Plugins written in Rust use the sibling crate `atomlab-plugin-abi`
-//! (no dependencies), which compiles this crate's [`abi`] file itself.
+//! (no dependencies), which owns [`abi`]: the loader and the plugins read
+//! one definition.
 //!
 //! - [`probe`]: loading a plugin in a child process first, so that a
 //!   constructor or entry point that crashes, exits, hangs or prints is
 //!   that plugin's error and not atomlab's end.
 #![deny(missing_docs)]
 
-pub mod abi;
+/// The ABI's types and constants, owned by the crate plugin authors in
+/// Rust build against (atomlab-plugin-abi), so that both sides read one
+/// definition.
+pub use atomlab_plugin_abi::abi;
 pub mod audit;
 pub mod elf;
 pub mod isolate;
