@@ -57,7 +57,7 @@ pub struct CheckArgs {
     pub files: Vec<String>,
     /// Built-in models, comma-separated, or `all` (the default unless --model-file is given).
     #[arg(long, short = 'm', value_delimiter = ',',
-          value_parser = PossibleValuesParser::new(["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "lkmm", "all"]))]
+          value_parser = PossibleValuesParser::new(atomlab_model::MODEL_NAMES.iter().copied().chain(["all"])))]
     pub model: Vec<String>,
     /// A model written in herd7's cat language, as FILE (named by its file
     /// stem) or NAME=FILE; repeatable. It judges the test's own events. A

@@ -136,7 +136,9 @@ pub struct RunArgs {
     /// host's (x86tso, aarch64 or riscv), c11 and rc11]. `sc` shows where the CPU is not sequentially consistent (its
     /// relaxed outcomes are then FORBIDDEN, exit 1).
     #[arg(long, short = 'm', value_delimiter = ',', value_name = "MODELS",
-          value_parser = clap::builder::PossibleValuesParser::new(["sc", "x86tso", "aarch64", "riscv", "c11", "rc11"]))]
+          value_parser = clap::builder::PossibleValuesParser::new(
+              // Every built-in model but lkmm, whose tests `run` cannot run.
+              atomlab_model::MODEL_NAMES.iter().copied().filter(|m| *m != "lkmm")))]
     pub model: Vec<String>,
     /// How C11 acquire loads compile on AArch64 (C tests on an AArch64 host), as in `check`.
     #[arg(long, value_enum, default_value = "ldar")]
