@@ -404,6 +404,10 @@ fn run(
         } else {
             None
         };
+        // What the thin-air analysis needs (crate::thin), for the models
+        // that show such values as herd7 does.
+        let thin = (sk.is_some() && models.iter().any(|m| m.symbolic_thin_air()))
+            .then(|| crate::thin::ThinInfo::build(&chosen, nl));
         let explored = match sk.as_ref() {
             Some(sk)
                 if explore_here
@@ -455,7 +459,7 @@ fn run(
                 let x = Execution::from_choices(sk, &sel);
                 if let Some((state, holds)) = rec.outcome(&x) {
                     for (k, acc) in accs.iter_mut().enumerate() {
-                        rec.record(acc, k, &x, &state, holds);
+                        rec.record(acc, k, &x, &state, holds, thin.as_ref());
                     }
                 }
                 // Next per-location choice.

@@ -46,6 +46,9 @@ pub fn encode(v: Value) -> i64 {
     match v {
         Value::Int(i) => i,
         Value::Loc(l) => LOC_BASE + l as i64 * LOC_STRIDE,
+        // Only results carry symbols (never a test's constants): a value no
+        // program computes, should one ever reach here.
+        Value::Sym(n) => i64::MIN + n as i64,
     }
 }
 
@@ -133,6 +136,14 @@ pub struct TraceEvent {
     pub rmw_read: Option<usize>,
     /// Whether the RMW pair is a single atomic instruction (not LDXR/STXR).
     pub amo: bool,
+    /// For a write: the read of this thread whose value it stores unchanged
+    /// (through register copies only), for the thin-air analysis
+    /// ([`crate::thin`]).
+    pub copy_of: Option<usize>,
+    /// For a read: herd7's number (within the thread) of the last variable
+    /// holding its value unchanged, when the thread is numbered
+    /// ([`crate::thin::Numbering`]); 0 otherwise.
+    pub hvar: u32,
 }
 
 /// One way a thread can run.
@@ -142,6 +153,15 @@ pub struct Trace {
     pub events: Vec<TraceEvent>,
     /// Final register values.
     pub regs: Vec<i64>,
+    /// Per register: the read whose value it holds unchanged at the end.
+    pub reg_src: Vec<Option<usize>>,
+    /// Per register: the reads its final value depends on (bit per event).
+    pub reg_dep: Vec<u64>,
+    /// The reads whose values a branch condition tests (bit per event).
+    pub tested: u64,
+    /// herd7's count of the thread's fresh variables, when followed
+    /// ([`crate::thin::Numbering`]).
+    pub herd_total: Option<u32>,
 }
 
 #[derive(Clone)]
@@ -171,6 +191,12 @@ struct State {
     /// Loop rule only: iterations of each loop that wrote, by the index of
     /// the instruction it jumps back to.
     iterations: Vec<u32>,
+    /// Per register: the read whose value it holds unchanged.
+    reg_src: Vec<Option<usize>>,
+    /// Reads a branch condition tested.
+    tested: u64,
+    /// herd7's variable numbers along this path (structured C only).
+    herd: Option<crate::thin::HerdPath>,
 }
 
 /// Instruction steps allowed on one path (loops are not unrolled further).
@@ -215,12 +241,25 @@ pub(crate) struct Interp<'t> {
     pub pruned_writes: std::cell::RefCell<Vec<(usize, i64)>>,
 }
 
+impl State {
+    /// herd7's variables for evaluating `e` on this path ([`crate::thin`]).
+    fn herd_walk(&mut self, e: &Expr) {
+        if let Some(h) = self.herd.as_mut() {
+            h.walk(e, &self.reg_src, &mut self.events);
+        }
+    }
+}
+
 impl Interp<'_> {
     fn loc_of(&self, addr: i64, t: &Thread) -> Result<usize, CheckError> {
         match decode(addr, self.test.locations.len()) {
             Value::Loc(l) => Ok(l),
             Value::Int(i) => Err(CheckError::Semantics(format!(
                 "thread P{} accesses address {i}, which is not a location",
+                t.id
+            ))),
+            Value::Sym(n) => Err(CheckError::Semantics(format!(
+                "thread P{} accesses the unsolved address S{n}",
                 t.id
             ))),
         }
@@ -270,6 +309,13 @@ impl Interp<'_> {
                 vec![0; t.code.len()]
             } else {
                 Vec::new()
+            },
+            reg_src: vec![None; t.regs.len()],
+            tested: 0,
+            herd: if self.structured {
+                crate::thin::Numbering::of(t).map(crate::thin::HerdPath::new)
+            } else {
+                None
             },
         };
         let joins = if self.structured {
@@ -390,6 +436,8 @@ impl Interp<'_> {
             rmw_read: None,
             amo: false,
             pc: 0,
+            copy_of: None,
+            hvar: 0,
         }
     }
 
@@ -424,10 +472,18 @@ impl Interp<'_> {
                 st.ctrl = saved;
                 st.scopes.pop();
             }
+            if let Some(h) = st.herd.as_mut() {
+                h.at(st.pc);
+            }
             let Some(instr) = t.code.get(st.pc) else {
+                let herd_total = st.herd.as_ref().map(|h| h.total());
                 out.push(Trace {
                     events: st.events,
                     regs: st.regs.iter().map(|r| r.0).collect(),
+                    reg_src: st.reg_src,
+                    reg_dep: st.regs.iter().map(|r| r.1.dep).collect(),
+                    tested: st.tested,
+                    herd_total,
                 });
                 return Ok(());
             };
@@ -476,11 +532,36 @@ impl Interp<'_> {
             let here = st.pc;
             st.here = here;
             st.pc += 1;
+            // Registers an RMW or CAS writes hold no plain copy of a read
+            // (for the thin-air analysis; loads and assignments set theirs).
+            match instr {
+                Instr::Rmw { dst: Some(d), .. }
+                | Instr::StoreExclusive {
+                    status: Some(d), ..
+                } => st.reg_src[*d] = None,
+                Instr::Cas {
+                    result, expected, ..
+                } => {
+                    if let Some(d) = result {
+                        st.reg_src[*d] = None;
+                    }
+                    if let CasExpected::Reg(d) = expected {
+                        st.reg_src[*d] = None;
+                    }
+                }
+                _ => {}
+            }
             match instr {
                 Instr::Assign { dst, expr } => {
                     st.regs[*dst] = self.eval(expr, &st);
+                    st.herd_walk(expr);
+                    st.reg_src[*dst] = match expr {
+                        Expr::Reg(r) => st.reg_src[*r],
+                        _ => None,
+                    };
                 }
                 Instr::Select { dst, cond, a, b } => {
+                    st.reg_src[*dst] = None;
                     let (c, tc) = self.eval(cond, &st);
                     let (v, tv) = if c != 0 {
                         self.eval(a, &st)
@@ -507,6 +588,14 @@ impl Interp<'_> {
                                 tc.pick |= carried;
                             }
                             st.ctrl = st.ctrl.union(tc);
+                            // The values a condition tests (a thin-air
+                            // value tested drops the execution, as in herd7).
+                            st.tested |= tc.dep;
+                            if let Some(h) = st.herd.as_mut() {
+                                // The branch jumps to the else-block when
+                                // the `if`'s condition is false.
+                                h.branch(here, instr, v == 0, &st.reg_src, &mut st.events);
+                            }
                             v != 0
                         }
                     };
@@ -548,11 +637,20 @@ impl Interp<'_> {
                 Instr::Load { dst, addr, annot } => {
                     let (a, ta) = self.eval(addr, &st);
                     let loc = self.loc_of(a, t)?;
+                    st.herd_walk(addr);
                     let mut read = |mut s: State, v: i64| -> Result<(), CheckError> {
                         let i = self.push(
                             &mut s,
                             Self::ev(Kind::Read, loc, v, 0, *annot, inst, ta, Taint::default()),
                         )?;
+                        // The read's own variable, then its register's.
+                        if let Some(h) = s.herd.as_mut() {
+                            h.hv += 1;
+                            s.events[i].hvar = h.hv;
+                        }
+                        if let Some(d) = dst {
+                            s.reg_src[*d] = Some(i);
+                        }
                         if annot.exclusive {
                             s.monitor = Some((i, loc));
                         }
@@ -576,10 +674,14 @@ impl Interp<'_> {
                     let (a, ta) = self.eval(addr, &st);
                     let loc = self.loc_of(a, t)?;
                     let (v, tv) = self.eval(value, &st);
-                    self.push(
-                        &mut st,
-                        Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv),
-                    )?;
+                    st.herd_walk(addr);
+                    st.herd_walk(value);
+                    let mut w = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
+                    w.copy_of = match value {
+                        Expr::Reg(r) => st.reg_src[*r],
+                        _ => None,
+                    };
+                    self.push(&mut st, w)?;
                     st.last_write[loc] = Some(ta.union(tv));
                     st.own[loc] = Some(v);
                 }

@@ -84,6 +84,7 @@ pub mod mapping;
 pub mod models;
 mod options;
 pub(crate) mod rel;
+pub(crate) mod thin;
 
 pub use check::{
     check_test, check_test_with, instructions_run, ModelChoice, ModelOutcome, ModelResult,
