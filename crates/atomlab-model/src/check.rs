@@ -387,6 +387,8 @@ fn run(
     let explore_here =
         crate::explore::applies(opts, builtin) && models.iter().all(|m| !m.raises_flags());
     let mut any_explored = false;
+    // A Linux-kernel test (its thin-air values under a cat file, crate::thin).
+    let linux = t.is_linux();
     loop {
         if blocked {
             break;
@@ -406,8 +408,11 @@ fn run(
         };
         // What the thin-air analysis needs (crate::thin), for the models
         // that show such values as herd7 does.
-        let thin = (sk.is_some() && models.iter().any(|m| m.symbolic_thin_air()))
-            .then(|| crate::thin::ThinInfo::build(&chosen, nl));
+        let thin = (sk.is_some()
+            && models
+                .iter()
+                .any(|m| m.symbolic_thin_air() || (linux && m.allows_thin_air())))
+        .then(|| crate::thin::ThinInfo::build(&chosen, nl, linux));
         let explored = match sk.as_ref() {
             Some(sk)
                 if explore_here

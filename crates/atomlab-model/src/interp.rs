@@ -140,9 +140,10 @@ pub struct TraceEvent {
     /// (through register copies only), for the thin-air analysis
     /// ([`crate::thin`]).
     pub copy_of: Option<usize>,
-    /// For a read: herd7's number (within the thread) of the last variable
-    /// holding its value unchanged, when the thread is numbered
-    /// ([`crate::thin::Numbering`]); 0 otherwise.
+    /// herd7's variable (numbered within the thread) of the value read, for
+    /// a read, or of the value written, for a write whose value is a
+    /// register's, when the thread is numbered ([`crate::thin::Numbering`]);
+    /// 0 otherwise.
     pub hvar: u32,
 }
 
@@ -162,6 +163,9 @@ pub struct Trace {
     /// herd7's count of the thread's fresh variables, when followed
     /// ([`crate::thin::Numbering`]).
     pub herd_total: Option<u32>,
+    /// herd7's register-pass equations along this run (thread-numbered
+    /// variables: a register read's, the one its register held).
+    pub herd_unions: Vec<(u32, u32)>,
 }
 
 #[derive(Clone)]
@@ -243,10 +247,8 @@ pub(crate) struct Interp<'t> {
 
 impl State {
     /// herd7's variables for evaluating `e` on this path ([`crate::thin`]).
-    fn herd_walk(&mut self, e: &Expr) {
-        if let Some(h) = self.herd.as_mut() {
-            h.walk(e, &self.reg_src, &mut self.events);
-        }
+    fn herd_walk(&mut self, e: &Expr) -> u32 {
+        self.herd.as_mut().map_or(0, |h| h.walk(e))
     }
 }
 
@@ -313,7 +315,7 @@ impl Interp<'_> {
             reg_src: vec![None; t.regs.len()],
             tested: 0,
             herd: if self.structured {
-                crate::thin::Numbering::of(t).map(crate::thin::HerdPath::new)
+                crate::thin::Numbering::of(t).map(|n| crate::thin::HerdPath::new(n, t.regs.len()))
             } else {
                 None
             },
@@ -477,6 +479,11 @@ impl Interp<'_> {
             }
             let Some(instr) = t.code.get(st.pc) else {
                 let herd_total = st.herd.as_ref().map(|h| h.total());
+                let herd_unions = st
+                    .herd
+                    .as_ref()
+                    .map(|h| h.unions().to_vec())
+                    .unwrap_or_default();
                 out.push(Trace {
                     events: st.events,
                     regs: st.regs.iter().map(|r| r.0).collect(),
@@ -484,6 +491,7 @@ impl Interp<'_> {
                     reg_dep: st.regs.iter().map(|r| r.1.dep).collect(),
                     tested: st.tested,
                     herd_total,
+                    herd_unions,
                 });
                 return Ok(());
             };
@@ -554,7 +562,10 @@ impl Interp<'_> {
             match instr {
                 Instr::Assign { dst, expr } => {
                     st.regs[*dst] = self.eval(expr, &st);
-                    st.herd_walk(expr);
+                    let v = st.herd_walk(expr);
+                    if let Some(h) = st.herd.as_mut() {
+                        h.set_reg(*dst, v);
+                    }
                     st.reg_src[*dst] = match expr {
                         Expr::Reg(r) => st.reg_src[*r],
                         _ => None,
@@ -594,7 +605,7 @@ impl Interp<'_> {
                             if let Some(h) = st.herd.as_mut() {
                                 // The branch jumps to the else-block when
                                 // the `if`'s condition is false.
-                                h.branch(here, instr, v == 0, &st.reg_src, &mut st.events);
+                                h.branch(here, instr, v == 0);
                             }
                             v != 0
                         }
@@ -645,8 +656,7 @@ impl Interp<'_> {
                         )?;
                         // The read's own variable, then its register's.
                         if let Some(h) = s.herd.as_mut() {
-                            h.hv += 1;
-                            s.events[i].hvar = h.hv;
+                            s.events[i].hvar = h.load(*dst);
                         }
                         if let Some(d) = dst {
                             s.reg_src[*d] = Some(i);
@@ -675,8 +685,9 @@ impl Interp<'_> {
                     let loc = self.loc_of(a, t)?;
                     let (v, tv) = self.eval(value, &st);
                     st.herd_walk(addr);
-                    st.herd_walk(value);
+                    let value_var = st.herd_walk(value);
                     let mut w = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
+                    w.hvar = value_var;
                     w.copy_of = match value {
                         Expr::Reg(r) => st.reg_src[*r],
                         _ => None,

@@ -118,8 +118,15 @@ impl Recorder<'_> {
                 // herd7's view of thin-air values (crate::thin): a symbol
                 // for a copy-only cycle's value, counted once; no execution
                 // where a branch tests one.
+                // A model given as a cat file (lkmm's from linux-kernel.cfg)
+                // gets the same treatment on a Linux-kernel test: the
+                // symbols come from herd7's C front end and solver, not
+                // from the model.
                 let sym;
-                let (state, holds) = match thin.filter(|_| m.symbolic_thin_air()) {
+                let mut symbolic = false;
+                let (state, holds) = match thin
+                    .filter(|info| m.symbolic_thin_air() || (m.allows_thin_air() && info.linux))
+                {
                     Some(info) => match crate::thin::symbolic(self, x, info) {
                         crate::thin::Symbolic::Concrete => (state, holds),
                         crate::thin::Symbolic::Drop => return None,
@@ -137,13 +144,14 @@ impl Recorder<'_> {
                                 return Some(racy);
                             }
                             sym = s;
+                            symbolic = true;
                             (&sym[..], h)
                         }
                     },
                     None => (state, holds),
                 };
                 acc.flags.extend(flags);
-                if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
+                if m.allows_thin_air() && !symbolic && !(x.rf | sk.data).acyclic() {
                     acc.thin_air = true;
                 }
                 if holds {

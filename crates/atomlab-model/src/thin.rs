@@ -44,7 +44,7 @@ use std::hash::{Hash, Hasher};
 use atomlab_litmus::{BinOp, Expr, Instr, StateVar, Thread, Value};
 
 use crate::exec::Execution;
-use crate::interp::{decode, Trace, TraceEvent};
+use crate::interp::{decode, Trace};
 use crate::judge::Recorder;
 use crate::rel::{members, Set};
 
@@ -246,6 +246,11 @@ pub(crate) struct HerdPath {
     /// Variables drawn so far (the last one's number).
     pub(crate) hv: u32,
     frames: Vec<Frame>,
+    /// Per register: the variable its last write stored (0: none, or a
+    /// value known while building).
+    reg_var: Vec<u32>,
+    /// The register pass's equations along the path.
+    unions: Vec<(u32, u32)>,
 }
 
 impl HerdPath {
@@ -254,11 +259,13 @@ impl HerdPath {
         self.num.total
     }
 
-    pub(crate) fn new(num: Numbering) -> HerdPath {
+    pub(crate) fn new(num: Numbering, regs: usize) -> HerdPath {
         HerdPath {
             num: std::rc::Rc::new(num),
             hv: 0,
             frames: Vec::new(),
+            reg_var: vec![0; regs],
+            unions: Vec::new(),
         }
     }
 
@@ -297,52 +304,76 @@ impl HerdPath {
         }
     }
 
-    /// Draws the variables of evaluating `e`; a register holding a copy of
-    /// the thread's read `i` (`reg_src`) marks `i`'s class as read here.
-    pub(crate) fn walk(&mut self, e: &Expr, reg_src: &[Option<usize>], events: &mut [TraceEvent]) {
+    /// Draws the variables of evaluating `e`, and returns the variable of
+    /// its value when it is a register's (0 otherwise). Reading a register
+    /// draws a variable that herd7's register pass equates with the one its
+    /// last write stored (`unions`).
+    pub(crate) fn walk(&mut self, e: &Expr) -> u32 {
         match e {
-            Expr::Const(Value::Loc(_)) => self.hv += 1,
-            Expr::Const(_) => {}
-            Expr::Reg(r) if self.num.hidden.get(*r).copied().unwrap_or(false) => {}
+            Expr::Const(Value::Loc(_)) => {
+                self.hv += 1;
+                0
+            }
+            Expr::Const(_) => 0,
+            Expr::Reg(r) if self.num.hidden.get(*r).copied().unwrap_or(false) => {
+                self.reg_var.get(*r).copied().unwrap_or(0)
+            }
             Expr::Reg(r) => {
                 self.hv += 1;
-                if let Some(Some(i)) = reg_src.get(*r) {
-                    if let Some(ev) = events.get_mut(*i) {
-                        ev.hvar = self.hv;
-                    }
+                let stored = self.reg_var.get(*r).copied().unwrap_or(0);
+                if stored != 0 {
+                    self.unions.push((self.hv, stored));
                 }
+                self.hv
             }
             Expr::Not(a) => {
-                self.walk(a, reg_src, events);
+                self.walk(a);
                 if !is_const(a) {
                     self.hv += 1;
                 }
+                0
             }
             Expr::Bin(_, a, b) => {
-                self.walk(a, reg_src, events);
-                self.walk(b, reg_src, events);
+                self.walk(a);
+                self.walk(b);
                 if !(is_const(a) && is_const(b)) {
                     self.hv += 1;
                 }
+                0
             }
         }
     }
 
+    /// A memory read: its variable, which its destination register holds.
+    pub(crate) fn load(&mut self, dst: Option<usize>) -> u32 {
+        self.hv += 1;
+        if let Some(d) = dst {
+            self.set_reg(d, self.hv);
+        }
+        self.hv
+    }
+
+    /// Register `r` now holds the variable `v` (0: a value herd7 knows).
+    pub(crate) fn set_reg(&mut self, r: usize, v: u32) {
+        if let Some(x) = self.reg_var.get_mut(r) {
+            *x = v;
+        }
+    }
+
+    /// The register pass's equations so far: (the variable of a register
+    /// read, the variable the register's last write stored).
+    pub(crate) fn unions(&self) -> &[(u32, u32)] {
+        &self.unions
+    }
+
     /// At the conditional branch `pc`: the condition's variables; then
     /// whether the path takes the then-block (`then`).
-    pub(crate) fn branch(
-        &mut self,
-        pc: usize,
-        instr: &Instr,
-        then: bool,
-        reg_src: &[Option<usize>],
-        events: &mut [TraceEvent],
-    ) {
+    pub(crate) fn branch(&mut self, pc: usize, instr: &Instr, then: bool) {
         let (Some(info), Some(c)) = (self.num.ifs.get(&pc).cloned(), if_cond(instr)) else {
             return;
         };
         let start = self.hv;
-        self.walk(c, reg_src, events);
+        self.walk(c);
         if !is_cmp(c) {
             self.hv += 1;
         }
@@ -363,9 +394,13 @@ impl HerdPath {
 pub(crate) struct ThinInfo {
     /// For a write, the read (in its thread) whose value it stores unchanged.
     copy_of: Vec<Option<usize>>,
-    /// For a read, herd7's number of the last variable of its thread that
-    /// holds its value (0 when none is known).
+    /// herd7's variable of the value read (a read) or written (a write of
+    /// a register's value), numbered over the test (0 when none is known).
     hvar: Vec<u32>,
+    /// Per thread: herd7's register-pass equations (test-numbered).
+    unions: Vec<Vec<(u32, u32)>>,
+    /// Each event's thread (`usize::MAX` for initial writes).
+    thread: Vec<usize>,
     /// Reads whose values a branch condition tests.
     tested: Set,
     /// Per thread and register: the read whose value the register holds
@@ -374,12 +409,16 @@ pub(crate) struct ThinInfo {
     reg_dep: Vec<Vec<Set>>,
     /// Whether every thread's variables are numbered as herd7 does.
     numbered: bool,
+    /// Whether the test is Linux-kernel C: a model given as a cat file
+    /// gets herd7's symbols on such tests only (`c11` and cat files on
+    /// C11 tests keep refusing thin-air values).
+    pub(crate) linux: bool,
 }
 
 impl ThinInfo {
     /// The information of `traces` (one per thread) over `nl` locations,
     /// numbered as [`crate::exec::Skeleton::build`] numbers events.
-    pub(crate) fn build(traces: &[&Trace], nl: usize) -> ThinInfo {
+    pub(crate) fn build(traces: &[&Trace], nl: usize, linux: bool) -> ThinInfo {
         let n = nl + traces.iter().map(|t| t.events.len()).sum::<usize>();
         let mut info = ThinInfo {
             copy_of: vec![None; n],
@@ -387,12 +426,22 @@ impl ThinInfo {
             tested: 0,
             reg_src: Vec::with_capacity(traces.len()),
             reg_dep: Vec::with_capacity(traces.len()),
+            unions: Vec::with_capacity(traces.len()),
+            thread: vec![usize::MAX; n],
             numbered: traces.iter().all(|t| t.herd_total.is_some()),
+            linux,
         };
         let mut base = nl;
         let mut hbase = 0u32;
-        for tr in traces {
+        for (t, tr) in traces.iter().enumerate() {
+            info.unions.push(
+                tr.herd_unions
+                    .iter()
+                    .map(|&(a, b)| (hbase + a, hbase + b))
+                    .collect(),
+            );
             for (k, e) in tr.events.iter().enumerate() {
+                info.thread[base + k] = t;
                 info.copy_of[base + k] = e.copy_of.map(|i| base + i);
                 if e.hvar > 0 {
                     info.hvar[base + k] = hbase + e.hvar;
@@ -494,12 +543,17 @@ pub(crate) fn symbolic(rec: &Recorder<'_>, x: &Execution<'_>, info: &ThinInfo) -
     if !info.numbered {
         return Symbolic::Refuse;
     }
-    // Each class's symbol: the greatest variable holding its value.
+    // Each class's symbol: the representative herd7's solver ends with.
     let mut sym: HashMap<usize, u32> = HashMap::new();
     for e in members(und & sk.sets.r) {
         let root = find(&mut parent, e);
-        let s = sym.entry(root).or_insert(0);
-        *s = (*s).max(info.hvar[e]);
+        if sym.contains_key(&root) {
+            continue;
+        }
+        let class: Vec<usize> = members(und)
+            .filter(|&f| find(&mut parent, f) == root)
+            .collect();
+        sym.insert(root, herd_symbol(x, info, &class));
     }
     let nl = rec.nl;
     let mut refuse = false;
@@ -553,6 +607,99 @@ pub(crate) fn symbolic(rec: &Recorder<'_>, x: &Execution<'_>, info: &ThinInfo) -
         }
     }
     Symbolic::State(state, holds, h.finish())
+}
+
+/// herd7's name for the value of one class of undetermined events: its
+/// solver (herd/mem.ml) first solves the registers (`solve_regs`: each
+/// register read equated with what its register's last write stored),
+/// then memory (`solve_mem`: each load equated with the value its write
+/// stores), each pass a union-find by rank (herd/partition.ml, union of
+/// `Assign (v, Atom w)` making `v`'s root the parent on a tie) over its
+/// equations in list order: the events' map folded into a list, the last
+/// event's equation first. The class's value is printed as its root's
+/// variable. Events are taken in the order herd7 creates them, which is
+/// the order of their variables.
+fn herd_symbol(x: &Execution<'_>, info: &ThinInfo, class: &[usize]) -> u32 {
+    // The register pass, over the class's threads.
+    let mut threads: Vec<usize> = class.iter().map(|&e| info.thread[e]).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut regs: Vec<(u32, u32)> = threads
+        .iter()
+        .filter_map(|&t| info.unions.get(t))
+        .flatten()
+        .copied()
+        .collect();
+    regs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut uf1 = Uf::default();
+    for &(v, w) in &regs {
+        uf1.union(v, w);
+    }
+    // The memory pass: each load of the class with its write's value.
+    let mut loads: Vec<(u32, u32)> = class
+        .iter()
+        .filter(|&&e| x.s.sets.r & (1 << e) != 0)
+        .filter_map(|&e| {
+            let w = members(x.rf.inv().row(e)).next()?;
+            let (lv, wv) = (info.hvar[e], info.hvar[w]);
+            (lv != 0 && wv != 0).then_some((lv, wv))
+        })
+        .collect();
+    loads.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut uf2 = Uf::default();
+    for &(l, w) in &loads {
+        let (l, w) = (uf1.find(l), uf1.find(w));
+        uf2.union(l, w);
+    }
+    class
+        .iter()
+        .find(|&&e| info.hvar[e] != 0)
+        .map(|&e| {
+            let v = uf1.find(info.hvar[e]);
+            uf2.find(v)
+        })
+        .unwrap_or(0)
+}
+
+/// herd/partition.ml's union-find: union by rank, the first argument's
+/// root the parent on a tie.
+#[derive(Default)]
+struct Uf {
+    /// Per variable: its parent and rank (absent: its own root, rank 0).
+    cells: HashMap<u32, (u32, u32)>,
+}
+
+impl Uf {
+    fn find(&mut self, v: u32) -> u32 {
+        let mut r = v;
+        while let Some(&(p, _)) = self.cells.get(&r) {
+            if p == r {
+                break;
+            }
+            r = p;
+        }
+        r
+    }
+
+    fn rank(&self, v: u32) -> u32 {
+        self.cells.get(&v).map_or(0, |c| c.1)
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (d1, d2) = (self.find(a), self.find(b));
+        if d1 == d2 {
+            return;
+        }
+        let (r1, r2) = (self.rank(d1), self.rank(d2));
+        if r1 > r2 {
+            self.cells.insert(d2, (d1, r2));
+        } else if r2 > r1 {
+            self.cells.insert(d1, (d2, r1));
+        } else {
+            self.cells.insert(d2, (d1, r2));
+            self.cells.insert(d1, (d1, r1 + 1));
+        }
+    }
 }
 
 fn full_mask(n: usize) -> Set {
