@@ -1,4 +1,5 @@
-//! Out-of-thin-air values under `lkmm`, shown as herd7 shows them (issue 37).
+//! Out-of-thin-air values under `lkmm` (built in, or the kernel's cat files
+//! on a Linux-kernel test), shown as herd7 shows them (issue 37).
 //!
 //! In a load-buffering cycle whose plain accesses store what they read
 //! (`r1 = *x; *y = r1;` ∥ `r2 = *y; *x = r2;`), every value satisfies the
@@ -29,14 +30,22 @@
 //! on a value not known when the code is built, `if (r)` counting as
 //! `r != 0` (CSem.ml `build_cond`); both branches of an `if` are built,
 //! then the code after the join once per branch's event structure
-//! (`>>>` folds the continuation over them). The solver's union-find
-//! (herd/valconstraint.ml) ends with the class's greatest variable as its
-//! representative, which is what herd7 prints; [`Numbering`] reproduces the
-//! count for the instructions above (loads, stores, assignments, fences,
-//! `if`/`else`) and gives up on anything else, and the test is then
-//! refused ([`crate::CheckError::ThinAir`]) rather than numbered wrongly.
-//! The continuation copies are taken else-branch first, as herd7 7.58 does
-//! (the golden test THIN+lb-after-if records it).
+//! (`>>>` folds the continuation over them, the else-branch's first: the
+//! golden tests THIN+lb-after-if and THIN+lb-after-if-else record it).
+//! [`Numbering`] reproduces the count for the instructions above (loads,
+//! stores, assignments, fences, `if`/`else`) and gives up on anything
+//! else (RMWs, locks, loops): a test whose thin-air value it cannot number
+//! is refused ([`crate::CheckError::ThinAir`]) rather than numbered
+//! wrongly. Which variable of the class herd7 prints is its solver's
+//! choice: `herd_symbol` replays herd/mem.ml's two passes (registers,
+//! then memory) of union-find by rank (herd/partition.ml,
+//! herd/valconstraint.ml) in herd7's equation order.
+//!
+//! Not followed: a `filter` is evaluated on the cycle's concrete values
+//! before they become symbols (no generated or golden test has a filter
+//! on a thin-air value), and a C11 test under `c11` or a cat file, or a
+//! test of plain accesses only under a cat file, still refuses thin-air
+//! values (herd7 numbers C11 atomics' accesses differently, untested here).
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};

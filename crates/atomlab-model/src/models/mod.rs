@@ -64,7 +64,7 @@ pub trait Model: Sync {
         false
     }
     /// Whether the model shows the values of copy-only load-buffering
-    /// cycles as herd7 does, as symbols ([`crate::thin`]): `lkmm`.
+    /// cycles as herd7 does, as symbols (src/thin.rs): `lkmm`.
     fn symbolic_thin_air(&self) -> bool {
         false
     }
