@@ -639,7 +639,7 @@ fn herd_symbol(x: &Execution<'_>, info: &ThinInfo, class: &[usize]) -> u32 {
         .flatten()
         .copied()
         .collect();
-    regs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    regs.sort_unstable_by_key(|u| std::cmp::Reverse(u.0));
     let mut uf1 = Uf::default();
     for &(v, w) in &regs {
         uf1.union(v, w);
@@ -654,7 +654,7 @@ fn herd_symbol(x: &Execution<'_>, info: &ThinInfo, class: &[usize]) -> u32 {
             (lv != 0 && wv != 0).then_some((lv, wv))
         })
         .collect();
-    loads.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    loads.sort_unstable_by_key(|l| std::cmp::Reverse(l.0));
     let mut uf2 = Uf::default();
     for &(l, w) in &loads {
         let (l, w) = (uf1.find(l), uf1.find(w));

@@ -304,7 +304,7 @@ fn a_thin_air_value_is_one_symbol_counted_once() {
     );
     assert_eq!((r.positive, r.negative), (3, 1));
     assert_eq!(r.observation, Observation::Sometimes);
-    assert!(r.flags.iter().any(|f| *f == "data-race"), "{:?}", r.flags);
+    assert!(r.flags.contains(&"data-race"), "{:?}", r.flags);
 }
 
 /// A thin-air value in a thread whose code herd7's numbering is not
