@@ -387,8 +387,9 @@ fn run(
     let explore_here =
         crate::explore::applies(opts, builtin) && models.iter().all(|m| !m.raises_flags());
     let mut any_explored = false;
-    // A Linux-kernel test (its thin-air values under a cat file, crate::thin).
-    let linux = t.is_linux();
+    // A Linux-kernel or plain C test: herd7's C front end gives its thin-air
+    // values symbols whatever the model, a cat file's included (crate::thin).
+    let linux = t.is_linux() || t.is_plain_c();
     loop {
         if blocked {
             break;

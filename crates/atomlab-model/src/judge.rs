@@ -119,8 +119,8 @@ impl Recorder<'_> {
                 // for a copy-only cycle's value, counted once; no execution
                 // where a branch tests one.
                 // A model given as a cat file (lkmm's from linux-kernel.cfg)
-                // gets the same treatment on a Linux-kernel test: the
-                // symbols come from herd7's C front end and solver, not
+                // gets the same treatment on a Linux-kernel or plain C test:
+                // the symbols come from herd7's C front end and solver, not
                 // from the model.
                 let sym;
                 let mut symbolic = false;

@@ -30,8 +30,8 @@
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
 //!   checker refuses such tests under `c11` ([`CheckError::ThinAir`]), and
-//!   under a model given as a cat file unless the test is Linux-kernel C
-//!   (see the next item).
+//!   under a model given as a cat file unless the test is Linux-kernel C or
+//!   has plain accesses only (see the next item).
 //! - `lkmm` and thin air (issue 37): in load-buffering cycles of plain
 //!   accesses that store what they read, herd7 leaves the cycle's value
 //!   unsolved and prints it as a symbol (`0:r1=S8;`, flagged data-race),
@@ -45,8 +45,8 @@
 //!   (herd/mem.ml, herd/partition.ml). The numbering follows loads, stores,
 //!   assignments, fences and `if`/`else`: a thin-air value reached through
 //!   anything else (RMWs, locks, loops) is refused ([`CheckError::ThinAir`])
-//!   rather than numbered wrongly, and so is one under a cat file on a test
-//!   of plain accesses only. A cycle through arithmetic (`*y = r1 + 1`) has
+//!   rather than numbered wrongly. The kernel's cat files (`--conf
+//!   linux-kernel.cfg`) get the same symbols. A cycle through arithmetic (`*y = r1 + 1`) has
 //!   no solution here, as in herd7. A `filter` is evaluated on the cycle's
 //!   concrete values.
 //!

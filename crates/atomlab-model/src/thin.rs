@@ -43,9 +43,11 @@
 //!
 //! Not followed: a `filter` is evaluated on the cycle's concrete values
 //! before they become symbols (no generated or golden test has a filter
-//! on a thin-air value), and a C11 test under `c11` or a cat file, or a
-//! test of plain accesses only under a cat file, still refuses thin-air
-//! values (herd7 numbers C11 atomics' accesses differently, untested here).
+//! on a thin-air value), and a test with C11 atomics under `c11` or a cat
+//! file still refuses thin-air values (their accesses' numbering in herd7
+//! is not followed here). The other models (a cat file, `c11` on a test of
+//! plain accesses only) get the symbols on Linux-kernel and plain C tests,
+//! as herd7's front end gives them whatever the model.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -418,9 +420,9 @@ pub(crate) struct ThinInfo {
     reg_dep: Vec<Vec<Set>>,
     /// Whether every thread's variables are numbered as herd7 does.
     numbered: bool,
-    /// Whether the test is Linux-kernel C: a model given as a cat file
-    /// gets herd7's symbols on such tests only (`c11` and cat files on
-    /// C11 tests keep refusing thin-air values).
+    /// Whether the test is Linux-kernel C or C with plain accesses only: a
+    /// model that allows thin air (a cat file, `c11`) gets herd7's symbols
+    /// on such tests only (on C11 atomics they keep refusing).
     pub(crate) linux: bool,
 }
 
