@@ -92,6 +92,19 @@ pub(crate) fn records(checked: &[Checked], models: &[String], detail: bool) -> V
                         // validity checks, a cat file's own), as herd7
                         // prints `Flag NAME`.
                         .param("flags", d.flags.clone());
+                    // The final states with a value out of thin air (an
+                    // `S8` symbol, as herd7 prints it), when there are any.
+                    let thin: Vec<String> = d
+                        .states
+                        .iter()
+                        .filter(|(s, _)| {
+                            s.iter().any(|v| matches!(v, atomlab_litmus::Value::Sym(_)))
+                        })
+                        .map(|(s, _)| herd::state_line(test, &d.vars, s))
+                        .collect();
+                    if !thin.is_empty() {
+                        rec.param("thin_air_states", thin);
+                    }
                     rec.metrics
                         .push(count("allowed_states", d.states.len() as f64));
                     rec.metrics.push(count("positive", d.positive as f64));

@@ -138,7 +138,22 @@ pub fn cell(r: &Record) -> String {
     } else {
         format!(" flag {}", flags.join(", "))
     };
-    format!("{obs} ({states}){race}{flags}")
+    let thin = if thin_air_states(r).is_empty() {
+        ""
+    } else {
+        " thin-air"
+    };
+    format!("{obs} ({states}){race}{flags}{thin}")
+}
+
+/// The final states with a value out of thin air a record carries
+/// (`0:r1=S8;`).
+fn thin_air_states(r: &Record) -> Vec<&str> {
+    r.parameters
+        .get("thin_air_states")
+        .and_then(|f| f.as_array())
+        .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
+        .unwrap_or_default()
 }
 
 /// The model's raised flags a record carries.
@@ -181,6 +196,21 @@ pub fn table(layout: &Layout, recs: &[&Record]) -> Table {
     let mut notes = vec!["cells: Never/Sometimes/Always: observation of the condition (allowed final states); \"race\": a data race (undefined behaviour); \"-\": model does not apply".to_string()];
     if recs.iter().any(|r| !flags(r).is_empty()) {
         notes.push("\"flag NAME\": the model's flag NAME is raised (herd7's Flag; the LKMM's say the test misuses a lock, RCU or SRCU, or mixes plain and marked accesses)".into());
+    }
+    let thin: Vec<&&Record> = recs
+        .iter()
+        .filter(|r| !thin_air_states(r).is_empty())
+        .collect();
+    if !thin.is_empty() {
+        notes.push("\"thin-air\": a final state holds a value out of thin air, named as herd7 names it (S8): the value of a load-buffering cycle of plain accesses that store what they read, which every value satisfies and nothing determines; it is one state, counted once, and the condition is false on it".into());
+        for r in thin {
+            notes.push(format!(
+                "{} [{}]: {}",
+                r.scenario,
+                r.variant,
+                thin_air_states(r).join("  ")
+            ));
+        }
     }
     if words.iter().any(|w| w == Verdict::Timeout.as_str()) {
         notes.push(format!("TIMEOUT: gave up at the per-test timeout (default {DEFAULT_TIMEOUT_S} s; --timeout S raises it, --timeout 0 removes it)"));

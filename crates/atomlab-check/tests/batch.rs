@@ -296,3 +296,61 @@ fn a_model_that_could_not_follow_a_test_is_an_error_cell() {
     assert!(!t.notes.iter().any(|n| n.starts_with("TIMEOUT")), "{t:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+const LB_PLAIN_COPY: &str = "C LB+plain-copy
+{}
+P0(int *x, int *y)
+{
+	int r1;
+
+	r1 = *x;
+	smp_mb();
+	*y = r1;
+}
+P1(int *x, int *y)
+{
+	int r2;
+
+	r2 = *y;
+	smp_mb();
+	*x = r2;
+}
+exists (0:r1=0)
+";
+
+/// Issue 37: a value out of thin air under lkmm is shown as herd7 shows it
+/// (`0:r1=S8;`, herd7 7.58's log of this test), the cell says `thin-air`
+/// and the notes say what the symbol is, in the live and the saved table.
+#[test]
+fn a_thin_air_value_shows_as_herd7s_symbol_in_the_table() {
+    let d = scratch("thin");
+    std::fs::write(d.join("LB.litmus"), LB_PLAIN_COPY).unwrap();
+    let opts = Options {
+        models: vec!["lkmm".into()],
+        ..Default::default()
+    };
+    let batch = check(&[d.display().to_string()], &opts, &()).unwrap();
+    let live = render::table(&batch.layout(), &batch.records.iter().collect::<Vec<_>>());
+    let saved: Vec<Record> =
+        serde_json::from_str(&serde_json::to_string(&batch.records).unwrap()).unwrap();
+    let recs: Vec<&Record> = saved.iter().collect();
+    assert_eq!(render::table(&Layout::of_records(&recs), &recs), live);
+    assert_eq!(
+        live.rows[0][2], "Sometimes (2) flag data-race thin-air",
+        "{live:?}"
+    );
+    assert!(
+        live.notes.iter().any(|n| n.starts_with("\"thin-air\"")
+            && n.contains("load-buffering cycle of plain accesses that store what they read")),
+        "{:?}",
+        live.notes
+    );
+    assert!(
+        live.notes
+            .iter()
+            .any(|n| n == "LB+plain-copy [lkmm]: 0:r1=S8;"),
+        "{:?}",
+        live.notes
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

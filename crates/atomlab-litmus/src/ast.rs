@@ -46,6 +46,11 @@ pub enum Value {
     Int(i64),
     /// The address of a location (`0:X1=x`).
     Loc(LocId),
+    /// A value the checker leaves unsolved, as herd7 prints it (`S8`): under
+    /// `lkmm`, the value of a load-buffering cycle of plain copies (out of
+    /// thin air), numbered as herd7 numbers its symbolic variables. Only
+    /// results carry it; no test's text or initial state does.
+    Sym(u32),
 }
 
 /// C11 memory orders, plus `Na` for plain (non-atomic) accesses.
@@ -819,6 +824,9 @@ impl Test {
                 let _ = write!(out, "{i}");
             }
             Value::Loc(l) => out.push_str(&self.locations[l]),
+            Value::Sym(n) => {
+                let _ = write!(out, "S{n}");
+            }
         }
     }
 

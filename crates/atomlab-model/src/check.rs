@@ -387,6 +387,9 @@ fn run(
     let explore_here =
         crate::explore::applies(opts, builtin) && models.iter().all(|m| !m.raises_flags());
     let mut any_explored = false;
+    // A Linux-kernel or plain C test: herd7's C front end gives its thin-air
+    // values symbols whatever the model, a cat file's included (crate::thin).
+    let linux = t.is_linux() || t.is_plain_c();
     loop {
         if blocked {
             break;
@@ -404,6 +407,13 @@ fn run(
         } else {
             None
         };
+        // What the thin-air analysis needs (crate::thin), for the models
+        // that show such values as herd7 does.
+        let thin = (sk.is_some()
+            && models
+                .iter()
+                .any(|m| m.symbolic_thin_air() || (linux && m.allows_thin_air())))
+        .then(|| crate::thin::ThinInfo::build(&chosen, nl, linux));
         let explored = match sk.as_ref() {
             Some(sk)
                 if explore_here
@@ -455,7 +465,7 @@ fn run(
                 let x = Execution::from_choices(sk, &sel);
                 if let Some((state, holds)) = rec.outcome(&x) {
                     for (k, acc) in accs.iter_mut().enumerate() {
-                        rec.record(acc, k, &x, &state, holds);
+                        rec.record(acc, k, &x, &state, holds, thin.as_ref());
                     }
                 }
                 // Next per-location choice.

@@ -550,7 +550,7 @@ impl Search<'_, '_> {
         for k in members(need) {
             let acc = &mut self.accs[k];
             let thin_before = acc.thin_air;
-            match self.rec.record(acc, k, &x, &f.state, f.holds) {
+            match self.rec.record(acc, k, &x, &f.state, f.holds, None) {
                 Some(racy) => {
                     let thin_pending = self.rec.models[k].allows_thin_air()
                         && !acc.thin_air

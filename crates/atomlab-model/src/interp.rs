@@ -46,6 +46,9 @@ pub fn encode(v: Value) -> i64 {
     match v {
         Value::Int(i) => i,
         Value::Loc(l) => LOC_BASE + l as i64 * LOC_STRIDE,
+        // Only results carry symbols (never a test's constants): a value no
+        // program computes, should one ever reach here.
+        Value::Sym(n) => i64::MIN + n as i64,
     }
 }
 
@@ -133,6 +136,15 @@ pub struct TraceEvent {
     pub rmw_read: Option<usize>,
     /// Whether the RMW pair is a single atomic instruction (not LDXR/STXR).
     pub amo: bool,
+    /// For a write: the read of this thread whose value it stores unchanged
+    /// (through register copies only), for the thin-air analysis
+    /// ([`crate::thin`]).
+    pub copy_of: Option<usize>,
+    /// herd7's variable (numbered within the thread) of the value read, for
+    /// a read, or of the value written, for a write whose value is a
+    /// register's, when the thread is numbered ([`crate::thin::Numbering`]);
+    /// 0 otherwise.
+    pub hvar: u32,
 }
 
 /// One way a thread can run.
@@ -142,6 +154,18 @@ pub struct Trace {
     pub events: Vec<TraceEvent>,
     /// Final register values.
     pub regs: Vec<i64>,
+    /// Per register: the read whose value it holds unchanged at the end.
+    pub reg_src: Vec<Option<usize>>,
+    /// Per register: the reads its final value depends on (bit per event).
+    pub reg_dep: Vec<u64>,
+    /// The reads whose values a branch condition tests (bit per event).
+    pub tested: u64,
+    /// herd7's count of the thread's fresh variables, when followed
+    /// ([`crate::thin::Numbering`]).
+    pub herd_total: Option<u32>,
+    /// herd7's register-pass equations along this run (thread-numbered
+    /// variables: a register read's, the one its register held).
+    pub herd_unions: Vec<(u32, u32)>,
 }
 
 #[derive(Clone)]
@@ -171,6 +195,12 @@ struct State {
     /// Loop rule only: iterations of each loop that wrote, by the index of
     /// the instruction it jumps back to.
     iterations: Vec<u32>,
+    /// Per register: the read whose value it holds unchanged.
+    reg_src: Vec<Option<usize>>,
+    /// Reads a branch condition tested.
+    tested: u64,
+    /// herd7's variable numbers along this path (structured C only).
+    herd: Option<crate::thin::HerdPath>,
 }
 
 /// Instruction steps allowed on one path (loops are not unrolled further).
@@ -215,12 +245,23 @@ pub(crate) struct Interp<'t> {
     pub pruned_writes: std::cell::RefCell<Vec<(usize, i64)>>,
 }
 
+impl State {
+    /// herd7's variables for evaluating `e` on this path ([`crate::thin`]).
+    fn herd_walk(&mut self, e: &Expr) -> u32 {
+        self.herd.as_mut().map_or(0, |h| h.walk(e))
+    }
+}
+
 impl Interp<'_> {
     fn loc_of(&self, addr: i64, t: &Thread) -> Result<usize, CheckError> {
         match decode(addr, self.test.locations.len()) {
             Value::Loc(l) => Ok(l),
             Value::Int(i) => Err(CheckError::Semantics(format!(
                 "thread P{} accesses address {i}, which is not a location",
+                t.id
+            ))),
+            Value::Sym(n) => Err(CheckError::Semantics(format!(
+                "thread P{} accesses the unsolved address S{n}",
                 t.id
             ))),
         }
@@ -270,6 +311,13 @@ impl Interp<'_> {
                 vec![0; t.code.len()]
             } else {
                 Vec::new()
+            },
+            reg_src: vec![None; t.regs.len()],
+            tested: 0,
+            herd: if self.structured {
+                crate::thin::Numbering::of(t).map(|n| crate::thin::HerdPath::new(n, t.regs.len()))
+            } else {
+                None
             },
         };
         let joins = if self.structured {
@@ -390,6 +438,8 @@ impl Interp<'_> {
             rmw_read: None,
             amo: false,
             pc: 0,
+            copy_of: None,
+            hvar: 0,
         }
     }
 
@@ -424,10 +474,24 @@ impl Interp<'_> {
                 st.ctrl = saved;
                 st.scopes.pop();
             }
+            if let Some(h) = st.herd.as_mut() {
+                h.at(st.pc);
+            }
             let Some(instr) = t.code.get(st.pc) else {
+                let herd_total = st.herd.as_ref().map(|h| h.total());
+                let herd_unions = st
+                    .herd
+                    .as_ref()
+                    .map(|h| h.unions().to_vec())
+                    .unwrap_or_default();
                 out.push(Trace {
                     events: st.events,
                     regs: st.regs.iter().map(|r| r.0).collect(),
+                    reg_src: st.reg_src,
+                    reg_dep: st.regs.iter().map(|r| r.1.dep).collect(),
+                    tested: st.tested,
+                    herd_total,
+                    herd_unions,
                 });
                 return Ok(());
             };
@@ -476,11 +540,39 @@ impl Interp<'_> {
             let here = st.pc;
             st.here = here;
             st.pc += 1;
+            // Registers an RMW or CAS writes hold no plain copy of a read
+            // (for the thin-air analysis; loads and assignments set theirs).
+            match instr {
+                Instr::Rmw { dst: Some(d), .. }
+                | Instr::StoreExclusive {
+                    status: Some(d), ..
+                } => st.reg_src[*d] = None,
+                Instr::Cas {
+                    result, expected, ..
+                } => {
+                    if let Some(d) = result {
+                        st.reg_src[*d] = None;
+                    }
+                    if let CasExpected::Reg(d) = expected {
+                        st.reg_src[*d] = None;
+                    }
+                }
+                _ => {}
+            }
             match instr {
                 Instr::Assign { dst, expr } => {
                     st.regs[*dst] = self.eval(expr, &st);
+                    let v = st.herd_walk(expr);
+                    if let Some(h) = st.herd.as_mut() {
+                        h.set_reg(*dst, v);
+                    }
+                    st.reg_src[*dst] = match expr {
+                        Expr::Reg(r) => st.reg_src[*r],
+                        _ => None,
+                    };
                 }
                 Instr::Select { dst, cond, a, b } => {
+                    st.reg_src[*dst] = None;
                     let (c, tc) = self.eval(cond, &st);
                     let (v, tv) = if c != 0 {
                         self.eval(a, &st)
@@ -507,6 +599,14 @@ impl Interp<'_> {
                                 tc.pick |= carried;
                             }
                             st.ctrl = st.ctrl.union(tc);
+                            // The values a condition tests (a thin-air
+                            // value tested drops the execution, as in herd7).
+                            st.tested |= tc.dep;
+                            if let Some(h) = st.herd.as_mut() {
+                                // The branch jumps to the else-block when
+                                // the `if`'s condition is false.
+                                h.branch(here, instr, v == 0);
+                            }
                             v != 0
                         }
                     };
@@ -548,11 +648,19 @@ impl Interp<'_> {
                 Instr::Load { dst, addr, annot } => {
                     let (a, ta) = self.eval(addr, &st);
                     let loc = self.loc_of(a, t)?;
+                    st.herd_walk(addr);
                     let mut read = |mut s: State, v: i64| -> Result<(), CheckError> {
                         let i = self.push(
                             &mut s,
                             Self::ev(Kind::Read, loc, v, 0, *annot, inst, ta, Taint::default()),
                         )?;
+                        // The read's own variable, then its register's.
+                        if let Some(h) = s.herd.as_mut() {
+                            s.events[i].hvar = h.load(*dst);
+                        }
+                        if let Some(d) = dst {
+                            s.reg_src[*d] = Some(i);
+                        }
                         if annot.exclusive {
                             s.monitor = Some((i, loc));
                         }
@@ -576,10 +684,15 @@ impl Interp<'_> {
                     let (a, ta) = self.eval(addr, &st);
                     let loc = self.loc_of(a, t)?;
                     let (v, tv) = self.eval(value, &st);
-                    self.push(
-                        &mut st,
-                        Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv),
-                    )?;
+                    st.herd_walk(addr);
+                    let value_var = st.herd_walk(value);
+                    let mut w = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
+                    w.hvar = value_var;
+                    w.copy_of = match value {
+                        Expr::Reg(r) => st.reg_src[*r],
+                        _ => None,
+                    };
+                    self.push(&mut st, w)?;
                     st.last_write[loc] = Some(ta.union(tv));
                     st.own[loc] = Some(v);
                 }

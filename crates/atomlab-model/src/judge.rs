@@ -54,6 +54,9 @@ pub(crate) struct Acc {
     /// Why an execution could not be judged (the model's result is then
     /// an error).
     pub(crate) unjudged: Option<&'static str>,
+    /// The executions with symbolic values counted so far, by the key
+    /// [`crate::thin::symbolic`] gives (one per class of values).
+    pub(crate) thin_seen: std::collections::HashSet<u64>,
 }
 
 /// Judges complete executions and records the verdicts in [`Acc`]s: the one
@@ -105,14 +108,50 @@ impl Recorder<'_> {
         x: &Execution<'_>,
         state: &[Value],
         holds: bool,
+        thin: Option<&crate::thin::ThinInfo>,
     ) -> Option<bool> {
         let (m, opts, orig, sk) = (self.models[k], self.opts, self.orig, x.s);
         let want_detail = opts.explain || opts.graphs;
         let (judgement, flags) = m.judge_flagged(x, false);
         match judgement {
             Judgement::Allowed { racy } => {
+                // herd7's view of thin-air values (crate::thin): a symbol
+                // for a copy-only cycle's value, counted once; no execution
+                // where a branch tests one.
+                // A model given as a cat file (lkmm's from linux-kernel.cfg)
+                // gets the same treatment on a Linux-kernel or plain C test:
+                // the symbols come from herd7's C front end and solver, not
+                // from the model.
+                let sym;
+                let mut symbolic = false;
+                let (state, holds) = match thin
+                    .filter(|info| m.symbolic_thin_air() || (m.allows_thin_air() && info.linux))
+                {
+                    Some(info) => match crate::thin::symbolic(self, x, info) {
+                        crate::thin::Symbolic::Concrete => (state, holds),
+                        crate::thin::Symbolic::Drop => return None,
+                        crate::thin::Symbolic::Refuse => {
+                            acc.thin_air = true;
+                            (state, holds)
+                        }
+                        crate::thin::Symbolic::State(s, h, key) => {
+                            if !acc.thin_seen.insert(key) {
+                                acc.flags.extend(flags);
+                                acc.racy |= racy;
+                                if let Some(e) = acc.states.get_mut(&s) {
+                                    *e |= racy;
+                                }
+                                return Some(racy);
+                            }
+                            sym = s;
+                            symbolic = true;
+                            (&sym[..], h)
+                        }
+                    },
+                    None => (state, holds),
+                };
                 acc.flags.extend(flags);
-                if m.allows_thin_air() && !(x.rf | sk.data).acyclic() {
+                if m.allows_thin_air() && !symbolic && !(x.rf | sk.data).acyclic() {
                     acc.thin_air = true;
                 }
                 if holds {

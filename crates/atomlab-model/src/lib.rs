@@ -30,26 +30,27 @@
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
 //!   checker refuses such tests under `c11` ([`CheckError::ThinAir`]), and
-//!   under a model given as a cat file.
+//!   under a model given as a cat file unless the test is Linux-kernel C or
+//!   has plain accesses only (see the next item).
 //! - `lkmm` and thin air (issue 37): in load-buffering cycles of plain
 //!   accesses that store what they read, herd7 leaves the cycle's value
 //!   unsolved and prints it as a symbol (`0:r1=S8;`, flagged data-race),
-//!   and drops the execution where a branch tests such a value. Here the
-//!   value search gives the cycle each concrete value its locations may
-//!   hold, so such tests show extra states or miss the symbolic one (8 of
-//!   the generated corpus's s37, listed in `tests/herd7-differences.txt`).
-//!   Matching herd7 needs: the allowed executions with a cycle of
-//!   reads-from and data dependencies whose every step copies the value
-//!   (others are solved or unsatisfiable) taken as one execution with the
-//!   cycle's values masked (witnesses counted once); a symbolic [`Value`]
-//!   for the registers and locations those values reach; the condition
-//!   false on a symbol; and herd7's symbol numbers, which come from its
-//!   C front end's fresh variables (one per read of a register or of
-//!   memory, thread by thread: lib/symbValue.ml `gensym`, reset per test)
-//!   and the union-find order of its solver (herd/valconstraint.ml), since
-//!   `litmus-agree` compares the states as text.
+//!   and drops the execution where a branch tests such a value; so does
+//!   this checker (src/thin.rs, [`Value::Sym`]): the executions
+//!   with the cycle's values masked counted once, the condition false on
+//!   a symbol, and herd7's symbol numbers, from its C front end's fresh
+//!   variables (lib/symbValue.ml `gensym`, one per read of a register or of
+//!   memory and per operation, both branches of an `if` built and the code
+//!   after it once per branch) and its solver's union-find order
+//!   (herd/mem.ml, herd/partition.ml). The numbering follows loads, stores,
+//!   assignments, fences and `if`/`else`: a thin-air value reached through
+//!   anything else (RMWs, locks, loops) is refused ([`CheckError::ThinAir`])
+//!   rather than numbered wrongly. The kernel's cat files (`--conf
+//!   linux-kernel.cfg`) get the same symbols. A cycle through arithmetic (`*y = r1 + 1`) has
+//!   no solution here, as in herd7. A `filter` is evaluated on the cycle's
+//!   concrete values.
 //!
-//! [`Value`]: atomlab_litmus::Value
+//! [`Value::Sym`]: atomlab_litmus::Value::Sym
 //! - `lkmm`: spinlocks are values here (see models/lkmm.rs), while herd7
 //!   gives lock events their own rf and co. On tests that lock.cat flags as
 //!   ill-formed this shows: reading a lock like a variable
@@ -84,6 +85,7 @@ pub mod mapping;
 pub mod models;
 mod options;
 pub(crate) mod rel;
+pub(crate) mod thin;
 
 pub use check::{
     check_test, check_test_with, instructions_run, ModelChoice, ModelOutcome, ModelResult,

@@ -265,3 +265,60 @@ fn linux_corpus_agrees_with_herd7() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+const LB_PLAIN_COPY: &str = "C LB+plain-copy
+{}
+P0(int *x, int *y)
+{
+	int r1;
+	r1 = *x;
+	smp_mb();
+	*y = r1;
+}
+P1(int *x, int *y)
+{
+	int r2;
+	r2 = *y;
+	smp_mb();
+	*x = r2;
+}
+exists (0:r1=0)
+";
+
+/// Issue 37: the cycle's value is one symbol, herd7's (`S8`, herd7 7.58's
+/// log of this test: `0:r1=S8;` and `0:r1=0;`, Positive 3, Negative 1):
+/// the executions that differ only in the value are one, and the
+/// condition is false on it.
+#[test]
+fn a_thin_air_value_is_one_symbol_counted_once() {
+    let r = lkmm(LB_PLAIN_COPY);
+    let states: Vec<&Vec<atomlab_litmus::Value>> = r.states.iter().map(|(s, _)| s).collect();
+    assert_eq!(
+        states,
+        [
+            &vec![atomlab_litmus::Value::Int(0)],
+            &vec![atomlab_litmus::Value::Sym(8)]
+        ],
+        "{:?}",
+        r.states
+    );
+    assert_eq!((r.positive, r.negative), (3, 1));
+    assert_eq!(r.observation, Observation::Sometimes);
+    assert!(r.flags.contains(&"data-race"), "{:?}", r.flags);
+}
+
+/// A thin-air value in a thread whose code herd7's numbering is not
+/// followed for (an atomic RMW) is refused, not numbered wrongly.
+#[test]
+fn a_thin_air_value_that_cannot_be_numbered_is_refused() {
+    let src = LB_PLAIN_COPY
+        .replace("\tr2 = *y;\n", "\tr2 = *y;\n\tatomic_inc(v);\n")
+        .replace("P1(int *x, int *y)", "P1(int *x, int *y, atomic_t *v)");
+    match check_test(&parse(&src), &["lkmm"], &CheckOptions::default()).remove(0) {
+        ModelOutcome::Failed {
+            error: atomlab_model::CheckError::ThinAir(m),
+            ..
+        } => assert_eq!(m, "lkmm"),
+        other => panic!("expected a thin-air refusal: {other:?}"),
+    }
+}

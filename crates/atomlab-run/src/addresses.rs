@@ -85,7 +85,7 @@ pub(crate) fn check_addresses(th: &Thread) -> Result<(), Unencodable> {
         .map(|r| match th.init_value(r) {
             Value::Loc(l) => Known::Loc(l),
             Value::Int(0) => Known::Zero,
-            Value::Int(_) => Known::Any,
+            Value::Int(_) | Value::Sym(_) => Known::Any,
         })
         .collect();
     let mut before: Vec<Option<Vec<Known>>> = vec![None; n + 1];

@@ -617,6 +617,10 @@ impl<T: Target> Gen<'_, T> {
                 }
             }
             Expr::Not(_) | Expr::Bin(..) => T::eval_op(self, e, dst, avoid)?,
+            // Symbols are atomlab check's results, never a test's constants.
+            Expr::Const(Value::Sym(n)) => {
+                return Err(self.err(format!("the unsolved value S{n} as a constant")))
+            }
         }
         Ok(())
     }

@@ -343,6 +343,9 @@ impl Shared<'_> {
         match v {
             Value::Int(i) => i as u64,
             Value::Loc(l) => self.addr(block, l),
+            // Symbols are results only (atomlab check's thin-air values),
+            // never a test's initial value.
+            Value::Sym(_) => 0,
         }
     }
 

@@ -532,6 +532,7 @@ fn expr_text(th: &atomlab_litmus::Thread, locs: &[String], e: &atomlab_litmus::E
     match e {
         Expr::Const(Value::Int(i)) => i.to_string(),
         Expr::Const(Value::Loc(l)) => locs.get(*l).cloned().unwrap_or_default(),
+        Expr::Const(Value::Sym(n)) => format!("S{n}"),
         Expr::Reg(r) => th.regs.get(*r).cloned().unwrap_or_default(),
         Expr::Not(a) => format!("!{}", expr_text(th, locs, a)),
         Expr::Bin(op, a, b) => format!(

@@ -222,6 +222,7 @@ pub fn read(
         .map(|(l, v)| match v {
             Value::Int(i) => format!("{} = {i}", locs.names[*l]),
             Value::Loc(x) => format!("{} = &{}", locs.names[*l], locs.names[*x]),
+            Value::Sym(n) => format!("{} = S{n}", locs.names[*l]),
         })
         .collect();
     Ok(Initial {

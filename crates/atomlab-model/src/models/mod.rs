@@ -63,6 +63,11 @@ pub trait Model: Sync {
     fn allows_thin_air(&self) -> bool {
         false
     }
+    /// Whether the model shows the values of copy-only load-buffering
+    /// cycles as herd7 does, as symbols (src/thin.rs): `lkmm`.
+    fn symbolic_thin_air(&self) -> bool {
+        false
+    }
     /// Whether [`Model::judge_partial`] can forbid anything: the
     /// exploration engine (`explore.rs`) prunes partial executions
     /// with the models that say so and judges the others on complete

@@ -1,0 +1,722 @@
+//! Out-of-thin-air values under `lkmm` (built in, or the kernel's cat files
+//! on a Linux-kernel test), shown as herd7 shows them (issue 37).
+//!
+//! In a load-buffering cycle whose plain accesses store what they read
+//! (`r1 = *x; *y = r1;` ∥ `r2 = *y; *x = r2;`), every value satisfies the
+//! cycle's equations. herd7 (7.58, herd/mem.ml `solve_mem` and
+//! `calculate_rf_with_cnstrnts`) keeps such an execution once, with the
+//! cycle's value unsolved, and prints it as the symbol of its equivalence
+//! class (`0:r1=S8;`); an execution whose branch tests such a value leaves
+//! the branch's constraint unsolvable and is dropped (herd/eventsMonad.ml
+//! `choiceT` adds `v := true`/`v := false` for an undetermined condition).
+//! The value search here gives the cycle each concrete value instead, so
+//! [`symbolic`] turns those executions back into herd7's one:
+//!
+//! - the events whose values are *determined* are the least fixpoint of
+//!   "an initial write; a read from a determined write; a write whose data
+//!   dependencies are all determined"; the others are the cycle's;
+//! - a branch condition that read one of them drops the execution;
+//! - when every undetermined write copies an undetermined read (a chain of
+//!   register copies, no arithmetic), each connected class gets one
+//!   symbol, the registers and locations holding it show it, and the
+//!   executions that differ only in the class's value are counted once;
+//!   any other cycle (arithmetic on the way) is left to the value search,
+//!   as before, or refused when a reported value depends on it.
+//!
+//! The symbol's number is herd7's: its C front end (herd/CSem.ml on
+//! herd/eventsMonad.ml) draws a fresh variable (lib/symbValue.ml `gensym`,
+//! reset per test) for every read of a register (function parameters
+//! included: each `*x` reads `x`) and of memory, and for every operation
+//! on a value not known when the code is built, `if (r)` counting as
+//! `r != 0` (CSem.ml `build_cond`); both branches of an `if` are built,
+//! then the code after the join once per branch's event structure
+//! (`>>>` folds the continuation over them, the else-branch's first: the
+//! golden tests THIN+lb-after-if and THIN+lb-after-if-else record it).
+//! [`Numbering`] reproduces the count for the instructions above (loads,
+//! stores, assignments, fences, `if`/`else`) and gives up on anything
+//! else (RMWs, locks, loops): a test whose thin-air value it cannot number
+//! is refused ([`crate::CheckError::ThinAir`]) rather than numbered
+//! wrongly. Which variable of the class herd7 prints is its solver's
+//! choice: `herd_symbol` replays herd/mem.ml's two passes (registers,
+//! then memory) of union-find by rank (herd/partition.ml,
+//! herd/valconstraint.ml) in herd7's equation order.
+//!
+//! Not followed: a `filter` is evaluated on the cycle's concrete values
+//! before they become symbols (no generated or golden test has a filter
+//! on a thin-air value), and a test with C11 atomics under `c11` or a cat
+//! file still refuses thin-air values (their accesses' numbering in herd7
+//! is not followed here). The other models (a cat file, `c11` on a test of
+//! plain accesses only) get the symbols on Linux-kernel and plain C tests,
+//! as herd7's front end gives them whatever the model.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use atomlab_litmus::{BinOp, Expr, Instr, StateVar, Thread, Value};
+
+use crate::exec::Execution;
+use crate::interp::{decode, Trace};
+use crate::judge::Recorder;
+use crate::rel::{members, Set};
+
+/// One `if` of a thread's code, as herd7 builds it.
+#[derive(Debug, Clone)]
+struct IfNum {
+    /// Its join point (the first instruction after it).
+    join: usize,
+    /// Variables of the condition, of the then- and else-blocks (each
+    /// block with its own continuation copies).
+    c_cond: u32,
+    c_then: u32,
+    c_else: u32,
+    /// Event structures the else-block yields (1 when there is none).
+    n_else: u64,
+
+    /// Variables and structures of the rest of the enclosing block.
+    c_rest: u32,
+    n_rest: u64,
+}
+
+/// herd7's fresh-variable count over one thread's code: its total, and
+/// each `if`'s layout, keyed by the index of its conditional branch.
+#[derive(Debug, Clone)]
+pub(crate) struct Numbering {
+    /// Variables the thread draws in all.
+    pub(crate) total: u32,
+    ifs: HashMap<usize, IfNum>,
+    /// The registers the lowering adds (names starting with `%`): C has
+    /// no read of them, so herd7 draws no variable for one.
+    hidden: Vec<bool>,
+}
+
+/// Variables herd7 draws evaluating `e` (an operation on a value it does
+/// not know yet draws one; constants none, a location's address one: the
+/// parameter register that holds it).
+fn expr_count(e: &Expr, hidden: &[bool]) -> u32 {
+    match e {
+        Expr::Const(Value::Loc(_)) => 1,
+        Expr::Const(_) => 0,
+        Expr::Reg(r) => u32::from(!hidden.get(*r).copied().unwrap_or(false)),
+        Expr::Not(a) => expr_count(a, hidden) + u32::from(!is_const(a)),
+        Expr::Bin(_, a, b) => {
+            expr_count(a, hidden) + expr_count(b, hidden) + u32::from(!(is_const(a) && is_const(b)))
+        }
+    }
+}
+
+fn is_const(e: &Expr) -> bool {
+    matches!(e, Expr::Const(Value::Int(_)))
+}
+
+fn is_cmp(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Bin(
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge,
+            _,
+            _
+        )
+    )
+}
+
+/// The condition of a lowered `if` (`Branch` on `!c` to the else-block):
+/// `c` itself, or `None` when the branch is not one.
+fn if_cond(instr: &Instr) -> Option<&Expr> {
+    match instr {
+        Instr::Branch {
+            cond: Some(Expr::Not(c)),
+            ..
+        } => Some(c),
+        _ => None,
+    }
+}
+
+/// Variables of an `if`'s condition: `c`, or `c != 0` when `c` is no
+/// comparison (CSem.ml `build_cond`).
+fn cond_count(c: &Expr, hidden: &[bool]) -> u32 {
+    expr_count(c, hidden) + u32::from(!is_cmp(c))
+}
+
+/// Variables of one straight-line instruction, `None` for an instruction
+/// the numbering does not follow.
+fn instr_count(instr: &Instr, hidden: &[bool]) -> Option<u32> {
+    match instr {
+        Instr::Load { addr, .. } => Some(expr_count(addr, hidden) + 1),
+        Instr::Store { addr, value, .. } => {
+            Some(expr_count(addr, hidden) + expr_count(value, hidden))
+        }
+        Instr::Assign { expr, .. } => Some(expr_count(expr, hidden)),
+        Instr::Fence(_) => Some(0),
+        _ => None,
+    }
+}
+
+impl Numbering {
+    /// The numbering of `code`, lowered C with structured `if`s; `None`
+    /// when the code has anything else (loops, RMWs, locks, a constant
+    /// condition herd7 decides while building).
+    pub(crate) fn of(t: &Thread) -> Option<Numbering> {
+        let hidden: Vec<bool> = t.regs.iter().map(|r| r.starts_with('%')).collect();
+        let mut ifs = HashMap::new();
+        let (total, _) = block(&t.code, 0, t.code.len(), &hidden, &mut ifs)?;
+        Some(Numbering { total, ifs, hidden })
+    }
+}
+
+/// Variables and event structures of `code[lo..hi]`, recording each `if`.
+fn block(
+    code: &[Instr],
+    lo: usize,
+    hi: usize,
+    hidden: &[bool],
+    ifs: &mut HashMap<usize, IfNum>,
+) -> Option<(u32, u64)> {
+    // The block's statements: (variables, structures, the if's pc).
+    let mut items: Vec<(u32, u64, Option<usize>)> = Vec::new();
+    let mut i = lo;
+    while i < hi {
+        let instr = &code[i];
+        if let Instr::Branch { cond, target } = instr {
+            let c = if_cond(instr)?;
+            let _ = cond;
+            if is_const(c) || *target <= i || *target > hi {
+                return None;
+            }
+            let target = *target;
+            // An else: the then-block ends with a jump past it.
+            let (then_hi, else_range) = match code.get(target - 1) {
+                Some(Instr::Branch {
+                    cond: None,
+                    target: end,
+                }) if target - 1 > i && *end >= target && *end <= hi => {
+                    (target - 1, Some((target, *end)))
+                }
+                _ => (target, None),
+            };
+            let (c_then, n_then) = block(code, i + 1, then_hi, hidden, ifs)?;
+            let (c_else, n_else, join) = match else_range {
+                Some((a, b)) => {
+                    let (c, n) = block(code, a, b, hidden, ifs)?;
+                    (c, n, b)
+                }
+                None => (0, 1, target),
+            };
+            let c_cond = cond_count(c, hidden);
+            ifs.insert(
+                i,
+                IfNum {
+                    join,
+                    c_cond,
+                    c_then,
+                    c_else,
+                    n_else,
+                    c_rest: 0,
+                    n_rest: 1,
+                },
+            );
+            items.push((
+                c_cond.checked_add(c_then)?.checked_add(c_else)?,
+                n_then.checked_add(n_else)?,
+                Some(i),
+            ));
+            i = join;
+        } else {
+            items.push((instr_count(instr, hidden)?, 1, None));
+            i += 1;
+        }
+    }
+    // From the end: c([s; rest]) = c(s) + n(s) c(rest), n = n(s) n(rest).
+    let (mut c, mut n) = (0u32, 1u64);
+    for &(ci, ni, at) in items.iter().rev() {
+        if let Some(pc) = at {
+            let f = ifs.get_mut(&pc)?;
+            f.c_rest = c;
+            f.n_rest = n;
+        }
+        c = ci.checked_add(u32::try_from(ni).ok()?.checked_mul(c)?)?;
+        n = ni.checked_mul(n)?;
+    }
+    Some((c, n))
+}
+
+/// An `if` the path is inside.
+#[derive(Debug, Clone)]
+struct Frame {
+    at: usize,
+    /// Variables drawn before its condition.
+    start: u32,
+    took_then: bool,
+    /// The path's event structure within the branch it took.
+    acc: u64,
+}
+
+/// herd7's variable numbers along one path of a thread.
+#[derive(Debug, Clone)]
+pub(crate) struct HerdPath {
+    num: std::rc::Rc<Numbering>,
+    /// Variables drawn so far (the last one's number).
+    pub(crate) hv: u32,
+    frames: Vec<Frame>,
+    /// Per register: the variable its last write stored (0: none, or a
+    /// value known while building).
+    reg_var: Vec<u32>,
+    /// The register pass's equations along the path.
+    unions: Vec<(u32, u32)>,
+}
+
+impl HerdPath {
+    /// The thread's count of variables in all.
+    pub(crate) fn total(&self) -> u32 {
+        self.num.total
+    }
+
+    pub(crate) fn new(num: Numbering, regs: usize) -> HerdPath {
+        HerdPath {
+            num: std::rc::Rc::new(num),
+            hv: 0,
+            frames: Vec::new(),
+            reg_var: vec![0; regs],
+            unions: Vec::new(),
+        }
+    }
+
+    /// Before the instruction at `pc`: the `if`s joining there end, and the
+    /// path goes on in the copy of the code after each that its branch's
+    /// event structure gets.
+    pub(crate) fn at(&mut self, pc: usize) {
+        while let Some(f) = self.frames.last() {
+            let Some(info) = self.num.ifs.get(&f.at) else {
+                break;
+            };
+            if info.join != pc {
+                break;
+            }
+            // The code after the `if` is built for the else-block's event
+            // structures first, then the then-block's: herd7 7.58 numbers
+            // the else path's copy first whatever the blocks' lengths
+            // (THIN+lb-after-if and its if/else variants, checked with
+            // then-blocks shorter than, as long as and longer than the
+            // else-block).
+            let k = if f.took_then {
+                info.n_else + f.acc
+            } else {
+                f.acc
+            };
+            self.hv = f.start
+                + info.c_cond
+                + info.c_then
+                + info.c_else
+                + (k as u32).saturating_mul(info.c_rest);
+            let add = k.saturating_mul(info.n_rest);
+            self.frames.pop();
+            if let Some(p) = self.frames.last_mut() {
+                p.acc += add;
+            }
+        }
+    }
+
+    /// Draws the variables of evaluating `e`, and returns the variable of
+    /// its value when it is a register's (0 otherwise). Reading a register
+    /// draws a variable that herd7's register pass equates with the one its
+    /// last write stored (`unions`).
+    pub(crate) fn walk(&mut self, e: &Expr) -> u32 {
+        match e {
+            Expr::Const(Value::Loc(_)) => {
+                self.hv += 1;
+                0
+            }
+            Expr::Const(_) => 0,
+            Expr::Reg(r) if self.num.hidden.get(*r).copied().unwrap_or(false) => {
+                self.reg_var.get(*r).copied().unwrap_or(0)
+            }
+            Expr::Reg(r) => {
+                self.hv += 1;
+                let stored = self.reg_var.get(*r).copied().unwrap_or(0);
+                if stored != 0 {
+                    self.unions.push((self.hv, stored));
+                }
+                self.hv
+            }
+            Expr::Not(a) => {
+                self.walk(a);
+                if !is_const(a) {
+                    self.hv += 1;
+                }
+                0
+            }
+            Expr::Bin(_, a, b) => {
+                self.walk(a);
+                self.walk(b);
+                if !(is_const(a) && is_const(b)) {
+                    self.hv += 1;
+                }
+                0
+            }
+        }
+    }
+
+    /// A memory read: its variable, which its destination register holds.
+    pub(crate) fn load(&mut self, dst: Option<usize>) -> u32 {
+        self.hv += 1;
+        if let Some(d) = dst {
+            self.set_reg(d, self.hv);
+        }
+        self.hv
+    }
+
+    /// Register `r` now holds the variable `v` (0: a value herd7 knows).
+    pub(crate) fn set_reg(&mut self, r: usize, v: u32) {
+        if let Some(x) = self.reg_var.get_mut(r) {
+            *x = v;
+        }
+    }
+
+    /// The register pass's equations so far: (the variable of a register
+    /// read, the variable the register's last write stored).
+    pub(crate) fn unions(&self) -> &[(u32, u32)] {
+        &self.unions
+    }
+
+    /// At the conditional branch `pc`: the condition's variables; then
+    /// whether the path takes the then-block (`then`).
+    pub(crate) fn branch(&mut self, pc: usize, instr: &Instr, then: bool) {
+        let (Some(info), Some(c)) = (self.num.ifs.get(&pc).cloned(), if_cond(instr)) else {
+            return;
+        };
+        let start = self.hv;
+        self.walk(c);
+        if !is_cmp(c) {
+            self.hv += 1;
+        }
+        if !then {
+            self.hv += info.c_then;
+        }
+        self.frames.push(Frame {
+            at: pc,
+            start,
+            took_then: then,
+            acc: 0,
+        });
+    }
+}
+
+/// What the thin-air analysis needs of one combination of traces, by
+/// execution event.
+pub(crate) struct ThinInfo {
+    /// For a write, the read (in its thread) whose value it stores unchanged.
+    copy_of: Vec<Option<usize>>,
+    /// herd7's variable of the value read (a read) or written (a write of
+    /// a register's value), numbered over the test (0 when none is known).
+    hvar: Vec<u32>,
+    /// Per thread: herd7's register-pass equations (test-numbered).
+    unions: Vec<Vec<(u32, u32)>>,
+    /// Each event's thread (`usize::MAX` for initial writes).
+    thread: Vec<usize>,
+    /// Reads whose values a branch condition tests.
+    tested: Set,
+    /// Per thread and register: the read whose value the register holds
+    /// unchanged at the end, and the reads its value depends on.
+    reg_src: Vec<Vec<Option<usize>>>,
+    reg_dep: Vec<Vec<Set>>,
+    /// Whether every thread's variables are numbered as herd7 does.
+    numbered: bool,
+    /// Whether the test is Linux-kernel C or C with plain accesses only: a
+    /// model that allows thin air (a cat file, `c11`) gets herd7's symbols
+    /// on such tests only (on C11 atomics they keep refusing).
+    pub(crate) linux: bool,
+}
+
+impl ThinInfo {
+    /// The information of `traces` (one per thread) over `nl` locations,
+    /// numbered as [`crate::exec::Skeleton::build`] numbers events.
+    pub(crate) fn build(traces: &[&Trace], nl: usize, linux: bool) -> ThinInfo {
+        let n = nl + traces.iter().map(|t| t.events.len()).sum::<usize>();
+        let mut info = ThinInfo {
+            copy_of: vec![None; n],
+            hvar: vec![0; n],
+            tested: 0,
+            reg_src: Vec::with_capacity(traces.len()),
+            reg_dep: Vec::with_capacity(traces.len()),
+            unions: Vec::with_capacity(traces.len()),
+            thread: vec![usize::MAX; n],
+            numbered: traces.iter().all(|t| t.herd_total.is_some()),
+            linux,
+        };
+        let mut base = nl;
+        let mut hbase = 0u32;
+        for (t, tr) in traces.iter().enumerate() {
+            info.unions.push(
+                tr.herd_unions
+                    .iter()
+                    .map(|&(a, b)| (hbase + a, hbase + b))
+                    .collect(),
+            );
+            for (k, e) in tr.events.iter().enumerate() {
+                info.thread[base + k] = t;
+                info.copy_of[base + k] = e.copy_of.map(|i| base + i);
+                if e.hvar > 0 {
+                    info.hvar[base + k] = hbase + e.hvar;
+                }
+            }
+            // Past 64 events no skeleton is built (TooBig) and this is unused.
+            info.tested |= tr.tested.checked_shl(base as u32).unwrap_or(0);
+            info.reg_src
+                .push(tr.reg_src.iter().map(|s| s.map(|i| base + i)).collect());
+            info.reg_dep.push(
+                tr.reg_dep
+                    .iter()
+                    .map(|d| d.checked_shl(base as u32).unwrap_or(0))
+                    .collect(),
+            );
+            base += tr.events.len();
+            hbase += tr.herd_total.unwrap_or(0);
+        }
+        info
+    }
+}
+
+/// How an allowed execution is shown.
+pub(crate) enum Symbolic {
+    /// No undetermined value: its concrete state.
+    Concrete,
+    /// A branch tests an undetermined value: herd7 has no such execution.
+    Drop,
+    /// A reported value depends on an undetermined one through arithmetic,
+    /// or herd7's numbering is not followed: refuse.
+    Refuse,
+    /// The state with symbols, whether the condition holds, and a key that
+    /// is the same for the executions differing only in the symbols' values.
+    State(Vec<Value>, bool, u64),
+}
+
+/// The execution `x` as herd7 shows it, under a model that allows it.
+pub(crate) fn symbolic(rec: &Recorder<'_>, x: &Execution<'_>, info: &ThinInfo) -> Symbolic {
+    let sk = x.s;
+    if (x.rf | sk.data).acyclic() {
+        return Symbolic::Concrete;
+    }
+    let mem = sk.sets.r | sk.sets.w;
+    let rf_inv = x.rf.inv();
+    let data_inv = sk.data.inv();
+    // Least fixpoint of the determined events.
+    let mut det: Set = sk.sets.iw | (full_mask(sk.n) & !mem);
+    loop {
+        let mut next = det;
+        for e in members(mem & !det) {
+            let b = 1u64 << e;
+            let read_ok = sk.sets.r & b == 0 || rf_inv.row(e) & !det == 0 && rf_inv.row(e) != 0;
+            let write_ok = sk.sets.w & b == 0 || data_inv.row(e) & !det == 0;
+            if read_ok && write_ok {
+                next |= b;
+            }
+        }
+        if next == det {
+            break;
+        }
+        det = next;
+    }
+    let und = mem & !det;
+    if und == 0 {
+        return Symbolic::Concrete;
+    }
+    if und & info.tested != 0 {
+        return Symbolic::Drop;
+    }
+    // Copy-only: each undetermined write stores an undetermined read as is.
+    let mut parent: Vec<usize> = (0..sk.n).collect();
+    fn find(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    for e in members(und) {
+        let b = 1u64 << e;
+        if sk.sets.upd & b != 0 {
+            return Symbolic::Concrete;
+        }
+        if sk.sets.w & b != 0 {
+            match info.copy_of.get(e).copied().flatten() {
+                Some(r) if und & (1 << r) != 0 => {
+                    let (a, c) = (find(&mut parent, e), find(&mut parent, r));
+                    parent[a] = c;
+                }
+                _ => return Symbolic::Concrete,
+            }
+        } else {
+            for w in members(rf_inv.row(e)) {
+                let (a, c) = (find(&mut parent, e), find(&mut parent, w));
+                parent[a] = c;
+            }
+        }
+    }
+    if !info.numbered {
+        return Symbolic::Refuse;
+    }
+    // Each class's symbol: the representative herd7's solver ends with.
+    let mut sym: HashMap<usize, u32> = HashMap::new();
+    for e in members(und & sk.sets.r) {
+        let root = find(&mut parent, e);
+        if sym.contains_key(&root) {
+            continue;
+        }
+        let class: Vec<usize> = members(und)
+            .filter(|&f| find(&mut parent, f) == root)
+            .collect();
+        sym.insert(root, herd_symbol(x, info, &class));
+    }
+    let nl = rec.nl;
+    let mut refuse = false;
+    let mut get = |v: &StateVar| -> Value {
+        match v {
+            StateVar::Reg { thread, reg } => {
+                if let Some(Some(src)) = info.reg_src.get(*thread).and_then(|r| r.get(*reg)) {
+                    if und & (1 << src) != 0 {
+                        let root = find(&mut parent, *src);
+                        return Value::Sym(sym.get(&root).copied().unwrap_or(0));
+                    }
+                }
+                if let Some(d) = info.reg_dep.get(*thread).and_then(|r| r.get(*reg)) {
+                    if d & und != 0 {
+                        refuse = true;
+                    }
+                }
+                decode(sk.regs[*thread].get(*reg).copied().unwrap_or(0), nl)
+            }
+            StateVar::Loc(l) => {
+                let w = x.last[*l];
+                if und & (1 << w) != 0 {
+                    let root = find(&mut parent, w);
+                    return Value::Sym(sym.get(&root).copied().unwrap_or(0));
+                }
+                decode(sk.events[w].wval, nl)
+            }
+        }
+    };
+    let state: Vec<Value> = rec.vars.iter().map(&mut get).collect();
+    if refuse {
+        return Symbolic::Refuse;
+    }
+    let lookup = |v: &StateVar| -> Value {
+        rec.vars
+            .iter()
+            .position(|w| w == v)
+            .map(|i| state[i])
+            .unwrap_or(Value::Int(0))
+    };
+    let holds = rec.orig.condition.prop.eval(&lookup);
+    // The executions of this class differ only in the undetermined events'
+    // values: the key leaves them out.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    state.hash(&mut h);
+    for e in 0..sk.n {
+        x.rf.row(e).hash(&mut h);
+        x.co.row(e).hash(&mut h);
+        if und & (1 << e) == 0 {
+            (sk.events[e].rval, sk.events[e].wval).hash(&mut h);
+        }
+    }
+    Symbolic::State(state, holds, h.finish())
+}
+
+/// herd7's name for the value of one class of undetermined events: its
+/// solver (herd/mem.ml) first solves the registers (`solve_regs`: each
+/// register read equated with what its register's last write stored),
+/// then memory (`solve_mem`: each load equated with the value its write
+/// stores), each pass a union-find by rank (herd/partition.ml, union of
+/// `Assign (v, Atom w)` making `v`'s root the parent on a tie) over its
+/// equations in list order: the events' map folded into a list, the last
+/// event's equation first. The class's value is printed as its root's
+/// variable. Events are taken in the order herd7 creates them, which is
+/// the order of their variables.
+fn herd_symbol(x: &Execution<'_>, info: &ThinInfo, class: &[usize]) -> u32 {
+    // The register pass, over the class's threads.
+    let mut threads: Vec<usize> = class.iter().map(|&e| info.thread[e]).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut regs: Vec<(u32, u32)> = threads
+        .iter()
+        .filter_map(|&t| info.unions.get(t))
+        .flatten()
+        .copied()
+        .collect();
+    regs.sort_unstable_by_key(|u| std::cmp::Reverse(u.0));
+    let mut uf1 = Uf::default();
+    for &(v, w) in &regs {
+        uf1.union(v, w);
+    }
+    // The memory pass: each load of the class with its write's value.
+    let mut loads: Vec<(u32, u32)> = class
+        .iter()
+        .filter(|&&e| x.s.sets.r & (1 << e) != 0)
+        .filter_map(|&e| {
+            let w = members(x.rf.inv().row(e)).next()?;
+            let (lv, wv) = (info.hvar[e], info.hvar[w]);
+            (lv != 0 && wv != 0).then_some((lv, wv))
+        })
+        .collect();
+    loads.sort_unstable_by_key(|l| std::cmp::Reverse(l.0));
+    let mut uf2 = Uf::default();
+    for &(l, w) in &loads {
+        let (l, w) = (uf1.find(l), uf1.find(w));
+        uf2.union(l, w);
+    }
+    class
+        .iter()
+        .find(|&&e| info.hvar[e] != 0)
+        .map(|&e| {
+            let v = uf1.find(info.hvar[e]);
+            uf2.find(v)
+        })
+        .unwrap_or(0)
+}
+
+/// herd/partition.ml's union-find: union by rank, the first argument's
+/// root the parent on a tie.
+#[derive(Default)]
+struct Uf {
+    /// Per variable: its parent and rank (absent: its own root, rank 0).
+    cells: HashMap<u32, (u32, u32)>,
+}
+
+impl Uf {
+    fn find(&mut self, v: u32) -> u32 {
+        let mut r = v;
+        while let Some(&(p, _)) = self.cells.get(&r) {
+            if p == r {
+                break;
+            }
+            r = p;
+        }
+        r
+    }
+
+    fn rank(&self, v: u32) -> u32 {
+        self.cells.get(&v).map_or(0, |c| c.1)
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (d1, d2) = (self.find(a), self.find(b));
+        if d1 == d2 {
+            return;
+        }
+        let (r1, r2) = (self.rank(d1), self.rank(d2));
+        if r1 > r2 {
+            self.cells.insert(d2, (d1, r2));
+        } else if r2 > r1 {
+            self.cells.insert(d1, (d2, r1));
+        } else {
+            self.cells.insert(d2, (d1, r2));
+            self.cells.insert(d1, (d1, r1 + 1));
+        }
+    }
+}
+
+fn full_mask(n: usize) -> Set {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
