@@ -18,11 +18,13 @@
 //!   made with `new_(2)` and k = 3, so the third item reuses the first
 //!   slot (the ring wraps). The consumer must see exactly 1, 2, …, k in
 //!   order: none lost, duplicated, reordered or torn (a slot read before
-//!   the producer's write reached it shows as 0, never pushed). Today's
-//!   aarch64 lifter resolves only the object argument's fields at
-//!   constant offsets: a ring's slot indexed by a register and pop's
-//!   store through its item pointer are refused, naming the instruction,
-//!   until the lifter follows them.
+//!   the producer's write reached it shows as 0, never pushed). The item
+//!   is an object of the client's ([`crate::lift::Registers::pointers`]):
+//!   pop's store through its second argument lands in it. A ring's slot
+//!   indexed by a register (`slot[t & (N - 1)]`) is one of the few fields
+//!   the masked index can pick, chosen per execution by the index's value
+//!   ([`crate::lift::index`]); a slot computed any other way is refused,
+//!   naming the instruction.
 //! - refcount: the object starts with the one reference `new_` gives,
 //!   held by thread 0, which takes one more for each other thread (`get`)
 //!   and hands it over through a flag (release, then the receiver's
@@ -539,12 +541,9 @@ impl<'c, 'a> Client<'c, 'a> {
     fn spsc(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
         self.spsc_threads(v, obj).map_err(|e| match e {
             // Say why a queue meets these two, and that it is verify's gap.
-            NotBuilt::Refused(r)
-                if r.what.contains("a register index is not followed")
-                    || r.what.contains("(base register x1)") =>
-            {
+            NotBuilt::Refused(r) if r.what.contains("register") && r.what.contains("index") => {
                 NotBuilt::Missing(format!(
-                    "{r}: verify's lifter does not follow a ring's slot indexed by a register or pop's store through its item pointer yet, so queues are not checked today"
+                    "{r}: verify follows a ring's slot indexed by a register when the index is masked to a few values (`t & (N - 1)`) and added to the object's address; this queue computes its slot otherwise"
                 ))
             }
             other => other,
@@ -554,8 +553,11 @@ impl<'c, 'a> Client<'c, 'a> {
     fn spsc_threads(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
         let push_at = entry(self.file, v, "push")?;
         let pop_at = entry(self.file, v, "pop")?;
-        // The consumer's `uint64_t item` that pop stores through.
-        let item = self.locs.plain("item");
+        // The consumer's `uint64_t item` that pop stores through: an
+        // object of its own, so the lifter resolves pop's store through
+        // its second argument to it.
+        let item_obj = self.locs.object("item");
+        let item = self.locs.field(item_obj, 0, 8).map_err(NotBuilt::Missing)?;
         self.thread(obj, |call| {
             for i in 1..=SPSC_ITEMS as i64 {
                 // Retried while full: a failed push writes nothing, so
@@ -571,7 +573,7 @@ impl<'c, 'a> Client<'c, 'a> {
         self.thread(obj, |call| {
             for j in 0..SPSC_ITEMS {
                 let top = call.code.len();
-                call.function_with(pop_at, Expr::Const(Value::Loc(item)))?;
+                call.function_pointing(pop_at, item_obj, Expr::Const(Value::Loc(item)))?;
                 call.retry_while_zero(top);
                 let got = call.regs.get(&format!("popped{}", j + 1));
                 call.code.push(Instr::Load {
@@ -815,6 +817,16 @@ impl Call<'_, '_, '_> {
             expr: second,
         });
         self.function(at)
+    }
+
+    /// As [`Call::function_with`], `second` being the address of object
+    /// `to` (pop's item): the lifter resolves accesses through the second
+    /// argument to that object's fields.
+    fn function_pointing(&mut self, at: u64, to: usize, second: Expr) -> Result<bool, NotBuilt> {
+        self.regs.pointers = vec![(1, to)];
+        let lifted = self.function_with(at, second);
+        self.regs.pointers.clear();
+        lifted
     }
 
     /// Jumps back to `top` while the int the last function returned (W0)

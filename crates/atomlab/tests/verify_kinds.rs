@@ -6,9 +6,11 @@
 //! under aarch64 and sc; the refcount whose put is relaxed FAILs under
 //! aarch64 (a use the freer does not see) and PASSes under sc; the racy op
 //! FAILs under both; each FAIL names the property that broke. Lamport's
-//! ring is REFUSED, naming the instruction the lifter does not follow yet
-//! (a slot indexed by a register). A `new_` whose object verify cannot
-//! know is refused, saying why.
+//! ring (its slot indexed by a masked register, pop storing through its
+//! item pointer) PASSes under aarch64 and sc with release/acquire indices;
+//! with the producer's publish of head relaxed it FAILs under aarch64 (the
+//! consumer reads a slot before the item reached it) and PASSes under sc.
+//! A `new_` whose object verify cannot know is refused, saying why.
 //!
 //! Without the cross compiler the tests skip with a message, and fail
 //! instead under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
@@ -84,7 +86,7 @@ fn zoo(name: &str, flags: &[&str], cpus: usize) {
     assert_eq!(
         o.status.code(),
         Some(1),
-        "a broken refcount and a racy op FAIL: exit 1\n{out}{}",
+        "a broken refcount, a racy op and a relaxed ring FAIL: exit 1\n{out}{}",
         stderr(&o)
     );
     // Every kind is checked without --variant, each with its client in the
@@ -120,17 +122,31 @@ fn zoo(name: &str, flags: &[&str], cpus: usize) {
             "{name} {m}\n{out}"
         );
     }
-    // The ring is refused by name and address until the lifter follows a
-    // register-indexed slot; never a PASS.
-    for v in ["ring", "ring-relaxed-head"] {
-        for m in ["aarch64", "sc"] {
-            assert_eq!(verdicts(&out, v, m), ["REFUSED"], "{name} {v}\n{out}");
-        }
+    // Lamport's ring: no RMW, so no outline helper and one row per model.
+    // Release/acquire indices keep FIFO under aarch64; a relaxed publish of
+    // head lets the consumer read a slot before its item; sc allows neither.
+    for m in ["aarch64", "sc"] {
+        assert_eq!(
+            verdicts(&out, "ring", m),
+            ["PASS"],
+            "{name} ring {m}\n{out}"
+        );
     }
+    assert_eq!(
+        verdicts(&out, "ring-relaxed-head", "aarch64"),
+        ["FAIL"],
+        "{name}\n{out}"
+    );
+    assert_eq!(
+        verdicts(&out, "ring-relaxed-head", "sc"),
+        ["PASS"],
+        "{name}\n{out}"
+    );
     assert!(
-        out.contains("a register index is not followed")
-            && out.contains("(ring_push+0x")
-            && out.contains("so queues are not checked today"),
+        out.contains("ring-relaxed-head FAIL under aarch64: FIFO broken: the consumer popped ")
+            && out.contains(
+                "was never pushed: a slot read before the producer's write of it was visible"
+            ),
         "{name}\n{out}"
     );
     // Each FAIL names the property that broke, with its counterexample.
@@ -228,6 +244,62 @@ fn a_relaxed_put_fails_with_its_counterexample() {
         "{r}"
     );
     assert_eq!(r["detail"]["broken"].as_str(), Some(reason(r)), "{r}");
+}
+
+/// The relaxed ring's FAIL at the instruction level: the producer's
+/// store to the slot picked by its masked index, the consumer's load of
+/// the same slot reading the initial 0 though it read the new head with
+/// acquire, and pop's store through its item pointer; exit 1. The correct
+/// ring's PASS says what it covers.
+#[test]
+fn a_relaxed_ring_fails_with_its_counterexample() {
+    let Some(so) = build("ring", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let (code, recs) = records(&so, &["--variant", "ring-relaxed-head,ring"]);
+    assert_eq!(code, Some(1), "{recs:?}");
+    let r = rows(&recs, "ring", "aarch64")[0];
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    assert_eq!(r["scenario"], "spsc", "{r}");
+    assert!(
+        reason(r).starts_with("FIFO: a producer pushing 1..3") && reason(r).contains("new_(2)"),
+        "{r}"
+    );
+    let r = rows(&recs, "ring-relaxed-head", "aarch64")[0];
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(
+        reason(r).starts_with("FIFO broken: the consumer popped ")
+            && reason(r).contains("was never pushed"),
+        "{r}"
+    );
+    assert_eq!(r["detail"]["broken"].as_str(), Some(reason(r)), "{r}");
+    let steps = r["detail"]["trace"].as_array().cloned().unwrap_or_default();
+    let step = |place: &str, instruction: &str| {
+        steps.iter().find(|s| {
+            s["place"].as_str().is_some_and(|p| p.starts_with(place))
+                && s["instruction"]
+                    .as_str()
+                    .is_some_and(|i| i.contains(instruction))
+        })
+    };
+    // The slot is one of the object's fields, chosen by the index.
+    let slot_store = step("ring_relaxed_head_push", ", lsl #3]");
+    let slot_load = step("ring_relaxed_head_pop", ", lsl #3]");
+    assert!(slot_store.is_some() && slot_load.is_some(), "{r}");
+    assert!(
+        step("ring_relaxed_head_pop", "[x1]").is_some(),
+        "pop's store through its item pointer: {r}"
+    );
+    assert!(
+        step("client", "load item").is_some(),
+        "the consumer's read of its item: {r}"
+    );
+    assert!(
+        r["detail"]["counterexample"]
+            .as_str()
+            .is_some_and(|c| c.contains("<-rf-") && c.contains("queue+16")),
+        "{r}"
+    );
 }
 
 /// Three threads: the refcount's hand-over to two holders and the op's

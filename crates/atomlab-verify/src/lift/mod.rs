@@ -1,7 +1,9 @@
 //! Machine code to the checker's instructions ([`atomlab_litmus::Instr`]):
 //! a plugin function and everything it calls inside the file, inlined,
 //! with every memory operand resolved to a field of the object the
-//! function is given (one location per field).
+//! function is given (one location per field), of an object a pointer
+//! argument points to ([`Registers::pointers`]), or to one of a few
+//! fields picked by a masked register index ([`index`]).
 //!
 //! Three instruction sets are lifted: AArch64 ([`aarch64`]), RV64
 //! ([`riscv64`]) and x86-64 ([`x86_64`]). The lowering of each instruction
@@ -12,6 +14,7 @@
 
 pub mod aarch64;
 mod flow;
+pub(crate) mod index;
 pub mod riscv64;
 pub mod x86_64;
 
@@ -99,6 +102,11 @@ impl std::fmt::Display for Refusal {
 pub struct Registers {
     /// Names, by [`Reg`].
     pub names: Vec<String>,
+    /// Pointer arguments besides the object, for the next function
+    /// lifted: (argument number, object it points to at offset 0), as
+    /// pop's `uint64_t *item` points to the consumer's item. A lifter
+    /// resolves accesses through them to that object's fields.
+    pub pointers: Vec<(usize, usize)>,
 }
 
 impl Registers {
