@@ -52,10 +52,12 @@
 //! they cost no unrolling and lose no execution.
 //!
 //! Every client starts from the object as its `new_` leaves it
-//! ([`crate::initial`]). The clients here pass registers by the AArch64
-//! procedure call standard (AAPCS64: arguments in X0, X1; the result in
-//! X0); the lock client, which passes only the object, serves every
-//! lifted architecture.
+//! ([`crate::initial`]). The clients pass arguments and take results in
+//! the registers of the file's calling convention, as its lifter names
+//! them (AAPCS64: X0, X1 and X0; the RISC-V psABI: a0, a1 and a0; System
+//! V AMD64: rdi, rsi and rax). The lock and spsc clients serve every
+//! lifted architecture; refcount and op, whose start verify reads from
+//! `new_`'s AArch64 code, are AArch64 only so far.
 
 use atomlab_audit::{PluginFile, Pointer};
 use atomlab_litmus::{
@@ -356,7 +358,9 @@ pub fn build(
     let lifter = lift::lifter(file.arch()).ok_or_else(|| {
         NotBuilt::Missing(format!("{} code is not lifted yet", file.arch().name()))
     })?;
-    if kind != Kind::Lock && lifter.litmus_arch() != atomlab_litmus::Arch::AArch64 {
+    if matches!(kind, Kind::Refcount | Kind::Op)
+        && lifter.litmus_arch() != atomlab_litmus::Arch::AArch64
+    {
         return Err(NotBuilt::Missing(format!(
             "the {} client passes arguments and results by the AArch64 calling convention only, so far",
             kind.name()
@@ -403,6 +407,7 @@ fn build_with(
         Kind::Op => "state",
     };
     let obj = c.locs.object(name);
+    c.locs.stand_ins.push((obj, OBJECT));
     let initial = start(&mut c.locs, obj)?;
     let property = match kind {
         Kind::Lock => c.lock(v, obj, threads, rounds)?,
@@ -445,10 +450,6 @@ struct Client<'c, 'a> {
     /// Per finished thread: see [`Built::origins`].
     origins: Vec<Vec<Option<u64>>>,
 }
-
-/// AAPCS64's second argument register (X1) and result register (X0).
-const SECOND: &str = "X1";
-const RESULT: &str = "X0";
 
 /// The lifter's release store and acquire load on AArch64 (STLR, LDAR:
 /// herd's `L` and `A`), the orders `pthread_create`/`pthread_join` give.
@@ -745,7 +746,7 @@ impl<'c, 'a> Client<'c, 'a> {
                 }
                 call.function(read_at)?;
                 let r = call.regs.get("total");
-                let x0 = call.regs.get(RESULT);
+                let x0 = call.regs.get(call.lifter.result());
                 call.code.push(Instr::Assign {
                     dst: r,
                     expr: Expr::Reg(x0),
@@ -809,9 +810,9 @@ impl Call<'_, '_, '_> {
     }
 
     /// As [`Call::function`], with `second` in the second argument
-    /// register (AAPCS64's X1): push's item, pop's item address.
+    /// register (X1, a1, rsi): push's item, pop's item address.
     fn function_with(&mut self, at: u64, second: Expr) -> Result<bool, NotBuilt> {
-        let r = self.regs.get(SECOND);
+        let r = self.regs.get(self.lifter.second_argument());
         self.code.push(Instr::Assign {
             dst: r,
             expr: second,
@@ -829,10 +830,11 @@ impl Call<'_, '_, '_> {
         lifted
     }
 
-    /// Jumps back to `top` while the int the last function returned (W0)
+    /// Jumps back to `top` while the int the last function returned (W0,
+    /// the low 32 bits of a0 or rax)
     /// is 0: push full, pop empty.
     fn retry_while_zero(&mut self, top: usize) {
-        let x0 = self.regs.get(RESULT);
+        let x0 = self.regs.get(self.lifter.result());
         self.code.push(Instr::Branch {
             cond: Some(Expr::bin(
                 BinOp::Eq,
@@ -846,7 +848,7 @@ impl Call<'_, '_, '_> {
     /// A register `name` set to 1 when the int the last function returned
     /// (W0) is nonzero, else 0.
     fn result_flag(&mut self, name: &str) -> Reg {
-        let x0 = self.regs.get(RESULT);
+        let x0 = self.regs.get(self.lifter.result());
         let r = self.regs.get(name);
         self.code.push(Instr::Assign {
             dst: r,
@@ -1019,6 +1021,12 @@ mod tests {
 
     impl lift::Lifter for HandLiftedRing {
         fn first_argument(&self) -> &'static str {
+            "X0"
+        }
+        fn second_argument(&self) -> &'static str {
+            "X1"
+        }
+        fn result(&self) -> &'static str {
             "X0"
         }
         fn litmus_arch(&self) -> atomlab_litmus::Arch {

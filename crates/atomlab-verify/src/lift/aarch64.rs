@@ -75,6 +75,12 @@ impl super::Lifter for Aarch64 {
     fn first_argument(&self) -> &'static str {
         "X0"
     }
+    fn second_argument(&self) -> &'static str {
+        "X1"
+    }
+    fn result(&self) -> &'static str {
+        "X0"
+    }
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
         atomlab_litmus::Arch::AArch64
     }
@@ -621,7 +627,7 @@ impl Lifter<'_, '_, '_> {
             _ => {
                 return Err(self.refuse(
                     pc,
-                    format!("memory operand {op} (a register index is not followed)"),
+                    format!("memory operand {op} (this addressing form is not followed)"),
                 ))
             }
         };

@@ -93,6 +93,30 @@ pub fn select(index: Expr, candidates: &[(i64, LocId)], dep: Expr) -> Expr {
     sum
 }
 
+/// The location an address register holding `stand_in + v` (`v` one of
+/// `span`'s offsets into object `obj`, the access `imm` bytes further)
+/// picks, as [`select`] over the offsets: a ring's slot address computed
+/// into a register (`add a5, a5, a0; sd a1, 0(a5)`).
+pub fn select_computed(
+    locs: &mut crate::lift::Locations,
+    reg: Expr,
+    (obj, span, imm): (usize, Span, i64),
+    width: u8,
+) -> Result<Expr, String> {
+    let base = locs.stand_in(obj).ok_or_else(|| {
+        format!(
+            "computes an address from {} and an index: only the object the function is given is followed so",
+            locs.objects[obj]
+        )
+    })?;
+    let mut candidates = Vec::new();
+    for v in span.values() {
+        let l = locs.field(obj, v.wrapping_add(imm), width)?;
+        candidates.push((base.wrapping_add(v), l));
+    }
+    Ok(select(reg, &candidates, Expr::int(0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

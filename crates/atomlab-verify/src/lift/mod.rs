@@ -42,6 +42,12 @@ pub struct Lifted {
 pub trait Lifter {
     /// The register name of the first integer argument (`X0`, `a0`, `rdi`).
     fn first_argument(&self) -> &'static str;
+    /// The register name of the second integer argument (`X1`, `a1`,
+    /// `rsi`): push's item, pop's item pointer.
+    fn second_argument(&self) -> &'static str;
+    /// The register name an integer result is returned in (`X0`, `a0`,
+    /// `rax`).
+    fn result(&self) -> &'static str;
     /// The litmus architecture whose models judge the lifted code.
     fn litmus_arch(&self) -> atomlab_litmus::Arch;
     /// The machine instruction at `addr`, as a disassembler prints it.
@@ -130,6 +136,11 @@ pub struct Locations {
     fields: HashMap<(usize, i64), (LocId, u8)>,
     /// Object names, by object index.
     pub objects: Vec<String>,
+    /// Objects whose address the client passes as a plain integer that
+    /// stands for it ([`crate::client::OBJECT`] for the object argument):
+    /// an address computed from it with an index is compared against
+    /// that integer plus each offset the index can give.
+    pub stand_ins: Vec<(usize, i64)>,
 }
 
 impl Locations {
@@ -137,6 +148,11 @@ impl Locations {
     pub fn object(&mut self, name: &str) -> usize {
         self.objects.push(name.to_string());
         self.objects.len() - 1
+    }
+
+    /// The integer the client passes for object `obj`'s address, if any.
+    pub fn stand_in(&self, obj: usize) -> Option<i64> {
+        self.stand_ins.iter().find(|s| s.0 == obj).map(|s| s.1)
     }
 
     /// A plain location that is not part of an object (the client's data).

@@ -39,13 +39,19 @@ use raki::{COpcode, Decode, Isa, OpcodeKind};
 use riscv_decode::Instruction as I;
 
 use super::flow::{self, narrow, narrow_int, sext, sext_int, Abs, Ctx, Low, Step, Target};
-use super::{Lifted, Locations, Refusal, Registers};
+use super::{index, Lifted, Locations, Refusal, Registers};
 
 /// The RISC-V (RV64) lifter (see [`super::lifter`]).
 pub struct Riscv64;
 
 impl super::Lifter for Riscv64 {
     fn first_argument(&self) -> &'static str {
+        "a0"
+    }
+    fn second_argument(&self) -> &'static str {
+        "a1"
+    }
+    fn result(&self) -> &'static str {
         "a0"
     }
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
@@ -132,6 +138,12 @@ impl super::Lifter for Riscv64 {
         x[0] = Abs::Int(0);
         x[2] = Abs::Stack(0);
         x[10] = Abs::Obj(obj, 0);
+        // Pointer arguments (pop's item) point to their objects (a1…a7).
+        for &(n, o) in &regs.pointers {
+            if (1..8).contains(&n) {
+                x[10 + n] = Abs::Obj(o, 0);
+            }
+        }
         let mut m = Machine {
             file,
             regs,
@@ -700,6 +712,16 @@ impl Machine<'_, '_, '_> {
         pc: u64,
         locs: Option<&mut Locations>,
     ) -> Result<Mem, Refusal> {
+        if let Abs::ObjIdx(o, span) = st.x[rs1 as usize] {
+            // The slot the computed address picks ([`index`]).
+            let reg = self.read(rs1);
+            return match locs {
+                Some(locs) => index::select_computed(locs, reg, (o, span, imm), width)
+                    .map(Mem::Loc)
+                    .map_err(|e| self.refuse(pc, e)),
+                None => Ok(Mem::Loc(Expr::int(0))),
+            };
+        }
         match st.x[rs1 as usize].plus(imm) {
             Abs::Obj(o, field) => {
                 let l = match locs {
@@ -803,6 +825,11 @@ impl Machine<'_, '_, '_> {
                         p.plus(c)
                     }
                     (Alu::Sub, p, Abs::Int(c), false) => p.plus(c.wrapping_neg()),
+                    // A ring's slot: the index masked, scaled, added to
+                    // the object's address (`slot[t & (N - 1)]`).
+                    (Alu::And, p, Abs::Int(m), _) | (Alu::And, Abs::Int(m), p, _) => p.masked(m),
+                    (Alu::Sll, p, Abs::Int(s), false) => p.shl(s),
+                    (Alu::Add, p, q, false) => p.add_index(q),
                     _ => Abs::Unknown,
                 };
                 let e = match op {
