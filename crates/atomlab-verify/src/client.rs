@@ -540,18 +540,6 @@ impl<'c, 'a> Client<'c, 'a> {
     }
 
     fn spsc(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
-        self.spsc_threads(v, obj).map_err(|e| match e {
-            // Say why a queue meets these two, and that it is verify's gap.
-            NotBuilt::Refused(r) if r.what.contains("register") && r.what.contains("index") => {
-                NotBuilt::Missing(format!(
-                    "{r}: verify follows a ring's slot indexed by a register when the index is masked to a few values (`t & (N - 1)`) and added to the object's address; this queue computes its slot otherwise"
-                ))
-            }
-            other => other,
-        })
-    }
-
-    fn spsc_threads(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
         let push_at = entry(self.file, v, "push")?;
         let pop_at = entry(self.file, v, "pop")?;
         // The consumer's `uint64_t item` that pop stores through: an

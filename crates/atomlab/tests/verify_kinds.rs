@@ -302,6 +302,57 @@ fn a_relaxed_ring_fails_with_its_counterexample() {
     );
 }
 
+/// A ring whose slot numbers live in the object, wrapped by a compare
+/// (ring3-wrap): the index is loaded from memory, which verify cannot
+/// bound, so the slot's access is refused, naming the instruction and
+/// its address; never a PASS.
+#[test]
+fn a_ring_index_verify_cannot_bound_is_refused_by_instruction() {
+    let Some(so) = build("ring3", &["-mno-outline-atomics", "-DVERIFY_RING3"]) else {
+        return;
+    };
+    let (code, recs) = records(&so, &["--variant", "ring3-wrap", "--model", "aarch64,sc"]);
+    assert_eq!(code, Some(0), "REFUSED is not a FAIL: {recs:?}");
+    for m in ["aarch64", "sc"] {
+        let r = rows(&recs, "ring3-wrap", m)[0];
+        assert_eq!(r["verdict"], serde_json::Value::Null, "{r}");
+        let why = r["parameters"]["refused"].as_str().unwrap_or("");
+        assert!(
+            why.contains("an index verify cannot bound") && why.contains("(ring3_push+0x"),
+            "{r}"
+        );
+    }
+}
+
+/// `--advise` on the relaxed ring: the publish of head made release (the
+/// correct ring's STLR), or a barrier before it, each verified again.
+#[test]
+fn advice_for_the_relaxed_ring_is_a_release_publish() {
+    let Some(so) = build("ring-advise", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "ring-relaxed-head",
+        "--model",
+        "aarch64",
+        "--advise",
+    ]);
+    let raw = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{raw}{}", stderr(&o));
+    assert!(
+        raw.lines()
+            .any(|l| l.trim_start().starts_with("ring_relaxed_head_push+0x")
+                && l.contains("str x2, [x0]")
+                && l.contains("make it release (stlr)")),
+        "{raw}"
+    );
+}
+
 /// Three threads: the refcount's hand-over to two holders and the op's
 /// join of two; the verdicts stay.
 #[test]

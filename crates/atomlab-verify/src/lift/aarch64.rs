@@ -702,7 +702,7 @@ impl Lifter<'_, '_, '_> {
             me.refuse(
                 pc,
                 format!(
-                    "accesses memory at x{base} plus {} register {i}: {why}",
+                    "accesses memory at x{base} plus index {}{i}: {why}",
                     if is_w(sz) { "w" } else { "x" }
                 ),
             )
@@ -740,7 +740,7 @@ impl Lifter<'_, '_, '_> {
             _ => {
                 return Err(refuse(
                     self,
-                    "the index is not known to take a few values (an index masked with `and`, as a ring's `t & (N - 1)`, is followed)",
+                    "an index verify cannot bound (it follows an index masked to a few values, as a ring's `slot[t & (N - 1)]`, into the object)",
                 ))
             }
         };
