@@ -204,7 +204,7 @@ impl Abs {
     fn masked(self, m: i64) -> Abs {
         match self {
             Abs::Int(v) => Abs::Int(v & m),
-            Abs::Idx(s) if s.within(m) && m & (m + 1) == 0 => self,
+            Abs::Idx(s) if s.within(m) && m & m.wrapping_add(1) == 0 => self,
             Abs::Obj(..) | Abs::Stack(_) | Abs::File(_) => Abs::Unknown,
             _ => Span::masked(m).map_or(Abs::Unknown, Abs::Idx),
         }

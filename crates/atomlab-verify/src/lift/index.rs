@@ -40,9 +40,11 @@ impl Span {
         })
     }
 
-    /// The greatest value.
+    /// The last value (the greatest unless the values wrapped around, as
+    /// the machine's 64-bit arithmetic does).
     pub fn hi(self) -> i64 {
-        self.lo + self.step * (self.count - 1)
+        self.lo
+            .wrapping_add(self.step.wrapping_mul(self.count.wrapping_sub(1)))
     }
 
     /// Each value plus `c`.
@@ -56,7 +58,7 @@ impl Span {
     /// Each value shifted left by `s` bits, when none overflows.
     pub fn shl(self, s: u32) -> Option<Span> {
         let fits = |v: i64| s < 62 && v >= 0 && v < (1i64 << (62 - s));
-        (fits(self.lo) && fits(self.hi())).then_some(Span {
+        (fits(self.lo) && fits(self.hi()) && self.hi() >= self.lo).then_some(Span {
             lo: self.lo << s,
             step: self.step << s,
             count: self.count,
@@ -66,12 +68,12 @@ impl Span {
     /// Whether every value lies in `0..=ones` (so a mask with `ones`, or
     /// a 32-bit view when `ones` is `u32::MAX`, leaves them as they are).
     pub fn within(self, ones: i64) -> bool {
-        self.lo >= 0 && self.hi() <= ones
+        self.lo >= 0 && self.hi() >= self.lo && self.hi() <= ones
     }
 
     /// The values, least first.
     pub fn values(self) -> impl Iterator<Item = i64> {
-        (0..self.count).map(move |k| self.lo + k * self.step)
+        (0..self.count).map(move |k| self.lo.wrapping_add(k.wrapping_mul(self.step)))
     }
 }
 
@@ -131,5 +133,11 @@ mod tests {
         assert!(Span::masked(3).unwrap().within(3));
         assert!(!Span::masked(3).unwrap().plus(-1).within(3));
         assert!(Span::masked(1).unwrap().plus(1 << 60).shl(3).is_none());
+        // The machine's arithmetic wraps; so do the values, and a span
+        // that wrapped is within no range.
+        let wrapped = Span::masked(1).unwrap().plus(i64::MAX);
+        assert_eq!(wrapped.values().collect::<Vec<_>>(), [i64::MAX, i64::MIN]);
+        assert!(!wrapped.within(i64::MAX));
+        assert!(wrapped.shl(1).is_none());
     }
 }
