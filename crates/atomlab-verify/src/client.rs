@@ -990,9 +990,9 @@ mod tests {
             .contains("has no read(): no total is checked"));
     }
 
-    /// Lamport's two-slot ring as the aarch64 lifter would lift it once it
-    /// follows a register-indexed slot and pop's item pointer (today's
-    /// refuses both): hand-written checker code, the slot chosen by a
+    /// Lamport's two-slot ring as hand-written checker code, to test the
+    /// client alone (the lifted rings of tests/plugins/verify_kinds.c are
+    /// tested end to end in tests/verify_kinds.rs): the slot chosen by a
     /// branch on the index's low bit, `[X1]` the item address the client
     /// passes. Publishing `head` (the producer's) or `tail` (the
     /// consumer's) with release or, for the broken ones, plain.
