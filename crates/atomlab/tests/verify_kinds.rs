@@ -302,6 +302,51 @@ fn a_relaxed_ring_fails_with_its_counterexample() {
     );
 }
 
+/// The ring as clang compiles it (verify_kinds.c's -DVERIFY_RING_ASM: the
+/// slot's address computed into a register, then `str x1, [x9, #16]`):
+/// the same verdicts as gcc's indexed form.
+#[test]
+fn a_slot_address_computed_into_a_register_is_followed() {
+    let Some(so) = build("ring-asm", &["-DVERIFY_RING_ASM"]) else {
+        return;
+    };
+    let (code, recs) = records(
+        &so,
+        &[
+            "--variant",
+            "ring-computed,ring-computed-relaxed-head",
+            "--model",
+            "aarch64,sc",
+        ],
+    );
+    assert_eq!(code, Some(1), "{recs:?}");
+    let verdict = |v: &str, m: &str| rows(&recs, v, m)[0]["verdict"].clone();
+    assert_eq!(verdict("ring-computed", "aarch64"), "PASS", "{recs:?}");
+    assert_eq!(verdict("ring-computed", "sc"), "PASS", "{recs:?}");
+    assert_eq!(
+        verdict("ring-computed-relaxed-head", "aarch64"),
+        "FAIL",
+        "{recs:?}"
+    );
+    assert_eq!(
+        verdict("ring-computed-relaxed-head", "sc"),
+        "PASS",
+        "{recs:?}"
+    );
+    let r = rows(&recs, "ring-computed-relaxed-head", "aarch64")[0];
+    assert!(
+        reason(r).starts_with("FIFO broken: the consumer popped "),
+        "{r}"
+    );
+    let steps = r["detail"]["trace"].as_array().cloned().unwrap_or_default();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["instruction"] == "str x1, [x9, #0x10]"),
+        "{r}"
+    );
+}
+
 /// A ring whose slot numbers live in the object, wrapped by a compare
 /// (ring3-wrap): the index is loaded from memory, which verify cannot
 /// bound, so the slot's access is refused, naming the instruction and

@@ -168,6 +168,9 @@ enum Abs {
     Stack(i64),
     /// An integer known to be one of a few values (a masked index).
     Idx(Span),
+    /// Object `.0`'s address plus one of the span's offsets (a slot
+    /// address computed into a register: `add x9, x0, x9, lsl #3`).
+    ObjIdx(usize, Span),
 }
 
 impl Abs {
@@ -186,6 +189,7 @@ impl Abs {
             Abs::Obj(o, off) => Abs::Obj(o, off.wrapping_add(c)),
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
             Abs::Idx(s) => Abs::Idx(s.plus(c)),
+            Abs::ObjIdx(o, s) => Abs::ObjIdx(o, s.plus(c)),
             Abs::Unknown => Abs::Unknown,
         }
     }
@@ -205,7 +209,7 @@ impl Abs {
         match self {
             Abs::Int(v) => Abs::Int(v & m),
             Abs::Idx(s) if s.within(m) && m & m.wrapping_add(1) == 0 => self,
-            Abs::Obj(..) | Abs::Stack(_) | Abs::File(_) => Abs::Unknown,
+            Abs::Obj(..) | Abs::ObjIdx(..) | Abs::Stack(_) | Abs::File(_) => Abs::Unknown,
             _ => Span::masked(m).map_or(Abs::Unknown, Abs::Idx),
         }
     }
@@ -636,6 +640,9 @@ impl Lifter<'_, '_, '_> {
         } else {
             st.x[base as usize]
         };
+        if let Abs::ObjIdx(o, span) = b_abs {
+            return self.mem_computed(pc, base, (o, span, off), wb.is_some(), width);
+        }
         let at = b_abs.plus(off);
         if let Some(d) = wb {
             let moved = b_abs.plus(d);
@@ -766,6 +773,31 @@ impl Lifter<'_, '_, '_> {
             .collect();
         let candidates = picked.map_err(|e| self.refuse(pc, e))?;
         Ok(Mem::Loc(index::select(index_e, &candidates, dep)))
+    }
+
+    /// The memory operand `[xN, #imm]` whose base holds the object's
+    /// address plus one of a few offsets ([`Abs::ObjIdx`]): the field the
+    /// register's value picks ([`index::select_computed`]).
+    fn mem_computed(
+        &mut self,
+        pc: u64,
+        base: u16,
+        at: (usize, Span, i64),
+        writeback: bool,
+        width: u8,
+    ) -> Result<Mem, Refusal> {
+        if writeback {
+            return Err(self.refuse(
+                pc,
+                format!("moves x{base}, a slot address computed from an index (not followed)"),
+            ));
+        }
+        let reg = self.xreg(base);
+        let picked = match self.locs.as_deref_mut() {
+            Some(locs) => index::select_computed(locs, reg, at, width),
+            None => Ok(Expr::int(0)),
+        };
+        picked.map(Mem::Loc).map_err(|e| self.refuse(pc, e))
     }
 
     /// A stripped file has no `__aarch64_have_lse_atomics` symbol: the
@@ -948,6 +980,9 @@ impl Lifter<'_, '_, '_> {
                 let abs = match (aa, ba, sub) {
                     (x, Abs::Int(c), false) => x.plus(c),
                     (Abs::Int(c), x, false) => x.plus(c),
+                    // The object plus a (scaled) index: a slot's address.
+                    (Abs::Obj(o, off), Abs::Idx(s), false)
+                    | (Abs::Idx(s), Abs::Obj(o, off), false) => Abs::ObjIdx(o, s.plus(off)),
                     (x, Abs::Int(c), true) => x.plus(c.wrapping_neg()),
                     _ => Abs::Unknown,
                 };
@@ -1215,7 +1250,10 @@ impl Lifter<'_, '_, '_> {
                 };
                 match self.mem(&mut out, &ops[1], width, pc, &mut low, false)? {
                     Mem::Loc(addr) => {
-                        if matches!(va, Abs::Obj(..) | Abs::Stack(_) | Abs::File(_)) {
+                        if matches!(
+                            va,
+                            Abs::Obj(..) | Abs::ObjIdx(..) | Abs::Stack(_) | Abs::File(_)
+                        ) {
                             return Err(self.refuse(pc, "stores a pointer to shared memory (linked structures are not modelled)".into()));
                         }
                         low.push(Low::I(Instr::Store { addr, value, annot }));
