@@ -709,7 +709,12 @@ impl Lifter<'_, '_, '_> {
             me.refuse(
                 pc,
                 format!(
-                    "accesses memory at x{base} plus index {}{i}: {why}",
+                    "accesses memory at {} plus index {}{i}: {why}",
+                    if base == 31 {
+                        "sp".to_string()
+                    } else {
+                        format!("x{base}")
+                    },
                     if is_w(sz) { "w" } else { "x" }
                 ),
             )
