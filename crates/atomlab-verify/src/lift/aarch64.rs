@@ -17,6 +17,10 @@
 //!   stack pointer plus a constant, a file address (ADRP), or an integer.
 //!   Every memory operand must resolve to (object, byte offset): each
 //!   field is its own location. A stack slot is a register of the thread.
+//!   A register index masked to a few values (`[x0, x3, lsl #3]`, or the
+//!   address computed first: `add x9, x0, x9, lsl #3`) resolves to one
+//!   of a few fields, picked per execution ([`super::index`]); pointer
+//!   arguments ([`super::Registers::pointers`]) to their objects.
 //!   Anything else is refused, with the instruction's address.
 //! - Accesses are annotated as the litmus parser annotates the same
 //!   mnemonic (atomlab-litmus asm.rs `arm_instr`): LDAR acquire, LDAPR

@@ -14,7 +14,7 @@
 
 pub mod aarch64;
 mod flow;
-pub(crate) mod index;
+pub mod index;
 pub mod riscv64;
 pub mod x86_64;
 

@@ -19,8 +19,10 @@
 //!   imported function's name; `ecall` is refused.
 //! - A forward analysis resolves every memory operand to (object, byte
 //!   offset): `a0` holds the object, `sp` the stack (a stack slot is a
-//!   register of the thread), `auipc` a file address. Anything else is
-//!   refused with the instruction's address.
+//!   register of the thread), `auipc` a file address; an index masked to
+//!   a few values and added to `a0` resolves to one of a few fields
+//!   ([`super::index`]). Anything else is refused with the instruction's
+//!   address.
 //! - Accesses are lowered as atomlab-litmus lowers the same mnemonic in a
 //!   RISCV litmus test (riscv.rs): `lr`/`sc` are exclusive with their aq/rl
 //!   annotations, an AMO is a read and a write with `.aq` on the read,

@@ -18,7 +18,9 @@
 //!   `syscall` and an indirect jump are refused.
 //! - A forward analysis resolves every memory operand to (object, byte
 //!   offset): `rdi` holds the object, `rsp` the stack (a stack slot is a
-//!   register of the thread; PUSH and POP are stores and loads of slots).
+//!   register of the thread; PUSH and POP are stores and loads of slots);
+//!   `disp(base,index,scale)` with an index masked to a few values
+//!   resolves to one of a few fields ([`super::index`]).
 //! - Accesses are lowered as atomlab-litmus lowers the same mnemonic in an
 //!   X86_64 litmus test (x86_64.rs): MOV is a plain load or store, XCHG
 //!   with memory and a LOCK'd ADD/SUB/AND/OR/XOR/INC/DEC/XADD/BTS/CMPXCHG
