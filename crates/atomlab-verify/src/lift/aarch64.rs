@@ -202,7 +202,7 @@ impl Abs {
     fn shl(self, s: u32) -> Abs {
         match self {
             Abs::Int(v) => Abs::Int(v.wrapping_shl(s)),
-            Abs::Idx(span) => span.shl(s).map_or(Abs::Unknown, Abs::Idx),
+            Abs::Idx(span) => span.shifted(s).map_or(Abs::Unknown, Abs::Idx),
             _ => Abs::Unknown,
         }
     }

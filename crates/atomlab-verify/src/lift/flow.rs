@@ -329,7 +329,7 @@ impl Abs {
         match self {
             Abs::Int(v) => Abs::Int(v.wrapping_shl(s as u32)),
             Abs::Idx(span) if (0..64).contains(&s) => {
-                span.shl(s as u32).map_or(Abs::Unknown, Abs::Idx)
+                span.shifted(s as u32).map_or(Abs::Unknown, Abs::Idx)
             }
             _ => Abs::Unknown,
         }

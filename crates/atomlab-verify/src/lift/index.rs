@@ -56,7 +56,7 @@ impl Span {
     }
 
     /// Each value shifted left by `s` bits, when none overflows.
-    pub fn shl(self, s: u32) -> Option<Span> {
+    pub fn shifted(self, s: u32) -> Option<Span> {
         let fits = |v: i64| s < 62 && v >= 0 && v < (1i64 << (62 - s));
         (fits(self.lo) && fits(self.hi()) && self.hi() >= self.lo).then_some(Span {
             lo: self.lo << s,
@@ -126,18 +126,18 @@ mod tests {
     #[test]
     fn a_masked_index_offset_and_scaled_is_the_ring_slots() {
         // `and x3, x2, #1; add x3, x3, #2; str x1, [x0, x3, lsl #3]`.
-        let s = Span::masked(1).unwrap().plus(2).shl(3).unwrap();
+        let s = Span::masked(1).unwrap().plus(2).shifted(3).unwrap();
         assert_eq!(s.values().collect::<Vec<_>>(), [16, 24]);
         assert!(Span::masked(MAX_SPAN).is_none());
         assert!(Span::masked(-1).is_none());
         assert!(Span::masked(3).unwrap().within(3));
         assert!(!Span::masked(3).unwrap().plus(-1).within(3));
-        assert!(Span::masked(1).unwrap().plus(1 << 60).shl(3).is_none());
+        assert!(Span::masked(1).unwrap().plus(1 << 60).shifted(3).is_none());
         // The machine's arithmetic wraps; so do the values, and a span
         // that wrapped is within no range.
         let wrapped = Span::masked(1).unwrap().plus(i64::MAX);
         assert_eq!(wrapped.values().collect::<Vec<_>>(), [i64::MAX, i64::MIN]);
         assert!(!wrapped.within(i64::MAX));
-        assert!(wrapped.shl(1).is_none());
+        assert!(wrapped.shifted(1).is_none());
     }
 }
