@@ -18,11 +18,13 @@
 //!   made with `new_(2)` and k = 3, so the third item reuses the first
 //!   slot (the ring wraps). The consumer must see exactly 1, 2, …, k in
 //!   order: none lost, duplicated, reordered or torn (a slot read before
-//!   the producer's write reached it shows as 0, never pushed). Today's
-//!   aarch64 lifter resolves only the object argument's fields at
-//!   constant offsets: a ring's slot indexed by a register and pop's
-//!   store through its item pointer are refused, naming the instruction,
-//!   until the lifter follows them.
+//!   the producer's write reached it shows as 0, never pushed). The item
+//!   is an object of the client's ([`crate::lift::Registers::pointers`]):
+//!   pop's store through its second argument lands in it. A ring's slot
+//!   indexed by a register (`slot[t & (N - 1)]`) is one of the few fields
+//!   the masked index can pick, chosen per execution by the index's value
+//!   ([`crate::lift::index`]); a slot computed any other way is refused,
+//!   naming the instruction.
 //! - refcount: the object starts with the one reference `new_` gives,
 //!   held by thread 0, which takes one more for each other thread (`get`)
 //!   and hands it over through a flag (release, then the receiver's
@@ -50,10 +52,12 @@
 //! they cost no unrolling and lose no execution.
 //!
 //! Every client starts from the object as its `new_` leaves it
-//! ([`crate::initial`]). The clients here pass registers by the AArch64
-//! procedure call standard (AAPCS64: arguments in X0, X1; the result in
-//! X0); the lock client, which passes only the object, serves every
-//! lifted architecture.
+//! ([`crate::initial`]). The clients pass arguments and take results in
+//! the registers of the file's calling convention, as its lifter names
+//! them (AAPCS64: X0, X1 and X0; the RISC-V psABI: a0, a1 and a0; System
+//! V AMD64: rdi, rsi and rax). The lock and spsc clients serve every
+//! lifted architecture; refcount and op, whose start verify reads from
+//! `new_`'s AArch64 code, are AArch64 only so far.
 
 use atomlab_audit::{PluginFile, Pointer};
 use atomlab_litmus::{
@@ -354,7 +358,9 @@ pub fn build(
     let lifter = lift::lifter(file.arch()).ok_or_else(|| {
         NotBuilt::Missing(format!("{} code is not lifted yet", file.arch().name()))
     })?;
-    if kind != Kind::Lock && lifter.litmus_arch() != atomlab_litmus::Arch::AArch64 {
+    if matches!(kind, Kind::Refcount | Kind::Op)
+        && lifter.litmus_arch() != atomlab_litmus::Arch::AArch64
+    {
         return Err(NotBuilt::Missing(format!(
             "the {} client passes arguments and results by the AArch64 calling convention only, so far",
             kind.name()
@@ -401,6 +407,7 @@ fn build_with(
         Kind::Op => "state",
     };
     let obj = c.locs.object(name);
+    c.locs.stand_ins.push((obj, OBJECT));
     let initial = start(&mut c.locs, obj)?;
     let property = match kind {
         Kind::Lock => c.lock(v, obj, threads, rounds)?,
@@ -443,10 +450,6 @@ struct Client<'c, 'a> {
     /// Per finished thread: see [`Built::origins`].
     origins: Vec<Vec<Option<u64>>>,
 }
-
-/// AAPCS64's second argument register (X1) and result register (X0).
-const SECOND: &str = "X1";
-const RESULT: &str = "X0";
 
 /// The lifter's release store and acquire load on AArch64 (STLR, LDAR:
 /// herd's `L` and `A`), the orders `pthread_create`/`pthread_join` give.
@@ -537,25 +540,13 @@ impl<'c, 'a> Client<'c, 'a> {
     }
 
     fn spsc(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
-        self.spsc_threads(v, obj).map_err(|e| match e {
-            // Say why a queue meets these two, and that it is verify's gap.
-            NotBuilt::Refused(r)
-                if r.what.contains("a register index is not followed")
-                    || r.what.contains("(base register x1)") =>
-            {
-                NotBuilt::Missing(format!(
-                    "{r}: verify's lifter does not follow a ring's slot indexed by a register or pop's store through its item pointer yet, so queues are not checked today"
-                ))
-            }
-            other => other,
-        })
-    }
-
-    fn spsc_threads(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
         let push_at = entry(self.file, v, "push")?;
         let pop_at = entry(self.file, v, "pop")?;
-        // The consumer's `uint64_t item` that pop stores through.
-        let item = self.locs.plain("item");
+        // The consumer's `uint64_t item` that pop stores through: an
+        // object of its own, so the lifter resolves pop's store through
+        // its second argument to it.
+        let item_obj = self.locs.object("item");
+        let item = self.locs.field(item_obj, 0, 8).map_err(NotBuilt::Missing)?;
         self.thread(obj, |call| {
             for i in 1..=SPSC_ITEMS as i64 {
                 // Retried while full: a failed push writes nothing, so
@@ -571,7 +562,7 @@ impl<'c, 'a> Client<'c, 'a> {
         self.thread(obj, |call| {
             for j in 0..SPSC_ITEMS {
                 let top = call.code.len();
-                call.function_with(pop_at, Expr::Const(Value::Loc(item)))?;
+                call.function_pointing(pop_at, item_obj, Expr::Const(Value::Loc(item)))?;
                 call.retry_while_zero(top);
                 let got = call.regs.get(&format!("popped{}", j + 1));
                 call.code.push(Instr::Load {
@@ -743,7 +734,7 @@ impl<'c, 'a> Client<'c, 'a> {
                 }
                 call.function(read_at)?;
                 let r = call.regs.get("total");
-                let x0 = call.regs.get(RESULT);
+                let x0 = call.regs.get(call.lifter.result());
                 call.code.push(Instr::Assign {
                     dst: r,
                     expr: Expr::Reg(x0),
@@ -807,9 +798,9 @@ impl Call<'_, '_, '_> {
     }
 
     /// As [`Call::function`], with `second` in the second argument
-    /// register (AAPCS64's X1): push's item, pop's item address.
+    /// register (X1, a1, rsi): push's item, pop's item address.
     fn function_with(&mut self, at: u64, second: Expr) -> Result<bool, NotBuilt> {
-        let r = self.regs.get(SECOND);
+        let r = self.regs.get(self.lifter.second_argument());
         self.code.push(Instr::Assign {
             dst: r,
             expr: second,
@@ -817,10 +808,21 @@ impl Call<'_, '_, '_> {
         self.function(at)
     }
 
-    /// Jumps back to `top` while the int the last function returned (W0)
+    /// As [`Call::function_with`], `second` being the address of object
+    /// `to` (pop's item): the lifter resolves accesses through the second
+    /// argument to that object's fields.
+    fn function_pointing(&mut self, at: u64, to: usize, second: Expr) -> Result<bool, NotBuilt> {
+        self.regs.pointers = vec![(1, to)];
+        let lifted = self.function_with(at, second);
+        self.regs.pointers.clear();
+        lifted
+    }
+
+    /// Jumps back to `top` while the int the last function returned (W0,
+    /// the low 32 bits of a0 or rax)
     /// is 0: push full, pop empty.
     fn retry_while_zero(&mut self, top: usize) {
-        let x0 = self.regs.get(RESULT);
+        let x0 = self.regs.get(self.lifter.result());
         self.code.push(Instr::Branch {
             cond: Some(Expr::bin(
                 BinOp::Eq,
@@ -834,7 +836,7 @@ impl Call<'_, '_, '_> {
     /// A register `name` set to 1 when the int the last function returned
     /// (W0) is nonzero, else 0.
     fn result_flag(&mut self, name: &str) -> Reg {
-        let x0 = self.regs.get(RESULT);
+        let x0 = self.regs.get(self.lifter.result());
         let r = self.regs.get(name);
         self.code.push(Instr::Assign {
             dst: r,
@@ -988,9 +990,9 @@ mod tests {
             .contains("has no read(): no total is checked"));
     }
 
-    /// Lamport's two-slot ring as the aarch64 lifter would lift it once it
-    /// follows a register-indexed slot and pop's item pointer (today's
-    /// refuses both): hand-written checker code, the slot chosen by a
+    /// Lamport's two-slot ring as hand-written checker code, to test the
+    /// client alone (the lifted rings of tests/plugins/verify_kinds.c are
+    /// tested end to end in tests/verify_kinds.rs): the slot chosen by a
     /// branch on the index's low bit, `[X1]` the item address the client
     /// passes. Publishing `head` (the producer's) or `tail` (the
     /// consumer's) with release or, for the broken ones, plain.
@@ -1007,6 +1009,12 @@ mod tests {
 
     impl lift::Lifter for HandLiftedRing {
         fn first_argument(&self) -> &'static str {
+            "X0"
+        }
+        fn second_argument(&self) -> &'static str {
+            "X1"
+        }
+        fn result(&self) -> &'static str {
             "X0"
         }
         fn litmus_arch(&self) -> atomlab_litmus::Arch {

@@ -21,10 +21,12 @@
 //! [`lift::x86_64`]), each judged by its own architecture's model
 //! (`aarch64`, `riscv`, `x86tso`) and by `sc`; kinds spsc, refcount and
 //! op in AArch64 files, each with the client [`client`] describes, from
-//! the object as its `new_` leaves it ([`initial`]). A queue whose slots
-//! are indexed by a register, or whose pop stores through its item
-//! pointer (every ring), is refused by the lifter today, naming the
-//! instruction.
+//! the object as its `new_` leaves it ([`initial`]). A ring's slot
+//! indexed by a register masked to a few values (`slot[t & (N - 1)]`) is
+//! followed as the field the index picks in each execution, and pop's
+//! store through its item pointer as a store to the client's item
+//! ([`lift::index`], [`lift::Registers::pointers`]); a slot computed any
+//! other way is refused, naming the instruction.
 
 pub mod advise;
 pub mod client;

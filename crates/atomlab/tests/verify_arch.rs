@@ -10,7 +10,9 @@
 //! instruction and its address, and its racy test-then-set lock FAILs
 //! under every model. The description is read with the
 //! dynamic relocations applied (the variant names are pointers the
-//! dynamic linker fills in).
+//! dynamic linker fills in). Lamport's ring (tests/plugins/verify_kinds.c)
+//! with a relaxed publish FAILs under `riscv` and PASSes under `x86tso`;
+//! with release/acquire it PASSes under both.
 //!
 //! Without a compiler the tests skip with a message, and fail instead
 //! under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
@@ -125,6 +127,49 @@ fn x86_64_locks_pass_under_x86tso_relaxed_ones_included() {
     for v in all.split(',') {
         for m in ["x86tso", "sc"] {
             assert_eq!(verdicts(&out, v, m), ["PASS"], "{v} {m}\n{out}");
+        }
+    }
+}
+
+/// Lamport's ring of tests/plugins/verify_kinds.c on riscv64 and x86-64:
+/// the slot index masked and scaled (`andi; addi; slli; add` into an
+/// address register on riscv64, `disp(base,index,8)` on x86-64) and pop's
+/// store through its item pointer (a1, rsi) are followed; the spsc client
+/// passes its arguments in each file's own registers. Under `riscv` the
+/// relaxed publish of head lets the consumer read a slot before its item
+/// (FAIL), the release/acquire ring PASSes; under `x86tso` both PASS (TSO
+/// keeps the slot's store before head's, as the hardware does); `sc`
+/// passes both everywhere.
+#[test]
+fn lamports_ring_on_riscv64_and_x86_64() {
+    let rings = "ring,ring-relaxed-head";
+    if let Some(so) = build(RISCV, "verify_kinds.c", "kinds-riscv64") {
+        let (code, out) = verify(&so, rings, "riscv,sc");
+        assert_eq!(code, Some(1), "the relaxed ring FAILs: exit 1\n{out}");
+        for m in ["riscv", "sc"] {
+            assert_eq!(verdicts(&out, "ring", m), ["PASS"], "ring {m}\n{out}");
+        }
+        assert_eq!(
+            verdicts(&out, "ring-relaxed-head", "riscv"),
+            ["FAIL"],
+            "{out}"
+        );
+        assert_eq!(verdicts(&out, "ring-relaxed-head", "sc"), ["PASS"], "{out}");
+        let line = one_line(&out);
+        assert!(
+            line.contains("ring-relaxed-head FAIL under riscv: FIFO broken: the consumer popped ")
+                && line.contains("was never pushed"),
+            "{out}"
+        );
+        assert!(out.contains("counterexample (reads-from): P0 "), "{out}");
+    }
+    if let Some(so) = build(HOST, "verify_kinds.c", "kinds-x86_64") {
+        let (code, out) = verify(&so, rings, "x86tso,sc");
+        assert_eq!(code, Some(0), "nothing FAILs on x86-64\n{out}");
+        for v in rings.split(',') {
+            for m in ["x86tso", "sc"] {
+                assert_eq!(verdicts(&out, v, m), ["PASS"], "{v} {m}\n{out}");
+            }
         }
     }
 }

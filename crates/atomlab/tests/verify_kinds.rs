@@ -6,9 +6,11 @@
 //! under aarch64 and sc; the refcount whose put is relaxed FAILs under
 //! aarch64 (a use the freer does not see) and PASSes under sc; the racy op
 //! FAILs under both; each FAIL names the property that broke. Lamport's
-//! ring is REFUSED, naming the instruction the lifter does not follow yet
-//! (a slot indexed by a register). A `new_` whose object verify cannot
-//! know is refused, saying why.
+//! ring (its slot indexed by a masked register, pop storing through its
+//! item pointer) PASSes under aarch64 and sc with release/acquire indices;
+//! with the producer's publish of head relaxed it FAILs under aarch64 (the
+//! consumer reads a slot before the item reached it) and PASSes under sc.
+//! A `new_` whose object verify cannot know is refused, saying why.
 //!
 //! Without the cross compiler the tests skip with a message, and fail
 //! instead under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
@@ -84,7 +86,7 @@ fn zoo(name: &str, flags: &[&str], cpus: usize) {
     assert_eq!(
         o.status.code(),
         Some(1),
-        "a broken refcount and a racy op FAIL: exit 1\n{out}{}",
+        "a broken refcount, a racy op and a relaxed ring FAIL: exit 1\n{out}{}",
         stderr(&o)
     );
     // Every kind is checked without --variant, each with its client in the
@@ -120,17 +122,31 @@ fn zoo(name: &str, flags: &[&str], cpus: usize) {
             "{name} {m}\n{out}"
         );
     }
-    // The ring is refused by name and address until the lifter follows a
-    // register-indexed slot; never a PASS.
-    for v in ["ring", "ring-relaxed-head"] {
-        for m in ["aarch64", "sc"] {
-            assert_eq!(verdicts(&out, v, m), ["REFUSED"], "{name} {v}\n{out}");
-        }
+    // Lamport's ring: no RMW, so no outline helper and one row per model.
+    // Release/acquire indices keep FIFO under aarch64; a relaxed publish of
+    // head lets the consumer read a slot before its item; sc allows neither.
+    for m in ["aarch64", "sc"] {
+        assert_eq!(
+            verdicts(&out, "ring", m),
+            ["PASS"],
+            "{name} ring {m}\n{out}"
+        );
     }
+    assert_eq!(
+        verdicts(&out, "ring-relaxed-head", "aarch64"),
+        ["FAIL"],
+        "{name}\n{out}"
+    );
+    assert_eq!(
+        verdicts(&out, "ring-relaxed-head", "sc"),
+        ["PASS"],
+        "{name}\n{out}"
+    );
     assert!(
-        out.contains("a register index is not followed")
-            && out.contains("(ring_push+0x")
-            && out.contains("so queues are not checked today"),
+        out.contains("ring-relaxed-head FAIL under aarch64: FIFO broken: the consumer popped ")
+            && out.contains(
+                "was never pushed: a slot read before the producer's write of it was visible"
+            ),
         "{name}\n{out}"
     );
     // Each FAIL names the property that broke, with its counterexample.
@@ -228,6 +244,158 @@ fn a_relaxed_put_fails_with_its_counterexample() {
         "{r}"
     );
     assert_eq!(r["detail"]["broken"].as_str(), Some(reason(r)), "{r}");
+}
+
+/// The relaxed ring's FAIL at the instruction level: the producer's
+/// store to the slot picked by its masked index, the consumer's load of
+/// the same slot reading the initial 0 though it read the new head with
+/// acquire, and pop's store through its item pointer; exit 1. The correct
+/// ring's PASS says what it covers.
+#[test]
+fn a_relaxed_ring_fails_with_its_counterexample() {
+    let Some(so) = build("ring", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let (code, recs) = records(&so, &["--variant", "ring-relaxed-head,ring"]);
+    assert_eq!(code, Some(1), "{recs:?}");
+    let r = rows(&recs, "ring", "aarch64")[0];
+    assert_eq!(r["verdict"], "PASS", "{r}");
+    assert_eq!(r["scenario"], "spsc", "{r}");
+    assert!(
+        reason(r).starts_with("FIFO: a producer pushing 1..3") && reason(r).contains("new_(2)"),
+        "{r}"
+    );
+    let r = rows(&recs, "ring-relaxed-head", "aarch64")[0];
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert!(
+        reason(r).starts_with("FIFO broken: the consumer popped ")
+            && reason(r).contains("was never pushed"),
+        "{r}"
+    );
+    assert_eq!(r["detail"]["broken"].as_str(), Some(reason(r)), "{r}");
+    let steps = r["detail"]["trace"].as_array().cloned().unwrap_or_default();
+    let step = |place: &str, instruction: &str| {
+        steps.iter().find(|s| {
+            s["place"].as_str().is_some_and(|p| p.starts_with(place))
+                && s["instruction"]
+                    .as_str()
+                    .is_some_and(|i| i.contains(instruction))
+        })
+    };
+    // The slot is one of the object's fields, chosen by the index.
+    let slot_store = step("ring_relaxed_head_push", ", lsl #3]");
+    let slot_load = step("ring_relaxed_head_pop", ", lsl #3]");
+    assert!(slot_store.is_some() && slot_load.is_some(), "{r}");
+    assert!(
+        step("ring_relaxed_head_pop", "[x1]").is_some(),
+        "pop's store through its item pointer: {r}"
+    );
+    assert!(
+        step("client", "load item").is_some(),
+        "the consumer's read of its item: {r}"
+    );
+    assert!(
+        r["detail"]["counterexample"]
+            .as_str()
+            .is_some_and(|c| c.contains("<-rf-") && c.contains("queue+16")),
+        "{r}"
+    );
+}
+
+/// The ring as clang compiles it (verify_kinds.c's -DVERIFY_RING_ASM: the
+/// slot's address computed into a register, then `str x1, [x9, #16]`):
+/// the same verdicts as gcc's indexed form.
+#[test]
+fn a_slot_address_computed_into_a_register_is_followed() {
+    let Some(so) = build("ring-asm", &["-DVERIFY_RING_ASM"]) else {
+        return;
+    };
+    let (code, recs) = records(
+        &so,
+        &[
+            "--variant",
+            "ring-computed,ring-computed-relaxed-head",
+            "--model",
+            "aarch64,sc",
+        ],
+    );
+    assert_eq!(code, Some(1), "{recs:?}");
+    let verdict = |v: &str, m: &str| rows(&recs, v, m)[0]["verdict"].clone();
+    assert_eq!(verdict("ring-computed", "aarch64"), "PASS", "{recs:?}");
+    assert_eq!(verdict("ring-computed", "sc"), "PASS", "{recs:?}");
+    assert_eq!(
+        verdict("ring-computed-relaxed-head", "aarch64"),
+        "FAIL",
+        "{recs:?}"
+    );
+    assert_eq!(
+        verdict("ring-computed-relaxed-head", "sc"),
+        "PASS",
+        "{recs:?}"
+    );
+    let r = rows(&recs, "ring-computed-relaxed-head", "aarch64")[0];
+    assert!(
+        reason(r).starts_with("FIFO broken: the consumer popped "),
+        "{r}"
+    );
+    let steps = r["detail"]["trace"].as_array().cloned().unwrap_or_default();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["instruction"] == "str x1, [x9, #0x10]"),
+        "{r}"
+    );
+}
+
+/// A ring whose slot numbers live in the object, wrapped by a compare
+/// (ring3-wrap): the index is loaded from memory, which verify cannot
+/// bound, so the slot's access is refused, naming the instruction and
+/// its address; never a PASS.
+#[test]
+fn a_ring_index_verify_cannot_bound_is_refused_by_instruction() {
+    let Some(so) = build("ring3", &["-mno-outline-atomics", "-DVERIFY_RING3"]) else {
+        return;
+    };
+    let (code, recs) = records(&so, &["--variant", "ring3-wrap", "--model", "aarch64,sc"]);
+    assert_eq!(code, Some(0), "REFUSED is not a FAIL: {recs:?}");
+    for m in ["aarch64", "sc"] {
+        let r = rows(&recs, "ring3-wrap", m)[0];
+        assert_eq!(r["verdict"], serde_json::Value::Null, "{r}");
+        let why = r["parameters"]["refused"].as_str().unwrap_or("");
+        assert!(
+            why.contains("an index verify cannot bound") && why.contains("(ring3_push+0x"),
+            "{r}"
+        );
+    }
+}
+
+/// `--advise` on the relaxed ring: the publish of head made release (the
+/// correct ring's STLR), or a barrier before it, each verified again.
+#[test]
+fn advice_for_the_relaxed_ring_is_a_release_publish() {
+    let Some(so) = build("ring-advise", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "ring-relaxed-head",
+        "--model",
+        "aarch64",
+        "--advise",
+    ]);
+    let raw = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{raw}{}", stderr(&o));
+    assert!(
+        raw.lines()
+            .any(|l| l.trim_start().starts_with("ring_relaxed_head_push+0x")
+                && l.contains("str x2, [x0]")
+                && l.contains("make it release (stlr)")),
+        "{raw}"
+    );
 }
 
 /// Three threads: the refcount's hand-over to two holders and the op's

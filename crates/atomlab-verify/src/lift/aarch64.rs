@@ -17,6 +17,10 @@
 //!   stack pointer plus a constant, a file address (ADRP), or an integer.
 //!   Every memory operand must resolve to (object, byte offset): each
 //!   field is its own location. A stack slot is a register of the thread.
+//!   A register index masked to a few values (`[x0, x3, lsl #3]`, or the
+//!   address computed first: `add x9, x0, x9, lsl #3`) resolves to one
+//!   of a few fields, picked per execution ([`super::index`]); pointer
+//!   arguments ([`super::Registers::pointers`]) to their objects.
 //!   Anything else is refused, with the instruction's address.
 //! - Accesses are annotated as the litmus parser annotates the same
 //!   mnemonic (atomlab-litmus asm.rs `arm_instr`): LDAR acquire, LDAPR
@@ -36,6 +40,7 @@ use atomlab_litmus::{
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftStyle, SizeCode};
 
+use super::index::{self, Span};
 use super::{Lifted, Locations, Refusal, Registers};
 
 /// Calls nested deeper than this are refused (recursion, or more code
@@ -72,6 +77,12 @@ mod form_tests {
 
 impl super::Lifter for Aarch64 {
     fn first_argument(&self) -> &'static str {
+        "X0"
+    }
+    fn second_argument(&self) -> &'static str {
+        "X1"
+    }
+    fn result(&self) -> &'static str {
         "X0"
     }
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
@@ -159,6 +170,11 @@ enum Abs {
     Obj(usize, i64),
     /// The stack pointer on entry plus `.0`.
     Stack(i64),
+    /// An integer known to be one of a few values (a masked index).
+    Idx(Span),
+    /// Object `.0`'s address plus one of the span's offsets (a slot
+    /// address computed into a register: `add x9, x0, x9, lsl #3`).
+    ObjIdx(usize, Span),
 }
 
 impl Abs {
@@ -176,7 +192,29 @@ impl Abs {
             Abs::File(a) => Abs::File(a.wrapping_add(c as u64)),
             Abs::Obj(o, off) => Abs::Obj(o, off.wrapping_add(c)),
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
+            Abs::Idx(s) => Abs::Idx(s.plus(c)),
+            Abs::ObjIdx(o, s) => Abs::ObjIdx(o, s.plus(c)),
             Abs::Unknown => Abs::Unknown,
+        }
+    }
+
+    /// The value shifted left by `s` bits (an index scaled to bytes).
+    fn shl(self, s: u32) -> Abs {
+        match self {
+            Abs::Int(v) => Abs::Int(v.wrapping_shl(s)),
+            Abs::Idx(span) => span.shifted(s).map_or(Abs::Unknown, Abs::Idx),
+            _ => Abs::Unknown,
+        }
+    }
+
+    /// The value ANDed with the constant `m`: an unknown integer masked to
+    /// a few values becomes an index (`t & (N - 1)`).
+    fn masked(self, m: i64) -> Abs {
+        match self {
+            Abs::Int(v) => Abs::Int(v & m),
+            Abs::Idx(s) if s.within(m) && m & m.wrapping_add(1) == 0 => self,
+            Abs::Obj(..) | Abs::ObjIdx(..) | Abs::Stack(_) | Abs::File(_) => Abs::Unknown,
+            _ => Span::masked(m).map_or(Abs::Unknown, Abs::Idx),
         }
     }
 }
@@ -269,6 +307,12 @@ pub fn lift(
     };
     let mut x = [Abs::Unknown; 31];
     x[0] = Abs::Obj(obj, 0);
+    // Pointer arguments (pop's item) point to their objects (X1…X7).
+    for &(n, o) in &l.regs.pointers {
+        if (1..8).contains(&n) {
+            x[n] = Abs::Obj(o, 0);
+        }
+    }
     let start = State {
         x,
         sp: Abs::Stack(0),
@@ -503,8 +547,9 @@ impl Lifter<'_, '_, '_> {
                             ))
                         }
                     };
-                    let abs = match a {
-                        Abs::Int(v) => Abs::Int(binop(op, v, i64::from(amount))),
+                    let abs = match (a, op) {
+                        (Abs::Int(v), _) => Abs::Int(binop(op, v, i64::from(amount))),
+                        (Abs::Idx(_), BinOp::Shl) if !is_w(sz) => a.shl(u32::from(amount)),
                         _ => Abs::Unknown,
                     };
                     (
@@ -584,10 +629,13 @@ impl Lifter<'_, '_, '_> {
                 if wb { Some(i64::from(off)) } else { None },
             ),
             Operand::RegPostIndex(b, off) => (b, 0, Some(i64::from(off))),
+            Operand::RegRegOffset(b, i, sz, style, amount) => {
+                return self.mem_indexed(st, (b, i, sz, style, amount), width, pc)
+            }
             _ => {
                 return Err(self.refuse(
                     pc,
-                    format!("memory operand {op} (a register index is not followed)"),
+                    format!("memory operand {op} (this addressing form is not followed)"),
                 ))
             }
         };
@@ -596,6 +644,9 @@ impl Lifter<'_, '_, '_> {
         } else {
             st.x[base as usize]
         };
+        if let Abs::ObjIdx(o, span) = b_abs {
+            return self.mem_computed(pc, base, (o, span, off), wb.is_some(), width);
+        }
         let at = b_abs.plus(off);
         if let Some(d) = wb {
             let moved = b_abs.plus(d);
@@ -645,6 +696,117 @@ impl Lifter<'_, '_, '_> {
                 ),
             )),
         }
+    }
+
+    /// The memory operand `[base, index{, extend #amount}]` (Arm ARM C6.2,
+    /// register offset): a field of the object, at the base's offset
+    /// plus the index scaled, for each value the index can hold; the
+    /// address is the one the index's value picks ([`index::select`]).
+    fn mem_indexed(
+        &mut self,
+        st: &State,
+        (base, i, sz, style, amount): (u16, u16, SizeCode, ShiftStyle, u8),
+        width: u8,
+        pc: u64,
+    ) -> Result<Mem, Refusal> {
+        let refuse = |me: &Self, why: &str| {
+            me.refuse(
+                pc,
+                format!(
+                    "accesses memory at {} plus index {}{i}: {why}",
+                    if base == 31 {
+                        "sp".to_string()
+                    } else {
+                        format!("x{base}")
+                    },
+                    if is_w(sz) { "w" } else { "x" }
+                ),
+            )
+        };
+        let b_abs = if base == 31 {
+            st.sp
+        } else {
+            st.x[base as usize]
+        };
+        let Abs::Obj(o, off) = b_abs else {
+            return Err(refuse(
+                self,
+                "the base is not the object or a pointer argument (not followed)",
+            ));
+        };
+        // A W index is zero-extended (UXTW) or sign-extended (SXTW): a
+        // nonnegative 32-bit value either way.
+        let i_abs = match (i, sz) {
+            (31, _) => Abs::Int(0),
+            (_, SizeCode::W) => w_abs(st.x[i as usize]),
+            _ => st.x[i as usize],
+        };
+        let ok_style = matches!(
+            (style, sz),
+            (
+                ShiftStyle::LSL | ShiftStyle::UXTX | ShiftStyle::SXTX,
+                SizeCode::X
+            ) | (ShiftStyle::UXTW | ShiftStyle::SXTW, SizeCode::W)
+        );
+        let values: Vec<i64> = match i_abs {
+            Abs::Int(v) if ok_style => vec![v],
+            Abs::Idx(s) if ok_style && (matches!(sz, SizeCode::X) || s.within(0x7fff_ffff)) => {
+                s.values().collect()
+            }
+            _ => {
+                return Err(refuse(
+                    self,
+                    "an index verify cannot bound (it follows an index masked to a few values, as a ring's `slot[t & (N - 1)]`, into the object)",
+                ))
+            }
+        };
+        let index_e = if i == 31 {
+            Expr::int(0)
+        } else {
+            mask(self.xreg(i), is_w(sz))
+        };
+        let dep = if base == 31 {
+            Expr::int(0)
+        } else {
+            Expr::bin(BinOp::And, self.xreg(base), Expr::int(0))
+        };
+        let Some(locs) = self.locs.as_deref_mut() else {
+            return Ok(Mem::Loc(Expr::int(0)));
+        };
+        let picked: Result<Vec<(i64, usize)>, String> = values
+            .into_iter()
+            .map(|v| {
+                let field = off.wrapping_add(v.wrapping_shl(u32::from(amount)));
+                locs.field(o, field, width).map(|l| (v, l))
+            })
+            .collect();
+        let candidates = picked.map_err(|e| self.refuse(pc, e))?;
+        Ok(Mem::Loc(index::select(index_e, &candidates, dep)))
+    }
+
+    /// The memory operand `[xN, #imm]` whose base holds the object's
+    /// address plus one of a few offsets ([`Abs::ObjIdx`]): the field the
+    /// register's value picks ([`index::select_computed`]).
+    fn mem_computed(
+        &mut self,
+        pc: u64,
+        base: u16,
+        at: (usize, Span, i64),
+        writeback: bool,
+        width: u8,
+    ) -> Result<Mem, Refusal> {
+        if writeback {
+            return Err(self.refuse(
+                pc,
+                format!("moves x{base}, a slot address computed from an index (not followed)"),
+            ));
+        }
+        let reg = self.xreg(base);
+        let picked = match self.locs.as_deref_mut() {
+            Some(locs) => index::select_computed(locs, reg, at, width),
+            None => Ok(Expr::int(0)),
+        };
+        picked.map(Mem::Loc).map_err(|e| self.refuse(pc, e))
     }
 
     /// A stripped file has no `__aarch64_have_lse_atomics` symbol: the
@@ -827,6 +989,9 @@ impl Lifter<'_, '_, '_> {
                 let abs = match (aa, ba, sub) {
                     (x, Abs::Int(c), false) => x.plus(c),
                     (Abs::Int(c), x, false) => x.plus(c),
+                    // The object plus a (scaled) index: a slot's address.
+                    (Abs::Obj(o, off), Abs::Idx(s), false)
+                    | (Abs::Idx(s), Abs::Obj(o, off), false) => Abs::ObjIdx(o, s.plus(off)),
                     (x, Abs::Int(c), true) => x.plus(c.wrapping_neg()),
                     _ => Abs::Unknown,
                 };
@@ -858,6 +1023,8 @@ impl Lifter<'_, '_, '_> {
                     (Abs::Int(x), Abs::Int(y)) => Abs::Int(binop(op, x, y)),
                     // ORR d, zr, s is MOV.
                     (Abs::Int(0), s) if op == BinOp::Or => s,
+                    // AND with a small mask: a ring's index (`t & (N - 1)`).
+                    (x, Abs::Int(m)) | (Abs::Int(m), x) if op == BinOp::And => x.masked(m),
                     _ => Abs::Unknown,
                 };
                 let e = Expr::bin(op, a, b);
@@ -944,6 +1111,7 @@ impl Lifter<'_, '_, '_> {
                 };
                 let abs = match xa {
                     Abs::Int(v) => Abs::Int(f(v)),
+                    Abs::Idx(_) => ubfm_index(xa, immr, imms, size),
                     _ => Abs::Unknown,
                 };
                 self.dst(&mut out, &ops[0], e, abs, &mut low, pc)?;
@@ -1091,7 +1259,10 @@ impl Lifter<'_, '_, '_> {
                 };
                 match self.mem(&mut out, &ops[1], width, pc, &mut low, false)? {
                     Mem::Loc(addr) => {
-                        if matches!(va, Abs::Obj(..) | Abs::Stack(_) | Abs::File(_)) {
+                        if matches!(
+                            va,
+                            Abs::Obj(..) | Abs::ObjIdx(..) | Abs::Stack(_) | Abs::File(_)
+                        ) {
                             return Err(self.refuse(pc, "stores a pointer to shared memory (linked structures are not modelled)".into()));
                         }
                         low.push(Low::I(Instr::Store { addr, value, annot }));
@@ -1376,8 +1547,25 @@ fn ret(ctx: &Ctx) -> Target {
 fn w_abs(a: Abs) -> Abs {
     match a {
         Abs::Int(v) => Abs::Int(v & MASK32),
+        Abs::Idx(s) if s.within(MASK32) => a,
         _ => Abs::Unknown,
     }
+}
+
+/// UBFM (LSL, LSR, UBFX aliases) of an index: what a shift left or a
+/// field extraction from bit 0 leaves of its values (Arm ARM C6.2.333).
+fn ubfm_index(a: Abs, immr: u32, imms: u32, size: u32) -> Abs {
+    let ones = |n: u32| if n >= 63 { i64::MAX } else { (1i64 << n) - 1 };
+    let Abs::Idx(s) = a else { return Abs::Unknown };
+    if imms >= immr && immr == 0 {
+        // UBFX from bit 0: a mask of imms + 1 bits.
+        return a.masked(ones(imms + 1));
+    }
+    if imms < immr && s.within(ones(imms + 1)) {
+        // LSL by size − immr.
+        return a.shl(size - immr);
+    }
+    Abs::Unknown
 }
 
 /// The access width of a load/store mnemonic with register `rt`.

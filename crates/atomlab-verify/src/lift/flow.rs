@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use atomlab_audit::PluginFile;
 use atomlab_litmus::{Expr, Instr};
 
+use super::index::Span;
 use super::{Locations, Refusal};
 
 /// Calls nested deeper than this are refused (recursion, or more code
@@ -304,9 +305,47 @@ pub(crate) enum Abs {
     Obj(usize, i64),
     /// The stack pointer on entry plus `.0`.
     Stack(i64),
+    /// An integer known to be one of a few values (a masked index).
+    Idx(Span),
+    /// Object `.0`'s address plus one of the span's offsets (a ring's
+    /// slot address computed into a register).
+    ObjIdx(usize, Span),
 }
 
 impl Abs {
+    /// The value ANDed with the constant `m`: an unknown integer masked to
+    /// a few values becomes an index (`t & (N - 1)`).
+    pub(crate) fn masked(self, m: i64) -> Abs {
+        match self {
+            Abs::Int(v) => Abs::Int(v & m),
+            Abs::Idx(s) if s.within(m) && m & (m.wrapping_add(1)) == 0 => self,
+            Abs::Unknown | Abs::Idx(_) => Span::masked(m).map_or(Abs::Unknown, Abs::Idx),
+            _ => Abs::Unknown,
+        }
+    }
+
+    /// The value shifted left by `s` bits (an index scaled to bytes).
+    pub(crate) fn shl(self, s: i64) -> Abs {
+        match self {
+            Abs::Int(v) => Abs::Int(v.wrapping_shl(s as u32)),
+            Abs::Idx(span) if (0..64).contains(&s) => {
+                span.shifted(s as u32).map_or(Abs::Unknown, Abs::Idx)
+            }
+            _ => Abs::Unknown,
+        }
+    }
+
+    /// The sum of two registers when one is an object's address and the
+    /// other an index: the object at one of a few offsets.
+    pub(crate) fn add_index(self, o: Abs) -> Abs {
+        match (self, o) {
+            (Abs::Obj(obj, off), Abs::Idx(s)) | (Abs::Idx(s), Abs::Obj(obj, off)) => {
+                Abs::ObjIdx(obj, s.plus(off))
+            }
+            _ => Abs::Unknown,
+        }
+    }
+
     pub(crate) fn join(self, o: Abs) -> Abs {
         if self == o {
             self
@@ -321,6 +360,8 @@ impl Abs {
             Abs::File(a) => Abs::File(a.wrapping_add(c as u64)),
             Abs::Obj(o, off) => Abs::Obj(o, off.wrapping_add(c)),
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
+            Abs::Idx(s) => Abs::Idx(s.plus(c)),
+            Abs::ObjIdx(o, s) => Abs::ObjIdx(o, s.plus(c)),
             Abs::Unknown => Abs::Unknown,
         }
     }
@@ -328,7 +369,10 @@ impl Abs {
     /// Whether the value is an address (storing one to shared memory
     /// would make a linked structure, which is not modelled).
     pub(crate) fn is_address(self) -> bool {
-        matches!(self, Abs::Obj(..) | Abs::Stack(_) | Abs::File(_))
+        matches!(
+            self,
+            Abs::Obj(..) | Abs::ObjIdx(..) | Abs::Stack(_) | Abs::File(_)
+        )
     }
 }
 

@@ -1,7 +1,9 @@
 //! Machine code to the checker's instructions ([`atomlab_litmus::Instr`]):
 //! a plugin function and everything it calls inside the file, inlined,
 //! with every memory operand resolved to a field of the object the
-//! function is given (one location per field).
+//! function is given (one location per field), of an object a pointer
+//! argument points to ([`Registers::pointers`]), or to one of a few
+//! fields picked by a masked register index ([`index`]).
 //!
 //! Three instruction sets are lifted: AArch64 ([`aarch64`]), RV64
 //! ([`riscv64`]) and x86-64 ([`x86_64`]). The lowering of each instruction
@@ -12,6 +14,7 @@
 
 pub mod aarch64;
 mod flow;
+pub mod index;
 pub mod riscv64;
 pub mod x86_64;
 
@@ -39,6 +42,12 @@ pub struct Lifted {
 pub trait Lifter {
     /// The register name of the first integer argument (`X0`, `a0`, `rdi`).
     fn first_argument(&self) -> &'static str;
+    /// The register name of the second integer argument (`X1`, `a1`,
+    /// `rsi`): push's item, pop's item pointer.
+    fn second_argument(&self) -> &'static str;
+    /// The register name an integer result is returned in (`X0`, `a0`,
+    /// `rax`).
+    fn result(&self) -> &'static str;
     /// The litmus architecture whose models judge the lifted code.
     fn litmus_arch(&self) -> atomlab_litmus::Arch;
     /// The machine instruction at `addr`, as a disassembler prints it.
@@ -99,6 +108,11 @@ impl std::fmt::Display for Refusal {
 pub struct Registers {
     /// Names, by [`Reg`].
     pub names: Vec<String>,
+    /// Pointer arguments besides the object, for the next function
+    /// lifted: (argument number, object it points to at offset 0), as
+    /// pop's `uint64_t *item` points to the consumer's item. A lifter
+    /// resolves accesses through them to that object's fields.
+    pub pointers: Vec<(usize, usize)>,
 }
 
 impl Registers {
@@ -122,6 +136,11 @@ pub struct Locations {
     fields: HashMap<(usize, i64), (LocId, u8)>,
     /// Object names, by object index.
     pub objects: Vec<String>,
+    /// Objects whose address the client passes as a plain integer that
+    /// stands for it ([`crate::client::OBJECT`] for the object argument):
+    /// an address computed from it with an index is compared against
+    /// that integer plus each offset the index can give.
+    pub stand_ins: Vec<(usize, i64)>,
 }
 
 impl Locations {
@@ -129,6 +148,11 @@ impl Locations {
     pub fn object(&mut self, name: &str) -> usize {
         self.objects.push(name.to_string());
         self.objects.len() - 1
+    }
+
+    /// The integer the client passes for object `obj`'s address, if any.
+    pub fn stand_in(&self, obj: usize) -> Option<i64> {
+        self.stand_ins.iter().find(|s| s.0 == obj).map(|s| s.1)
     }
 
     /// A plain location that is not part of an object (the client's data).

@@ -19,8 +19,10 @@
 //!   imported function's name; `ecall` is refused.
 //! - A forward analysis resolves every memory operand to (object, byte
 //!   offset): `a0` holds the object, `sp` the stack (a stack slot is a
-//!   register of the thread), `auipc` a file address. Anything else is
-//!   refused with the instruction's address.
+//!   register of the thread), `auipc` a file address; an index masked to
+//!   a few values and added to `a0` resolves to one of a few fields
+//!   ([`super::index`]). Anything else is refused with the instruction's
+//!   address.
 //! - Accesses are lowered as atomlab-litmus lowers the same mnemonic in a
 //!   RISCV litmus test (riscv.rs): `lr`/`sc` are exclusive with their aq/rl
 //!   annotations, an AMO is a read and a write with `.aq` on the read,
@@ -39,13 +41,19 @@ use raki::{COpcode, Decode, Isa, OpcodeKind};
 use riscv_decode::Instruction as I;
 
 use super::flow::{self, narrow, narrow_int, sext, sext_int, Abs, Ctx, Low, Step, Target};
-use super::{Lifted, Locations, Refusal, Registers};
+use super::{index, Lifted, Locations, Refusal, Registers};
 
 /// The RISC-V (RV64) lifter (see [`super::lifter`]).
 pub struct Riscv64;
 
 impl super::Lifter for Riscv64 {
     fn first_argument(&self) -> &'static str {
+        "a0"
+    }
+    fn second_argument(&self) -> &'static str {
+        "a1"
+    }
+    fn result(&self) -> &'static str {
         "a0"
     }
     fn litmus_arch(&self) -> atomlab_litmus::Arch {
@@ -55,6 +63,9 @@ impl super::Lifter for Riscv64 {
     fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String> {
         use raki::{Decode, Isa};
         let bytes = file.code_at(addr)?;
+        if let Some(text) = objdump_form(bytes) {
+            return Some(text);
+        }
         let low = u16::from_le_bytes([*bytes.first()?, *bytes.get(1)?]);
         if length(low) == 2 {
             return Some(low.decode(Isa::Rv64).ok()?.to_string());
@@ -132,6 +143,12 @@ impl super::Lifter for Riscv64 {
         x[0] = Abs::Int(0);
         x[2] = Abs::Stack(0);
         x[10] = Abs::Obj(obj, 0);
+        // Pointer arguments (pop's item) point to their objects (a1…a7).
+        for &(n, o) in &regs.pointers {
+            if (1..8).contains(&n) {
+                x[10 + n] = Abs::Obj(o, 0);
+            }
+        }
         let mut m = Machine {
             file,
             regs,
@@ -152,6 +169,65 @@ impl super::Lifter for Riscv64 {
             reads_lse_flag: false,
         })
     }
+}
+
+/// The instructions raki prints misleadingly, as objdump prints them:
+/// C.SW and C.SD (raki names the base register first and the stored one
+/// in the parentheses: `sd a1,0(a5)` came out as `C.sd a5, 0(a1)`, the
+/// store through the wrong pointer) and FENCE (raki's `fence.i` for every
+/// MISC-MEM word), after the RISC-V unprivileged ISA manual (chapter 16,
+/// "C" extension, CS format; 2.7 memory ordering: FENCE's pred, succ and
+/// fm fields).
+fn objdump_form(bytes: &[u8]) -> Option<String> {
+    const ABI: [&str; 32] = [
+        "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",
+        "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4",
+        "t5", "t6",
+    ];
+    let half = u16::from_le_bytes([*bytes.first()?, *bytes.get(1)?]);
+    if length(half) == 2 {
+        let h = u32::from(half);
+        let (quadrant, funct3) = (h & 3, h >> 13);
+        if quadrant != 0 || funct3 < 6 {
+            return None;
+        }
+        // CS format: rs1' bits 9:7, rs2' bits 4:2 (x8..x15).
+        let rs1 = ABI[8 + ((h >> 7) & 7) as usize];
+        let rs2 = ABI[8 + ((h >> 2) & 7) as usize];
+        let (m, imm) = if funct3 == 7 {
+            // C.SD: uimm[5:3] = bits 12:10, uimm[7:6] = bits 6:5.
+            ("sd", ((h >> 10) & 7) << 3 | ((h >> 5) & 3) << 6)
+        } else {
+            // C.SW: uimm[5:3] = bits 12:10, uimm[2] = bit 6, uimm[6] = bit 5.
+            (
+                "sw",
+                ((h >> 10) & 7) << 3 | ((h >> 6) & 1) << 2 | ((h >> 5) & 1) << 6,
+            )
+        };
+        return Some(format!("{m} {rs2},{imm}({rs1})"));
+    }
+    let word = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?);
+    if word & 0x7f != 0x0f || (word >> 12) & 7 != 0 {
+        return None;
+    }
+    let set = |bits: u32| -> String {
+        let s: String = [(8, 'i'), (4, 'o'), (2, 'r'), (1, 'w')]
+            .iter()
+            .filter(|(b, _)| bits & b != 0)
+            .map(|(_, c)| *c)
+            .collect();
+        if s.is_empty() {
+            "0".into()
+        } else {
+            s
+        }
+    };
+    let (fm, pred, succ) = (word >> 28, (word >> 24) & 15, (word >> 20) & 15);
+    Some(match (fm, pred, succ) {
+        (8, 3, 3) => "fence.tso".into(),
+        (0, 15, 15) => "fence".into(),
+        _ => format!("fence {},{}", set(pred), set(succ)),
+    })
 }
 
 /// The file address the function at `entry` returns in `a0`, when every
@@ -700,6 +776,16 @@ impl Machine<'_, '_, '_> {
         pc: u64,
         locs: Option<&mut Locations>,
     ) -> Result<Mem, Refusal> {
+        if let Abs::ObjIdx(o, span) = st.x[rs1 as usize] {
+            // The slot the computed address picks ([`index`]).
+            let reg = self.read(rs1);
+            return match locs {
+                Some(locs) => index::select_computed(locs, reg, (o, span, imm), width)
+                    .map(Mem::Loc)
+                    .map_err(|e| self.refuse(pc, e)),
+                None => Ok(Mem::Loc(Expr::int(0))),
+            };
+        }
         match st.x[rs1 as usize].plus(imm) {
             Abs::Obj(o, field) => {
                 let l = match locs {
@@ -803,6 +889,11 @@ impl Machine<'_, '_, '_> {
                         p.plus(c)
                     }
                     (Alu::Sub, p, Abs::Int(c), false) => p.plus(c.wrapping_neg()),
+                    // A ring's slot: the index masked, scaled, added to
+                    // the object's address (`slot[t & (N - 1)]`).
+                    (Alu::And, p, Abs::Int(m), _) | (Alu::And, Abs::Int(m), p, _) => p.masked(m),
+                    (Alu::Sll, p, Abs::Int(s), false) => p.shl(s),
+                    (Alu::Add, p, q, false) => p.add_index(q),
                     _ => Abs::Unknown,
                 };
                 let e = match op {
@@ -1203,6 +1294,23 @@ mod tests {
 
     fn one(bytes: &[u8]) -> (Inst, u64) {
         decode(bytes).expect("decodes")
+    }
+
+    #[test]
+    fn stores_and_fences_print_as_objdump_prints_them() {
+        let f = |w: u32, n: usize| objdump_form(&w.to_le_bytes()[..n]);
+        assert_eq!(f(0xe38c, 2).as_deref(), Some("sd a1,0(a5)"));
+        assert_eq!(f(0xe19c, 2).as_deref(), Some("sd a5,0(a1)"));
+        assert_eq!(f(0xc3cc, 2).as_deref(), Some("sw a1,4(a5)"));
+        assert_eq!(f(0xed10, 2).as_deref(), Some("sd a2,24(a0)"));
+        assert_eq!(f(0xc334, 2).as_deref(), Some("sw a3,64(a4)"));
+        assert_eq!(f(0x0ff0_000f, 4).as_deref(), Some("fence"));
+        assert_eq!(f(0x0f50_000f, 4).as_deref(), Some("fence iorw,ow"));
+        assert_eq!(f(0x0230_000f, 4).as_deref(), Some("fence r,rw"));
+        assert_eq!(f(0x8330_000f, 4).as_deref(), Some("fence.tso"));
+        // fence.i and everything else: raki's words.
+        assert_eq!(f(0x0000_100f, 4), None);
+        assert_eq!(f(0x6518, 2), None);
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //!   `syscall` and an indirect jump are refused.
 //! - A forward analysis resolves every memory operand to (object, byte
 //!   offset): `rdi` holds the object, `rsp` the stack (a stack slot is a
-//!   register of the thread; PUSH and POP are stores and loads of slots).
+//!   register of the thread; PUSH and POP are stores and loads of slots);
+//!   `disp(base,index,scale)` with an index masked to a few values
+//!   resolves to one of a few fields ([`super::index`]).
 //! - Accesses are lowered as atomlab-litmus lowers the same mnemonic in an
 //!   X86_64 litmus test (x86_64.rs): MOV is a plain load or store, XCHG
 //!   with memory and a LOCK'd ADD/SUB/AND/OR/XOR/INC/DEC/XADD/BTS/CMPXCHG
@@ -39,6 +41,7 @@ use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Value
 use iced_x86::{Decoder, DecoderOptions, Instruction, MemorySize, Mnemonic, OpKind, Register};
 
 use super::flow::{self, narrow, narrow_int, sext, sext_int, Abs, Ctx, Low, Step, Target};
+use super::index::{self, Span};
 use super::{Lifted, Locations, Refusal, Registers};
 
 /// The x86-64 lifter (see [`super::lifter`]).
@@ -47,6 +50,12 @@ pub struct X86_64;
 impl super::Lifter for X86_64 {
     fn first_argument(&self) -> &'static str {
         "rdi"
+    }
+    fn second_argument(&self) -> &'static str {
+        "rsi"
+    }
+    fn result(&self) -> &'static str {
+        "rax"
     }
     /// iced-x86's Intel-syntax disassembly.
     fn disassemble(&self, file: &PluginFile<'_>, addr: u64) -> Option<String> {
@@ -80,6 +89,13 @@ impl super::Lifter for X86_64 {
         // The return address is at 0(%rsp) on entry.
         r[RSP] = Abs::Stack(0);
         r[RDI] = Abs::Obj(obj, 0);
+        // Pointer arguments (pop's item) point to their objects (System V
+        // AMD64: rsi, rdx, rcx, r8, r9).
+        for &(n, o) in &regs.pointers {
+            if let Some(&r_n) = [RSI, 2, 1, 8, 9].get(n.wrapping_sub(1)) {
+                r[r_n] = Abs::Obj(o, 0);
+            }
+        }
         let mut m = Machine {
             file,
             regs,
@@ -142,7 +158,13 @@ const GPR: [&str; 16] = [
 const RAX: usize = 0;
 const RSP: usize = 4;
 const RBP: usize = 5;
+const RSI: usize = 6;
 const RDI: usize = 7;
+
+/// The scale of a memory operand's index (1, 2, 4 or 8).
+fn span_scale(inst: &Instruction) -> i64 {
+    i64::from(inst.memory_index_scale())
+}
 
 /// A general-purpose register's number and width in bytes (`None`: not a
 /// general-purpose register, or AH/BH/CH/DH, which are not followed).
@@ -355,6 +377,23 @@ impl Machine<'_, '_, '_> {
         pc: u64,
         locs: Option<&mut Locations>,
     ) -> Result<Mem, Refusal> {
+        if let Some((o, span, index_reg)) = self.indexed(inst, st) {
+            // `disp(base, index, scale)` with a masked index: the slot
+            // the index's value picks ([`index`]).
+            let index_e = Expr::Reg(self.reg(index_reg));
+            let Some(locs) = locs else {
+                return Ok(Mem::Loc(Expr::int(0)));
+            };
+            let picked: Result<Vec<(i64, usize)>, String> = span
+                .values()
+                .map(|v| {
+                    let field = o.1.wrapping_add(v.wrapping_mul(span_scale(inst)));
+                    locs.field(o.0, field, width).map(|l| (v, l))
+                })
+                .collect();
+            let candidates = picked.map_err(|e| self.refuse(pc, e))?;
+            return Ok(Mem::Loc(index::select(index_e, &candidates, Expr::int(0))));
+        }
         match self.address(inst, st, pc)? {
             (Abs::Obj(o, field), base) => {
                 let l = match locs {
@@ -389,6 +428,30 @@ impl Machine<'_, '_, '_> {
                 ),
             )),
         }
+    }
+
+    /// A memory operand `disp(base, index, scale)` whose base is an
+    /// object's address and whose 64-bit index is masked to a few values:
+    /// (object and offset of base + disp, the index's values, its register).
+    fn indexed(&self, inst: &Instruction, st: &State) -> Option<((usize, i64), Span, usize)> {
+        if inst.is_ip_rel_memory_operand() {
+            return None;
+        }
+        let (i, 8) = gpr(inst.memory_index())? else {
+            return None;
+        };
+        let Abs::Idx(span) = st.r[i] else { return None };
+        let (b, 8) = gpr(inst.memory_base())? else {
+            return None;
+        };
+        let Abs::Obj(o, off) = st.r[b] else {
+            return None;
+        };
+        Some((
+            (o, off.wrapping_add(inst.memory_displacement64() as i64)),
+            span,
+            i,
+        ))
     }
 
     /// What the memory operand's address is (and its base register).
@@ -529,6 +592,7 @@ impl Machine<'_, '_, '_> {
                 narrow(v.e, 4),
                 match v.a {
                     Abs::Int(x) => Abs::Int(narrow_int(x, 4)),
+                    Abs::Idx(s) if s.within(0xffff_ffff) => v.a,
                     _ => Abs::Unknown,
                 },
             ),
@@ -1334,6 +1398,9 @@ impl Machine<'_, '_, '_> {
                     };
                     let a = match (m, x.a, y.a, v) {
                         (_, _, _, Some(v)) => Abs::Int(narrow_int(v, w)),
+                        // A ring's index: masked, scaled (`t & (N - 1)`).
+                        (Mnemonic::And, p, Abs::Int(c), None) => p.masked(c),
+                        (Mnemonic::Shl, p, Abs::Int(c), None) if w == 8 => p.shl(c & 63),
                         // Pointer arithmetic on 64-bit registers.
                         (Mnemonic::Add, p, Abs::Int(c), None) if w == 8 => p.plus(c),
                         (Mnemonic::Sub, p, Abs::Int(c), None) if w == 8 => p.plus(c.wrapping_neg()),

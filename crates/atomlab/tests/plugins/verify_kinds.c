@@ -26,6 +26,19 @@
  *                      count should be, so only that every execution
  *                      runs to its end is checked.
  *
+ * -DVERIFY_RING3 adds ring3-wrap, a correct ring of three slots whose
+ * producer and consumer keep their slot numbers in the object, wrapped by
+ * a compare (not a mask): the index is loaded from memory, so verify
+ * cannot bound it and must refuse the slot's access, naming the
+ * instruction, never PASS it unchecked.
+ *
+ * -DVERIFY_RING_ASM (aarch64 only) adds ring-computed and
+ * ring-computed-relaxed-head: the ring's push and pop as clang 14 -O2
+ * compiles them, which computes the slot's address into a register
+ * (`add x9, x0, x9, lsl #3; str x1, [x9, #16]`) where gcc indexes the
+ * store (`str x1, [x0, x3, lsl #3]`); kept as assembly so that the
+ * gcc-built zoo covers both forms.
+ *
  * -DVERIFY_BAD_NEW adds two whose `new_` verify must refuse, saying why:
  *   op-malloc-uninit   `new_` mallocs the count and never sets it;
  *   op-from-arg        `new_` stores a value it computed before its
@@ -94,6 +107,100 @@ static void *ring_new(size_t capacity) {
 
 RING(ring, memory_order_release)
 RING(ring_relaxed_head, memory_order_relaxed)
+
+#ifdef VERIFY_RING3
+struct ring3 {
+    _Atomic uint64_t head;
+    _Atomic uint64_t tail;
+    uint64_t put_at; /* the producer's next slot: only it uses this */
+    uint64_t take_at; /* the consumer's next slot: only it uses this */
+    uint64_t slot[3];
+};
+
+static void *ring3_new(size_t capacity) {
+    if (capacity > 3)
+        return NULL;
+    return calloc(1, sizeof(struct ring3));
+}
+
+static int ring3_push(void *p, uint64_t item) {
+    struct ring3 *r = p;
+    /* ORDERING: relaxed: only this thread writes head. */
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    /* ORDERING: acquire: pairs with the consumer's release of tail. */
+    if (h - atomic_load_explicit(&r->tail, memory_order_acquire) == 3)
+        return 0;
+    uint64_t i = r->put_at;
+    r->slot[i] = item;
+    r->put_at = i + 1 == 3 ? 0 : i + 1;
+    /* ORDERING: release: publishes the slot to the consumer's acquire. */
+    atomic_store_explicit(&r->head, h + 1, memory_order_release);
+    return 1;
+}
+
+static int ring3_pop(void *p, uint64_t *item) {
+    struct ring3 *r = p;
+    /* ORDERING: relaxed: only this thread writes tail. */
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    /* ORDERING: acquire: pairs with the producer's publish of head. */
+    if (t == atomic_load_explicit(&r->head, memory_order_acquire))
+        return 0;
+    uint64_t i = r->take_at;
+    *item = r->slot[i];
+    r->take_at = i + 1 == 3 ? 0 : i + 1;
+    /* ORDERING: release: the slot's read happens before its reuse. */
+    atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+    return 1;
+}
+#endif
+
+#if defined(VERIFY_RING_ASM) && defined(__aarch64__)
+/* clang 14 -O2's ring_push and ring_pop (the ORDERING comments of RING
+ * above hold: ldar = acquire, stlr = release; the relaxed variant's publish
+ * of head is a plain str). */
+#define RING_ASM(NAME, PUBLISH)                                              \
+    __asm__(".text\n.p2align 2\n.type " #NAME "_push, %function\n"          \
+            #NAME "_push:\n"                                                 \
+            "  add x9, x0, #0x8\n"                                           \
+            "  ldr x8, [x0]\n"                                               \
+            "  ldar x9, [x9]\n"                                              \
+            "  sub x9, x8, x9\n"                                             \
+            "  cmp x9, #0x2\n"                                               \
+            "  b.ne 1f\n"                                                    \
+            "  mov w0, wzr\n"                                                \
+            "  ret\n"                                                        \
+            "1: and x9, x8, #0x1\n"                                          \
+            "  add x10, x8, #0x1\n"                                          \
+            "  mov w8, #0x1\n"                                               \
+            "  add x9, x0, x9, lsl #3\n"                                     \
+            "  str x1, [x9, #16]\n"                                          \
+            "  " PUBLISH " x10, [x0]\n"                                      \
+            "  mov w0, w8\n"                                                 \
+            "  ret\n"                                                        \
+            ".size " #NAME "_push, .-" #NAME "_push\n"                        \
+            ".type " #NAME "_pop, %function\n"                               \
+            #NAME "_pop:\n"                                                  \
+            "  ldr x8, [x0, #8]\n"                                           \
+            "  ldar x9, [x0]\n"                                              \
+            "  cmp x8, x9\n"                                                 \
+            "  b.ne 1f\n"                                                    \
+            "  mov w0, wzr\n"                                                \
+            "  ret\n"                                                        \
+            "1: and x9, x8, #0x1\n"                                          \
+            "  add x8, x8, #0x1\n"                                           \
+            "  add x10, x0, #0x8\n"                                          \
+            "  add x9, x0, x9, lsl #3\n"                                     \
+            "  mov w0, #0x1\n"                                               \
+            "  ldr x9, [x9, #16]\n"                                          \
+            "  str x9, [x1]\n"                                               \
+            "  stlr x8, [x10]\n"                                             \
+            "  ret\n"                                                        \
+            ".size " #NAME "_pop, .-" #NAME "_pop\n");                       \
+    int NAME##_push(void *p, uint64_t item);                                 \
+    int NAME##_pop(void *p, uint64_t *item);
+RING_ASM(ring_computed, "stlr")
+RING_ASM(ring_computed_relaxed_head, "str")
+#endif
 
 /* --- refcount --------------------------------------------------------- */
 
@@ -195,6 +302,15 @@ static const struct atomlab_variant variants[] = {
     OP("op-fetch-add", fetch_add_op, total_new, total_read),
     OP("op-racy-add", racy_add_op, total_new, total_read),
     OP("op-no-read", fetch_add_op, total_new, NULL),
+#ifdef VERIFY_RING3
+    {.name = NAME_PREFIX "ring3-wrap", .kind = ATOMLAB_KIND_SPSC,
+     .u.spsc = {.new_ = ring3_new, .push = ring3_push, .pop = ring3_pop,
+                .free_ = free}},
+#endif
+#if defined(VERIFY_RING_ASM) && defined(__aarch64__)
+    SPSC("ring-computed", ring_computed),
+    SPSC("ring-computed-relaxed-head", ring_computed_relaxed_head),
+#endif
 #ifdef VERIFY_BAD_NEW
     OP("op-malloc-uninit", fetch_add_op, uninit_new, total_read),
     OP("op-from-arg", fetch_add_op, from_arg_new, total_read),
