@@ -132,7 +132,7 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
         }
     }
     if recs.iter().any(|r| param(r, "cpu").is_some()) {
-        writeln!(out, "\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops)")?;
+        writeln!(out, "\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops); \"-\": the code does not depend on FEAT_LSE (one verdict covers every CPU of the architecture)")?;
     }
     Ok(())
 }
