@@ -24,7 +24,7 @@ pub(crate) fn bound(error: &CheckError) -> bool {
 pub fn builtin_suite() -> Vec<Record> {
     let models: Vec<&'static str> = MODEL_NAMES.to_vec();
     let opts = CheckOptions::default();
-    let checked: Vec<Checked> = atomlab_model::builtin::suite()
+    let checked: Vec<Checked> = atomlab_model::suite_tests::suite()
         .into_iter()
         .map(|test| {
             let start = Instant::now();

@@ -72,7 +72,6 @@
 // private; what a caller needs of them is re-exported, see `graph`).
 #![warn(unnameable_types)]
 
-pub mod builtin;
 pub mod check;
 pub(crate) mod exec;
 pub mod explain;
@@ -85,6 +84,7 @@ pub mod mapping;
 pub mod models;
 mod options;
 pub(crate) mod rel;
+pub mod suite_tests;
 pub(crate) mod thin;
 
 pub use check::{

@@ -297,7 +297,7 @@ fn run_pass(
         ..BatchOptions::default()
     };
     let mut status = ExitStatus::Ok;
-    for test in atomlab_model::builtin::suite() {
+    for test in atomlab_model::suite_tests::suite() {
         let refused = |reason: String| batch::not_run(&test, &reason);
         if emulated {
             records.push(refused(
@@ -382,7 +382,7 @@ mod tests {
         });
         assert_eq!(status, ExitStatus::Ok);
         assert_eq!(ran, 0);
-        assert_eq!(recs.len(), atomlab_model::builtin::suite().len());
+        assert_eq!(recs.len(), atomlab_model::suite_tests::suite().len());
         for r in &recs {
             assert_eq!(r.capability, "run");
             assert!(r.verdict.is_none());
