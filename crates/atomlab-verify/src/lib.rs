@@ -391,7 +391,7 @@ pub(crate) fn judge(b: &client::Built, model: &str, opts: &Options) -> Judged {
             // distinct ones there are.
             let mut why: Vec<String> = Vec::new();
             for (s, _) in &r.states {
-                if let Some(w) = b.property.wrong(&r.vars, s) {
+                if let Some(w) = b.wrong(&r.vars, s) {
                     if !why.contains(&w) {
                         why.push(w);
                     }

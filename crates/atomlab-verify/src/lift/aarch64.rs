@@ -36,7 +36,7 @@ use atomlab_litmus::{
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftStyle, SizeCode};
 
-use super::{Lifted, Locations, Refusal, Registers};
+use super::{heap, Lifted, Locations, Refusal, Registers};
 
 /// Calls nested deeper than this are refused (recursion, or more code
 /// than a lock needs).
@@ -159,6 +159,9 @@ enum Abs {
     Obj(usize, i64),
     /// The stack pointer on entry plus `.0`.
     Stack(i64),
+    /// The memory the allocator call at `.0` returned, plus `.1`
+    /// ([`super::heap`]).
+    Heap(u64, i64),
 }
 
 impl Abs {
@@ -176,6 +179,7 @@ impl Abs {
             Abs::File(a) => Abs::File(a.wrapping_add(c as u64)),
             Abs::Obj(o, off) => Abs::Obj(o, off.wrapping_add(c)),
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
+            Abs::Heap(site, off) => Abs::Heap(site, off.wrapping_add(c)),
             Abs::Unknown => Abs::Unknown,
         }
     }
@@ -263,6 +267,7 @@ pub fn lift(
         lse,
         lse_flag: file.symbol("__aarch64_have_lse_atomics"),
         reads_lse_flag: false,
+        follow_heap: locs.heap.follow,
         regs,
         locs: Some(locs),
         root: entry,
@@ -436,6 +441,8 @@ struct Lifter<'f, 'a, 'r> {
     lse: bool,
     lse_flag: Option<u64>,
     reads_lse_flag: bool,
+    /// Calls to the allocator and `free` are followed ([`heap`]).
+    follow_heap: bool,
     regs: &'r mut Registers,
     /// `None` during the analysis (no location is allocated yet).
     locs: Option<&'r mut Locations>,
@@ -625,6 +632,25 @@ impl Lifter<'_, '_, '_> {
                 };
                 Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
             }
+            Abs::Heap(site, field) => {
+                let Some(locs) = self.locs.as_deref_mut() else {
+                    return Ok(Mem::Loc(Expr::int(0)));
+                };
+                let here = locs.heap.regions.iter().find(|r| {
+                    r.key.site == site
+                        && r.key.thread == locs.heap.thread
+                        && r.key.call == locs.heap.call
+                });
+                let found = match here.cloned() {
+                    Some(r) => locs.field(r.obj, field, width).map(|l| (r, l)),
+                    None => Err("uses memory of an allocation that did not run".into()),
+                };
+                let (r, l) = found.map_err(|e| self.refuse(pc, e))?;
+                low.extend(heap::use_static(self.regs, &r).into_iter().map(Low::I));
+                let dep = Expr::bin(BinOp::And, Expr::Reg(self.regs.get(&format!("X{base}"))), Expr::int(0));
+                Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
+            }
+            Abs::Unknown if base != 31 => self.dynamic(base, off, width, pc, low),
             Abs::Stack(slot) => Ok(Mem::Stack(slot)),
             Abs::File(a) if flag_ok && (Some(a) == self.lse_flag || self.in_helper_flag_read(a)) => {
                 self.reads_lse_flag = true;
@@ -645,6 +671,78 @@ impl Lifter<'_, '_, '_> {
                 ),
             )),
         }
+    }
+
+    /// An access of `width` bytes at `x{base} + off`, a pointer loaded from
+    /// memory: the field of the allocator's region it points to
+    /// ([`heap::select`]); refused when the test has no region.
+    fn dynamic(
+        &mut self,
+        base: u16,
+        off: i64,
+        width: u8,
+        pc: u64,
+        low: &mut Vec<Low>,
+    ) -> Result<Mem, Refusal> {
+        let Some(locs) = self.locs.as_deref_mut() else {
+            return Ok(Mem::Loc(Expr::int(0)));
+        };
+        if locs.heap.complete && locs.heap.regions.is_empty() {
+            return Err(self.refuse(
+                pc,
+                format!("accesses memory at an address verify cannot resolve to a field of the object (base register x{base})"),
+            ));
+        }
+        let ptr = Expr::Reg(self.regs.get(&format!("X{base}")));
+        let (addr, checks) =
+            heap::select(self.regs, locs, ptr, off, width).map_err(|e| self.refuse(pc, e))?;
+        low.extend(checks.into_iter().map(Low::I));
+        Ok(Mem::Loc(addr))
+    }
+
+    /// A call through the PLT to the allocator or `free` at `pc`
+    /// (`tail`: a jump): its effect, or `None` for another function.
+    fn allocator_call(
+        &mut self,
+        ctx: &Ctx,
+        pc: u64,
+        target: u64,
+        tail: bool,
+        out: &mut State,
+        low: &mut Vec<Low>,
+    ) -> Option<Target> {
+        if !self.follow_heap {
+            return None;
+        }
+        let name = self.file.import_at(target)?.to_string();
+        let back = if tail {
+            ret(ctx)
+        } else {
+            Target::Node(ctx.clone(), pc + 4)
+        };
+        let is_alloc = heap::ALLOCATORS.contains(&name.as_str());
+        if !is_alloc && name != "free" {
+            return None;
+        }
+        if let Some(locs) = self.locs.as_deref_mut() {
+            let code = if is_alloc {
+                let r = locs.region(pc, &name);
+                heap::allocate(self.regs, &r, "X0")
+            } else {
+                let ptr = Expr::Reg(self.regs.get("X0"));
+                heap::free(self.regs, locs, ptr)
+            };
+            low.extend(code.into_iter().map(Low::I));
+        }
+        // AAPCS64: X0-X18 and X30 are not preserved across a call.
+        for x in out.x.iter_mut().take(19) {
+            *x = Abs::Unknown;
+        }
+        out.x[30] = Abs::Unknown;
+        if is_alloc {
+            out.x[0] = Abs::Heap(pc, 0);
+        }
+        Some(back)
     }
 
     /// A stripped file has no `__aarch64_have_lse_atomics` symbol: the
@@ -1091,6 +1189,11 @@ impl Lifter<'_, '_, '_> {
                 };
                 match self.mem(&mut out, &ops[1], width, pc, &mut low, false)? {
                     Mem::Loc(addr) => {
+                        if let Abs::Heap(_, off) = va {
+                            if off != 0 {
+                                return Err(self.refuse(pc, format!("stores a pointer {off} bytes into allocated memory to shared memory (only a region's start is followed)")));
+                            }
+                        }
                         if matches!(va, Abs::Obj(..) | Abs::Stack(_) | Abs::File(_)) {
                             return Err(self.refuse(pc, "stores a pointer to shared memory (linked structures are not modelled)".into()));
                         }
@@ -1286,7 +1389,10 @@ impl Lifter<'_, '_, '_> {
             }
             Opcode::B => {
                 let t = pc_target(&ops[0]).ok_or_else(|| self.refuse(pc, format!("{inst}")))?;
-                next = self.call(ctx, pc, t, true)?;
+                next = match self.allocator_call(ctx, pc, t, true, &mut out, &mut low) {
+                    Some(back) => Some(back),
+                    None => self.call(ctx, pc, t, true)?,
+                };
             }
             Opcode::BL => {
                 let t = pc_target(&ops[0]).ok_or_else(|| self.refuse(pc, format!("{inst}")))?;
@@ -1294,7 +1400,10 @@ impl Lifter<'_, '_, '_> {
                 // Calls clobber the caller-saved registers (AAPCS64); the
                 // inlined callee's own code says what it writes, so only
                 // an import needs this.
-                next = self.call(ctx, pc, t, false)?;
+                next = match self.allocator_call(ctx, pc, t, false, &mut out, &mut low) {
+                    Some(back) => Some(back),
+                    None => self.call(ctx, pc, t, false)?,
+                };
             }
             Opcode::Bcc(c) => {
                 let t = pc_target(&ops[0]).ok_or_else(|| self.refuse(pc, format!("{inst}")))?;

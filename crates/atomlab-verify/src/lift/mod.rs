@@ -12,6 +12,7 @@
 
 pub mod aarch64;
 mod flow;
+pub mod heap;
 pub mod riscv64;
 pub mod x86_64;
 
@@ -122,6 +123,8 @@ pub struct Locations {
     fields: HashMap<(usize, i64), (LocId, u8)>,
     /// Object names, by object index.
     pub objects: Vec<String>,
+    /// Regions from the allocator ([`heap`]).
+    pub heap: heap::Heap,
 }
 
 impl Locations {
@@ -129,6 +132,23 @@ impl Locations {
     pub fn object(&mut self, name: &str) -> usize {
         self.objects.push(name.to_string());
         self.objects.len() - 1
+    }
+
+    /// The locations of object `obj`'s fields, by offset.
+    pub fn fields_of(&self, obj: usize) -> Vec<LocId> {
+        self.fields_with(obj).into_iter().map(|f| f.1).collect()
+    }
+
+    /// Object `obj`'s fields: (offset, location, width), by offset.
+    pub fn fields_with(&self, obj: usize) -> Vec<(i64, LocId, u8)> {
+        let mut f: Vec<(i64, LocId, u8)> = self
+            .fields
+            .iter()
+            .filter(|((o, _), _)| *o == obj)
+            .map(|((_, off), (l, w))| (*off, *l, *w))
+            .collect();
+        f.sort_unstable();
+        f
     }
 
     /// A plain location that is not part of an object (the client's data).

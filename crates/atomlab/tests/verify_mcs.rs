@@ -1,0 +1,94 @@
+//! `atomlab verify` on tests/plugins/verify_mcs.c, MCS queue locks whose
+//! nodes come from malloc (one per `lock`, freed by `unlock`), built by
+//! Debian's `aarch64-linux-gnu-gcc` at -O2 with libgcc's outline atomics,
+//! with `-mno-outline-atomics` and with `-march=armv8.1-a`: the
+//! release/acquire MCS lock PASSes under `aarch64` and `sc` (its queue
+//! pointers stored, loaded back and followed through the nodes: verify's
+//! regions for malloc, lift/heap.rs); with the handover relaxed it FAILs
+//! under `aarch64` and PASSes under `sc`; a use of the node after `free`
+//! and a double `free` FAIL under both, named as heap misuse.
+//!
+//! Without the compiler the tests skip with a message, and fail instead
+//! under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
+
+mod cli_support;
+mod verify_support;
+
+use std::path::{Path, PathBuf};
+
+use cli_support::{atomlab, stderr};
+use verify_support::{build_plugin, verdicts, AARCH64};
+
+/// verify_mcs.c built for aarch64 with `flags` as `name.so`.
+fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
+    build_plugin(AARCH64, "verify_mcs.c", "plugins-verify-mcs", name, flags)
+}
+
+/// `atomlab --no-save verify --plugin so --model aarch64,sc`: exit code
+/// and stdout.
+fn verify(so: &Path) -> (Option<i32>, String) {
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--model",
+        "aarch64,sc",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    (o.status.code(), out)
+}
+
+/// Every row of `variant` under `model` says `want` (one row, or two
+/// where the code calls outline atomics: without and with LSE).
+fn all(out: &str, variant: &str, model: &str, want: &str) {
+    let v = verdicts(out, variant, model);
+    assert!(
+        !v.is_empty() && v.iter().all(|x| x == want),
+        "{variant} {model}: {v:?}, not all {want}\n{out}"
+    );
+}
+
+fn check_build(name: &str, flags: &[&str]) {
+    let Some(so) = build(name, flags) else {
+        return;
+    };
+    let (code, out) = verify(&so);
+    assert_eq!(code, Some(1), "a broken variant FAILs: exit 1\n{out}");
+    all(&out, "mcs", "aarch64", "PASS");
+    all(&out, "mcs", "sc", "PASS");
+    all(&out, "mcs-relaxed-handover", "aarch64", "FAIL");
+    all(&out, "mcs-relaxed-handover", "sc", "PASS");
+    for v in ["mcs-use-after-free", "mcs-double-free"] {
+        for m in ["aarch64", "sc"] {
+            all(&out, v, m, "FAIL");
+        }
+    }
+    let joined = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains("mcs-relaxed-handover FAIL under aarch64")
+            && joined.contains("mutual exclusion broken"),
+        "{out}"
+    );
+    assert!(
+        joined.contains("heap misuse in T") && joined.contains("(use after free)"),
+        "{out}"
+    );
+    assert!(joined.contains("(double free)"), "{out}");
+}
+
+#[test]
+fn mcs_with_outline_atomics() {
+    check_build("mcs-outline", &["-O2"]);
+}
+
+#[test]
+fn mcs_without_outline_atomics() {
+    check_build("mcs-llsc", &["-O2", "-mno-outline-atomics"]);
+}
+
+#[test]
+fn mcs_with_lse() {
+    check_build("mcs-lse", &["-O2", "-march=armv8.1-a"]);
+}
