@@ -16,7 +16,9 @@
 
 use std::collections::HashMap;
 
-use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionKind};
+use object::{
+    Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationTarget, SectionKind,
+};
 
 use crate::elf::Image;
 use crate::error::AuditError;
@@ -54,6 +56,12 @@ pub struct PluginFile<'a> {
     by_addr: Vec<(u64, u64, String)>,
     /// PLT stub address → the imported function it jumps to.
     plt: HashMap<u64, String>,
+    /// TLS descriptor slot (`R_AARCH64_TLSDESC`) → the offset of its
+    /// variable in the file's thread-local block.
+    tls_descriptors: HashMap<u64, u64>,
+    /// The thread-local block's template: its address, the initialised
+    /// part's bytes (`.tdata`) and its whole size (`.tbss` included).
+    tls: Option<(u64, &'a [u8], u64)>,
 }
 
 impl<'a> PluginFile<'a> {
@@ -95,12 +103,33 @@ impl<'a> PluginFile<'a> {
             Arch::X86_64 => object::elf::R_X86_64_RELATIVE,
             Arch::Riscv64 => object::elf::R_RISCV_RELATIVE,
         };
+        let tls = tls_template(&file);
         let mut relative = HashMap::new();
+        let mut tls_descriptors = HashMap::new();
         if let Some(relocs) = file.dynamic_relocations() {
             for (offset, reloc) in relocs {
                 if let object::RelocationFlags::Elf { r_type } = reloc.flags() {
                     if r_type == relative_type && reloc.target() == RelocationTarget::Absolute {
                         relative.insert(offset, reloc.addend() as u64);
+                    }
+                    // AAELF64 "Thread-local storage": R_AARCH64_TLSDESC's
+                    // variable is its symbol's value (an offset in the
+                    // block; none for a static variable) plus the addend.
+                    if image.arch == Arch::Aarch64 && r_type == object::elf::R_AARCH64_TLSDESC {
+                        let base = match reloc.target() {
+                            // A TLS symbol's value is its offset in the
+                            // block (gABI, "Thread-Local Storage").
+                            RelocationTarget::Symbol(i) => file
+                                .dynamic_symbol_table()
+                                .and_then(|t| t.symbol_by_index(i).ok())
+                                .filter(|s| !s.is_undefined())
+                                .map(|s| s.address()),
+                            RelocationTarget::Absolute => Some(0),
+                            _ => None,
+                        };
+                        if let Some(b) = base {
+                            tls_descriptors.insert(offset, b.wrapping_add(reloc.addend() as u64));
+                        }
                     }
                 }
             }
@@ -129,7 +158,38 @@ impl<'a> PluginFile<'a> {
             symbols,
             by_addr,
             plt,
+            tls_descriptors,
+            tls,
         })
+    }
+
+    /// The offset in the thread-local block of the variable whose TLS
+    /// descriptor is the GOT slot at `addr` (aarch64's `:tlsdesc:`).
+    pub fn tls_descriptor(&self, addr: u64) -> Option<u64> {
+        self.tls_descriptors.get(&addr).copied()
+    }
+
+    /// The size of the file's thread-local block (0: none).
+    pub fn tls_size(&self) -> u64 {
+        self.tls.map_or(0, |t| t.2)
+    }
+
+    /// The initial value of `len` bytes at `offset` in a thread's block
+    /// (the `.tdata` template; zero in `.tbss`), little-endian.
+    pub fn tls_initial(&self, offset: u64, len: usize) -> Option<u64> {
+        let (_, data, size) = self.tls?;
+        if offset.checked_add(len as u64)? > size {
+            return None;
+        }
+        let mut v = [0u8; 8];
+        for (i, b) in v.iter_mut().enumerate().take(len) {
+            *b = usize::try_from(offset + i as u64)
+                .ok()
+                .and_then(|o| data.get(o))
+                .copied()
+                .unwrap_or(0);
+        }
+        Some(u64::from_le_bytes(v))
     }
 
     /// The file's architecture (its ELF header's machine).
@@ -233,6 +293,26 @@ impl<'a> PluginFile<'a> {
         }
         None
     }
+}
+
+/// The thread-local block's template: `.tdata` (bytes) then `.tbss`
+/// (zeros), from the first one's address (the PT_TLS segment's).
+fn tls_template<'a>(file: &object::File<'a>) -> Option<(u64, &'a [u8], u64)> {
+    let mut start = u64::MAX;
+    let mut end = 0u64;
+    let mut data: &'a [u8] = &[];
+    for s in file.sections() {
+        match s.kind() {
+            SectionKind::Tls => {
+                data = s.data().unwrap_or(&[]);
+            }
+            SectionKind::UninitializedTls => {}
+            _ => continue,
+        }
+        start = start.min(s.address());
+        end = end.max(s.address().saturating_add(s.size()));
+    }
+    (start < end).then(|| (start, data, end - start))
 }
 
 #[cfg(test)]

@@ -515,7 +515,7 @@ fn build_pass(
         (keys, lift::heap::layout(&c.locs))
     });
     let mut init = initial.values.clone();
-    init.extend(c.locs.heap_init());
+    init.extend(c.locs.heap_init(file));
     let heap_errors: Vec<StateVar> = c
         .threads
         .iter()

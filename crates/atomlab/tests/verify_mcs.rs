@@ -6,7 +6,13 @@
 //! pointers stored, loaded back and followed through the nodes: verify's
 //! regions for malloc, lift/heap.rs); with the handover relaxed it FAILs
 //! under `aarch64` and PASSes under `sc`; a use of the node after `free`
-//! and a double `free` FAIL under both, named as heap misuse.
+//! and a double `free` FAIL under both, named as heap misuse. The same
+//! lock with a `_Thread_local` node (`-fPIC`: a TLS descriptor call and
+//! TPIDR_EL0) passes and fails the same way; a TAS lock that swaps in a
+//! thread-local 1 from `.tdata` passes only if each thread's block starts
+//! from the file's TLS template. The lock client runs a `free_` of the
+//! file at the end: one that frees the lock passes, one that also calls
+//! puts(3) is REFUSED naming the call and its address.
 //!
 //! Without the compiler the tests skip with a message, and fail instead
 //! under ATOMLAB_REQUIRE_CROSS=1 (as CI sets).
@@ -60,6 +66,14 @@ fn check_build(name: &str, flags: &[&str]) {
     all(&out, "mcs", "sc", "PASS");
     all(&out, "mcs-relaxed-handover", "aarch64", "FAIL");
     all(&out, "mcs-relaxed-handover", "sc", "PASS");
+    for m in ["aarch64", "sc"] {
+        all(&out, "mcs-tls", m, "PASS");
+        all(&out, "tas-tdata", m, "PASS");
+        all(&out, "mcs-own-free", m, "PASS");
+        all(&out, "mcs-noisy-free", m, "REFUSED");
+    }
+    all(&out, "mcs-tls-relaxed-handover", "aarch64", "FAIL");
+    all(&out, "mcs-tls-relaxed-handover", "sc", "PASS");
     for v in ["mcs-use-after-free", "mcs-double-free"] {
         for m in ["aarch64", "sc"] {
             all(&out, v, m, "FAIL");
@@ -76,6 +90,12 @@ fn check_build(name: &str, flags: &[&str]) {
         "{out}"
     );
     assert!(joined.contains("(double free)"), "{out}");
+    assert!(
+        joined.contains("mcs-noisy-free REFUSED under aarch64")
+            && joined.contains("free_, which the client runs at the end: calls puts")
+            && joined.contains("(noisy_free+0x"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -160,8 +160,11 @@ enum Abs {
     /// The stack pointer on entry plus `.0`.
     Stack(i64),
     /// The memory the allocator call at `.0` returned, plus `.1`
-    /// ([`super::heap`]).
+    /// ([`super::heap`]); [`heap::TLS`] for the thread's TLS block.
     Heap(u64, i64),
+    /// The resolver of a TLS descriptor for the variable at this offset
+    /// of the thread-local block (loaded from its GOT slot).
+    TlsDesc(u64),
 }
 
 impl Abs {
@@ -180,7 +183,7 @@ impl Abs {
             Abs::Obj(o, off) => Abs::Obj(o, off.wrapping_add(c)),
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
             Abs::Heap(site, off) => Abs::Heap(site, off.wrapping_add(c)),
-            Abs::Unknown => Abs::Unknown,
+            Abs::TlsDesc(_) | Abs::Unknown => Abs::Unknown,
         }
     }
 }
@@ -591,6 +594,17 @@ impl Lifter<'_, '_, '_> {
                 if wb { Some(i64::from(off)) } else { None },
             ),
             Operand::RegPostIndex(b, off) => (b, 0, Some(i64::from(off))),
+            Operand::RegRegOffset(b, i, SizeCode::X, ShiftStyle::LSL, 0)
+                if b < 31 && i < 31 && matches!(st.x[i as usize], Abs::Int(_)) =>
+            {
+                // A constant index: a TLS variable's offset from the
+                // thread pointer (`ldr w2, [x3, x0]` after its
+                // descriptor call).
+                let Abs::Int(off) = st.x[i as usize] else {
+                    unreachable!("matched above")
+                };
+                (b, off, None)
+            }
             _ => {
                 return Err(self.refuse(
                     pc,
@@ -639,7 +653,7 @@ impl Lifter<'_, '_, '_> {
                 let here = locs.heap.regions.iter().find(|r| {
                     r.key.site == site
                         && r.key.thread == locs.heap.thread
-                        && r.key.call == locs.heap.call
+                        && (r.key.call == locs.heap.call || site == heap::TLS)
                 });
                 let found = match here.cloned() {
                     Some(r) => locs.field(r.obj, field, width).map(|l| (r, l)),
@@ -743,6 +757,59 @@ impl Lifter<'_, '_, '_> {
             out.x[0] = Abs::Heap(pc, 0);
         }
         Some(back)
+    }
+
+    /// The variable offset of the TLS descriptor that an 8-byte load from
+    /// `op` reads the resolver of (`ldr x1, [x0, #:tlsdesc_lo12:v]`).
+    fn tls_descriptor(&self, st: &State, op: &Operand, width: u8) -> Option<u64> {
+        let Operand::RegPreIndex(b, off, false) = *op else {
+            return None;
+        };
+        let Abs::File(a) = st.x.get(b as usize)?.plus(i64::from(off)) else {
+            return None;
+        };
+        (width == 8).then(|| self.file.tls_descriptor(a)).flatten()
+    }
+
+    /// `blr` of a TLS descriptor's resolver (AAELF64 "TLS descriptors":
+    /// X0 the descriptor in, the variable's offset from the thread
+    /// pointer out, every other register but X30 kept).
+    fn tls_call(&mut self, op: &Operand, out: &mut State, low: &mut Vec<Low>) -> bool {
+        let Operand::Register(SizeCode::X, n) = *op else {
+            return false;
+        };
+        let Some(Abs::TlsDesc(off)) = out.x.get(n as usize).copied() else {
+            return false;
+        };
+        let r = self.regs.get("X0");
+        low.push(Low::I(Instr::Assign {
+            dst: r,
+            expr: Expr::int(off as i64),
+        }));
+        out.x[0] = Abs::Int(off as i64);
+        out.x[30] = Abs::Unknown;
+        true
+    }
+
+    /// `mrs xN, tpidr_el0`: the thread pointer, the start of this
+    /// thread's TLS block (a region of its own, [`heap::TLS`]).
+    fn thread_pointer(
+        &mut self,
+        inst: &Instruction,
+        dst: &Operand,
+        out: &mut State,
+        low: &mut Vec<Low>,
+        pc: u64,
+    ) -> Result<bool, Refusal> {
+        if !inst.to_string().contains("tpidr_el0") || !self.follow_heap {
+            return Ok(false);
+        }
+        let base = match self.locs.as_deref_mut() {
+            Some(locs) => locs.tls_region(self.file).base,
+            None => 0,
+        };
+        self.dst(out, dst, Expr::int(base), Abs::Heap(heap::TLS, 0), low, pc)?;
+        Ok(true)
     }
 
     /// A stripped file has no `__aarch64_have_lse_atomics` symbol: the
@@ -1131,6 +1198,18 @@ impl Lifter<'_, '_, '_> {
                     _ => plain,
                 };
                 let flag_ok = matches!(inst.opcode, Opcode::LDRB);
+                if let Some(off) = self.tls_descriptor(st, &ops[1], width) {
+                    // The descriptor's resolver, called next (`blr`).
+                    self.dst(
+                        &mut out,
+                        &ops[0],
+                        Expr::int(0),
+                        Abs::TlsDesc(off),
+                        &mut low,
+                        pc,
+                    )?;
+                    return Ok(Step { low, out, next });
+                }
                 let m = self.mem(&mut out, &ops[1], width, pc, &mut low, flag_ok)?;
                 let dst = self.reg_dst(&ops[0]).map(|d| d.0);
                 let n = match ops[0] {
@@ -1189,11 +1268,6 @@ impl Lifter<'_, '_, '_> {
                 };
                 match self.mem(&mut out, &ops[1], width, pc, &mut low, false)? {
                     Mem::Loc(addr) => {
-                        if let Abs::Heap(_, off) = va {
-                            if off != 0 {
-                                return Err(self.refuse(pc, format!("stores a pointer {off} bytes into allocated memory to shared memory (only a region's start is followed)")));
-                            }
-                        }
                         if matches!(va, Abs::Obj(..) | Abs::Stack(_) | Abs::File(_)) {
                             return Err(self.refuse(pc, "stores a pointer to shared memory (linked structures are not modelled)".into()));
                         }
@@ -1451,6 +1525,8 @@ impl Lifter<'_, '_, '_> {
                 }
                 next = Some(ret(ctx));
             }
+            Opcode::BLR if self.tls_call(&ops[0], &mut out, &mut low) => {}
+            Opcode::MRS if self.thread_pointer(&inst, &ops[0], &mut out, &mut low, pc)? => {}
             Opcode::BR | Opcode::BLR => {
                 return Err(self.refuse(
                     pc,

@@ -38,6 +38,9 @@ pub const HEAP_BASE: i64 = 0x5000_0000_0000;
 pub const REGION_STRIDE: i64 = 0x1_0000;
 /// What `malloc`'s fresh memory holds in the test (C17: indeterminate).
 pub const POISON: i64 = 0x0bad_0bad_0bad_0bad;
+/// The site of a thread's TLS block (one per thread, for every call).
+pub const TLS: u64 = u64::MAX;
+
 /// The thread's ghost register of heap errors (bits of [`HeapError`]).
 pub const ERR: &str = "heap.err";
 
@@ -149,6 +152,8 @@ pub struct Heap {
     pub object_freeable: bool,
     /// The location an access through a pointer to no region reaches.
     wild: Option<LocId>,
+    /// The size of the file's TLS block.
+    pub tls_size: u64,
 }
 
 /// The allocators whose calls give a region.
@@ -178,17 +183,39 @@ impl Locations {
         r
     }
 
+    /// The current thread's TLS block (made on first use), with the
+    /// initial values of `file`'s template.
+    pub fn tls_region(&mut self, file: &atomlab_audit::PluginFile<'_>) -> Region {
+        let call = self.heap.call;
+        self.heap.call = 0;
+        let r = self.region(TLS, "tls");
+        self.heap.call = call;
+        if self.heap.tls_size == 0 {
+            self.heap.tls_size = file.tls_size();
+        }
+        r
+    }
+
     /// The region object `obj` is, if it is one.
     pub fn region_of(&self, obj: usize) -> Option<&Region> {
         self.heap.regions.iter().find(|r| r.obj == obj)
     }
 
     /// The initial values of the fields of `malloc`ed and `aligned_alloc`ed
-    /// regions ([`POISON`]); `calloc`'s are zero, as every location.
-    pub fn heap_init(&self) -> Vec<(LocId, Value)> {
+    /// regions ([`POISON`]) and of TLS blocks (`file`'s template);
+    /// `calloc`'s are zero, as every location.
+    pub fn heap_init(&self, file: &atomlab_audit::PluginFile<'_>) -> Vec<(LocId, Value)> {
         let mut out = Vec::new();
         for r in &self.heap.regions {
-            if r.key.allocator != "calloc" {
+            if r.key.site == TLS {
+                for (off, l, w) in self.fields_with(r.obj) {
+                    let v = u64::try_from(off)
+                        .ok()
+                        .and_then(|o| file.tls_initial(o, usize::from(w)))
+                        .unwrap_or(0);
+                    out.push((l, Value::Int(v as i64)));
+                }
+            } else if r.key.allocator != "calloc" {
                 out.extend(
                     self.fields_of(r.obj)
                         .into_iter()
@@ -242,6 +269,10 @@ pub fn allocate(regs: &mut Registers, r: &Region, dst: &str) -> Vec<Instr> {
 
 /// A use of region `r` (known statically) in the current thread.
 pub fn use_static(regs: &mut Registers, r: &Region) -> Vec<Instr> {
+    if r.key.site == TLS {
+        // A thread's TLS block lives as long as the thread.
+        return Vec::new();
+    }
     let l = live(regs, r);
     vec![flag(regs, Expr::Not(Box::new(l)), HeapError::UseAfterFree)]
 }
@@ -250,7 +281,7 @@ pub fn use_static(regs: &mut Registers, r: &Region) -> Vec<Instr> {
 pub fn free(regs: &mut Registers, locs: &Locations, ptr: Expr) -> Vec<Instr> {
     let mut out = Vec::new();
     let mut any = Expr::int(0);
-    for r in &locs.heap.regions {
+    for r in locs.heap.regions.iter().filter(|r| r.key.site != TLS) {
         let hit = Expr::bin(BinOp::Eq, ptr.clone(), Expr::int(r.base));
         any = Expr::bin(BinOp::Or, any, hit.clone());
         if r.key.thread != locs.heap.thread {
@@ -325,7 +356,7 @@ pub fn select(
         }
         let hit = in_r;
         anywhere = Expr::bin(BinOp::Or, anywhere, hit.clone());
-        if r.key.thread == locs.heap.thread {
+        if r.key.thread == locs.heap.thread && r.key.site != TLS {
             let lv = live(regs, r);
             checks.push(flag(
                 regs,
