@@ -106,6 +106,7 @@ impl<'a> PluginFile<'a> {
         let tls = tls_template(&file);
         let mut relative = HashMap::new();
         let mut tls_descriptors = HashMap::new();
+        let mut tls_offsets: HashMap<u64, u64> = HashMap::new();
         if let Some(relocs) = file.dynamic_relocations() {
             for (offset, reloc) in relocs {
                 if let object::RelocationFlags::Elf { r_type } = reloc.flags() {
@@ -115,7 +116,24 @@ impl<'a> PluginFile<'a> {
                     // AAELF64 "Thread-local storage": R_AARCH64_TLSDESC's
                     // variable is its symbol's value (an offset in the
                     // block; none for a static variable) plus the addend.
-                    if image.arch == Arch::Aarch64 && r_type == object::elf::R_AARCH64_TLSDESC {
+                    // x86-64 and RISC-V pass `__tls_get_addr` a tls_index
+                    // {module, offset}: the module's relocation marks the
+                    // slot, the offset is the next word (relocated by
+                    // DTPOFF64/DTPREL64 for a symbol, below).
+                    let (tls_pair, tls_offset) = match image.arch {
+                        Arch::Aarch64 => {
+                            (object::elf::R_AARCH64_TLSDESC, object::elf::R_AARCH64_NONE)
+                        }
+                        Arch::X86_64 => (
+                            object::elf::R_X86_64_DTPMOD64,
+                            object::elf::R_X86_64_DTPOFF64,
+                        ),
+                        Arch::Riscv64 => (
+                            object::elf::R_RISCV_TLS_DTPMOD64,
+                            object::elf::R_RISCV_TLS_DTPREL64,
+                        ),
+                    };
+                    if r_type == tls_pair || r_type == tls_offset {
                         let base = match reloc.target() {
                             // A TLS symbol's value is its offset in the
                             // block (gABI, "Thread-Local Storage").
@@ -128,8 +146,38 @@ impl<'a> PluginFile<'a> {
                             _ => None,
                         };
                         if let Some(b) = base {
-                            tls_descriptors.insert(offset, b.wrapping_add(reloc.addend() as u64));
+                            let v = b.wrapping_add(reloc.addend() as u64);
+                            if r_type == tls_offset {
+                                tls_offsets.insert(offset, v);
+                            } else {
+                                tls_descriptors.insert(offset, v);
+                            }
                         }
+                    }
+                }
+            }
+        }
+        if image.arch != Arch::Aarch64 {
+            // A tls_index's offset: DTPOFF64's value, else the word the
+            // file holds (a module-local variable's offset, or 0 for
+            // local-dynamic's module base).
+            let slots: Vec<u64> = tls_descriptors.keys().copied().collect();
+            for slot in slots {
+                let at = slot + 8;
+                let off = tls_offsets.get(&at).copied().or_else(|| {
+                    let s = sections
+                        .iter()
+                        .find(|s| s.addr <= at && at + 8 <= s.addr + s.size)?;
+                    let o = usize::try_from(at - s.addr).ok()?;
+                    let b = s.bytes.get(o..o + 8)?;
+                    Some(u64::from_le_bytes(b.try_into().ok()?))
+                });
+                match off {
+                    Some(o) => {
+                        tls_descriptors.insert(slot, o);
+                    }
+                    None => {
+                        tls_descriptors.remove(&slot);
                     }
                 }
             }
@@ -164,7 +212,8 @@ impl<'a> PluginFile<'a> {
     }
 
     /// The offset in the thread-local block of the variable whose TLS
-    /// descriptor is the GOT slot at `addr` (aarch64's `:tlsdesc:`).
+    /// descriptor (aarch64's `:tlsdesc:`) or `tls_index` (x86-64's and
+    /// riscv64's argument of `__tls_get_addr`) is the GOT slot at `addr`.
     pub fn tls_descriptor(&self, addr: u64) -> Option<u64> {
         self.tls_descriptors.get(&addr).copied()
     }

@@ -304,6 +304,10 @@ pub(crate) enum Abs {
     Obj(usize, i64),
     /// The stack pointer on entry plus `.0`.
     Stack(i64),
+    /// The memory the allocator call at `.0` returned (or this thread's
+    /// TLS block, [`super::heap::TLS`]) plus `.1`: an address that may
+    /// be stored ([`super::heap`]).
+    Heap(u64, i64),
 }
 
 impl Abs {
@@ -321,6 +325,7 @@ impl Abs {
             Abs::File(a) => Abs::File(a.wrapping_add(c as u64)),
             Abs::Obj(o, off) => Abs::Obj(o, off.wrapping_add(c)),
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
+            Abs::Heap(site, off) => Abs::Heap(site, off.wrapping_add(c)),
             Abs::Unknown => Abs::Unknown,
         }
     }

@@ -277,6 +277,30 @@ pub fn use_static(regs: &mut Registers, r: &Region) -> Vec<Instr> {
     vec![flag(regs, Expr::Not(Box::new(l)), HeapError::UseAfterFree)]
 }
 
+/// The location of `width` bytes at `field` in the region the current
+/// thread's allocation at `site` gave (its TLS block for [`TLS`]), and the
+/// use-after-free check of the access.
+pub fn field_here(
+    regs: &mut Registers,
+    locs: &mut Locations,
+    site: u64,
+    field: i64,
+    width: u8,
+) -> Result<(LocId, Vec<Instr>), String> {
+    let (thread, call) = (locs.heap.thread, locs.heap.call);
+    let r = locs
+        .heap
+        .regions
+        .iter()
+        .find(|r| {
+            r.key.site == site && r.key.thread == thread && (r.key.call == call || site == TLS)
+        })
+        .cloned()
+        .ok_or("uses memory of an allocation that did not run")?;
+    let l = locs.field(r.obj, field, width)?;
+    Ok((l, use_static(regs, &r)))
+}
+
 /// `free(ptr)`, in the current thread (`thread`).
 pub fn free(regs: &mut Registers, locs: &Locations, ptr: Expr) -> Vec<Instr> {
     let mut out = Vec::new();
