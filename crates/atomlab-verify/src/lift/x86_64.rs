@@ -1525,7 +1525,7 @@ impl Machine<'_, '_, '_> {
                 self.write_reg(&mut out, RBP, 8, Val { e: Expr::Reg(s), a }, &mut low);
             }
             Mnemonic::Jmp | Mnemonic::Call
-                if self.heap_call(&inst, st, pc, &mut out, locs.as_deref_mut(), &mut low)? =>
+                if self.heap_call(&inst, st, pc, &mut locs, &mut low)? =>
             {
                 clobber(&mut out);
                 self.heap_result(&inst, st, pc, &mut out);
@@ -1606,8 +1606,7 @@ impl Machine<'_, '_, '_> {
         inst: &Instruction,
         st: &State,
         pc: u64,
-        _out: &mut State,
-        locs: Option<&mut Locations>,
+        locs: &mut Option<&mut Locations>,
         low: &mut Vec<Low>,
     ) -> Result<bool, Refusal> {
         if !self.follow_heap {
@@ -1630,6 +1629,7 @@ impl Machine<'_, '_, '_> {
         let Some(locs) = locs else {
             return Ok(true);
         };
+        let locs: &mut Locations = locs;
         let rax = self.reg(RAX);
         let code = if tls {
             let off = self.tls_offset(st).unwrap_or(0) as i64;
