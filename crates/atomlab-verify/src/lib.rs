@@ -21,7 +21,14 @@
 //! [`lift::x86_64`]), each judged by its own architecture's model
 //! (`aarch64`, `riscv`, `x86tso`) and by `sc`; kinds spsc, refcount and
 //! op in AArch64 files, each with the client [`client`] describes, from
-//! the object as its `new_` leaves it ([`initial`]). A queue whose slots
+//! the object as its `new_` leaves it ([`initial`]). In all three
+//! instruction sets, calls through the PLT to `malloc`, `calloc`,
+//! `aligned_alloc` and `free`, and thread-local storage (aarch64's
+//! TPIDR_EL0 and TLS descriptors, `__tls_get_addr` on x86-64 and riscv64)
+//! give fresh memory per call site, thread and call, or a TLS block per
+//! thread, whose addresses may be stored and followed back (an MCS
+//! lock's queue), with heap misuse checked ([`lift::heap`]); the lock
+//! client runs the file's `free_` at the end. A queue whose slots
 //! are indexed by a register, or whose pop stores through its item
 //! pointer (every ring), is refused by the lifter today, naming the
 //! instruction.

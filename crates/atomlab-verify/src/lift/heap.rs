@@ -18,6 +18,13 @@
 //! to no region gives the address 0, which the checker refuses ("not a
 //! location"), never a silent PASS.
 //!
+//! Thread-local storage is a region too, one per thread ([`TLS`]), its
+//! fields starting from the file's `.tdata`/`.tbss` template (the TLS
+//! block of "ELF Handling For Thread-Local Storage", Drepper, 2013): the
+//! lifters give it for aarch64's TPIDR_EL0 plus a TLS descriptor's offset
+//! (AAELF64, "TLS descriptors") and for `__tls_get_addr`'s result on
+//! x86-64 and riscv64 (the `tls_index` of the GOT slot it is given).
+//!
 //! Checked per thread, in a ghost register ([`ERR`]) that the client's
 //! condition reads: the use of a region of the thread after the thread
 //! freed it, a double free, a `free` of a pointer no allocator returned.
