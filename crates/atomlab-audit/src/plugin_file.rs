@@ -16,7 +16,9 @@
 
 use std::collections::HashMap;
 
-use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionKind};
+use object::{
+    Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationTarget, SectionKind,
+};
 
 use crate::elf::Image;
 use crate::error::AuditError;
@@ -54,6 +56,12 @@ pub struct PluginFile<'a> {
     by_addr: Vec<(u64, u64, String)>,
     /// PLT stub address → the imported function it jumps to.
     plt: HashMap<u64, String>,
+    /// TLS descriptor slot (`R_AARCH64_TLSDESC`) → the offset of its
+    /// variable in the file's thread-local block.
+    tls_descriptors: HashMap<u64, u64>,
+    /// The thread-local block's template: its address, the initialised
+    /// part's bytes (`.tdata`) and its whole size (`.tbss` included).
+    tls: Option<(u64, &'a [u8], u64)>,
 }
 
 impl<'a> PluginFile<'a> {
@@ -95,12 +103,81 @@ impl<'a> PluginFile<'a> {
             Arch::X86_64 => object::elf::R_X86_64_RELATIVE,
             Arch::Riscv64 => object::elf::R_RISCV_RELATIVE,
         };
+        let tls = tls_template(&file);
         let mut relative = HashMap::new();
+        let mut tls_descriptors = HashMap::new();
+        let mut tls_offsets: HashMap<u64, u64> = HashMap::new();
         if let Some(relocs) = file.dynamic_relocations() {
             for (offset, reloc) in relocs {
                 if let object::RelocationFlags::Elf { r_type } = reloc.flags() {
                     if r_type == relative_type && reloc.target() == RelocationTarget::Absolute {
                         relative.insert(offset, reloc.addend() as u64);
+                    }
+                    // AAELF64 "Thread-local storage": R_AARCH64_TLSDESC's
+                    // variable is its symbol's value (an offset in the
+                    // block; none for a static variable) plus the addend.
+                    // x86-64 and RISC-V pass `__tls_get_addr` a tls_index
+                    // {module, offset}: the module's relocation marks the
+                    // slot, the offset is the next word (relocated by
+                    // DTPOFF64/DTPREL64 for a symbol, below).
+                    let (tls_pair, tls_offset) = match image.arch {
+                        Arch::Aarch64 => {
+                            (object::elf::R_AARCH64_TLSDESC, object::elf::R_AARCH64_NONE)
+                        }
+                        Arch::X86_64 => (
+                            object::elf::R_X86_64_DTPMOD64,
+                            object::elf::R_X86_64_DTPOFF64,
+                        ),
+                        Arch::Riscv64 => (
+                            object::elf::R_RISCV_TLS_DTPMOD64,
+                            object::elf::R_RISCV_TLS_DTPREL64,
+                        ),
+                    };
+                    if r_type == tls_pair || r_type == tls_offset {
+                        let base = match reloc.target() {
+                            // A TLS symbol's value is its offset in the
+                            // block (gABI, "Thread-Local Storage").
+                            RelocationTarget::Symbol(i) => file
+                                .dynamic_symbol_table()
+                                .and_then(|t| t.symbol_by_index(i).ok())
+                                .filter(|s| !s.is_undefined())
+                                .map(|s| s.address()),
+                            RelocationTarget::Absolute => Some(0),
+                            _ => None,
+                        };
+                        if let Some(b) = base {
+                            let v = b.wrapping_add(reloc.addend() as u64);
+                            if r_type == tls_offset {
+                                tls_offsets.insert(offset, v);
+                            } else {
+                                tls_descriptors.insert(offset, v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if image.arch != Arch::Aarch64 {
+            // A tls_index's offset: DTPOFF64's value, else the word the
+            // file holds (a module-local variable's offset, or 0 for
+            // local-dynamic's module base).
+            let slots: Vec<u64> = tls_descriptors.keys().copied().collect();
+            for slot in slots {
+                let at = slot + 8;
+                let off = tls_offsets.get(&at).copied().or_else(|| {
+                    let s = sections
+                        .iter()
+                        .find(|s| s.addr <= at && at + 8 <= s.addr + s.size)?;
+                    let o = usize::try_from(at - s.addr).ok()?;
+                    let b = s.bytes.get(o..o + 8)?;
+                    Some(u64::from_le_bytes(b.try_into().ok()?))
+                });
+                match off {
+                    Some(o) => {
+                        tls_descriptors.insert(slot, o);
+                    }
+                    None => {
+                        tls_descriptors.remove(&slot);
                     }
                 }
             }
@@ -129,7 +206,39 @@ impl<'a> PluginFile<'a> {
             symbols,
             by_addr,
             plt,
+            tls_descriptors,
+            tls,
         })
+    }
+
+    /// The offset in the thread-local block of the variable whose TLS
+    /// descriptor (aarch64's `:tlsdesc:`) or `tls_index` (x86-64's and
+    /// riscv64's argument of `__tls_get_addr`) is the GOT slot at `addr`.
+    pub fn tls_descriptor(&self, addr: u64) -> Option<u64> {
+        self.tls_descriptors.get(&addr).copied()
+    }
+
+    /// The size of the file's thread-local block (0: none).
+    pub fn tls_size(&self) -> u64 {
+        self.tls.map_or(0, |t| t.2)
+    }
+
+    /// The initial value of `len` bytes at `offset` in a thread's block
+    /// (the `.tdata` template; zero in `.tbss`), little-endian.
+    pub fn tls_initial(&self, offset: u64, len: usize) -> Option<u64> {
+        let (_, data, size) = self.tls?;
+        if offset.checked_add(len as u64)? > size {
+            return None;
+        }
+        let mut v = [0u8; 8];
+        for (i, b) in v.iter_mut().enumerate().take(len) {
+            *b = usize::try_from(offset + i as u64)
+                .ok()
+                .and_then(|o| data.get(o))
+                .copied()
+                .unwrap_or(0);
+        }
+        Some(u64::from_le_bytes(v))
     }
 
     /// The file's architecture (its ELF header's machine).
@@ -233,6 +342,26 @@ impl<'a> PluginFile<'a> {
         }
         None
     }
+}
+
+/// The thread-local block's template: `.tdata` (bytes) then `.tbss`
+/// (zeros), from the first one's address (the PT_TLS segment's).
+fn tls_template<'a>(file: &object::File<'a>) -> Option<(u64, &'a [u8], u64)> {
+    let mut start = u64::MAX;
+    let mut end = 0u64;
+    let mut data: &'a [u8] = &[];
+    for s in file.sections() {
+        match s.kind() {
+            SectionKind::Tls => {
+                data = s.data().unwrap_or(&[]);
+            }
+            SectionKind::UninitializedTls => {}
+            _ => continue,
+        }
+        start = start.min(s.address());
+        end = end.max(s.address().saturating_add(s.size()));
+    }
+    (start < end).then(|| (start, data, end - start))
 }
 
 #[cfg(test)]

@@ -122,6 +122,7 @@ pub fn advise(
                 initial: b.initial.clone(),
                 origins: b.origins.clone(),
                 lifter: b.lifter,
+                heap_errors: b.heap_errors.clone(),
             };
             let j = judge(&changed, model, opts);
             // A FAIL made to pass, or a PASS that stays one.

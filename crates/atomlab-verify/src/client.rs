@@ -96,6 +96,29 @@ pub struct Built {
     pub origins: Vec<Vec<Option<u64>>>,
     /// The lifter of the file's architecture (to disassemble `origins`).
     pub lifter: &'static dyn lift::Lifter,
+    /// Each thread's heap-error register ([`lift::heap::ERR`]), for the
+    /// threads that allocate or free: nonzero is wrong.
+    pub heap_errors: Vec<StateVar>,
+}
+
+impl Built {
+    /// The broken property, in a sentence, if the final state `vals` (of
+    /// `vars`) is wrong: a heap error first, then the kind's property.
+    pub fn wrong(&self, vars: &[StateVar], vals: &[Value]) -> Option<String> {
+        for e in &self.heap_errors {
+            let Some(Value::Int(bits)) = vars.iter().position(|x| x == e).map(|i| vals[i]) else {
+                continue;
+            };
+            let StateVar::Reg { thread, .. } = e else {
+                continue;
+            };
+            let said = lift::heap::errors(bits);
+            if !said.is_empty() {
+                return Some(format!("heap misuse in T{thread}: {}", said.join("; ")));
+            }
+        }
+        self.property.wrong(vars, vals)
+    }
 }
 
 /// Why a variant cannot be checked.
@@ -345,6 +368,23 @@ fn entry(file: &PluginFile<'_>, v: &Variant, role: &str) -> Result<u64, NotBuilt
     }
 }
 
+/// Where the lock's `free_` is, to lift it: `None` when it is libc's
+/// `free` itself (it frees the object, which the client does not model
+/// beyond that); refused when it is another library's function or NULL
+/// (the ABI requires it).
+fn free_entry(v: &Variant) -> Result<Option<u64>, NotBuilt> {
+    match v.function("free_") {
+        Some(Pointer::Import(name)) if name == "free" => Ok(None),
+        Some(Pointer::Here(a)) => Ok(Some(*a)),
+        Some(Pointer::Import(name)) => Err(NotBuilt::Missing(format!(
+            "free_ is {name}, a function of another library, which verify cannot follow"
+        ))),
+        Some(Pointer::Null) | None => Err(NotBuilt::Missing(
+            "free_ is NULL: the ABI requires it (atomlab calls it once, when no thread uses the lock)".into(),
+        )),
+    }
+}
+
 /// The client of `v` (of `kind`) with `threads` threads of `rounds`
 /// operations each; `lse` chooses outline atomics' path.
 pub fn build(
@@ -389,8 +429,53 @@ fn build_with(
     threads: usize,
     rounds: usize,
     lse: bool,
-    start: impl FnOnce(&mut Locations, usize) -> Result<Initial, NotBuilt>,
+    start: impl Fn(&mut Locations, usize) -> Result<Initial, NotBuilt>,
 ) -> Result<Built, NotBuilt> {
+    // An access through a pointer loaded from memory selects among every
+    // region of the test (lift::heap), so the regions must all be known
+    // when it is lowered: a first pass finds them, a second builds with
+    // them all.
+    let first = build_pass(file, v, kind, lifter, threads, rounds, lse, &start, None)?;
+    let Some(seed) = first.1 else {
+        return Ok(first.0);
+    };
+    let (built, again) = build_pass(
+        file,
+        v,
+        kind,
+        lifter,
+        threads,
+        rounds,
+        lse,
+        &start,
+        Some(&seed),
+    )?;
+    if again.is_some_and(|k| k.0.len() != seed.0.len()) {
+        return Err(NotBuilt::Missing(
+            "the allocations differ between two builds of the same client (verify cannot tell which memory a loaded pointer may point to)".into(),
+        ));
+    }
+    Ok(built)
+}
+
+/// The regions of a first build, and their fields' layout.
+type Seed = (Vec<lift::heap::RegionKey>, Vec<(i64, u8)>);
+
+/// One build of the client; with the regions it made when an access went
+/// through a loaded pointer (then the build must be redone with `seed`
+/// holding them, unless it already did).
+#[allow(clippy::too_many_arguments)]
+fn build_pass(
+    file: &PluginFile<'_>,
+    v: &Variant,
+    kind: Kind,
+    lifter: &'static dyn lift::Lifter,
+    threads: usize,
+    rounds: usize,
+    lse: bool,
+    start: &dyn Fn(&mut Locations, usize) -> Result<Initial, NotBuilt>,
+    seed: Option<&Seed>,
+) -> Result<(Built, Option<Seed>), NotBuilt> {
     let mut c = Client {
         file,
         lifter,
@@ -409,6 +494,22 @@ fn build_with(
     let obj = c.locs.object(name);
     c.locs.stand_ins.push((obj, OBJECT));
     let initial = start(&mut c.locs, obj)?;
+    // new_ is read (above) with allocator calls refused, to find its own;
+    // the client's functions get fresh memory from theirs.
+    c.locs.heap.follow = true;
+    if let Some((keys, layout)) = seed {
+        for k in keys {
+            c.locs.heap.thread = k.thread;
+            c.locs.heap.call = k.call;
+            let r = c.locs.region(k.site, &k.allocator);
+            for &(off, w) in layout {
+                c.locs
+                    .field(r.obj, off, w)
+                    .map_err(|e| NotBuilt::Missing(format!("allocated memory {e}")))?;
+            }
+        }
+    }
+    c.locs.heap.complete = seed.is_some();
     let property = match kind {
         Kind::Lock => c.lock(v, obj, threads, rounds)?,
         Kind::Spsc => c.spsc(v, obj)?,
@@ -416,27 +517,51 @@ fn build_with(
         Kind::Op => c.op(v, obj, threads, rounds)?,
     };
     initial.check_covers(&c.locs, name)?;
-    Ok(Built {
-        test: Test {
-            file: String::new(),
-            arch: lifter.litmus_arch(),
-            name: v.name.clone(),
-            locations: c.locs.names,
-            init: initial.values.clone(),
-            threads: c.threads,
-            observed: Vec::new(),
-            filter: None,
-            condition: Condition {
-                quantifier: Quantifier::Exists,
-                prop: property.condition(),
+    let redo = (c.locs.heap.dynamic && seed.is_none()).then(|| {
+        let keys = c.locs.heap.regions.iter().map(|r| r.key.clone()).collect();
+        (keys, lift::heap::layout(&c.locs))
+    });
+    let mut init = initial.values.clone();
+    init.extend(c.locs.heap_init(file));
+    let heap_errors: Vec<StateVar> = c
+        .threads
+        .iter()
+        .filter_map(|t| {
+            let reg = t.regs.iter().position(|n| n == lift::heap::ERR)?;
+            Some(StateVar::Reg { thread: t.id, reg })
+        })
+        .collect();
+    let mut wrong = vec![property.condition()];
+    wrong.extend(
+        heap_errors
+            .iter()
+            .map(|e| Prop::Atom(e.clone(), CmpOp::Ne, int(0))),
+    );
+    Ok((
+        Built {
+            test: Test {
+                file: String::new(),
+                arch: lifter.litmus_arch(),
+                name: v.name.clone(),
+                locations: c.locs.names,
+                init,
+                threads: c.threads,
+                observed: Vec::new(),
+                filter: None,
+                condition: Condition {
+                    quantifier: Quantifier::Exists,
+                    prop: any(wrong),
+                },
             },
+            reads_lse_flag: c.reads_lse_flag,
+            property,
+            initial,
+            origins: c.origins,
+            lifter,
+            heap_errors,
         },
-        reads_lse_flag: c.reads_lse_flag,
-        property,
-        initial,
-        origins: c.origins,
-        lifter,
-    })
+        redo,
+    ))
 }
 
 /// A client being built: the test's locations and finished threads.
@@ -474,6 +599,8 @@ impl<'c, 'a> Client<'c, 'a> {
         body: impl FnOnce(&mut Call<'_, '_, 'a>) -> Result<(), NotBuilt>,
     ) -> Result<usize, NotBuilt> {
         let id = self.threads.len();
+        self.locs.heap.thread = id;
+        self.locs.heap.call = 0;
         let mut regs = Registers::default();
         let mut code = Vec::new();
         let mut from = Vec::new();
@@ -511,8 +638,16 @@ impl<'c, 'a> Client<'c, 'a> {
     ) -> Result<Property, NotBuilt> {
         let lock_at = entry(self.file, v, "lock")?;
         let unlock_at = entry(self.file, v, "unlock")?;
+        let free_at = free_entry(v)?;
         let data = self.locs.plain("data");
-        for _ in 0..threads {
+        let done: Vec<LocId> = match free_at {
+            Some(_) => (1..threads)
+                .map(|t| self.locs.plain(&format!("done{t}")))
+                .collect(),
+            None => Vec::new(),
+        };
+        for t in 0..threads {
+            let done = &done;
             self.thread(obj, |call| {
                 let r = call.regs.get("data.r");
                 for _ in 0..rounds {
@@ -530,7 +665,10 @@ impl<'c, 'a> Client<'c, 'a> {
                     });
                     call.function(unlock_at)?;
                 }
-                Ok(())
+                match free_at {
+                    Some(at) => call.free_last(t, done, at),
+                    None => Ok(()),
+                }
             })?;
         }
         Ok(Property::Lock {
@@ -786,6 +924,8 @@ impl Call<'_, '_, '_> {
             dst: arg,
             expr: Expr::int(OBJECT),
         });
+        // Each call's allocations are its own (lift::heap).
+        self.locs.heap.call += 1;
         let lifted = self
             .lifter
             .lift(self.file, at, self.obj, self.lse, self.regs, self.locs)
@@ -816,6 +956,49 @@ impl Call<'_, '_, '_> {
         let lifted = self.function_with(at, second);
         self.regs.pointers.clear();
         lifted
+    }
+
+    /// The end of lock client thread `t`: threads 1.. say they are done
+    /// (`done`), thread 0 waits for them (as `pthread_join`) and calls
+    /// `free_` (at `at`) on the unlocked lock, as the ABI says: once,
+    /// when no thread uses it.
+    fn free_last(&mut self, t: usize, done: &[LocId], at: u64) -> Result<(), NotBuilt> {
+        if t > 0 {
+            // ORDERING: release, as a thread's exit before pthread_join:
+            // its critical sections happen before free_.
+            self.code.push(Instr::Store {
+                addr: Expr::Const(Value::Loc(done[t - 1])),
+                value: Expr::int(1),
+                annot: release(),
+            });
+            return Ok(());
+        }
+        let seen = self.regs.get("done.r");
+        for d in done {
+            // ORDERING: acquire, as pthread_join: pairs with the release
+            // above. A wait that reads 0 writes nothing: spin-assume
+            // drops it.
+            let top = self.code.len();
+            self.code.push(Instr::Load {
+                dst: Some(seen),
+                addr: Expr::Const(Value::Loc(*d)),
+                annot: acquire(),
+            });
+            self.code.push(Instr::Branch {
+                cond: Some(Expr::bin(BinOp::Eq, Expr::Reg(seen), Expr::int(0))),
+                target: top,
+            });
+        }
+        self.locs.heap.object_freeable = true;
+        let lifted = self.function(at).map_err(|e| match e {
+            NotBuilt::Refused(r) => NotBuilt::Refused(Refusal {
+                what: format!("free_, which the client runs at the end: {}", r.what),
+                ..r
+            }),
+            other => other,
+        });
+        self.locs.heap.object_freeable = false;
+        lifted.map(|_| ())
     }
 
     /// Jumps back to `top` while the int the last function returned (W0,

@@ -21,7 +21,15 @@
 //! [`lift::x86_64`]), each judged by its own architecture's model
 //! (`aarch64`, `riscv`, `x86tso`) and by `sc`; kinds spsc, refcount and
 //! op in AArch64 files, each with the client [`client`] describes, from
-//! the object as its `new_` leaves it ([`initial`]). A ring's slot
+//! the object as its `new_` leaves it ([`initial`]). In all three
+//! instruction sets, calls through the PLT to `malloc`, `calloc`,
+//! `aligned_alloc` and `free`, and thread-local storage (aarch64's
+//! TPIDR_EL0 and TLS descriptors, `__tls_get_addr` on x86-64 and riscv64)
+//! give fresh memory per call site, thread and call, or a TLS block per
+//! thread, whose addresses may be stored and followed back (an MCS
+//! lock's queue), with heap misuse checked ([`lift::heap`]); the lock
+//! client runs the file's `free_` at the end.
+//! A ring's slot
 //! indexed by a register masked to a few values (`slot[t & (N - 1)]`) is
 //! followed as the field the index picks in each execution, and pop's
 //! store through its item pointer as a store to the client's item
@@ -393,7 +401,7 @@ pub(crate) fn judge(b: &client::Built, model: &str, opts: &Options) -> Judged {
             // distinct ones there are.
             let mut why: Vec<String> = Vec::new();
             for (s, _) in &r.states {
-                if let Some(w) = b.property.wrong(&r.vars, s) {
+                if let Some(w) = b.wrong(&r.vars, s) {
                     if !why.contains(&w) {
                         why.push(w);
                     }

@@ -41,7 +41,7 @@ use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftStyle, SizeCode};
 
 use super::index::{self, Span};
-use super::{Lifted, Locations, Refusal, Registers};
+use super::{heap, Lifted, Locations, Refusal, Registers};
 
 /// Calls nested deeper than this are refused (recursion, or more code
 /// than a lock needs).
@@ -175,6 +175,12 @@ enum Abs {
     /// Object `.0`'s address plus one of the span's offsets (a slot
     /// address computed into a register: `add x9, x0, x9, lsl #3`).
     ObjIdx(usize, Span),
+    /// The memory the allocator call at `.0` returned, plus `.1`
+    /// ([`super::heap`]); [`heap::TLS`] for the thread's TLS block.
+    Heap(u64, i64),
+    /// The resolver of a TLS descriptor for the variable at this offset
+    /// of the thread-local block (loaded from its GOT slot).
+    TlsDesc(u64),
 }
 
 impl Abs {
@@ -194,7 +200,8 @@ impl Abs {
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
             Abs::Idx(s) => Abs::Idx(s.plus(c)),
             Abs::ObjIdx(o, s) => Abs::ObjIdx(o, s.plus(c)),
-            Abs::Unknown => Abs::Unknown,
+            Abs::Heap(site, off) => Abs::Heap(site, off.wrapping_add(c)),
+            Abs::TlsDesc(_) | Abs::Unknown => Abs::Unknown,
         }
     }
 
@@ -301,6 +308,7 @@ pub fn lift(
         lse,
         lse_flag: file.symbol("__aarch64_have_lse_atomics"),
         reads_lse_flag: false,
+        follow_heap: locs.heap.follow,
         regs,
         locs: Some(locs),
         root: entry,
@@ -480,6 +488,8 @@ struct Lifter<'f, 'a, 'r> {
     lse: bool,
     lse_flag: Option<u64>,
     reads_lse_flag: bool,
+    /// Calls to the allocator and `free` are followed ([`heap`]).
+    follow_heap: bool,
     regs: &'r mut Registers,
     /// `None` during the analysis (no location is allocated yet).
     locs: Option<&'r mut Locations>,
@@ -629,6 +639,17 @@ impl Lifter<'_, '_, '_> {
                 if wb { Some(i64::from(off)) } else { None },
             ),
             Operand::RegPostIndex(b, off) => (b, 0, Some(i64::from(off))),
+            Operand::RegRegOffset(b, i, SizeCode::X, ShiftStyle::LSL, 0)
+                if b < 31 && i < 31 && matches!(st.x[i as usize], Abs::Int(_)) =>
+            {
+                // A constant index: a TLS variable's offset from the
+                // thread pointer (`ldr w2, [x3, x0]` after its
+                // descriptor call).
+                let Abs::Int(off) = st.x[i as usize] else {
+                    unreachable!("matched above")
+                };
+                (b, off, None)
+            }
             Operand::RegRegOffset(b, i, sz, style, amount) => {
                 return self.mem_indexed(st, (b, i, sz, style, amount), width, pc)
             }
@@ -676,6 +697,25 @@ impl Lifter<'_, '_, '_> {
                 };
                 Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
             }
+            Abs::Heap(site, field) => {
+                let Some(locs) = self.locs.as_deref_mut() else {
+                    return Ok(Mem::Loc(Expr::int(0)));
+                };
+                let here = locs.heap.regions.iter().find(|r| {
+                    r.key.site == site
+                        && r.key.thread == locs.heap.thread
+                        && (r.key.call == locs.heap.call || site == heap::TLS)
+                });
+                let found = match here.cloned() {
+                    Some(r) => locs.field(r.obj, field, width).map(|l| (r, l)),
+                    None => Err("uses memory of an allocation that did not run".into()),
+                };
+                let (r, l) = found.map_err(|e| self.refuse(pc, e))?;
+                low.extend(heap::use_static(self.regs, &r).into_iter().map(Low::I));
+                let dep = Expr::bin(BinOp::And, Expr::Reg(self.regs.get(&format!("X{base}"))), Expr::int(0));
+                Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
+            }
+            Abs::Unknown if base != 31 => self.dynamic(base, off, width, pc, low),
             Abs::Stack(slot) => Ok(Mem::Stack(slot)),
             Abs::File(a) if flag_ok && (Some(a) == self.lse_flag || self.in_helper_flag_read(a)) => {
                 self.reads_lse_flag = true;
@@ -807,6 +847,131 @@ impl Lifter<'_, '_, '_> {
             None => Ok(Expr::int(0)),
         };
         picked.map(Mem::Loc).map_err(|e| self.refuse(pc, e))
+    }
+
+    /// An access of `width` bytes at `x{base} + off`, a pointer loaded from
+    /// memory: the field of the allocator's region it points to
+    /// ([`heap::select`]); refused when the test has no region.
+    fn dynamic(
+        &mut self,
+        base: u16,
+        off: i64,
+        width: u8,
+        pc: u64,
+        low: &mut Vec<Low>,
+    ) -> Result<Mem, Refusal> {
+        let Some(locs) = self.locs.as_deref_mut() else {
+            return Ok(Mem::Loc(Expr::int(0)));
+        };
+        if locs.heap.complete && locs.heap.regions.is_empty() {
+            return Err(self.refuse(
+                pc,
+                format!("accesses memory at an address verify cannot resolve to a field of the object (base register x{base})"),
+            ));
+        }
+        let ptr = Expr::Reg(self.regs.get(&format!("X{base}")));
+        let (addr, checks) =
+            heap::select(self.regs, locs, ptr, off, width).map_err(|e| self.refuse(pc, e))?;
+        low.extend(checks.into_iter().map(Low::I));
+        Ok(Mem::Loc(addr))
+    }
+
+    /// A call through the PLT to the allocator or `free` at `pc`
+    /// (`tail`: a jump): its effect, or `None` for another function.
+    fn allocator_call(
+        &mut self,
+        ctx: &Ctx,
+        pc: u64,
+        target: u64,
+        tail: bool,
+        out: &mut State,
+        low: &mut Vec<Low>,
+    ) -> Option<Target> {
+        if !self.follow_heap {
+            return None;
+        }
+        let name = self.file.import_at(target)?.to_string();
+        let back = if tail {
+            ret(ctx)
+        } else {
+            Target::Node(ctx.clone(), pc + 4)
+        };
+        let is_alloc = heap::ALLOCATORS.contains(&name.as_str());
+        if !is_alloc && name != "free" {
+            return None;
+        }
+        if let Some(locs) = self.locs.as_deref_mut() {
+            let code = if is_alloc {
+                let r = locs.region(pc, &name);
+                heap::allocate(self.regs, &r, "X0")
+            } else {
+                let ptr = Expr::Reg(self.regs.get("X0"));
+                heap::free(self.regs, locs, ptr)
+            };
+            low.extend(code.into_iter().map(Low::I));
+        }
+        // AAPCS64: X0-X18 and X30 are not preserved across a call.
+        for x in out.x.iter_mut().take(19) {
+            *x = Abs::Unknown;
+        }
+        out.x[30] = Abs::Unknown;
+        if is_alloc {
+            out.x[0] = Abs::Heap(pc, 0);
+        }
+        Some(back)
+    }
+
+    /// The variable offset of the TLS descriptor that an 8-byte load from
+    /// `op` reads the resolver of (`ldr x1, [x0, #:tlsdesc_lo12:v]`).
+    fn tls_descriptor(&self, st: &State, op: &Operand, width: u8) -> Option<u64> {
+        let Operand::RegPreIndex(b, off, false) = *op else {
+            return None;
+        };
+        let Abs::File(a) = st.x.get(b as usize)?.plus(i64::from(off)) else {
+            return None;
+        };
+        (width == 8).then(|| self.file.tls_descriptor(a)).flatten()
+    }
+
+    /// `blr` of a TLS descriptor's resolver (AAELF64 "TLS descriptors":
+    /// X0 the descriptor in, the variable's offset from the thread
+    /// pointer out, every other register but X30 kept).
+    fn tls_call(&mut self, op: &Operand, out: &mut State, low: &mut Vec<Low>) -> bool {
+        let Operand::Register(SizeCode::X, n) = *op else {
+            return false;
+        };
+        let Some(Abs::TlsDesc(off)) = out.x.get(n as usize).copied() else {
+            return false;
+        };
+        let r = self.regs.get("X0");
+        low.push(Low::I(Instr::Assign {
+            dst: r,
+            expr: Expr::int(off as i64),
+        }));
+        out.x[0] = Abs::Int(off as i64);
+        out.x[30] = Abs::Unknown;
+        true
+    }
+
+    /// `mrs xN, tpidr_el0`: the thread pointer, the start of this
+    /// thread's TLS block (a region of its own, [`heap::TLS`]).
+    fn thread_pointer(
+        &mut self,
+        inst: &Instruction,
+        dst: &Operand,
+        out: &mut State,
+        low: &mut Vec<Low>,
+        pc: u64,
+    ) -> Result<bool, Refusal> {
+        if !inst.to_string().contains("tpidr_el0") || !self.follow_heap {
+            return Ok(false);
+        }
+        let base = match self.locs.as_deref_mut() {
+            Some(locs) => locs.tls_region(self.file).base,
+            None => 0,
+        };
+        self.dst(out, dst, Expr::int(base), Abs::Heap(heap::TLS, 0), low, pc)?;
+        Ok(true)
     }
 
     /// A stripped file has no `__aarch64_have_lse_atomics` symbol: the
@@ -1201,6 +1366,18 @@ impl Lifter<'_, '_, '_> {
                     _ => plain,
                 };
                 let flag_ok = matches!(inst.opcode, Opcode::LDRB);
+                if let Some(off) = self.tls_descriptor(st, &ops[1], width) {
+                    // The descriptor's resolver, called next (`blr`).
+                    self.dst(
+                        &mut out,
+                        &ops[0],
+                        Expr::int(0),
+                        Abs::TlsDesc(off),
+                        &mut low,
+                        pc,
+                    )?;
+                    return Ok(Step { low, out, next });
+                }
                 let m = self.mem(&mut out, &ops[1], width, pc, &mut low, flag_ok)?;
                 let dst = self.reg_dst(&ops[0]).map(|d| d.0);
                 let n = match ops[0] {
@@ -1457,7 +1634,10 @@ impl Lifter<'_, '_, '_> {
             }
             Opcode::B => {
                 let t = pc_target(&ops[0]).ok_or_else(|| self.refuse(pc, format!("{inst}")))?;
-                next = self.call(ctx, pc, t, true)?;
+                next = match self.allocator_call(ctx, pc, t, true, &mut out, &mut low) {
+                    Some(back) => Some(back),
+                    None => self.call(ctx, pc, t, true)?,
+                };
             }
             Opcode::BL => {
                 let t = pc_target(&ops[0]).ok_or_else(|| self.refuse(pc, format!("{inst}")))?;
@@ -1465,7 +1645,10 @@ impl Lifter<'_, '_, '_> {
                 // Calls clobber the caller-saved registers (AAPCS64); the
                 // inlined callee's own code says what it writes, so only
                 // an import needs this.
-                next = self.call(ctx, pc, t, false)?;
+                next = match self.allocator_call(ctx, pc, t, false, &mut out, &mut low) {
+                    Some(back) => Some(back),
+                    None => self.call(ctx, pc, t, false)?,
+                };
             }
             Opcode::Bcc(c) => {
                 let t = pc_target(&ops[0]).ok_or_else(|| self.refuse(pc, format!("{inst}")))?;
@@ -1513,6 +1696,8 @@ impl Lifter<'_, '_, '_> {
                 }
                 next = Some(ret(ctx));
             }
+            Opcode::BLR if self.tls_call(&ops[0], &mut out, &mut low) => {}
+            Opcode::MRS if self.thread_pointer(&inst, &ops[0], &mut out, &mut low, pc)? => {}
             Opcode::BR | Opcode::BLR => {
                 return Err(self.refuse(
                     pc,

@@ -310,6 +310,10 @@ pub(crate) enum Abs {
     /// Object `.0`'s address plus one of the span's offsets (a ring's
     /// slot address computed into a register).
     ObjIdx(usize, Span),
+    /// The memory the allocator call at `.0` returned (or this thread's
+    /// TLS block, [`super::heap::TLS`]) plus `.1`: an address that may
+    /// be stored ([`super::heap`]).
+    Heap(u64, i64),
 }
 
 impl Abs {
@@ -362,6 +366,7 @@ impl Abs {
             Abs::Stack(off) => Abs::Stack(off.wrapping_add(c)),
             Abs::Idx(s) => Abs::Idx(s.plus(c)),
             Abs::ObjIdx(o, s) => Abs::ObjIdx(o, s.plus(c)),
+            Abs::Heap(site, off) => Abs::Heap(site, off.wrapping_add(c)),
             Abs::Unknown => Abs::Unknown,
         }
     }

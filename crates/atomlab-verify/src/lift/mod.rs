@@ -14,6 +14,7 @@
 
 pub mod aarch64;
 mod flow;
+pub mod heap;
 pub mod index;
 pub mod riscv64;
 pub mod x86_64;
@@ -141,6 +142,8 @@ pub struct Locations {
     /// an address computed from it with an index is compared against
     /// that integer plus each offset the index can give.
     pub stand_ins: Vec<(usize, i64)>,
+    /// Regions from the allocator ([`heap`]).
+    pub heap: heap::Heap,
 }
 
 impl Locations {
@@ -153,6 +156,23 @@ impl Locations {
     /// The integer the client passes for object `obj`'s address, if any.
     pub fn stand_in(&self, obj: usize) -> Option<i64> {
         self.stand_ins.iter().find(|s| s.0 == obj).map(|s| s.1)
+    }
+
+    /// The locations of object `obj`'s fields, by offset.
+    pub fn fields_of(&self, obj: usize) -> Vec<LocId> {
+        self.fields_with(obj).into_iter().map(|f| f.1).collect()
+    }
+
+    /// Object `obj`'s fields: (offset, location, width), by offset.
+    pub fn fields_with(&self, obj: usize) -> Vec<(i64, LocId, u8)> {
+        let mut f: Vec<(i64, LocId, u8)> = self
+            .fields
+            .iter()
+            .filter(|((o, _), _)| *o == obj)
+            .map(|((_, off), (l, w))| (*off, *l, *w))
+            .collect();
+        f.sort_unstable();
+        f
     }
 
     /// A plain location that is not part of an object (the client's data).

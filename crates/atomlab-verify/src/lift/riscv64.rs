@@ -41,7 +41,7 @@ use raki::{COpcode, Decode, Isa, OpcodeKind};
 use riscv_decode::Instruction as I;
 
 use super::flow::{self, narrow, narrow_int, sext, sext_int, Abs, Ctx, Low, Step, Target};
-use super::{index, Lifted, Locations, Refusal, Registers};
+use super::{heap, index, Lifted, Locations, Refusal, Registers};
 
 /// The RISC-V (RV64) lifter (see [`super::lifter`]).
 pub struct Riscv64;
@@ -153,6 +153,8 @@ impl super::Lifter for Riscv64 {
             file,
             regs,
             root: entry,
+            follow_heap: locs.heap.follow,
+            pending: Vec::new(),
         };
         let (code, origins) = flow::run(
             &mut m,
@@ -242,6 +244,8 @@ pub fn returned_address(file: &PluginFile<'_>, entry: u64) -> Option<u64> {
         file,
         regs: &mut regs,
         root: entry,
+        follow_heap: false,
+        pending: Vec::new(),
     };
     let start = State {
         x,
@@ -735,6 +739,11 @@ struct Machine<'f, 'a, 'r> {
     file: &'f PluginFile<'a>,
     regs: &'r mut Registers,
     root: u64,
+    /// Calls to the allocator, `free` and `__tls_get_addr` are followed
+    /// ([`super::heap`]).
+    follow_heap: bool,
+    /// Heap checks of the instruction being lowered, to go before it.
+    pending: Vec<Instr>,
 }
 
 impl Machine<'_, '_, '_> {
@@ -801,6 +810,29 @@ impl Machine<'_, '_, '_> {
                     dep,
                 )))
             }
+            Abs::Heap(site, field) => {
+                let Some(locs) = locs else {
+                    return Ok(Mem::Loc(Expr::int(0)));
+                };
+                let (l, checks) = heap::field_here(self.regs, locs, site, field, width)
+                    .map_err(|e| self.refuse(pc, e))?;
+                self.pending.extend(checks);
+                let dep = Expr::bin(BinOp::And, self.read(rs1), Expr::int(0));
+                Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
+            }
+            Abs::Unknown if self.follow_heap && rs1 != 0 => {
+                let Some(locs) = locs else {
+                    return Ok(Mem::Loc(Expr::int(0)));
+                };
+                if locs.heap.complete && locs.heap.regions.is_empty() {
+                    return Err(self.refuse(pc, format!("accesses memory at an address verify cannot resolve to a field of the object (base register {})", ABI[rs1 as usize])));
+                }
+                let ptr = self.read(rs1);
+                let (addr, checks) = heap::select(self.regs, locs, ptr, imm, width)
+                    .map_err(|e| self.refuse(pc, e))?;
+                self.pending.extend(checks);
+                Ok(Mem::Loc(addr))
+            }
             Abs::Stack(slot) => Ok(Mem::Stack(slot)),
             Abs::File(a) => Err(self.refuse(
                 pc,
@@ -859,6 +891,18 @@ impl Machine<'_, '_, '_> {
             width,
             ..Annot::default()
         };
+        if let Some((t, tail)) = call_target(&inst, st, pc) {
+            if self.heap_call(t, st, pc, &mut locs, &mut low)? {
+                clobber(&mut out);
+                out.x[10] = self.heap_result(t, st, pc);
+                next = Some(if tail {
+                    flow::ret(ctx)
+                } else {
+                    Target::Node(ctx.clone(), pc.wrapping_add(len))
+                });
+                return Ok(Step { low, out, next });
+            }
+        }
         match inst {
             Inst::Nop => {}
             Inst::Lui { rd, imm } => {
@@ -1253,6 +1297,88 @@ impl Machine<'_, '_, '_> {
 /// After a call to a function of another library that is followed
 /// (sched_yield): the registers the RISC-V psABI lets a callee change
 /// (ra, t0–t6, a0–a7) are unknown.
+/// Where a `jal`/`jalr` at `pc` that calls (`ra`) or tail-calls
+/// (`zero`) a known address goes, and whether it is a tail call.
+fn call_target(inst: &Inst, st: &State, pc: u64) -> Option<(u64, bool)> {
+    let (rd, t) = match *inst {
+        Inst::Jal { rd, off } => (rd, pc.wrapping_add(off as u64)),
+        Inst::Jalr { rd, rs1, imm } => match st.x[rs1 as usize].plus(imm) {
+            Abs::File(t) => (rd, t),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    (rd <= 1).then_some((t, rd == 0))
+}
+
+impl Machine<'_, '_, '_> {
+    /// The import at `t`, if it is one that [`super::heap`] follows
+    /// (`malloc`, `calloc`, `aligned_alloc`, `free`, `__tls_get_addr`):
+    /// lowers its effect and says so.
+    fn heap_call(
+        &mut self,
+        t: u64,
+        st: &State,
+        pc: u64,
+        locs: &mut Option<&mut Locations>,
+        low: &mut Vec<Low>,
+    ) -> Result<bool, Refusal> {
+        if !self.follow_heap {
+            return Ok(false);
+        }
+        let Some(name) = self.file.import_at(flow::resolve(self.file, t)) else {
+            return Ok(false);
+        };
+        let name = name.to_string();
+        let tls = name == "__tls_get_addr";
+        if !(heap::ALLOCATORS.contains(&name.as_str()) || name == "free" || tls) {
+            return Ok(false);
+        }
+        if tls && self.tls_offset(st).is_none() {
+            return Err(self.refuse(pc, "calls __tls_get_addr with an argument that is not a TLS slot of the file (not followed)".into()));
+        }
+        let Some(locs) = locs else {
+            return Ok(true);
+        };
+        let locs: &mut Locations = locs;
+        let a0 = self.regs.get(ABI[10]);
+        let code = if tls {
+            let off = self.tls_offset(st).unwrap_or(0) as i64;
+            let base = locs.tls_region(self.file).base;
+            vec![Instr::Assign {
+                dst: a0,
+                expr: Expr::int(base + off),
+            }]
+        } else if name == "free" {
+            let ptr = self.read(10);
+            heap::free(self.regs, locs, ptr)
+        } else {
+            let r = locs.region(pc, &name);
+            heap::allocate(self.regs, &r, ABI[10])
+        };
+        low.extend(code.into_iter().map(Low::I));
+        Ok(true)
+    }
+
+    /// The offset of the TLS variable whose `tls_index` `a0` points to.
+    fn tls_offset(&self, st: &State) -> Option<u64> {
+        match st.x[10] {
+            Abs::File(a) => self.file.tls_descriptor(a),
+            _ => None,
+        }
+    }
+
+    /// What the analysis knows of `a0` after a call [`Self::heap_call`]
+    /// followed.
+    fn heap_result(&self, t: u64, st: &State, pc: u64) -> Abs {
+        match self.file.import_at(flow::resolve(self.file, t)) {
+            Some("__tls_get_addr") => Abs::Heap(heap::TLS, self.tls_offset(st).unwrap_or(0) as i64),
+            Some(n) if heap::ALLOCATORS.contains(&n) => Abs::Heap(pc, 0),
+            _ => Abs::Unknown,
+        }
+    }
+}
+
 fn clobber(out: &mut State) {
     for n in [1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31] {
         out.x[n] = Abs::Unknown;
@@ -1280,7 +1406,13 @@ impl flow::Machine for Machine<'_, '_, '_> {
         st: &State,
         locs: Option<&mut Locations>,
     ) -> Result<Step<State>, Refusal> {
-        self.lower(ctx, pc, st, locs)
+        self.pending.clear();
+        let mut step = self.lower(ctx, pc, st, locs)?;
+        // The heap checks read the pointer before the instruction writes.
+        let mut low: Vec<Low> = self.pending.drain(..).map(Low::I).collect();
+        low.append(&mut step.low);
+        step.low = low;
+        Ok(step)
     }
 
     fn file(&self) -> &PluginFile<'_> {

@@ -42,7 +42,7 @@ use iced_x86::{Decoder, DecoderOptions, Instruction, MemorySize, Mnemonic, OpKin
 
 use super::flow::{self, narrow, narrow_int, sext, sext_int, Abs, Ctx, Low, Step, Target};
 use super::index::{self, Span};
-use super::{Lifted, Locations, Refusal, Registers};
+use super::{heap, Lifted, Locations, Refusal, Registers};
 
 /// The x86-64 lifter (see [`super::lifter`]).
 pub struct X86_64;
@@ -100,6 +100,8 @@ impl super::Lifter for X86_64 {
             file,
             regs,
             root: entry,
+            follow_heap: locs.heap.follow,
+            pending: Vec::new(),
         };
         let (code, origins) = flow::run(
             &mut m,
@@ -131,6 +133,8 @@ pub fn returned_address(file: &PluginFile<'_>, entry: u64) -> Option<u64> {
         file,
         regs: &mut regs,
         root: entry,
+        follow_heap: false,
+        pending: Vec::new(),
     };
     let start = State {
         r,
@@ -316,6 +320,11 @@ struct Machine<'f, 'a, 'r> {
     file: &'f PluginFile<'a>,
     regs: &'r mut Registers,
     root: u64,
+    /// Calls to the allocator, `free` and `__tls_get_addr` are followed
+    /// ([`super::heap`]).
+    follow_heap: bool,
+    /// Heap checks of the instruction being lowered, to go before it.
+    pending: Vec<Instr>,
 }
 
 fn name(inst: &Instruction) -> String {
@@ -410,6 +419,34 @@ impl Machine<'_, '_, '_> {
                     Expr::Const(Value::Loc(l)),
                     dep,
                 )))
+            }
+            (Abs::Heap(site, field), base) => {
+                let Some(locs) = locs else {
+                    return Ok(Mem::Loc(Expr::int(0)));
+                };
+                let (l, checks) = heap::field_here(self.regs, locs, site, field, width)
+                    .map_err(|e| self.refuse(pc, e))?;
+                self.pending.extend(checks);
+                let dep = Expr::bin(BinOp::And, Expr::Reg(self.reg(base)), Expr::int(0));
+                Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
+            }
+            (Abs::Unknown, base)
+                if self.follow_heap
+                    && inst.memory_index() == Register::None
+                    && gpr(inst.memory_base()).is_some_and(|(_, w)| w == 8) =>
+            {
+                let Some(locs) = locs else {
+                    return Ok(Mem::Loc(Expr::int(0)));
+                };
+                if locs.heap.complete && locs.heap.regions.is_empty() {
+                    return Err(self.refuse(pc, format!("{}: accesses memory at an address verify cannot resolve to a field of the object", name(inst))));
+                }
+                let ptr = Expr::Reg(self.reg(base));
+                let disp = inst.memory_displacement64() as i64;
+                let (addr, checks) = heap::select(self.regs, locs, ptr, disp, width)
+                    .map_err(|e| self.refuse(pc, e))?;
+                self.pending.extend(checks);
+                Ok(Mem::Loc(addr))
             }
             (Abs::Stack(slot), _) => Ok(Mem::Stack(slot)),
             (Abs::File(a), _) => Err(self.refuse(
@@ -1554,6 +1591,18 @@ impl Machine<'_, '_, '_> {
                 out.r[RSP] = Abs::Stack(sp.wrapping_add(8));
                 self.write_reg(&mut out, RBP, 8, Val { e: Expr::Reg(s), a }, &mut low);
             }
+            Mnemonic::Jmp | Mnemonic::Call
+                if self.heap_call(&inst, st, pc, &mut locs, &mut low)? =>
+            {
+                clobber(&mut out);
+                self.heap_result(&inst, st, pc, &mut out);
+                next = Some(if inst.mnemonic() == Mnemonic::Jmp {
+                    out.r[RSP] = st.r[RSP].plus(8);
+                    flow::ret(ctx)
+                } else {
+                    Target::Node(ctx.clone(), after)
+                });
+            }
             Mnemonic::Jmp => {
                 let t = flow::resolve(self.file, self.target(&inst, st, pc)?);
                 if self.file.import_at(t).is_some() {
@@ -1615,6 +1664,81 @@ impl Machine<'_, '_, '_> {
 
 /// After a call to a function of another library: the registers the
 /// System V x86-64 psABI (3.2.1) lets a callee change are unknown.
+impl Machine<'_, '_, '_> {
+    /// The import a call or jump `inst` goes to, if it is one that
+    /// [`super::heap`] follows (`malloc`, `calloc`, `aligned_alloc`,
+    /// `free`, `__tls_get_addr`): lowers its effect and says so.
+    fn heap_call(
+        &mut self,
+        inst: &Instruction,
+        st: &State,
+        pc: u64,
+        locs: &mut Option<&mut Locations>,
+        low: &mut Vec<Low>,
+    ) -> Result<bool, Refusal> {
+        if !self.follow_heap {
+            return Ok(false);
+        }
+        let Ok(t) = self.target(inst, st, pc) else {
+            return Ok(false);
+        };
+        let Some(name) = self.file.import_at(flow::resolve(self.file, t)) else {
+            return Ok(false);
+        };
+        let name = name.to_string();
+        let tls = name == "__tls_get_addr";
+        if !(heap::ALLOCATORS.contains(&name.as_str()) || name == "free" || tls) {
+            return Ok(false);
+        }
+        if tls && self.tls_offset(st).is_none() {
+            return Err(self.refuse(pc, "calls __tls_get_addr with an argument that is not a TLS slot of the file (not followed)".into()));
+        }
+        let Some(locs) = locs else {
+            return Ok(true);
+        };
+        let locs: &mut Locations = locs;
+        let rax = self.reg(RAX);
+        let code = if tls {
+            let off = self.tls_offset(st).unwrap_or(0) as i64;
+            let base = locs.tls_region(self.file).base;
+            vec![Instr::Assign {
+                dst: rax,
+                expr: Expr::int(base + off),
+            }]
+        } else if name == "free" {
+            let ptr = Expr::Reg(self.reg(RDI));
+            heap::free(self.regs, locs, ptr)
+        } else {
+            let r = locs.region(pc, &name);
+            heap::allocate(self.regs, &r, GPR[RAX])
+        };
+        low.extend(code.into_iter().map(Low::I));
+        Ok(true)
+    }
+
+    /// The offset of the TLS variable whose `tls_index` `rdi` points to.
+    fn tls_offset(&self, st: &State) -> Option<u64> {
+        match st.r[RDI] {
+            Abs::File(a) => self.file.tls_descriptor(a),
+            _ => None,
+        }
+    }
+
+    /// What the analysis knows of `rax` after a call [`Self::heap_call`]
+    /// followed.
+    fn heap_result(&mut self, inst: &Instruction, st: &State, pc: u64, out: &mut State) {
+        let name = self
+            .target(inst, st, pc)
+            .ok()
+            .and_then(|t| self.file.import_at(flow::resolve(self.file, t)));
+        out.r[RAX] = match name {
+            Some("__tls_get_addr") => Abs::Heap(heap::TLS, self.tls_offset(st).unwrap_or(0) as i64),
+            Some(n) if heap::ALLOCATORS.contains(&n) => Abs::Heap(pc, 0),
+            _ => Abs::Unknown,
+        };
+    }
+}
+
 fn clobber(out: &mut State) {
     for n in [0, 1, 2, 6, 7, 8, 9, 10, 11] {
         out.r[n] = Abs::Unknown;
@@ -1648,7 +1772,13 @@ impl flow::Machine for Machine<'_, '_, '_> {
         st: &State,
         locs: Option<&mut Locations>,
     ) -> Result<Step<State>, Refusal> {
-        self.lower(ctx, pc, st, locs)
+        self.pending.clear();
+        let mut step = self.lower(ctx, pc, st, locs)?;
+        // The heap checks read the pointer before the instruction writes.
+        let mut low: Vec<Low> = self.pending.drain(..).map(Low::I).collect();
+        low.append(&mut step.low);
+        step.low = low;
+        Ok(step)
     }
 
     fn file(&self) -> &PluginFile<'_> {
