@@ -30,6 +30,7 @@ pub mod advise;
 pub mod client;
 pub mod counterexample;
 pub mod descriptor;
+pub mod export;
 pub mod initial;
 pub mod lift;
 
