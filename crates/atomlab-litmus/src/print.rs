@@ -262,3 +262,136 @@ pub(crate) fn assemble(test: &Test, threads: Vec<Printed>) -> String {
     out.push('\n');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::*;
+    use crate::parse;
+
+    /// The memory events of a test's threads, in order, with their
+    /// annotations and location names: what printing must keep.
+    fn accesses(t: &Test) -> Vec<Vec<String>> {
+        let loc = |e: &Expr, t: &Test, th: &Thread| -> String {
+            // The location an address names: a constant, a register
+            // holding one from the start, or either plus a dependency.
+            fn find(e: &Expr, t: &Test, th: &Thread) -> Option<String> {
+                match e {
+                    Expr::Const(Value::Loc(l)) => Some(t.locations[*l].clone()),
+                    Expr::Reg(r) => match th.init_value(*r) {
+                        Value::Loc(l) => Some(t.locations[l].clone()),
+                        Value::Int(_) => None,
+                    },
+                    Expr::Bin(BinOp::Add, a, b) => find(a, t, th).or_else(|| find(b, t, th)),
+                    _ => None,
+                }
+            }
+            find(e, t, th).unwrap_or_else(|| "?".into())
+        };
+        t.threads
+            .iter()
+            .map(|th| {
+                th.code
+                    .iter()
+                    .filter_map(|i| match i {
+                        Instr::Load { addr, annot, .. } => Some(format!(
+                            "R {} acq={} q={} x={}",
+                            loc(addr, t, th),
+                            annot.acquire,
+                            annot.acquire_pc,
+                            annot.exclusive
+                        )),
+                        Instr::Store { addr, annot, .. } => {
+                            Some(format!("W {} rel={}", loc(addr, t, th), annot.release))
+                        }
+                        Instr::StoreExclusive { addr, annot, .. } => {
+                            Some(format!("WX {} rel={}", loc(addr, t, th), annot.release))
+                        }
+                        Instr::Rmw {
+                            addr,
+                            op,
+                            read,
+                            write,
+                            ..
+                        } => Some(format!(
+                            "RMW {op:?} {} {} {}",
+                            loc(addr, t, th),
+                            read.acquire,
+                            write.release
+                        )),
+                        Instr::Cas {
+                            addr, read, write, ..
+                        } => Some(format!(
+                            "CAS {} {} {}",
+                            loc(addr, t, th),
+                            read.acquire,
+                            write.release
+                        )),
+                        Instr::Fence(f) => Some(f.to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn round_trip(src: &str) -> String {
+        let t = parse("in.litmus", src).expect("the source parses");
+        let printed = super::print(&t).expect("the test prints");
+        let back = parse("out.litmus", &printed)
+            .unwrap_or_else(|e| panic!("the printed test parses back: {e}\n{printed}"));
+        assert_eq!(accesses(&t), accesses(&back), "{printed}");
+        assert_eq!(t.condition_text(), back.condition_text(), "{printed}");
+        printed
+    }
+
+    #[test]
+    fn aarch64_accesses_barriers_and_branches_survive_printing() {
+        let p = round_trip(
+            "AArch64 T\n{ x=0; y=0; 0:X1=x; 0:X3=y; 1:X1=y; 1:X3=x; }\n\
+             P0                | P1 ;\n\
+             MOV W0,#1         | LDAR W0,[X1] ;\n\
+             STR W0,[X1]       | EOR W4,W0,W0 ;\n\
+             DMB ISHST         | LDR W2,[X3,X4] ;\n\
+             L0:               | CBNZ W0,L1 ;\n\
+             LDAXR W5,[X3]     | LDAPR W6,[X3] ;\n\
+             STLXR W6,W0,[X3]  | L1: ;\n\
+             CBNZ W6,L9        | SWPAL W0,W7,[X1] ;\n\
+             L9:               | CASA X8,X0,[X1] ;\n\
+             LDADDL W0,W9,[X1] | DMB ISHLD ;\n\
+             CMP W9,#2         | ;\n\
+             B.HI L0           | ;\n\
+             exists (1:X0=1 /\\ 1:X2=0)\n",
+        );
+        assert!(p.contains("LDR X2,[X7,X4]") || p.contains(",X4]"), "{p}");
+        assert!(p.contains("B.HI L0_"), "{p}");
+    }
+
+    #[test]
+    fn riscv_accesses_fences_and_amos_survive_printing() {
+        let p = round_trip(
+            "RISCV T\n{ x=0; y=0; 0:x5=x; 0:x6=y; 1:x5=y; 1:x6=x; }\n\
+             P0              | P1 ;\n\
+             li x7,1         | lw x7,0(x5) ;\n\
+             sw x7,0(x5)     | xor x8,x7,x7 ;\n\
+             fence rw,w      | add x9,x6,x8 ;\n\
+             sw x7,0(x6)     | lw x10,0(x9) ;\n\
+             lr.w.aq x11,0(x5) | amoswap.w.aqrl x12,x7,0(x6) ;\n\
+             sc.w.rl x13,x7,0(x5) | fence.tso ;\n\
+             bne x13,x0,L0   | ;\n\
+             L0:             | ;\n\
+             exists (1:x7=1 /\\ 1:x10=0)\n",
+        );
+        assert!(p.contains("lr.w.aq"), "{p}");
+    }
+
+    #[test]
+    fn a_c_test_is_refused_by_name() {
+        let t = parse(
+            "c.litmus",
+            "C T\n{}\nP0 (atomic_int* x) { atomic_store(x, 1); }\nexists (x=1)\n",
+        )
+        .unwrap();
+        let e = super::print(&t).unwrap_err();
+        assert!(e.to_string().contains("only AArch64 and RISCV"), "{e}");
+    }
+}

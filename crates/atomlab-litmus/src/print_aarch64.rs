@@ -245,16 +245,16 @@ impl Gen<'_> {
         match addr {
             Expr::Const(Value::Loc(l)) => Ok(format!("[{}]", self.base(*l))),
             Expr::Bin(BinOp::Add, x, y) if !plain => {
-                let (l, e) = match (&**x, &**y) {
-                    (Expr::Const(Value::Loc(l)), e) | (e, Expr::Const(Value::Loc(l))) => (*l, e),
-                    _ => return Ok(format!("[{}]", self.value(addr, None)?)),
+                // The location (or base register) first, the offset or
+                // dependency second: `[Xbase,Xdep]`.
+                let (x, y) = match (&**x, &**y) {
+                    (e, l @ Expr::Const(Value::Loc(_))) => (l, e),
+                    (a, b) => (a, b),
                 };
-                let b = self.base(l);
-                match self.opnd(e)? {
+                let b = self.reg(x, false)?;
+                match self.opnd(y)? {
                     Opnd::Imm(0) => Ok(format!("[{b}]")),
-                    Opnd::Imm(_) => Err(self.ctx.err(
-                        "a location's address plus a constant: fields are locations of their own",
-                    )),
+                    Opnd::Imm(k) => Ok(format!("[{b},#{k}]")),
                     Opnd::Reg(r) => Ok(format!("[{b},{r}]")),
                 }
             }
