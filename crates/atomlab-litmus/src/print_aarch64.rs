@@ -82,7 +82,9 @@ fn thread(test: &Test, t: usize) -> Result<Printed, PrintError> {
         match own(n) {
             Some(_) => names.push(n.clone()),
             None => names.push(free.pop().ok_or_else(|| {
-                ctx.err(format!("more than 31 registers: no X register left for {n}"))
+                ctx.err(format!(
+                    "more than 31 registers: no X register left for {n}"
+                ))
             })?),
         }
     }
@@ -393,9 +395,7 @@ impl Gen<'_> {
                 let l = labels[target].clone();
                 match cond {
                     None => self.emit(format!("B {l}")),
-                    Some(Expr::Bin(op @ (BinOp::Eq | BinOp::Ne), x, y))
-                        if **y == Expr::int(0) =>
-                    {
+                    Some(Expr::Bin(op @ (BinOp::Eq | BinOp::Ne), x, y)) if **y == Expr::int(0) => {
                         let r = self.reg(x, false)?;
                         let m = if *op == BinOp::Eq { "CBZ" } else { "CBNZ" };
                         self.emit(format!("{m} {r},{l}"));

@@ -63,9 +63,10 @@ fn thread(test: &Test, t: usize) -> Result<Printed, PrintError> {
     for n in &th.regs {
         match own(n) {
             Some(d) => names.push(format!("x{d}")),
-            None => names.push(free.pop().ok_or_else(|| {
-                ctx.err(format!("more than 31 registers: none left for {n}"))
-            })?),
+            None => names
+                .push(free.pop().ok_or_else(|| {
+                    ctx.err(format!("more than 31 registers: none left for {n}"))
+                })?),
         }
     }
     let mut bases = BTreeMap::new();
@@ -287,9 +288,9 @@ impl Gen<'_> {
                     let o = ordering(annot.acquire, annot.release);
                     self.emit(format!("lr.{}{o} {d},{a}", width(annot.width)));
                 } else if annot.acquire || annot.release || annot.acquire_pc {
-                    return Err(self.ctx.err(
-                        "an ordered plain load (RISC-V orders loads with fences or lr.aq)",
-                    ));
+                    return Err(self
+                        .ctx
+                        .err("an ordered plain load (RISC-V orders loads with fences or lr.aq)"));
                 } else {
                     self.emit(format!("l{} {d},{a}", width(annot.width)));
                 }
@@ -381,19 +382,20 @@ impl Gen<'_> {
                 let l = labels[target].clone();
                 match cond {
                     None => self.emit(format!("j {l}")),
-                    Some(Expr::Bin(op, x, y)) if matches!(
-                        op,
-                        BinOp::Eq
-                            | BinOp::Ne
-                            | BinOp::Lt
-                            | BinOp::Ge
-                            | BinOp::Ult
-                            | BinOp::Uge
-                            | BinOp::Gt
-                            | BinOp::Le
-                            | BinOp::Ugt
-                            | BinOp::Ule
-                    ) =>
+                    Some(Expr::Bin(op, x, y))
+                        if matches!(
+                            op,
+                            BinOp::Eq
+                                | BinOp::Ne
+                                | BinOp::Lt
+                                | BinOp::Ge
+                                | BinOp::Ult
+                                | BinOp::Uge
+                                | BinOp::Gt
+                                | BinOp::Le
+                                | BinOp::Ugt
+                                | BinOp::Ule
+                        ) =>
                     {
                         let rx = self.reg(x)?;
                         let ry = self.reg(y)?;

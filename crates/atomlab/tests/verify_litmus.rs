@@ -73,13 +73,8 @@ fn check(model: &str, file: &Path) -> String {
         model,
         file.to_str().unwrap(),
     ]);
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "check {} --json: {e}\n{}",
-            file.display(),
-            stderr(&o)
-        )
-    });
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("check {} --json: {e}\n{}", file.display(), stderr(&o)));
     doc["records"][0]["parameters"]["observation"]
         .as_str()
         .unwrap_or("?")
@@ -143,7 +138,11 @@ fn cross_check(
                 compared += 1;
             }
             "REFUSED" => assert!(
-                !file.exists() && notes.contains(&format!("not written: {}", file.file_name().unwrap().to_string_lossy())),
+                !file.exists()
+                    && notes.contains(&format!(
+                        "not written: {}",
+                        file.file_name().unwrap().to_string_lossy()
+                    )),
                 "{name} {}: a REFUSED variant has no export, and the notes say so\n{notes}",
                 r.variant
             ),
@@ -159,7 +158,14 @@ fn cross_check(
 #[test]
 fn aarch64_llsc_locks_export_to_litmus_with_verifys_verdicts() {
     let flags = ["-O2", "-mno-outline-atomics"];
-    if let Some(n) = cross_check(AARCH64, "verify_locks.c", "llsc", &flags, "aarch64", "aarch64") {
+    if let Some(n) = cross_check(
+        AARCH64,
+        "verify_locks.c",
+        "llsc",
+        &flags,
+        "aarch64",
+        "aarch64",
+    ) {
         assert!(n >= 8, "every lock of the zoo compared ({n})");
     }
 }
@@ -167,7 +173,14 @@ fn aarch64_llsc_locks_export_to_litmus_with_verifys_verdicts() {
 #[test]
 fn aarch64_lse_locks_export_to_litmus_with_verifys_verdicts() {
     let flags = ["-O2", "-march=armv8.1-a"];
-    if let Some(n) = cross_check(AARCH64, "verify_locks.c", "lse", &flags, "aarch64", "aarch64") {
+    if let Some(n) = cross_check(
+        AARCH64,
+        "verify_locks.c",
+        "lse",
+        &flags,
+        "aarch64",
+        "aarch64",
+    ) {
         assert!(n >= 8, "every lock of the zoo compared ({n})");
     }
 }
@@ -175,7 +188,14 @@ fn aarch64_lse_locks_export_to_litmus_with_verifys_verdicts() {
 #[test]
 fn aarch64_outline_atomics_export_both_cpus() {
     let flags = ["-O2", "-moutline-atomics"];
-    if let Some(n) = cross_check(AARCH64, "verify_locks.c", "outline", &flags, "aarch64", "aarch64") {
+    if let Some(n) = cross_check(
+        AARCH64,
+        "verify_locks.c",
+        "outline",
+        &flags,
+        "aarch64",
+        "aarch64",
+    ) {
         assert!(n >= 16, "every lock, with and without LSE ({n})");
     }
 }
@@ -183,17 +203,41 @@ fn aarch64_outline_atomics_export_both_cpus() {
 #[test]
 fn aarch64_refcount_and_op_export_with_verifys_verdicts() {
     let flags = ["-O2", "-mno-outline-atomics"];
-    if let Some(n) = cross_check(AARCH64, "verify_kinds.c", "kinds", &flags, "aarch64", "aarch64") {
-        assert!(n >= 5, "refcount, refcount-relaxed-put and the three ops ({n})");
+    if let Some(n) = cross_check(
+        AARCH64,
+        "verify_kinds.c",
+        "kinds",
+        &flags,
+        "aarch64",
+        "aarch64",
+    ) {
+        assert!(
+            n >= 5,
+            "refcount, refcount-relaxed-put and the three ops ({n})"
+        );
     }
 }
 
 #[test]
 fn riscv64_locks_export_with_verifys_verdicts() {
-    if let Some(n) = cross_check(RISCV, "verify_locks.c", "riscv-locks", &["-O2"], "riscv", "riscv64") {
+    if let Some(n) = cross_check(
+        RISCV,
+        "verify_locks.c",
+        "riscv-locks",
+        &["-O2"],
+        "riscv",
+        "riscv64",
+    ) {
         assert!(n >= 7, "the locks ({n})");
     }
-    if let Some(n) = cross_check(RISCV, "verify_arch.c", "riscv-arch", &["-O2"], "riscv", "riscv64") {
+    if let Some(n) = cross_check(
+        RISCV,
+        "verify_arch.c",
+        "riscv-arch",
+        &["-O2"],
+        "riscv",
+        "riscv64",
+    ) {
         assert!(n >= 3, "fenced, exported, racy ({n})");
     }
 }
@@ -254,7 +298,8 @@ fn recorded_herd7_verdicts_match_check_and_todays_export() {
         else {
             continue;
         };
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("litmus-fixture-{build}"));
+        let dir =
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("litmus-fixture-{build}"));
         let _ = verify(&so, model, &dir);
         for f in &files {
             let name = f.file_name().unwrap();
