@@ -90,29 +90,13 @@ pub fn litmus_test(plugin: &Plugin<'_>, v: &Variant, lse: Option<bool>, b: &Buil
     );
     let mut finished = Vec::new();
     for th in &mut t.threads {
-        let n = th.code.len();
-        let back = th
-            .code
-            .iter()
-            .enumerate()
-            .any(|(i, ins)| matches!(ins, Instr::Branch { target, .. } if *target <= i));
-        if !back {
+        let back = back_edges(&th.code);
+        if back.is_empty() {
             continue;
-        }
-        for (i, ins) in th.code.iter_mut().enumerate() {
-            if let Instr::Branch { target, .. } = ins {
-                if *target <= i {
-                    // Past the `done` write: the execution is filtered.
-                    *target = n + 1;
-                }
-            }
         }
         th.regs.push("%done".into());
         let done = th.regs.len() - 1;
-        th.code.push(Instr::Assign {
-            dst: done,
-            expr: Expr::int(1),
-        });
+        th.code = cut_loops(&th.code, &back, done);
         finished.push(Prop::Atom(
             StateVar::Reg {
                 thread: th.id,
@@ -140,4 +124,152 @@ pub fn litmus_text(
     b: &Built,
 ) -> Result<String, atomlab_litmus::PrintError> {
     atomlab_litmus::print(&litmus_test(plugin, v, lse, b))
+}
+
+/// The successors of instruction `i` in `code` (`code.len()` is the end).
+fn successors(code: &[Instr], i: usize) -> Vec<usize> {
+    match &code[i] {
+        Instr::Branch { cond: None, target } => vec![*target],
+        Instr::Branch {
+            cond: Some(_),
+            target,
+        } => vec![i + 1, *target],
+        _ => vec![i + 1],
+    }
+}
+
+/// The loops' back edges (from, to): the edges a depth-first walk from
+/// the first instruction finds going to an instruction still on its
+/// path. Lifted code is laid out as it was inlined, so a jump to an
+/// earlier index is not necessarily a loop (a helper's return to its
+/// caller's continuation) and a fall-through can close one.
+fn back_edges(code: &[Instr]) -> std::collections::BTreeSet<(usize, usize)> {
+    let n = code.len();
+    let mut back = std::collections::BTreeSet::new();
+    if n == 0 {
+        return back;
+    }
+    // 0: not seen, 1: on the path, 2: done.
+    let mut state = vec![0u8; n];
+    let mut stack: Vec<(usize, Vec<usize>)> = vec![(0, successors(code, 0))];
+    state[0] = 1;
+    while let Some((u, succ)) = stack.last_mut() {
+        let u = *u;
+        match succ.pop() {
+            Some(v) if v >= n => {}
+            Some(v) => match state[v] {
+                0 => {
+                    state[v] = 1;
+                    stack.push((v, successors(code, v)));
+                }
+                1 => {
+                    back.insert((u, v));
+                }
+                _ => {}
+            },
+            None => {
+                state[u] = 2;
+                stack.pop();
+            }
+        }
+    }
+    back
+}
+
+/// `code` with each back edge sent past a final `done := 1`: a branch's
+/// target changed, a fall-through given a jump of its own.
+fn cut_loops(
+    code: &[Instr],
+    back: &std::collections::BTreeSet<(usize, usize)>,
+    done: usize,
+) -> Vec<Instr> {
+    let n = code.len();
+    let falls = |i: usize| !matches!(code[i], Instr::Branch { cond: None, .. });
+    let cut_fall = |i: usize| falls(i) && back.contains(&(i, i + 1));
+    let mut at = vec![0; n + 1];
+    let mut pos = 0;
+    for (i, a) in at.iter_mut().enumerate().take(n) {
+        *a = pos;
+        pos += if cut_fall(i) { 2 } else { 1 };
+    }
+    at[n] = pos;
+    let cut = pos + 1;
+    let mut out = Vec::with_capacity(cut);
+    for (i, ins) in code.iter().enumerate() {
+        let mut ins = ins.clone();
+        if let Instr::Branch { target, .. } = &mut ins {
+            *target = if back.contains(&(i, *target)) {
+                cut
+            } else {
+                at[*target]
+            };
+        }
+        out.push(ins);
+        if cut_fall(i) {
+            out.push(Instr::Branch {
+                cond: None,
+                target: cut,
+            });
+        }
+    }
+    out.push(Instr::Assign {
+        dst: done,
+        expr: Expr::int(1),
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jump(cond: bool, target: usize) -> Instr {
+        Instr::Branch {
+            cond: cond.then(|| Expr::Reg(0)),
+            target,
+        }
+    }
+
+    fn nop() -> Instr {
+        Instr::Assign {
+            dst: 0,
+            expr: Expr::Reg(0),
+        }
+    }
+
+    #[test]
+    fn a_jump_back_to_a_continuation_is_not_a_loop() {
+        // 0: jump 3; 1: nop; 2: jump 5 (end); 3: nop; 4: jump 1 (back in
+        // index order, but 1 is not on the path: the helper's return).
+        let code = vec![jump(false, 3), nop(), jump(false, 5), nop(), jump(false, 1)];
+        assert!(back_edges(&code).is_empty());
+    }
+
+    #[test]
+    fn a_retry_loop_is_cut_past_the_done_write() {
+        // 0: nop; 1: nop; 2: if r0 jump 0; end.
+        let code = vec![nop(), nop(), jump(true, 0)];
+        let back = back_edges(&code);
+        assert_eq!(back.into_iter().collect::<Vec<_>>(), vec![(2, 0)]);
+        let cut = cut_loops(&code, &back_edges(&code), 1);
+        assert_eq!(cut.len(), 4);
+        assert_eq!(cut[2], jump(true, 4));
+        assert!(matches!(cut[3], Instr::Assign { dst: 1, .. }));
+    }
+
+    #[test]
+    fn a_loop_closed_by_falling_through_gets_a_jump() {
+        // A loop whose back edge is a fall-through: 0: jump 2; 1: nop
+        // (falls into 2, on the path); 2: if r0 jump 4; 3: jump 1.
+        let code = vec![jump(false, 2), nop(), jump(true, 4), jump(false, 1)];
+        let back = back_edges(&code);
+        assert_eq!(back.into_iter().collect::<Vec<_>>(), vec![(1, 2)]);
+        let cut = cut_loops(&code, &back_edges(&code), 1);
+        // 0: jump 3; 1: nop; 2: jump cut; 3: if r0 jump end; 4: jump 1;
+        // 5: done; cut = 6.
+        assert_eq!(cut[0], jump(false, 3));
+        assert_eq!(cut[2], jump(false, 6));
+        assert_eq!(cut[3], jump(true, 5));
+        assert_eq!(cut[4], jump(false, 1));
+    }
 }
