@@ -319,3 +319,52 @@ fn recorded_herd7_verdicts_match_check_and_todays_export() {
     );
     assert!(herd_checked >= locks);
 }
+
+#[test]
+fn an_x86_64_plugin_is_verified_and_its_clients_named_as_not_written() {
+    let Some(so) = build_plugin(
+        verify_support::HOST,
+        "verify_locks.c",
+        "plugins-verify-litmus",
+        "x86_64",
+        &["-O2"],
+    ) else {
+        return;
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("litmus-x86_64");
+    let (rows, notes) = verify(&so, "x86tso", &dir);
+    assert!(rows.iter().any(|r| r.verdict == "PASS"), "{notes}");
+    assert!(
+        notes.contains("not written: tas-x86_64.litmus")
+            && notes.contains("only AArch64 and RISCV tests are printed"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn a_litmus_directory_that_cannot_be_made_is_bad_input() {
+    let Some(so) = build_plugin(
+        AARCH64,
+        "verify_locks.c",
+        "plugins-verify-litmus",
+        "bad-dir",
+        &["-O2", "-mno-outline-atomics"],
+    ) else {
+        return;
+    };
+    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("litmus-a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let inside = file.join("sub");
+    cli_support::assert_bad_input(
+        &[
+            "verify",
+            "--plugin",
+            so.to_str().unwrap(),
+            "--variant",
+            "tas",
+            "--litmus",
+            inside.to_str().unwrap(),
+        ],
+        &["--litmus", "cannot create the directory"],
+    );
+}
