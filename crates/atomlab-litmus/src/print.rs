@@ -26,8 +26,7 @@ use std::collections::BTreeMap;
 use crate::ast::*;
 
 /// Why a test cannot be printed in its dialect.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{test}: cannot print P{thread} instruction {index} ({instr}) as {arch}: {message}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrintError {
     /// The test's name.
     pub test: String,
@@ -43,6 +42,26 @@ pub struct PrintError {
     pub message: String,
 }
 
+impl std::fmt::Display for PrintError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.instr.is_empty() {
+            write!(
+                f,
+                "{}: cannot print {}: {}",
+                self.test, self.arch, self.message
+            )
+        } else {
+            write!(
+                f,
+                "{}: cannot print P{} instruction {} ({}) as {}: {}",
+                self.test, self.thread, self.index, self.instr, self.arch, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for PrintError {}
+
 /// Prints `test` as a herd7 litmus file of its architecture (AArch64 or
 /// RISCV); other architectures are an error.
 pub fn print(test: &Test) -> Result<String, PrintError> {
@@ -55,7 +74,7 @@ pub fn print(test: &Test) -> Result<String, PrintError> {
             thread: 0,
             index: 0,
             instr: String::new(),
-            message: "only AArch64 and RISCV tests are printed".into(),
+            message: "only AArch64 and RISCV tests are printed (herd7's X86_64 and C printers are not written yet)".into(),
         }),
     }
 }

@@ -225,7 +225,7 @@ mod tests {
 
     fn jump(cond: bool, target: usize) -> Instr {
         Instr::Branch {
-            cond: cond.then(|| Expr::Reg(0)),
+            cond: cond.then_some(Expr::Reg(0)),
             target,
         }
     }

@@ -335,7 +335,7 @@ fn an_x86_64_plugin_is_verified_and_its_clients_named_as_not_written() {
     let (rows, notes) = verify(&so, "x86tso", &dir);
     assert!(rows.iter().any(|r| r.verdict == "PASS"), "{notes}");
     assert!(
-        notes.contains("not written: tas-x86_64.litmus")
+        notes.contains("not written: tas-x86-64.litmus")
             && notes.contains("only AArch64 and RISCV tests are printed"),
         "{notes}"
     );
