@@ -211,17 +211,14 @@ pub(crate) fn labels(thread: usize, code: &[Instr]) -> BTreeMap<usize, String> {
 /// The whole file from the threads' printed code.
 pub(crate) fn assemble(test: &Test, threads: Vec<Printed>) -> String {
     let locs = location_names(test);
-    let value = |v: Value| match v {
-        Value::Int(i) => i.to_string(),
-        Value::Loc(l) => locs[l].clone(),
-    };
-    // The condition and filter in the printed names: the test with its
-    // registers and locations renamed prints them as herd7 does.
+    // The condition, filter and values in the printed names: the test
+    // with its registers and locations renamed prints them as herd7 does.
     let mut named = test.clone();
     named.locations = locs.clone();
     for (t, p) in named.threads.iter_mut().zip(&threads) {
         t.regs = p.names.clone();
     }
+    let value = |v: Value| named.value_name(v);
     let mut out = String::new();
     out.push_str(&format!(
         "{} {}\n",
@@ -298,7 +295,7 @@ mod tests {
                     Expr::Const(Value::Loc(l)) => Some(t.locations[*l].clone()),
                     Expr::Reg(r) => match th.init_value(*r) {
                         Value::Loc(l) => Some(t.locations[l].clone()),
-                        Value::Int(_) => None,
+                        _ => None,
                     },
                     Expr::Bin(BinOp::Add, a, b) => find(a, t, th).or_else(|| find(b, t, th)),
                     _ => None,

@@ -172,10 +172,19 @@ impl Gen<'_> {
 
     fn opnd(&mut self, e: &Expr) -> Result<Opnd, PrintError> {
         Ok(match e {
-            Expr::Const(Value::Int(k)) => Opnd::Imm(*k),
-            Expr::Const(Value::Loc(l)) => Opnd::Reg(self.base(*l)),
+            Expr::Const(v) => {
+                if let Value::Int(k) = v {
+                    Opnd::Imm(*k)
+                } else if let Value::Loc(l) = v {
+                    Opnd::Reg(self.base(*l))
+                } else {
+                    return Err(self
+                        .ctx
+                        .err("a symbolic value (results carry them, code never)"));
+                }
+            }
             Expr::Reg(r) => Opnd::Reg(self.names[*r].clone()),
-            _ => Opnd::Reg(self.value(e, None)?),
+            Expr::Not(_) | Expr::Bin(..) => Opnd::Reg(self.value(e, None)?),
         })
     }
 

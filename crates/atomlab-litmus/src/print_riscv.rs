@@ -151,15 +151,24 @@ impl Gen<'_> {
     /// `e` in a register (`x0` for 0).
     fn reg(&mut self, e: &Expr) -> Result<String, PrintError> {
         match e {
-            Expr::Const(Value::Int(0)) => Ok("x0".into()),
-            Expr::Const(Value::Int(k)) => {
-                let t = self.temp()?;
-                self.emit(format!("li {t},{k}"));
-                Ok(t)
+            Expr::Const(v) => {
+                if let Value::Int(k) = v {
+                    if *k == 0 {
+                        return Ok("x0".into());
+                    }
+                    let t = self.temp()?;
+                    self.emit(format!("li {t},{k}"));
+                    Ok(t)
+                } else if let Value::Loc(l) = v {
+                    Ok(self.bases[l].clone())
+                } else {
+                    Err(self
+                        .ctx
+                        .err("a symbolic value (results carry them, code never)"))
+                }
             }
-            Expr::Const(Value::Loc(l)) => Ok(self.bases[l].clone()),
             Expr::Reg(r) => Ok(self.names[*r].clone()),
-            _ => self.value(e, None),
+            Expr::Not(_) | Expr::Bin(..) => self.value(e, None),
         }
     }
 
