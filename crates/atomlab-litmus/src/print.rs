@@ -401,6 +401,31 @@ mod tests {
     }
 
     #[test]
+    fn a_comparison_times_a_location_prints_as_csel() {
+        // What the lifter makes of a ring's slot: `(i == 1) * y`.
+        let mut t = parse(
+            "in.litmus",
+            "AArch64 T\n{ y=0; 0:X1=1; }\n P0 ;\n MOV X0,#1 ;\nexists (y=1)\n",
+        )
+        .unwrap();
+        let y = t.locations.iter().position(|l| l == "y").unwrap();
+        let pick = Expr::bin(
+            BinOp::Mul,
+            Expr::bin(BinOp::Eq, Expr::Reg(1), Expr::int(1)),
+            Expr::Const(Value::Loc(y)),
+        );
+        t.threads[0].code.push(Instr::Store {
+            addr: Expr::bin(BinOp::Add, Expr::int(0), pick),
+            value: Expr::Reg(0),
+            annot: Annot::default(),
+        });
+        let p = super::print(&t).unwrap();
+        assert!(p.contains("CSEL "), "{p}");
+        assert!(!p.contains("MUL"), "{p}");
+        parse("out.litmus", &p).unwrap_or_else(|e| panic!("{e}\n{p}"));
+    }
+
+    #[test]
     fn a_c_test_is_refused_by_name() {
         let t = parse(
             "c.litmus",

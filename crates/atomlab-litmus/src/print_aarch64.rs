@@ -152,6 +152,19 @@ fn cond_code(op: BinOp) -> Option<&'static str> {
     })
 }
 
+/// `(comparison, other)` when one factor of a product is a comparison
+/// (0 or 1).
+fn boolean_factor<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
+    let is_cmp = |e: &Expr| matches!(e, Expr::Bin(op, ..) if cond_code(*op).is_some());
+    if is_cmp(a) {
+        Some((a, b))
+    } else if is_cmp(b) {
+        Some((b, a))
+    } else {
+        None
+    }
+}
+
 impl Gen<'_> {
     fn emit(&mut self, s: String) {
         self.lines.push(s);
@@ -234,6 +247,13 @@ impl Gen<'_> {
                     let ra = self.reg(a, false)?;
                     let ob = self.opnd(b)?;
                     self.emit(format!("{m} {d},{ra},{}", ob.text()));
+                } else if let (BinOp::Mul, Some((c, x))) = (op, boolean_factor(a, b)) {
+                    // A comparison times a value (the lifter's choice of
+                    // a ring's slot: `(i == 2) * slot2`): the value or 0,
+                    // a CSEL on the comparison.
+                    let rx = self.reg(x, true)?;
+                    let cc = self.compare(c)?;
+                    self.emit(format!("CSEL {d},{rx},XZR,{cc}"));
                 } else if let Some(cc) = cond_code(*op) {
                     let ra = self.reg(a, false)?;
                     let ob = self.opnd(b)?;
