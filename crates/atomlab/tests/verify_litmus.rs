@@ -4,7 +4,9 @@
 //! (Never for PASS, Sometimes or Always for FAIL) on every zoo variant
 //! verify answers: the aarch64 builds of verify_locks.c (LL/SC, LSE,
 //! outline atomics with and without LSE) and verify_kinds.c (refcount,
-//! op; the rings are REFUSED and written as nothing), and the riscv64
+//! op, and the rings: a ring the lifter refuses is written as nothing
+//! and named in the notes, a ring it lifts is exported and compared like
+//! the rest), and the riscv64
 //! builds of verify_locks.c and verify_arch.c.
 //!
 //! herd7's verdicts on the same exports are recorded under
