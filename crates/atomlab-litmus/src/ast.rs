@@ -846,6 +846,13 @@ impl Test {
         out
     }
 
+    /// A proposition (a `filter`'s) as herd prints a condition's.
+    pub fn prop_text(&self, p: &Prop) -> String {
+        let mut out = String::with_capacity(64);
+        self.write_prop(&mut out, p, true);
+        out
+    }
+
     /// The terms of a chain, with those of the chains of the same kind
     /// nested in it (`(a \/ b) \/ c` is printed `a \/ b \/ c`).
     fn flatten<'p>(&self, p: &'p Prop, and: bool, out: &mut Vec<&'p Prop>) {

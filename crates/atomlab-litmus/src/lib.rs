@@ -40,6 +40,9 @@ mod c;
 mod error;
 pub mod inputs;
 mod parse;
+pub mod print;
+mod print_aarch64;
+mod print_riscv;
 mod riscv;
 mod scan;
 mod x86_64;
@@ -47,6 +50,7 @@ mod x86_64;
 pub use ast::*;
 pub use error::ParseError;
 pub use parse::parse;
+pub use print::{print, PrintError};
 
 /// The largest litmus file read (16 MiB): real tests are a few KB, and a
 /// device or a runaway generator's output is refused instead of filling

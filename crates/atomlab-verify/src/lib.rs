@@ -16,6 +16,10 @@
 //! call, a function of another library, an instruction or address it
 //! cannot resolve; named, with its address). Never a silent PASS.
 //!
+//! A second opinion: [`export`] writes each client as a herd7 litmus test
+//! in the file's own assembly (`--litmus DIR`), which `atomlab check` and
+//! herd7 judge with their own AArch64 and RISC-V models.
+//!
 //! Supported today: kind `lock` in AArch64, RV64 and x86-64 files (the
 //! instruction sets of [`lift::aarch64`], [`lift::riscv64`] and
 //! [`lift::x86_64`]), each judged by its own architecture's model
@@ -40,6 +44,7 @@ pub mod advise;
 pub mod client;
 pub mod counterexample;
 pub mod descriptor;
+pub mod export;
 pub mod initial;
 pub mod lift;
 

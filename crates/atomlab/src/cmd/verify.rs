@@ -49,6 +49,14 @@ pub struct VerifyArgs {
     /// program order, reads-from and coherence.
     #[arg(long, value_name = "DIR")]
     pub dot: Option<PathBuf>,
+    /// Write each variant's client as a herd7 litmus test in the file's
+    /// own assembly (AArch64 or RISCV) into DIR
+    /// (VARIANT-ARCH[-lse|-nolse].litmus): the condition is the client's
+    /// (exists a wrong final state: herd7's Never is PASS), each loop cut
+    /// at its first iteration by a filter (spin-assume). `atomlab check`
+    /// and `herd7 -model aarch64.cat` (riscv.cat) judge it.
+    #[arg(long, value_name = "DIR")]
+    pub litmus: Option<PathBuf>,
 }
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
@@ -91,12 +99,24 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             ))
         })?;
     }
+    if let Some(dir) = &args.litmus {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "--litmus {}: cannot create the directory",
+                dir.display()
+            ))
+        })?;
+    }
     let sha = atomlab_stress::plugin::load::sha256_hex(&data);
     let mut rows = Vec::new();
     for v in variants {
         eprintln!("atomlab verify: {} ({})", v.name, models.join(", "));
         rows.extend(plugin.check(v, &models, &opts));
     }
+    let exports = match &args.litmus {
+        Some(dir) => Some(export_litmus(&plugin, &opts, dir)?),
+        None => None,
+    };
     let mut records = Vec::new();
     let mut status = ExitStatus::Ok;
     let mut graphs = Vec::new();
@@ -244,9 +264,63 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             ),
         });
     }
+    if let (Some(dir), Some((written, skipped))) = (&args.litmus, exports) {
+        report.notes.push(match written.len() {
+            0 => format!("--litmus {}: no client to write", dir.display()),
+            n => format!(
+                "--litmus: {n} litmus test(s) of the clients: {}",
+                written.join(", ")
+            ),
+        });
+        for s in skipped {
+            report.notes.push(format!("--litmus: not written: {s}"));
+        }
+    }
     Ok(CommandOutput {
         report,
         status,
         people: Box::new(crate::render::show),
     })
+}
+
+/// Writes each selected variant's client into `dir` as a litmus test
+/// (atomlab_verify::export); returns the files written and, for each
+/// client not written, why (a REFUSED variant, an architecture or an
+/// instruction with no printer).
+fn export_litmus(
+    plugin: &Plugin<'_>,
+    opts: &Options,
+    dir: &std::path::Path,
+) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    use atomlab_verify::export;
+    let mut written = Vec::new();
+    let mut skipped = Vec::new();
+    for v in plugin.select(opts)? {
+        for (lse, built) in export::clients(plugin, v, opts) {
+            let name = export::file_name(plugin, &v.name, lse);
+            let b = match built {
+                Ok(b) => b,
+                Err(atomlab_verify::client::NotBuilt::Refused(r)) => {
+                    skipped.push(format!("{name}: the variant is refused ({r})"));
+                    continue;
+                }
+                Err(atomlab_verify::client::NotBuilt::Missing(why)) => {
+                    skipped.push(format!("{name}: {why}"));
+                    continue;
+                }
+            };
+            match export::litmus_text(plugin, v, lse, &b) {
+                Ok(text) => {
+                    let file = dir.join(&name);
+                    std::fs::write(&file, text).map_err(|e| {
+                        anyhow::Error::new(e)
+                            .context(format!("--litmus: cannot write {}", file.display()))
+                    })?;
+                    written.push(file.display().to_string());
+                }
+                Err(e) => skipped.push(format!("{name}: {e}")),
+            }
+        }
+    }
+    Ok((written, skipped))
 }
