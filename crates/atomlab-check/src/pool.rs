@@ -31,6 +31,8 @@ pub(crate) fn judge(
         unpruned: false,
         // Litmus tests keep the step bound for their loops.
         loops: None,
+        // check lists every final state, as herd7 does.
+        stop_at_first: false,
     };
     let jobs = opts
         .jobs

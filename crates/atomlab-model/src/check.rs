@@ -468,6 +468,9 @@ fn run(
                         rec.record(acc, k, &x, &state, holds, thin.as_ref());
                     }
                 }
+                if rec.decided(&accs) {
+                    break;
+                }
                 // Next per-location choice.
                 let mut l = 0;
                 loop {
@@ -485,6 +488,9 @@ fn run(
                     break;
                 }
             }
+        }
+        if rec.decided(&accs) {
+            break;
         }
         // Next trace combination.
         let mut i = 0;
@@ -521,6 +527,10 @@ fn run(
             }
             let observation = if acc.pos == 0 {
                 Observation::Never
+            } else if opts.stop_at_first {
+                // The search may have stopped at the first execution that
+                // satisfied the condition: whether all do is not known.
+                Observation::Sometimes
             } else if acc.neg == 0 {
                 Observation::Always
             } else {

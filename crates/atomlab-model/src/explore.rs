@@ -277,6 +277,9 @@ impl Search<'_, '_> {
 
     /// Picks the source of read number `i` onwards.
     fn reads_from(&mut self, i: usize, alive: u64) -> Result<(), CheckError> {
+        if self.rec.decided(self.accs) {
+            return Ok(());
+        }
         if i == self.reads.len() {
             return self.last_writes(0, &mut vec![0; self.rec.nl], alive);
         }
@@ -292,6 +295,9 @@ impl Search<'_, '_> {
         let r = self.reads[i];
         for k in 0..self.sources[i].len() {
             self.tick()?;
+            if self.rec.decided(self.accs) {
+                break;
+            }
             let w = self.sources[i][k];
             self.rf.add(w, r);
             self.src[r] = w;
@@ -375,6 +381,9 @@ impl Search<'_, '_> {
         if l < self.rec.nl {
             let ws = self.loc_writes[l];
             for w in members(ws) {
+                if self.rec.decided(self.accs) {
+                    break;
+                }
                 // Nothing may be forced after the last write.
                 if forced.row(w) & ws != 0 {
                     continue;

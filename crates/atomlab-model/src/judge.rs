@@ -78,6 +78,19 @@ impl Acc {
 }
 
 impl Recorder<'_> {
+    /// With [`CheckOptions::stop_at_first`]: whether every model's answer
+    /// to the condition is already decided (an allowed execution satisfies
+    /// an `exists` or `~exists`, or one violates a `forall`), so nothing
+    /// further can change it. Always false without that option.
+    pub(crate) fn decided(&self, accs: &[Acc]) -> bool {
+        use atomlab_litmus::Quantifier;
+        self.opts.stop_at_first
+            && accs.iter().all(|acc| match self.orig.condition.quantifier {
+                Quantifier::Exists | Quantifier::NotExists => acc.pos > 0,
+                Quantifier::Forall => acc.neg > 0,
+            })
+    }
+
     /// The final state of `x` and whether the proposition holds, or `None`
     /// when the test's filter drops it.
     pub(crate) fn outcome(&self, x: &Execution<'_>) -> Option<(Vec<Value>, bool)> {

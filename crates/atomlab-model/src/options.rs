@@ -31,6 +31,17 @@ pub struct CheckOptions {
     /// spin-assume rule and an unroll bound ([`LoopRule`]), for code lifted
     /// from a binary (`atomlab verify`).
     pub loops: Option<LoopRule>,
+    /// Stop as soon as the test's condition is decided for every model (an
+    /// allowed execution satisfies an `exists` or `~exists`, or one
+    /// violates a `forall`): herd7's `-speedcheck fast`. The result then
+    /// holds the final states found so far, not all of them, and its
+    /// witness is the first execution that decided; `candidates` counts the
+    /// executions examined until then; an observation other than Never is
+    /// Sometimes (whether every execution satisfies the condition is not
+    /// known). For a checker that wants one
+    /// counterexample (`atomlab verify`'s FAIL), as GenMC stops at the
+    /// first error.
+    pub stop_at_first: bool,
 }
 
 /// Spin loops and the unroll bound, for code with loops (`atomlab verify`).

@@ -370,6 +370,10 @@ pub(crate) fn check_options(opts: &Options) -> CheckOptions {
         loops: Some(LoopRule {
             unroll: opts.unroll,
         }),
+        // A FAIL needs one wrong execution, its counterexample: the search
+        // stops there, as GenMC stops at the first error. A PASS still
+        // examines every execution.
+        stop_at_first: true,
         ..CheckOptions::default()
     }
 }
