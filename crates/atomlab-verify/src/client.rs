@@ -458,8 +458,9 @@ fn build_with(
     Ok(built)
 }
 
-/// The regions of a first build, and their fields' layout.
-type Seed = (Vec<lift::heap::RegionKey>, Vec<(i64, u8)>);
+/// The regions of a first build, and their fields' layout (of TLS
+/// blocks, of allocations: [`lift::heap::layout`]).
+type Seed = (Vec<lift::heap::RegionKey>, Vec<(i64, u8)>, Vec<(i64, u8)>);
 
 /// One build of the client; with the regions it made when an access went
 /// through a loaded pointer (then the build must be redone with `seed`
@@ -497,11 +498,16 @@ fn build_pass(
     // new_ is read (above) with allocator calls refused, to find its own;
     // the client's functions get fresh memory from theirs.
     c.locs.heap.follow = true;
-    if let Some((keys, layout)) = seed {
+    if let Some((keys, tls_layout, layout)) = seed {
         for k in keys {
             c.locs.heap.thread = k.thread;
             c.locs.heap.call = k.call;
             let r = c.locs.region(k.site, &k.allocator);
+            let layout = if k.site == lift::heap::TLS {
+                tls_layout
+            } else {
+                layout
+            };
             for &(off, w) in layout {
                 c.locs
                     .field(r.obj, off, w)
@@ -519,7 +525,11 @@ fn build_pass(
     initial.check_covers(&c.locs, name)?;
     let redo = (c.locs.heap.dynamic && seed.is_none()).then(|| {
         let keys = c.locs.heap.regions.iter().map(|r| r.key.clone()).collect();
-        (keys, lift::heap::layout(&c.locs))
+        (
+            keys,
+            lift::heap::layout(&c.locs, true),
+            lift::heap::layout(&c.locs, false),
+        )
     });
     let mut init = initial.values.clone();
     init.extend(c.locs.heap_init(file));

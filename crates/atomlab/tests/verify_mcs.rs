@@ -6,7 +6,9 @@
 //! pointers stored, loaded back and followed through the nodes: verify's
 //! regions for malloc, lift/heap.rs); with the handover relaxed it FAILs
 //! under `aarch64` and PASSes under `sc`; a use of the node after `free`
-//! and a double `free` FAIL under both, named as heap misuse. The same
+//! and a double `free` FAIL under both, named as heap misuse; a node
+//! field only ever written through a pointer loaded from the queue
+//! (`mcs-counted`) is laid out in every node, so that lock PASSes. The same
 //! lock with a `_Thread_local` node (`-fPIC`: a TLS descriptor call and
 //! TPIDR_EL0) passes and fails the same way; a TAS lock that swaps in a
 //! thread-local 1 from `.tdata` passes only if each thread's block starts
@@ -72,6 +74,11 @@ fn check_build(name: &str, flags: &[&str]) {
     all(&out, "mcs", "sc", "PASS");
     all(&out, "mcs-relaxed-handover", "aarch64", "FAIL");
     all(&out, "mcs-relaxed-handover", "sc", "PASS");
+    // A node field written only through a pointer loaded from the queue:
+    // laid out in every node, not taken for a wild pointer (which FAILed
+    // this correct lock before).
+    all(&out, "mcs-counted", "aarch64", "PASS");
+    all(&out, "mcs-counted", "sc", "PASS");
     for m in ["aarch64", "sc"] {
         all(&out, "mcs-tls", m, "PASS");
         all(&out, "tas-tdata", m, "PASS");
@@ -96,6 +103,9 @@ fn check_build(name: &str, flags: &[&str]) {
         "{out}"
     );
     assert!(joined.contains("(double free)"), "{out}");
+    // A heap misuse with the count right says so, not "data ends at 2
+    // instead of 2".
+    assert!(!joined.contains("data ends at 2 instead of 2"), "{out}");
     assert!(
         joined.contains("mcs-noisy-free REFUSED under aarch64")
             && joined.contains("free_, which the client runs at the end: calls puts")
@@ -121,6 +131,7 @@ fn x86_64_build_passes_under_x86tso_relaxed_handover_included() {
         for v in [
             "mcs",
             "mcs-relaxed-handover",
+            "mcs-counted",
             "mcs-tls",
             "mcs-tls-relaxed-handover",
             "mcs-own-free",

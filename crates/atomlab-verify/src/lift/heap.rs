@@ -51,14 +51,38 @@ pub const TLS: u64 = u64::MAX;
 /// The thread's ghost register of heap errors (bits of [`HeapError`]).
 pub const ERR: &str = "heap.err";
 
-/// The fields (offset, width) that accesses of known regions used: every
-/// region of the second pass gets them all, so that an access through a
-/// loaded pointer can select any of them.
-pub fn layout(locs: &Locations) -> Vec<(i64, u8)> {
+/// The fields (offset, width) that accesses of known regions used, and
+/// for allocator regions (`tls` false) those that accesses through loaded
+/// pointers asked for: every region of the second pass gets them all, so
+/// that an access through a loaded pointer can select any of them (a
+/// field reached only through loaded pointers, as a successor's node
+/// field written by its predecessor, included: without it, such an access
+/// found no field and was reported as a wild pointer, a false FAIL).
+///
+/// A loaded pointer's offset is the region's only when the pointer is the
+/// allocation's start and the instruction carries the offset (`str w1,
+/// [x0, #16]`); one computed into the register first (`add x0, x0, #8;
+/// stlr wzr, [x0]`, as AArch64's acquire/release forms need) is seen at
+/// offset 0, and a pointer into a TLS block is not at the block's start.
+/// So such a field is kept only for allocator regions and where it
+/// overlaps no field of a known region (the real one is then among those,
+/// reached at run time through the pointer's value).
+pub fn layout(locs: &Locations, tls: bool) -> Vec<(i64, u8)> {
     let mut out: Vec<(i64, u8)> = Vec::new();
     for r in &locs.heap.regions {
         for (off, _, w) in locs.fields_with(r.obj) {
             if !out.contains(&(off, w)) {
+                out.push((off, w));
+            }
+        }
+    }
+    if !tls {
+        let known = out.clone();
+        for &(off, w) in &locs.heap.selected {
+            let overlaps = known
+                .iter()
+                .any(|&(o, v)| off < o + i64::from(v) && o < off + i64::from(w));
+            if !overlaps && !out.contains(&(off, w)) {
                 out.push((off, w));
             }
         }
@@ -151,6 +175,9 @@ pub struct Heap {
     pub complete: bool,
     /// Some access went through a pointer loaded from memory.
     pub dynamic: bool,
+    /// The fields (offset, width) accesses through loaded pointers asked
+    /// for in the first pass, for [`layout`].
+    pub selected: Vec<(i64, u8)>,
     /// Allocator calls are followed (the client's functions); when not,
     /// the lifter refuses them, as `new_`'s reading needs
     /// ([`crate::initial`]).
@@ -365,7 +392,11 @@ pub fn select(
     let mut addr = Expr::int(0);
     let mut checks = Vec::new();
     if !locs.heap.complete {
-        // The first pass: the regions' fields are not all known yet.
+        // The first pass: the regions' fields are not all known yet; this
+        // one will be, in every region of the second.
+        if !locs.heap.selected.contains(&(offset, width)) {
+            locs.heap.selected.push((offset, width));
+        }
         return Ok((addr, checks));
     }
     let at = Expr::bin(BinOp::Add, ptr, Expr::int(offset));

@@ -29,6 +29,9 @@
 struct mcs_node {
     _Atomic(struct mcs_node *) next;
     _Atomic int locked;
+    /* Written only through a pointer loaded from the queue (by the
+     * predecessor of `mcs-counted`), never through the node's own. */
+    int handed;
 };
 
 struct mcs {
@@ -38,7 +41,7 @@ struct mcs {
 
 static void *mcs_new(void) { return calloc(1, sizeof(struct mcs)); }
 
-#define MCS(NAME, PASS_ORDER, WAIT_ORDER, AFTER_FREE)                        \
+#define MCS(NAME, PASS_ORDER, WAIT_ORDER, AFTER_FREE, BEFORE_PASS)                      \
     static void NAME##_lock(void *p) {                                       \
         struct mcs *l = p;                                                   \
         struct mcs_node *me = malloc(sizeof *me);                            \
@@ -85,6 +88,7 @@ static void *mcs_new(void) { return calloc(1, sizeof(struct mcs)); }
                                                  memory_order_acquire)))     \
                 ;                                                            \
         }                                                                    \
+        BEFORE_PASS;                                                         \
         /* ORDERING: the handover's release side (PASS_ORDER). */          \
         atomic_store_explicit(&next->locked, 0, PASS_ORDER);                 \
         free(me);                                                            \
@@ -92,14 +96,21 @@ static void *mcs_new(void) { return calloc(1, sizeof(struct mcs)); }
     }
 
 /* ORDERING: release/acquire handover: the correct MCS lock. */
-MCS(mcs, memory_order_release, memory_order_acquire, (void)0)
+MCS(mcs, memory_order_release, memory_order_acquire, (void)0, (void)0)
 /* ORDERING: relaxed handover: the bug under test. */
-MCS(mcs_relaxed, memory_order_relaxed, memory_order_relaxed, (void)0)
+MCS(mcs_relaxed, memory_order_relaxed, memory_order_relaxed, (void)0, (void)0)
 /* Reads its node after freeing it (the read's value is unused but the
  * access is the bug). */
 MCS(mcs_uaf, memory_order_release, memory_order_acquire,
-    (void)atomic_load_explicit(&me->locked, memory_order_relaxed))
-MCS(mcs_double, memory_order_release, memory_order_acquire, free(me))
+    (void)atomic_load_explicit(&me->locked, memory_order_relaxed), (void)0)
+MCS(mcs_double, memory_order_release, memory_order_acquire, free(me),
+    (void)0)
+/* The correct lock, whose holder also marks the successor's node before
+ * handing over (a plain store through the pointer loaded from me->next,
+ * ordered before the successor reads anything by the release below): a
+ * field no access through the node's own pointer names. */
+MCS(mcs_counted, memory_order_release, memory_order_acquire, (void)0,
+    next->handed = 1)
 
 /* The MCS lock with a thread-local node: no allocation, no holder. */
 static _Thread_local struct mcs_node tls_node;
@@ -186,6 +197,7 @@ static void noisy_free(void *p) {
 static const struct atomlab_variant variants[] = {
     LOCK("mcs", mcs),
     LOCK("mcs-relaxed-handover", mcs_relaxed),
+    LOCK("mcs-counted", mcs_counted),
     LOCK("mcs-use-after-free", mcs_uaf),
     LOCK("mcs-double-free", mcs_double),
     LOCK("mcs-tls", mcs_tls),
