@@ -181,6 +181,12 @@ enum Abs {
     /// The resolver of a TLS descriptor for the variable at this offset
     /// of the thread-local block (loaded from its GOT slot).
     TlsDesc(u64),
+    /// A doubleword loaded from memory (a pointer the analysis cannot
+    /// follow statically) plus `.0`: an access through it selects a
+    /// field by its value at run time ([`heap::select`]), and `.0` tells
+    /// the layout which field (`add x0, x0, #8; stlr wzr, [x0]`: offset
+    /// 8, where the instruction alone says 0).
+    Loaded(i64),
 }
 
 impl Abs {
@@ -201,6 +207,7 @@ impl Abs {
             Abs::Idx(s) => Abs::Idx(s.plus(c)),
             Abs::ObjIdx(o, s) => Abs::ObjIdx(o, s.plus(c)),
             Abs::Heap(site, off) => Abs::Heap(site, off.wrapping_add(c)),
+            Abs::Loaded(off) => Abs::Loaded(off.wrapping_add(c)),
             Abs::TlsDesc(_) | Abs::Unknown => Abs::Unknown,
         }
     }
@@ -715,7 +722,10 @@ impl Lifter<'_, '_, '_> {
                 let dep = Expr::bin(BinOp::And, Expr::Reg(self.regs.get(&format!("X{base}"))), Expr::int(0));
                 Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
             }
-            Abs::Unknown if base != 31 => self.dynamic(base, off, width, pc, low),
+            Abs::Unknown if base != 31 => self.dynamic(base, off, off, width, pc, low),
+            Abs::Loaded(k) if base != 31 => {
+                self.dynamic(base, off, k.wrapping_add(off), width, pc, low)
+            }
             Abs::Stack(slot) => Ok(Mem::Stack(slot)),
             Abs::File(a) if flag_ok && (Some(a) == self.lse_flag || self.in_helper_flag_read(a)) => {
                 self.reads_lse_flag = true;
@@ -851,11 +861,13 @@ impl Lifter<'_, '_, '_> {
 
     /// An access of `width` bytes at `x{base} + off`, a pointer loaded from
     /// memory: the field of the allocator's region it points to
-    /// ([`heap::select`]); refused when the test has no region.
+    /// ([`heap::select`]), `field` bytes past the loaded pointer; refused
+    /// when the test has no region.
     fn dynamic(
         &mut self,
         base: u16,
         off: i64,
+        field: i64,
         width: u8,
         pc: u64,
         low: &mut Vec<Low>,
@@ -870,8 +882,8 @@ impl Lifter<'_, '_, '_> {
             ));
         }
         let ptr = Expr::Reg(self.regs.get(&format!("X{base}")));
-        let (addr, checks) =
-            heap::select(self.regs, locs, ptr, off, width).map_err(|e| self.refuse(pc, e))?;
+        let (addr, checks) = heap::select(self.regs, locs, ptr, off, field, width)
+            .map_err(|e| self.refuse(pc, e))?;
         low.extend(checks.into_iter().map(Low::I));
         Ok(Mem::Loc(addr))
     }
@@ -1388,7 +1400,12 @@ impl Lifter<'_, '_, '_> {
                     Mem::Loc(addr) => {
                         low.push(Low::I(Instr::Load { dst, addr, annot }));
                         if let Some(n) = n {
-                            out.x[n] = Abs::Unknown;
+                            // A doubleword may be a pointer to follow.
+                            out.x[n] = if width == 8 {
+                                Abs::Loaded(0)
+                            } else {
+                                Abs::Unknown
+                            };
                         }
                     }
                     Mem::Stack(slot) => {

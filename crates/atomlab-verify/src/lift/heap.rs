@@ -60,13 +60,14 @@ pub const ERR: &str = "heap.err";
 /// found no field and was reported as a wild pointer, a false FAIL).
 ///
 /// A loaded pointer's offset is the region's only when the pointer is the
-/// allocation's start and the instruction carries the offset (`str w1,
-/// [x0, #16]`); one computed into the register first (`add x0, x0, #8;
-/// stlr wzr, [x0]`, as AArch64's acquire/release forms need) is seen at
-/// offset 0, and a pointer into a TLS block is not at the block's start.
-/// So such a field is kept only for allocator regions and where it
-/// overlaps no field of a known region (the real one is then among those,
-/// reached at run time through the pointer's value).
+/// allocation's start; it is the instruction's offset plus what the
+/// lifter saw added to the register since the load (`add x0, x0, #8;
+/// stlr wzr, [x0]`, as AArch64's acquire/release forms need), or the
+/// instruction's alone where the lifter does not track that (riscv64's
+/// `addi` before an AMO), and a pointer into a TLS block is not at the
+/// block's start. So such a field is kept only for allocator regions and
+/// where it overlaps no field of a known region (the real one is then
+/// among those, reached at run time through the pointer's value).
 pub fn layout(locs: &Locations, tls: bool) -> Vec<(i64, u8)> {
     let mut out: Vec<(i64, u8)> = Vec::new();
     for r in &locs.heap.regions {
@@ -380,12 +381,16 @@ pub fn free(regs: &mut Registers, locs: &Locations, ptr: Expr) -> Vec<Instr> {
 /// An access of `width` bytes at `ptr + offset`, `ptr` a pointer the
 /// analysis does not know (loaded from memory): the address that selects
 /// the field at `offset` of the region `ptr` points to (0 for none), and
-/// the use-after-free checks of the thread's own regions.
+/// the use-after-free checks of the thread's own regions. `field` is the
+/// access's offset from the pointer as loaded, when the lifter knows it
+/// (`offset` plus what was added to the register since the load), for
+/// [`layout`].
 pub fn select(
     regs: &mut Registers,
     locs: &mut Locations,
     ptr: Expr,
     offset: i64,
+    field: i64,
     width: u8,
 ) -> Result<(Expr, Vec<Instr>), String> {
     locs.heap.dynamic = true;
@@ -394,8 +399,8 @@ pub fn select(
     if !locs.heap.complete {
         // The first pass: the regions' fields are not all known yet; this
         // one will be, in every region of the second.
-        if !locs.heap.selected.contains(&(offset, width)) {
-            locs.heap.selected.push((offset, width));
+        if !locs.heap.selected.contains(&(field, width)) {
+            locs.heap.selected.push((field, width));
         }
         return Ok((addr, checks));
     }

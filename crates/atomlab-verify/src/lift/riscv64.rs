@@ -828,7 +828,7 @@ impl Machine<'_, '_, '_> {
                     return Err(self.refuse(pc, format!("accesses memory at an address verify cannot resolve to a field of the object (base register {})", ABI[rs1 as usize])));
                 }
                 let ptr = self.read(rs1);
-                let (addr, checks) = heap::select(self.regs, locs, ptr, imm, width)
+                let (addr, checks) = heap::select(self.regs, locs, ptr, imm, imm, width)
                     .map_err(|e| self.refuse(pc, e))?;
                 self.pending.extend(checks);
                 Ok(Mem::Loc(addr))

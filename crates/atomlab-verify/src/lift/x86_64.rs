@@ -443,7 +443,7 @@ impl Machine<'_, '_, '_> {
                 }
                 let ptr = Expr::Reg(self.reg(base));
                 let disp = inst.memory_displacement64() as i64;
-                let (addr, checks) = heap::select(self.regs, locs, ptr, disp, width)
+                let (addr, checks) = heap::select(self.regs, locs, ptr, disp, disp, width)
                     .map_err(|e| self.refuse(pc, e))?;
                 self.pending.extend(checks);
                 Ok(Mem::Loc(addr))

@@ -31,7 +31,7 @@ struct mcs_node {
     _Atomic int locked;
     /* Written only through a pointer loaded from the queue (by the
      * predecessor of `mcs-counted`), never through the node's own. */
-    int handed;
+    _Atomic int handed;
 };
 
 struct mcs {
@@ -106,11 +106,14 @@ MCS(mcs_uaf, memory_order_release, memory_order_acquire,
 MCS(mcs_double, memory_order_release, memory_order_acquire, free(me),
     (void)0)
 /* The correct lock, whose holder also marks the successor's node before
- * handing over (a plain store through the pointer loaded from me->next,
- * ordered before the successor reads anything by the release below): a
- * field no access through the node's own pointer names. */
+ * handing over, through the pointer loaded from me->next: a field no
+ * access through the node's own pointer names. A release store, so that
+ * aarch64 computes its address into a register first (STLR has no
+ * offset: add x0, x0, #12; stlr w1, [x0]).
+ * ORDERING: release: the mark is published with the handover anyway; the
+ * order here only shapes the code. */
 MCS(mcs_counted, memory_order_release, memory_order_acquire, (void)0,
-    next->handed = 1)
+    atomic_store_explicit(&next->handed, 1, memory_order_release))
 
 /* The MCS lock with a thread-local node: no allocation, no holder. */
 static _Thread_local struct mcs_node tls_node;
