@@ -3,46 +3,35 @@
 //! returns an unlocked lock", "an object with one reference", "an empty
 //! queue").
 //!
-//! `new_` allocates through the PLT (`calloc`, `malloc`, `aligned_alloc`),
-//! which the lifter does not follow, so it is read in two halves, as a
-//! C programmer reads it: the allocation call is found where lifting
-//! `new_` from its entry stops (the lifter's refusal names that call's
-//! address), and the code after the call (Arm ARM C6.2.34 BL: control
-//! returns to the next instruction with the fresh memory in X0) is lifted
-//! with X0 holding the object and run once, alone, by the checker: the
-//! fields it stores are the object's initial values. A `new_` that is
-//! only a tail call to `calloc` (`b calloc`) leaves every field zero.
+//! `new_` is lifted whole, in any of the lifted instruction sets, with its
+//! call to the allocator (`calloc`, `malloc`, `aligned_alloc` through the
+//! PLT) followed as the client's functions' are ([`crate::lift::heap`]):
+//! the allocation is a region of a scratch test, and `new_` runs once,
+//! alone, by the checker, with the client's argument (the spsc capacity)
+//! in its first argument register. The region's fields as `new_` leaves
+//! them are the object's initial values, and what `new_` returns must be
+//! the region itself (C17 7.22.3: the allocator's memory; `calloc`'s is
+//! zero, `malloc`'s indeterminate).
 //!
-//! What is not followed: the code before the allocation (a capacity
-//! check, say). A value computed there and stored after the call (a mask
-//! from the capacity argument) would be wrong here, so the code after the
-//! call is run twice with every register but X0 poisoned with different
-//! values: if the object differs, the variant is refused, naming why.
-//! Memory from `malloc` or `aligned_alloc` is not zeroed: a field the
-//! client's functions use that `new_` does not store is refused too
-//! ([`Initial::check_covers`]), where `calloc`'s would be zero.
-//!
-//! Only aarch64 files are read this way today; a file of another
-//! architecture gets no initial state from `new_`, and the kinds whose
-//! contract needs a nonzero field (a refcount starts at one) are refused
-//! there, saying so ([`Initial::assumed_zero`]).
+//! Every other register starts poisoned, twice with different values: a
+//! `new_` whose object depends on a register it never set differs between
+//! the runs and is refused, naming why. Memory from `malloc` or
+//! `aligned_alloc` is not zeroed: a field the client's functions use that
+//! `new_` does not store is refused too ([`Initial::check_covers`]),
+//! where `calloc`'s would be zero. A `new_` that allocates more than once,
+//! stores a pointer into its own allocation, or returns another pointer is
+//! refused, saying which.
 
-use atomlab_audit::{Arch, PluginFile, Pointer};
+use atomlab_audit::{PluginFile, Pointer};
 use atomlab_litmus::{Condition, Prop, Quantifier, StateVar, Test, Thread, Value};
 use atomlab_model::{CheckOptions, Engine, LoopRule, ModelOutcome};
 
-use crate::client::{Call, NotBuilt, OBJECT};
+use crate::client::NotBuilt;
 use crate::descriptor::Variant;
 use crate::lift::{self, Locations, Registers};
 
-/// The allocators whose result `new_` may return: fresh memory the
-/// caller owns (zeroed for `calloc` only).
-const ALLOCATORS: &[&str] = &["calloc", "malloc", "aligned_alloc"];
-
-/// Two values a register cannot be expected to hold by chance; the code
-/// after the allocation runs once with each in every register but X0.
-/// (Poison in a base register is harmless: the lifter resolves addresses
-/// to fields when it lifts, the register only joins them with a zero.)
+/// Two values a register cannot be expected to hold by chance; `new_`
+/// runs once with each in every register but its argument.
 const POISON: [i64; 2] = [0x5eed_0000_0bad_0001, 0x0ddf_00d0_0bad_0002];
 
 /// How the object starts.
@@ -59,8 +48,8 @@ pub struct Initial {
 }
 
 impl Initial {
-    /// No `new_` was read (a file whose architecture `new_` is not read
-    /// for): every field is taken to start at zero, as `calloc` leaves it.
+    /// No `new_` was read (a hand-made client of the unit tests): every
+    /// field is taken to start at zero, as `calloc` leaves it.
     pub fn assumed_zero() -> Initial {
         Initial {
             allocator: None,
@@ -77,10 +66,7 @@ impl Initial {
     /// One line for the PASS reason: how the object started.
     pub fn words(&self) -> String {
         match &self.allocator {
-            None => {
-                "the object zeroed, as calloc leaves it (new_ is not read for this architecture)"
-                    .into()
-            }
+            None => "the object zeroed, as calloc leaves it (new_ not read)".into(),
             Some(a) if self.values.is_empty() => {
                 format!("the object as new_ leaves it ({a}, no field set)")
             }
@@ -111,19 +97,18 @@ impl Initial {
     }
 }
 
-/// Reads how `v`'s `new_` leaves object `obj`; `arg` is the value `new_`
-/// is called with (the spsc capacity), documented, not followed.
+/// Reads how `v`'s `new_` leaves object `obj`, called with `arg` (the
+/// spsc capacity; 0 for the kinds whose `new_` takes none).
+#[allow(clippy::too_many_arguments)]
 pub fn read(
     file: &PluginFile<'_>,
     v: &Variant,
     lifter: &'static dyn lift::Lifter,
     lse: bool,
+    arg: i64,
     obj: usize,
     locs: &mut Locations,
 ) -> Result<Initial, NotBuilt> {
-    if file.arch() != Arch::Aarch64 {
-        return Ok(Initial::assumed_zero());
-    }
     let at = match v.function("new_") {
         Some(Pointer::Here(a)) if file.code_at(*a).is_some() => *a,
         Some(Pointer::Import(name)) => {
@@ -137,86 +122,88 @@ pub fn read(
             ))
         }
     };
-    // Lifting new_ from its entry stops at the allocation call (a call
-    // through the PLT); a new_ that lifts whole allocates nothing.
-    let mut scratch_regs = Registers::default();
-    let mut scratch_locs = Locations::default();
-    let o = scratch_locs.object("new");
-    let stop = match lifter.lift(file, at, o, lse, &mut scratch_regs, &mut scratch_locs) {
-        Ok(_) => {
-            return Err(NotBuilt::Missing(format!(
-                "new_ (at {at:#x}) calls no allocator (calloc, malloc, aligned_alloc): verify cannot tell which memory it returns"
-            )))
-        }
-        Err(r) => r,
-    };
-    let word = file
-        .code_at(stop.addr)
-        .and_then(|c| c.get(..4))
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    let call = word.and_then(|w| branch_target(stop.addr, w));
-    let Some((target, linked)) = call else {
-        return Err(NotBuilt::Refused(stop));
-    };
-    let allocator = match file.import_at(target) {
-        Some(name) if ALLOCATORS.contains(&name) => name.to_string(),
-        _ => return Err(NotBuilt::Refused(stop)),
-    };
-    if !linked {
-        // `b calloc`: new_ returns the allocator's memory as it comes.
-        return Ok(Initial {
-            allocator: Some(allocator),
-            values: Vec::new(),
-            set: Vec::new(),
-        });
-    }
-    // The code after the call, X0 the object, run alone (twice, poisoned
-    // two ways): what it stores is the initial state.
     let mut states = Vec::new();
+    let mut allocator = String::new();
     for poison in POISON {
+        // A scratch test: new_'s allocation is its own region there.
+        let mut scratch = Locations::default();
+        let argument_of = scratch.object("new_'s argument");
+        scratch.heap.follow = true;
         let mut regs = Registers::default();
-        let mut code = Vec::new();
-        let mut origins = Vec::new();
-        let mut call = Call {
-            file,
-            lifter,
-            lse,
-            obj,
-            regs: &mut regs,
-            locs,
-            code: &mut code,
-            origins: &mut origins,
-            reads_lse_flag: false,
+        let a = regs.get(lifter.first_argument());
+        let lifted = lifter
+            .lift(file, at, argument_of, lse, &mut regs, &mut scratch)
+            .map_err(|r| {
+                NotBuilt::Refused(lift::Refusal {
+                    what: format!("new_: {}", r.what),
+                    ..r
+                })
+            })?;
+        let region = match &scratch.heap.regions[..] {
+            [] => {
+                return Err(NotBuilt::Missing(format!(
+                    "new_ (at {at:#x}) calls no allocator (calloc, malloc, aligned_alloc): verify cannot tell which memory it returns"
+                )))
+            }
+            [r] => r.clone(),
+            more => {
+                return Err(NotBuilt::Missing(format!(
+                    "new_ allocates {} times: verify follows an object that is one allocation",
+                    more.len()
+                )))
+            }
         };
-        call.function(stop.addr + 4).map_err(|e| match e {
-            NotBuilt::Refused(r) => NotBuilt::Refused(lift::Refusal {
-                what: format!("new_, after its {allocator} call: {}", r.what),
-                ..r
-            }),
-            other => other,
-        })?;
-        let arg = regs.get(lifter.first_argument());
-        let init = (0..regs.names.len())
-            .filter(|r| *r != arg)
-            .map(|r| (r, Value::Int(poison)))
+        allocator = region.key.allocator.clone();
+        let init: Vec<(usize, Value)> = (0..regs.names.len())
+            .map(|r| (r, Value::Int(if r == a { arg } else { poison })))
             .collect();
-        let (values, returned) = run_alone(lifter, locs, regs.names, init, code, arg)?;
+        let result = regs.get(lifter.result());
+        let laid = scratch.fields_with(region.obj);
+        let memory = scratch.heap_init(file);
+        let (values, returned) = run_alone(
+            lifter,
+            &scratch,
+            regs.names,
+            init,
+            memory,
+            lifted.code,
+            result,
+        )?;
         // The functions are given what new_ returns: it must be the
-        // allocation itself (X0 as the allocator left it), whose fields
-        // new_ set.
-        if returned != Value::Int(OBJECT) {
+        // allocation itself, whose fields new_ set.
+        if returned != Value::Int(region.base) {
             return Err(NotBuilt::Missing(format!(
                 "new_ returns something other than the memory its {allocator} call returned (an offset into it, or another pointer), which verify does not follow"
             )));
         }
-        states.push(values);
+        let mut state = Vec::new();
+        for (off, l, w) in laid {
+            let Some(&(_, value)) = values.iter().find(|(x, _)| *x == l) else {
+                continue;
+            };
+            if let Value::Int(x) = value {
+                if (region.base..region.base + lift::heap::REGION_STRIDE).contains(&x) {
+                    return Err(NotBuilt::Missing(format!(
+                        "new_ stores a pointer into its own allocation (at offset {off}), which verify does not follow"
+                    )));
+                }
+            }
+            state.push((off, w, value));
+        }
+        states.push(state);
     }
     if states[0] != states[1] {
-        return Err(NotBuilt::Missing(format!(
-            "new_ stores a value it computed before its {allocator} call (from its argument or a saved register), which verify does not follow: store constants after the allocation, or let the functions compute it"
-        )));
+        return Err(NotBuilt::Missing(
+            "new_ stores a value it did not compute (from a register it never set), which differs from run to run: verify cannot tell how the object starts".into(),
+        ));
     }
-    let values: Vec<(usize, Value)> = states.remove(0);
+    let mut values = Vec::new();
+    for (off, w, value) in states.remove(0) {
+        let l = locs
+            .field(obj, off, w)
+            .map_err(|e| NotBuilt::Missing(format!("new_ {e}")))?;
+        values.push((l, value));
+    }
     let set = values
         .iter()
         .map(|(l, v)| match v {
@@ -232,18 +219,6 @@ pub fn read(
     })
 }
 
-/// The target of an A64 `BL` (linked) or `B` at `pc` (Arm ARM C6.2.34
-/// BL and C6.2.26 B: `x00101` then imm26, the offset in words).
-fn branch_target(pc: u64, w: u32) -> Option<(u64, bool)> {
-    let linked = match w & 0xfc00_0000 {
-        0x9400_0000 => true,
-        0x1400_0000 => false,
-        _ => return None,
-    };
-    let imm = ((w & 0x03ff_ffff) << 6) as i32 >> 4;
-    Some((pc.wrapping_add(imm as i64 as u64), linked))
-}
-
 /// Runs `code` as a test's only thread, under `sc` (one thread: every
 /// model agrees); returns the value of every location it stored, and
 /// what register `result` ends with, or why not.
@@ -252,6 +227,7 @@ fn run_alone(
     locs: &Locations,
     regs: Vec<String>,
     init: Vec<(usize, Value)>,
+    memory: Vec<(usize, Value)>,
     code: Vec<atomlab_litmus::Instr>,
     result: usize,
 ) -> Result<(Vec<(usize, Value)>, Value), NotBuilt> {
@@ -264,7 +240,7 @@ fn run_alone(
         arch: lifter.litmus_arch(),
         name: "new_".into(),
         locations: locs.names.clone(),
-        init: Vec::new(),
+        init: memory,
         threads: vec![Thread {
             id: 0,
             regs,
@@ -340,22 +316,4 @@ fn written(test: &Test, l: usize) -> bool {
         | Instr::Cas { addr, .. } => names(addr, l),
         _ => false,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::branch_target;
-
-    /// BL and B as objdump shows them in a -fPIC new_ (`bl 5b0
-    /// <malloc@plt>` at 0x77c, `b 5c0 <calloc@plt>` at 0x6e0); anything
-    /// else is not a call.
-    #[test]
-    fn bl_and_b_targets() {
-        assert_eq!(branch_target(0x77c, 0x97ff_ff8d), Some((0x5b0, true)));
-        assert_eq!(branch_target(0x6e0, 0x17ff_ffb8), Some((0x5c0, false)));
-        assert_eq!(branch_target(0x100, 0x9400_0004), Some((0x110, true)));
-        // RET, and BLR x1 (an indirect call).
-        assert_eq!(branch_target(0x100, 0xd65f_03c0), None);
-        assert_eq!(branch_target(0x100, 0xd63f_0020), None);
-    }
 }

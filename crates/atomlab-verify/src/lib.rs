@@ -20,12 +20,12 @@
 //! in the file's own assembly (`--litmus DIR`), which `atomlab check` and
 //! herd7 judge with their own AArch64 and RISC-V models.
 //!
-//! Supported today: kind `lock` in AArch64, RV64 and x86-64 files (the
-//! instruction sets of [`lift::aarch64`], [`lift::riscv64`] and
-//! [`lift::x86_64`]), each judged by its own architecture's model
-//! (`aarch64`, `riscv`, `x86tso`) and by `sc`; kinds spsc, refcount and
-//! op in AArch64 files, each with the client [`client`] describes, from
-//! the object as its `new_` leaves it ([`initial`]). In all three
+//! Supported today: kinds lock, spsc, refcount and op in AArch64, RV64
+//! and x86-64 files (the instruction sets of [`lift::aarch64`],
+//! [`lift::riscv64`] and [`lift::x86_64`]), each judged by its own
+//! architecture's model (`aarch64`, `riscv`, `x86tso`) and by `sc`, each
+//! with the client [`client`] describes, from the object as its `new_`
+//! leaves it ([`initial`]). In all three
 //! instruction sets, calls through the PLT to `malloc`, `calloc`,
 //! `aligned_alloc` and `free`, and thread-local storage (aarch64's
 //! TPIDR_EL0 and TLS descriptors, `__tls_get_addr` on x86-64 and riscv64)

@@ -1679,13 +1679,9 @@ impl Machine<'_, '_, '_> {
         if !self.follow_heap {
             return Ok(false);
         }
-        let Ok(t) = self.target(inst, st, pc) else {
+        let Some(name) = self.callee_import(inst, st, pc) else {
             return Ok(false);
         };
-        let Some(name) = self.file.import_at(flow::resolve(self.file, t)) else {
-            return Ok(false);
-        };
-        let name = name.to_string();
         let tls = name == "__tls_get_addr";
         if !(heap::ALLOCATORS.contains(&name.as_str()) || name == "free" || tls) {
             return Ok(false);
@@ -1716,6 +1712,28 @@ impl Machine<'_, '_, '_> {
         Ok(true)
     }
 
+    /// The function of another library a `call` or `jmp` goes to: through
+    /// its PLT stub (`call calloc@plt`) or its GOT slot (`jmp
+    /// *calloc@GOTPCREL(%rip)`, as `-fno-plt` code calls).
+    fn callee_import(&mut self, inst: &Instruction, st: &State, pc: u64) -> Option<String> {
+        if let Ok(t) = self.target(inst, st, pc) {
+            return self
+                .file
+                .import_at(flow::resolve(self.file, t))
+                .map(str::to_string);
+        }
+        if !is_mem(inst, 0) {
+            return None;
+        }
+        match self.address(inst, st, pc) {
+            Ok((Abs::File(slot), _)) => match self.file.pointer(slot) {
+                Some(Pointer::Import(f)) => Some(f),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The offset of the TLS variable whose `tls_index` `rdi` points to.
     fn tls_offset(&self, st: &State) -> Option<u64> {
         match st.r[RDI] {
@@ -1727,11 +1745,8 @@ impl Machine<'_, '_, '_> {
     /// What the analysis knows of `rax` after a call [`Self::heap_call`]
     /// followed.
     fn heap_result(&mut self, inst: &Instruction, st: &State, pc: u64, out: &mut State) {
-        let name = self
-            .target(inst, st, pc)
-            .ok()
-            .and_then(|t| self.file.import_at(flow::resolve(self.file, t)));
-        out.r[RAX] = match name {
+        let name = self.callee_import(inst, st, pc);
+        out.r[RAX] = match name.as_deref() {
             Some("__tls_get_addr") => Abs::Heap(heap::TLS, self.tls_offset(st).unwrap_or(0) as i64),
             Some(n) if heap::ALLOCATORS.contains(&n) => Abs::Heap(pc, 0),
             _ => Abs::Unknown,
