@@ -101,6 +101,8 @@ pub struct AptFetch {
 /// Where a fetch has got to, for progress displays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AptProgress {
+    /// Another atomlab is using the same cache: this one waits its turn.
+    Waiting,
     /// The package lists are being fetched (when a day old or absent).
     Lists,
     /// Of `total` packages to get, `fetched` are in the cache or on their
@@ -416,6 +418,30 @@ pub fn fetch_with(
             source,
         })?;
     }
+    // apt's own locks are off (Debug::NoLocking above: they are the
+    // system's, under /var), so two atomlab runs sharing this cache take
+    // turns, each holding an exclusive lock on a file of the cache from the
+    // lists to the last download (the lock goes with the file, when this
+    // function returns or the process dies). Without it the second
+    // `apt-get update` deleted the first one's partial lists and both
+    // failed.
+    let lock_path = req.cache.join("atomlab.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| AptError::Cache {
+            path: lock_path.display().to_string(),
+            source,
+        })?;
+    if lock.try_lock().is_err() {
+        progress(AptProgress::Waiting);
+        lock.lock().map_err(|source| AptError::Cache {
+            path: lock_path.display().to_string(),
+            source,
+        })?;
+    }
     let status = req.cache.join("status");
     if !status.exists() {
         std::fs::write(&status, b"").map_err(|source| AptError::Cache {
@@ -601,7 +627,12 @@ while [ $# -gt 0 ]; do
   case "$1" in -q) shift ;; -o) shift 2 ;; *) break ;; esac
 done
 cmd=$1; shift
-[ "$cmd" = update ] && exit 0
+# Two updates of one cache at once fail, as apt's do without its locks.
+if [ "$cmd" = update ]; then
+  busy="$(dirname "$0")/updating"
+  [ -e "$busy" ] && { echo "E: another update of this cache is running" >&2; exit 100; }
+  touch "$busy"; sleep 0.3; rm -f "$busy"; exit 0
+fi
 uris=
 [ "$1" = --print-uris ] && { uris=1; shift; }
 # Names come after `--` only: anything else is a bug in atomlab.
@@ -644,6 +675,46 @@ done
         assert_eq!(got.debs.len(), 3, "{got:?}");
         let p = |fetched| AptProgress::Packages { fetched, total: 3 };
         assert_eq!(seen, [AptProgress::Lists, p(1), p(2), p(3)]);
+    }
+
+    /// Two fetches into one cache at once (two atomlab runs, or the
+    /// docs' examples run two at a time): the second waits for the first
+    /// instead of running `apt-get update` beside it, which failed both
+    /// ("Failed to stat …/lists/partial/…", then "Unable to locate
+    /// package").
+    #[test]
+    fn two_fetches_into_one_cache_take_turns() {
+        let dir = std::env::temp_dir().join(format!("atomlab-apt-turns-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let req = AptRequest {
+            packages: vec!["aa".into()],
+            arch: "arm64".into(),
+            cache: dir.join("cache"),
+            apt_get: fake_apt_get(&dir),
+        };
+        let results: Vec<(Result<AptFetch, AptError>, Vec<AptProgress>)> =
+            std::thread::scope(|s| {
+                let runs: Vec<_> = (0..2)
+                    .map(|_| {
+                        s.spawn(|| {
+                            let mut seen = Vec::new();
+                            (fetch_with(&req, &mut |p| seen.push(p)), seen)
+                        })
+                    })
+                    .collect();
+                runs.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+        let _ = std::fs::remove_dir_all(&dir);
+        for (got, _) in &results {
+            assert!(got.as_ref().is_ok_and(|f| f.debs.len() == 1), "{got:?}");
+        }
+        // Only one updated the lists; the other found them fresh.
+        let updates = results
+            .iter()
+            .filter(|(_, seen)| seen.contains(&AptProgress::Lists))
+            .count();
+        assert_eq!(updates, 1, "{results:?}");
     }
 
     /// A relative cache reached apt as a relative Dir::State::Lists, which

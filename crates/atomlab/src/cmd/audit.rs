@@ -282,6 +282,12 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
     let mut line_shown = false;
     let mut bar: Option<crate::progress::Steps> = None;
     let got = atomlab_audit::apt::fetch_with(&req, &mut |p| match p {
+        AptProgress::Waiting => {
+            eprintln!(
+                "atomlab: audit: another atomlab is fetching into {}; waiting for it",
+                cache.display()
+            );
+        }
         AptProgress::Lists if tty => {
             eprint!("\r\x1b[2Katomlab: audit: fetching the package lists");
             line_shown = true;
