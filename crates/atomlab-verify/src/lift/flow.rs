@@ -314,6 +314,12 @@ pub(crate) enum Abs {
     /// TLS block, [`super::heap::TLS`]) plus `.1`: an address that may
     /// be stored ([`super::heap`]).
     Heap(u64, i64),
+    /// A doubleword loaded from memory (a pointer the analysis cannot
+    /// follow statically) plus `.0`, for the layout of the field an
+    /// access through it reaches ([`super::heap::select`]'s `field`):
+    /// `addi a0, a0, 8; amoswap.w.rl zero, a1, (a0)` reaches offset 8
+    /// (AMOs and LR/SC take no offset). Otherwise as [`Abs::Unknown`].
+    Loaded(i64),
 }
 
 impl Abs {
@@ -323,7 +329,9 @@ impl Abs {
         match self {
             Abs::Int(v) => Abs::Int(v & m),
             Abs::Idx(s) if s.within(m) && m & (m.wrapping_add(1)) == 0 => self,
-            Abs::Unknown | Abs::Idx(_) => Span::masked(m).map_or(Abs::Unknown, Abs::Idx),
+            Abs::Unknown | Abs::Loaded(_) | Abs::Idx(_) => {
+                Span::masked(m).map_or(Abs::Unknown, Abs::Idx)
+            }
             _ => Abs::Unknown,
         }
     }
@@ -367,6 +375,7 @@ impl Abs {
             Abs::Idx(s) => Abs::Idx(s.plus(c)),
             Abs::ObjIdx(o, s) => Abs::ObjIdx(o, s.plus(c)),
             Abs::Heap(site, off) => Abs::Heap(site, off.wrapping_add(c)),
+            Abs::Loaded(off) => Abs::Loaded(off.wrapping_add(c)),
             Abs::Unknown => Abs::Unknown,
         }
     }

@@ -62,10 +62,9 @@ pub const ERR: &str = "heap.err";
 /// A loaded pointer's offset is the region's only when the pointer is the
 /// allocation's start; it is the instruction's offset plus what the
 /// lifter saw added to the register since the load (`add x0, x0, #8;
-/// stlr wzr, [x0]`, as AArch64's acquire/release forms need), or the
-/// instruction's alone where the lifter does not track that (riscv64's
-/// `addi` before an AMO), and a pointer into a TLS block is not at the
-/// block's start. So such a field is kept only for allocator regions and
+/// stlr wzr, [x0]`, as AArch64's acquire/release forms need; `addi a0,
+/// a0, 8` before a RISC-V AMO), and a pointer into a TLS block is not at
+/// the block's start. So such a field is kept only for allocator regions and
 /// where it overlaps no field of a known region (the real one is then
 /// among those, reached at run time through the pointer's value).
 pub fn layout(locs: &Locations, tls: bool) -> Vec<(i64, u8)> {

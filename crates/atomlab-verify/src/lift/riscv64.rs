@@ -820,7 +820,12 @@ impl Machine<'_, '_, '_> {
                 let dep = Expr::bin(BinOp::And, self.read(rs1), Expr::int(0));
                 Ok(Mem::Loc(Expr::bin(BinOp::Add, Expr::Const(Value::Loc(l)), dep)))
             }
-            Abs::Unknown if self.follow_heap && rs1 != 0 => {
+            a @ (Abs::Unknown | Abs::Loaded(_)) if self.follow_heap && rs1 != 0 => {
+                // The field past the pointer as loaded, for the layout.
+                let field = match a {
+                    Abs::Loaded(k) => k.wrapping_add(imm),
+                    _ => imm,
+                };
                 let Some(locs) = locs else {
                     return Ok(Mem::Loc(Expr::int(0)));
                 };
@@ -828,7 +833,7 @@ impl Machine<'_, '_, '_> {
                     return Err(self.refuse(pc, format!("accesses memory at an address verify cannot resolve to a field of the object (base register {})", ABI[rs1 as usize])));
                 }
                 let ptr = self.read(rs1);
-                let (addr, checks) = heap::select(self.regs, locs, ptr, imm, imm, width)
+                let (addr, checks) = heap::select(self.regs, locs, ptr, imm, field, width)
                     .map_err(|e| self.refuse(pc, e))?;
                 self.pending.extend(checks);
                 Ok(Mem::Loc(addr))
@@ -1010,7 +1015,12 @@ impl Machine<'_, '_, '_> {
                                 expr: sext(Expr::Reg(d), width),
                             }));
                         }
-                        out.x[rd as usize] = Abs::Unknown;
+                        // A doubleword may be a pointer to follow.
+                        out.x[rd as usize] = if width == 8 {
+                            Abs::Loaded(0)
+                        } else {
+                            Abs::Unknown
+                        };
                     }
                 }
                 Mem::Stack(slot) => {
