@@ -1385,6 +1385,7 @@ mod tests {
             unroll: 4,
             timeout: std::time::Duration::from_secs(60),
             advise: false,
+            explored: None,
         };
         let judge = |ring: &'static HandLiftedRing, model: &str| {
             let b = build_with(&file, &v, Kind::Spsc, ring, 2, 1, false, |_, _| {

@@ -116,6 +116,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Try changes to the instructions and verify again ([`advise`]).
     pub advise: bool,
+    /// A running count of the executions the checks examine, added to
+    /// every 64, for progress lines on a long check (shared by the caller).
+    pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The verdict of one check.
@@ -374,6 +377,7 @@ pub(crate) fn check_options(opts: &Options) -> CheckOptions {
         // stops there, as GenMC stops at the first error. A PASS still
         // examines every execution.
         stop_at_first: true,
+        explored: opts.explored.clone(),
         ..CheckOptions::default()
     }
 }

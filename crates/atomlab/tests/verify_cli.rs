@@ -91,6 +91,42 @@ fn outline_atomics_build_is_checked_with_and_without_lse() {
     zoo("outline", &["-moutline-atomics"], 2);
 }
 
+/// A check that runs long says so while it runs (a line every 10 s on
+/// stderr: how long, the executions examined, the limit), and the time
+/// limit ends it as BOUND, never PASS: the 3-thread ticket lock, which
+/// the checker cannot finish yet (its runs are searched combination by
+/// combination), given 12 s.
+#[test]
+fn a_long_check_reports_progress_and_ends_bound_at_its_limit() {
+    let Some(so) = build("long", &["-mno-outline-atomics"]) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "ticket",
+        "--threads",
+        "3",
+        "--timeout",
+        "12s",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "BOUND is not a FAIL\n{out}{err}");
+    assert_eq!(verdicts(&out, "ticket", "aarch64"), ["BOUND"], "{out}");
+    assert!(out.contains("timed out after 12s (--timeout)"), "{out}");
+    assert!(
+        err.contains("atomlab verify: ticket: running for 1")
+            && err.contains(
+                "executions examined so far (each model and CPU is given --timeout 12 s)"
+            ),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_unknown_call_is_refused_by_name_and_address() {
     let Some(so) = build("usleep", &["-DVERIFY_USLEEP"]) else {

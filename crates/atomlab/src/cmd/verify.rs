@@ -4,7 +4,9 @@
 //! returned from here).
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use atomlab_core::{ExitStatus, Machine, Metric, Record, Report, Source, Unit, Verdict};
 use atomlab_verify::{Options, Plugin};
@@ -88,6 +90,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         unroll: args.unroll,
         timeout: Duration::from_secs_f64(args.timeout.unwrap_or(60.0)),
         advise: args.advise,
+        explored: Some(Arc::new(AtomicU64::new(0))),
     };
     let models = plugin.models(&opts)?;
     let variants = plugin.select(&opts)?;
@@ -109,10 +112,13 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     }
     let sha = atomlab_stress::plugin::load::sha256_hex(&data);
     let mut rows = Vec::new();
+    let watch = Watch::start(opts.explored.clone().unwrap_or_default(), opts.timeout);
     for v in variants {
         eprintln!("atomlab verify: {} ({})", v.name, models.join(", "));
+        watch.started(&v.name);
         rows.extend(plugin.check(v, &models, &opts));
     }
+    watch.stop();
     let exports = match &args.litmus {
         Some(dir) => Some(export_litmus(&plugin, &opts, dir)?),
         None => None,
@@ -323,4 +329,75 @@ fn export_litmus(
         }
     }
     Ok((written, skipped))
+}
+
+/// Progress inside a long check: while one variant runs, a line on
+/// stderr every 10 s after its first 10 (how long, the executions
+/// examined so far, the time limit), from a thread of its own that is
+/// never joined (a check of milliseconds does not wait for it).
+struct Watch {
+    shared: Arc<Watched>,
+}
+
+struct Watched {
+    explored: Arc<AtomicU64>,
+    timeout: Duration,
+    current: Mutex<(String, Instant)>,
+    stopped: AtomicBool,
+}
+
+impl Watch {
+    fn start(explored: Arc<AtomicU64>, timeout: Duration) -> Watch {
+        let shared = Arc::new(Watched {
+            explored,
+            timeout,
+            current: Mutex::new((String::new(), Instant::now())),
+            stopped: AtomicBool::new(false),
+        });
+        let w = Arc::clone(&shared);
+        // Without a thread there are no progress lines, nothing else.
+        let _ = std::thread::Builder::new()
+            .name("verify-progress".into())
+            .spawn(move || w.watch());
+        Watch { shared }
+    }
+
+    fn started(&self, variant: &str) {
+        if let Ok(mut c) = self.shared.current.lock() {
+            *c = (variant.to_string(), Instant::now());
+        }
+    }
+
+    fn stop(&self) {
+        // ORDERING: Relaxed: a flag the watcher polls; nothing is published
+        // through it.
+        self.shared.stopped.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Watched {
+    fn watch(&self) {
+        let mut last = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(250));
+            // ORDERING: Relaxed: a flag and a progress count only.
+            if self.stopped.load(Ordering::Relaxed) {
+                return;
+            }
+            let Ok(c) = self.current.lock().map(|c| c.clone()) else {
+                return;
+            };
+            let (name, since) = c;
+            if since.elapsed() > Duration::from_secs(10) && last.elapsed() > Duration::from_secs(10)
+            {
+                eprintln!(
+                    "atomlab verify: {name}: running for {:.0} s, {} executions examined so far (each model and CPU is given --timeout {:.0} s)",
+                    since.elapsed().as_secs_f64(),
+                    self.explored.load(Ordering::Relaxed),
+                    self.timeout.as_secs_f64()
+                );
+                last = Instant::now();
+            }
+        }
+    }
 }
