@@ -20,6 +20,52 @@ pub const KIND_REFCOUNT: u32 = 3;
 /// `ATOMLAB_KIND_OP`.
 pub const KIND_OP: u32 = 4;
 
+/// One kind of variant as include/atomlab.h defines it: its `enum
+/// atomlab_kind` value, its name (`ATOMLAB_KIND_<NAME>`, its member of
+/// `union u` and its word on the command line), what one variant of it is
+/// for people, and the members of its struct of functions, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindDef {
+    /// Its `enum atomlab_kind` value.
+    pub value: u32,
+    /// `lock`, `spsc`, `refcount`, `op`.
+    pub name: &'static str,
+    /// What one variant is, for people ("a built-in lock").
+    pub noun: &'static str,
+    /// Its struct's members, in order (`new_`, `lock`, …).
+    pub members: &'static [&'static str],
+}
+
+/// The one list of kinds: the loader's `Kind`, verify's reader of a
+/// description from the file and the header's layout test all read it
+/// (tests/header_layout.rs compiles each member name against the header).
+pub const KINDS: [KindDef; 4] = [
+    KindDef {
+        value: KIND_LOCK,
+        name: "lock",
+        noun: "lock",
+        members: &["new_", "lock", "unlock", "try_lock", "free_"],
+    },
+    KindDef {
+        value: KIND_SPSC,
+        name: "spsc",
+        noun: "queue",
+        members: &["new_", "push", "pop", "free_"],
+    },
+    KindDef {
+        value: KIND_REFCOUNT,
+        name: "refcount",
+        noun: "reference count",
+        members: &["new_", "get", "put", "free_"],
+    },
+    KindDef {
+        value: KIND_OP,
+        name: "op",
+        noun: "operation",
+        members: &["new_", "op", "read", "free_"],
+    },
+];
+
 /// A function with no argument returning an object.
 pub type NewFn = Option<unsafe extern "C" fn() -> *mut c_void>;
 /// A function taking the object.

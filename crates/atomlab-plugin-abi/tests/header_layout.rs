@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::Command;
 
 use atomlab_plugin_abi::abi::{
-    Descriptor, LockFns, OpFns, RefcountFns, SpscFns, Variant, VariantFns, ABI_VERSION, KIND_LOCK,
-    KIND_OP, KIND_REFCOUNT, KIND_SPSC,
+    Descriptor, LockFns, OpFns, RefcountFns, SpscFns, Variant, VariantFns, ABI_VERSION, KINDS,
+    KIND_LOCK, KIND_OP, KIND_REFCOUNT, KIND_SPSC,
 };
 
 /// What the Rust side says, one `name value` line each, in the C
@@ -99,20 +99,21 @@ int main(void) {
 }
 "#;
 
-#[test]
-fn the_header_and_the_rust_types_have_one_layout() {
+/// Compiles `src` against include/atomlab.h and runs it: its lines, or
+/// `None` without a C compiler (which CI provides: there it fails).
+fn c_lines(name: &str, src: &str) -> Option<Vec<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::temp_dir().join(format!("atomlab-abi-layout-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("atomlab-abi-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("layout.c");
-    let exe = dir.join("layout");
-    std::fs::write(&src, C_SIDE).unwrap();
+    let c = dir.join(format!("{name}.c"));
+    let exe = dir.join(name);
+    std::fs::write(&c, src).unwrap();
     let built = Command::new("cc")
         .arg("-I")
         .arg(root.join("include"))
         .arg("-o")
         .arg(&exe)
-        .arg(&src)
+        .arg(&c)
         .output();
     let built = match built {
         Ok(b) => b,
@@ -122,7 +123,7 @@ fn the_header_and_the_rust_types_have_one_layout() {
                 "cc cannot run ({e}), and CI provides one"
             );
             println!("skipped: no C compiler (cc: {e})");
-            return;
+            return None;
         }
     };
     assert!(
@@ -131,15 +132,64 @@ fn the_header_and_the_rust_types_have_one_layout() {
         String::from_utf8_lossy(&built.stderr)
     );
     let out = Command::new(&exe).output().unwrap();
-    let c: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
     let _ = std::fs::remove_dir_all(&dir);
+    Some(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[test]
+fn the_header_and_the_rust_types_have_one_layout() {
+    let Some(c) = c_lines("layout", C_SIDE) else {
+        return;
+    };
     assert_eq!(
         c,
         rust_side(),
         "include/atomlab.h (left) and abi.rs (right) disagree"
+    );
+}
+
+/// `abi::KINDS`, the one list of kinds, against the header: a C program
+/// written from the table names each kind's `ATOMLAB_KIND_<NAME>` and
+/// every member of its `struct atomlab_<name>` (it compiles only if the
+/// header has them all) and prints their values and offsets, which must
+/// be the table's values and, in order, the layout's offsets of that
+/// struct (so no member is missing from the table either).
+#[test]
+fn the_table_of_kinds_is_the_headers() {
+    let mut src = String::from(
+        "#include <stddef.h>\n#include <stdio.h>\n#include \"atomlab.h\"\nint main(void) {\n",
+    );
+    for k in KINDS {
+        let upper = k.name.to_uppercase();
+        src.push_str(&format!(
+            "    printf(\"kind_{} %d\\n\", ATOMLAB_KIND_{upper});\n",
+            k.name
+        ));
+        for m in k.members {
+            src.push_str(&format!(
+                "    printf(\"{0}.{m} %zu\\n\", offsetof(struct atomlab_{0}, {m}));\n",
+                k.name
+            ));
+        }
+    }
+    src.push_str("    return 0;\n}\n");
+    let Some(c) = c_lines("kinds", &src) else {
+        return;
+    };
+    let mut want = Vec::new();
+    for k in KINDS {
+        want.push(format!("kind_{} {}", k.name, k.value));
+        let prefix = format!("{}.", k.name);
+        want.extend(rust_side().into_iter().filter(|l| l.starts_with(&prefix)));
+    }
+    assert_eq!(
+        c, want,
+        "the header (left) and abi::KINDS with abi.rs's layout (right) disagree"
     );
 }

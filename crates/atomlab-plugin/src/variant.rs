@@ -29,35 +29,33 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order of [`abi::KINDS`] (whose entry `k as
+    /// usize` describes `k`).
+    pub const ALL: [Kind; 4] = [Kind::Lock, Kind::Spsc, Kind::Refcount, Kind::Op];
+
+    /// The header's definition of the kind.
+    pub fn def(self) -> &'static abi::KindDef {
+        &abi::KINDS[self as usize]
+    }
+
     /// The kind's name in the header and on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            Kind::Lock => "lock",
-            Kind::Spsc => "spsc",
-            Kind::Refcount => "refcount",
-            Kind::Op => "op",
-        }
+        self.def().name
     }
 
     /// What one variant of the kind is, for people ("a built-in lock").
     pub fn noun(self) -> &'static str {
-        match self {
-            Kind::Lock => "lock",
-            Kind::Spsc => "queue",
-            Kind::Refcount => "reference count",
-            Kind::Op => "operation",
-        }
+        self.def().noun
+    }
+
+    /// The members of the kind's struct of functions, in order.
+    pub fn members(self) -> &'static [&'static str] {
+        self.def().members
     }
 
     /// The kind of `enum atomlab_kind`'s value `k`, if the ABI defines it.
     pub fn from_abi(k: u32) -> Option<Kind> {
-        Some(match k {
-            abi::KIND_LOCK => Kind::Lock,
-            abi::KIND_SPSC => Kind::Spsc,
-            abi::KIND_REFCOUNT => Kind::Refcount,
-            abi::KIND_OP => Kind::Op,
-            _ => return None,
-        })
+        Kind::ALL.into_iter().find(|kind| kind.def().value == k)
     }
 }
 
@@ -319,4 +317,25 @@ pub(crate) fn nulls(required: &[(&'static str, bool)]) -> Vec<&'static str> {
         .filter(|(_, present)| !present)
         .map(|(n, _)| *n)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{abi, Kind};
+
+    /// Each kind's entry of the table is its own: the enum and
+    /// [`abi::KINDS`] list the kinds in one order, every value of the
+    /// header maps back to its kind, and no other value does.
+    #[test]
+    fn the_kinds_are_the_headers_table() {
+        assert_eq!(Kind::ALL.len(), abi::KINDS.len());
+        for (i, k) in Kind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert_eq!(Kind::from_abi(k.def().value), Some(k));
+        }
+        assert_eq!(Kind::Spsc.name(), "spsc");
+        assert_eq!(Kind::Refcount.noun(), "reference count");
+        assert_eq!(Kind::from_abi(0), None);
+        assert_eq!(Kind::from_abi(5), None);
+    }
 }

@@ -58,16 +58,6 @@ pub struct Description {
     pub variants: Vec<Variant>,
 }
 
-/// The members of each kind's struct, in order (include/atomlab.h).
-fn members(kind: Kind) -> &'static [&'static str] {
-    match kind {
-        Kind::Lock => &["new_", "lock", "unlock", "try_lock", "free_"],
-        Kind::Spsc => &["new_", "push", "pop", "free_"],
-        Kind::Refcount => &["new_", "get", "put", "free_"],
-        Kind::Op => &["new_", "op", "read", "free_"],
-    }
-}
-
 /// Reads the description of `file` (named `path` in errors).
 pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyError> {
     let bad = |what: String| VerifyError::Description {
@@ -124,7 +114,8 @@ pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyErro
             None => return Err(bad(format!("variant {i} lies outside the file"))),
         };
         let functions = match kind {
-            Some(k) => members(k)
+            Some(k) => k
+                .members()
                 .iter()
                 .enumerate()
                 .map(|(j, role)| {
