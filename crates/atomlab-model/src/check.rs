@@ -381,11 +381,15 @@ fn run(
         models,
         nl,
     };
-    // A model with flags (lkmm's validity checks) is enumerated: the
-    // exploration visits one allowed execution per state and could miss a
-    // flag another execution raises.
-    let explore_here =
-        crate::explore::applies(opts, builtin) && models.iter().all(|m| !m.raises_flags());
+    // A model with flags (lkmm's validity checks) is explored without the
+    // one-execution-per-state shortcut: every execution it allows is
+    // visited, so no flag is missed (explore.rs).
+    let explore_here = crate::explore::applies(opts, builtin);
+    // ... but `auto` keeps enumerating them: judging every allowed
+    // execution and the partial graphs too cost 1.6-3x the enumeration's
+    // time on the Linux-kernel corpora (lkmm-if, litmus-more/linux, the C
+    // corpus under lkmm), so only `--engine explore` asks for it.
+    let flagged = models.iter().any(|m| m.raises_flags());
     let mut any_explored = false;
     // A Linux-kernel or plain C test: herd7's C front end gives its thin-air
     // values symbols whatever the model, a cat file's included (crate::thin).
@@ -418,9 +422,15 @@ fn run(
             Some(sk)
                 if explore_here
                     && (opts.engine == Engine::Explore
-                        || crate::explore::worth_exploring(sk, nl)) =>
+                        || (!flagged && crate::explore::worth_exploring(sk, nl))) =>
             {
-                crate::explore::explore_skeleton(sk, &rec, &mut accs, &mut candidates)?;
+                crate::explore::explore_skeleton(
+                    sk,
+                    &rec,
+                    &mut accs,
+                    &mut candidates,
+                    thin.as_ref(),
+                )?;
                 any_explored = true;
                 true
             }

@@ -53,8 +53,8 @@ pub trait Model: Sync {
     }
     /// Whether [`Model::judge_flagged`] can raise flags. The exploration
     /// engine stops at one allowed execution per final state, so it would
-    /// miss a flag that only other executions with that state raise: such
-    /// a model is enumerated (`explore.rs`).
+    /// miss a flag that only other executions with that state raise: for
+    /// such a model it visits every allowed execution (`explore.rs`).
     fn raises_flags(&self) -> bool {
         false
     }

@@ -29,7 +29,7 @@ pub enum Format {
 /// Which exploration builds the executions (atomlab-model's `Engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// explore for built-in models, enumerate with --explain, --dot or --model-file.
+    /// explore for built-in models but lkmm (whose every allowed execution the exploration visits: slower than enumerating it), enumerate with --explain, --dot or --model-file.
     Auto,
     /// Every candidate execution (rf choices x coherence orders), judged one by one: the reference.
     Enumerate,
