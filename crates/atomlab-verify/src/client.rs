@@ -855,31 +855,9 @@ impl<'c, 'a> Client<'c, 'a> {
                 let Some(read_at) = read_at else {
                     return Ok(());
                 };
-                if t > 0 {
-                    // ORDERING: release, as a thread's exit before
-                    // pthread_join: its ops happen before the read.
-                    call.code.push(Instr::Store {
-                        addr: Expr::Const(Value::Loc(done[t - 1])),
-                        value: Expr::int(1),
-                        annot: release(),
-                    });
+                // Its ops happen before the read, as pthread_join orders them.
+                if !call.join(t, done) {
                     return Ok(());
-                }
-                let seen = call.regs.get("done.r");
-                for d in done {
-                    // ORDERING: acquire, as pthread_join: pairs with the
-                    // release above. A wait that reads 0 writes nothing:
-                    // spin-assume drops it.
-                    let top = call.code.len();
-                    call.code.push(Instr::Load {
-                        dst: Some(seen),
-                        addr: Expr::Const(Value::Loc(*d)),
-                        annot: acquire(),
-                    });
-                    call.code.push(Instr::Branch {
-                        cond: Some(Expr::bin(BinOp::Eq, Expr::Reg(seen), Expr::int(0))),
-                        target: top,
-                    });
                 }
                 call.function(read_at)?;
                 let r = call.regs.get("total");
@@ -969,26 +947,27 @@ impl Call<'_, '_, '_> {
         lifted
     }
 
-    /// The end of lock client thread `t`: threads 1.. say they are done
-    /// (`done`), thread 0 waits for them (as `pthread_join`) and calls
-    /// `free_` (at `at`) on the unlocked lock, as the ABI says: once,
-    /// when no thread uses it.
-    fn free_last(&mut self, t: usize, done: &[LocId], at: u64) -> Result<(), NotBuilt> {
+    /// The end of client thread `t` as `pthread_join` orders it: threads
+    /// 1.. publish their `done` flag (false: the thread ends here), thread
+    /// 0 waits for every flag (true: it goes on, after everything the
+    /// others did).
+    fn join(&mut self, t: usize, done: &[LocId]) -> bool {
         if t > 0 {
             // ORDERING: release, as a thread's exit before pthread_join:
-            // its critical sections happen before free_.
+            // everything the thread did happens before what thread 0 does
+            // after the join.
             self.code.push(Instr::Store {
                 addr: Expr::Const(Value::Loc(done[t - 1])),
                 value: Expr::int(1),
                 annot: release(),
             });
-            return Ok(());
+            return false;
         }
         let seen = self.regs.get("done.r");
         for d in done {
             // ORDERING: acquire, as pthread_join: pairs with the release
-            // above. A wait that reads 0 writes nothing: spin-assume
-            // drops it.
+            // above. A wait that reads 0 writes nothing: spin-assume drops
+            // it.
             let top = self.code.len();
             self.code.push(Instr::Load {
                 dst: Some(seen),
@@ -999,6 +978,18 @@ impl Call<'_, '_, '_> {
                 cond: Some(Expr::bin(BinOp::Eq, Expr::Reg(seen), Expr::int(0))),
                 target: top,
             });
+        }
+        true
+    }
+
+    /// The end of lock client thread `t`: threads 1.. say they are done
+    /// (`done`), thread 0 waits for them (as `pthread_join`) and calls
+    /// `free_` (at `at`) on the unlocked lock, as the ABI says: once,
+    /// when no thread uses it.
+    fn free_last(&mut self, t: usize, done: &[LocId], at: u64) -> Result<(), NotBuilt> {
+        // Its critical sections happen before free_.
+        if !self.join(t, done) {
+            return Ok(());
         }
         self.locs.heap.object_freeable = true;
         let lifted = self.function(at).map_err(|e| match e {
