@@ -89,6 +89,17 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
             number(r, "unroll")
         )?;
     }
+    // A PASS under x86tso or sc says which CPUs it cannot speak for.
+    let passed = |model: &str| {
+        recs.iter()
+            .any(|r| verdict(r) == "PASS" && param(r, "model") == Some(model))
+    };
+    if passed("x86tso") {
+        writeln!(out, "a PASS under x86tso covers x86-64 CPUs only: x86-TSO keeps stores in order and makes every locked read-modify-write a full barrier, so a missing acquire or release cannot show; for an Arm or RISC-V CPU, verify the aarch64 or riscv64 build of the same source under its own model")?;
+    }
+    if passed("sc") {
+        writeln!(out, "a PASS under sc covers sequential consistency, which no multicore CPU gives: the algorithm, not its orderings")?;
+    }
     // Each kind's client, once, as its first record ran it.
     let mut kinds: Vec<&str> = Vec::new();
     for r in &recs {

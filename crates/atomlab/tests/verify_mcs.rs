@@ -127,6 +127,13 @@ fn x86_64_build_passes_under_x86tso_relaxed_handover_included() {
     };
     let (code, out) = verify(&so, "x86tso,sc");
     assert_eq!(code, Some(1), "heap misuse FAILs: exit 1\n{out}");
+    // Its PASSes say what they cannot cover: an Arm or RISC-V CPU.
+    let joined = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains("a PASS under x86tso covers x86-64 CPUs only")
+            && joined.contains("a PASS under sc covers sequential consistency"),
+        "{out}"
+    );
     for m in ["x86tso", "sc"] {
         for v in [
             "mcs",
