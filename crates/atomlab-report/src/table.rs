@@ -30,7 +30,7 @@
 
 use std::fmt::{self, Write as _};
 
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::html::esc;
 
@@ -551,8 +551,6 @@ fn pad(out: &mut String, n: usize) {
     out.extend(std::iter::repeat_n(' ', n));
 }
 
-/// The lines of `cell` in a column `width` wide: its own lines, each
-/// wrapped at spaces when longer (a longer word is cut).
 /// The lines of `text` at most `width` wide, broken at spaces only: a
 /// longer word is a line of its own, whole.
 fn whole_words(text: &str, width: usize) -> Vec<&str> {
@@ -581,19 +579,29 @@ fn whole_words(text: &str, width: usize) -> Vec<&str> {
     out
 }
 
+/// The lines of `cell` in a column `width` wide: its own lines, each
+/// wrapped at spaces when longer (a longer word is cut).
+///
+/// Linear in the cell's length: each piece is measured once, a character
+/// at a time, up to the width (a condition of 100,000 terms is one cell
+/// of a check table; measuring the rest of it again for every line took
+/// minutes).
 fn lines(cell: &str, width: usize) -> Vec<&str> {
     let mut out = Vec::new();
     for line in cell.split('\n') {
         let mut rest = line;
-        while rest.width() > width && width > 0 {
+        // A column of no width takes the line whole.
+        while width > 0 && !rest.is_empty() {
             // The longest prefix that fits, ending before a space if
             // there is one, else after an underscore (a metric's name,
             // `server_cpu_percent`, breaks between its words).
-            let mut fit = 0;
+            let (mut fit, mut used, mut overflows) = (0, 0, false);
             let mut last_space = None;
             let mut last_underscore = None;
             for (i, ch) in rest.char_indices() {
-                if rest[..i + ch.len_utf8()].width() > width {
+                used += ch.width().unwrap_or(0);
+                if used > width {
+                    overflows = true;
                     break;
                 }
                 fit = i + ch.len_utf8();
@@ -602,6 +610,9 @@ fn lines(cell: &str, width: usize) -> Vec<&str> {
                 } else if ch == '_' {
                     last_underscore = Some(i + 1);
                 }
+            }
+            if !overflows {
+                break;
             }
             let cut = match (last_space, last_underscore) {
                 // A word that ends exactly at the width stays on the line.
@@ -842,5 +853,16 @@ mod tests {
             lines("latency_p50_s too noisy", 15),
             vec!["latency_p50_s", "too noisy"]
         );
+    }
+
+    #[test]
+    fn wide_characters_count_twice_and_a_long_cell_wraps_whole() {
+        // Display width, not bytes or chars: two CJK characters fill 4.
+        assert_eq!(lines("漢字漢字 ab", 4), vec!["漢字", "漢字", "ab"]);
+        // A flat condition of 100,000 terms, as a check table shows it.
+        let cell = vec!["[x]=1"; 100_000].join(" /\\ ");
+        let wrapped = lines(&cell, 60);
+        assert!(wrapped.iter().all(|l| l.width() <= 60));
+        assert_eq!(wrapped.join(" "), cell);
     }
 }
