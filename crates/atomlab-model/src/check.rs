@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use atomlab_litmus::{Arch, Quantifier, StateVar, Test, Value};
 
+use crate::combine::Flow;
 use crate::exec::{loc_choices, Budget, Execution, LocChoice, Skeleton};
 use crate::interp::{encode, explore, Trace};
 use crate::judge::{Acc, Recorder};
@@ -351,7 +352,7 @@ fn run(
     // A C test judged as C has herd7's structured control dependencies;
     // its compilation (`t` is not `orig`) has the ISA's (see mapping.rs).
     let structured = t.arch == Arch::C && std::ptr::eq(orig, t);
-    let (_values, traces) = explore(t, opts.deadline, structured, linux, opts.loops)?;
+    let (_values, mut traces) = explore(t, opts.deadline, structured, linux, opts.loops)?;
     let mut init = vec![0i64; nl];
     for (l, v) in &t.init {
         init[*l] = encode(*v);
@@ -368,7 +369,6 @@ fn run(
     if blocked && !linux {
         return Err(CheckError::Semantics("a thread has no possible run".into()));
     }
-    let mut pick = vec![0usize; traces.len()];
     let mut budget = Budget {
         deadline: opts.deadline,
         steps: 0,
@@ -394,20 +394,18 @@ fn run(
     // A Linux-kernel or plain C test: herd7's C front end gives its thin-air
     // values symbols whatever the model, a cat file's included (crate::thin).
     let linux = t.is_linux() || t.is_plain_c();
-    loop {
-        if blocked {
-            break;
-        }
-        let chosen: Vec<&Trace> = pick
-            .iter()
-            .enumerate()
-            .map(|(i, &k)| &traces[i][k])
-            .collect();
+    // Runs that fail a one-thread conjunct of the filter make no execution
+    // that counts (verify's spin loops leave their failing runs to it).
+    crate::combine::apply_filter(orig, &mut traces, nl);
+    // The combinations of runs whose values can all be read (combine.rs);
+    // single-event RMWs each need their own write under the built-in
+    // models, which all imply SC per location.
+    let mut each_combination = |chosen: &[&Trace]| -> Result<Flow, CheckError> {
         // Every value read must be written by someone in this combination
         // (or be the initial value); otherwise no reads-from exists.
-        let feasible = values_feasible(&chosen, &init);
+        let feasible = values_feasible(chosen, &init);
         let sk = if feasible {
-            Some(Skeleton::build(t, &init, &chosen, observed)?)
+            Some(Skeleton::build(t, &init, chosen, observed)?)
         } else {
             None
         };
@@ -417,7 +415,7 @@ fn run(
             && models
                 .iter()
                 .any(|m| m.symbolic_thin_air() || (linux && m.allows_thin_air())))
-        .then(|| crate::thin::ThinInfo::build(&chosen, nl, linux));
+        .then(|| crate::thin::ThinInfo::build(chosen, nl, linux));
         let explored = match sk.as_ref() {
             Some(sk)
                 if explore_here
@@ -499,30 +497,21 @@ fn run(
                 }
             }
         }
-        if rec.decided(&accs) {
-            break;
-        }
-        // Next trace combination.
-        let mut i = 0;
-        loop {
-            if i == pick.len() {
-                break;
-            }
-            pick[i] += 1;
-            if pick[i] < traces[i].len() {
-                break;
-            }
-            pick[i] = 0;
-            i += 1;
-        }
-        if i == pick.len() {
-            break;
-        }
-        if let Some(d) = opts.deadline {
-            if Instant::now() > d {
-                return Err(CheckError::Timeout);
-            }
-        }
+        Ok(if rec.decided(&accs) {
+            Flow::Stop
+        } else {
+            Flow::Go
+        })
+    };
+    if !blocked {
+        crate::combine::each(
+            &traces,
+            &init,
+            !opts.unpruned,
+            builtin,
+            opts.deadline,
+            &mut each_combination,
+        )?;
     }
     let q = orig.condition.quantifier;
     Ok(models

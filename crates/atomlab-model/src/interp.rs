@@ -1245,7 +1245,15 @@ pub(crate) fn explore(
             all.push(traces);
         }
         written = next;
-        if let Some(l) = (0..nl).find(|&l| written.iter().map(|w| w[l].len()).sum::<usize>() > 64) {
+        // Distinct values, however many threads may write each.
+        let distinct = |l: usize| {
+            written
+                .iter()
+                .flat_map(|w| w[l].iter())
+                .collect::<BTreeSet<_>>()
+                .len()
+        };
+        if let Some(l) = (0..nl).find(|&l| distinct(l) > 64) {
             let mut seen: Vec<i64> = written.iter().flat_map(|w| w[l].iter().copied()).collect();
             seen.sort_unstable();
             seen.dedup();

@@ -73,6 +73,7 @@
 #![warn(unnameable_types)]
 
 pub mod check;
+pub(crate) mod combine;
 pub(crate) mod exec;
 pub mod explain;
 pub(crate) mod explore;

@@ -22,9 +22,10 @@ pub struct CheckOptions {
     pub acquire: AcquireLoad,
     /// Which exploration builds the executions.
     pub engine: Engine,
-    /// Explore without judging partial executions (no pruning), to measure
-    /// what pruning saves: the verdicts are the same, only `candidates`
-    /// and the time grow.
+    /// Search without pruning: no partial executions judged, and every
+    /// combination of the threads' runs visited (not only those whose
+    /// values can be read, `combine.rs`), to measure what pruning saves:
+    /// the verdicts are the same, only `candidates` and the time grow.
     pub unpruned: bool,
     /// How loops in thread code are bounded: `None` (every litmus test)
     /// runs each path up to the step bound as before; `Some` applies the

@@ -1,5 +1,5 @@
 //! `atomlab verify` against GenMC v0.10.3's own verdicts on the same lock
-//! algorithms: tests/plugins/verify_genmc.c holds the locks of GenMC's
+//! algorithms, with 2 and 3 threads: tests/plugins/verify_genmc.c holds the locks of GenMC's
 //! tests/correct/data-structures clients (ticketlock, ttaslock, spinlock
 //! and the kernel's mcs_spinlock, with their orderings, and each with its
 //! handover relaxed); tests/plugins/verify_genmc.expected records what
@@ -20,8 +20,9 @@ use std::path::Path;
 use cli_support::{atomlab, stderr};
 use verify_support::{build_plugin, verdicts, AARCH64};
 
-/// (variant, GenMC found an error, GenMC's executions when it did not).
-fn expected() -> Vec<(String, bool, Option<usize>)> {
+/// (variant, threads, GenMC found an error, GenMC's executions when it did
+/// not).
+fn expected() -> Vec<(String, usize, bool, Option<usize>)> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plugins/verify_genmc.expected");
     std::fs::read_to_string(&path)
         .unwrap()
@@ -29,9 +30,10 @@ fn expected() -> Vec<(String, bool, Option<usize>)> {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(w.len(), 4, "{}: {l}", path.display());
-            let error = w[1] != "ok" || w[2] != "ok";
-            (w[0].to_string(), error, w[3].parse().ok())
+            assert_eq!(w.len(), 5, "{}: {l}", path.display());
+            let error = w[2] != "ok" || w[3] != "ok";
+            let threads = w[1].parse().expect("a thread count");
+            (w[0].to_string(), threads, error, w[4].parse().ok())
         })
         .collect()
 }
@@ -57,36 +59,50 @@ fn verdicts_match_genmc_on_its_own_lock_clients() {
     ) else {
         return;
     };
-    let o = atomlab(&[
-        "--no-save",
-        "verify",
-        "--plugin",
-        so.to_str().unwrap(),
-        "--model",
-        "aarch64",
-    ]);
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     let cases = expected();
-    assert_eq!(cases.len(), 8, "every lock, as GenMC has it and relaxed");
-    for (variant, error, runs) in cases {
-        let want = if error { "FAIL" } else { "PASS" };
-        assert_eq!(
-            verdicts(&out, &variant, "aarch64"),
-            [want],
-            "{variant}: GenMC {}\n{out}",
-            if error {
-                "reports an error"
-            } else {
-                "finds none"
-            }
-        );
-        if let Some(n) = runs {
+    assert_eq!(
+        cases.iter().filter(|c| c.1 == 2).count(),
+        8,
+        "every lock, as GenMC has it and relaxed, with 2 threads"
+    );
+    assert_eq!(
+        cases.iter().filter(|c| c.1 == 3).count(),
+        7,
+        "with 3 threads, all but mcs_spinlock-relaxed"
+    );
+    for threads in [2, 3] {
+        let n = threads.to_string();
+        let o = atomlab(&[
+            "--no-save",
+            "verify",
+            "--plugin",
+            so.to_str().unwrap(),
+            "--model",
+            "aarch64",
+            "--threads",
+            &n,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+        for (variant, _, error, runs) in cases.iter().filter(|c| c.1 == threads) {
+            let want = if *error { "FAIL" } else { "PASS" };
             assert_eq!(
-                executions(&out, &variant, "aarch64"),
-                Some(n),
-                "{variant}: GenMC explored {n} executions\n{out}"
+                verdicts(&out, variant, "aarch64"),
+                [want],
+                "{variant}, {threads} threads: GenMC {}\n{out}",
+                if *error {
+                    "reports an error"
+                } else {
+                    "finds none"
+                }
             );
+            if let Some(n) = runs {
+                assert_eq!(
+                    executions(&out, variant, "aarch64"),
+                    Some(*n),
+                    "{variant}, {threads} threads: GenMC explored {n} executions\n{out}"
+                );
+            }
         }
     }
 }

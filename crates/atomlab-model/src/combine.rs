@@ -1,0 +1,420 @@
+//! Which combinations of the threads' runs can make an execution: the
+//! search both engines start from.
+//!
+//! The interpreter ([`crate::interp`]) gives each thread every run it may
+//! take, a run per choice of value for each read (herd7's "pre-candidate"
+//! step, Alglave, Maranget and Tautschnig, "Herding cats", TOPLAS 2014,
+//! section 8). An execution picks one run per thread, and every value a
+//! run reads must be written by some run picked (or be the initial value).
+//! Picking runs as an odometer and testing that at the end visits the
+//! product of the threads' runs: a 3-thread ticket lock lifted by `verify`
+//! has 1860 runs per thread and 6.4 billion products, of which a few
+//! hundred pass.
+//!
+//! Here the runs of each thread form a tree by the values their reads
+//! return, in program order (a run is determined by those values), and the
+//! search descends the threads' trees a read at a time, round robin. Each
+//! node knows which values the runs below it may write; a read whose value
+//! no thread can still write (the others' subtrees, its own po-earlier
+//! writes, the initial state) cuts the branch. A single-event
+//! read-modify-write needs a write of its own: two that read one write
+//! would each precede the other in coherence (`co ; fr` between them),
+//! which every built-in model forbids (they all imply SC per location), so
+//! more such reads of a value than writes that can give it also cut it.
+//! This is the value-level half of what GenMC gets by adding a thread's
+//! events as its reads get their sources (Kokologiannakis and Vafeiadis,
+//! CAV 2021); the executions themselves are still searched per combination
+//! ([`crate::explore`], [`crate::exec`]).
+//!
+//! A filter (herd7's `filter`) whose conjuncts each name one thread's
+//! registers drops that thread's runs that fail them before the search:
+//! `verify`'s spin-assume leaves each spin loop's failing runs to the
+//! filter.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use atomlab_litmus::{Prop, StateVar, Test};
+
+use crate::interp::{decode, Kind, Trace};
+use crate::CheckError;
+
+/// Whether to go on after a combination: `visit` returns `Stop` once the
+/// answer is decided.
+pub(crate) enum Flow {
+    Go,
+    Stop,
+}
+
+/// Most distinct (location, value) pairs written, and most bytes of
+/// per-node summaries, for which the tree's pruning is kept (above either,
+/// the search visits the plain product, as before).
+const MAX_PAIRS: usize = 4096;
+const MAX_SUMMARY_BYTES: usize = 64 << 20;
+
+/// Drops from each thread's runs those that fail a conjunct of `t`'s
+/// filter naming only that thread's registers: no execution with such a
+/// run passes the filter.
+pub(crate) fn apply_filter(t: &Test, traces: &mut [Vec<Trace>], nl: usize) {
+    let Some(filter) = &t.filter else { return };
+    let conjuncts: Vec<&Prop> = match filter {
+        Prop::And(ps) => ps.iter().collect(),
+        p => vec![p],
+    };
+    for c in conjuncts {
+        let mut vars = Vec::new();
+        c.vars(&mut vars);
+        let mut threads = vars.iter().map(|v| match v {
+            StateVar::Reg { thread, .. } => Some(*thread),
+            StateVar::Loc(_) => None,
+        });
+        let Some(Some(thread)) = threads.next() else {
+            continue;
+        };
+        if !threads.all(|x| x == Some(thread)) || thread >= traces.len() {
+            continue;
+        }
+        traces[thread].retain(|tr| {
+            c.eval(&|v: &StateVar| match v {
+                StateVar::Reg { reg, .. } => decode(tr.regs.get(*reg).copied().unwrap_or(0), nl),
+                StateVar::Loc(_) => unreachable!("a one-thread conjunct names registers only"),
+            })
+        });
+    }
+}
+
+/// What a run's read returns, and where. Runs that read alike but differ
+/// in kind (a weak CAS that fails spuriously reads where a successful one
+/// updates) part at that read.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct ReadKey {
+    loc: usize,
+    val: i64,
+    update: bool,
+}
+
+/// A node of one thread's tree: the runs `order[lo..hi]`, which agree on
+/// their first `depth` reads.
+struct Node {
+    lo: usize,
+    hi: usize,
+    depth: usize,
+    children: Vec<usize>,
+    /// Most writes of each (location, value) pair in one run below.
+    writes: Vec<u8>,
+}
+
+/// One thread's runs as a tree.
+struct Tree<'a> {
+    runs: &'a [Trace],
+    /// Run indices, sorted by their reads' values.
+    order: Vec<usize>,
+    /// Per run: its reads' (location, value) and event indices.
+    reads: Vec<Vec<(ReadKey, usize)>>,
+    nodes: Vec<Node>,
+}
+
+impl<'a> Tree<'a> {
+    /// The most writes of each pair in one of the runs `order[lo..hi]`.
+    fn run_writes(&self, lo: usize, hi: usize, pairs: &HashMap<(usize, i64), usize>) -> Vec<u8> {
+        let mut most = vec![0u8; pairs.len()];
+        for k in lo..hi {
+            let mut here = vec![0u8; pairs.len()];
+            for e in &self.runs[self.order[k]].events {
+                if matches!(e.kind, Kind::Write | Kind::Update) {
+                    if let Some(&p) = pairs.get(&(e.loc, e.wval)) {
+                        here[p] = here[p].saturating_add(1);
+                    }
+                }
+            }
+            for (x, h) in most.iter_mut().zip(here) {
+                *x = (*x).max(h);
+            }
+        }
+        most
+    }
+
+    fn build(runs: &'a [Trace], pairs: Option<&HashMap<(usize, i64), usize>>) -> Tree<'a> {
+        let reads: Vec<Vec<(ReadKey, usize)>> = runs
+            .iter()
+            .map(|tr| {
+                tr.events
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| matches!(e.kind, Kind::Read | Kind::Update))
+                    .map(|(i, e)| {
+                        (
+                            ReadKey {
+                                loc: e.loc,
+                                val: e.rval,
+                                update: e.kind == Kind::Update,
+                            },
+                            i,
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..runs.len()).collect();
+        order.sort_by(|&a, &b| {
+            let ka = reads[a].iter().map(|r| r.0);
+            let kb = reads[b].iter().map(|r| r.0);
+            ka.cmp(kb)
+        });
+        let mut tree = Tree {
+            runs,
+            order,
+            reads,
+            nodes: Vec::new(),
+        };
+        tree.grow(0, runs.len(), 0, pairs);
+        tree
+    }
+
+    /// Adds the node of runs `order[lo..hi]` at `depth` and its subtree;
+    /// returns its index.
+    fn grow(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        depth: usize,
+        pairs: Option<&HashMap<(usize, i64), usize>>,
+    ) -> usize {
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            lo,
+            hi,
+            depth,
+            children: Vec::new(),
+            writes: Vec::new(),
+        });
+        let key = |tree: &Tree, k: usize| tree.reads[tree.order[k]].get(depth).map(|r| r.0);
+        let mut children = Vec::new();
+        // The runs with no read past `depth` sort first: one leaf of them
+        // (unless they are all there is, when this node is that leaf).
+        let mut a = lo;
+        while a < hi && key(self, a).is_none() {
+            a += 1;
+        }
+        if a > lo && a < hi {
+            let leaf = self.nodes.len();
+            self.nodes.push(Node {
+                lo,
+                hi: a,
+                depth,
+                children: Vec::new(),
+                writes: Vec::new(),
+            });
+            children.push(leaf);
+        }
+        while a < hi {
+            let k = key(self, a);
+            let mut b = a + 1;
+            while b < hi && key(self, b) == k {
+                b += 1;
+            }
+            children.push(self.grow(a, b, depth + 1, pairs));
+            a = b;
+        }
+        // Summaries: a leaf's from its runs, an inner node's from its
+        // children's.
+        if let Some(pairs) = pairs {
+            let mut w = vec![0u8; pairs.len()];
+            if children.is_empty() {
+                w = self.run_writes(lo, hi, pairs);
+            }
+            for &c in &children {
+                if self.nodes[c].children.is_empty() && self.nodes[c].writes.is_empty() {
+                    let (clo, chi) = (self.nodes[c].lo, self.nodes[c].hi);
+                    self.nodes[c].writes = self.run_writes(clo, chi, pairs);
+                }
+                for (x, &h) in w.iter_mut().zip(&self.nodes[c].writes) {
+                    *x = (*x).max(h);
+                }
+            }
+            self.nodes[id].writes = w;
+        }
+        self.nodes[id].children = children;
+        id
+    }
+}
+
+/// Calls `visit` with every combination of one run per thread whose reads
+/// can all be given their values (see the module's docs), until it says
+/// stop. `prune: false` visits the whole product (`CheckOptions::unpruned`,
+/// to measure what this saves); `rmw_exclusive`: single-event
+/// read-modify-writes each need a write of their own (true for the
+/// built-in models).
+pub(crate) fn each(
+    traces: &[Vec<Trace>],
+    init: &[i64],
+    prune: bool,
+    rmw_exclusive: bool,
+    deadline: Option<Instant>,
+    mut visit: impl FnMut(&[&Trace]) -> Result<Flow, CheckError>,
+) -> Result<(), CheckError> {
+    if traces.iter().any(|t| t.is_empty()) {
+        return Ok(());
+    }
+    // The (location, value) pairs the runs write, numbered.
+    let mut pairs: HashMap<(usize, i64), usize> = HashMap::new();
+    for e in traces.iter().flatten().flat_map(|t| &t.events) {
+        if matches!(e.kind, Kind::Write | Kind::Update) {
+            let n = pairs.len();
+            pairs.entry((e.loc, e.wval)).or_insert(n);
+        }
+    }
+    let nodes_bound: usize = traces
+        .iter()
+        .flatten()
+        .map(|t| 2 * t.events.len() + 2)
+        .sum();
+    let summarise = prune
+        && pairs.len() <= MAX_PAIRS
+        && nodes_bound.saturating_mul(pairs.len()) <= MAX_SUMMARY_BYTES;
+    let trees: Vec<Tree> = traces
+        .iter()
+        .map(|runs| Tree::build(runs, summarise.then_some(&pairs)))
+        .collect();
+    let mut search = Joint {
+        trees: &trees,
+        pairs: summarise.then_some(&pairs),
+        init,
+        rmw_exclusive,
+        deadline,
+        steps: 0,
+        cur: vec![0; trees.len()],
+    };
+    search.descend(0, &mut visit).map(|_| ())
+}
+
+/// The search over the threads' trees at once.
+struct Joint<'t, 'a> {
+    trees: &'t [Tree<'a>],
+    pairs: Option<&'t HashMap<(usize, i64), usize>>,
+    init: &'t [i64],
+    rmw_exclusive: bool,
+    deadline: Option<Instant>,
+    steps: u64,
+    /// Each thread's node.
+    cur: Vec<usize>,
+}
+
+impl<'a> Joint<'_, 'a> {
+    /// Descends from the current nodes, advancing threads round robin
+    /// from `next`.
+    fn descend(
+        &mut self,
+        next: usize,
+        visit: &mut impl FnMut(&[&Trace]) -> Result<Flow, CheckError>,
+    ) -> Result<Flow, CheckError> {
+        self.steps += 1;
+        if self.steps & 1023 == 0 {
+            if let Some(d) = self.deadline {
+                if Instant::now() > d {
+                    return Err(CheckError::Timeout);
+                }
+            }
+        }
+        let n = self.trees.len();
+        let Some(i) = (0..n)
+            .map(|k| (next + k) % n)
+            .find(|&i| !self.trees[i].nodes[self.cur[i]].children.is_empty())
+        else {
+            return self.leaves(0, &mut Vec::with_capacity(n), visit);
+        };
+        let here = self.cur[i];
+        for c in 0..self.trees[i].nodes[here].children.len() {
+            self.cur[i] = self.trees[i].nodes[here].children[c];
+            if self.feasible() {
+                if let Flow::Stop = self.descend((i + 1) % n, visit)? {
+                    self.cur[i] = here;
+                    return Ok(Flow::Stop);
+                }
+            }
+        }
+        self.cur[i] = here;
+        Ok(Flow::Go)
+    }
+
+    /// Every combination of the runs of the threads' leaves.
+    fn leaves(
+        &self,
+        i: usize,
+        chosen: &mut Vec<&'a Trace>,
+        visit: &mut impl FnMut(&[&Trace]) -> Result<Flow, CheckError>,
+    ) -> Result<Flow, CheckError> {
+        if i == self.trees.len() {
+            return visit(chosen);
+        }
+        let (tree, node) = (&self.trees[i], &self.trees[i].nodes[self.cur[i]]);
+        for k in node.lo..node.hi {
+            chosen.push(&tree.runs[tree.order[k]]);
+            let flow = self.leaves(i + 1, chosen, visit)?;
+            chosen.pop();
+            if let Flow::Stop = flow {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Go)
+    }
+
+    /// Whether every read fixed so far can still be given its value.
+    fn feasible(&self) -> bool {
+        let Some(pairs) = self.pairs else {
+            return true;
+        };
+        let mut rmw_reads: Vec<((usize, i64), u32)> = Vec::new();
+        for (i, tree) in self.trees.iter().enumerate() {
+            let node = &tree.nodes[self.cur[i]];
+            let run = tree.order[node.lo];
+            let events = &tree.runs[run].events;
+            for &(key, at) in &tree.reads[run][..node.depth] {
+                let pair = (key.loc, key.val);
+                if self.rmw_exclusive && key.update {
+                    match rmw_reads.iter_mut().find(|(p, _)| *p == pair) {
+                        Some((_, n)) => *n += 1,
+                        None => rmw_reads.push((pair, 1)),
+                    }
+                }
+                if self.init.get(key.loc) == Some(&key.val) {
+                    continue;
+                }
+                let own = events[..at].iter().any(|e| {
+                    matches!(e.kind, Kind::Write | Kind::Update)
+                        && e.loc == key.loc
+                        && e.wval == key.val
+                });
+                if own {
+                    continue;
+                }
+                let Some(&p) = pairs.get(&pair) else {
+                    return false;
+                };
+                let others = (0..self.trees.len())
+                    .any(|j| j != i && self.trees[j].nodes[self.cur[j]].writes[p] > 0);
+                if !others {
+                    return false;
+                }
+            }
+        }
+        // Single-event RMWs reading one value: no more than the writes
+        // that can give it (the initial write once, each thread's most in
+        // one run below its node).
+        for ((loc, val), n) in rmw_reads {
+            let mut supply = u32::from(self.init.get(loc) == Some(&val));
+            if let Some(&p) = pairs.get(&(loc, val)) {
+                supply += self
+                    .trees
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| u32::from(t.nodes[self.cur[j]].writes[p]))
+                    .sum::<u32>();
+            }
+            if n > supply {
+                return false;
+            }
+        }
+        true
+    }
+}
