@@ -3,7 +3,7 @@
 
 use atomlab_cat::load_text;
 use atomlab_litmus::{Annot, MemOrder};
-use atomlab_model::graph::{Event, Execution, Kind, Rel, Sets, Skeleton};
+use atomlab_model::graph::{Event, Execution, Kind, Memo, Rel, Sets, Skeleton};
 use atomlab_model::models::{Judgement, Model};
 
 /// Events: 0 = init x, 1 = init y; thread 0: 2 = W x=1, 3 = R y=0;
@@ -80,6 +80,7 @@ fn sb(order: Option<MemOrder>) -> Skeleton {
         same_instance: Rel::id(n, (1 << n) - 1),
         init_of: vec![0, 1],
         regs: vec![vec![0], vec![0]],
+        memo: Memo::default(),
     }
 }
 

@@ -93,6 +93,18 @@ struct ReadKey {
     update: bool,
 }
 
+/// A read of a run, with what the search asks of it, worked out once.
+#[derive(Clone, Copy)]
+struct Read {
+    key: ReadKey,
+    /// The written (location, value) pair it needs, numbered (`None` when
+    /// no run writes it).
+    pair: Option<usize>,
+    /// Whether the initial value or a po-earlier write of its own thread
+    /// gives it its value.
+    local: bool,
+}
+
 /// A node of one thread's tree: the runs `order[lo..hi]`, which agree on
 /// their first `depth` reads.
 struct Node {
@@ -109,8 +121,8 @@ struct Tree<'a> {
     runs: &'a [Trace],
     /// Run indices, sorted by their reads' values.
     order: Vec<usize>,
-    /// Per run: its reads' (location, value) and event indices.
-    reads: Vec<Vec<(ReadKey, usize)>>,
+    /// Per run: its reads, in program order.
+    reads: Vec<Vec<Read>>,
     nodes: Vec<Node>,
 }
 
@@ -134,31 +146,41 @@ impl<'a> Tree<'a> {
         most
     }
 
-    fn build(runs: &'a [Trace], pairs: Option<&HashMap<(usize, i64), usize>>) -> Tree<'a> {
-        let reads: Vec<Vec<(ReadKey, usize)>> = runs
+    fn build(
+        runs: &'a [Trace],
+        init: &[i64],
+        pairs: Option<&HashMap<(usize, i64), usize>>,
+    ) -> Tree<'a> {
+        let reads: Vec<Vec<Read>> = runs
             .iter()
             .map(|tr| {
-                tr.events
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| matches!(e.kind, Kind::Read | Kind::Update))
-                    .map(|(i, e)| {
-                        (
-                            ReadKey {
+                let mut written: Vec<(usize, i64)> = Vec::new();
+                let mut reads = Vec::new();
+                for e in &tr.events {
+                    if matches!(e.kind, Kind::Read | Kind::Update) {
+                        let local =
+                            init.get(e.loc) == Some(&e.rval) || written.contains(&(e.loc, e.rval));
+                        reads.push(Read {
+                            key: ReadKey {
                                 loc: e.loc,
                                 val: e.rval,
                                 update: e.kind == Kind::Update,
                             },
-                            i,
-                        )
-                    })
-                    .collect()
+                            pair: pairs.and_then(|p| p.get(&(e.loc, e.rval)).copied()),
+                            local,
+                        });
+                    }
+                    if matches!(e.kind, Kind::Write | Kind::Update) {
+                        written.push((e.loc, e.wval));
+                    }
+                }
+                reads
             })
             .collect();
         let mut order: Vec<usize> = (0..runs.len()).collect();
         order.sort_by(|&a, &b| {
-            let ka = reads[a].iter().map(|r| r.0);
-            let kb = reads[b].iter().map(|r| r.0);
+            let ka = reads[a].iter().map(|r| r.key);
+            let kb = reads[b].iter().map(|r| r.key);
             ka.cmp(kb)
         });
         let mut tree = Tree {
@@ -188,7 +210,7 @@ impl<'a> Tree<'a> {
             children: Vec::new(),
             writes: Vec::new(),
         });
-        let key = |tree: &Tree, k: usize| tree.reads[tree.order[k]].get(depth).map(|r| r.0);
+        let key = |tree: &Tree, k: usize| tree.reads[tree.order[k]].get(depth).map(|r| r.key);
         let mut children = Vec::new();
         // The runs with no read past `depth` sort first: one leaf of them
         // (unless they are all there is, when this node is that leaf).
@@ -274,7 +296,7 @@ pub(crate) fn each(
         && nodes_bound.saturating_mul(pairs.len()) <= MAX_SUMMARY_BYTES;
     let trees: Vec<Tree> = traces
         .iter()
-        .map(|runs| Tree::build(runs, summarise.then_some(&pairs)))
+        .map(|runs| Tree::build(runs, init, summarise.then_some(&pairs)))
         .collect();
     let mut search = Joint {
         trees: &trees,
@@ -361,34 +383,28 @@ impl<'a> Joint<'_, 'a> {
 
     /// Whether every read fixed so far can still be given its value.
     fn feasible(&self) -> bool {
-        let Some(pairs) = self.pairs else {
+        if self.pairs.is_none() {
             return true;
-        };
-        let mut rmw_reads: Vec<((usize, i64), u32)> = Vec::new();
+        }
+        // (pair, initial value, reads) of the single-event RMWs so far.
+        let mut rmw_reads: Vec<(Option<usize>, bool, u32)> = Vec::new();
         for (i, tree) in self.trees.iter().enumerate() {
             let node = &tree.nodes[self.cur[i]];
-            let run = tree.order[node.lo];
-            let events = &tree.runs[run].events;
-            for &(key, at) in &tree.reads[run][..node.depth] {
-                let pair = (key.loc, key.val);
-                if self.rmw_exclusive && key.update {
-                    match rmw_reads.iter_mut().find(|(p, _)| *p == pair) {
-                        Some((_, n)) => *n += 1,
-                        None => rmw_reads.push((pair, 1)),
+            for r in &tree.reads[tree.order[node.lo]][..node.depth] {
+                if self.rmw_exclusive && r.key.update {
+                    let init = self.init.get(r.key.loc) == Some(&r.key.val);
+                    match rmw_reads
+                        .iter_mut()
+                        .find(|(p, _, _)| *p == r.pair && r.pair.is_some())
+                    {
+                        Some((_, _, n)) => *n += 1,
+                        None => rmw_reads.push((r.pair, init, 1)),
                     }
                 }
-                if self.init.get(key.loc) == Some(&key.val) {
+                if r.local {
                     continue;
                 }
-                let own = events[..at].iter().any(|e| {
-                    matches!(e.kind, Kind::Write | Kind::Update)
-                        && e.loc == key.loc
-                        && e.wval == key.val
-                });
-                if own {
-                    continue;
-                }
-                let Some(&p) = pairs.get(&pair) else {
+                let Some(p) = r.pair else {
                     return false;
                 };
                 let others = (0..self.trees.len())
@@ -401,9 +417,9 @@ impl<'a> Joint<'_, 'a> {
         // Single-event RMWs reading one value: no more than the writes
         // that can give it (the initial write once, each thread's most in
         // one run below its node).
-        for ((loc, val), n) in rmw_reads {
-            let mut supply = u32::from(self.init.get(loc) == Some(&val));
-            if let Some(&p) = pairs.get(&(loc, val)) {
+        for (pair, init, n) in rmw_reads {
+            let mut supply = u32::from(init);
+            if let Some(p) = pair {
                 supply += self
                     .trees
                     .iter()

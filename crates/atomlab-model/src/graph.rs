@@ -5,6 +5,6 @@
 //! relations they are made of. The engine that builds them (`exec.rs`,
 //! `interp.rs`, `explore.rs`) is private to this crate.
 
-pub use crate::exec::{Event, Execution, Sets, Skeleton};
+pub use crate::exec::{Event, Execution, Memo, Sets, Skeleton};
 pub use crate::interp::Kind;
 pub use crate::rel::{full_set, members, shortest_cycle, Rel, Set, MAX_EVENTS};

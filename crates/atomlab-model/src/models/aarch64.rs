@@ -43,8 +43,8 @@
 //! an internal write between, which excuses it.
 
 use super::{violation, Judgement, Model, Violation};
-use crate::exec::Execution;
-use crate::rel::Rel;
+use crate::exec::{Execution, Skeleton};
+use crate::rel::{Rel, Set};
 
 /// Armv8 AArch64.
 pub struct AArch64;
@@ -120,6 +120,92 @@ impl AArch64 {
             );
         }
 
+        // Locally-ordered-before depends on the skeleton alone: computed
+        // once per skeleton (exec::Memo), however many executions of it
+        // are judged.
+        let local = s.memo.arm_local(|| Local::of(s).local);
+        let haz = po_loc.dom(r).rng(r).seq(&(ca & s.ext)).rng(w);
+        let obs = x.rfe() | (ca & s.ext);
+        let ob = (local | haz | obs).plus();
+        if ob.irreflexive() {
+            return Judgement::Allowed { racy: false };
+        }
+        if !explain {
+            return violation("external", false, &[], None);
+        }
+        let Local {
+            dob_addr,
+            dob_data,
+            dob_ctrl,
+            pob,
+            aob,
+            dmb_full,
+            dmb_ld,
+            dmb_st,
+            amo_al,
+            ifb,
+            lmws,
+            pick_lob,
+            lob,
+            ..
+        } = Local::of(s);
+        let dmb_named = |set: u64, name: &'static str| -> (&'static str, Rel) {
+            (
+                name,
+                po.rng(set).seq(&po).dom(m).rng(m) & (dmb_full | dmb_ld | dmb_st),
+            )
+        };
+        let parts = [
+            ("rfe", x.rfe()),
+            ("fre", x.fre()),
+            ("coe", x.coe()),
+            ("addr", dob_addr),
+            ("data", dob_data),
+            ("ctrl", dob_ctrl),
+            dmb_named(st.dmb_full, "[dmb.full]"),
+            dmb_named(st.dmb_ld, "[dmb.ld]"),
+            dmb_named(st.dmb_st, "[dmb.st]"),
+            ("po;[L]", po.dom(m).rng(l)),
+            ("[L];po;[A]", po.dom(l).rng(a)),
+            ("[A|Q];po", po.dom(a | q).rng(m)),
+            ("[A];amo;[L];po", po.dom(amo_al).rng(m)),
+            ("rmw", aob),
+            ("pick", pob | pick_lob),
+            ("isb", ifb),
+            ("po-loc", lmws | haz),
+            ("lob", lob),
+        ];
+        violation("external", explain, &parts, None)
+    }
+}
+
+/// The parts of `aarch64.cat`'s locally-ordered-before, all fixed by the
+/// skeleton: dependency-, pick-, atomic- and barrier-ordered-before.
+struct Local {
+    dob_addr: Rel,
+    dob_data: Rel,
+    dob_ctrl: Rel,
+    pob: Rel,
+    aob: Rel,
+    dmb_full: Rel,
+    dmb_ld: Rel,
+    dmb_st: Rel,
+    amo_al: Set,
+    ifb: Rel,
+    lmws: Rel,
+    pick_lob: Rel,
+    lob: Rel,
+    /// `(lob | pick_lob)+`.
+    local: Rel,
+}
+
+impl Local {
+    fn of(s: &Skeleton) -> Local {
+        let st = &s.sets;
+        let (r, w, m) = (st.r, st.w, st.m);
+        let (a, q, l) = (st.arm_a & m, st.arm_q & m, st.arm_l & m);
+        let po = s.po;
+        let po_loc = s.po_loc().dom(m).rng(m);
         // Dependency-ordered-before.
         let (addr, data, ctrl) = (s.addr.rng(m | st.f), s.data.rng(w), s.ctrl);
         let lmrs = s.lmrs;
@@ -159,38 +245,21 @@ impl AArch64 {
         let pick_dep = (s.pick_addr | s.pick_data | s.pick_ctrl).dom(r);
         let pick_lob = pick_dep.seq(&lob).rng(w);
         let local = (lob | pick_lob).plus();
-        let haz = po_loc.dom(r).rng(r).seq(&(ca & s.ext)).rng(w);
-        let obs = x.rfe() | (ca & s.ext);
-        let ob = (local | haz | obs).plus();
-        if ob.irreflexive() {
-            return Judgement::Allowed { racy: false };
+        Local {
+            dob_addr,
+            dob_data,
+            dob_ctrl,
+            pob,
+            aob,
+            dmb_full,
+            dmb_ld,
+            dmb_st,
+            amo_al,
+            ifb,
+            lmws,
+            pick_lob,
+            lob,
+            local,
         }
-        let dmb_named = |set: u64, name: &'static str| -> (&'static str, Rel) {
-            (
-                name,
-                po.rng(set).seq(&po).dom(m).rng(m) & (dmb_full | dmb_ld | dmb_st),
-            )
-        };
-        let parts = [
-            ("rfe", x.rfe()),
-            ("fre", x.fre()),
-            ("coe", x.coe()),
-            ("addr", dob_addr),
-            ("data", dob_data),
-            ("ctrl", dob_ctrl),
-            dmb_named(st.dmb_full, "[dmb.full]"),
-            dmb_named(st.dmb_ld, "[dmb.ld]"),
-            dmb_named(st.dmb_st, "[dmb.st]"),
-            ("po;[L]", po.dom(m).rng(l)),
-            ("[L];po;[A]", po.dom(l).rng(a)),
-            ("[A|Q];po", po.dom(a | q).rng(m)),
-            ("[A];amo;[L];po", po.dom(amo_al).rng(m)),
-            ("rmw", aob),
-            ("pick", pob | pick_lob),
-            ("isb", ifb),
-            ("po-loc", lmws | haz),
-            ("lob", lob),
-        ];
-        violation("external", explain, &parts, None)
     }
 }
