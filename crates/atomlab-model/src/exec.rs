@@ -152,12 +152,20 @@ pub struct Skeleton {
 pub struct Memo {
     /// `aarch64`'s `(lob | pick-dep; lob; [W])+` ([`crate::models::aarch64`]).
     arm_local: std::sync::OnceLock<Rel>,
+    /// `riscv`'s fixed preserved program order and the fixed halves of
+    /// its rules 2, 12 and 3 ([`crate::models::riscv`]).
+    riscv_ppo: std::sync::OnceLock<[Rel; 4]>,
 }
 
 impl Memo {
     /// `aarch64`'s locally-ordered-before, computed by `f` the first time.
     pub(crate) fn arm_local(&self, f: impl FnOnce() -> Rel) -> Rel {
         *self.arm_local.get_or_init(f)
+    }
+
+    /// `riscv`'s fixed parts of ppo, computed by `f` the first time.
+    pub(crate) fn riscv_ppo(&self, f: impl FnOnce() -> [Rel; 4]) -> [Rel; 4] {
+        *self.riscv_ppo.get_or_init(f)
     }
 }
 

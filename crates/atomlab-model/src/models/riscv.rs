@@ -50,7 +50,7 @@
 use super::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::{Execution, Skeleton};
 use crate::interp::Kind;
-use crate::rel::{members, Rel};
+use crate::rel::{members, Rel, Set};
 use atomlab_litmus::Fence;
 
 /// RVWMO.
@@ -92,38 +92,40 @@ impl Model for RiscV {
 
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
         let s = x.s;
-        let st = &s.sets;
-        let (r, w, m) = (st.r, st.w, st.m);
-        let po = s.po.dom(m).rng(m);
-        let po_loc = s.po_loc().dom(m).rng(m);
-        // The acquire/release annotations (`.aq`, `.rl`; the sets Arm calls A and L).
-        let (aq, rl) = (st.arm_a & m, st.arm_l & m);
-        let amo = s.amo.domain() | s.amo.range();
-        let rcsc = (aq | rl) & (amo | st.excl);
-
-        let r1 = po_loc.rng(w);
-        let through_w = po_loc.opt().rng(w).seq(&po_loc);
+        let r = s.sets.r;
+        // The parts of ppo fixed by the skeleton, computed once per
+        // skeleton (exec::Memo); what reads-from adds, here.
+        let fixed = s.memo.riscv_ppo(|| {
+            let p = Ppo::of(s);
+            [p.fixed(), p.r2_base, p.r12_base, Rel::id(s.n, p.amo_excl)]
+        });
+        let [fixed, r2_base, r12_base, amo_excl] = fixed;
         let rsw = x.rf.inv().seq(&x.rf);
         // Reads whose source is chosen (all of them in a complete
         // execution): between those, rsw is final.
         let sourced = r & x.rf.range();
-        let r2 = (po_loc - through_w).dom(sourced).rng(sourced) - rsw;
-        let r3 = x.rfi().dom(amo | st.excl).rng(r);
-        let r4 = fences(s);
-        let r5 = po.dom(aq);
-        let r6 = po.rng(rl);
-        let r7 = po.dom(rcsc).rng(rcsc);
-        let r8 = s.rmw;
-        let addr = s.addr.dom(m).rng(m);
-        let r9 = addr;
-        let r10 = s.data.dom(m).rng(w);
-        let r11 = s.ctrl.dom(m).rng(w);
-        let r12 = (addr | s.data.dom(m)).rng(w).seq(&x.rfi()).rng(r);
-        let r13 = addr.seq(&po).rng(w);
-        let ppo = r1 | r2 | r3 | r4 | r5 | r6 | r7 | r8 | r9 | r10 | r11 | r12 | r13;
-        if (x.co | x.rfe() | x.fr | ppo).acyclic() {
+        let r2 = r2_base.dom(sourced).rng(sourced) - rsw;
+        let r3 = amo_excl.seq(&x.rfi()).rng(r);
+        let r12 = r12_base.seq(&x.rfi()).rng(r);
+        if (x.co | x.rfe() | x.fr | fixed | r2 | r3 | r12).acyclic() {
             return Judgement::Allowed { racy: false };
         }
+        if !explain {
+            return violation("Model", false, &[], None);
+        }
+        let Ppo {
+            r1,
+            r4,
+            r5,
+            r6,
+            r7,
+            r8,
+            r9,
+            r10,
+            r11,
+            r13,
+            ..
+        } = Ppo::of(s);
         let parts = [
             ("rfe", x.rfe()),
             ("fre", x.fre()),
@@ -145,5 +147,72 @@ impl Model for RiscV {
             ("[AMO|X];rfi", r3),
         ];
         violation("Model", explain, &parts, None)
+    }
+}
+
+/// RVWMO's preserved program order rules that the skeleton alone fixes
+/// (the spec's rules 1 and 4-11 and 13), and the fixed halves of rules 2,
+/// 3 and 12, which reads-from completes.
+struct Ppo {
+    r1: Rel,
+    r4: Rel,
+    r5: Rel,
+    r6: Rel,
+    r7: Rel,
+    r8: Rel,
+    r9: Rel,
+    r10: Rel,
+    r11: Rel,
+    r13: Rel,
+    /// Rule 2 before its reads are known: same-address reads with no
+    /// same-address write between them.
+    r2_base: Rel,
+    /// Rule 12's `(addr | data); [W]`, before `; rfi; [R]`.
+    r12_base: Rel,
+    /// Rule 3's AMOs and store-conditionals' reads.
+    amo_excl: Set,
+}
+
+impl Ppo {
+    fn of(s: &Skeleton) -> Ppo {
+        let st = &s.sets;
+        let (w, m) = (st.w, st.m);
+        let po = s.po.dom(m).rng(m);
+        let po_loc = s.po_loc().dom(m).rng(m);
+        // The acquire/release annotations (`.aq`, `.rl`; the sets Arm calls A and L).
+        let (aq, rl) = (st.arm_a & m, st.arm_l & m);
+        let amo = s.amo.domain() | s.amo.range();
+        let rcsc = (aq | rl) & (amo | st.excl);
+        let through_w = po_loc.opt().rng(w).seq(&po_loc);
+        let addr = s.addr.dom(m).rng(m);
+        Ppo {
+            r1: po_loc.rng(w),
+            r4: fences(s),
+            r5: po.dom(aq),
+            r6: po.rng(rl),
+            r7: po.dom(rcsc).rng(rcsc),
+            r8: s.rmw,
+            r9: addr,
+            r10: s.data.dom(m).rng(w),
+            r11: s.ctrl.dom(m).rng(w),
+            r13: addr.seq(&po).rng(w),
+            r2_base: po_loc - through_w,
+            r12_base: (addr | s.data.dom(m)).rng(w),
+            amo_excl: amo | st.excl,
+        }
+    }
+
+    /// The rules the skeleton fixes whole, joined.
+    fn fixed(&self) -> Rel {
+        self.r1
+            | self.r4
+            | self.r5
+            | self.r6
+            | self.r7
+            | self.r8
+            | self.r9
+            | self.r10
+            | self.r11
+            | self.r13
     }
 }
