@@ -146,11 +146,7 @@ impl<'a> Tree<'a> {
         most
     }
 
-    fn build(
-        runs: &'a [Trace],
-        init: &[i64],
-        pairs: Option<&HashMap<(usize, i64), usize>>,
-    ) -> Tree<'a> {
+    fn build(runs: &'a [Trace], init: &[i64], pairs: &HashMap<(usize, i64), usize>) -> Tree<'a> {
         let reads: Vec<Vec<Read>> = runs
             .iter()
             .map(|tr| {
@@ -166,7 +162,7 @@ impl<'a> Tree<'a> {
                                 val: e.rval,
                                 update: e.kind == Kind::Update,
                             },
-                            pair: pairs.and_then(|p| p.get(&(e.loc, e.rval)).copied()),
+                            pair: pairs.get(&(e.loc, e.rval)).copied(),
                             local,
                         });
                     }
@@ -189,19 +185,13 @@ impl<'a> Tree<'a> {
             reads,
             nodes: Vec::new(),
         };
-        tree.grow(0, runs.len(), 0, pairs);
+        tree.grow(0, runs.len(), 0);
         tree
     }
 
     /// Adds the node of runs `order[lo..hi]` at `depth` and its subtree;
     /// returns its index.
-    fn grow(
-        &mut self,
-        lo: usize,
-        hi: usize,
-        depth: usize,
-        pairs: Option<&HashMap<(usize, i64), usize>>,
-    ) -> usize {
+    fn grow(&mut self, lo: usize, hi: usize, depth: usize) -> usize {
         let id = self.nodes.len();
         self.nodes.push(Node {
             lo,
@@ -235,29 +225,31 @@ impl<'a> Tree<'a> {
             while b < hi && key(self, b) == k {
                 b += 1;
             }
-            children.push(self.grow(a, b, depth + 1, pairs));
+            children.push(self.grow(a, b, depth + 1));
             a = b;
-        }
-        // Summaries: a leaf's from its runs, an inner node's from its
-        // children's.
-        if let Some(pairs) = pairs {
-            let mut w = vec![0u8; pairs.len()];
-            if children.is_empty() {
-                w = self.run_writes(lo, hi, pairs);
-            }
-            for &c in &children {
-                if self.nodes[c].children.is_empty() && self.nodes[c].writes.is_empty() {
-                    let (clo, chi) = (self.nodes[c].lo, self.nodes[c].hi);
-                    self.nodes[c].writes = self.run_writes(clo, chi, pairs);
-                }
-                for (x, &h) in w.iter_mut().zip(&self.nodes[c].writes) {
-                    *x = (*x).max(h);
-                }
-            }
-            self.nodes[id].writes = w;
         }
         self.nodes[id].children = children;
         id
+    }
+
+    /// Gives every node the most writes of each pair in one run below it:
+    /// a leaf from its runs, an inner node from its children (which come
+    /// after it in `nodes`, so a walk from the end meets them first).
+    fn summarise(&mut self, pairs: &HashMap<(usize, i64), usize>) {
+        for id in (0..self.nodes.len()).rev() {
+            let w = if self.nodes[id].children.is_empty() {
+                self.run_writes(self.nodes[id].lo, self.nodes[id].hi, pairs)
+            } else {
+                let mut w = vec![0u8; pairs.len()];
+                for &c in &self.nodes[id].children {
+                    for (x, &h) in w.iter_mut().zip(&self.nodes[c].writes) {
+                        *x = (*x).max(h);
+                    }
+                }
+                w
+            };
+            self.nodes[id].writes = w;
+        }
     }
 }
 
@@ -286,18 +278,18 @@ pub(crate) fn each(
             pairs.entry((e.loc, e.wval)).or_insert(n);
         }
     }
-    let nodes_bound: usize = traces
+    let mut trees: Vec<Tree> = traces
         .iter()
-        .flatten()
-        .map(|t| 2 * t.events.len() + 2)
-        .sum();
-    let summarise = prune
-        && pairs.len() <= MAX_PAIRS
-        && nodes_bound.saturating_mul(pairs.len()) <= MAX_SUMMARY_BYTES;
-    let trees: Vec<Tree> = traces
-        .iter()
-        .map(|runs| Tree::build(runs, init, summarise.then_some(&pairs)))
+        .map(|runs| Tree::build(runs, init, &pairs))
         .collect();
+    let nodes: usize = trees.iter().map(|t| t.nodes.len()).sum();
+    let summarise =
+        prune && pairs.len() <= MAX_PAIRS && nodes.saturating_mul(pairs.len()) <= MAX_SUMMARY_BYTES;
+    if summarise {
+        for t in &mut trees {
+            t.summarise(&pairs);
+        }
+    }
     let mut search = Joint {
         trees: &trees,
         pairs: summarise.then_some(&pairs),

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cli_support::{assert_bad_input, atomlab, stderr, text};
-use verify_support::{build_plugin, verdicts, AARCH64, RISCV};
+use verify_support::{build_plugin, verdicts, AARCH64};
 
 /// verify_locks.c built for aarch64 with `flags` (and -O2) as `name.so`.
 fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
@@ -92,20 +92,18 @@ fn outline_atomics_build_is_checked_with_and_without_lse() {
 }
 
 /// A check that runs long says so while it runs (a line every 10 s on
-/// stderr: how long, the executions examined, the limit), and the time
-/// limit ends it as BOUND, never PASS: the riscv64 build of verify_mcs.c's
-/// MCS lock (nodes from malloc) with 3 threads, which the checker does not
-/// finish in 60 s, given 12 s. (The 3-thread ticket lock served until
-/// runs were combined by value, 0.07 s now; the aarch64 MCS build takes
-/// about 15 s, too close to the limit.)
+/// stderr, or every half of `--timeout` when that is shorter: how long,
+/// the executions examined, the limit), and the time limit ends it as
+/// BOUND, never PASS: the aarch64 build of verify_mcs.c's MCS lock (nodes
+/// from malloc) with 3 threads, which takes about 16 s here, given 4 s.
 #[test]
 fn a_long_check_reports_progress_and_ends_bound_at_its_limit() {
     let Some(so) = build_plugin(
-        RISCV,
+        AARCH64,
         "verify_mcs.c",
         "plugins-verify",
-        "mcs-long-riscv64",
-        &["-O2"],
+        "mcs-long",
+        &["-O2", "-mno-outline-atomics"],
     ) else {
         return;
     };
@@ -117,22 +115,21 @@ fn a_long_check_reports_progress_and_ends_bound_at_its_limit() {
         "--variant",
         "mcs",
         "--model",
-        "riscv",
+        "aarch64",
         "--threads",
         "3",
         "--timeout",
-        "12s",
+        "4s",
     ]);
     let out = String::from_utf8_lossy(&o.stdout);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "BOUND is not a FAIL\n{out}{err}");
-    assert_eq!(verdicts(&out, "mcs", "riscv"), ["BOUND"], "{out}");
-    assert!(out.contains("timed out after 12s (--timeout)"), "{out}");
+    assert_eq!(verdicts(&out, "mcs", "aarch64"), ["BOUND"], "{out}");
+    assert!(out.contains("timed out after 4s (--timeout)"), "{out}");
     assert!(
-        err.contains("atomlab verify: mcs: running for 1")
-            && err.contains(
-                "executions examined so far (each model and CPU is given --timeout 12 s)"
-            ),
+        err.contains("atomlab verify: mcs: running for 2 s")
+            && err
+                .contains("executions examined so far (each model and CPU is given --timeout 4 s)"),
         "{err}"
     );
 }

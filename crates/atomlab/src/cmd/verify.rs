@@ -332,9 +332,10 @@ fn export_litmus(
 }
 
 /// Progress inside a long check: while one variant runs, a line on
-/// stderr every 10 s after its first 10 (how long, the executions
-/// examined so far, the time limit), from a thread of its own that is
-/// never joined (a check of milliseconds does not wait for it).
+/// stderr every 10 s after its first 10, or every half of `--timeout`
+/// when that is shorter (how long, the executions examined so far, the
+/// time limit), from a thread of its own that is never joined (a check of
+/// milliseconds does not wait for it).
 struct Watch {
     shared: Arc<Watched>,
 }
@@ -378,6 +379,10 @@ impl Watch {
 impl Watched {
     fn watch(&self) {
         let mut last = Instant::now();
+        let every = match self.timeout / 2 {
+            half if half.is_zero() => Duration::from_secs(10),
+            half => half.min(Duration::from_secs(10)),
+        };
         loop {
             std::thread::sleep(Duration::from_millis(250));
             // ORDERING: Relaxed: a flag and a progress count only.
@@ -388,8 +393,7 @@ impl Watched {
                 return;
             };
             let (name, since) = c;
-            if since.elapsed() > Duration::from_secs(10) && last.elapsed() > Duration::from_secs(10)
-            {
+            if since.elapsed() > every && last.elapsed() > every {
                 eprintln!(
                     "atomlab verify: {name}: running for {:.0} s, {} executions examined so far (each model and CPU is given --timeout {:.0} s)",
                     since.elapsed().as_secs_f64(),
