@@ -33,6 +33,8 @@ pub(crate) fn judge(
         loops: None,
         // check lists every final state, as herd7 does.
         stop_at_first: false,
+        // herd7 counts and explains every execution, threads named.
+        symmetry: false,
     };
     let jobs = opts
         .jobs

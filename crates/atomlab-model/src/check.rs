@@ -400,7 +400,17 @@ fn run(
     // The combinations of runs whose values can all be read (combine.rs);
     // single-event RMWs each need their own write under the built-in
     // models, which all imply SC per location.
-    let mut each_combination = |chosen: &[&Trace]| -> Result<Flow, CheckError> {
+    // Interchangeable threads (CheckOptions::symmetry): one combination of
+    // each set that swapping their runs relates is searched, its counts
+    // multiplied by the set's size (combine.rs).
+    let groups = if opts.symmetry && std::ptr::eq(orig, t) {
+        crate::combine::symmetric_groups(orig, &traces)
+    } else {
+        Vec::new()
+    };
+    let mut each_combination = |chosen: &[&Trace], weight: u64| -> Result<Flow, CheckError> {
+        let before: Vec<(usize, usize)> = accs.iter().map(|a| (a.pos, a.neg)).collect();
+        let candidates_before = candidates;
         // Every value read must be written by someone in this combination
         // (or be the initial value); otherwise no reads-from exists.
         let feasible = values_feasible(chosen, &init);
@@ -497,6 +507,18 @@ fn run(
                 }
             }
         }
+        // The combination a stop_at_first search ended in stands for
+        // itself only: its orderings were not searched to their end.
+        if weight > 1 && !rec.decided(&accs) {
+            let more = |now: usize, then: usize| {
+                (now - then).saturating_mul(usize::try_from(weight - 1).unwrap_or(usize::MAX))
+            };
+            candidates = candidates.saturating_add(more(candidates, candidates_before));
+            for (a, (pos, neg)) in accs.iter_mut().zip(before) {
+                a.pos = a.pos.saturating_add(more(a.pos, pos));
+                a.neg = a.neg.saturating_add(more(a.neg, neg));
+            }
+        }
         Ok(if rec.decided(&accs) {
             Flow::Stop
         } else {
@@ -509,6 +531,7 @@ fn run(
             &init,
             !opts.unpruned,
             builtin,
+            &groups,
             opts.deadline,
             &mut each_combination,
         )?;

@@ -26,6 +26,15 @@
 //! CAV 2021); the executions themselves are still searched per combination
 //! ([`crate::explore`], [`crate::exec`]).
 //!
+//! Threads that run the same code from the same registers, and that
+//! nothing the test observes tells apart, are interchangeable
+//! ([`symmetric_groups`], with `CheckOptions::symmetry`): of the
+//! combinations that differ only by swapping their runs, one is searched
+//! and stands for the others, its counts multiplied by how many there are
+//! (symmetry reduction, as in Clarke, Emerson, Jha and Sistla, "Symmetry
+//! reductions in model checking", CAV 1998). `verify`'s clients run N
+//! copies of one thread.
+//!
 //! A filter (herd7's `filter`) whose conjuncts each name one thread's
 //! registers drops that thread's runs that fail them before the search:
 //! `verify`'s spin-assume leaves each spin loop's failing runs to the
@@ -259,13 +268,19 @@ impl<'a> Tree<'a> {
 /// to measure what this saves); `rmw_exclusive`: single-event
 /// read-modify-writes each need a write of their own (true for the
 /// built-in models).
+///
+/// `groups`: sets of interchangeable threads ([`symmetric_groups`]); only
+/// combinations whose runs, in the trees' order, do not decrease within a
+/// group are visited, each with its weight: how many combinations it
+/// stands for.
 pub(crate) fn each(
     traces: &[Vec<Trace>],
     init: &[i64],
     prune: bool,
     rmw_exclusive: bool,
+    groups: &[Vec<usize>],
     deadline: Option<Instant>,
-    mut visit: impl FnMut(&[&Trace]) -> Result<Flow, CheckError>,
+    mut visit: impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
 ) -> Result<(), CheckError> {
     if traces.iter().any(|t| t.is_empty()) {
         return Ok(());
@@ -290,8 +305,17 @@ pub(crate) fn each(
             t.summarise(&pairs);
         }
     }
+    // Each thread's group, and its place in it.
+    let mut ordered_after: Vec<Option<usize>> = vec![None; trees.len()];
+    for g in groups {
+        for w in g.windows(2) {
+            ordered_after[w[1]] = Some(w[0]);
+        }
+    }
     let mut search = Joint {
         trees: &trees,
+        groups,
+        ordered_after,
         pairs: summarise.then_some(&pairs),
         init,
         rmw_exclusive,
@@ -305,6 +329,10 @@ pub(crate) fn each(
 /// The search over the threads' trees at once.
 struct Joint<'t, 'a> {
     trees: &'t [Tree<'a>],
+    groups: &'t [Vec<usize>],
+    /// For a thread of a group, the thread before it in the group: its run
+    /// may not come later in the tree's order.
+    ordered_after: Vec<Option<usize>>,
     pairs: Option<&'t HashMap<(usize, i64), usize>>,
     init: &'t [i64],
     rmw_exclusive: bool,
@@ -320,7 +348,7 @@ impl<'a> Joint<'_, 'a> {
     fn descend(
         &mut self,
         next: usize,
-        visit: &mut impl FnMut(&[&Trace]) -> Result<Flow, CheckError>,
+        visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
     ) -> Result<Flow, CheckError> {
         self.steps += 1;
         if self.steps & 1023 == 0 {
@@ -335,12 +363,17 @@ impl<'a> Joint<'_, 'a> {
             .map(|k| (next + k) % n)
             .find(|&i| !self.trees[i].nodes[self.cur[i]].children.is_empty())
         else {
-            return self.leaves(0, &mut Vec::with_capacity(n), visit);
+            return self.leaves(
+                0,
+                &mut Vec::with_capacity(n),
+                &mut Vec::with_capacity(n),
+                visit,
+            );
         };
         let here = self.cur[i];
         for c in 0..self.trees[i].nodes[here].children.len() {
             self.cur[i] = self.trees[i].nodes[here].children[c];
-            if self.feasible() {
+            if self.canonical() && self.feasible() {
                 if let Flow::Stop = self.descend((i + 1) % n, visit)? {
                     self.cur[i] = here;
                     return Ok(Flow::Stop);
@@ -351,26 +384,68 @@ impl<'a> Joint<'_, 'a> {
         Ok(Flow::Go)
     }
 
-    /// Every combination of the runs of the threads' leaves.
+    /// Every combination of the runs of the threads' leaves (in a group,
+    /// runs that do not decrease in the trees' order), with its weight.
     fn leaves(
         &self,
         i: usize,
         chosen: &mut Vec<&'a Trace>,
-        visit: &mut impl FnMut(&[&Trace]) -> Result<Flow, CheckError>,
+        at: &mut Vec<usize>,
+        visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
     ) -> Result<Flow, CheckError> {
         if i == self.trees.len() {
-            return visit(chosen);
+            return visit(chosen, self.weight(at));
         }
         let (tree, node) = (&self.trees[i], &self.trees[i].nodes[self.cur[i]]);
-        for k in node.lo..node.hi {
+        let from = match self.ordered_after[i] {
+            Some(before) => node.lo.max(at[before]),
+            None => node.lo,
+        };
+        for k in from..node.hi {
             chosen.push(&tree.runs[tree.order[k]]);
-            let flow = self.leaves(i + 1, chosen, visit)?;
+            at.push(k);
+            let flow = self.leaves(i + 1, chosen, at, visit)?;
             chosen.pop();
+            at.pop();
             if let Flow::Stop = flow {
                 return Ok(Flow::Stop);
             }
         }
         Ok(Flow::Go)
+    }
+
+    /// Whether the current nodes can still give a combination whose runs
+    /// do not decrease within each group.
+    fn canonical(&self) -> bool {
+        self.ordered_after
+            .iter()
+            .enumerate()
+            .all(|(j, before)| match before {
+                Some(i) => {
+                    let (a, b) = (
+                        &self.trees[*i].nodes[self.cur[*i]],
+                        &self.trees[j].nodes[self.cur[j]],
+                    );
+                    a.lo < b.hi
+                }
+                None => true,
+            })
+    }
+
+    /// How many combinations the one at positions `at` stands for: per
+    /// group, its size's factorial over those of the runs it repeats.
+    fn weight(&self, at: &[usize]) -> u64 {
+        let mut weight = 1u64;
+        for g in self.groups {
+            let mut runs: Vec<usize> = g.iter().map(|&t| at[t]).collect();
+            runs.sort_unstable();
+            let mut w = factorial(g.len());
+            for same in runs.chunk_by(|a, b| a == b) {
+                w /= factorial(same.len());
+            }
+            weight = weight.saturating_mul(w);
+        }
+        weight
     }
 
     /// Whether every read fixed so far can still be given its value.
@@ -424,5 +499,98 @@ impl<'a> Joint<'_, 'a> {
             }
         }
         true
+    }
+}
+
+fn factorial(n: usize) -> u64 {
+    (1..=n as u64).product()
+}
+
+/// The groups of interchangeable threads of `t`: threads with the same
+/// code, registers and initial values (so the same runs, `traces`), whose
+/// registers neither the condition nor `locations` names, and whose
+/// conjuncts in the filter (each naming one thread's registers) are the
+/// same but for the thread. Swapping two of them maps every execution to
+/// one with the same final state, allowed by every model alike.
+pub(crate) fn symmetric_groups(t: &Test, traces: &[Vec<Trace>]) -> Vec<Vec<usize>> {
+    let observed: Vec<usize> = t
+        .state_vars()
+        .iter()
+        .filter_map(|v| match v {
+            StateVar::Reg { thread, .. } => Some(*thread),
+            StateVar::Loc(_) => None,
+        })
+        .collect();
+    // Per thread, its filter conjuncts with its number made 0; `None` when
+    // the filter ties it to another thread.
+    let conjuncts: Vec<&Prop> = match &t.filter {
+        None => Vec::new(),
+        Some(Prop::And(ps)) => ps.iter().collect(),
+        Some(p) => vec![p],
+    };
+    let own: Vec<Option<Vec<Prop>>> = (0..t.threads.len())
+        .map(|i| {
+            let mut mine = Vec::new();
+            for c in &conjuncts {
+                let mut vars = Vec::new();
+                c.vars(&mut vars);
+                let threads: Vec<usize> = vars
+                    .iter()
+                    .filter_map(|v| match v {
+                        StateVar::Reg { thread, .. } => Some(*thread),
+                        StateVar::Loc(_) => None,
+                    })
+                    .collect();
+                if !threads.contains(&i) {
+                    continue;
+                }
+                if threads.iter().any(|&x| x != i) {
+                    return None;
+                }
+                mine.push(renumber(c, i));
+            }
+            mine.sort_by_key(|p| format!("{p:?}"));
+            Some(mine)
+        })
+        .collect();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..t.threads.len() {
+        if observed.contains(&i) || own[i].is_none() {
+            continue;
+        }
+        let same = |j: usize| {
+            let (a, b) = (&t.threads[i], &t.threads[j]);
+            a.code == b.code
+                && a.regs == b.regs
+                && a.init == b.init
+                && own[i] == own[j]
+                && traces[i] == traces[j]
+        };
+        match groups.iter_mut().find(|g| same(g[0])) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups.retain(|g| g.len() > 1);
+    groups
+}
+
+/// `p` with thread `from`'s registers made thread 0's.
+fn renumber(p: &Prop, from: usize) -> Prop {
+    let var = |v: &StateVar| match v {
+        StateVar::Reg { thread, reg } if *thread == from => StateVar::Reg {
+            thread: 0,
+            reg: *reg,
+        },
+        other => other.clone(),
+    };
+    match p {
+        Prop::True => Prop::True,
+        Prop::False => Prop::False,
+        Prop::Atom(v, op, x) => Prop::Atom(var(v), *op, *x),
+        Prop::Same(v, op, w) => Prop::Same(var(v), *op, var(w)),
+        Prop::Not(q) => Prop::Not(Box::new(renumber(q, from))),
+        Prop::And(qs) => Prop::And(qs.iter().map(|q| renumber(q, from)).collect()),
+        Prop::Or(qs) => Prop::Or(qs.iter().map(|q| renumber(q, from)).collect()),
     }
 }

@@ -43,6 +43,15 @@ pub struct CheckOptions {
     /// counterexample (`atomlab verify`'s FAIL), as GenMC stops at the
     /// first error.
     pub stop_at_first: bool,
+    /// Search one of the combinations of runs that swapping
+    /// interchangeable threads relates (threads with the same code,
+    /// registers and initial values that neither the condition, the
+    /// `locations` nor the filter tells apart), counting it once for each:
+    /// the same states and verdicts, counts multiplied back, the other
+    /// combinations' time saved. `atomlab verify`'s clients run N copies
+    /// of one thread. Off for `check`, whose witnesses and explanations
+    /// name threads.
+    pub symmetry: bool,
 }
 
 /// Spin loops and the unroll bound, for code with loops (`atomlab verify`).

@@ -377,6 +377,9 @@ pub(crate) fn check_options(opts: &Options) -> CheckOptions {
         // stops there, as GenMC stops at the first error. A PASS still
         // examines every execution.
         stop_at_first: true,
+        // The lock client's threads are copies of one: a combination of
+        // their runs is searched once for all its orderings.
+        symmetry: true,
         explored: opts.explored.clone(),
         ..CheckOptions::default()
     }
