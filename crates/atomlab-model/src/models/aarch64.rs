@@ -133,47 +133,34 @@ impl AArch64 {
         if !explain {
             return violation("external", false, &[], None);
         }
-        let Local {
-            dob_addr,
-            dob_data,
-            dob_ctrl,
-            pob,
-            aob,
-            dmb_full,
-            dmb_ld,
-            dmb_st,
-            amo_al,
-            ifb,
-            lmws,
-            pick_lob,
-            lob,
-            ..
-        } = Local::of(s);
+        // The explanation names each part of lob.
+        let parts_of = Local::of(s);
         let dmb_named = |set: u64, name: &'static str| -> (&'static str, Rel) {
             (
                 name,
-                po.rng(set).seq(&po).dom(m).rng(m) & (dmb_full | dmb_ld | dmb_st),
+                po.rng(set).seq(&po).dom(m).rng(m)
+                    & (parts_of.dmb_full | parts_of.dmb_ld | parts_of.dmb_st),
             )
         };
         let parts = [
             ("rfe", x.rfe()),
             ("fre", x.fre()),
             ("coe", x.coe()),
-            ("addr", dob_addr),
-            ("data", dob_data),
-            ("ctrl", dob_ctrl),
+            ("addr", parts_of.dob_addr),
+            ("data", parts_of.dob_data),
+            ("ctrl", parts_of.dob_ctrl),
             dmb_named(st.dmb_full, "[dmb.full]"),
             dmb_named(st.dmb_ld, "[dmb.ld]"),
             dmb_named(st.dmb_st, "[dmb.st]"),
             ("po;[L]", po.dom(m).rng(l)),
             ("[L];po;[A]", po.dom(l).rng(a)),
             ("[A|Q];po", po.dom(a | q).rng(m)),
-            ("[A];amo;[L];po", po.dom(amo_al).rng(m)),
-            ("rmw", aob),
-            ("pick", pob | pick_lob),
-            ("isb", ifb),
-            ("po-loc", lmws | haz),
-            ("lob", lob),
+            ("[A];amo;[L];po", po.dom(parts_of.amo_al).rng(m)),
+            ("rmw", parts_of.aob),
+            ("pick", parts_of.pob | parts_of.pick_lob),
+            ("isb", parts_of.ifb),
+            ("po-loc", parts_of.lmws | haz),
+            ("lob", parts_of.lob),
         ];
         violation("external", explain, &parts, None)
     }
