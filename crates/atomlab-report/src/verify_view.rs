@@ -85,7 +85,7 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
     if let Some(r) = recs.first() {
         writeln!(
             out,
-            "legend: PASS: every execution of the client that the model allows ends right (a loop that writes unrolled up to {} times), on the cpu shown; FAIL: one does not (why, below); BOUND: a bound cut the search, nothing proved; REFUSED: code verify cannot follow; executions: those the model allows, examined (a FAIL stops at the first wrong one, as GenMC stops at the first error)",
+            "legend: PASS: every execution of the client that the model allows ends right (a loop that writes unrolled up to {} times), on the cpu shown; FAIL: one does not (why, below); BOUND: a bound cut the search, nothing proved; REFUSED: code verify cannot follow; executions: those the model allows, examined (a FAIL stops at the first wrong one, as GenMC stops at the first error; threads that are copies of one are searched in one order and each other order counted as examined)",
             number(r, "unroll")
         )?;
     }
