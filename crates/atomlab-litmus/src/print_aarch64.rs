@@ -153,9 +153,11 @@ fn cond_code(op: BinOp) -> Option<&'static str> {
 }
 
 /// `(comparison, other)` when one factor of a product is a comparison
-/// (0 or 1).
+/// or a negation (0 or 1).
 fn boolean_factor<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
-    let is_cmp = |e: &Expr| matches!(e, Expr::Bin(op, ..) if cond_code(*op).is_some());
+    let is_cmp = |e: &Expr| {
+        matches!(e, Expr::Not(_)) || matches!(e, Expr::Bin(op, ..) if cond_code(*op).is_some())
+    };
     if is_cmp(a) {
         Some((a, b))
     } else if is_cmp(b) {
@@ -163,6 +165,38 @@ fn boolean_factor<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr)> 
     } else {
         None
     }
+}
+
+/// A location chosen by conditions: `rest + Σ cond_k · loc_k`, the form
+/// the lifter gives an address picked by an index or a pointer compared
+/// with each field it may reach (its conditions exclude one another and
+/// one holds: the lifter's analysis establishes it, and a pointer to no
+/// field has a term of its own). Returns the (condition, location) terms
+/// in order and the other terms (a dependency, an offset).
+fn location_choice(e: &Expr) -> Option<(Vec<(&Expr, LocId)>, Vec<&Expr>)> {
+    fn terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+        match e {
+            Expr::Bin(BinOp::Add, a, b) => {
+                terms(a, out);
+                terms(b, out);
+            }
+            _ => out.push(e),
+        }
+    }
+    let mut all = Vec::new();
+    terms(e, &mut all);
+    let mut chosen = Vec::new();
+    let mut rest = Vec::new();
+    for t in all {
+        match t {
+            Expr::Bin(BinOp::Mul, a, b) => match boolean_factor(a, b) {
+                Some((c, Expr::Const(Value::Loc(l)))) => chosen.push((c, *l)),
+                _ => rest.push(t),
+            },
+            _ => rest.push(t),
+        }
+    }
+    (!chosen.is_empty()).then_some((chosen, rest))
 }
 
 impl Gen<'_> {
@@ -231,6 +265,25 @@ impl Gen<'_> {
                 self.emit(format!("CMP {ra},#0"));
                 self.emit(format!("CSEL {d},{one},XZR,EQ"));
             }
+            Expr::Bin(BinOp::And, a, b) if **b == Expr::int(0) => {
+                // A dependency with no value (`r & 0`, the lifter's way to
+                // make an address depend on a register): EOR of the
+                // register with itself, which herd7 also takes when the
+                // register holds a location (AND on a location is an
+                // error there).
+                let ra = self.reg(a, false)?;
+                self.emit(format!("EOR {d},{ra},{ra}"));
+            }
+            Expr::Bin(BinOp::Add, ..) if location_choice(e).is_some() => {
+                let (chosen, rest) = location_choice(e).unwrap_or_default();
+                self.choose(&chosen, &d)?;
+                for t in rest {
+                    if *t != Expr::int(0) {
+                        let o = self.opnd(t)?;
+                        self.emit(format!("ADD {d},{d},{}", o.text()));
+                    }
+                }
+            }
             Expr::Bin(op, a, b) => {
                 let m = match op {
                     BinOp::Add => "ADD",
@@ -270,9 +323,46 @@ impl Gen<'_> {
         Ok(d)
     }
 
+    /// The location `chosen` picks, into `d`: the last one, replaced by
+    /// each earlier one whose condition holds (a CSEL each). The address
+    /// is never 0, which herd7 refuses as a location with no initial
+    /// value, even in a candidate it would reject; where no condition
+    /// holds (never, see [`location_choice`]) it is the last location.
+    fn choose(&mut self, chosen: &[(&Expr, LocId)], d: &str) -> Result<(), PrintError> {
+        let Some(((_, last), earlier)) = chosen.split_last() else {
+            return Ok(());
+        };
+        let mut acc = self.base(*last);
+        for (c, l) in earlier.iter().rev() {
+            let rl = self.base(*l);
+            let cc = self.compare(c)?;
+            self.emit(format!("CSEL {d},{rl},{acc},{cc}"));
+            acc = d.to_string();
+        }
+        if acc != d {
+            self.emit(format!("MOV {d},{acc}"));
+        }
+        Ok(())
+    }
+
     /// A memory operand: `[Xbase]`, `[Xbase,Xdep]` or `[Xaddr]`; `plain`
     /// asks for the base-only form (exclusives, CAS, SWP, LD<op>).
     fn mem(&mut self, addr: &Expr, plain: bool) -> Result<String, PrintError> {
+        if let Some((chosen, rest)) = location_choice(addr) {
+            let rest: Vec<&Expr> = rest.into_iter().filter(|t| **t != Expr::int(0)).collect();
+            if plain || rest.len() > 1 {
+                return Ok(format!("[{}]", self.reg(addr, false)?));
+            }
+            let b = self.temp()?;
+            self.choose(&chosen, &b)?;
+            return match rest.first() {
+                None => Ok(format!("[{b}]")),
+                Some(t) => match self.opnd(t)? {
+                    Opnd::Imm(k) => Ok(format!("[{b},#{k}]")),
+                    Opnd::Reg(r) => Ok(format!("[{b},{r}]")),
+                },
+            };
+        }
         match addr {
             Expr::Const(Value::Loc(l)) => Ok(format!("[{}]", self.base(*l))),
             Expr::Bin(BinOp::Add, x, y) if !plain => {

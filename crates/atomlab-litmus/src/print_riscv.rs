@@ -194,6 +194,14 @@ impl Gen<'_> {
     }
 
     fn bin(&mut self, op: BinOp, a: &Expr, b: &Expr, d: &str) -> Result<(), PrintError> {
+        if op == BinOp::And && *b == Expr::int(0) {
+            // A dependency with no value (`r & 0`): xor of the register
+            // with itself, which herd7 also takes when the register holds
+            // a location (and/andi on a location is an error there).
+            let ra = self.reg(a)?;
+            self.emit(format!("xor {d},{ra},{ra}"));
+            return Ok(());
+        }
         let imm = match b {
             Expr::Const(Value::Int(k)) => Some(*k),
             _ => None,

@@ -74,9 +74,23 @@ use crate::lift::{self, Locations, Refusal, Registers};
 /// nonzero for NULL tests.
 pub const OBJECT: i64 = 0x1000;
 
-/// Items the spsc client pushes: one more than [`SPSC_CAPACITY`], so the
-/// last reuses the first slot.
+/// Items the spsc client pushes unless told otherwise: one more than
+/// [`SPSC_CAPACITY`], so the last reuses the first slot.
 pub const SPSC_ITEMS: usize = 3;
+
+/// The client's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    /// Threads (lock, refcount, op; spsc has its producer and consumer).
+    pub threads: usize,
+    /// Per thread: critical sections (lock), ops (op), or, for refcount,
+    /// its own reference's put plus K-1 extra get/put pairs before it.
+    pub rounds: usize,
+    /// Items the spsc producer pushes through a queue of
+    /// [`SPSC_CAPACITY`] ([`SPSC_ITEMS`] by default; fewer make a test
+    /// small enough for herd7).
+    pub items: usize,
+}
 /// The capacity the spsc client asks `new_` for.
 pub const SPSC_CAPACITY: usize = 2;
 
@@ -394,14 +408,13 @@ fn free_entry(v: &Variant) -> Result<Option<u64>, NotBuilt> {
     }
 }
 
-/// The client of `v` (of `kind`) with `threads` threads of `rounds`
-/// operations each; `lse` chooses outline atomics' path.
+/// The client of `v` (of `kind`) of `size`; `lse` chooses outline
+/// atomics' path.
 pub fn build(
     file: &PluginFile<'_>,
     v: &Variant,
     kind: Kind,
-    threads: usize,
-    rounds: usize,
+    size: Size,
     lse: bool,
 ) -> Result<Built, NotBuilt> {
     let lifter = lift::lifter(file.arch()).ok_or_else(|| {
@@ -414,7 +427,7 @@ pub fn build(
     } else {
         0
     };
-    build_with(file, v, kind, lifter, threads, rounds, lse, |locs, obj| {
+    build_with(file, v, kind, lifter, size, lse, |locs, obj| {
         initial::read(file, v, lifter, lse, arg, obj, locs)
     })
 }
@@ -427,8 +440,7 @@ fn build_with(
     v: &Variant,
     kind: Kind,
     lifter: &'static dyn lift::Lifter,
-    threads: usize,
-    rounds: usize,
+    size: Size,
     lse: bool,
     start: impl Fn(&mut Locations, usize) -> Result<Initial, NotBuilt>,
 ) -> Result<Built, NotBuilt> {
@@ -436,21 +448,11 @@ fn build_with(
     // region of the test (lift::heap), so the regions must all be known
     // when it is lowered: a first pass finds them, a second builds with
     // them all.
-    let first = build_pass(file, v, kind, lifter, threads, rounds, lse, &start, None)?;
+    let first = build_pass(file, v, kind, lifter, size, lse, &start, None)?;
     let Some(seed) = first.1 else {
         return Ok(first.0);
     };
-    let (built, again) = build_pass(
-        file,
-        v,
-        kind,
-        lifter,
-        threads,
-        rounds,
-        lse,
-        &start,
-        Some(&seed),
-    )?;
+    let (built, again) = build_pass(file, v, kind, lifter, size, lse, &start, Some(&seed))?;
     if again.is_some_and(|k| k.0.len() != seed.0.len()) {
         return Err(NotBuilt::Missing(
             "the allocations differ between two builds of the same client (verify cannot tell which memory a loaded pointer may point to)".into(),
@@ -472,8 +474,7 @@ fn build_pass(
     v: &Variant,
     kind: Kind,
     lifter: &'static dyn lift::Lifter,
-    threads: usize,
-    rounds: usize,
+    size: Size,
     lse: bool,
     start: &dyn Fn(&mut Locations, usize) -> Result<Initial, NotBuilt>,
     seed: Option<&Seed>,
@@ -518,10 +519,10 @@ fn build_pass(
     }
     c.locs.heap.complete = seed.is_some();
     let property = match kind {
-        Kind::Lock => c.lock(v, obj, threads, rounds)?,
-        Kind::Spsc => c.spsc(v, obj)?,
-        Kind::Refcount => c.refcount(v, obj, threads, rounds)?,
-        Kind::Op => c.op(v, obj, threads, rounds)?,
+        Kind::Lock => c.lock(v, obj, size.threads, size.rounds)?,
+        Kind::Spsc => c.spsc(v, obj, size.items)?,
+        Kind::Refcount => c.refcount(v, obj, size.threads, size.rounds)?,
+        Kind::Op => c.op(v, obj, size.threads, size.rounds)?,
     };
     initial.check_covers(&c.locs, name)?;
     let redo = (c.locs.heap.dynamic && seed.is_none()).then(|| {
@@ -688,7 +689,7 @@ impl<'c, 'a> Client<'c, 'a> {
         })
     }
 
-    fn spsc(&mut self, v: &Variant, obj: usize) -> Result<Property, NotBuilt> {
+    fn spsc(&mut self, v: &Variant, obj: usize, items: usize) -> Result<Property, NotBuilt> {
         let push_at = entry(self.file, v, "push")?;
         let pop_at = entry(self.file, v, "pop")?;
         // The consumer's `uint64_t item` that pop stores through: an
@@ -697,7 +698,7 @@ impl<'c, 'a> Client<'c, 'a> {
         let item_obj = self.locs.object("item");
         let item = self.locs.field(item_obj, 0, 8).map_err(NotBuilt::Missing)?;
         self.thread(obj, |call| {
-            for i in 1..=SPSC_ITEMS as i64 {
+            for i in 1..=items as i64 {
                 // Retried while full: a failed push writes nothing, so
                 // spin-assume drops the retry.
                 let top = call.code.len();
@@ -709,7 +710,7 @@ impl<'c, 'a> Client<'c, 'a> {
         let mut popped = Vec::new();
         let consumer = self.threads.len();
         self.thread(obj, |call| {
-            for j in 0..SPSC_ITEMS {
+            for j in 0..items {
                 let top = call.code.len();
                 call.function_pointing(pop_at, item_obj, Expr::Const(Value::Loc(item)))?;
                 call.retry_while_zero(top);
@@ -1373,13 +1374,14 @@ mod tests {
             models: None,
             threads: 2,
             rounds: 1,
+            items: SPSC_ITEMS,
             unroll: 4,
             timeout: std::time::Duration::from_secs(60),
             advise: false,
             explored: None,
         };
         let judge = |ring: &'static HandLiftedRing, model: &str| {
-            let b = build_with(&file, &v, Kind::Spsc, ring, 2, 1, false, |_, _| {
+            let b = build_with(&file, &v, Kind::Spsc, ring, opts.size(), false, |_, _| {
                 Ok(Initial::assumed_zero())
             })
             .unwrap_or_else(|_| panic!("the spsc client builds"));

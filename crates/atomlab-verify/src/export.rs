@@ -39,7 +39,7 @@ pub fn clients(
     opts: &Options,
 ) -> Vec<(Option<bool>, Result<Built, NotBuilt>)> {
     let kind = v.kind.unwrap_or(Kind::Lock);
-    let build = |lse| client::build(&plugin.file, v, kind, opts.threads, opts.rounds, lse);
+    let build = |lse| client::build(&plugin.file, v, kind, opts.size(), lse);
     match build(false) {
         Ok(b) if b.reads_lse_flag => vec![(Some(false), Ok(b)), (Some(true), build(true))],
         other => vec![(None, other)],

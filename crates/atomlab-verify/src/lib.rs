@@ -107,9 +107,10 @@ pub struct Options {
     /// Threads of the client.
     pub threads: usize,
     /// Critical sections (lock), operations (op) or, for refcount, one
-    /// put plus K-1 extra get/put pairs per thread; the spsc client's size is fixed
-    /// ([`client::SPSC_ITEMS`]).
+    /// put plus K-1 extra get/put pairs per thread.
     pub rounds: usize,
+    /// Items the spsc client pushes ([`client::SPSC_ITEMS`] by default).
+    pub items: usize,
     /// Iterations of a loop that writes allowed on one path.
     pub unroll: usize,
     /// Time allowed per (variant, model, CPU) check.
@@ -119,6 +120,17 @@ pub struct Options {
     /// A running count of the executions the checks examine, added to
     /// every 64, for progress lines on a long check (shared by the caller).
     pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl Options {
+    /// The client's size these options ask for.
+    pub fn size(&self) -> client::Size {
+        client::Size {
+            threads: self.threads,
+            rounds: self.rounds,
+            items: self.items,
+        }
+    }
 }
 
 /// The verdict of one check.
@@ -277,7 +289,7 @@ impl<'a> Plugin<'a> {
     pub fn check(&self, v: &Variant, models: &[String], opts: &Options) -> Vec<Outcome> {
         let kind = v.kind.unwrap_or(Kind::Lock);
         let mut out = Vec::new();
-        let build = |lse| client::build(&self.file, v, kind, opts.threads, opts.rounds, lse);
+        let build = |lse| client::build(&self.file, v, kind, opts.size(), lse);
         let first = build(false);
         let builds: Vec<(Option<bool>, Result<client::Built, client::NotBuilt>)> = match first {
             Ok(b) if b.reads_lse_flag => {

@@ -30,9 +30,14 @@ pub struct VerifyArgs {
     pub threads: usize,
     /// Per thread, 1 to 3: critical sections (lock), ops (op), or, for
     /// refcount, its own reference's put plus K-1 extra get/put pairs
-    /// before it. spsc's client is fixed: 3 items through a queue of 2.
+    /// before it.
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
+    /// Items the spsc client's producer pushes through a queue of 2, 1 to
+    /// 3 (3: the last reuses the first slot; fewer make a --litmus export
+    /// small enough for herd7).
+    #[arg(long, default_value_t = atomlab_verify::client::SPSC_ITEMS)]
+    pub items: usize,
     /// Iterations allowed of a loop that writes (spin loops that only
     /// read need none: spin-assume).
     #[arg(long, default_value_t = 4)]
@@ -74,6 +79,12 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             args.rounds
         );
     }
+    if !(1..=3).contains(&args.items) {
+        anyhow::bail!(
+            "--items {}: the spsc client pushes 1 to 3 items through a queue of 2",
+            args.items
+        );
+    }
     if !(1..=64).contains(&args.unroll) {
         anyhow::bail!("--unroll {}: 1 to 64", args.unroll);
     }
@@ -87,6 +98,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         models: (!args.model.is_empty()).then(|| args.model.clone()),
         threads: args.threads,
         rounds: args.rounds,
+        items: args.items,
         unroll: args.unroll,
         timeout: Duration::from_secs_f64(args.timeout.unwrap_or(60.0)),
         advise: args.advise,
@@ -166,6 +178,9 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             .param("plugin", path.clone())
             .param("plugin_sha256", sha.clone())
             .param("arch", plugin.arch().name());
+        if r.kind.name() == "spsc" {
+            rec.param("items", args.items as u64);
+        }
         if let Some(lse) = r.lse {
             rec.param("lse", lse)
                 .param("cpu", if lse { "LSE" } else { "no LSE" });
