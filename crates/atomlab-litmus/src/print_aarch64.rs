@@ -167,13 +167,16 @@ fn boolean_factor<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr)> 
     }
 }
 
+/// (condition, location) terms of a [`location_choice`].
+type Chosen<'e> = Vec<(&'e Expr, LocId)>;
+
 /// A location chosen by conditions: `rest + Σ cond_k · loc_k`, the form
 /// the lifter gives an address picked by an index or a pointer compared
 /// with each field it may reach (its conditions exclude one another and
 /// one holds: the lifter's analysis establishes it, and a pointer to no
 /// field has a term of its own). Returns the (condition, location) terms
 /// in order and the other terms (a dependency, an offset).
-fn location_choice(e: &Expr) -> Option<(Vec<(&Expr, LocId)>, Vec<&Expr>)> {
+fn location_choice(e: &Expr) -> Option<(Chosen<'_>, Vec<&Expr>)> {
     fn terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
         match e {
             Expr::Bin(BinOp::Add, a, b) => {
