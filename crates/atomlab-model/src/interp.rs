@@ -237,12 +237,43 @@ pub(crate) struct Interp<'t> {
     /// Spin-assume and the unroll bound, for lifted code; `None` for litmus
     /// tests (whose loops run to [`MAX_STEPS`] as they always have).
     pub loops: Option<crate::LoopRule>,
-    /// (location, value) of the writes of paths spin-assume dropped: they
-    /// seed the value search though the path ends nowhere, so that two
-    /// threads that wait for each other's writes (a producer that waits
-    /// for the consumer to free a slot, which waits for the item) find
-    /// the values that let each go on.
-    pub pruned_writes: std::cell::RefCell<Vec<(usize, i64)>>,
+    /// The writes of paths spin-assume dropped ([`derivations`] of each
+    /// path, once each): they seed the value search though the path ends
+    /// nowhere, so that two threads that wait for each other's writes (a
+    /// producer that waits for the consumer to free a slot, which waits
+    /// for the item) find the values that let each go on.
+    pub pruned_writes: std::cell::RefCell<BTreeSet<Vec<Derivation>>>,
+}
+
+/// A write of a path and what its value was computed from: (location,
+/// value written, the (location, value) of each read its value or
+/// existence is tainted by through data, a select or a CAS comparison).
+pub(crate) type Derivation = (usize, i64, Vec<(usize, i64)>);
+
+/// The writes of `events` (a path, complete or not) with the reads each
+/// is computed from ([`Derivation`]): a read-modify-write's write counts
+/// its own read.
+pub(crate) fn derivations(events: &[TraceEvent]) -> Vec<Derivation> {
+    let mut out = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if !matches!(e.kind, Kind::Write | Kind::Update) {
+            continue;
+        }
+        let mut from = e.data.pick;
+        if let Some(r) = e.rmw_read {
+            from |= 1 << r;
+        }
+        if e.kind == Kind::Update {
+            from |= 1 << i;
+        }
+        let sources = crate::rel::members(from)
+            .filter_map(|j| events.get(j))
+            .filter(|r| matches!(r.kind, Kind::Read | Kind::Update))
+            .map(|r| (r.loc, r.rval))
+            .collect();
+        out.push((e.loc, e.wval, sources));
+    }
+    out
 }
 
 impl State {
@@ -514,12 +545,9 @@ impl Interp<'_> {
                     {
                         // Spin-assume: the iteration changed nothing. What
                         // the path wrote before it still seeds the values.
-                        self.pruned_writes.borrow_mut().extend(
-                            st.events
-                                .iter()
-                                .filter(|e| matches!(e.kind, Kind::Write | Kind::Update))
-                                .map(|e| (e.loc, e.wval)),
-                        );
+                        self.pruned_writes
+                            .borrow_mut()
+                            .insert(derivations(&st.events));
                         return Ok(());
                     }
                     st.iterations[here] += 1;
@@ -1165,6 +1193,145 @@ fn seed_path(
 /// The value domain of each location and each thread's traces.
 pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Vec<Trace>>);
 
+/// The values each thread may write, kept to the chains of writes an
+/// execution can hold. A written value is computed from the reads its
+/// write is tainted by ([`derivations`]); its chain depth is 1 for a value
+/// computed from initial values only, else 1 + the largest depth of the
+/// values read. In an execution, a value at depth k needs k distinct
+/// writes, each to a location whose reads taint writes of the next
+/// (`feeds`, followed back from the value's location: its ancestors), so
+/// k is at most the writes an execution can make to those ancestors: the
+/// sum over threads of the most any path of the thread makes. A value
+/// deeper than that bound for its location is written by no execution
+/// and is not given to reads. Without it a counter that threads
+/// increment (a seqlock's sequence) takes every value up to the writes
+/// of the whole test, whatever location they go to, and each read of it
+/// multiplies the runs by them.
+///
+/// Sound as the value search is: the writes of a chain are distinct
+/// because values grow from the initial ones round by round (no value
+/// justifies itself: the search never made thin-air values); a read that
+/// only decides whether a write happens (a branch) adds nothing to the
+/// write's depth, and the rounds go on finding such writes as before;
+/// the depth kept for a value is the least of the paths found, and the
+/// bound only grows with the paths, so a value held back is looked at
+/// again each round (the search ends when neither the admitted values
+/// nor any depth change).
+struct ValueChains {
+    /// Least chain depth found per (location, value).
+    depth: std::collections::HashMap<(usize, i64), u32>,
+    /// Values each thread's paths write, per location.
+    produced: Vec<Vec<BTreeSet<i64>>>,
+    /// feeds[l]: locations whose reads taint a write to `l`.
+    feeds: Vec<BTreeSet<usize>>,
+    /// Per thread: the locations written by each path (sorted, once each
+    /// list), for the most writes a path makes to a set of locations.
+    paths: Vec<BTreeSet<Vec<usize>>>,
+    changed: bool,
+}
+
+impl ValueChains {
+    fn new(nl: usize, nt: usize) -> ValueChains {
+        ValueChains {
+            depth: Default::default(),
+            produced: vec![vec![BTreeSet::new(); nl]; nt],
+            feeds: vec![BTreeSet::new(); nl],
+            paths: vec![BTreeSet::new(); nt],
+            changed: false,
+        }
+    }
+
+    /// A value thread `t` may write whatever it reads (a Linux-kernel
+    /// test's constant stores): always admitted.
+    fn seed(&mut self, t: usize, l: usize, v: i64) {
+        self.produced[t][l].insert(v);
+        self.depth.insert((l, v), 0);
+    }
+
+    /// The writes of one path of thread `t`.
+    fn path(&mut self, t: usize, writes: &[Derivation], init: &[i64]) {
+        let mut locs = Vec::with_capacity(writes.len());
+        for (l, v, sources) in writes {
+            let mut d = 0u32;
+            for &(m, x) in sources {
+                self.feeds[*l].insert(m);
+                // An initial value is at depth 0; an unknown one (never
+                // expected) counts as 0 too, which only admits more.
+                let dm = if x == init[m] {
+                    0
+                } else {
+                    self.depth.get(&(m, x)).copied().unwrap_or(0)
+                };
+                d = d.max(dm);
+            }
+            let d = d + 1;
+            let e = self.depth.entry((*l, *v)).or_insert(u32::MAX);
+            if d < *e {
+                *e = d;
+                self.changed = true;
+            }
+            self.produced[t][*l].insert(*v);
+            locs.push(*l);
+        }
+        locs.sort_unstable();
+        self.paths[t].insert(locs);
+    }
+
+    /// Whether a depth changed since the last call.
+    fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// The values each thread may write that the chain bound admits.
+    fn admitted(&self) -> Vec<Vec<BTreeSet<i64>>> {
+        let nl = self.feeds.len();
+        let bound: Vec<u32> = (0..nl)
+            .map(|l| {
+                // l's ancestors through `feeds`, l included.
+                let mut anc = vec![false; nl];
+                let mut stack = vec![l];
+                anc[l] = true;
+                while let Some(x) = stack.pop() {
+                    for &m in &self.feeds[x] {
+                        if !anc[m] {
+                            anc[m] = true;
+                            stack.push(m);
+                        }
+                    }
+                }
+                let writes: usize = self
+                    .paths
+                    .iter()
+                    .map(|ps| {
+                        ps.iter()
+                            .map(|p| p.iter().filter(|&&m| anc[m]).count())
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .sum();
+                // One more than the bound, a margin the argument above
+                // does not need.
+                u32::try_from(writes).unwrap_or(u32::MAX).saturating_add(1)
+            })
+            .collect();
+        self.produced
+            .iter()
+            .map(|per_loc| {
+                per_loc
+                    .iter()
+                    .enumerate()
+                    .map(|(l, vs)| {
+                        vs.iter()
+                            .copied()
+                            .filter(|v| self.depth.get(&(l, *v)).is_some_and(|d| *d <= bound[l]))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
 /// Values each location may hold: the initial value and everything any
 /// thread may write, to a fixpoint. Returns the traces of the last round.
 /// `structured`: C's control dependencies, which stop where an `if`'s
@@ -1196,12 +1363,18 @@ pub(crate) fn explore(
     // A value at chain depth k (written from a value read at depth k-1)
     // is found by round k; no execution has more writes than `depth`.
     let mut depth = 1usize;
+    let mut chains = ValueChains::new(nl, nt);
+    for (ti, w) in written.iter().enumerate() {
+        for (l, vs) in w.iter().enumerate() {
+            for &v in vs {
+                chains.seed(ti, l, v);
+            }
+        }
+    }
     for round in 0..64 {
         let mut all = Vec::new();
-        let mut grown = false;
         // Runs kept so far this round, against MAX_TRACES.
         let mut kept = 0usize;
-        let mut next = written.clone();
         for (ti, t) in test.threads.iter().enumerate() {
             let others: Vec<Vec<i64>> = (0..nl)
                 .map(|l| {
@@ -1227,23 +1400,17 @@ pub(crate) fn explore(
                 pruned_writes: Default::default(),
             };
             let traces = interp.traces(t)?;
-            for (l, v) in interp.pruned_writes.take() {
-                if next[ti][l].insert(v) {
-                    grown = true;
-                }
+            for path in interp.pruned_writes.take() {
+                chains.path(ti, &path, &init);
             }
             kept += traces.len();
             for tr in &traces {
-                for e in &tr.events {
-                    if matches!(e.kind, Kind::Write | Kind::Update)
-                        && next[ti][e.loc].insert(e.wval)
-                    {
-                        grown = true;
-                    }
-                }
+                chains.path(ti, &derivations(&tr.events), &init);
             }
             all.push(traces);
         }
+        let next = chains.admitted();
+        let grown = next != written || chains.take_changed();
         written = next;
         // Distinct values, however many threads may write each.
         let distinct = |l: usize| {
@@ -1298,4 +1465,70 @@ pub(crate) fn explore(
     Err(CheckError::TooBig(
         "the values written do not reach a fixpoint in 64 rounds".into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(src: &str) -> (Test, Vec<BTreeSet<i64>>) {
+        let t = atomlab_litmus::parse("t.litmus", src).unwrap();
+        let (values, _) = explore(&t, None, true, false, None).unwrap();
+        (t, values)
+    }
+
+    fn of(t: &Test, vals: &[BTreeSet<i64>], loc: &str) -> Vec<i64> {
+        let l = t.locations.iter().position(|n| n == loc).unwrap();
+        vals[l].iter().copied().collect()
+    }
+
+    #[test]
+    fn a_counter_takes_only_the_values_its_own_increments_make() {
+        // Each thread increments x once and writes w three times: x's
+        // chain holds x's two writes (plus the bound's margin), not the
+        // test's eight.
+        let (t, v) = values(
+            "C counter\n{ x=0; w=0; }\n\
+             P0 (atomic_int* x, atomic_int* w) {\n\
+               int r0 = atomic_load_explicit(x, memory_order_relaxed);\n\
+               atomic_store_explicit(x, r0 + 1, memory_order_relaxed);\n\
+               atomic_store_explicit(w, 1, memory_order_relaxed);\n\
+               atomic_store_explicit(w, 2, memory_order_relaxed);\n\
+               atomic_store_explicit(w, 3, memory_order_relaxed);\n\
+             }\n\
+             P1 (atomic_int* x, atomic_int* w) {\n\
+               int r0 = atomic_load_explicit(x, memory_order_relaxed);\n\
+               atomic_store_explicit(x, r0 + 1, memory_order_relaxed);\n\
+               atomic_store_explicit(w, 4, memory_order_relaxed);\n\
+               atomic_store_explicit(w, 5, memory_order_relaxed);\n\
+               atomic_store_explicit(w, 6, memory_order_relaxed);\n\
+             }\n\
+             exists (x=2)\n",
+        );
+        assert_eq!(of(&t, &v, "x"), [0, 1, 2, 3]);
+        assert_eq!(of(&t, &v, "w"), [0, 1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn values_made_through_other_locations_and_behind_branches_are_kept() {
+        // x -> y -> x: a chain through two locations; z = 2 only once P0
+        // has read x = 2, which P1 writes from y.
+        let (t, v) = values(
+            "C chain\n{ x=0; y=0; z=0; }\n\
+             P0 (atomic_int* x, atomic_int* y, atomic_int* z) {\n\
+               int r0 = atomic_load_explicit(x, memory_order_relaxed);\n\
+               atomic_store_explicit(y, r0 + 1, memory_order_relaxed);\n\
+               int r1 = atomic_load_explicit(x, memory_order_relaxed);\n\
+               if (r1 == 2) { atomic_store_explicit(z, 2, memory_order_relaxed); }\n\
+             }\n\
+             P1 (atomic_int* x, atomic_int* y) {\n\
+               int r0 = atomic_load_explicit(y, memory_order_relaxed);\n\
+               atomic_store_explicit(x, r0 + 1, memory_order_relaxed);\n\
+             }\n\
+             exists (z=2)\n",
+        );
+        assert!(of(&t, &v, "x").contains(&2), "{:?}", of(&t, &v, "x"));
+        assert!(of(&t, &v, "y").contains(&3), "{:?}", of(&t, &v, "y"));
+        assert_eq!(of(&t, &v, "z"), [0, 2]);
+    }
 }
