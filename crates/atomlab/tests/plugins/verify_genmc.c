@@ -1,6 +1,6 @@
 /* The locks of GenMC v0.10.3's own test clients
  * (tests/correct/data-structures/{ticketlock,ttaslock,spinlock,
- * mcs_spinlock}), with their orderings, behind include/atomlab.h, for
+ * mcs_spinlock,seqlock}), with their orderings, behind include/atomlab.h, for
  * tests/verify_genmc.rs: atomlab's verdicts on their aarch64 builds are
  * compared with GenMC's on the C sources, recorded in
  * verify_genmc.expected. Each comes as GenMC has it and with its
@@ -119,6 +119,43 @@ static _Thread_local struct mcs_spinlock node;
 MCS(mcs, ACQ, REL)
 MCS(mcs_relaxed, RLX, RLX)
 
+/* seqlock's writer side (tests/correct/data-structures/seqlock, which
+ * GenMC compiles with seqlock-atomic's seqlock.h and fake.h; its readers
+ * take the lock too, read_seqlock_excl, so every thread of the client is
+ * a writer: CONFIG_SEQ_READERS=0). write_seqlock is spin_lock, then
+ * sequence + 1 and smp_wmb; write_sequnlock is smp_wmb, sequence + 1,
+ * spin_unlock. GenMC's fake.h makes spin_lock a pthread mutex, which a
+ * plugin cannot call where verify reads it (an unknown external
+ * function is refused): here spin_lock is ticketlock.c's lock, whose
+ * waits are spin-assumed as the mutex's are, so both explore one
+ * execution per order of the writers. */
+struct seqlock {
+    atomic_uint sequence;
+    atomic_int ticket[2]; /* next, owner */
+};
+
+static void *seqlock_new(void) { return calloc(1, sizeof(struct seqlock)); }
+
+static void seq_lock(void *p) {
+    struct seqlock *sl = p;
+    ticket_lock(sl->ticket);
+    /* ORDERING: WRITE_ONCE(s->sequence, READ_ONCE(s->sequence) + 1):
+     * relaxed, under the lock. */
+    unsigned s = atomic_load_explicit(&sl->sequence, RLX);
+    atomic_store_explicit(&sl->sequence, s + 1, RLX);
+    /* ORDERING: smp_wmb, an acq_rel fence in GenMC's fake.h. */
+    atomic_thread_fence(memory_order_acq_rel);
+}
+
+static void seq_unlock(void *p) {
+    struct seqlock *sl = p;
+    /* ORDERING: smp_wmb, then the relaxed increment, as in seq_lock. */
+    atomic_thread_fence(memory_order_acq_rel);
+    unsigned s = atomic_load_explicit(&sl->sequence, RLX);
+    atomic_store_explicit(&sl->sequence, s + 1, RLX);
+    ticket_unlock(sl->ticket);
+}
+
 #define LOCK(NAME, FN)                                                       \
     {.name = NAME, .kind = ATOMLAB_KIND_LOCK,                                \
      .u.lock = {.new_ = zeroed, .lock = FN##_lock, .unlock = FN##_unlock,    \
@@ -133,6 +170,9 @@ static const struct atomlab_variant variants[] = {
     LOCK("spinlock-relaxed", spin_relaxed),
     LOCK("mcs_spinlock", mcs),
     LOCK("mcs_spinlock-relaxed", mcs_relaxed),
+    {.name = "seqlock", .kind = ATOMLAB_KIND_LOCK,
+     .u.lock = {.new_ = seqlock_new, .lock = seq_lock, .unlock = seq_unlock,
+                .free_ = free}},
 };
 
 static const struct atomlab_plugin plugin = {
