@@ -1487,24 +1487,22 @@ mod tests {
         // Each thread increments x once and writes w three times: x's
         // chain holds x's two writes (plus the bound's margin), not the
         // test's eight.
-        let (t, v) = values(
-            "C counter\n{ x=0; w=0; }\n\
-             P0 (atomic_int* x, atomic_int* w) {\n\
-               int r0 = atomic_load_explicit(x, memory_order_relaxed);\n\
-               atomic_store_explicit(x, r0 + 1, memory_order_relaxed);\n\
-               atomic_store_explicit(w, 1, memory_order_relaxed);\n\
-               atomic_store_explicit(w, 2, memory_order_relaxed);\n\
-               atomic_store_explicit(w, 3, memory_order_relaxed);\n\
-             }\n\
-             P1 (atomic_int* x, atomic_int* w) {\n\
-               int r0 = atomic_load_explicit(x, memory_order_relaxed);\n\
-               atomic_store_explicit(x, r0 + 1, memory_order_relaxed);\n\
-               atomic_store_explicit(w, 4, memory_order_relaxed);\n\
-               atomic_store_explicit(w, 5, memory_order_relaxed);\n\
-               atomic_store_explicit(w, 6, memory_order_relaxed);\n\
-             }\n\
-             exists (x=2)\n",
-        );
+        let thread = |p: usize, w: [i64; 3]| {
+            let mut body = format!(
+                "P{p} (atomic_int* x, atomic_int* w) {{\n\
+                   int r0 = atomic_load_explicit(x, memory_order_relaxed);\n\
+                   atomic_store_explicit(x, r0 + 1, memory_order_relaxed);\n"
+            );
+            for v in w {
+                body += &format!("atomic_store_explicit(w, {v}, memory_order_relaxed);\n");
+            }
+            body + "}\n"
+        };
+        let (t, v) = values(&format!(
+            "C counter\n{{ x=0; w=0; }}\n{}{}exists (x=2)\n",
+            thread(0, [1, 2, 3]),
+            thread(1, [4, 5, 6])
+        ));
         assert_eq!(of(&t, &v, "x"), [0, 1, 2, 3]);
         assert_eq!(of(&t, &v, "w"), [0, 1, 2, 3, 4, 5, 6]);
     }
