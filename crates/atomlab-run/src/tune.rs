@@ -377,7 +377,15 @@ pub fn run_tuned(
         let timeout = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) if left > Duration::ZERO => Some(left),
-                _ => return Ok(false),
+                _ => {
+                    // The deadline passed between two calls: the runs
+                    // left are cut by the timeout as surely as if a call
+                    // had seen it (a TIMEOUT, not a PASS of fewer runs).
+                    if let Some(t) = total.as_mut() {
+                        t.timed_out = true;
+                    }
+                    return Ok(false);
+                }
             },
             None => None,
         };
