@@ -1241,8 +1241,8 @@ impl ValueChains {
         }
     }
 
-    /// A value thread `t` may write whatever it reads (a Linux-kernel
-    /// test's constant stores): always admitted.
+    /// A value thread `t` may write whatever its reads return (a
+    /// Linux-kernel test's constant stores): always admitted.
     fn seed(&mut self, t: usize, l: usize, v: i64) {
         self.produced[t][l].insert(v);
         self.depth.insert((l, v), 0);

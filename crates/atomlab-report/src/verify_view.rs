@@ -39,7 +39,13 @@ fn client(r: &Record) -> Option<String> {
     let rounds: Option<u64> = r.parameters.get("rounds").and_then(|v| v.as_u64());
     Some(match r.scenario.as_str() {
         "lock" => format!("{t} threads x {k} critical section(s), each a plain read-increment-write of shared data; data must end at threads x sections (mutual exclusion, and each holder sees the last one's write)"),
-        "spsc" => "a producer pushes 1, 2, 3 (retrying while full) into a queue made with new_(2), so the ring wraps; a consumer pops 3 items (retrying while empty) and must see 1, 2, 3 in order (none lost, duplicated, reordered or torn)".into(),
+        "spsc" => {
+            // Records from before --items pushed 3.
+            let n = r.parameters.get("items").and_then(|v| v.as_u64()).unwrap_or(3);
+            let items = (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+            let wraps = if n > 2 { ", so the ring wraps" } else { "" };
+            format!("a producer pushes {items} (retrying while full) into a queue made with new_(2){wraps}; a consumer pops {n} item(s) (retrying while empty) and must see {items} in order (none lost, duplicated, reordered or torn)")
+        }
         "refcount" => format!("{t} holders, one reference each (thread 0 takes the others' and hands them over), each uses the object, takes and drops {} more reference(s) (get, put), then drops its own; exactly one put says last, never early, and the last sees every holder's use", rounds.map_or("?".into(), |n| n.saturating_sub(1).to_string())),
         "op" => format!("{t} threads x {k} op(s), then read() after joining them must return threads x ops (without read(): every execution runs to the end)"),
         _ => return None,
@@ -345,6 +351,27 @@ mod tests {
         );
     }
 
+    /// A smaller spsc client (`--items 2`) is named as it ran: two items,
+    /// no wrap.
+    #[test]
+    fn the_spsc_legend_counts_the_items_pushed() {
+        let mut r = Record::new("verify", "spsc", "ring");
+        r.param("model", "aarch64")
+            .param("threads", 2u64)
+            .param("rounds", 1u64)
+            .param("items", 2u64)
+            .param("unroll", 4u64);
+        r.verdict = Some(Verdict::Pass);
+        let report = Report::new("verify", Machine::detect(), vec![r]);
+        let mut out = Vec::new();
+        write_terminal(&mut out, &report).unwrap();
+        let out = String::from_utf8(out).unwrap().replace("\n  ", " ");
+        assert!(
+            out.contains("client spsc: a producer pushes 1, 2 (retrying while full) into a queue made with new_(2); a consumer pops 2 item(s) (retrying while empty) and must see 1, 2 in order"),
+            "{out}"
+        );
+    }
+
     /// The legend says what each kind's client did, once per kind, from
     /// the records' parameters: a refcount PASS is not a lock's.
     #[test]
@@ -380,7 +407,7 @@ mod tests {
         );
         assert_eq!(out.matches("client lock:").count(), 1, "{out}");
         assert!(
-            out.contains("client spsc: a producer pushes 1, 2, 3"),
+            out.contains("client spsc: a producer pushes 1, 2, 3 (retrying while full) into a queue made with new_(2), so the ring wraps; a consumer pops 3 item(s)"),
             "{out}"
         );
         assert!(

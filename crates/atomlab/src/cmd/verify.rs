@@ -178,7 +178,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             .param("plugin", path.clone())
             .param("plugin_sha256", sha.clone())
             .param("arch", plugin.arch().name());
-        if r.kind.name() == "spsc" {
+        if r.kind == atomlab_verify::Kind::Spsc {
             rec.param("items", args.items as u64);
         }
         if let Some(lse) = r.lse {
