@@ -24,6 +24,7 @@ pub(crate) fn judge(
     let check = CheckOptions {
         deadline: None,
         explored: Some(explored.clone()),
+        combinations: None,
         explain: opts.explain,
         graphs: opts.graphs.is_some(),
         acquire: opts.acquire,
@@ -35,6 +36,8 @@ pub(crate) fn judge(
         stop_at_first: false,
         // herd7 counts and explains every execution, threads named.
         symmetry: false,
+        // Prefixes are probed where many combinations of runs remain.
+        probe_all: false,
     };
     let jobs = opts
         .jobs

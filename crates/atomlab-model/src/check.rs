@@ -14,6 +14,7 @@ use crate::judge::{Acc, Recorder};
 use crate::mapping::{compile, mapping_name, AcquireLoad, Target};
 use crate::models::{by_name, Model};
 use crate::options::{CheckOptions, Engine};
+use crate::rel::Set;
 use crate::CheckError;
 
 pub use crate::judge::Forbidden;
@@ -408,7 +409,16 @@ fn run(
     } else {
         Vec::new()
     };
+    let mut combined = 0u64;
     let mut each_combination = |chosen: &[&Trace], weight: u64| -> Result<Flow, CheckError> {
+        combined += 1;
+        if combined & 63 == 0 {
+            if let Some(c) = &opts.combinations {
+                // ORDERING: Relaxed: a progress count; nothing is
+                // published through it.
+                c.fetch_add(64, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         let before: Vec<(usize, usize)> = accs.iter().map(|a| (a.pos, a.neg)).collect();
         let candidates_before = candidates;
         // Every value read must be written by someone in this combination
@@ -525,12 +535,52 @@ fn run(
             Flow::Go
         })
     };
+    // With the pruning engine and models that all prune, the search over
+    // combinations also judges the prefixes the threads' runs share, and
+    // cuts those no model allows (combine::Probe): GenMC's growing of one
+    // graph, at the level of the runs.
+    let mut probe = |prefixes: &[crate::combine::Prefix<'_>]| -> Result<bool, CheckError> {
+        let runs: Vec<Trace> = prefixes
+            .iter()
+            .map(|p| Trace::prefix(p.events, &p.later))
+            .collect();
+        let refs: Vec<&Trace> = runs.iter().collect();
+        let Ok(mut sk) = Skeleton::build(t, &init, &refs, observed) else {
+            return Ok(true);
+        };
+        let mut settled: Set = 0;
+        let mut base = nl;
+        for p in prefixes {
+            settled |= p.settled.checked_shl(base as u32).unwrap_or(0);
+            // The later writes come after the prefix in any order: no
+            // program order among them.
+            let len = p.events.len() + p.later.len();
+            let later =
+                crate::rel::full_set(base + len) & !crate::rel::full_set(base + p.events.len());
+            sk.po = sk.po - crate::rel::Rel::cross(sk.n, later, later);
+            base += len;
+        }
+        crate::explore::prefix_satisfiable(&sk, &rec, settled)
+    };
+    // Only on an ISA's events: a later write stands in as a plain write,
+    // which C11's models read as non-atomic.
+    let probing = explore_here && !flagged && !opts.unpruned && t.arch != Arch::C;
     if !blocked {
         crate::combine::each(
             &traces,
             &init,
-            !opts.unpruned,
-            builtin,
+            crate::combine::Cuts {
+                values: !opts.unpruned,
+                rmw_exclusive: builtin,
+                probe: probing.then_some((
+                    &mut probe as &mut crate::combine::Probe<'_>,
+                    if opts.probe_all {
+                        0
+                    } else {
+                        crate::combine::PROBE_ABOVE
+                    },
+                )),
+            },
             &groups,
             opts.deadline,
             &mut each_combination,

@@ -217,7 +217,109 @@ pub(crate) fn explore_skeleton(
     search.reads_from(0, all)
 }
 
+/// Whether some reads-from for the reads of `settled` (each from a write
+/// of `sk` with its value, the other reads left without a source) passes
+/// the monotone axioms ([`crate::models::Model::judge_partial`]) of at
+/// least one model: `false` when every model forbids every such graph.
+///
+/// `sk` is built from prefixes of the threads' runs ([`crate::combine`]'s
+/// probe). The answer holds for every execution that extends them: a
+/// prefix's fixed relations (program order, dependencies, barriers, the
+/// sets) are those of any extension restricted to its events, since
+/// nothing a prefix holds depends on what comes after it in program
+/// order; its reads-from and coherence are subsets of the extension's;
+/// and a monotone axiom violated by fewer edges stays violated with more
+/// (GenMC checks each graph it grows the same way: Kokologiannakis and
+/// Vafeiadis, "GenMC: A model checker for weak memory models", CAV 2021).
+/// Models that do not prune are never cut: with one among `rec`'s, the
+/// answer is `true`.
+pub(crate) fn prefix_satisfiable(
+    sk: &Skeleton,
+    rec: &Recorder<'_>,
+    settled: Set,
+) -> Result<bool, CheckError> {
+    let monotone = rec
+        .models
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.prunes())
+        .fold(0u64, |a, (k, _)| a | 1 << k);
+    if rec.opts.unpruned || monotone.count_ones() as usize != rec.models.len() {
+        return Ok(true);
+    }
+    let reads: Vec<usize> = members(sk.sets.r & settled).collect();
+    let sources = reads
+        .iter()
+        .map(|&r| {
+            members(sk.sets.w & sk.loc.row(r))
+                .filter(|&w| w != r && sk.events[w].wval == sk.events[r].rval && !sk.po.has(r, w))
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>();
+    if sources.iter().any(|s| s.is_empty()) {
+        return Ok(false);
+    }
+    let loc_writes = (0..rec.nl)
+        .map(|l| {
+            members(sk.sets.w)
+                .filter(|&w| sk.events[w].loc == Some(l))
+                .fold(0, |a, w| a | 1 << w)
+        })
+        .collect();
+    let mut candidates = 0;
+    let mut search = Search {
+        sk,
+        rec,
+        accs: &mut [],
+        candidates: &mut candidates,
+        reads,
+        sources,
+        loc_writes,
+        monotone,
+        flagged: 0,
+        thin: None,
+        race_possible: false,
+        po_loc: sk.po_loc(),
+        po_loc_inv: sk.po_loc().inv(),
+        rf: Rel::empty(sk.n),
+        src: [usize::MAX; MAX_EVENTS],
+        steps: 0,
+    };
+    match search.forced_co() {
+        Some(co) if search.prune(&co, monotone) != 0 => search.satisfiable(0, monotone),
+        _ => Ok(false),
+    }
+}
+
 impl Search<'_, '_> {
+    /// Whether the reads from number `i` on can be given sources that
+    /// leave some model of `alive` unviolated ([`prefix_satisfiable`]).
+    fn satisfiable(&mut self, i: usize, alive: u64) -> Result<bool, CheckError> {
+        if i == self.reads.len() {
+            return Ok(true);
+        }
+        let r = self.reads[i];
+        for k in 0..self.sources[i].len() {
+            self.tick()?;
+            let w = self.sources[i][k];
+            self.rf.add(w, r);
+            self.src[r] = w;
+            let found = match self.forced_co() {
+                Some(co) => {
+                    let alive = self.prune(&co, alive);
+                    alive != 0 && self.satisfiable(i + 1, alive)?
+                }
+                None => false,
+            };
+            self.src[r] = usize::MAX;
+            self.rf = remove(self.rf, w, r);
+            if found {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn tick(&mut self) -> Result<(), CheckError> {
         self.steps += 1;
         if self.steps & 1023 == 0 {

@@ -168,6 +168,44 @@ pub struct Trace {
     pub herd_unions: Vec<(u32, u32)>,
 }
 
+impl Trace {
+    /// A run's first events, as a run of their own (no registers): what
+    /// the runs below a node of the combination search share, followed by
+    /// a plain write of each of `later`'s (location, value) pairs (with no
+    /// dependencies, each an instruction of its own).
+    pub(crate) fn prefix(events: &[TraceEvent], later: &[(usize, i64)]) -> Trace {
+        let mut events = events.to_vec();
+        let next = events.iter().map(|e| e.instance + 1).max().unwrap_or(0);
+        for (k, &(loc, wval)) in later.iter().enumerate() {
+            events.push(TraceEvent {
+                kind: Kind::Write,
+                loc,
+                rval: 0,
+                wval,
+                annot: Annot::default(),
+                instance: next + k,
+                pc: usize::MAX,
+                addr: Taint::default(),
+                data: Taint::default(),
+                ctrl: Taint::default(),
+                rmw_read: None,
+                amo: false,
+                copy_of: None,
+                hvar: 0,
+            });
+        }
+        Trace {
+            events,
+            regs: Vec::new(),
+            reg_src: Vec::new(),
+            reg_dep: Vec::new(),
+            tested: 0,
+            herd_total: None,
+            herd_unions: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone)]
 struct State {
     pc: usize,

@@ -14,6 +14,11 @@ pub struct CheckOptions {
     /// A running count of candidate executions explored, added to every 64
     /// candidates, for progress lines on long tests (shared by the caller).
     pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// A running count of the combinations of the threads' runs searched
+    /// (each one execution skeleton), added to every 64: a check that
+    /// spends its time on combinations that never become a candidate
+    /// (verify's lock clients) shows its progress there.
+    pub combinations: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Explain every forbidden outcome.
     pub explain: bool,
     /// Produce Graphviz graphs.
@@ -52,6 +57,10 @@ pub struct CheckOptions {
     /// of one thread. Off for `check`, whose witnesses and explanations
     /// name threads.
     pub symmetry: bool,
+    /// Probe the threads' shared prefixes at every step of the search over
+    /// combinations of runs, not only where many combinations remain
+    /// (`combine.rs`): the same answers, more time; for tests of the probe.
+    pub probe_all: bool,
 }
 
 /// Spin loops and the unroll bound, for code with loops (`atomlab verify`).

@@ -28,8 +28,13 @@ fn options(engine: Engine, unpruned: bool) -> CheckOptions {
 
 /// Per model: the verdict, its counts and flags, and the states.
 fn verdicts(test: &Test, engine: Engine, unpruned: bool) -> Option<Vec<String>> {
+    verdicts_with(test, &options(engine, unpruned))
+}
+
+fn verdicts_with(test: &Test, opts: &CheckOptions) -> Option<Vec<String>> {
+    let engine = opts.engine;
     let mut out = Vec::new();
-    for o in check_test(test, MODEL_NAMES, &options(engine, unpruned)) {
+    for o in check_test(test, MODEL_NAMES, opts) {
         out.push(match o {
             ModelOutcome::Done(r) => format!(
                 "{}: {} ok={} racy={} positive={} negative={} flags={:?} states={:?}",
@@ -281,4 +286,74 @@ fn a_three_thread_ticket_lock_is_answered() {
             assert!(!r.racy, "{} under {}: a race", engine.name(), r.model);
         }
     }
+}
+
+/// Three threads each taking a ticket with an exclusive pair (the pairs
+/// that fail are filtered out), then incrementing the data and serving
+/// the next: pairs that read one write are cut by value (no two pairs
+/// can read the same write).
+const TICKETS_LLSC: &str = "AArch64 tickets-llsc
+{ 0:X0=next; 0:X1=serving; 0:X2=data; 1:X0=next; 1:X1=serving; 1:X2=data; 2:X0=next; 2:X1=serving; 2:X2=data; }
+ P0               | P1               | P2               ;
+ LDAXR W3,[X0]    | LDAXR W3,[X0]    | LDAXR W3,[X0]    ;
+ ADD W4,W3,#1     | ADD W4,W3,#1     | ADD W4,W3,#1     ;
+ STLXR W5,W4,[X0] | STLXR W5,W4,[X0] | STLXR W5,W4,[X0] ;
+ LDAR W6,[X1]     | LDAR W6,[X1]     | LDAR W6,[X1]     ;
+ LDR W7,[X2]      | LDR W7,[X2]      | LDR W7,[X2]      ;
+ ADD W7,W7,#1     | ADD W7,W7,#1     | ADD W7,W7,#1     ;
+ STR W7,[X2]      | STR W7,[X2]      | STR W7,[X2]      ;
+ ADD W8,W6,#1     | ADD W8,W6,#1     | ADD W8,W6,#1     ;
+ STLR W8,[X1]     | STLR W8,[X1]     | STLR W8,[X1]     ;
+filter (0:X5=0 /\\ 1:X5=0 /\\ 2:X5=0)
+exists (~[data]=3)
+";
+
+/// Probing the threads' shared prefixes (src/combine.rs, at every step of
+/// the search here, not only where many combinations remain) against the
+/// whole product of runs: on the corpus, the shapes above, the ticket
+/// locks (C, compiled to each ISA, and AArch64 exclusive pairs) and a
+/// counter, under every built-in model, the same observation, states,
+/// flags and (where the enumeration counts them) executions.
+#[test]
+fn probing_prefixes_keeps_every_answer() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let mut tests: Vec<(String, Test)> = atomlab_litmus::inputs::litmus_files(&dir)
+        .iter()
+        .filter_map(|f| Some((f.display().to_string(), atomlab_litmus::parse_file(f).ok()?)))
+        .collect();
+    for src in SHAPES.iter().chain([&TICKETS_LLSC]) {
+        let t = atomlab_litmus::parse("shape.litmus", src).expect("parses");
+        tests.push((t.name.clone(), t));
+    }
+    for (a, r) in [
+        ("memory_order_acquire", "memory_order_release"),
+        ("memory_order_relaxed", "memory_order_relaxed"),
+    ] {
+        tests.push((format!("ticket3 {a} {r}"), ticket3(a, r)));
+    }
+    let (mut compared, mut bad) = (0, Vec::new());
+    for (name, test) in &tests {
+        let Some(all) = verdicts(test, Engine::Explore, true) else {
+            continue;
+        };
+        let probed = verdicts_with(
+            test,
+            &CheckOptions {
+                probe_all: true,
+                ..options(Engine::Explore, false)
+            },
+        );
+        match probed {
+            None => bad.push(format!("{name}: timed out probing")),
+            Some(probed) => {
+                if let Some((a, b)) = all.iter().zip(&probed).find(|(a, b)| a != b) {
+                    bad.push(format!("{name}:\n  every combination: {a}\n  probed: {b}"));
+                }
+                compared += 1;
+            }
+        }
+    }
+    eprintln!("probe: {compared} of {} tests compared", tests.len());
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(compared > 100, "only {compared} compared");
 }

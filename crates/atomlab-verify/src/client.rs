@@ -1379,6 +1379,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(60),
             advise: false,
             explored: None,
+            combinations: None,
         };
         let judge = |ring: &'static HandLiftedRing, model: &str| {
             let b = build_with(&file, &v, Kind::Spsc, ring, opts.size(), false, |_, _| {

@@ -120,6 +120,9 @@ pub struct Options {
     /// A running count of the executions the checks examine, added to
     /// every 64, for progress lines on a long check (shared by the caller).
     pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// A running count of the combinations of the threads' runs the
+    /// checks search, added to every 64 (shared by the caller).
+    pub combinations: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl Options {
@@ -393,6 +396,7 @@ pub(crate) fn check_options(opts: &Options) -> CheckOptions {
         // their runs is searched once for all its orderings.
         symmetry: true,
         explored: opts.explored.clone(),
+        combinations: opts.combinations.clone(),
         ..CheckOptions::default()
     }
 }

@@ -103,6 +103,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         timeout: Duration::from_secs_f64(args.timeout.unwrap_or(60.0)),
         advise: args.advise,
         explored: Some(Arc::new(AtomicU64::new(0))),
+        combinations: Some(Arc::new(AtomicU64::new(0))),
     };
     let models = plugin.models(&opts)?;
     let variants = plugin.select(&opts)?;
@@ -124,7 +125,11 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     }
     let sha = atomlab_stress::plugin::load::sha256_hex(&data);
     let mut rows = Vec::new();
-    let watch = Watch::start(opts.explored.clone().unwrap_or_default(), opts.timeout);
+    let watch = Watch::start(
+        opts.explored.clone().unwrap_or_default(),
+        opts.combinations.clone().unwrap_or_default(),
+        opts.timeout,
+    );
     for v in variants {
         eprintln!("atomlab verify: {} ({})", v.name, models.join(", "));
         watch.started(&v.name);
@@ -348,8 +353,8 @@ fn export_litmus(
 
 /// Progress inside a long check: while one variant runs, a line on
 /// stderr every 10 s after its first 10, or every half of `--timeout`
-/// when that is shorter (how long, the executions examined so far, the
-/// time limit), from a thread of its own that is never joined (a check of
+/// when that is shorter (how long, the combinations of the threads' runs
+/// searched and the executions examined so far, the time limit), from a thread of its own that is never joined (a check of
 /// milliseconds does not wait for it).
 struct Watch {
     shared: Arc<Watched>,
@@ -357,15 +362,17 @@ struct Watch {
 
 struct Watched {
     explored: Arc<AtomicU64>,
+    combinations: Arc<AtomicU64>,
     timeout: Duration,
     current: Mutex<(String, Instant)>,
     stopped: AtomicBool,
 }
 
 impl Watch {
-    fn start(explored: Arc<AtomicU64>, timeout: Duration) -> Watch {
+    fn start(explored: Arc<AtomicU64>, combinations: Arc<AtomicU64>, timeout: Duration) -> Watch {
         let shared = Arc::new(Watched {
             explored,
+            combinations,
             timeout,
             current: Mutex::new((String::new(), Instant::now())),
             stopped: AtomicBool::new(false),
@@ -410,8 +417,9 @@ impl Watched {
             let (name, since) = c;
             if since.elapsed() > every && last.elapsed() > every {
                 eprintln!(
-                    "atomlab verify: {name}: running for {:.0} s, {} executions examined so far (each model and CPU is given --timeout {:.0} s)",
+                    "atomlab verify: {name}: running for {:.0} s, {} combinations of the threads' runs searched and {} executions examined so far (each model and CPU is given --timeout {:.0} s)",
                     since.elapsed().as_secs_f64(),
+                    self.combinations.load(Ordering::Relaxed),
                     self.explored.load(Ordering::Relaxed),
                     self.timeout.as_secs_f64()
                 );
