@@ -137,6 +137,7 @@ struct Read {
 
 /// A node of one thread's tree: the runs `order[lo..hi]`, which agree on
 /// their first `depth` reads.
+#[derive(Clone)]
 struct Node {
     lo: usize,
     hi: usize,
@@ -150,6 +151,7 @@ struct Node {
 }
 
 /// One thread's runs as a tree.
+#[derive(Clone)]
 struct Tree<'a> {
     runs: &'a [Trace],
     /// Run indices, sorted by their reads' values.
@@ -383,10 +385,15 @@ pub(crate) fn each(
             pairs.entry((e.loc, e.wval)).or_insert(n);
         }
     }
-    let mut trees: Vec<Tree> = traces
-        .iter()
-        .map(|runs| Tree::build(runs, init, &pairs))
-        .collect();
+    // Threads with the same runs (copies of one thread) share one tree.
+    let mut trees: Vec<Tree> = Vec::with_capacity(traces.len());
+    for (i, runs) in traces.iter().enumerate() {
+        let tree = match (0..i).find(|&j| traces[j] == *runs) {
+            Some(j) => trees[j].clone(),
+            None => Tree::build(runs, init, &pairs),
+        };
+        trees.push(tree);
+    }
     let nodes: usize = trees.iter().map(|t| t.nodes.len()).sum();
     let summarise = cuts.values
         && pairs.len() <= MAX_PAIRS

@@ -150,17 +150,21 @@ pub struct Skeleton {
 /// locally-ordered-before was three fifths of the time).
 #[derive(Debug, Clone, Default)]
 pub struct Memo {
-    /// `aarch64`'s `(lob | pick-dep; lob; [W])+` ([`crate::models::aarch64`]).
-    arm_local: std::sync::OnceLock<Rel>,
+    /// `aarch64`'s `(lob | pick-dep; lob; [W])+` and the fixed halves of
+    /// its internal-visibility axioms ([`crate::models::aarch64`]).
+    arm_fixed: std::sync::OnceLock<crate::models::aarch64::Fixed>,
     /// `riscv`'s fixed preserved program order and the fixed halves of
     /// its rules 2, 12 and 3 ([`crate::models::riscv`]).
     riscv_ppo: std::sync::OnceLock<[Rel; 4]>,
 }
 
 impl Memo {
-    /// `aarch64`'s locally-ordered-before, computed by `f` the first time.
-    pub(crate) fn arm_local(&self, f: impl FnOnce() -> Rel) -> Rel {
-        *self.arm_local.get_or_init(f)
+    /// `aarch64`'s fixed relations, computed by `f` the first time.
+    pub(crate) fn arm_fixed(
+        &self,
+        f: impl FnOnce() -> crate::models::aarch64::Fixed,
+    ) -> &crate::models::aarch64::Fixed {
+        self.arm_fixed.get_or_init(f)
     }
 
     /// `riscv`'s fixed parts of ppo, computed by `f` the first time.

@@ -142,6 +142,9 @@ struct Search<'a, 'r> {
     race_possible: bool,
     po_loc: Rel,
     po_loc_inv: Rel,
+    /// The coherence edges no reads-from changes: the initial write of
+    /// each location first, and coWW (program order between writes).
+    co_base: Rel,
     rf: Rel,
     src: [usize; MAX_EVENTS],
     steps: u64,
@@ -169,7 +172,7 @@ pub(crate) fn explore_skeleton(
     if sources.iter().any(|s| s.is_empty()) {
         return Ok(());
     }
-    let loc_writes = (0..nl)
+    let loc_writes: Vec<Set> = (0..nl)
         .map(|l| {
             members(sk.sets.w)
                 .filter(|&w| sk.events[w].loc == Some(l))
@@ -191,6 +194,7 @@ pub(crate) fn explore_skeleton(
         .enumerate()
         .filter(|(_, m)| m.raises_flags())
         .fold(0u64, |a, (k, _)| a | 1 << k);
+    let co_base = co_base(sk, &loc_writes);
     let mut search = Search {
         sk,
         rec,
@@ -205,6 +209,7 @@ pub(crate) fn explore_skeleton(
         race_possible: sk.sets.m & !sk.sets.atomic & !sk.sets.iw != 0,
         po_loc: sk.po_loc(),
         po_loc_inv: sk.po_loc().inv(),
+        co_base,
         rf: Rel::empty(sk.n),
         src: [usize::MAX; MAX_EVENTS],
         steps: 0,
@@ -259,7 +264,7 @@ pub(crate) fn prefix_satisfiable(
     if sources.iter().any(|s| s.is_empty()) {
         return Ok(false);
     }
-    let loc_writes = (0..rec.nl)
+    let loc_writes: Vec<Set> = (0..rec.nl)
         .map(|l| {
             members(sk.sets.w)
                 .filter(|&w| sk.events[w].loc == Some(l))
@@ -267,6 +272,7 @@ pub(crate) fn prefix_satisfiable(
         })
         .collect();
     let mut candidates = 0;
+    let co_base = co_base(sk, &loc_writes);
     let mut search = Search {
         sk,
         rec,
@@ -281,6 +287,7 @@ pub(crate) fn prefix_satisfiable(
         race_possible: false,
         po_loc: sk.po_loc(),
         po_loc_inv: sk.po_loc().inv(),
+        co_base,
         rf: Rel::empty(sk.n),
         src: [usize::MAX; MAX_EVENTS],
         steps: 0,
@@ -289,6 +296,20 @@ pub(crate) fn prefix_satisfiable(
         Some(co) if search.prune(&co, monotone) != 0 => search.satisfiable(0, monotone),
         _ => Ok(false),
     }
+}
+
+/// The coherence edges every execution of `sk` has whatever it reads:
+/// each location's initial write before its other writes, and coWW.
+fn co_base(sk: &Skeleton, loc_writes: &[Set]) -> Rel {
+    let w = sk.sets.w;
+    let mut co = Rel::empty(sk.n);
+    for (l, &ws) in loc_writes.iter().enumerate() {
+        let init = sk.init_of[l];
+        for x in members(ws & !(1 << init)) {
+            co.add(init, x);
+        }
+    }
+    co | sk.po_loc().dom(w).rng(w)
 }
 
 impl Search<'_, '_> {
@@ -337,15 +358,7 @@ impl Search<'_, '_> {
     fn forced_co(&self) -> Option<Rel> {
         let sk = self.sk;
         let w = sk.sets.w;
-        let mut co = Rel::empty(sk.n);
-        for (l, &ws) in self.loc_writes.iter().enumerate() {
-            let init = sk.init_of[l];
-            for x in members(ws & !(1 << init)) {
-                co.add(init, x);
-            }
-        }
-        // coWW.
-        co = co | self.po_loc.dom(w).rng(w);
+        let mut co = self.co_base;
         for &r in &self.reads {
             let s = self.src[r];
             if s == usize::MAX {

@@ -1410,9 +1410,13 @@ pub(crate) fn explore(
         }
     }
     for round in 0..64 {
-        let mut all = Vec::new();
+        let mut all: Vec<Vec<Trace>> = Vec::new();
         // Runs kept so far this round, against MAX_TRACES.
         let mut kept = 0usize;
+        // Per thread this round: the values the others may write (per
+        // location) and the paths its spin-assume pruned.
+        type Asked = (Vec<Vec<i64>>, Vec<Vec<Derivation>>);
+        let mut asked: Vec<Asked> = Vec::with_capacity(nt);
         for (ti, t) in test.threads.iter().enumerate() {
             let others: Vec<Vec<i64>> = (0..nl)
                 .map(|l| {
@@ -1425,10 +1429,33 @@ pub(crate) fn explore(
                     v
                 })
                 .collect();
+            // A thread with an earlier one's code, registers and initial
+            // values, reading what the same values may give, has the same
+            // runs (verify's clients run N copies of one thread): they are
+            // copied, not enumerated again, unless they exceed the bound
+            // left (enumerating then reports it).
+            let twin = (0..ti).find(|&u| {
+                let (a, b) = (&test.threads[u], t);
+                a.code == b.code && a.regs == b.regs && a.init == b.init && asked[u].0 == others
+            });
+            if let Some(u) = twin.filter(|&u| all[u].len() <= MAX_TRACES.saturating_sub(kept)) {
+                let traces: Vec<Trace> = all[u].clone();
+                let pruned = asked[u].1.clone();
+                for path in &pruned {
+                    chains.path(ti, path, &init);
+                }
+                kept += traces.len();
+                for tr in &traces {
+                    chains.path(ti, &derivations(&tr.events), &init);
+                }
+                all.push(traces);
+                asked.push((others, pruned));
+                continue;
+            }
             let interp = Interp {
                 test,
                 init: init.clone(),
-                others,
+                others: others.clone(),
                 max_traces: MAX_TRACES.saturating_sub(kept),
                 deadline,
                 ticks: std::cell::Cell::new(0),
@@ -1438,14 +1465,16 @@ pub(crate) fn explore(
                 pruned_writes: Default::default(),
             };
             let traces = interp.traces(t)?;
-            for path in interp.pruned_writes.take() {
-                chains.path(ti, &path, &init);
+            let pruned: Vec<Vec<Derivation>> = interp.pruned_writes.take().into_iter().collect();
+            for path in &pruned {
+                chains.path(ti, path, &init);
             }
             kept += traces.len();
             for tr in &traces {
                 chains.path(ti, &derivations(&tr.events), &init);
             }
             all.push(traces);
+            asked.push((others, pruned));
         }
         let next = chains.admitted();
         let grown = next != written || chains.take_changed();

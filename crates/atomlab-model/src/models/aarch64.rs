@@ -73,38 +73,32 @@ impl AArch64 {
     /// axiom, the one that subtracts a growing relation.
     fn judge_with(&self, x: &Execution<'_>, explain: bool, partial: bool) -> Judgement {
         let s = x.s;
-        let n = s.n;
         let st = &s.sets;
         let (r, w, m) = (st.r, st.w, st.m);
         let (a, q, l) = (st.arm_a & m, st.arm_q & m, st.arm_l & m);
         let po = s.po;
-        let po_loc = s.po_loc().dom(m).rng(m);
+        // What depends on the skeleton alone is computed once per skeleton
+        // (exec::Memo), however many executions of it are judged.
+        let fixed = s.memo.arm_fixed(|| Fixed::of(s));
+        let po_loc = || s.po_loc().dom(m).rng(m);
         let ca = x.fr | x.co;
 
         // Internal visibility.
         let rfi = x.rfi();
-        if !Rel::id(n, r)
-            .seq(&(po_loc | s.rmw))
-            .rng(w)
-            .seq(&rfi)
-            .rng(r)
-            .irreflexive()
-        {
+        if !fixed.rw_before.seq(&rfi).rng(r).irreflexive() {
             return violation(
                 "internal (coRW1)",
                 explain,
-                &[("po-loc", po_loc), ("rmw", s.rmw), ("rfi", rfi)],
+                &[("po-loc", po_loc()), ("rmw", s.rmw), ("rfi", rfi)],
                 None,
             );
         }
         let ca_int = ca & s.int;
-        if !po_loc.dom(w).rng(w).seq(&ca_int).irreflexive()
-            || !po_loc.dom(w).rng(r).seq(&ca_int).irreflexive()
-        {
+        if !fixed.ww.seq(&ca_int).irreflexive() || !fixed.wr.seq(&ca_int).irreflexive() {
             return violation(
                 "internal (coWW/coWR)",
                 explain,
-                &[("po-loc", po_loc), ("co", x.co), ("fr", x.fr)],
+                &[("po-loc", po_loc()), ("co", x.co), ("fr", x.fr)],
                 None,
             );
         }
@@ -120,14 +114,10 @@ impl AArch64 {
             );
         }
 
-        // Locally-ordered-before depends on the skeleton alone: computed
-        // once per skeleton (exec::Memo), however many executions of it
-        // are judged.
-        let local = s.memo.arm_local(|| Local::of(s).local);
-        let haz = po_loc.dom(r).rng(r).seq(&(ca & s.ext)).rng(w);
+        let haz = fixed.rr.seq(&(ca & s.ext)).rng(w);
         let obs = x.rfe() | (ca & s.ext);
-        let ob = (local | haz | obs).plus();
-        if ob.irreflexive() {
+        // `ob` is acyclic: `(local | haz | obs)+` irreflexive.
+        if (fixed.local | haz | obs).acyclic() {
             return Judgement::Allowed { racy: false };
         }
         if !explain {
@@ -163,6 +153,41 @@ impl AArch64 {
             ("lob", parts_of.lob),
         ];
         violation("external", explain, &parts, None)
+    }
+}
+
+/// What `aarch64.cat`'s axioms read that the skeleton alone fixes.
+#[derive(Clone)]
+pub(crate) struct Fixed {
+    /// `(lob | pick-dep; lob; [W])+`.
+    local: Rel,
+    /// `[R]; (po-loc | rmw); [W]` (coRW1's fixed half).
+    rw_before: Rel,
+    /// `[W]; po-loc; [W]` and `[W]; po-loc; [R]` (coWW's and coWR's).
+    ww: Rel,
+    wr: Rel,
+    /// `[R]; po-loc; [R]` (hazard-ordered-before's).
+    rr: Rel,
+}
+
+impl std::fmt::Debug for Fixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fixed").finish_non_exhaustive()
+    }
+}
+
+impl Fixed {
+    fn of(s: &Skeleton) -> Fixed {
+        let st = &s.sets;
+        let (r, w, m) = (st.r, st.w, st.m);
+        let po_loc = s.po_loc().dom(m).rng(m);
+        Fixed {
+            local: Local::of(s).local,
+            rw_before: Rel::id(s.n, r).seq(&(po_loc | s.rmw)).rng(w),
+            ww: po_loc.dom(w).rng(w),
+            wr: po_loc.dom(w).rng(r),
+            rr: po_loc.dom(r).rng(r),
+        }
     }
 }
 
