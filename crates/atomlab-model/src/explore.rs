@@ -159,61 +159,10 @@ pub(crate) fn explore_skeleton(
     candidates: &mut usize,
     thin: Option<&crate::thin::ThinInfo>,
 ) -> Result<(), CheckError> {
-    let nl = rec.nl;
-    let reads: Vec<usize> = members(sk.sets.r).collect();
-    let sources = reads
-        .iter()
-        .map(|&r| {
-            members(sk.sets.w & sk.loc.row(r))
-                .filter(|&w| w != r && sk.events[w].wval == sk.events[r].rval && !sk.po.has(r, w))
-                .collect::<Vec<_>>()
-        })
-        .collect::<Vec<_>>();
-    if sources.iter().any(|s| s.is_empty()) {
+    let Some(mut search) = Search::new(sk, rec, accs, candidates, sk.sets.r) else {
         return Ok(());
-    }
-    let loc_writes: Vec<Set> = (0..nl)
-        .map(|l| {
-            members(sk.sets.w)
-                .filter(|&w| sk.events[w].loc == Some(l))
-                .fold(0, |a, w| a | 1 << w)
-        })
-        .collect();
-    let monotone = rec
-        .models
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.prunes() && !rec.opts.unpruned)
-        .fold(0u64, |a, (k, _)| a | 1 << k);
-    // A model that raises flags (lkmm) is never settled by a state: every
-    // execution it allows is visited, as the enumeration visits them, so
-    // that no flag and no count is missed; pruning still cuts the others.
-    let flagged = rec
-        .models
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.raises_flags())
-        .fold(0u64, |a, (k, _)| a | 1 << k);
-    let co_base = co_base(sk, &loc_writes);
-    let mut search = Search {
-        sk,
-        rec,
-        accs,
-        candidates,
-        reads,
-        sources,
-        loc_writes,
-        monotone,
-        flagged,
-        thin,
-        race_possible: sk.sets.m & !sk.sets.atomic & !sk.sets.iw != 0,
-        po_loc: sk.po_loc(),
-        po_loc_inv: sk.po_loc().inv(),
-        co_base,
-        rf: Rel::empty(sk.n),
-        src: [usize::MAX; MAX_EVENTS],
-        steps: 0,
     };
+    search.thin = thin;
     let all = if rec.models.len() >= 64 {
         u64::MAX
     } else {
@@ -243,57 +192,18 @@ pub(crate) fn prefix_satisfiable(
     rec: &Recorder<'_>,
     settled: Set,
 ) -> Result<bool, CheckError> {
-    let monotone = rec
-        .models
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.prunes())
-        .fold(0u64, |a, (k, _)| a | 1 << k);
-    if rec.opts.unpruned || monotone.count_ones() as usize != rec.models.len() {
+    if rec.opts.unpruned || !rec.models.iter().all(|m| m.prunes()) {
         return Ok(true);
     }
-    let reads: Vec<usize> = members(sk.sets.r & settled).collect();
-    let sources = reads
-        .iter()
-        .map(|&r| {
-            members(sk.sets.w & sk.loc.row(r))
-                .filter(|&w| w != r && sk.events[w].wval == sk.events[r].rval && !sk.po.has(r, w))
-                .collect::<Vec<_>>()
-        })
-        .collect::<Vec<_>>();
-    if sources.iter().any(|s| s.is_empty()) {
-        return Ok(false);
-    }
-    let loc_writes: Vec<Set> = (0..rec.nl)
-        .map(|l| {
-            members(sk.sets.w)
-                .filter(|&w| sk.events[w].loc == Some(l))
-                .fold(0, |a, w| a | 1 << w)
-        })
-        .collect();
     let mut candidates = 0;
-    let co_base = co_base(sk, &loc_writes);
-    let mut search = Search {
-        sk,
-        rec,
-        accs: &mut [],
-        candidates: &mut candidates,
-        reads,
-        sources,
-        loc_writes,
-        monotone,
-        flagged: 0,
-        thin: None,
-        race_possible: false,
-        po_loc: sk.po_loc(),
-        po_loc_inv: sk.po_loc().inv(),
-        co_base,
-        rf: Rel::empty(sk.n),
-        src: [usize::MAX; MAX_EVENTS],
-        steps: 0,
+    let Some(mut search) = Search::new(sk, rec, &mut [], &mut candidates, sk.sets.r & settled)
+    else {
+        return Ok(false);
     };
     match search.forced_co() {
-        Some(co) if search.prune(&co, monotone) != 0 => search.satisfiable(0, monotone),
+        Some(co) if search.prune(&co, search.monotone) != 0 => {
+            search.satisfiable(0, search.monotone)
+        }
         _ => Ok(false),
     }
 }
@@ -310,6 +220,75 @@ fn co_base(sk: &Skeleton, loc_writes: &[Set]) -> Rel {
         }
     }
     co | sk.po_loc().dom(w).rng(w)
+}
+
+impl<'a, 'r> Search<'a, 'r> {
+    /// The search over `sk` for the reads of `reads` (no thin-air
+    /// analysis); `None` when one of them has no write it may read from.
+    fn new(
+        sk: &'a Skeleton,
+        rec: &'r Recorder<'r>,
+        accs: &'r mut [Acc],
+        candidates: &'r mut usize,
+        reads: Set,
+    ) -> Option<Search<'a, 'r>> {
+        let reads: Vec<usize> = members(reads).collect();
+        let sources = reads
+            .iter()
+            .map(|&r| {
+                members(sk.sets.w & sk.loc.row(r))
+                    .filter(|&w| {
+                        w != r && sk.events[w].wval == sk.events[r].rval && !sk.po.has(r, w)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>();
+        if sources.iter().any(|s| s.is_empty()) {
+            return None;
+        }
+        let loc_writes: Vec<Set> = (0..rec.nl)
+            .map(|l| {
+                members(sk.sets.w)
+                    .filter(|&w| sk.events[w].loc == Some(l))
+                    .fold(0, |a, w| a | 1 << w)
+            })
+            .collect();
+        let monotone = rec
+            .models
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.prunes() && !rec.opts.unpruned)
+            .fold(0u64, |a, (k, _)| a | 1 << k);
+        // A model that raises flags (lkmm) is never settled by a state:
+        // every execution it allows is visited, as the enumeration visits
+        // them, so that no flag and no count is missed; pruning still cuts
+        // the others.
+        let flagged = rec
+            .models
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.raises_flags())
+            .fold(0u64, |a, (k, _)| a | 1 << k);
+        Some(Search {
+            sk,
+            rec,
+            accs,
+            candidates,
+            reads,
+            sources,
+            co_base: co_base(sk, &loc_writes),
+            loc_writes,
+            monotone,
+            flagged,
+            thin: None,
+            race_possible: sk.sets.m & !sk.sets.atomic & !sk.sets.iw != 0,
+            po_loc: sk.po_loc(),
+            po_loc_inv: sk.po_loc().inv(),
+            rf: Rel::empty(sk.n),
+            src: [usize::MAX; MAX_EVENTS],
+            steps: 0,
+        })
+    }
 }
 
 impl Search<'_, '_> {

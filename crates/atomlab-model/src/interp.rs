@@ -1438,34 +1438,28 @@ pub(crate) fn explore(
                 let (a, b) = (&test.threads[u], t);
                 a.code == b.code && a.regs == b.regs && a.init == b.init && asked[u].0 == others
             });
-            if let Some(u) = twin.filter(|&u| all[u].len() <= MAX_TRACES.saturating_sub(kept)) {
-                let traces: Vec<Trace> = all[u].clone();
-                let pruned = asked[u].1.clone();
-                for path in &pruned {
-                    chains.path(ti, path, &init);
-                }
-                kept += traces.len();
-                for tr in &traces {
-                    chains.path(ti, &derivations(&tr.events), &init);
-                }
-                all.push(traces);
-                asked.push((others, pruned));
-                continue;
-            }
-            let interp = Interp {
-                test,
-                init: init.clone(),
-                others: others.clone(),
-                max_traces: MAX_TRACES.saturating_sub(kept),
-                deadline,
-                ticks: std::cell::Cell::new(0),
-                forward: !linux,
-                structured,
-                loops,
-                pruned_writes: Default::default(),
-            };
-            let traces = interp.traces(t)?;
-            let pruned: Vec<Vec<Derivation>> = interp.pruned_writes.take().into_iter().collect();
+            let (traces, pruned) =
+                match twin.filter(|&u| all[u].len() <= MAX_TRACES.saturating_sub(kept)) {
+                    Some(u) => (all[u].clone(), asked[u].1.clone()),
+                    None => {
+                        let interp = Interp {
+                            test,
+                            init: init.clone(),
+                            others: others.clone(),
+                            max_traces: MAX_TRACES.saturating_sub(kept),
+                            deadline,
+                            ticks: std::cell::Cell::new(0),
+                            forward: !linux,
+                            structured,
+                            loops,
+                            pruned_writes: Default::default(),
+                        };
+                        let traces = interp.traces(t)?;
+                        let pruned: Vec<Vec<Derivation>> =
+                            interp.pruned_writes.take().into_iter().collect();
+                        (traces, pruned)
+                    }
+                };
             for path in &pruned {
                 chains.path(ti, path, &init);
             }

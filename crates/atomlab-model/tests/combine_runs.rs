@@ -146,17 +146,23 @@ exists (1:r1=0)
 ",
 ];
 
-#[test]
-fn combining_runs_by_value_keeps_every_answer() {
+/// The repository's litmus corpus and `shapes`, each with its name.
+fn corpus_and(shapes: &[&str]) -> Vec<(String, Test)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
     let mut tests: Vec<(String, Test)> = atomlab_litmus::inputs::litmus_files(&dir)
         .iter()
         .filter_map(|f| Some((f.display().to_string(), atomlab_litmus::parse_file(f).ok()?)))
         .collect();
-    for src in SHAPES {
+    for src in shapes {
         let t = atomlab_litmus::parse("shape.litmus", src).expect("parses");
         tests.push((t.name.clone(), t));
     }
+    tests
+}
+
+#[test]
+fn combining_runs_by_value_keeps_every_answer() {
+    let tests = corpus_and(SHAPES);
     let (mut compared, mut bad) = (0, Vec::new());
     for (name, test) in &tests {
         match compare(name, test) {
@@ -311,20 +317,12 @@ exists (~[data]=3)
 /// Probing the threads' shared prefixes (src/combine.rs, at every step of
 /// the search here, not only where many combinations remain) against the
 /// whole product of runs: on the corpus, the shapes above, the ticket
-/// locks (C, compiled to each ISA, and AArch64 exclusive pairs) and a
-/// counter, under every built-in model, the same observation, states,
-/// flags and (where the enumeration counts them) executions.
+/// locks (C, compiled to each ISA, and AArch64 exclusive pairs), under
+/// every built-in model, the same observation, states and flags.
 #[test]
 fn probing_prefixes_keeps_every_answer() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
-    let mut tests: Vec<(String, Test)> = atomlab_litmus::inputs::litmus_files(&dir)
-        .iter()
-        .filter_map(|f| Some((f.display().to_string(), atomlab_litmus::parse_file(f).ok()?)))
-        .collect();
-    for src in SHAPES.iter().chain([&TICKETS_LLSC]) {
-        let t = atomlab_litmus::parse("shape.litmus", src).expect("parses");
-        tests.push((t.name.clone(), t));
-    }
+    let shapes: Vec<&str> = SHAPES.iter().copied().chain([TICKETS_LLSC]).collect();
+    let mut tests = corpus_and(&shapes);
     for (a, r) in [
         ("memory_order_acquire", "memory_order_release"),
         ("memory_order_relaxed", "memory_order_relaxed"),
