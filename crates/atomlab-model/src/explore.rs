@@ -182,6 +182,11 @@ pub(crate) fn explore_skeleton(
 /// sets) are those of any extension restricted to its events, since
 /// nothing a prefix holds depends on what comes after it in program
 /// order; its reads-from and coherence are subsets of the extension's;
+/// a stand-in write after a thread's prefix (`combine::Prefix::later`,
+/// used only when that thread writes the value at most once more) stands
+/// for that one write of the extension, and has fewer fixed edges than it
+/// (program order from the prefix, the barriers and acquires there; no
+/// dependencies, no annotations, no order among the stand-ins);
 /// and a monotone axiom violated by fewer edges stays violated with more
 /// (GenMC checks each graph it grows the same way: Kokologiannakis and
 /// Vafeiadis, "GenMC: A model checker for weak memory models", CAV 2021).
