@@ -34,12 +34,13 @@ mod records;
 pub mod render;
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
 use atomlab_core::{ExitStatus, InputError, Record, Shard, Verdict};
 use atomlab_litmus::Test;
+/// How far a batch's search has gone ([`Progress::begin`]).
+pub use atomlab_model::SearchProgress;
 use atomlab_model::{AcquireLoad, Engine, ModelOutcome};
 
 pub use models::{LoadError, ModelFile, ModelFrom};
@@ -90,10 +91,10 @@ pub struct Options {
 /// Every method has a default that does nothing; `()` is the silent one.
 /// The methods are called from the worker threads.
 pub trait Progress: Sync {
-    /// The batch has `total` test files; `explored` counts the candidate
-    /// executions explored so far, over every test (added to every 64).
-    fn begin(&self, total: usize, explored: &Arc<AtomicU64>) {
-        let _ = (total, explored);
+    /// The batch has `total` test files; `searched` counts how far the
+    /// search has gone so far, over every test.
+    fn begin(&self, total: usize, searched: &Arc<SearchProgress>) {
+        let _ = (total, searched);
     }
     /// A test starts being judged.
     fn started(&self, test: &str) {

@@ -3,12 +3,12 @@
 //! own deadline.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use atomlab_litmus::ParseError;
-use atomlab_model::{CheckOptions, ModelChoice};
+use atomlab_model::{CheckOptions, ModelChoice, SearchProgress};
 
 use crate::{Checked, Options, Progress};
 
@@ -20,11 +20,10 @@ pub(crate) fn judge(
     opts: &Options,
     progress: &dyn Progress,
 ) -> Vec<Result<Checked, ParseError>> {
-    let explored = Arc::new(AtomicU64::new(0));
+    let searched = Arc::new(SearchProgress::default());
     let check = CheckOptions {
         deadline: None,
-        explored: Some(explored.clone()),
-        combinations: None,
+        progress: Some(searched.clone()),
         explain: opts.explain,
         graphs: opts.graphs.is_some(),
         acquire: opts.acquire,
@@ -52,7 +51,7 @@ pub(crate) fn judge(
     // ORDERING: the counter only hands out distinct indices; the results are
     // published by the Mutexes and the scope's join, so Relaxed suffices.
     let next = AtomicUsize::new(0);
-    progress.begin(files.len(), &explored);
+    progress.begin(files.len(), &searched);
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(path) = files.get(i) else { break };

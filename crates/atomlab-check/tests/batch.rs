@@ -6,12 +6,12 @@
 mod example;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use atomlab_check::render::{self, Layout};
-use atomlab_check::{check, Error, LoadError, ModelFile, Note, Options, Progress};
+use atomlab_check::{check, Error, LoadError, ModelFile, Note, Options, Progress, SearchProgress};
 use atomlab_core::{ExitStatus, Record, Verdict};
 use serde_json::Value;
 
@@ -137,7 +137,7 @@ struct Counting {
 }
 
 impl Progress for Counting {
-    fn begin(&self, total: usize, _explored: &Arc<AtomicU64>) {
+    fn begin(&self, total: usize, _searched: &Arc<SearchProgress>) {
         // ORDERING: read after the batch has returned (the scope joined).
         self.total.store(total, Ordering::Relaxed);
     }

@@ -353,7 +353,7 @@ fn run(
     // A C test judged as C has herd7's structured control dependencies;
     // its compilation (`t` is not `orig`) has the ISA's (see mapping.rs).
     let structured = t.arch == Arch::C && std::ptr::eq(orig, t);
-    let (_values, mut traces) = explore(t, opts.deadline, structured, linux, opts.loops)?;
+    let (_values, mut traces) = explore(t, opts, structured, linux)?;
     let mut init = vec![0i64; nl];
     for (l, v) in &t.init {
         init[*l] = encode(*v);
@@ -409,15 +409,11 @@ fn run(
     } else {
         Vec::new()
     };
-    let mut combined = 0u64;
     let mut each_combination = |chosen: &[&Trace], weight: u64| -> Result<Flow, CheckError> {
-        combined += 1;
-        if combined & 63 == 0 {
-            if let Some(c) = &opts.combinations {
-                // ORDERING: Relaxed: a progress count; nothing is
-                // published through it.
-                c.fetch_add(64, std::sync::atomic::Ordering::Relaxed);
-            }
+        // Every combination is counted: one can take seconds (verify's
+        // 3-thread locks).
+        if let Some(p) = &opts.progress {
+            crate::SearchProgress::add(&p.combinations, 1);
         }
         let before: Vec<(usize, usize)> = accs.iter().map(|a| (a.pos, a.neg)).collect();
         let candidates_before = candidates;
@@ -474,10 +470,8 @@ fn run(
             loop {
                 candidates += 1;
                 if candidates & 63 == 0 {
-                    if let Some(e) = &opts.explored {
-                        // ORDERING: Relaxed: a progress count; nothing is
-                        // published through it.
-                        e.fetch_add(64, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(p) = &opts.progress {
+                        crate::SearchProgress::add(&p.executions, 64);
                     }
                     if let Some(d) = opts.deadline {
                         if Instant::now() > d {
@@ -648,7 +642,7 @@ fn run(
 /// code can affect. Code no run reaches (the path a constant condition
 /// never takes, such as outline atomics' LSE test) is not in it.
 pub fn instructions_run(t: &Test, opts: &CheckOptions) -> Result<Vec<Vec<usize>>, CheckError> {
-    let (_values, traces) = explore(t, opts.deadline, false, t.is_linux(), opts.loops)?;
+    let (_values, traces) = explore(t, opts, false, t.is_linux())?;
     Ok(traces
         .iter()
         .map(|runs| {

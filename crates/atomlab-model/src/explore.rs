@@ -664,10 +664,8 @@ impl Search<'_, '_> {
         }
         *self.candidates += 1;
         if *self.candidates & 63 == 0 {
-            if let Some(e) = &self.rec.opts.explored {
-                // ORDERING: Relaxed: a progress count; nothing is published
-                // through it.
-                e.fetch_add(64, std::sync::atomic::Ordering::Relaxed);
+            if let Some(p) = &self.rec.opts.progress {
+                crate::SearchProgress::add(&p.executions, 64);
             }
         }
         let x = Execution {

@@ -263,6 +263,9 @@ pub(crate) struct Interp<'t> {
     pub deadline: Option<std::time::Instant>,
     /// Instructions interpreted, for the deadline checks.
     pub ticks: std::cell::Cell<u64>,
+    /// The caller's progress counts ([`crate::CheckOptions::progress`]):
+    /// each run enumerated is counted.
+    pub progress: Option<std::sync::Arc<crate::SearchProgress>>,
     /// A read carries the dependencies of the thread's last write to its
     /// location. Off for Linux-kernel tests: linux-kernel.bell carries
     /// dependencies through memory only along `data; rfi` (carry-dep),
@@ -553,6 +556,9 @@ impl Interp<'_> {
                     .as_ref()
                     .map(|h| h.unions().to_vec())
                     .unwrap_or_default();
+                if let Some(p) = &self.progress {
+                    crate::SearchProgress::add(&p.runs, 1);
+                }
                 out.push(Trace {
                     events: st.events,
                     regs: st.regs.iter().map(|r| r.0).collect(),
@@ -1376,13 +1382,14 @@ impl ValueChains {
 /// branches join (for a C test judged as C, not as compiled code).
 /// `linux`: the test is read as Linux-kernel C (dependencies are not
 /// forwarded through memory, constant stores seed the values).
+/// `opts` gives the deadline, the loop rule and the progress counts.
 pub(crate) fn explore(
     test: &Test,
-    deadline: Option<std::time::Instant>,
+    opts: &crate::CheckOptions,
     structured: bool,
     linux: bool,
-    loops: Option<crate::LoopRule>,
 ) -> Result<Explored, CheckError> {
+    let (deadline, loops) = (opts.deadline, opts.loops);
     let nl = test.locations.len();
     let nt = test.threads.len();
     let mut init = vec![0i64; nl];
@@ -1449,6 +1456,7 @@ pub(crate) fn explore(
                             max_traces: MAX_TRACES.saturating_sub(kept),
                             deadline,
                             ticks: std::cell::Cell::new(0),
+                            progress: opts.progress.clone(),
                             forward: !linux,
                             structured,
                             loops,
@@ -1534,7 +1542,7 @@ mod tests {
 
     fn values(src: &str) -> (Test, Vec<BTreeSet<i64>>) {
         let t = atomlab_litmus::parse("t.litmus", src).unwrap();
-        let (values, _) = explore(&t, None, true, false, None).unwrap();
+        let (values, _) = explore(&t, &crate::CheckOptions::default(), true, false).unwrap();
         (t, values)
     }
 

@@ -2,6 +2,7 @@
 //! engine builds the executions (the enumeration of `check.rs` and
 //! `exec.rs`, or the exploration of `explore.rs`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::mapping::AcquireLoad;
@@ -11,14 +12,9 @@ use crate::mapping::AcquireLoad;
 pub struct CheckOptions {
     /// Give up (TIMEOUT) after this instant.
     pub deadline: Option<Instant>,
-    /// A running count of candidate executions explored, added to every 64
-    /// candidates, for progress lines on long tests (shared by the caller).
-    pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// A running count of the combinations of the threads' runs searched
-    /// (each one execution skeleton), added to every 64: a check that
-    /// spends its time on combinations that never become a candidate
-    /// (verify's lock clients) shows its progress there.
-    pub combinations: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Running counts of the search, for progress lines on long checks
+    /// (shared by the caller, who reads them while the check runs).
+    pub progress: Option<std::sync::Arc<SearchProgress>>,
     /// Explain every forbidden outcome.
     pub explain: bool,
     /// Produce Graphviz graphs.
@@ -106,5 +102,41 @@ impl Engine {
             Engine::Enumerate => "enumerate",
             Engine::Explore => "explore",
         }
+    }
+}
+
+/// How far a check has gone, counted as it runs: a caller shares one with
+/// [`CheckOptions::progress`] and reads it from another thread for its
+/// progress line. Each count says where a long check spends its time.
+#[derive(Debug, Default)]
+pub struct SearchProgress {
+    /// The threads' runs enumerated: paths through one thread's code with
+    /// the values its reads may take (`interp.rs`); a check's first
+    /// seconds can go there.
+    pub runs: AtomicU64,
+    /// Combinations of the threads' runs searched, each an execution
+    /// skeleton (`combine.rs`): verify's lock clients spend most of their
+    /// time on combinations that never become a candidate.
+    pub combinations: AtomicU64,
+    /// Candidate executions explored, added to every 64.
+    pub executions: AtomicU64,
+}
+
+impl SearchProgress {
+    /// Adds `n` to `count` (one of this struct's fields).
+    pub(crate) fn add(count: &AtomicU64, n: u64) {
+        // ORDERING: Relaxed: progress counts only; nothing is published
+        // through them, and the reader wants a recent value, not an order.
+        count.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The three counts as they are now: (runs, combinations, executions).
+    pub fn now(&self) -> (u64, u64, u64) {
+        // ORDERING: Relaxed: see `add`.
+        (
+            self.runs.load(Ordering::Relaxed),
+            self.combinations.load(Ordering::Relaxed),
+            self.executions.load(Ordering::Relaxed),
+        )
     }
 }

@@ -148,8 +148,11 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
             write_advice(out, r, advice)?;
         }
     }
+    // The cpu column: "-" needs saying even when every row shows it.
     if recs.iter().any(|r| param(r, "cpu").is_some()) {
         writeln!(out, "\ncpu: the code calls libgcc's outline atomics; \"LSE\" is a CPU with FEAT_LSE (the helpers' CAS/SWP/LD<op>), \"no LSE\" one without (their LL/SC loops); \"-\": the code does not depend on FEAT_LSE (one verdict covers every CPU of the architecture)")?;
+    } else if !recs.is_empty() {
+        writeln!(out, "\ncpu \"-\": the code takes no path chosen by a CPU feature at run time (no outline atomics), so one verdict covers every CPU the model describes")?;
     }
     Ok(())
 }
@@ -349,6 +352,12 @@ mod tests {
             out.contains("legend: PASS: every execution of the client"),
             "{out}"
         );
+        // The cpu column is explained, "-" included.
+        assert!(
+            out.contains("\ncpu: the code calls libgcc's outline atomics"),
+            "{out}"
+        );
+        assert!(!out.contains("cpu \"-\": the code takes no path"), "{out}");
     }
 
     /// A smaller spsc client (`--items 2`) is named as it ran: two items,
@@ -368,6 +377,12 @@ mod tests {
         let out = String::from_utf8(out).unwrap().replace("\n  ", " ");
         assert!(
             out.contains("client spsc: a producer pushes 1, 2 (retrying while full) into a queue made with new_(2); a consumer pops 2 item(s) (retrying while empty) and must see 1, 2 in order"),
+            "{out}"
+        );
+        // No record depends on a CPU feature: the column's "-" is still
+        // explained.
+        assert!(
+            out.contains("cpu \"-\": the code takes no path chosen by a CPU feature"),
             "{out}"
         );
     }

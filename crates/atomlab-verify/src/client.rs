@@ -1378,8 +1378,7 @@ mod tests {
             unroll: 4,
             timeout: std::time::Duration::from_secs(60),
             advise: false,
-            explored: None,
-            combinations: None,
+            progress: None,
         };
         let judge = |ring: &'static HandLiftedRing, model: &str| {
             let b = build_with(&file, &v, Kind::Spsc, ring, opts.size(), false, |_, _| {

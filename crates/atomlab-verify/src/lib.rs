@@ -117,12 +117,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Try changes to the instructions and verify again ([`advise`]).
     pub advise: bool,
-    /// A running count of the executions the checks examine, added to
-    /// every 64, for progress lines on a long check (shared by the caller).
-    pub explored: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// A running count of the combinations of the threads' runs the
-    /// checks search, added to every 64 (shared by the caller).
-    pub combinations: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// How far the checks have gone (runs, combinations, executions),
+    /// for progress lines on a long check (shared by the caller).
+    pub progress: Option<std::sync::Arc<atomlab_model::SearchProgress>>,
 }
 
 impl Options {
@@ -395,8 +392,7 @@ pub(crate) fn check_options(opts: &Options) -> CheckOptions {
         // The lock client's threads are copies of one: a combination of
         // their runs is searched once for all its orderings.
         symmetry: true,
-        explored: opts.explored.clone(),
-        combinations: opts.combinations.clone(),
+        progress: opts.progress.clone(),
         ..CheckOptions::default()
     }
 }

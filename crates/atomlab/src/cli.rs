@@ -50,7 +50,7 @@ pub enum Command {
     Bench(Box<crate::cmd::bench::BenchArgs>),
     /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
     Stress(Box<crate::cmd::stress::StressArgs>),
-    /// Check a plugin's locks under memory models from its file (aarch64; never loaded): PASS, FAIL, BOUND, REFUSED.
+    /// Model-check a plugin's lock, spsc, refcount or op under its target CPU's model (aarch64, riscv64, x86-64 files; never run).
     Verify(Box<crate::cmd::verify::VerifyArgs>),
     /// Load an HTTP server: closed loop (wrk) or a fixed rate (wrk2), with the server's CPU.
     Load(Box<crate::cmd::load::LoadArgs>),

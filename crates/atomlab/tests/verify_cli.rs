@@ -133,6 +133,16 @@ fn a_long_check_reports_progress_and_ends_bound_at_its_limit() {
                 .contains("executions examined so far (each model and CPU is given --timeout 2 s)"),
         "{err}"
     );
+    // The line counts what the check has done so far: the runs of the
+    // threads are enumerated first, so a line a second in never says
+    // that nothing happened (it said "0 … 0" while they were).
+    let runs: u64 = err
+        .split("running for 1 s: ")
+        .nth(1)
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of runs in the progress line\n{err}"));
+    assert!(runs > 0, "{err}");
 }
 
 #[test]

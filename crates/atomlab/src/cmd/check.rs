@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -303,7 +303,7 @@ struct Shared {
     total: usize,
     done: AtomicUsize,
     current: Mutex<(String, Instant)>,
-    explored: Arc<AtomicU64>,
+    searched: Arc<atomlab_check::SearchProgress>,
     bar: Option<indicatif::ProgressBar>,
     start: Instant,
     /// Set by [`Shared::clear`]: the display is over. Held while the
@@ -312,7 +312,7 @@ struct Shared {
 }
 
 impl atomlab_check::Progress for Display {
-    fn begin(&self, total: usize, explored: &Arc<AtomicU64>) {
+    fn begin(&self, total: usize, searched: &Arc<atomlab_check::SearchProgress>) {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = indicatif::ProgressBar::with_draw_target(
                 Some(total as u64),
@@ -330,7 +330,7 @@ impl atomlab_check::Progress for Display {
             total,
             done: AtomicUsize::new(0),
             current: Mutex::new((String::new(), Instant::now())),
-            explored: Arc::clone(explored),
+            searched: Arc::clone(searched),
             bar,
             start: Instant::now(),
             cleared: Mutex::new(false),
@@ -390,7 +390,7 @@ impl Shared {
                 return;
             }
             let finished = self.done.load(Ordering::Relaxed);
-            let explored = self.explored.load(Ordering::Relaxed);
+            let (_, _, explored) = self.searched.now();
             let (name, since) = self
                 .current
                 .lock()

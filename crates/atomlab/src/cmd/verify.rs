@@ -4,11 +4,12 @@
 //! returned from here).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use atomlab_core::{ExitStatus, Machine, Metric, Record, Report, Source, Unit, Verdict};
+use atomlab_model::SearchProgress;
 use atomlab_verify::{Options, Plugin};
 
 use super::CommandOutput;
@@ -102,8 +103,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
         unroll: args.unroll,
         timeout: Duration::from_secs_f64(args.timeout.unwrap_or(60.0)),
         advise: args.advise,
-        explored: Some(Arc::new(AtomicU64::new(0))),
-        combinations: Some(Arc::new(AtomicU64::new(0))),
+        progress: Some(Arc::new(SearchProgress::default())),
     };
     let models = plugin.models(&opts)?;
     let variants = plugin.select(&opts)?;
@@ -125,11 +125,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     }
     let sha = atomlab_stress::plugin::load::sha256_hex(&data);
     let mut rows = Vec::new();
-    let watch = Watch::start(
-        opts.explored.clone().unwrap_or_default(),
-        opts.combinations.clone().unwrap_or_default(),
-        opts.timeout,
-    );
+    let watch = Watch::start(opts.progress.clone().unwrap_or_default(), opts.timeout);
     for v in variants {
         eprintln!("atomlab verify: {} ({})", v.name, models.join(", "));
         watch.started(&v.name);
@@ -353,28 +349,28 @@ fn export_litmus(
 
 /// Progress inside a long check: while one variant runs, a line on
 /// stderr every 10 s after its first 10, or every half of `--timeout`
-/// when that is shorter (how long, the combinations of the threads' runs
-/// searched and the executions examined so far, the time limit), from a thread of its own that is never joined (a check of
-/// milliseconds does not wait for it).
+/// when that is shorter (how long; the threads' runs enumerated, the
+/// combinations of them searched and the executions examined so far for
+/// this variant; the time limit), from a thread of its own that is never
+/// joined (a check of milliseconds does not wait for it).
 struct Watch {
     shared: Arc<Watched>,
 }
 
 struct Watched {
-    explored: Arc<AtomicU64>,
-    combinations: Arc<AtomicU64>,
+    searched: Arc<SearchProgress>,
     timeout: Duration,
-    current: Mutex<(String, Instant)>,
+    /// The variant being verified, since when, and the counts then.
+    current: Mutex<(String, Instant, (u64, u64, u64))>,
     stopped: AtomicBool,
 }
 
 impl Watch {
-    fn start(explored: Arc<AtomicU64>, combinations: Arc<AtomicU64>, timeout: Duration) -> Watch {
+    fn start(searched: Arc<SearchProgress>, timeout: Duration) -> Watch {
         let shared = Arc::new(Watched {
-            explored,
-            combinations,
+            current: Mutex::new((String::new(), Instant::now(), searched.now())),
+            searched,
             timeout,
-            current: Mutex::new((String::new(), Instant::now())),
             stopped: AtomicBool::new(false),
         });
         let w = Arc::clone(&shared);
@@ -387,7 +383,11 @@ impl Watch {
 
     fn started(&self, variant: &str) {
         if let Ok(mut c) = self.shared.current.lock() {
-            *c = (variant.to_string(), Instant::now());
+            *c = (
+                variant.to_string(),
+                Instant::now(),
+                self.shared.searched.now(),
+            );
         }
     }
 
@@ -414,13 +414,15 @@ impl Watched {
             let Ok(c) = self.current.lock().map(|c| c.clone()) else {
                 return;
             };
-            let (name, since) = c;
+            let (name, since, (runs0, combinations0, executions0)) = c;
             if since.elapsed() > every && last.elapsed() > every {
+                let (runs, combinations, executions) = self.searched.now();
                 eprintln!(
-                    "atomlab verify: {name}: running for {:.0} s, {} combinations of the threads' runs searched and {} executions examined so far (each model and CPU is given --timeout {:.0} s)",
+                    "atomlab verify: {name}: running for {:.0} s: {} runs of the threads enumerated, {} combinations of them searched and {} executions examined so far (each model and CPU is given --timeout {:.0} s)",
                     since.elapsed().as_secs_f64(),
-                    self.combinations.load(Ordering::Relaxed),
-                    self.explored.load(Ordering::Relaxed),
+                    runs - runs0,
+                    combinations - combinations0,
+                    executions - executions0,
                     self.timeout.as_secs_f64()
                 );
                 last = Instant::now();
