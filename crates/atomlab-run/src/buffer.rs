@@ -98,6 +98,7 @@ impl<F: Fixup> Buffer<F> {
     }
 
     /// The code emitted so far (branches not yet resolved).
+    #[cfg(test)] // the encoders' tests
     pub fn units(&self) -> &[F::Unit] {
         &self.code
     }

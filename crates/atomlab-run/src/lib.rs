@@ -11,10 +11,10 @@
 //! it. Unlike litmus7 there is no C compiler: each thread's code is
 //! generated as machine code at run time from atomlab-litmus's lowered
 //! instructions, by a backend per ISA over a small encoder of its own
-//! ([`x86_64::codegen`] over [`x86_64::encode`], after the Intel SDM;
-//! [`aarch64::codegen`] over [`aarch64::encode`], after the Arm ARM;
-//! [`riscv64::codegen`] over [`riscv64::encode`], after the RISC-V
-//! unprivileged ISA manual), into W^X pages ([`code`]).
+//! (`x86_64::codegen` over `x86_64::encode`, after the Intel SDM;
+//! `aarch64::codegen` over `aarch64::encode`, after the Arm ARM;
+//! `riscv64::codegen` over `riscv64::encode`, after the RISC-V
+//! unprivileged ISA manual), into W^X pages (`code.rs`).
 //!
 //! A C test runs through atomlab-model's C11→ISA mapping
 //! ([`atomlab_model::mapping`]): C11→x86 on x86-64, C11→AArch64 (with the
@@ -60,27 +60,27 @@
 //!   `fence.i` (dropped by the lowering) is not emitted. A C
 //!   compare-exchange is the spec's LR/SC retry loop, weak ones included
 //!   (they never fail spuriously here). New code is made visible to every
-//!   hart with the `riscv_flush_icache` system call ([`code`]). Under
+//!   hart with the `riscv_flush_icache` system call (`code.rs`). Under
 //!   qemu-user (scripts/cross-test) the runs check the code, not RISC-V
 //!   hardware: qemu runs it on the host's stronger memory model.
 #![deny(missing_docs)]
 
-pub mod aarch64;
+mod aarch64;
 mod addresses;
 pub mod batch;
-pub mod buffer;
-pub mod code;
-pub mod frame;
+mod buffer;
+mod code;
+mod frame;
 mod generator;
 #[cfg(test)]
 mod gnu_as;
 mod harness;
 mod mentions;
-pub mod operand;
-pub mod riscv64;
+mod operand;
+mod riscv64;
 mod rng;
 pub mod tune;
-pub mod x86_64;
+mod x86_64;
 
 use std::time::Duration;
 

@@ -81,12 +81,8 @@ fn lse(op: RmwOp) -> Option<AtomicOp> {
     })
 }
 
-/// Generates the machine code of `th` for frames laid out as `layout`.
-pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencodable> {
-    generator::thread_code::<A64>(th, layout, 0)
-}
-
-/// As [`thread_code`], with `spacing` loads of the thread's own frame
+/// Generates the machine code of `th` for frames laid out as `layout`,
+/// with `spacing` loads of the thread's own frame
 /// after each memory access ([`crate::PrepareOptions::spacing`]).
 pub fn thread_code_spaced(
     th: &Thread,

@@ -88,12 +88,8 @@ fn invert(asm: &mut Asm, t: R, s: R) {
     asm.op_imm(OpImm::Xori, t, s, -1);
 }
 
-/// Generates the machine code of `th` for frames laid out as `layout`.
-pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencodable> {
-    generator::thread_code::<Rv64>(th, layout, 0)
-}
-
-/// As [`thread_code`], with `spacing` loads of the thread's own frame
+/// Generates the machine code of `th` for frames laid out as `layout`,
+/// with `spacing` loads of the thread's own frame
 /// after each memory access ([`crate::PrepareOptions::spacing`]).
 pub fn thread_code_spaced(
     th: &Thread,

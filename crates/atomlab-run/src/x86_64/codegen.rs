@@ -119,12 +119,8 @@ fn check_fixed_addresses(th: &Thread) -> Result<(), Unencodable> {
     )
 }
 
-/// Generates the machine code of `th` for frames laid out as `layout`.
-pub fn thread_code(th: &Thread, layout: &FrameLayout) -> Result<Vec<u8>, Unencodable> {
-    generator::thread_code::<X86>(th, layout, 0)
-}
-
-/// As [`thread_code`], with `spacing` loads of the thread's own frame
+/// Generates the machine code of `th` for frames laid out as `layout`,
+/// with `spacing` loads of the thread's own frame
 /// after each memory access ([`crate::PrepareOptions::spacing`]).
 pub fn thread_code_spaced(
     th: &Thread,
