@@ -103,6 +103,27 @@ impl Rel {
         self.rows[i] |= s;
     }
 
+    /// Adds `(i, j)` to a transitively closed relation and closes it again
+    /// (every event that reaches `i`, and `i`, now reaches `j` and what `j`
+    /// reaches): O(n) where [`Rel::plus`] is O(n²). `false`, and the
+    /// relation unchanged, when the pair closes a cycle (`j` reaches `i`,
+    /// or `i == j`).
+    pub fn add_closed(&mut self, i: usize, j: usize) -> bool {
+        if i == j || self.has(j, i) {
+            return false;
+        }
+        if self.has(i, j) {
+            return true;
+        }
+        let reached = self.rows[j] | 1 << j;
+        for k in 0..self.n {
+            if k == i || self.rows[k] >> i & 1 == 1 {
+                self.rows[k] |= reached;
+            }
+        }
+        true
+    }
+
     /// `r1 ; r2`: composition.
     pub fn seq(&self, other: &Rel) -> Rel {
         let mut r = Rel::empty(self.n);
