@@ -334,7 +334,7 @@ impl Search<'_, '_> {
                 None => false,
             };
             self.src[r] = usize::MAX;
-            self.rf = remove(self.rf, w, r);
+            self.rf.remove(w, r);
             if found {
                 return Ok(true);
             }
@@ -440,6 +440,20 @@ impl Search<'_, '_> {
         co.irreflexive().then_some(co)
     }
 
+    /// `fr = (rf^-1; co) \ id` from each read's source: the writes
+    /// co-after the one it reads (itself excluded, for an RMW).
+    fn fr_of(&self, co: &Rel) -> Rel {
+        let mut fr = Rel::empty(self.sk.n);
+        for &r in &self.reads {
+            let s = self.src[r];
+            if s != usize::MAX {
+                fr.add_row(r, co.row(s) & !(1 << r));
+            }
+        }
+        debug_assert_eq!(fr, self.rf.inv().seq(co).noid());
+        fr
+    }
+
     /// Judges the partial graph `(rf, co)` under the pruning models of
     /// `need`, by their monotone axioms, and returns `need` without those
     /// that forbid it.
@@ -449,7 +463,7 @@ impl Search<'_, '_> {
             s: self.sk,
             rf: self.rf,
             co: *co,
-            fr: self.rf.inv().seq(co).noid(),
+            fr: self.fr_of(co),
             last: Vec::new(),
         };
         for k in members(need & self.monotone) {
@@ -497,7 +511,7 @@ impl Search<'_, '_> {
                 }
             }
             self.src[r] = usize::MAX;
-            self.rf = remove(self.rf, w, r);
+            self.rf.remove(w, r);
         }
         Ok(())
     }
@@ -724,7 +738,7 @@ impl Search<'_, '_> {
     fn leaf(&mut self, f: &Fill, need: u64) -> Result<u64, CheckError> {
         let sk = self.sk;
         let co = f.co;
-        let fr = self.rf.inv().seq(&co).noid();
+        let fr = self.fr_of(&co);
         // The enumerating engine's per-location conditions, checked again so
         // that both engines judge the same candidates.
         if !(self.po_loc | self.rf | co | fr).acyclic() {
@@ -797,12 +811,6 @@ impl Fill {
             })
             .collect()
     }
-}
-
-fn remove(r: Rel, i: usize, j: usize) -> Rel {
-    let mut one = Rel::empty(r.n());
-    one.add(i, j);
-    r - one
 }
 
 #[cfg(test)]

@@ -77,6 +77,11 @@ impl Rel {
         self.rows[i] |= 1 << j;
     }
 
+    /// Removes the pair `(i, j)`.
+    pub fn remove(&mut self, i: usize, j: usize) {
+        self.rows[i] &= !(1 << j);
+    }
+
     /// Whether `(i, j)` is in the relation.
     pub fn has(&self, i: usize, j: usize) -> bool {
         self.rows[i] >> j & 1 == 1
@@ -122,6 +127,12 @@ impl Rel {
             }
         }
         true
+    }
+
+    /// Whether `r1 ; r2` is irreflexive (no `i`, `j` with `(i, j)` in
+    /// `r1` and `(j, i)` in `r2`), without building the composition.
+    pub fn seq_irreflexive(&self, other: &Rel) -> bool {
+        (0..self.n).all(|i| members(self.rows[i]).all(|j| other.rows[j] >> i & 1 == 0))
     }
 
     /// `r1 ; r2`: composition.

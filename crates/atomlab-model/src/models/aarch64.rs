@@ -74,7 +74,7 @@ impl AArch64 {
     fn judge_with(&self, x: &Execution<'_>, explain: bool, partial: bool) -> Judgement {
         let s = x.s;
         let st = &s.sets;
-        let (r, w, m) = (st.r, st.w, st.m);
+        let (w, m) = (st.w, st.m);
         let (a, q, l) = (st.arm_a & m, st.arm_q & m, st.arm_l & m);
         let po = s.po;
         // What depends on the skeleton alone is computed once per skeleton
@@ -85,7 +85,8 @@ impl AArch64 {
 
         // Internal visibility.
         let rfi = x.rfi();
-        if !fixed.rw_before.seq(&rfi).rng(r).irreflexive() {
+        // (rw_before's domain is R: its composition's diagonal is too.)
+        if !fixed.rw_before.seq_irreflexive(&rfi) {
             return violation(
                 "internal (coRW1)",
                 explain,
@@ -94,7 +95,7 @@ impl AArch64 {
             );
         }
         let ca_int = ca & s.int;
-        if !fixed.ww.seq(&ca_int).irreflexive() || !fixed.wr.seq(&ca_int).irreflexive() {
+        if !fixed.ww.seq_irreflexive(&ca_int) || !fixed.wr.seq_irreflexive(&ca_int) {
             return violation(
                 "internal (coWW/coWR)",
                 explain,
