@@ -26,6 +26,7 @@
 //! Dependencies: `atomlab-litmus` (the tests and their expansion),
 //! `atomlab-model` (the judging), `atomlab-cat` (cat and cfg files),
 //! `atomlab-core` (records), `serde_json` (record detail), `thiserror`.
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
 mod models;

@@ -32,6 +32,7 @@
 //!   (X86_64) writes are not truncated.
 //! - X86_64: a location accessed with two widths (`movl` and `movq`), and
 //!   8- or 16-bit accesses, need mixed-size semantics and are refused.
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
 mod asm;

@@ -25,7 +25,7 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    pub fn loc(&mut self, name: &str) -> LocId {
+    pub(crate) fn loc(&mut self, name: &str) -> LocId {
         if let Some(i) = self.locations.iter().position(|l| l == name) {
             return i;
         }
@@ -33,7 +33,7 @@ impl Builder {
         self.locations.len() - 1
     }
 
-    pub fn thread(&mut self, id: usize) -> &mut Thread {
+    pub(crate) fn thread(&mut self, id: usize) -> &mut Thread {
         while self.threads.len() <= id {
             let n = self.threads.len();
             self.threads.push(Thread {

@@ -128,7 +128,7 @@ pub(crate) struct Ctx<'t> {
 
 impl Ctx<'_> {
     /// The error for the current instruction.
-    pub fn err(&self, message: impl Into<String>) -> PrintError {
+    pub(crate) fn err(&self, message: impl Into<String>) -> PrintError {
         let code = &self.test.threads[self.thread].code;
         PrintError {
             test: self.test.name.clone(),

@@ -15,7 +15,7 @@ pub(crate) struct Cursor<'a> {
 pub(crate) type PResult<T> = Result<T, ParseError>;
 
 impl<'a> Cursor<'a> {
-    pub fn new(file: &'a str, src: &'a str) -> Cursor<'a> {
+    pub(crate) fn new(file: &'a str, src: &'a str) -> Cursor<'a> {
         Cursor {
             src,
             pos: 0,
@@ -25,7 +25,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A cursor over `start..end` of the same source.
-    pub fn sub(&self, start: usize, end: usize) -> Cursor<'a> {
+    pub(crate) fn sub(&self, start: usize, end: usize) -> Cursor<'a> {
         Cursor {
             src: self.src,
             pos: start,
@@ -34,38 +34,38 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    pub fn rest(&self) -> &'a str {
+    pub(crate) fn rest(&self) -> &'a str {
         &self.src[self.pos..self.end]
     }
 
-    pub fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.end
     }
 
-    pub fn peek(&self) -> Option<char> {
+    pub(crate) fn peek(&self) -> Option<char> {
         self.rest().chars().next()
     }
 
-    pub fn bump(&mut self) -> Option<char> {
+    pub(crate) fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
         self.pos += c.len_utf8();
         Some(c)
     }
 
     /// Skips spaces, tabs and newlines (any Unicode white space).
-    pub fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         let rest = self.rest();
         self.pos += rest.len() - rest.trim_start().len();
     }
 
     /// Skips spaces and tabs only.
-    pub fn ws_inline(&mut self) {
+    pub(crate) fn ws_inline(&mut self) {
         let rest = self.rest();
         self.pos += rest.len() - rest.trim_start_matches([' ', '\t', '\r']).len();
     }
 
     /// Consumes `s` (after whitespace) if it comes next.
-    pub fn eat(&mut self, s: &str) -> bool {
+    pub(crate) fn eat(&mut self, s: &str) -> bool {
         self.ws();
         if self.rest().starts_with(s) {
             self.pos += s.len();
@@ -76,7 +76,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `s` if it comes next as a whole word.
-    pub fn eat_word(&mut self, s: &str) -> bool {
+    pub(crate) fn eat_word(&mut self, s: &str) -> bool {
         self.ws();
         let r = self.rest();
         if let Some(rest) = r.strip_prefix(s) {
@@ -88,7 +88,7 @@ impl<'a> Cursor<'a> {
         false
     }
 
-    pub fn expect(&mut self, s: &str, context: &str) -> PResult<()> {
+    pub(crate) fn expect(&mut self, s: &str, context: &str) -> PResult<()> {
         if self.eat(s) {
             Ok(())
         } else {
@@ -97,7 +97,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A description of what comes next, for error messages.
-    pub fn found(&self) -> String {
+    pub(crate) fn found(&self) -> String {
         let r = self.rest();
         let r = r.trim_start();
         if r.is_empty() {
@@ -112,7 +112,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// An identifier (letters, digits, `_`, `.`), after whitespace.
-    pub fn ident(&mut self) -> Option<&'a str> {
+    pub(crate) fn ident(&mut self) -> Option<&'a str> {
         self.ws();
         let r = self.rest();
         let mut chars = r.char_indices();
@@ -130,7 +130,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A decimal or hexadecimal integer, optionally negative.
-    pub fn number(&mut self) -> Option<i64> {
+    pub(crate) fn number(&mut self) -> Option<i64> {
         self.ws();
         let save = self.pos;
         let neg = self.eat("-");
@@ -166,7 +166,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// (line, column) of byte offset `pos`, both 1-based.
-    pub fn line_col(&self, pos: usize) -> (usize, usize) {
+    pub(crate) fn line_col(&self, pos: usize) -> (usize, usize) {
         let pos = pos.min(self.src.len());
         let before = &self.src[..pos];
         let line = before.matches('\n').count() + 1;
@@ -175,7 +175,7 @@ impl<'a> Cursor<'a> {
         (line, col)
     }
 
-    pub fn err_at(&self, pos: usize, msg: impl Into<String>) -> ParseError {
+    pub(crate) fn err_at(&self, pos: usize, msg: impl Into<String>) -> ParseError {
         let (line, column) = self.line_col(pos);
         ParseError {
             file: self.file.to_string(),
@@ -186,7 +186,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// An error at the next non-blank character.
-    pub fn err(&self, msg: impl Into<String>) -> ParseError {
+    pub(crate) fn err(&self, msg: impl Into<String>) -> ParseError {
         let mut c = self.clone();
         c.ws();
         c.err_at(c.pos, msg)

@@ -204,7 +204,7 @@ fn order_set(sets: &mut Sets, i: usize, o: MemOrder) {
 /// The locations whose final values `test`'s final state reports (its
 /// condition's and `locations`), one bit each, for [`Skeleton::build`]:
 /// worked out once per test, not per skeleton.
-pub fn observed_locations(test: &Test) -> Set {
+pub(crate) fn observed_locations(test: &Test) -> Set {
     test.state_vars().iter().fold(0, |acc, v| match v {
         // Past MAX_EVENTS locations no skeleton is built (TooBig).
         atomlab_litmus::StateVar::Loc(l) if *l < MAX_EVENTS => acc | 1 << l,
@@ -479,7 +479,7 @@ impl Skeleton {
 
 /// One coherent choice of reads-from and coherence for one location.
 #[derive(Debug, Clone)]
-pub struct LocChoice {
+pub(crate) struct LocChoice {
     /// `(write, read)` pairs.
     pub rf: Vec<(usize, usize)>,
     /// The coherence order, initial write first.
@@ -488,7 +488,7 @@ pub struct LocChoice {
 
 /// Work done so far, checked against a deadline and a bound so that huge
 /// tests end with TIMEOUT or a bound error instead of hanging.
-pub struct Budget {
+pub(crate) struct Budget {
     /// Give up after this instant.
     pub deadline: Option<std::time::Instant>,
     /// Steps taken.
@@ -515,7 +515,7 @@ impl Budget {
 /// orders are generated as linear extensions of program order (coWW), and
 /// each is paired with every value-matching reads-from that passes
 /// SC-per-location and atomicity.
-pub fn loc_choices(
+pub(crate) fn loc_choices(
     s: &Skeleton,
     l: usize,
     budget: &mut Budget,

@@ -37,12 +37,12 @@ use atomlab_litmus::{
 use crate::CheckError;
 
 /// Base of the integers that stand for location addresses.
-pub const LOC_BASE: i64 = 0x4000_0000_0000;
+pub(crate) const LOC_BASE: i64 = 0x4000_0000_0000;
 /// Distance between two locations' addresses.
-pub const LOC_STRIDE: i64 = 0x1_0000;
+pub(crate) const LOC_STRIDE: i64 = 0x1_0000;
 
 /// The integer that stands for `v`.
-pub fn encode(v: Value) -> i64 {
+pub(crate) fn encode(v: Value) -> i64 {
     match v {
         Value::Int(i) => i,
         Value::Loc(l) => LOC_BASE + l as i64 * LOC_STRIDE,
@@ -53,7 +53,7 @@ pub fn encode(v: Value) -> i64 {
 }
 
 /// The test-level value an integer stands for.
-pub fn decode(v: i64, nlocs: usize) -> Value {
+pub(crate) fn decode(v: i64, nlocs: usize) -> Value {
     if v >= LOC_BASE && (v - LOC_BASE) % LOC_STRIDE == 0 {
         let l = ((v - LOC_BASE) / LOC_STRIDE) as usize;
         if l < nlocs {
@@ -66,7 +66,7 @@ pub fn decode(v: i64, nlocs: usize) -> Value {
 /// Which of a thread's events a value derives from (bit `i` = the thread's
 /// `i`-th event): `dep` for true data flow, `pick` adding Arm's pick edges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Taint {
+pub(crate) struct Taint {
     /// Register and memory data flow.
     pub dep: u64,
     /// `dep` plus conditions of selects and CAS comparisons.
@@ -110,7 +110,7 @@ pub enum Kind {
 
 /// One event of a thread trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceEvent {
+pub(crate) struct TraceEvent {
     /// What it does.
     pub kind: Kind,
     /// The location accessed (none for fences).
@@ -149,7 +149,7 @@ pub struct TraceEvent {
 
 /// One way a thread can run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Trace {
+pub(crate) struct Trace {
     /// Its events in program order.
     pub events: Vec<TraceEvent>,
     /// Final register values.
@@ -356,7 +356,7 @@ impl Interp<'_> {
     }
 
     /// All traces of thread `t`.
-    pub fn traces(&self, t: &Thread) -> Result<Vec<Trace>, CheckError> {
+    pub(crate) fn traces(&self, t: &Thread) -> Result<Vec<Trace>, CheckError> {
         let mut regs = vec![(0i64, Taint::default()); t.regs.len()];
         for (r, v) in &t.init {
             regs[*r] = (encode(*v), Taint::default());

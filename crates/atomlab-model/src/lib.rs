@@ -67,6 +67,7 @@
 //! - X86/X86_64 `XCHG` is atomic here (Intel SDM vol. 2, XCHG). herd7 7.58
 //!   lets its read take the value of a write that its own write precedes in
 //!   coherence, so it shows extra final states (litmus-more/x86_64/A011).
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 // Every type the public surface reaches can be named (the engine modules are
 // private; what a caller needs of them is re-exported, see `graph`).

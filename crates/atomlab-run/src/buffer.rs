@@ -19,11 +19,11 @@
 /// A branch target, made by [`Buffer::label`] and bound with
 /// [`Buffer::bind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label(usize);
+pub(crate) struct Label(usize);
 
 /// What a buffer holds: bytes or instruction words, written out
 /// little-endian.
-pub trait Unit: Copy + std::fmt::Debug {
+pub(crate) trait Unit: Copy + std::fmt::Debug {
     /// `code` as little-endian bytes.
     fn to_le_bytes(code: &[Self]) -> Vec<u8>;
 }
@@ -41,7 +41,7 @@ impl Unit for u32 {
 }
 
 /// How one ISA's branch holds its offset.
-pub trait Fixup: Copy + std::fmt::Debug {
+pub(crate) trait Fixup: Copy + std::fmt::Debug {
     /// What the ISA's code is made of: bytes or instruction words.
     type Unit: Unit;
 
@@ -53,7 +53,7 @@ pub trait Fixup: Copy + std::fmt::Debug {
 
 /// An instruction buffer with labels for forward and backward branches.
 #[derive(Debug)]
-pub struct Buffer<F: Fixup> {
+pub(crate) struct Buffer<F: Fixup> {
     code: Vec<F::Unit>,
     labels: Vec<Option<usize>>,
     /// (position of the branch or of its offset field, label, kind).
@@ -72,24 +72,24 @@ impl<F: Fixup> Default for Buffer<F> {
 
 impl<F: Fixup> Buffer<F> {
     /// An empty buffer.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// A new, unbound label.
-    pub fn label(&mut self) -> Label {
+    pub(crate) fn label(&mut self) -> Label {
         self.labels.push(None);
         Label(self.labels.len() - 1)
     }
 
     /// Binds `l` to the current position.
-    pub fn bind(&mut self, l: Label) {
+    pub(crate) fn bind(&mut self, l: Label) {
         self.labels[l.0] = Some(self.code.len());
     }
 
     /// The code as little-endian bytes, branches resolved; `None` if a
     /// used label was never bound or a branch is out of range.
-    pub fn finish(mut self) -> Option<Vec<u8>> {
+    pub(crate) fn finish(mut self) -> Option<Vec<u8>> {
         for &(at, l, kind) in &self.fixups {
             let target = self.labels[l.0]?;
             kind.patch(&mut self.code, at, target)?;
@@ -99,7 +99,7 @@ impl<F: Fixup> Buffer<F> {
 
     /// The code emitted so far (branches not yet resolved).
     #[cfg(test)] // the encoders' tests
-    pub fn units(&self) -> &[F::Unit] {
+    pub(crate) fn units(&self) -> &[F::Unit] {
         &self.code
     }
 

@@ -27,7 +27,7 @@ use std::io;
 /// A page-aligned mapping holding one function's machine code, executable
 /// and not writable.
 #[derive(Debug)]
-pub struct CodePage {
+pub(crate) struct CodePage {
     ptr: *mut u8,
     len: usize,
 }
@@ -42,7 +42,7 @@ unsafe impl Sync for CodePage {}
 impl CodePage {
     /// Maps `code` read-write, copies it in, and makes the mapping
     /// read-execute.
-    pub fn new(code: &[u8]) -> io::Result<CodePage> {
+    pub(crate) fn new(code: &[u8]) -> io::Result<CodePage> {
         // SAFETY: sysconf has no preconditions.
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
         let len = code.len().max(1).div_ceil(page) * page;
@@ -81,7 +81,7 @@ impl CodePage {
     }
 
     /// The first byte of the code.
-    pub fn as_ptr(&self) -> *const u8 {
+    pub(crate) fn as_ptr(&self) -> *const u8 {
         self.ptr
     }
 }

@@ -11,7 +11,7 @@
 
 /// Where things are in one thread's frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameLayout {
+pub(crate) struct FrameLayout {
     /// The test's locations.
     pub locations: usize,
     /// The thread's registers.
@@ -20,37 +20,37 @@ pub struct FrameLayout {
 
 impl FrameLayout {
     /// Words in one frame.
-    pub fn words(&self) -> usize {
+    pub(crate) fn words(&self) -> usize {
         self.locations + self.regs + 1
     }
 
     /// Word index of location `l`'s address.
-    pub fn loc_word(&self, l: usize) -> usize {
+    pub(crate) fn loc_word(&self, l: usize) -> usize {
         l
     }
 
     /// Word index of register `r`.
-    pub fn reg_word(&self, r: usize) -> usize {
+    pub(crate) fn reg_word(&self, r: usize) -> usize {
         self.locations + r
     }
 
     /// Word index of the loop budget.
-    pub fn budget_word(&self) -> usize {
+    pub(crate) fn budget_word(&self) -> usize {
         self.locations + self.regs
     }
 
     /// Byte offset of location `l`'s address.
-    pub fn loc_offset(&self, l: usize) -> i32 {
+    pub(crate) fn loc_offset(&self, l: usize) -> i32 {
         (self.loc_word(l) * 8) as i32
     }
 
     /// Byte offset of register `r`.
-    pub fn reg_offset(&self, r: usize) -> i32 {
+    pub(crate) fn reg_offset(&self, r: usize) -> i32 {
         (self.reg_word(r) * 8) as i32
     }
 
     /// Byte offset of the loop budget.
-    pub fn budget_offset(&self) -> i32 {
+    pub(crate) fn budget_offset(&self) -> i32 {
         (self.budget_word() * 8) as i32
     }
 }

@@ -63,6 +63,7 @@
 //!   hart with the `riscv_flush_icache` system call (`code.rs`). Under
 //!   qemu-user (scripts/cross-test) the runs check the code, not RISC-V
 //!   hardware: qemu runs it on the host's stronger memory model.
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
 mod aarch64;

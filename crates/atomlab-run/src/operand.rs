@@ -11,7 +11,7 @@ use atomlab_litmus::BinOp;
 
 /// A comparison of two 64-bit values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cond {
+pub(crate) enum Cond {
     /// Equal.
     Eq,
     /// Not equal.
@@ -37,7 +37,7 @@ pub enum Cond {
 impl Cond {
     /// The condition a litmus comparison `a op b` tests; `None` for an
     /// operation that is not a comparison.
-    pub fn of(op: BinOp) -> Option<Cond> {
+    pub(crate) fn of(op: BinOp) -> Option<Cond> {
         Some(match op {
             BinOp::Eq => Cond::Eq,
             BinOp::Ne => Cond::Ne,
@@ -54,7 +54,7 @@ impl Cond {
     }
 
     /// The opposite condition: it holds exactly when `self` does not.
-    pub fn invert(self) -> Cond {
+    pub(crate) fn invert(self) -> Cond {
         match self {
             Cond::Eq => Cond::Ne,
             Cond::Ne => Cond::Eq,
@@ -70,7 +70,7 @@ impl Cond {
     }
 
     /// The condition with its operands swapped: `a < b` is `b > a`.
-    pub fn swap(self) -> Cond {
+    pub(crate) fn swap(self) -> Cond {
         match self {
             Cond::Eq | Cond::Ne => self,
             Cond::Lt => Cond::Gt,
@@ -89,7 +89,7 @@ impl Cond {
 /// against GNU as); the generator's accesses are 64-bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(test), allow(dead_code))]
-pub enum Size {
+pub(crate) enum Size {
     /// 8 bits (AArch64 `LDRB`, RV64 `LB`).
     B,
     /// 16 bits (`LDRH`, `LH`).
@@ -103,7 +103,7 @@ pub enum Size {
 impl Size {
     /// The log2 of its bytes: AArch64's `size` field, RV64's LOAD/STORE
     /// `funct3`.
-    pub fn log2(self) -> u32 {
+    pub(crate) fn log2(self) -> u32 {
         match self {
             Size::B => 0,
             Size::H => 1,
@@ -114,7 +114,7 @@ impl Size {
 
     /// The size of an access of `bytes` bytes (0, unfixed, is 64-bit).
     #[cfg(test)] // no caller yet: run's accesses are 64-bit
-    pub fn of_bytes(bytes: u8) -> Option<Size> {
+    pub(crate) fn of_bytes(bytes: u8) -> Option<Size> {
         Some(match bytes {
             1 => Size::B,
             2 => Size::H,

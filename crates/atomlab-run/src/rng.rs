@@ -4,11 +4,11 @@
 
 /// A xorshift64* generator.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// A generator from `seed` (0 is replaced: xorshift has no zero state).
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(if seed == 0 {
             0x9E37_79B9_7F4A_7C15
         } else {
@@ -17,7 +17,7 @@ impl Rng {
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -27,7 +27,7 @@ impl Rng {
     }
 
     /// A number in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 }

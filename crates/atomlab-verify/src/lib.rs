@@ -39,6 +39,7 @@
 //! store through its item pointer as a store to the client's item
 //! ([`lift::index`], [`lift::Registers::pointers`]); a slot computed any
 //! other way is refused, naming the instruction.
+#![warn(unreachable_pub)]
 
 pub mod advise;
 pub mod client;

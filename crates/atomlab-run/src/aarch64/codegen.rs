@@ -53,7 +53,7 @@ const BUDGET: X = X(1);
 /// Arm ARM name and the name Linux's hwcaps (and atomlab-core's machine
 /// fingerprint) give it: FEAT_LSE for the atomics and CAS, FEAT_LRCPC for
 /// LDAPR.
-pub fn feature_needed(i: &Instr) -> Option<(&'static str, &'static str)> {
+pub(crate) fn feature_needed(i: &Instr) -> Option<(&'static str, &'static str)> {
     match i {
         Instr::Rmw { .. } | Instr::Cas { .. } => Some(("FEAT_LSE", "lse")),
         Instr::Load { annot, .. } if annot.acquire_pc && !annot.exclusive => {
@@ -84,7 +84,7 @@ fn lse(op: RmwOp) -> Option<AtomicOp> {
 /// Generates the machine code of `th` for frames laid out as `layout`,
 /// with `spacing` loads of the thread's own frame
 /// after each memory access ([`crate::PrepareOptions::spacing`]).
-pub fn thread_code_spaced(
+pub(crate) fn thread_code_spaced(
     th: &Thread,
     layout: &FrameLayout,
     spacing: u32,

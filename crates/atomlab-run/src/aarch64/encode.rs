@@ -14,18 +14,18 @@
 //! are installed.
 
 use crate::buffer::{signed_offset, Buffer, Fixup, Label};
-pub use crate::operand::{Cond, Size};
+pub(crate) use crate::operand::{Cond, Size};
 
 /// A general-purpose register number, 0–30; 31 is XZR (or SP as a base).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct X(pub u8);
+pub(crate) struct X(pub u8);
 
 impl X {
     /// The zero register (register number 31 where it means XZR).
-    pub const ZR: X = X(31);
+    pub(crate) const ZR: X = X(31);
     /// The stack pointer (register number 31 as a load/store base or in
     /// `ADD`/`SUB` immediate).
-    pub const SP: X = X(31);
+    pub(crate) const SP: X = X(31);
 
     fn n(self) -> u32 {
         u32::from(self.0 & 31)
@@ -57,7 +57,7 @@ fn cc(c: Cond) -> u32 {
 /// Register-register data processing (shifted-register and two-source
 /// forms, 64-bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// `ADD Xd, Xn, Xm`
     Add,
     /// `SUB Xd, Xn, Xm`
@@ -80,7 +80,7 @@ pub enum Op {
 
 /// The operation of an LSE atomic memory operation (`LD<op>`, `SWP`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AtomicOp {
+pub(crate) enum AtomicOp {
     /// `LDADD`
     Add,
     /// `LDCLR`
@@ -102,7 +102,7 @@ pub enum AtomicOp {
 }
 
 /// Which of the `DMB`/`DSB` options: the `CRm` field (C6.2.81).
-pub fn barrier_crm(name: &str) -> Option<u32> {
+pub(crate) fn barrier_crm(name: &str) -> Option<u32> {
     Some(match name.to_ascii_uppercase().as_str() {
         "OSHLD" => 0b0001,
         "OSHST" => 0b0010,
@@ -122,7 +122,7 @@ pub fn barrier_crm(name: &str) -> Option<u32> {
 
 /// How a branch holds its target: a word offset in one of two fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Branch {
+pub(crate) enum Branch {
     /// `B`: imm26 at bits 0–25.
     Imm26,
     /// `B.cond`, `CBZ`, `CBNZ`: imm19 at bits 5–23.
@@ -144,17 +144,17 @@ impl Fixup for Branch {
 
 /// An instruction buffer of A64 words with labels for forward and
 /// backward branches (see [`crate::buffer`]).
-pub type Asm = Buffer<Branch>;
+pub(crate) type Asm = Buffer<Branch>;
 
 impl Asm {
     /// `LDR Rt, [Xn, #off]` (unsigned offset, a multiple of the size);
     /// false when the offset does not fit.
-    pub fn ldr_imm(&mut self, size: Size, t: X, n: X, off: u32) -> bool {
+    pub(crate) fn ldr_imm(&mut self, size: Size, t: X, n: X, off: u32) -> bool {
         self.ls_imm(0x3940_0000, size, t, n, off)
     }
 
     /// `STR Rt, [Xn, #off]`; false when the offset does not fit.
-    pub fn str_imm(&mut self, size: Size, t: X, n: X, off: u32) -> bool {
+    pub(crate) fn str_imm(&mut self, size: Size, t: X, n: X, off: u32) -> bool {
         self.ls_imm(0x3900_0000, size, t, n, off)
     }
 
@@ -168,37 +168,37 @@ impl Asm {
     }
 
     /// `LDR Rt, [Xn, Xm]` (register offset, no shift).
-    pub fn ldr_reg(&mut self, size: Size, t: X, n: X, m: X) {
+    pub(crate) fn ldr_reg(&mut self, size: Size, t: X, n: X, m: X) {
         self.emit(0x3860_6800 | bits(size) | m.n() << 16 | n.n() << 5 | t.n());
     }
 
     /// `STR Rt, [Xn, Xm]` (register offset, no shift).
-    pub fn str_reg(&mut self, size: Size, t: X, n: X, m: X) {
+    pub(crate) fn str_reg(&mut self, size: Size, t: X, n: X, m: X) {
         self.emit(0x3820_6800 | bits(size) | m.n() << 16 | n.n() << 5 | t.n());
     }
 
     /// `LDAR Rt, [Xn]`.
-    pub fn ldar(&mut self, size: Size, t: X, n: X) {
+    pub(crate) fn ldar(&mut self, size: Size, t: X, n: X) {
         self.emit(0x08DF_FC00 | bits(size) | n.n() << 5 | t.n());
     }
 
     /// `LDAPR Rt, [Xn]` (FEAT_LRCPC).
-    pub fn ldapr(&mut self, size: Size, t: X, n: X) {
+    pub(crate) fn ldapr(&mut self, size: Size, t: X, n: X) {
         self.emit(0x38BF_C000 | bits(size) | n.n() << 5 | t.n());
     }
 
     /// `STLR Rt, [Xn]`.
-    pub fn stlr(&mut self, size: Size, t: X, n: X) {
+    pub(crate) fn stlr(&mut self, size: Size, t: X, n: X) {
         self.emit(0x089F_FC00 | bits(size) | n.n() << 5 | t.n());
     }
 
     /// `LDXR Rt, [Xn]`, or `LDAXR` with `acquire`.
-    pub fn ldxr(&mut self, size: Size, acquire: bool, t: X, n: X) {
+    pub(crate) fn ldxr(&mut self, size: Size, acquire: bool, t: X, n: X) {
         self.emit(0x085F_7C00 | bits(size) | u32::from(acquire) << 15 | n.n() << 5 | t.n());
     }
 
     /// `STXR Ws, Rt, [Xn]`, or `STLXR` with `release`.
-    pub fn stxr(&mut self, size: Size, release: bool, s: X, t: X, n: X) {
+    pub(crate) fn stxr(&mut self, size: Size, release: bool, s: X, t: X, n: X) {
         self.emit(
             0x0800_7C00 | bits(size) | s.n() << 16 | u32::from(release) << 15 | n.n() << 5 | t.n(),
         );
@@ -208,7 +208,16 @@ impl Asm {
     /// (FEAT_LSE). With `t` = XZR and no acquire it is the `ST<op>` alias.
     // One argument per field of the instruction, as the Arm ARM names them.
     #[allow(clippy::too_many_arguments)]
-    pub fn atomic(&mut self, size: Size, op: AtomicOp, acq: bool, rel: bool, s: X, t: X, n: X) {
+    pub(crate) fn atomic(
+        &mut self,
+        size: Size,
+        op: AtomicOp,
+        acq: bool,
+        rel: bool,
+        s: X,
+        t: X,
+        n: X,
+    ) {
         let (o3, opc) = match op {
             AtomicOp::Add => (0, 0b000),
             AtomicOp::Clr => (0, 0b001),
@@ -235,7 +244,7 @@ impl Asm {
 
     /// `CAS{A}{L} Rs, Rt, [Xn]` (FEAT_LSE): compares Rs with memory,
     /// writes Rt if equal; Rs receives the old value.
-    pub fn cas(&mut self, size: Size, acq: bool, rel: bool, s: X, t: X, n: X) {
+    pub(crate) fn cas(&mut self, size: Size, acq: bool, rel: bool, s: X, t: X, n: X) {
         self.emit(
             0x08A0_7C00
                 | bits(size)
@@ -248,39 +257,39 @@ impl Asm {
     }
 
     /// `DMB <option>` by its `CRm` ([`barrier_crm`]).
-    pub fn dmb(&mut self, crm: u32) {
+    pub(crate) fn dmb(&mut self, crm: u32) {
         self.emit(0xD503_30BF | (crm & 15) << 8);
     }
 
     /// `DSB <option>` by its `CRm`.
-    pub fn dsb(&mut self, crm: u32) {
+    pub(crate) fn dsb(&mut self, crm: u32) {
         self.emit(0xD503_309F | (crm & 15) << 8);
     }
 
     /// `ISB`.
-    pub fn isb(&mut self) {
+    pub(crate) fn isb(&mut self) {
         self.emit(0xD503_3FDF);
     }
 
     /// `NOP`.
     #[cfg(test)] // the encoder's tests against GNU as; no generator emits it
-    pub fn nop(&mut self) {
+    pub(crate) fn nop(&mut self) {
         self.emit(0xD503_201F);
     }
 
     /// `RET` (to X30).
-    pub fn ret(&mut self) {
+    pub(crate) fn ret(&mut self) {
         self.emit(0xD65F_03C0);
     }
 
     /// `MOV Xd, Xm` (ORR Xd, XZR, Xm).
-    pub fn mov(&mut self, d: X, m: X) {
+    pub(crate) fn mov(&mut self, d: X, m: X) {
         self.emit(0xAA00_03E0 | m.n() << 16 | d.n());
     }
 
     /// `Xd = imm`, with MOVZ or MOVN and then MOVK for each remaining
     /// 16-bit chunk.
-    pub fn mov_imm(&mut self, d: X, imm: i64) {
+    pub(crate) fn mov_imm(&mut self, d: X, imm: i64) {
         let v = imm as u64;
         let chunks: Vec<u32> = (0..4).map(|i| ((v >> (16 * i)) & 0xFFFF) as u32).collect();
         // MOVN when more chunks are all-ones than zero.
@@ -314,7 +323,7 @@ impl Asm {
     }
 
     /// A register-register operation, 64-bit.
-    pub fn op(&mut self, op: Op, d: X, n: X, m: X) {
+    pub(crate) fn op(&mut self, op: Op, d: X, n: X, m: X) {
         let base = match op {
             Op::Add => 0x8B00_0000,
             Op::Sub => 0xCB00_0000,
@@ -330,29 +339,29 @@ impl Asm {
     }
 
     /// `NEG Xd, Xm` (SUB Xd, XZR, Xm).
-    pub fn neg(&mut self, d: X, m: X) {
+    pub(crate) fn neg(&mut self, d: X, m: X) {
         self.emit(0xCB00_03E0 | m.n() << 16 | d.n());
     }
 
     /// `MVN Xd, Xm` (ORN Xd, XZR, Xm).
-    pub fn mvn(&mut self, d: X, m: X) {
+    pub(crate) fn mvn(&mut self, d: X, m: X) {
         self.emit(0xAA20_03E0 | m.n() << 16 | d.n());
     }
 
     /// `ADD Xd, Xn, #imm12` (`Xn`/`Xd` may be SP); false when `imm`
     /// does not fit 12 bits.
-    pub fn add_imm(&mut self, d: X, n: X, imm: u32) -> bool {
+    pub(crate) fn add_imm(&mut self, d: X, n: X, imm: u32) -> bool {
         self.addsub_imm(0x9100_0000, d, n, imm)
     }
 
     /// `SUB Xd, Xn, #imm12`; false when `imm` does not fit.
-    pub fn sub_imm(&mut self, d: X, n: X, imm: u32) -> bool {
+    pub(crate) fn sub_imm(&mut self, d: X, n: X, imm: u32) -> bool {
         self.addsub_imm(0xD100_0000, d, n, imm)
     }
 
     /// `SUBS Xd, Xn, #imm12` (`CMP Xn, #imm` with `d` = XZR); false when
     /// `imm` does not fit.
-    pub fn subs_imm(&mut self, d: X, n: X, imm: u32) -> bool {
+    pub(crate) fn subs_imm(&mut self, d: X, n: X, imm: u32) -> bool {
         self.addsub_imm(0xF100_0000, d, n, imm)
     }
 
@@ -365,12 +374,12 @@ impl Asm {
     }
 
     /// `CMP Xn, Xm` (SUBS XZR, Xn, Xm).
-    pub fn cmp(&mut self, n: X, m: X) {
+    pub(crate) fn cmp(&mut self, n: X, m: X) {
         self.emit(0xEB00_001F | m.n() << 16 | n.n() << 5);
     }
 
     /// `LSL Xd, Xn, #sh` (UBFM); `sh` < 64.
-    pub fn lsl_imm(&mut self, d: X, n: X, sh: u32) {
+    pub(crate) fn lsl_imm(&mut self, d: X, n: X, sh: u32) {
         let sh = sh & 63;
         let immr = (64 - sh) & 63;
         let imms = 63 - sh;
@@ -378,40 +387,40 @@ impl Asm {
     }
 
     /// `LSR Xd, Xn, #sh` (UBFM); `sh` < 64.
-    pub fn lsr_imm(&mut self, d: X, n: X, sh: u32) {
+    pub(crate) fn lsr_imm(&mut self, d: X, n: X, sh: u32) {
         self.emit(0xD340_FC00 | (sh & 63) << 16 | n.n() << 5 | d.n());
     }
 
     /// `CSEL Xd, Xn, Xm, cond`.
-    pub fn csel(&mut self, d: X, n: X, m: X, c: Cond) {
+    pub(crate) fn csel(&mut self, d: X, n: X, m: X, c: Cond) {
         self.emit(0x9A80_0000 | m.n() << 16 | cc(c) << 12 | n.n() << 5 | d.n());
     }
 
     /// `CSET Xd, cond` (CSINC Xd, XZR, XZR, invert(cond)).
-    pub fn cset(&mut self, d: X, c: Cond) {
+    pub(crate) fn cset(&mut self, d: X, c: Cond) {
         self.emit(0x9A9F_07E0 | cc(c.invert()) << 12 | d.n());
     }
 
     /// `B label`.
-    pub fn b(&mut self, l: Label) {
+    pub(crate) fn b(&mut self, l: Label) {
         self.branch_here(l, Branch::Imm26);
         self.emit(0x1400_0000);
     }
 
     /// `B.cond label`.
-    pub fn b_cond(&mut self, c: Cond, l: Label) {
+    pub(crate) fn b_cond(&mut self, c: Cond, l: Label) {
         self.branch_here(l, Branch::Imm19);
         self.emit(0x5400_0000 | cc(c));
     }
 
     /// `CBZ Xt, label`.
-    pub fn cbz(&mut self, t: X, l: Label) {
+    pub(crate) fn cbz(&mut self, t: X, l: Label) {
         self.branch_here(l, Branch::Imm19);
         self.emit(0xB400_0000 | t.n());
     }
 
     /// `CBNZ Xt, label`.
-    pub fn cbnz(&mut self, t: X, l: Label) {
+    pub(crate) fn cbnz(&mut self, t: X, l: Label) {
         self.branch_here(l, Branch::Imm19);
         self.emit(0xB500_0000 | t.n());
     }

@@ -91,7 +91,7 @@ fn invert(asm: &mut Asm, t: R, s: R) {
 /// Generates the machine code of `th` for frames laid out as `layout`,
 /// with `spacing` loads of the thread's own frame
 /// after each memory access ([`crate::PrepareOptions::spacing`]).
-pub fn thread_code_spaced(
+pub(crate) fn thread_code_spaced(
     th: &Thread,
     layout: &FrameLayout,
     spacing: u32,

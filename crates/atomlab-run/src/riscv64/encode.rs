@@ -20,19 +20,19 @@
 //! installed.
 
 use crate::buffer::{signed_offset, Buffer, Fixup, Label};
-pub use crate::operand::{Cond, Size};
+pub(crate) use crate::operand::{Cond, Size};
 
 /// An integer register, `x0`–`x31` (`x0` reads as zero, writes are lost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct R(pub u8);
+pub(crate) struct R(pub u8);
 
 impl R {
     /// `x0`, the zero register.
-    pub const ZERO: R = R(0);
+    pub(crate) const ZERO: R = R(0);
     /// `x1` (`ra`), the return address.
-    pub const RA: R = R(1);
+    pub(crate) const RA: R = R(1);
     /// `x2` (`sp`), the stack pointer.
-    pub const SP: R = R(2);
+    pub(crate) const SP: R = R(2);
 
     fn n(self) -> u32 {
         u32::from(self.0 & 31)
@@ -41,7 +41,7 @@ impl R {
 
 /// Register-register operations (OP, and OP with funct7 1 for `MUL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// `ADD`
     Add,
     /// `SUB`
@@ -69,7 +69,7 @@ pub enum Op {
 /// uses some.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(test), allow(dead_code))]
-pub enum OpImm {
+pub(crate) enum OpImm {
     /// `ADDI`
     Addi,
     /// `SLTI`
@@ -86,7 +86,7 @@ pub enum OpImm {
 
 /// The operation of an AMO: its `funct5` (chapter 8.4, table 24.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Amo {
+pub(crate) enum Amo {
     /// `AMOSWAP`
     Swap = 0b00001,
     /// `AMOADD`
@@ -109,7 +109,7 @@ pub enum Amo {
 
 /// A FENCE's predecessor or successor set: bits I, O, R, W (chapter 2.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Set {
+pub(crate) struct Set {
     /// Device input.
     pub i: bool,
     /// Device output.
@@ -122,7 +122,7 @@ pub struct Set {
 
 impl Set {
     /// Reads and writes (`rw`).
-    pub const RW: Set = Set {
+    pub(crate) const RW: Set = Set {
         i: false,
         o: false,
         r: true,
@@ -137,7 +137,7 @@ impl Set {
 /// How a branch holds its target: a byte offset scattered over the
 /// immediate of one of two formats (2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Branch {
+pub(crate) enum Branch {
     /// B-type: a 13-bit signed byte offset (±4 KiB).
     B,
     /// J-type: a 21-bit signed byte offset (±1 MiB).
@@ -173,7 +173,7 @@ impl Fixup for Branch {
 
 /// An instruction buffer of RV64 words with labels for forward and
 /// backward branches (see [`crate::buffer`]).
-pub type Asm = Buffer<Branch>;
+pub(crate) type Asm = Buffer<Branch>;
 
 const LOAD: u32 = 0x03;
 const MISC_MEM: u32 = 0x0f;
@@ -202,7 +202,7 @@ fn r_type(funct7: u32, rs2: R, rs1: R, funct3: u32, rd: R, opcode: u32) -> u32 {
 impl Asm {
     /// `L{B,H,W,D} rd, off(rs1)` (sign-extending); false when the offset
     /// does not fit in 12 bits.
-    pub fn load(&mut self, w: Size, rd: R, rs1: R, off: i32) -> bool {
+    pub(crate) fn load(&mut self, w: Size, rd: R, rs1: R, off: i32) -> bool {
         if !fits12(off.into()) {
             return false;
         }
@@ -211,7 +211,7 @@ impl Asm {
     }
 
     /// `S{B,H,W,D} rs2, off(rs1)`; false when the offset does not fit.
-    pub fn store(&mut self, w: Size, rs2: R, rs1: R, off: i32) -> bool {
+    pub(crate) fn store(&mut self, w: Size, rs2: R, rs1: R, off: i32) -> bool {
         if !fits12(off.into()) {
             return false;
         }
@@ -228,18 +228,18 @@ impl Asm {
     }
 
     /// `LR.{W,D}{.aq}{.rl} rd, (rs1)`.
-    pub fn lr(&mut self, w: Size, aq: bool, rl: bool, rd: R, rs1: R) {
+    pub(crate) fn lr(&mut self, w: Size, aq: bool, rl: bool, rd: R, rs1: R) {
         self.amo_word(0b00010, w, aq, rl, R::ZERO, rs1, rd);
     }
 
     /// `SC.{W,D}{.aq}{.rl} rd, rs2, (rs1)`: rd is 0 on success.
-    pub fn sc(&mut self, w: Size, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
+    pub(crate) fn sc(&mut self, w: Size, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
         self.amo_word(0b00011, w, aq, rl, rs2, rs1, rd);
     }
 
     /// `AMO<op>.{W,D}{.aq}{.rl} rd, rs2, (rs1)`.
     #[allow(clippy::too_many_arguments)]
-    pub fn amo(&mut self, op: Amo, w: Size, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
+    pub(crate) fn amo(&mut self, op: Amo, w: Size, aq: bool, rl: bool, rd: R, rs2: R, rs1: R) {
         self.amo_word(op as u32, w, aq, rl, rs2, rs1, rd);
     }
 
@@ -252,23 +252,23 @@ impl Asm {
     }
 
     /// `FENCE pred, succ` (fm 0000).
-    pub fn fence(&mut self, pred: Set, succ: Set) {
+    pub(crate) fn fence(&mut self, pred: Set, succ: Set) {
         self.emit(pred.bits() << 24 | succ.bits() << 20 | MISC_MEM);
     }
 
     /// `FENCE.TSO`: fm 1000 with `rw,rw` (chapter 2.7).
-    pub fn fence_tso(&mut self) {
+    pub(crate) fn fence_tso(&mut self) {
         self.emit(0b1000 << 28 | Set::RW.bits() << 24 | Set::RW.bits() << 20 | MISC_MEM);
     }
 
     /// `FENCE.I` (Zifencei).
     #[cfg(test)] // the encoder's tests against GNU as; no generator emits it
-    pub fn fence_i(&mut self) {
+    pub(crate) fn fence_i(&mut self) {
         self.emit(1 << 12 | MISC_MEM);
     }
 
     /// A register-register operation.
-    pub fn op(&mut self, op: Op, rd: R, rs1: R, rs2: R) {
+    pub(crate) fn op(&mut self, op: Op, rd: R, rs1: R, rs2: R) {
         let (f7, f3) = match op {
             Op::Add => (0, 0),
             Op::Sub => (0x20, 0),
@@ -286,7 +286,7 @@ impl Asm {
 
     /// A register-immediate operation; false when `imm` does not fit in
     /// 12 signed bits.
-    pub fn op_imm(&mut self, op: OpImm, rd: R, rs1: R, imm: i64) -> bool {
+    pub(crate) fn op_imm(&mut self, op: OpImm, rd: R, rs1: R, imm: i64) -> bool {
         if !fits12(imm) {
             return false;
         }
@@ -303,32 +303,32 @@ impl Asm {
     }
 
     /// `ADDI rd, rs1, imm`; false when `imm` does not fit.
-    pub fn addi(&mut self, rd: R, rs1: R, imm: i64) -> bool {
+    pub(crate) fn addi(&mut self, rd: R, rs1: R, imm: i64) -> bool {
         self.op_imm(OpImm::Addi, rd, rs1, imm)
     }
 
     /// `MV rd, rs` (`ADDI rd, rs, 0`).
-    pub fn mv(&mut self, rd: R, rs: R) {
+    pub(crate) fn mv(&mut self, rd: R, rs: R) {
         self.addi(rd, rs, 0);
     }
 
     /// `SLLI rd, rs1, shamt` (6-bit shift amount, RV64I).
-    pub fn slli(&mut self, rd: R, rs1: R, shamt: u32) {
+    pub(crate) fn slli(&mut self, rd: R, rs1: R, shamt: u32) {
         self.emit(i_type((shamt & 63) as i32, rs1, 1, rd, OP_IMM));
     }
 
     /// `SRLI rd, rs1, shamt`.
-    pub fn srli(&mut self, rd: R, rs1: R, shamt: u32) {
+    pub(crate) fn srli(&mut self, rd: R, rs1: R, shamt: u32) {
         self.emit(i_type((shamt & 63) as i32, rs1, 5, rd, OP_IMM));
     }
 
     /// `LUI rd, imm20` (the upper 20 bits of a 32-bit value).
-    pub fn lui(&mut self, rd: R, imm20: u32) {
+    pub(crate) fn lui(&mut self, rd: R, imm20: u32) {
         self.emit((imm20 & 0xFFFFF) << 12 | rd.n() << 7 | LUI);
     }
 
     /// `ADDIW rd, rs1, imm` (RV64I); false when `imm` does not fit.
-    pub fn addiw(&mut self, rd: R, rs1: R, imm: i64) -> bool {
+    pub(crate) fn addiw(&mut self, rd: R, rs1: R, imm: i64) -> bool {
         if !fits12(imm) {
             return false;
         }
@@ -339,7 +339,7 @@ impl Asm {
     /// `rd = imm`: `ADDI` for 12 bits, `LUI`+`ADDIW` for 32, and for wider
     /// values the upper part built the same way, shifted by `SLLI`, then
     /// the low 12 bits added (the sequence GNU as and LLVM use for `li`).
-    pub fn li(&mut self, rd: R, imm: i64) {
+    pub(crate) fn li(&mut self, rd: R, imm: i64) {
         if fits12(imm) {
             self.addi(rd, R::ZERO, imm);
             return;
@@ -369,7 +369,7 @@ impl Asm {
     /// and the other four conditions as these with `rs1` and `rs2`
     /// swapped (`BGT`, `BLE`, `BGTU`, `BLEU`, the manual's pseudo-
     /// instructions, chapter 25).
-    pub fn branch(&mut self, c: Cond, rs1: R, rs2: R, l: Label) {
+    pub(crate) fn branch(&mut self, c: Cond, rs1: R, rs2: R, l: Label) {
         let (funct3, rs1, rs2) = match c {
             Cond::Eq => (0, rs1, rs2),
             Cond::Ne => (1, rs1, rs2),
@@ -386,13 +386,13 @@ impl Asm {
     }
 
     /// `J l` (`JAL x0, l`).
-    pub fn j(&mut self, l: Label) {
+    pub(crate) fn j(&mut self, l: Label) {
         self.branch_here(l, Branch::J);
         self.emit(JAL);
     }
 
     /// `RET` (`JALR x0, 0(ra)`).
-    pub fn ret(&mut self) {
+    pub(crate) fn ret(&mut self) {
         self.emit(i_type(0, R::RA, 0, R::ZERO, JALR));
     }
 }

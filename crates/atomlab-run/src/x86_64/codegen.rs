@@ -122,7 +122,7 @@ fn check_fixed_addresses(th: &Thread) -> Result<(), Unencodable> {
 /// Generates the machine code of `th` for frames laid out as `layout`,
 /// with `spacing` loads of the thread's own frame
 /// after each memory access ([`crate::PrepareOptions::spacing`]).
-pub fn thread_code_spaced(
+pub(crate) fn thread_code_spaced(
     th: &Thread,
     layout: &FrameLayout,
     spacing: u32,

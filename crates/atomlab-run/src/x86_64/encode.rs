@@ -11,32 +11,32 @@
 //! (`objdump -D -b binary -m i386:x86-64`).
 
 use crate::buffer::{signed_offset, Buffer, Fixup, Label};
-pub use crate::operand::Cond;
+pub(crate) use crate::operand::Cond;
 
 /// A general-purpose register, numbered as in the SDM's register field
 /// (RAX = 0 … R15 = 15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Gpr(pub u8);
+pub(crate) struct Gpr(pub u8);
 
 #[allow(missing_docs)]
 impl Gpr {
-    pub const RAX: Gpr = Gpr(0);
-    pub const RCX: Gpr = Gpr(1);
-    pub const RDX: Gpr = Gpr(2);
-    pub const RBX: Gpr = Gpr(3);
+    pub(crate) const RAX: Gpr = Gpr(0);
+    pub(crate) const RCX: Gpr = Gpr(1);
+    pub(crate) const RDX: Gpr = Gpr(2);
+    pub(crate) const RBX: Gpr = Gpr(3);
     #[cfg(test)] // the stack pointer: only the encoder's tests address through it
-    pub const RSP: Gpr = Gpr(4);
-    pub const RBP: Gpr = Gpr(5);
-    pub const RSI: Gpr = Gpr(6);
-    pub const RDI: Gpr = Gpr(7);
-    pub const R8: Gpr = Gpr(8);
-    pub const R9: Gpr = Gpr(9);
-    pub const R10: Gpr = Gpr(10);
-    pub const R11: Gpr = Gpr(11);
-    pub const R12: Gpr = Gpr(12);
-    pub const R13: Gpr = Gpr(13);
-    pub const R14: Gpr = Gpr(14);
-    pub const R15: Gpr = Gpr(15);
+    pub(crate) const RSP: Gpr = Gpr(4);
+    pub(crate) const RBP: Gpr = Gpr(5);
+    pub(crate) const RSI: Gpr = Gpr(6);
+    pub(crate) const RDI: Gpr = Gpr(7);
+    pub(crate) const R8: Gpr = Gpr(8);
+    pub(crate) const R9: Gpr = Gpr(9);
+    pub(crate) const R10: Gpr = Gpr(10);
+    pub(crate) const R11: Gpr = Gpr(11);
+    pub(crate) const R12: Gpr = Gpr(12);
+    pub(crate) const R13: Gpr = Gpr(13);
+    pub(crate) const R14: Gpr = Gpr(14);
+    pub(crate) const R15: Gpr = Gpr(15);
 
     fn low(self) -> u8 {
         self.0 & 7
@@ -45,7 +45,7 @@ impl Gpr {
 
 /// ALU operations with the `op r/m64, r64` and `81 /digit` forms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Alu {
+pub(crate) enum Alu {
     /// ADD
     Add,
     /// OR
@@ -107,7 +107,7 @@ fn tttn(c: Cond) -> u8 {
 /// How a jump holds its target: a 32-bit displacement from the end of
 /// the field (`Jcc rel32`, `JMP rel32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rel32;
+pub(crate) struct Rel32;
 
 impl Fixup for Rel32 {
     type Unit = u8;
@@ -121,7 +121,7 @@ impl Fixup for Rel32 {
 
 /// An instruction buffer of bytes with labels for forward and backward
 /// jumps (see [`crate::buffer`]).
-pub type Asm = Buffer<Rel32>;
+pub(crate) type Asm = Buffer<Rel32>;
 
 impl Asm {
     fn rex(&mut self, w: bool, reg: u8, base: u8, force: bool) {
@@ -175,45 +175,45 @@ impl Asm {
     }
 
     /// `MOV dst, [base+disp]` (REX.W 8B /r).
-    pub fn load(&mut self, dst: Gpr, base: Gpr, disp: i32) {
+    pub(crate) fn load(&mut self, dst: Gpr, base: Gpr, disp: i32) {
         self.mem_op(false, &[0x8B], dst.0, base, disp);
     }
 
     /// `MOV r32, [base+disp]` (8B /r): a 32-bit load, zero-extended.
     #[cfg(test)] // the encoder's tests against GNU as; no generator emits it
-    pub fn load32(&mut self, dst: Gpr, base: Gpr, disp: i32) {
+    pub(crate) fn load32(&mut self, dst: Gpr, base: Gpr, disp: i32) {
         self.rex(false, dst.0, base.0, false);
         self.emit(0x8B);
         self.modrm_mem(dst.0, base, disp);
     }
 
     /// `MOV [base+disp], src` (REX.W 89 /r).
-    pub fn store(&mut self, base: Gpr, disp: i32, src: Gpr) {
+    pub(crate) fn store(&mut self, base: Gpr, disp: i32, src: Gpr) {
         self.mem_op(false, &[0x89], src.0, base, disp);
     }
 
     /// `MOV [base+disp], r32` (89 /r): a 32-bit store.
     #[cfg(test)] // the encoder's tests against GNU as; no generator emits it
-    pub fn store32(&mut self, base: Gpr, disp: i32, src: Gpr) {
+    pub(crate) fn store32(&mut self, base: Gpr, disp: i32, src: Gpr) {
         self.rex(false, src.0, base.0, false);
         self.emit(0x89);
         self.modrm_mem(src.0, base, disp);
     }
 
     /// `MOV QWORD [base+disp], imm32` sign-extended (REX.W C7 /0 id).
-    pub fn store_imm(&mut self, base: Gpr, disp: i32, imm: i32) {
+    pub(crate) fn store_imm(&mut self, base: Gpr, disp: i32, imm: i32) {
         self.mem_op(false, &[0xC7], 0, base, disp);
         self.emit_all(&imm.to_le_bytes());
     }
 
     /// `MOV dst, src` (REX.W 89 /r).
-    pub fn mov(&mut self, dst: Gpr, src: Gpr) {
+    pub(crate) fn mov(&mut self, dst: Gpr, src: Gpr) {
         self.reg_op(&[0x89], src.0, dst);
     }
 
     /// `MOV dst, imm`: `REX.W C7 /0 id` when it fits a sign-extended
     /// 32-bit immediate, else `REX.W B8+r io`.
-    pub fn mov_imm(&mut self, dst: Gpr, imm: i64) {
+    pub(crate) fn mov_imm(&mut self, dst: Gpr, imm: i64) {
         match i32::try_from(imm) {
             Ok(i) => {
                 self.reg_op(&[0xC7], 0, dst);
@@ -228,58 +228,58 @@ impl Asm {
     }
 
     /// `op dst, src` for the ALU operations (REX.W op /r).
-    pub fn alu(&mut self, op: Alu, dst: Gpr, src: Gpr) {
+    pub(crate) fn alu(&mut self, op: Alu, dst: Gpr, src: Gpr) {
         self.reg_op(&[op.rm_reg()], src.0, dst);
     }
 
     /// `op dst, imm32` (REX.W 81 /digit id).
     #[cfg(test)] // the encoder's tests against GNU as; no generator emits it
-    pub fn alu_imm(&mut self, op: Alu, dst: Gpr, imm: i32) {
+    pub(crate) fn alu_imm(&mut self, op: Alu, dst: Gpr, imm: i32) {
         self.reg_op(&[0x81], op.digit(), dst);
         self.emit_all(&imm.to_le_bytes());
     }
 
     /// `LOCK op [base+disp], src` (F0 REX.W op /r), for ADD/OR/AND/XOR/SUB.
-    pub fn lock_alu_mem(&mut self, op: Alu, base: Gpr, disp: i32, src: Gpr) {
+    pub(crate) fn lock_alu_mem(&mut self, op: Alu, base: Gpr, disp: i32, src: Gpr) {
         self.mem_op(true, &[op.rm_reg()], src.0, base, disp);
     }
 
     /// `IMUL dst, src` (REX.W 0F AF /r).
-    pub fn imul(&mut self, dst: Gpr, src: Gpr) {
+    pub(crate) fn imul(&mut self, dst: Gpr, src: Gpr) {
         self.reg_op(&[0x0F, 0xAF], dst.0, src);
     }
 
     /// `NEG r` (REX.W F7 /3).
-    pub fn neg(&mut self, r: Gpr) {
+    pub(crate) fn neg(&mut self, r: Gpr) {
         self.reg_op(&[0xF7], 3, r);
     }
 
     /// `NOT r` (REX.W F7 /2).
-    pub fn not(&mut self, r: Gpr) {
+    pub(crate) fn not(&mut self, r: Gpr) {
         self.reg_op(&[0xF7], 2, r);
     }
 
     /// `SHL r, imm8` (REX.W C1 /4 ib).
-    pub fn shl_imm(&mut self, r: Gpr, n: u8) {
+    pub(crate) fn shl_imm(&mut self, r: Gpr, n: u8) {
         self.reg_op(&[0xC1], 4, r);
         self.emit(n);
     }
 
     /// `SHR r, imm8` (REX.W C1 /5 ib).
-    pub fn shr_imm(&mut self, r: Gpr, n: u8) {
+    pub(crate) fn shr_imm(&mut self, r: Gpr, n: u8) {
         self.reg_op(&[0xC1], 5, r);
         self.emit(n);
     }
 
     /// `TEST a, b` (REX.W 85 /r).
-    pub fn test(&mut self, a: Gpr, b: Gpr) {
+    pub(crate) fn test(&mut self, a: Gpr, b: Gpr) {
         self.reg_op(&[0x85], b.0, a);
     }
 
     /// `SETcc r8; MOVZX r64, r8`: `r` := 1 if the condition holds, else 0.
     /// A REX prefix is always emitted so that registers 4–7 name SPL–DIL,
     /// not AH–BH (SDM vol. 2, 3.1.1.1, "REX prefix and byte registers").
-    pub fn set(&mut self, c: Cond, r: Gpr) {
+    pub(crate) fn set(&mut self, c: Cond, r: Gpr) {
         self.rex(false, 0, r.0, true);
         self.emit_all(&[0x0F, 0x90 | tttn(c)]);
         self.modrm_reg(0, r);
@@ -287,73 +287,73 @@ impl Asm {
     }
 
     /// `CMOVcc dst, src` (REX.W 0F 40+cc /r).
-    pub fn cmov(&mut self, c: Cond, dst: Gpr, src: Gpr) {
+    pub(crate) fn cmov(&mut self, c: Cond, dst: Gpr, src: Gpr) {
         self.reg_op(&[0x0F, 0x40 | tttn(c)], dst.0, src);
     }
 
     /// `MFENCE` (0F AE F0).
-    pub fn mfence(&mut self) {
+    pub(crate) fn mfence(&mut self) {
         self.emit_all(&[0x0F, 0xAE, 0xF0]);
     }
 
     /// `LFENCE` (0F AE E8).
-    pub fn lfence(&mut self) {
+    pub(crate) fn lfence(&mut self) {
         self.emit_all(&[0x0F, 0xAE, 0xE8]);
     }
 
     /// `SFENCE` (0F AE F8).
-    pub fn sfence(&mut self) {
+    pub(crate) fn sfence(&mut self) {
         self.emit_all(&[0x0F, 0xAE, 0xF8]);
     }
 
     /// `XCHG [base+disp], r` (REX.W 87 /r): locked without a prefix.
-    pub fn xchg_mem(&mut self, base: Gpr, disp: i32, r: Gpr) {
+    pub(crate) fn xchg_mem(&mut self, base: Gpr, disp: i32, r: Gpr) {
         self.mem_op(false, &[0x87], r.0, base, disp);
     }
 
     /// `LOCK XADD [base+disp], r` (F0 REX.W 0F C1 /r).
-    pub fn lock_xadd(&mut self, base: Gpr, disp: i32, r: Gpr) {
+    pub(crate) fn lock_xadd(&mut self, base: Gpr, disp: i32, r: Gpr) {
         self.mem_op(true, &[0x0F, 0xC1], r.0, base, disp);
     }
 
     /// `LOCK CMPXCHG [base+disp], r` (F0 REX.W 0F B1 /r): compares with RAX.
-    pub fn lock_cmpxchg(&mut self, base: Gpr, disp: i32, r: Gpr) {
+    pub(crate) fn lock_cmpxchg(&mut self, base: Gpr, disp: i32, r: Gpr) {
         self.mem_op(true, &[0x0F, 0xB1], r.0, base, disp);
     }
 
     /// `DEC QWORD [base+disp]` (REX.W FF /1).
-    pub fn dec_mem(&mut self, base: Gpr, disp: i32) {
+    pub(crate) fn dec_mem(&mut self, base: Gpr, disp: i32) {
         self.mem_op(false, &[0xFF], 1, base, disp);
     }
 
     /// `Jcc rel32` (0F 80+cc cd).
-    pub fn jcc(&mut self, c: Cond, l: Label) {
+    pub(crate) fn jcc(&mut self, c: Cond, l: Label) {
         self.emit_all(&[0x0F, 0x80 | tttn(c)]);
         self.branch_here(l, Rel32);
         self.emit_all(&[0; 4]);
     }
 
     /// `JMP rel32` (E9 cd).
-    pub fn jmp(&mut self, l: Label) {
+    pub(crate) fn jmp(&mut self, l: Label) {
         self.emit(0xE9);
         self.branch_here(l, Rel32);
         self.emit_all(&[0; 4]);
     }
 
     /// `PUSH r` (50+rd, REX.B for R8–R15).
-    pub fn push(&mut self, r: Gpr) {
+    pub(crate) fn push(&mut self, r: Gpr) {
         self.rex(false, 0, r.0, false);
         self.emit(0x50 + r.low());
     }
 
     /// `POP r` (58+rd, REX.B for R8–R15).
-    pub fn pop(&mut self, r: Gpr) {
+    pub(crate) fn pop(&mut self, r: Gpr) {
         self.rex(false, 0, r.0, false);
         self.emit(0x58 + r.low());
     }
 
     /// `RET` (C3).
-    pub fn ret(&mut self) {
+    pub(crate) fn ret(&mut self) {
         self.emit(0xC3);
     }
 }
