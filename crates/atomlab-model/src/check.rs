@@ -386,10 +386,10 @@ fn run(
     // one-execution-per-state shortcut: every execution it allows is
     // visited, so no flag is missed (explore.rs).
     let explore_here = crate::explore::applies(opts, builtin);
-    // ... but `auto` keeps enumerating them: judging every allowed
-    // execution and the partial graphs too cost 1.6-3x the enumeration's
-    // time on the Linux-kernel corpora (lkmm-if, litmus-more/linux, the C
-    // corpus under lkmm), so only `--engine explore` asks for it.
+    // ... and `auto` explores them only above a larger search space than
+    // the others' (explore::EXPLORE_FLAGGED_ABOVE): judging every allowed
+    // execution and the partial graphs too costs more per skeleton than
+    // enumerating the Linux-kernel corpora's small tests.
     let flagged = models.iter().any(|m| m.raises_flags());
     let mut any_explored = false;
     // A Linux-kernel or plain C test: herd7's C front end gives its thin-air
@@ -436,7 +436,7 @@ fn run(
             Some(sk)
                 if explore_here
                     && (opts.engine == Engine::Explore
-                        || (!flagged && crate::explore::worth_exploring(sk, nl))) =>
+                        || crate::explore::worth_exploring(sk, nl, flagged)) =>
             {
                 crate::explore::explore_skeleton(
                     sk,

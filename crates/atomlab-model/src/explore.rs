@@ -8,8 +8,12 @@
 //! every location, pairs it with every reads-from, and judges the product.
 //! This engine instead grows one execution graph at a time:
 //!
-//! 1. **Reads-from, thread by thread.** Reads are added in program order,
-//!    thread after thread; each picks a write with its value. After each
+//! 1. **Reads-from, fewest choices first.** Reads are given sources in
+//!    order of how many writes with their value they may read (program
+//!    order among equals: [`most_constrained_first`]); each picks one.
+//!    Two read-modify-writes of different threads never pick one write
+//!    (one's write would come between the other's source and write:
+//!    atomicity, [`Search::rmw_source_taken`]). After each
 //!    pick the coherence edges that *every* coherent completion must have
 //!    are derived (coWW from program order; coWR, coRW and coRR from the
 //!    reads-from so far; the initial write first; an RMW after the write it
@@ -60,8 +64,9 @@
 //!   the enumeration's, checked on the Linux-kernel corpora), pruning only
 //!   cuts the others, and not at all in a test with an unlock no lock
 //!   precedes (lock.cat takes it out of co before judging). On the
-//!   corpora that costs 1.6-3x the enumeration's time, so `auto`
-//!   enumerates lkmm and only `--engine explore` explores it.
+//!   corpora's small tests that costs more than enumerating, so `auto`
+//!   explores lkmm only above a larger search space than the others'
+//!   (`EXPLORE_FLAGGED_ABOVE`).
 //! - A model's non-monotone axioms (`c11`'s exact release sequences and
 //!   `NaRf`, `aarch64`'s `atomic`) are only applied to complete
 //!   executions: a branch that only they forbid is explored to its leaves.
@@ -93,8 +98,9 @@ pub(crate) fn applies(opts: &CheckOptions, builtin: bool) -> bool {
 /// For [`Engine::Auto`]: whether a skeleton's candidate executions are
 /// many enough for the exploration to pay for its bookkeeping. The bound is
 /// the enumerating engine's search space before pruning: per location, the
-/// orders of its writes times a source for each of its reads.
-pub(crate) fn worth_exploring(sk: &Skeleton, nl: usize) -> bool {
+/// orders of its writes times a source for each of its reads. `flagged`:
+/// one of the models raises flags ([`EXPLORE_FLAGGED_ABOVE`]).
+pub(crate) fn worth_exploring(sk: &Skeleton, nl: usize, flagged: bool) -> bool {
     let mut bound = 1f64;
     for l in 0..nl {
         let here = (0..sk.n).filter(|&i| sk.events[i].loc == Some(l));
@@ -110,13 +116,27 @@ pub(crate) fn worth_exploring(sk: &Skeleton, nl: usize) -> bool {
         let orders: f64 = (1..=w).map(f64::from).product();
         bound *= orders * f64::from(w + 1).powi(r);
     }
-    bound > EXPLORE_ABOVE
+    bound
+        > if flagged {
+            EXPLORE_FLAGGED_ABOVE
+        } else {
+            EXPLORE_ABOVE
+        }
 }
 
 /// Where `auto` changes engine (candidates per skeleton): below it the
 /// enumeration is cheaper than the exploration's per-step judgements (on the
 /// reference corpus, whose skeletons are almost all below it).
 const EXPLORE_ABOVE: f64 = 5000.0;
+
+/// The same for a model that raises flags (`lkmm`), whose exploration
+/// visits every allowed execution and so saves less: the Linux-kernel
+/// corpora (lkmm-if, litmus-more/linux, the C corpus under lkmm, 1,700
+/// tests, one job) took 0.67-0.89 s enumerated, 0.98-1.16 s with the
+/// threshold at 5,000 and 0.81-0.90 s at 10^6, with the same output. A
+/// lock chain is far above it: five threads taking one spinlock (6 x 10^11
+/// candidates) timed out at 60 s enumerated and take 0.03 s explored.
+const EXPLORE_FLAGGED_ABOVE: f64 = 1e6;
 
 /// The search over one skeleton (one trace per thread).
 struct Search<'a, 'r> {
@@ -129,7 +149,8 @@ struct Search<'a, 'r> {
     rec: &'r Recorder<'r>,
     accs: &'r mut [Acc],
     candidates: &'r mut usize,
-    /// Reads, in program order thread by thread (event index order).
+    /// Reads, in the order the search gives them sources
+    /// ([`most_constrained_first`]).
     reads: Vec<usize>,
     /// The writes each read may read from (same location and value).
     sources: Vec<Vec<usize>>,
@@ -153,6 +174,10 @@ struct Search<'a, 'r> {
     forced: Vec<Rel>,
     rf: Rel,
     src: [usize; MAX_EVENTS],
+    /// The read-modify-write reads (of pairs and single-event RMWs) whose
+    /// sources are cut by [`Search::rmw_source_taken`]; empty when pruning
+    /// is off (`CheckOptions::unpruned`).
+    rmw_reads: Set,
     steps: u64,
 }
 
@@ -219,6 +244,24 @@ pub(crate) fn prefix_satisfiable(
     }
 }
 
+/// The reads ordered by how many writes each may read from, fewest first
+/// (program order among equals): a read with one possible source adds its
+/// edges before the search branches at all, so that a choice among many
+/// (a lock's acquisitions, each of which may follow any release) is judged
+/// against them at once rather than after every branch below it was
+/// explored (the "most constrained variable first" rule of constraint
+/// search; GenMC gets the same effect by adding events whose sources are
+/// determined as it meets them). The search's answers do not depend on
+/// the order: it visits every choice of sources either way.
+fn most_constrained_first(
+    reads: Vec<usize>,
+    sources: Vec<Vec<usize>>,
+) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut pairs: Vec<(usize, Vec<usize>)> = reads.into_iter().zip(sources).collect();
+    pairs.sort_by_key(|(_, s)| s.len());
+    pairs.into_iter().unzip()
+}
+
 /// The coherence edges every execution of `sk` has whatever it reads:
 /// each location's initial write before its other writes, and coWW.
 fn co_base(sk: &Skeleton, loc_writes: &[Set]) -> Rel {
@@ -257,6 +300,7 @@ impl<'a, 'r> Search<'a, 'r> {
         if sources.iter().any(|s| s.is_empty()) {
             return None;
         }
+        let (reads, sources) = most_constrained_first(reads, sources);
         let loc_writes: Vec<Set> = (0..rec.nl)
             .map(|l| {
                 members(sk.sets.w)
@@ -305,6 +349,11 @@ impl<'a, 'r> Search<'a, 'r> {
             po_loc_inv: sk.po_loc().inv(),
             rf: Rel::empty(sk.n),
             src: [usize::MAX; MAX_EVENTS],
+            rmw_reads: if rec.opts.unpruned {
+                0
+            } else {
+                sk.rmw.domain() | sk.sets.upd
+            },
             steps: 0,
         })
     }
@@ -321,6 +370,9 @@ impl Search<'_, '_> {
         for k in 0..self.sources[i].len() {
             self.tick()?;
             let w = self.sources[i][k];
+            if self.rmw_source_taken(r, w) {
+                continue;
+            }
             self.rf.add(w, r);
             self.src[r] = w;
             let found = match self.forced_with(r, w) {
@@ -352,6 +404,27 @@ impl Search<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether giving RMW read `r` the source `w` breaks atomicity whatever
+    /// coherence follows: another thread's RMW read already reads `w` (or,
+    /// for two single-event RMWs, any other). Both writes then follow `w`
+    /// in coherence (coRW, or the RMW's own edge), so one of them comes
+    /// between `w` and the other: `rmw & (fre; coe)` for a pair, not the
+    /// direct successor for a single-event RMW, which every built-in model
+    /// forbids and the coherence search excludes at the leaves
+    /// ([`Search::atomic_ok`]). Cutting it here keeps a lock's
+    /// acquisitions from being tried in every way that two of them take
+    /// one release: five threads taking one spinlock have 6^5 choices of
+    /// sources for their acquisitions, of which 5! pass this test.
+    fn rmw_source_taken(&self, r: usize, w: usize) -> bool {
+        let sk = self.sk;
+        if self.rmw_reads >> r & 1 == 0 {
+            return false;
+        }
+        let both_single = |r2: usize| (sk.sets.upd >> r & 1) & (sk.sets.upd >> r2 & 1) == 1;
+        members(self.rmw_reads & !(1 << r))
+            .any(|r2| self.src[r2] == w && (sk.ext.has(r, r2) || both_single(r2)))
     }
 
     /// The forced coherence of the reads given sources so far (the top of
@@ -498,6 +571,9 @@ impl Search<'_, '_> {
                 break;
             }
             let w = self.sources[i][k];
+            if self.rmw_source_taken(r, w) {
+                continue;
+            }
             self.rf.add(w, r);
             self.src[r] = w;
             if let Some(co) = self.forced_with(r, w) {
