@@ -29,12 +29,12 @@ pub enum Format {
 /// Which exploration builds the executions (atomlab-model's `Engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// explore for built-in models but lkmm (whose every allowed execution the exploration visits: slower than enumerating it), enumerate with --explain, --dot or --model-file.
+    /// explore a test of a built-in model whose candidate executions are many (over 5,000; over 10^6 under lkmm, whose every allowed execution the exploration visits), enumerate the rest and with --explain, --dot or --model-file.
     Auto,
     /// Every candidate execution (rf choices x coherence orders), judged one by one: the reference.
     Enumerate,
     /// Incremental: executions grown read by read and write by write, pruned as soon as a
-    /// monotone model (sc, x86tso, rc11) forbids them, searched per final state (GenMC/HMC style).
+    /// model's monotone axioms forbid them, searched per final state (GenMC/HMC style).
     Explore,
 }
 
