@@ -16,7 +16,7 @@ use crate::{run_column, run_name, RunView};
 
 /// A record and the index of the run it came from.
 #[derive(Clone, Copy)]
-pub struct Rec<'a> {
+pub(crate) struct Rec<'a> {
     /// Index into the runs.
     pub run: usize,
     /// The record.
@@ -91,7 +91,7 @@ fn series_name(runs: &[RunView], rec: Rec<'_>, multi: bool) -> String {
 }
 
 /// Renders the bench section of `recs` (all bench records of all runs).
-pub fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let mut scenarios: Vec<&str> = Vec::new();
     for rec in recs {
         if !scenarios.contains(&rec.r.scenario.as_str()) {

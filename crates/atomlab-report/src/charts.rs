@@ -25,7 +25,7 @@ use plotters::prelude::*;
 use crate::html::tick;
 
 /// Series colours (matplotlib's tab10, without its two palest).
-pub const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xff, 0x7f, 0x0e),
     RGBColor(0x2c, 0xa0, 0x2c),
@@ -37,7 +37,7 @@ pub const PALETTE: [RGBColor; 8] = [
 ];
 
 /// The colour of series `i`, as CSS.
-pub fn css_color(i: usize) -> String {
+pub(crate) fn css_color(i: usize) -> String {
     let RGBColor(r, g, b) = PALETTE[i % PALETTE.len()];
     format!("#{r:02x}{g:02x}{b:02x}")
 }
@@ -49,7 +49,7 @@ const SAME: RGBColor = RGBColor(0x61, 0x61, 0x61);
 const NOISY: RGBColor = RGBColor(0xb2, 0x6a, 0x00);
 
 /// The CSS colour of series `i` of a [`line_chart`] of `series`.
-pub fn series_css_color(series: &[Series], i: usize) -> String {
+pub(crate) fn series_css_color(series: &[Series], i: usize) -> String {
     css_color(series.get(i).map_or(i, |s| s.color_index(i)))
 }
 
@@ -59,7 +59,7 @@ const DESC: u32 = 17;
 
 /// One figure: the median and the spread over the runs.
 #[derive(Debug, Clone, Copy)]
-pub struct Point {
+pub(crate) struct Point {
     /// Index of its x label (line chart) or row (dot chart).
     pub x: usize,
     /// Median over the runs.
@@ -74,7 +74,7 @@ pub struct Point {
 
 /// A line of a [`line_chart`].
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     /// Its name in the legend.
     pub name: String,
     /// Drawn dashed (private counters, against solid shared ones).
@@ -88,14 +88,14 @@ pub struct Series {
 
 impl Series {
     /// The index in [`PALETTE`] of the `i`-th series' colour.
-    pub fn color_index(&self, i: usize) -> usize {
+    pub(crate) fn color_index(&self, i: usize) -> usize {
         self.color.unwrap_or(i)
     }
 }
 
 /// How a [`Bar`] is coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
+pub(crate) enum Tone {
     /// Something is wrong (a forbidden outcome observed, SIGILL on ARMv8.0).
     Bad,
     /// Worth a look.
@@ -106,7 +106,7 @@ pub enum Tone {
 
 /// A row of a [`bar_chart`].
 #[derive(Debug, Clone)]
-pub struct Bar {
+pub(crate) struct Bar {
     /// Its label on the y axis.
     pub label: String,
     /// Its length (a count).
@@ -117,7 +117,7 @@ pub struct Bar {
 
 /// A row of a [`change_chart`].
 #[derive(Debug, Clone)]
-pub struct ChangeBar {
+pub(crate) struct ChangeBar {
     /// Its label on the y axis.
     pub label: String,
     /// Relative change, a fraction.
@@ -171,7 +171,7 @@ impl Ranged for Ordinal {
 }
 
 /// `svg` with `role="img"` and `label` as its accessible name.
-pub fn labelled(svg: &str, label: &str) -> String {
+pub(crate) fn labelled(svg: &str, label: &str) -> String {
     match svg.strip_prefix("<svg ") {
         Some(rest) => format!(
             "<svg role=\"img\" aria-label=\"{}\" {rest}",
@@ -223,7 +223,7 @@ fn text_width(text: &str, size: u32) -> u32 {
 /// Lines of `series` against `x_labels`, evenly spaced (thread counts
 /// 1, 2, 4, 8 get equal room), with min–max bars. Points of different
 /// series at the same x are set slightly apart so their bars stay visible.
-pub fn line_chart(
+pub(crate) fn line_chart(
     x_labels: &[String],
     x_desc: &str,
     y_desc: &str,
@@ -324,7 +324,7 @@ pub fn line_chart(
 /// One point with its min–max bar per row, rows top to bottom in the
 /// order of `rows` (their labels on the y axis), the figure on x from 0.
 /// A row's colour is its index's in [`PALETTE`].
-pub fn dot_chart(rows: &[(String, Point)], x_desc: &str) -> Result<String> {
+pub(crate) fn dot_chart(rows: &[(String, Point)], x_desc: &str) -> Result<String> {
     let n = rows.len().max(1);
     let label_w = rows
         .iter()
@@ -410,7 +410,7 @@ pub fn dot_chart(rows: &[(String, Point)], x_desc: &str) -> Result<String> {
 /// `bars` (their labels on the y axis), each with its count written at its
 /// end: a bar of 3 beside one of 9000 is too short to see, its count is
 /// not.
-pub fn bar_chart(bars: &[Bar], x_desc: &str) -> Result<String> {
+pub(crate) fn bar_chart(bars: &[Bar], x_desc: &str) -> Result<String> {
     let n = bars.len().max(1);
     let label_w = bars
         .iter()
@@ -511,7 +511,7 @@ pub fn bar_chart(bars: &[Bar], x_desc: &str) -> Result<String> {
 
 /// Relative changes (in %) with their intervals as horizontal whiskers, a
 /// zero line and a shaded ±`threshold` band; rows top to bottom.
-pub fn change_chart(bars: &[ChangeBar], threshold: f64) -> Result<String> {
+pub(crate) fn change_chart(bars: &[ChangeBar], threshold: f64) -> Result<String> {
     let n = bars.len().max(1);
     let label_w = bars
         .iter()
@@ -614,7 +614,7 @@ pub fn change_chart(bars: &[ChangeBar], threshold: f64) -> Result<String> {
 
 /// The legend of a [`line_chart`] of `series`: a swatch in each line's
 /// colour and dash, and its name.
-pub fn legend(series: &[Series]) -> String {
+pub(crate) fn legend(series: &[Series]) -> String {
     let mut out = String::from("<ul class=\"legend\">");
     for (i, s) in series.iter().enumerate() {
         out.push_str(&format!(
@@ -631,7 +631,13 @@ pub fn legend(series: &[Series]) -> String {
 /// A chart in its `<figure class="chart" data-chart="NAME">`: the SVG (or
 /// why it could not be drawn) named `label` for screen readers, the legend
 /// (HTML, may be empty) and the caption (HTML, escaped by the caller).
-pub fn figure(name: &str, svg: Result<String>, label: &str, legend: &str, caption: &str) -> String {
+pub(crate) fn figure(
+    name: &str,
+    svg: Result<String>,
+    label: &str,
+    legend: &str,
+    caption: &str,
+) -> String {
     let mut out = format!("<figure class=\"chart\" data-chart=\"{name}\">\n");
     match svg {
         Ok(svg) => out.push_str(&labelled(&svg, label)),

@@ -80,7 +80,7 @@ fn key_cell(k: &Key) -> Cell {
 }
 
 /// Renders the comparison of `c`.
-pub fn section(out: &mut String, c: &ComparisonView) {
+pub(crate) fn section(out: &mut String, c: &ComparisonView) {
     let res = &c.result;
     let (a, b) = (esc(&c.a_name), esc(&c.b_name));
     out.push_str("<section id=\"comparison\">\n<h2>comparison</h2>\n");

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// `s` with the five characters that mean something in HTML text and in
 /// quoted attribute values replaced by their entities.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -25,7 +25,7 @@ pub fn esc(s: &str) -> String {
 
 /// A name usable in an `id` or a `data-` attribute: lower-case ASCII
 /// letters, digits and `-`, nothing else.
-pub fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if c.is_ascii_alphanumeric() {
@@ -75,7 +75,7 @@ pub fn num(v: f64) -> String {
 
 /// An axis tick: up to three decimals without trailing zeros, big values
 /// as [`num`].
-pub fn tick(v: f64) -> String {
+pub(crate) fn tick(v: f64) -> String {
     if !v.is_finite() || v.abs() >= 1e4 {
         return num(v);
     }
@@ -89,7 +89,7 @@ pub fn tick(v: f64) -> String {
 }
 
 /// A count: whole numbers in full, anything else as [`num`].
-pub fn count(v: f64) -> String {
+pub(crate) fn count(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
@@ -98,7 +98,7 @@ pub fn count(v: f64) -> String {
 }
 
 /// Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian).
-pub fn utc(unix: f64) -> String {
+pub(crate) fn utc(unix: f64) -> String {
     if !unix.is_finite() {
         return "-".into();
     }
@@ -126,7 +126,7 @@ pub fn utc(unix: f64) -> String {
 pub use atomlab_core::shell::quoted as command_line;
 
 /// A parameter of a record as text (`-` when absent or null).
-pub fn param(r: &Record, key: &str) -> String {
+pub(crate) fn param(r: &Record, key: &str) -> String {
     match r.parameters.get(key) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => "-".into(),
@@ -135,7 +135,7 @@ pub fn param(r: &Record, key: &str) -> String {
 }
 
 /// `variant/ordering` when the record has an ordering, else the variant.
-pub fn variant_label(r: &Record) -> String {
+pub(crate) fn variant_label(r: &Record) -> String {
     match r.parameters.get("ordering").and_then(|o| o.as_str()) {
         Some(o) => format!("{}/{o}", r.variant),
         None => r.variant.clone(),
@@ -143,7 +143,7 @@ pub fn variant_label(r: &Record) -> String {
 }
 
 /// The status words of a record: `ok`, or each flag's words once.
-pub fn status(r: &Record) -> String {
+pub(crate) fn status(r: &Record) -> String {
     if r.flags.is_empty() {
         return "ok".into();
     }
@@ -157,7 +157,7 @@ pub fn status(r: &Record) -> String {
 }
 
 /// The CSS class of a record's status cell.
-pub fn status_class(r: &Record) -> &'static str {
+pub(crate) fn status_class(r: &Record) -> &'static str {
     if r.flagged(FlagKind::Implausible) {
         "bad"
     } else if r.flags.is_empty() {

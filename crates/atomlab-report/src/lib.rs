@@ -46,6 +46,7 @@
 //! operation), `bench-SCENARIO-cpu` (fixed rate), `bench-SCENARIO-producer`
 //! and `-consumer` (spsc), `run-RUN-TEST` per litmus test run,
 //! `load-latency` and `load-timeline`, `audit-verdicts`, and `comparison`.
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
 mod audit_archive;

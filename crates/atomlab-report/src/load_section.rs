@@ -28,7 +28,7 @@ fn at(x: usize, v: f64) -> Point {
 }
 
 /// The `(second, requests, errors)` of a record's timeline.
-pub fn timeline(r: &Record) -> Vec<(usize, f64, f64)> {
+pub(crate) fn timeline(r: &Record) -> Vec<(usize, f64, f64)> {
     r.detail
         .as_ref()
         .and_then(|d| d.get("timeline"))
@@ -181,7 +181,7 @@ fn timeline_chart(recs: &[Rec<'_>], names: &[String]) -> String {
 
 /// Draws the load records of every run: the two charts, the table, then
 /// each record's flags, failures and notes.
-pub fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = recs.windows(2).any(|w| w[0].run != w[1].run);
     let names = names(runs, recs, multi);
     out.push_str(&latency_chart(recs, &names));

@@ -149,7 +149,7 @@ fn caption_tail(caption: &mut String, recs: &[Rec<'_>], series: &[Series]) {
 /// against the offered rate, a line per barrier variant and wait mode
 /// (and placement, and run, where the records differ in them). The
 /// figures are `bench-ID-producer` and `bench-ID-consumer`.
-pub fn queue(out: &mut String, runs: &[RunView], id: &str, recs: &[Rec<'_>], multi: bool) {
+pub(crate) fn queue(out: &mut String, runs: &[RunView], id: &str, recs: &[Rec<'_>], multi: bool) {
     let xs = rates(recs);
     let labels: Vec<String> = xs.iter().map(|r| rate_label(*r)).collect();
     let placements = distinct(recs, "placement");
@@ -195,7 +195,7 @@ pub fn queue(out: &mut String, runs: &[RunView], id: &str, recs: &[Rec<'_>], mul
 /// `bench counter|refcount|lock --rate`: the CPU % against the offered
 /// rate, a line per variant (and thread count and run where they differ).
 /// The figure is `bench-ID-cpu`.
-pub fn fixed_rate(
+pub(crate) fn fixed_rate(
     out: &mut String,
     runs: &[RunView],
     sc: &str,

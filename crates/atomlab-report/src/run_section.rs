@@ -43,7 +43,7 @@ fn names(v: &Value, key: &str) -> Vec<String> {
 /// The bars of a test's chart: a bar per final state seen, then the
 /// allowed states not seen (0); red where a model forbids what was seen,
 /// the witness (the condition's outcome) in the second colour.
-pub fn bars(r: &Record) -> Vec<Bar> {
+pub(crate) fn bars(r: &Record) -> Vec<Bar> {
     let mut out = Vec::new();
     for (h, seen) in detail(r, "histogram")
         .iter()
@@ -79,7 +79,7 @@ pub fn bars(r: &Record) -> Vec<Bar> {
 
 /// Draws the run records of every run: per run its summary table, then
 /// each test's chart and histogram.
-pub fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     out.push_str(
         "<p class=\"lead\">Each litmus test ran many times on this CPU. The chart counts \
          each final state seen (<q>*</q>: the condition's outcome, the witness); the table \

@@ -23,7 +23,7 @@ fn metric_median(r: &Record, name: &str) -> Option<f64> {
 }
 
 /// Stress: one row per variant, its expectation beside its verdict.
-pub fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = runs_differ(recs);
     out.push_str(
         "<p class=\"lead\">A correct variant should PASS; a known-broken one should FAIL \
@@ -143,7 +143,7 @@ fn check_class(r: &Record) -> &'static str {
 }
 
 /// Check: tests × models, then each test's explanation in a `<details>`.
-pub fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = runs_differ(recs);
     let mut models: Vec<&str> = Vec::new();
     // Rows: (run, test), in first-seen order.
@@ -400,7 +400,7 @@ fn audit_verdict(r: &Record) -> (String, Tone) {
 
 /// Audit: a bar per verdict, how many binaries (or packages) got it,
 /// worst first.
-pub fn audit_counts(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn audit_counts(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let mut bars: Vec<Bar> = Vec::new();
     for x in recs {
         let (label, tone) = audit_verdict(x.r);
@@ -451,7 +451,7 @@ pub fn audit_counts(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
 }
 
 /// Audit: a row per binary with its verdict in words and its counts.
-pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = runs_differ(recs);
     let mut header = vec![];
     if multi {
@@ -586,7 +586,7 @@ pub fn audit(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
 }
 
 /// Records of capabilities this report has no section for: their medians.
-pub fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+pub(crate) fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let mut t = Table::with_header(&[
         "run",
         "capability",
