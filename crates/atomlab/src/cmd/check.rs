@@ -29,7 +29,7 @@ pub enum Format {
 /// Which exploration builds the executions (atomlab-model's `Engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// explore a test of a built-in model whose candidate executions are many (over 5,000; over 10^6 under lkmm, whose every allowed execution the exploration visits), enumerate the rest and with --explain, --dot or --model-file.
+    /// explore a test of a built-in model whose candidate executions are many (over 5,000; over 10^6 under lkmm, whose every allowed execution the exploration visits); enumerate the rest, and always with --explain, --dot or --model-file.
     Auto,
     /// Every candidate execution (rf choices x coherence orders), judged one by one: the reference.
     Enumerate,
