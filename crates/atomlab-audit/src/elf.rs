@@ -91,7 +91,7 @@ fn arch_name(file: &object::File<'_>) -> String {
 
 impl<'a> Image<'a> {
     /// Parses `data` (the whole file) as ELF.
-    pub fn parse(path: &str, data: &'a [u8]) -> Result<Image<'a>, AuditError> {
+    pub(crate) fn parse(path: &str, data: &'a [u8]) -> Result<Image<'a>, AuditError> {
         if data.is_empty() {
             return Err(AuditError::Empty { path: path.into() });
         }
@@ -332,10 +332,9 @@ impl<'a> Image<'a> {
         })
     }
 
-    /// The bytes at `addr`, up to the end of their region.
     /// Whether `addr` lies inside a known function extent; true when the
     /// file gives no extents at all.
-    pub fn in_known_function(&self, addr: u64) -> bool {
+    pub(crate) fn in_known_function(&self, addr: u64) -> bool {
         if self.extents.is_empty() {
             return true;
         }
@@ -343,7 +342,8 @@ impl<'a> Image<'a> {
         i > 0 && addr < self.extents[i - 1].1
     }
 
-    pub fn bytes_at(&self, addr: u64) -> Option<&'a [u8]> {
+    /// The bytes at `addr`, up to the end of their region.
+    pub(crate) fn bytes_at(&self, addr: u64) -> Option<&'a [u8]> {
         let i = self
             .code
             .partition_point(|r| r.addr <= addr)

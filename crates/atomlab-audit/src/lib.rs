@@ -39,6 +39,7 @@
 //! - In a stripped binary, a function with no FDE, no `.dynsym` entry and no
 //!   Go `.gopclntab` entry (Go 1.18+ layout) is merged into the function
 //!   before it in `--by-function`.
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
 mod a64_words;

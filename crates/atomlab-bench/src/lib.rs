@@ -20,6 +20,7 @@
 //! ccbench (Trigonakis, David, Guerraoui, "Everything you always wanted to
 //! know about synchronization but were afraid to ask", SOSP 2013) for the
 //! cache-line round trips, and hyperfine for repeated runs with a warm-up.
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
 pub mod batch;

@@ -23,6 +23,7 @@
 //! them; `PASS` means "not seen in N operations on this machine", and the
 //! seed fixes the jitter and payloads but not the OS's scheduling, so a
 //! replay reproduces the conditions, not the exact interleaving.
+#![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
 pub mod detect;
