@@ -307,9 +307,13 @@ fn values_feasible(chosen: &[&Trace], init: &[i64]) -> bool {
 /// Refuses a test whose traces access one location with two widths: that
 /// needs mixed-size semantics (herd7's `sm` relation and byte-level events),
 /// which these models do not have.
-fn mixed_size(t: &Test, traces: &[Vec<Trace>]) -> Result<(), CheckError> {
+fn mixed_size(t: &Test, traces: &[crate::interp::Runs]) -> Result<(), CheckError> {
     let mut width = vec![0u8; t.locations.len()];
-    for e in traces.iter().flatten().flat_map(|tr| &tr.events) {
+    for e in traces
+        .iter()
+        .flat_map(|r| r.iter())
+        .flat_map(|tr| &tr.events)
+    {
         if matches!(e.kind, crate::interp::Kind::Fence(_)) || e.annot.width == 0 {
             continue;
         }

@@ -62,7 +62,7 @@ use std::time::Instant;
 
 use atomlab_litmus::{Prop, StateVar, Test};
 
-use crate::interp::{decode, Kind, Trace, TraceEvent};
+use crate::interp::{decode, Kind, Runs, Trace, TraceEvent};
 use crate::CheckError;
 
 /// Whether to go on after a combination: `visit` returns `Stop` once the
@@ -81,7 +81,7 @@ const MAX_SUMMARY_BYTES: usize = 64 << 20;
 /// Drops from each thread's runs those that fail a conjunct of `t`'s
 /// filter naming only that thread's registers: no execution with such a
 /// run passes the filter.
-pub(crate) fn apply_filter(t: &Test, traces: &mut [Vec<Trace>], nl: usize) {
+pub(crate) fn apply_filter(t: &Test, traces: &mut [Runs], nl: usize) {
     let Some(filter) = &t.filter else { return };
     let conjuncts: Vec<&Prop> = match filter {
         Prop::And(ps) => ps.iter().collect(),
@@ -100,12 +100,17 @@ pub(crate) fn apply_filter(t: &Test, traces: &mut [Vec<Trace>], nl: usize) {
         if !threads.all(|x| x == Some(thread)) || thread >= traces.len() {
             continue;
         }
-        traces[thread].retain(|tr| {
+        let passes = |tr: &Trace| {
             c.eval(&|v: &StateVar| match v {
                 StateVar::Reg { reg, .. } => decode(tr.regs.get(*reg).copied().unwrap_or(0), nl),
                 StateVar::Loc(_) => unreachable!("a one-thread conjunct names registers only"),
             })
-        });
+        };
+        // A thread sharing its runs with its twins gets its own copy only
+        // when the conjunct drops some.
+        if !traces[thread].iter().all(passes) {
+            std::rc::Rc::make_mut(&mut traces[thread]).retain(passes);
+        }
     }
 }
 
@@ -367,7 +372,7 @@ pub(crate) struct Cuts<'a, 'p> {
 /// group are visited, each with its weight: how many combinations it
 /// stands for.
 pub(crate) fn each(
-    traces: &[Vec<Trace>],
+    traces: &[Runs],
     init: &[i64],
     cuts: Cuts<'_, '_>,
     groups: &[Vec<usize>],
@@ -379,7 +384,7 @@ pub(crate) fn each(
     }
     // The (location, value) pairs the runs write, numbered.
     let mut pairs: HashMap<(usize, i64), usize> = HashMap::new();
-    for e in traces.iter().flatten().flat_map(|t| &t.events) {
+    for e in traces.iter().flat_map(|r| r.iter()).flat_map(|t| &t.events) {
         if matches!(e.kind, Kind::Write | Kind::Update) {
             let n = pairs.len();
             pairs.entry((e.loc, e.wval)).or_insert(n);
@@ -388,7 +393,7 @@ pub(crate) fn each(
     // Threads with the same runs (copies of one thread) share one tree.
     let mut trees: Vec<Tree> = Vec::with_capacity(traces.len());
     for (i, runs) in traces.iter().enumerate() {
-        let tree = match (0..i).find(|&j| traces[j] == *runs) {
+        let tree = match (0..i).find(|&j| same_runs(&traces[j], runs)) {
             Some(j) => trees[j].clone(),
             None => Tree::build(runs, init, &pairs),
         };
@@ -702,13 +707,19 @@ fn factorial(n: usize) -> u64 {
     (1..=n as u64).product()
 }
 
+/// Whether two threads have the same runs: shared (twins, see
+/// [`crate::interp::Runs`]) or equal.
+fn same_runs(a: &Runs, b: &Runs) -> bool {
+    std::rc::Rc::ptr_eq(a, b) || a == b
+}
+
 /// The groups of interchangeable threads of `t`: threads with the same
 /// code, registers and initial values (so the same runs, `traces`), whose
 /// registers neither the condition nor `locations` names, and whose
 /// conjuncts in the filter (each naming one thread's registers) are the
 /// same but for the thread. Swapping two of them maps every execution to
 /// one with the same final state, allowed by every model alike.
-pub(crate) fn symmetric_groups(t: &Test, traces: &[Vec<Trace>]) -> Vec<Vec<usize>> {
+pub(crate) fn symmetric_groups(t: &Test, traces: &[Runs]) -> Vec<Vec<usize>> {
     let observed: Vec<usize> = t
         .state_vars()
         .iter()
@@ -760,7 +771,7 @@ pub(crate) fn symmetric_groups(t: &Test, traces: &[Vec<Trace>]) -> Vec<Vec<usize
                 && a.regs == b.regs
                 && a.init == b.init
                 && own[i] == own[j]
-                && traces[i] == traces[j]
+                && same_runs(&traces[i], &traces[j])
         };
         match groups.iter_mut().find(|g| same(g[0])) {
             Some(g) => g.push(i),
