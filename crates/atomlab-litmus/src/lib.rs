@@ -42,8 +42,6 @@ mod error;
 pub mod inputs;
 mod parse;
 pub mod print;
-mod print_aarch64;
-mod print_riscv;
 mod riscv;
 mod scan;
 mod x86_64;

@@ -13,9 +13,9 @@ use std::fmt::Write;
 use atomlab_audit::batch::PackageRow;
 use atomlab_audit::PackageVerdict;
 
-use crate::bench::Rec;
 use crate::html::esc;
 use crate::table::{Cell, Table};
+use crate::Rec;
 use crate::{run_name, RunView};
 
 /// The class of a verdict's cells: red for a crash on ARMv8.0, amber for

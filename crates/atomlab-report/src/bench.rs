@@ -12,16 +12,7 @@ use crate::bench_tables::{self, cpu_pair, Target};
 use crate::charts::{self, Point, Series};
 use crate::html::{esc, param, slug, variant_label};
 use crate::rate_charts;
-use crate::{run_column, run_name, RunView};
-
-/// A record and the index of the run it came from.
-#[derive(Clone, Copy)]
-pub(crate) struct Rec<'a> {
-    /// Index into the runs.
-    pub run: usize,
-    /// The record.
-    pub r: &'a Record,
-}
+use crate::{run_column, run_name, Rec, RunView};
 
 /// What shape of bench record it is.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -83,12 +83,20 @@ pub use verdicts::check_cell;
 
 use std::fmt::Write;
 
-use atomlab_core::{Machine, Report};
+use atomlab_core::{Machine, Record, Report};
 use atomlab_stats::ab::AbResult;
 
-use bench::Rec;
 use html::{command_line, esc, utc};
 use table::{Cell, Table};
+
+/// A record of the page and the index of the run it came from.
+#[derive(Clone, Copy)]
+pub(crate) struct Rec<'a> {
+    /// Index into the runs.
+    pub run: usize,
+    /// The record.
+    pub r: &'a Record,
+}
 
 /// One run to report: a document atomlab wrote, and where it came from.
 #[derive(Debug, Clone)]

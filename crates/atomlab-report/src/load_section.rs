@@ -9,11 +9,11 @@ use std::fmt::Write;
 
 use atomlab_core::Record;
 
-use crate::bench::Rec;
 use crate::bench_tables::Row;
 use crate::charts::{self, Point, Series};
 use crate::html::esc;
 use crate::load_view::{self, PERCENTILES};
+use crate::Rec;
 use crate::{run_column, run_name, RunView};
 
 /// One value as a chart point (a load record is one run: no spread).

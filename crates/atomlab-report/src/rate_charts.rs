@@ -14,9 +14,9 @@ use std::fmt::Write;
 
 use atomlab_core::{FlagKind, Record};
 
-use crate::bench::Rec;
 use crate::charts::{self, Point, Series};
 use crate::html::{esc, num, param, variant_label};
+use crate::Rec;
 use crate::{run_name, RunView};
 
 /// A record's offered rate, `None` flat out.

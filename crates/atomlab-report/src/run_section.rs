@@ -10,10 +10,10 @@ use std::fmt::Write;
 use atomlab_core::Record;
 use serde_json::Value;
 
-use crate::bench::Rec;
 use crate::charts::{self, Bar, Tone};
 use crate::html::{count, esc, slug};
 use crate::run_view::{self, EMULATED};
+use crate::Rec;
 use crate::{run_column, RunView};
 
 fn detail<'a>(r: &'a Record, key: &str) -> &'a [Value] {

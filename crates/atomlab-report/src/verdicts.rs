@@ -8,10 +8,10 @@ use atomlab_audit::PackageVerdict;
 use atomlab_core::{Record, Verdict};
 use serde_json::Value;
 
-use crate::bench::Rec;
 use crate::charts::{self, Bar, Tone};
 use crate::html::{count, esc, num, param, slug};
 use crate::table::{Cell, Table};
+use crate::Rec;
 use crate::{run_column, run_name, RunView};
 
 fn runs_differ(recs: &[Rec<'_>]) -> bool {

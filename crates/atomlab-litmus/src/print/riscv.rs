@@ -15,8 +15,8 @@
 
 use std::collections::BTreeMap;
 
+use super::frame::{self, Ctx, PrintError, Printed};
 use crate::ast::*;
-use crate::print::{self, Ctx, PrintError, Printed};
 
 const ARCH: &str = "RISCV";
 
@@ -26,7 +26,7 @@ pub(crate) fn print(test: &Test) -> Result<String, PrintError> {
     for t in 0..test.threads.len() {
         threads.push(thread(test, t)?);
     }
-    Ok(print::assemble(test, threads))
+    Ok(frame::assemble(test, threads))
 }
 
 struct Gen<'t> {
@@ -71,7 +71,7 @@ fn thread(test: &Test, t: usize) -> Result<Printed, PrintError> {
     }
     let mut bases = BTreeMap::new();
     let mut init: Vec<(String, Value)> = Vec::new();
-    for l in print::constant_locations(&th.code) {
+    for l in frame::constant_locations(&th.code) {
         let r = free
             .pop()
             .ok_or_else(|| ctx.err("more than 31 registers: none left for a location"))?;
@@ -84,7 +84,7 @@ fn thread(test: &Test, t: usize) -> Result<Printed, PrintError> {
         }
     }
     free.reverse();
-    let labels = print::labels(t, &th.code);
+    let labels = frame::labels(t, &th.code);
     let mut g = Gen {
         ctx,
         names,
