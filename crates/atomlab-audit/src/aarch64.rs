@@ -25,8 +25,8 @@ use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, SizeCod
 
 use crate::a64_words::{self, WordKind};
 use crate::elf::Image;
+use crate::found::{Call, Loop, Scan};
 use crate::model::{Class, Helper, Order, Site};
-use crate::scan::{Call, Loop, Scan};
 
 /// An atomic or ordering instruction, before its address is attached.
 struct Event {

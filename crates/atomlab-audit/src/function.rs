@@ -31,8 +31,8 @@ use yaxpeax_arm::armv8::a64::{InstDecoder, Opcode, Operand};
 
 use crate::elf::Image;
 use crate::error::AuditError;
+use crate::found::Scan;
 use crate::model::{Arch, Class, Evidence};
-use crate::scan::Scan;
 
 /// How many calls deep the callees of a function are followed, while
 /// nothing atomic has been found.

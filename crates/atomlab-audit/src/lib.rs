@@ -49,6 +49,7 @@ pub mod batch;
 mod dispatch;
 mod elf;
 pub mod error;
+mod found;
 pub mod function;
 pub mod input;
 pub mod model;

@@ -15,8 +15,8 @@
 use riscv_decode::Instruction as I;
 
 use crate::elf::Image;
+use crate::found::{Call, Loop, Scan};
 use crate::model::{Class, Order, Site};
-use crate::scan::{Call, Loop, Scan};
 use raki::{BaseIOpcode, COpcode, Decode, Isa, OpcodeKind};
 
 fn aqrl(raw: u32) -> (Order, &'static str) {

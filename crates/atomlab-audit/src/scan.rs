@@ -1,41 +1,14 @@
-//! From the per-architecture scanners' raw findings to a [`BinaryAudit`]:
-//! outline calls resolved against helpers and PLT stubs, LL/SC loops,
-//! attribution to functions, counts and the verdict.
+//! From the per-architecture scanners' raw findings ([`crate::found`]) to a
+//! [`BinaryAudit`]: outline calls resolved against helpers and PLT stubs,
+//! LL/SC loops, attribution to functions, counts and the verdict.
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::elf::Image;
+use crate::found::Scan;
 use crate::model::{
     Arch, BinaryAudit, BinaryVerdict, BinaryVerdictKind, Class, FunctionTally, Helper, LseDispatch,
-    Site,
 };
-
-/// A direct branch (`bl`, or `b` as a tail call) and its target.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Call {
-    pub addr: u64,
-    pub target: u64,
-}
-
-/// A load-exclusive … store-exclusive retry loop: indexes into `Scan::sites`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Loop {
-    pub start: u64,
-    pub ll: usize,
-    pub sc: usize,
-}
-
-/// What a scanner found, before attribution.
-#[derive(Debug, Default)]
-pub(crate) struct Scan {
-    pub sites: Vec<Site>,
-    pub loops: Vec<Loop>,
-    pub calls: Vec<Call>,
-    pub helpers: Vec<Helper>,
-    /// PLT stub address → the imported function it jumps to.
-    pub plt: HashMap<u64, String>,
-    pub undecodable: u64,
-}
 
 /// Function starts, sorted, with names where the binary has them (`None`:
 /// an FDE's, named by its address when shown). The names are borrowed:

@@ -8,8 +8,8 @@
 use iced_x86::{Decoder, DecoderOptions, Instruction, MemorySize, Mnemonic, OpKind};
 
 use crate::elf::Image;
+use crate::found::{Call, Scan};
 use crate::model::{Class, Order, Site};
-use crate::scan::{Call, Scan};
 
 fn name(m: Mnemonic) -> String {
     format!("{m:?}").to_ascii_lowercase()
