@@ -35,16 +35,14 @@
 #![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
-mod asm;
 pub mod ast;
-mod c;
+mod builder;
+mod dialect;
 mod error;
 pub mod inputs;
 mod parse;
 pub mod print;
-mod riscv;
 mod scan;
-mod x86_64;
 
 pub use ast::*;
 pub use error::ParseError;

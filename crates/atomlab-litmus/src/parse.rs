@@ -1,71 +1,27 @@
 //! The parts of a litmus file every architecture shares: the first line,
 //! header keys, the initial state, `locations`, `filter` and the final
-//! condition. Thread code is handed to [`crate::c`] or [`crate::asm`].
+//! condition. Thread code is handed to its dialect (`dialect/`).
 //!
 //! Follows the format herd7 reads (herdtools7 `litmus/` and `herd/`
 //! documentation: "A litmus test … consists of a header, an initial state, the
 //! code of threads and a final condition").
 
 use crate::ast::*;
+use crate::builder::{reg_of, Builder};
+use crate::dialect::c::TYPE_WORDS;
 use crate::scan::{blank_comments, too_deep, Cursor, PResult, MAX_DEPTH};
 use crate::ParseError;
-
-/// The things being built while parsing: locations and threads.
-pub(crate) struct Builder {
-    pub arch: Arch,
-    pub locations: Vec<String>,
-    pub threads: Vec<Thread>,
-    /// The access width in bits of each location accessed at a constant
-    /// address so far (X86_64, RISC-V), to refuse mixed-size tests.
-    pub sizes: Vec<(LocId, u32)>,
-    /// Registers the initial state sets, as (thread, name): C code may use
-    /// them without declaring them, as herd7 allows (`{ 0:r4=y; }` and
-    /// `WRITE_ONCE(*x, r4);`).
-    pub init_regs: Vec<(usize, String)>,
-}
-
-impl Builder {
-    pub(crate) fn loc(&mut self, name: &str) -> LocId {
-        if let Some(i) = self.locations.iter().position(|l| l == name) {
-            return i;
-        }
-        self.locations.push(name.to_string());
-        self.locations.len() - 1
-    }
-
-    pub(crate) fn thread(&mut self, id: usize) -> &mut Thread {
-        while self.threads.len() <= id {
-            let n = self.threads.len();
-            self.threads.push(Thread {
-                id: n,
-                regs: Vec::new(),
-                init: Vec::new(),
-                code: Vec::new(),
-            });
-        }
-        &mut self.threads[id]
-    }
-}
-
-/// Adds register `name` to `t` if new and returns its index.
-pub(crate) fn reg_of(t: &mut Thread, name: &str) -> Reg {
-    if let Some(r) = t.reg(name) {
-        return r;
-    }
-    t.regs.push(name.to_string());
-    t.regs.len() - 1
-}
 
 /// The canonical name of a register as written in a condition or initial
 /// state, or `None` when it is not one of the architecture's registers.
 pub(crate) fn canonical_reg(arch: Arch, name: &str) -> Option<String> {
     match arch {
         Arch::C => Some(name.to_string()),
-        Arch::X86 => crate::asm::x86_reg(name).map(str::to_string),
-        Arch::X86_64 => crate::x86_64::reg(name).map(|(r, _)| r.to_string()),
-        Arch::RiscV => crate::riscv::canonical(name),
-        Arch::AArch64 => match crate::asm::arm_reg(name) {
-            Some(crate::asm::ArmReg::Gpr(n)) => Some(format!("X{n}")),
+        Arch::X86 => crate::dialect::x86::reg(name).map(str::to_string),
+        Arch::X86_64 => crate::dialect::x86_64::reg(name).map(|(r, _)| r.to_string()),
+        Arch::RiscV => crate::dialect::riscv::canonical(name),
+        Arch::AArch64 => match crate::dialect::aarch64::reg(name) {
+            Some(crate::dialect::aarch64::ArmReg::Gpr(n)) => Some(format!("X{n}")),
             _ => None,
         },
     }
@@ -183,9 +139,9 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         .collect();
     // Threads.
     let tail_start = match arch {
-        Arch::C => crate::c::parse_threads(&mut c, &mut b)?,
+        Arch::C => crate::dialect::c::parse_threads(&mut c, &mut b)?,
         Arch::X86 | Arch::X86_64 | Arch::AArch64 | Arch::RiscV => {
-            crate::asm::parse_threads(&mut c, &mut b)?
+            crate::dialect::table::parse_threads(&mut c, &mut b)?
         }
     };
     // After the threads, `(*` always opens a comment, as in herd7's
@@ -322,41 +278,6 @@ fn repeated_header(line: &str, arch: Arch) -> bool {
         && words.next().is_none()
         && !line.contains('=')
 }
-
-/// Integer type words accepted (and ignored) in declarations.
-pub(crate) const TYPE_WORDS: &[&str] = &[
-    "int",
-    "long",
-    "unsigned",
-    "signed",
-    "short",
-    "char",
-    "atomic_int",
-    "atomic_long",
-    "atomic_uint",
-    "atomic_ulong",
-    "atomic_t",
-    "spinlock_t",
-    "struct",
-    "srcu_struct",
-    "int8_t",
-    "int16_t",
-    "int32_t",
-    "int64_t",
-    "uint8_t",
-    "uint16_t",
-    "uint32_t",
-    "uint64_t",
-    "intptr_t",
-    "uintptr_t",
-    "volatile",
-    "const",
-    "_Atomic",
-    "atomic_intptr_t",
-    "__int128_t",
-    "__uint128_t",
-    "__int128",
-];
 
 /// Initial register values as written: thread, canonical name, the name as
 /// written, value, position.

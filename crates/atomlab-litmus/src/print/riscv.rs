@@ -46,7 +46,7 @@ fn thread(test: &Test, t: usize) -> Result<Printed, PrintError> {
         index: 0,
         arch: ARCH,
     };
-    let own = |n: &str| crate::riscv::reg_num(n).filter(|d| *d != 0);
+    let own = |n: &str| crate::dialect::riscv::reg_num(n).filter(|d| *d != 0);
     let mut taken = [false; 32];
     taken[0] = true;
     for n in &th.regs {

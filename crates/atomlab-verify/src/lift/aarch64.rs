@@ -23,7 +23,7 @@
 //!   arguments ([`super::Registers::pointers`]) to their objects.
 //!   Anything else is refused, with the instruction's address.
 //! - Accesses are annotated as the litmus parser annotates the same
-//!   mnemonic (atomlab-litmus asm.rs `arm_instr`): LDAR acquire, LDAPR
+//!   mnemonic (atomlab-litmus dialect/aarch64.rs `instr`): LDAR acquire, LDAPR
 //!   acquire-pc, LDXR exclusive, STLR release, CAS/SWP/LD<op> with A/L
 //!   suffixes, a zero destination making the read NoRet without acquire.
 //! - W registers are 32 bits: a W write is masked to 32 bits, as is a W

@@ -7,10 +7,11 @@
 //!
 //! Three instruction sets are lifted: AArch64 ([`aarch64`]), RV64
 //! ([`riscv64`]) and x86-64 ([`x86_64`]). The lowering of each instruction
-//! mirrors atomlab-litmus's parser of the same dialect (asm.rs, riscv.rs,
-//! x86_64.rs), so lifted code means what the same instruction written in
-//! a litmus test means, and each architecture's own model (`aarch64`,
-//! `riscv`, `x86tso`) judges it as it judges that test.
+//! mirrors atomlab-litmus's parser of the same dialect
+//! (`dialect/{aarch64,riscv,x86_64}.rs`), so lifted code means what the
+//! same instruction written in a litmus test means, and each
+//! architecture's own model (`aarch64`, `riscv`, `x86tso`) judges it as it
+//! judges that test.
 
 pub mod aarch64;
 mod flow;

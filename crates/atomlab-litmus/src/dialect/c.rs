@@ -20,8 +20,43 @@
 //! value compared with 0.
 
 use crate::ast::*;
-use crate::parse::{reg_of, Builder, TYPE_WORDS};
+use crate::builder::{reg_of, Builder};
 use crate::scan::{too_deep, Cursor, PResult, MAX_DEPTH};
+
+/// Integer type words accepted (and ignored) in declarations.
+pub(crate) const TYPE_WORDS: &[&str] = &[
+    "int",
+    "long",
+    "unsigned",
+    "signed",
+    "short",
+    "char",
+    "atomic_int",
+    "atomic_long",
+    "atomic_uint",
+    "atomic_ulong",
+    "atomic_t",
+    "spinlock_t",
+    "struct",
+    "srcu_struct",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "intptr_t",
+    "uintptr_t",
+    "volatile",
+    "const",
+    "_Atomic",
+    "atomic_intptr_t",
+    "__int128_t",
+    "__uint128_t",
+    "__int128",
+];
 
 struct Body<'c, 'b> {
     c: &'c mut Cursor<'b>,

@@ -12,9 +12,9 @@
 //! named by their 64-bit name (`rax`), as herd7 prints them; a write to a
 //! 32-bit register is not truncated (litmus values are small).
 
-use crate::asm::{operands, parse_int, text, END_LABEL};
+use super::operand::{operands, parse_int, text, END_LABEL};
 use crate::ast::*;
-use crate::parse::{reg_of, Builder};
+use crate::builder::{reg_of, Builder};
 use crate::scan::{Cursor, PResult};
 
 /// The general-purpose registers: 64-bit name, 32-bit name.

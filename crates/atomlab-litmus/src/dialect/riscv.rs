@@ -21,9 +21,9 @@
 //! can refuse a location accessed with two widths (mixed-size). Values are
 //! 64-bit: `.w` operations are not sign-truncated (litmus values are small).
 
-use crate::asm::{operands, parse_int, text};
+use super::operand::{operands, parse_int, text};
 use crate::ast::*;
-use crate::parse::{reg_of, Builder};
+use crate::builder::{reg_of, Builder};
 use crate::scan::{Cursor, PResult};
 
 /// ABI names of x1–x31 (`x0` is `zero`).
