@@ -161,7 +161,7 @@ pub(crate) fn spawn_self(same_args: bool, env: &[(&str, &OsString)]) -> std::io:
     }
     // The plugin files already read, so that the child need not read them
     // again (a 500 MB file hashed twice ate a variant's time bound).
-    cmd.env(crate::load::SHA256_ENV, crate::load::sha256_env_now());
+    cmd.env(crate::file::SHA256_ENV, crate::file::sha256_env_now());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());

@@ -11,9 +11,11 @@
 //!   architecture" are said plainly instead of as `dlerror` text;
 //! - [`library`]: `dlopen(3)` (`RTLD_NOW | RTLD_LOCAL`), `dlsym(3)` and
 //!   `dlclose(3)` of a library that every variant holds open;
-//! - [`load`]: the entry point `atomlab_plugin`, the description's checks
-//!   (ABI version, names, kinds, function pointers), and the file's
-//!   SHA-256 for records;
+//! - [`file`]: the plugin file before anything reads it whole (a regular
+//!   file of bounded size, its ELF layout within it) and its SHA-256 for
+//!   records, handed down to child processes;
+//! - [`load`]: the entry point `atomlab_plugin` and the description's
+//!   checks (ABI version, names, kinds, function pointers);
 //! - [`variant`]: what a variant of any kind is ([`PluginVariant`]), what
 //!   each kind's functions must provide ([`variant::KindFns`]), and a
 //!   scenario with plugin variants after its own ([`WithPlugins`], for
@@ -33,7 +35,8 @@
 //!
 //! - [`probe`]: loading a plugin in a child process first, so that a
 //!   constructor or entry point that crashes, exits, hangs or prints is
-//!   that plugin's error and not atomlab's end.
+//!   that plugin's error and not atomlab's end; [`probe_answer`]: that
+//!   child's side.
 #![deny(missing_docs)]
 
 /// The ABI's types and constants, owned by the crate plugin authors in
@@ -42,17 +45,21 @@
 pub use atomlab_plugin_abi::abi;
 pub mod audit;
 pub mod elf;
+mod error;
+pub mod file;
 pub mod isolate;
 mod library;
 pub mod load;
 pub mod lock;
 pub mod op;
 pub mod probe;
+pub mod probe_answer;
 pub mod refcount;
 pub mod spsc;
 pub mod variant;
 
-pub use load::{load_kind, load_locks, Kind, Plugin, PluginError};
+pub use error::PluginError;
+pub use load::{load_kind, load_locks, Kind, Plugin};
 pub use lock::{LockInstance, LockVariant};
 pub use op::{OpInstance, OpVariant};
 pub use refcount::{RefcountInstance, RefcountVariant};

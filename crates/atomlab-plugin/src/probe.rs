@@ -6,8 +6,8 @@
 //! hang it, or corrupt its `--json`.
 //!
 //! The child is this program started again with no arguments and
-//! [`PROBE_ENV`] naming the file; [`answer_if_asked`], called first thing
-//! in `main`, loads it there ([`Plugin::load_here`]) and writes what it
+//! [`PROBE_ENV`] naming the file; [`crate::probe_answer`], called first
+//! thing in `main`, loads it there and writes what it
 //! found (the description's checks passed, or the error) to a file in a
 //! private directory ([`crate::isolate::PrivateDir`]). The parent waits
 //! at most [`LOAD_BOUND`]; a death by a signal, an exit without an
@@ -18,8 +18,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::error::PluginError;
 use crate::isolate::{signal_words, spawn_self, wait_bounded, PrivateDir, Waited, OUT_ENV};
-use crate::load::{Plugin, PluginError};
 
 /// Set in a probe child: the plugin file to load.
 pub const PROBE_ENV: &str = "ATOMLAB_PLUGIN_PROBE";
@@ -27,31 +27,6 @@ pub const PROBE_ENV: &str = "ATOMLAB_PLUGIN_PROBE";
 /// How long loading a plugin may take: constructors and `atomlab_plugin()`
 /// do next to nothing in a well-behaved plugin.
 pub const LOAD_BOUND: Duration = Duration::from_secs(10);
-
-/// In a probe child (started by [`probe`]), loads the plugin named by
-/// [`PROBE_ENV`], writes the answer and exits; elsewhere returns at once.
-/// Call it first in `main`, before arguments are parsed.
-pub fn answer_if_asked() {
-    let (Some(path), Some(out)) = (std::env::var_os(PROBE_ENV), std::env::var_os(OUT_ENV)) else {
-        return;
-    };
-    let path = Path::new(&path);
-    let answer = match crate::load::check_file(path) {
-        Ok((abs, sha)) => match Plugin::load_here(path, &abs, sha) {
-            Ok(p) => format!("ok {}", p.variants.len()),
-            Err(e) => format!("error {}", e.what),
-        },
-        Err(e) => format!("error {}", e.what),
-    };
-    let code = if std::fs::write(&out, answer).is_ok() {
-        0
-    } else {
-        3
-    };
-    // The plugin's destructors are its code too: not run here (_exit).
-    // SAFETY: _exit ends the process at once; nothing is left to unwind.
-    unsafe { libc::_exit(code) }
-}
 
 /// Loads the plugin at `path` (canonically `abs`) in a child process and
 /// returns its error, if loading it there failed in any way.

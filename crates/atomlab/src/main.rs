@@ -27,7 +27,7 @@ fn main() -> ExitCode {
 fn work() -> ExitCode {
     // A child started to load a plugin apart (its constructors may crash,
     // exit or hang): it answers and exits here.
-    atomlab_bench::plugin::probe::answer_if_asked();
+    atomlab_bench::plugin::probe_answer::answer_if_asked();
     quiet_on_closed_pipe();
     let cli =
         cli::Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());

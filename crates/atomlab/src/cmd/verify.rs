@@ -92,7 +92,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     let path = args.plugin.display().to_string();
     // As --plugin everywhere: a FIFO, a device or a huge file is refused
     // before anything reads it.
-    let data = atomlab_stress::plugin::load::read_file_bytes(&args.plugin)?;
+    let data = atomlab_stress::plugin::file::read_file_bytes(&args.plugin)?;
     let plugin = Plugin::read(&path, &data)?;
     let opts = Options {
         variants: (!args.variant.is_empty()).then(|| args.variant.clone()),
@@ -123,7 +123,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             ))
         })?;
     }
-    let sha = atomlab_stress::plugin::load::sha256_hex(&data);
+    let sha = atomlab_stress::plugin::file::sha256_hex(&data);
     let mut rows = Vec::new();
     let watch = Watch::start(opts.progress.clone().unwrap_or_default(), opts.timeout);
     for v in variants {
