@@ -69,10 +69,8 @@ use crate::descriptor::{Kind, Variant};
 use crate::initial::{self, Initial};
 use crate::lift::{self, Locations, Refusal, Registers};
 
-/// The value the object's address register holds in the checker (a
-/// stand-in: addresses are resolved to fields when code is lifted), kept
-/// nonzero for NULL tests.
-pub const OBJECT: i64 = 0x1000;
+pub use crate::lift::OBJECT;
+pub use crate::not_built::NotBuilt;
 
 /// Items the spsc client pushes unless told otherwise: one more than
 /// [`SPSC_CAPACITY`], so the last reuses the first slot.
@@ -133,15 +131,6 @@ impl Built {
         }
         self.property.wrong(vars, vals)
     }
-}
-
-/// Why a variant cannot be checked.
-pub enum NotBuilt {
-    /// Its code is outside what verify follows.
-    Refused(Refusal),
-    /// Its description says nothing verify can run (no such function),
-    /// or the client cannot be made for it; says what to do.
-    Missing(String),
 }
 
 /// A holder of the refcount client: its thread's registers in the final

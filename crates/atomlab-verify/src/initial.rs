@@ -26,9 +26,9 @@ use atomlab_audit::{PluginFile, Pointer};
 use atomlab_litmus::{Condition, Prop, Quantifier, StateVar, Test, Thread, Value};
 use atomlab_model::{CheckOptions, Engine, LoopRule, ModelOutcome};
 
-use crate::client::NotBuilt;
 use crate::descriptor::Variant;
 use crate::lift::{self, Locations, Registers};
+use crate::not_built::NotBuilt;
 
 /// Two values a register cannot be expected to hold by chance; `new_`
 /// runs once with each in every register but its argument.

@@ -48,6 +48,7 @@ pub mod descriptor;
 pub mod export;
 pub mod initial;
 pub mod lift;
+mod not_built;
 
 use std::time::{Duration, Instant};
 

@@ -40,8 +40,10 @@ use atomlab_litmus::{
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftStyle, SizeCode};
 
+use super::heap;
 use super::index::{self, Span};
-use super::{heap, Lifted, Locations, Refusal, Registers};
+use super::lifter::{self, Lifted, Refusal};
+use super::state::{Locations, Registers};
 
 /// Calls nested deeper than this are refused (recursion, or more code
 /// than a lock needs).
@@ -75,7 +77,7 @@ mod form_tests {
     }
 }
 
-impl super::Lifter for Aarch64 {
+impl lifter::Lifter for Aarch64 {
     fn first_argument(&self) -> &'static str {
         "X0"
     }

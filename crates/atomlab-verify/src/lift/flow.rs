@@ -14,7 +14,8 @@ use atomlab_audit::PluginFile;
 use atomlab_litmus::{Expr, Instr};
 
 use super::index::Span;
-use super::{Locations, Refusal};
+use super::lifter::Refusal;
+use super::state::Locations;
 
 /// Calls nested deeper than this are refused (recursion, or more code
 /// than a lock needs).

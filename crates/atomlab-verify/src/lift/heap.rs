@@ -34,8 +34,8 @@
 
 use atomlab_litmus::{BinOp, Expr, Instr, LocId, Value};
 
-use super::{Locations, Registers};
-use crate::client::OBJECT;
+pub use super::state::{Heap, Region, RegionKey};
+use super::state::{Locations, Registers, OBJECT};
 
 /// Region `i` is at `HEAP_BASE + i * REGION_STRIDE` (far from the
 /// checker's own location addresses, atomlab-model's `LOC_BASE`).
@@ -135,59 +135,6 @@ impl HeapError {
             }
         }
     }
-}
-
-/// Which allocation a region stands for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegionKey {
-    /// The call instruction's address.
-    pub site: u64,
-    /// The client thread.
-    pub thread: usize,
-    /// The client's call of a plugin function, counted per thread.
-    pub call: usize,
-    /// `malloc`, `calloc` or `aligned_alloc`.
-    pub allocator: String,
-}
-
-/// One region.
-#[derive(Debug, Clone)]
-pub struct Region {
-    /// What it stands for.
-    pub key: RegionKey,
-    /// Its object in [`Locations`].
-    pub obj: usize,
-    /// Its address.
-    pub base: i64,
-}
-
-/// The regions of the test being built, and where the client is.
-#[derive(Debug, Default)]
-pub struct Heap {
-    /// The thread being built.
-    pub thread: usize,
-    /// Its current call of a plugin function.
-    pub call: usize,
-    /// Every region so far.
-    pub regions: Vec<Region>,
-    /// The regions are all known (the second pass of a client's build):
-    /// an access through a loaded pointer may select among them.
-    pub complete: bool,
-    /// Some access went through a pointer loaded from memory.
-    pub dynamic: bool,
-    /// The fields (offset, width) accesses through loaded pointers asked
-    /// for in the first pass, for [`layout`].
-    pub selected: Vec<(i64, u8)>,
-    /// Allocator calls are followed (the client's functions); when not,
-    /// the lifter refuses them, as `new_`'s reading needs
-    /// ([`crate::initial`]).
-    pub follow: bool,
-    /// `free` may be given the client's object (its `free_`).
-    pub object_freeable: bool,
-    /// The location an access through a pointer to no region reaches.
-    wild: Option<LocId>,
-    /// The size of the file's TLS block.
-    pub tls_size: u64,
 }
 
 /// The allocators whose calls give a region.

@@ -100,7 +100,7 @@ pub fn select(index: Expr, candidates: &[(i64, LocId)], dep: Expr) -> Expr {
 /// picks, as [`select`] over the offsets: a ring's slot address computed
 /// into a register (`add a5, a5, a0; sd a1, 0(a5)`).
 pub fn select_computed(
-    locs: &mut crate::lift::Locations,
+    locs: &mut super::state::Locations,
     reg: Expr,
     (obj, span, imm): (usize, Span, i64),
     width: u8,

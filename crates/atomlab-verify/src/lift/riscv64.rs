@@ -41,12 +41,15 @@ use raki::{COpcode, Decode, Isa, OpcodeKind};
 use riscv_decode::Instruction as I;
 
 use super::flow::{self, narrow, narrow_int, sext, sext_int, Abs, Ctx, Low, Step, Target};
-use super::{heap, index, Lifted, Locations, Refusal, Registers};
+use super::heap;
+use super::index;
+use super::lifter::{Lifted, Lifter, Refusal};
+use super::state::{Locations, Registers};
 
 /// The RISC-V (RV64) lifter (see [`super::lifter`]).
 pub struct Riscv64;
 
-impl super::Lifter for Riscv64 {
+impl Lifter for Riscv64 {
     fn first_argument(&self) -> &'static str {
         "a0"
     }

@@ -41,13 +41,15 @@ use atomlab_litmus::{Annot, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Value
 use iced_x86::{Decoder, DecoderOptions, Instruction, MemorySize, Mnemonic, OpKind, Register};
 
 use super::flow::{self, narrow, narrow_int, sext, sext_int, Abs, Ctx, Low, Step, Target};
+use super::heap;
 use super::index::{self, Span};
-use super::{heap, Lifted, Locations, Refusal, Registers};
+use super::lifter::{Lifted, Lifter, Refusal};
+use super::state::{Locations, Registers};
 
 /// The x86-64 lifter (see [`super::lifter`]).
 pub struct X86_64;
 
-impl super::Lifter for X86_64 {
+impl Lifter for X86_64 {
     fn first_argument(&self) -> &'static str {
         "rdi"
     }
