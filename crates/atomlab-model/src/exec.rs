@@ -142,6 +142,27 @@ pub struct Skeleton {
     pub memo: Memo,
 }
 
+/// What `aarch64.cat`'s axioms read that the skeleton alone fixes
+/// (computed in [`crate::models::aarch64`], kept in [`Memo`]).
+#[derive(Clone)]
+pub(crate) struct ArmFixed {
+    /// `(lob | pick-dep; lob; [W])+`.
+    pub(crate) local: Rel,
+    /// `[R]; (po-loc | rmw); [W]` (coRW1's fixed half).
+    pub(crate) rw_before: Rel,
+    /// `[W]; po-loc; [W]` and `[W]; po-loc; [R]` (coWW's and coWR's).
+    pub(crate) ww: Rel,
+    pub(crate) wr: Rel,
+    /// `[R]; po-loc; [R]` (hazard-ordered-before's).
+    pub(crate) rr: Rel,
+}
+
+impl std::fmt::Debug for ArmFixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArmFixed").finish_non_exhaustive()
+    }
+}
+
 /// Relations a model derives from a skeleton alone (its program order,
 /// dependencies and barriers, not its reads-from or coherence), computed
 /// at the skeleton's first judgement and kept: a skeleton is judged once
@@ -152,7 +173,7 @@ pub struct Skeleton {
 pub struct Memo {
     /// `aarch64`'s `(lob | pick-dep; lob; [W])+` and the fixed halves of
     /// its internal-visibility axioms ([`crate::models::aarch64`]).
-    arm_fixed: std::sync::OnceLock<crate::models::aarch64::Fixed>,
+    arm_fixed: std::sync::OnceLock<ArmFixed>,
     /// `riscv`'s fixed preserved program order and the fixed halves of
     /// its rules 2, 12 and 3 ([`crate::models::riscv`]).
     riscv_ppo: std::sync::OnceLock<[Rel; 4]>,
@@ -160,10 +181,7 @@ pub struct Memo {
 
 impl Memo {
     /// `aarch64`'s fixed relations, computed by `f` the first time.
-    pub(crate) fn arm_fixed(
-        &self,
-        f: impl FnOnce() -> crate::models::aarch64::Fixed,
-    ) -> &crate::models::aarch64::Fixed {
+    pub(crate) fn arm_fixed(&self, f: impl FnOnce() -> ArmFixed) -> &ArmFixed {
         self.arm_fixed.get_or_init(f)
     }
 

@@ -142,7 +142,7 @@ pub(crate) struct TraceEvent {
     pub copy_of: Option<usize>,
     /// herd7's variable (numbered within the thread) of the value read, for
     /// a read, or of the value written, for a write whose value is a
-    /// register's, when the thread is numbered ([`crate::thin::Numbering`]);
+    /// register's, when the thread is numbered ([`crate::herd_path::Numbering`]);
     /// 0 otherwise.
     pub hvar: u32,
 }
@@ -161,7 +161,7 @@ pub(crate) struct Trace {
     /// The reads whose values a branch condition tests (bit per event).
     pub tested: u64,
     /// herd7's count of the thread's fresh variables, when followed
-    /// ([`crate::thin::Numbering`]).
+    /// ([`crate::herd_path::Numbering`]).
     pub herd_total: Option<u32>,
     /// herd7's register-pass equations along this run (thread-numbered
     /// variables: a register read's, the one its register held).
@@ -238,7 +238,7 @@ struct State {
     /// Reads a branch condition tested.
     tested: u64,
     /// herd7's variable numbers along this path (structured C only).
-    herd: Option<crate::thin::HerdPath>,
+    herd: Option<crate::herd_path::HerdPath>,
 }
 
 /// Instruction steps allowed on one path (loops are not unrolled further).
@@ -387,7 +387,8 @@ impl Interp<'_> {
             reg_src: vec![None; t.regs.len()],
             tested: 0,
             herd: if self.structured {
-                crate::thin::Numbering::of(t).map(|n| crate::thin::HerdPath::new(n, t.regs.len()))
+                crate::herd_path::Numbering::of(t)
+                    .map(|n| crate::herd_path::HerdPath::new(n, t.regs.len()))
             } else {
                 None
             },

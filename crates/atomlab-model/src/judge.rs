@@ -140,27 +140,29 @@ impl Recorder<'_> {
                 let (state, holds) = match thin
                     .filter(|info| m.symbolic_thin_air() || (m.allows_thin_air() && info.linux))
                 {
-                    Some(info) => match crate::thin::symbolic(self, x, info) {
-                        crate::thin::Symbolic::Concrete => (state, holds),
-                        crate::thin::Symbolic::Drop => return None,
-                        crate::thin::Symbolic::Refuse => {
-                            acc.thin_air = true;
-                            (state, holds)
-                        }
-                        crate::thin::Symbolic::State(s, h, key) => {
-                            if !acc.thin_seen.insert(key) {
-                                acc.flags.extend(flags);
-                                acc.racy |= racy;
-                                if let Some(e) = acc.states.get_mut(&s) {
-                                    *e |= racy;
-                                }
-                                return Some(racy);
+                    Some(info) => {
+                        match crate::thin::symbolic(self.orig, self.vars, self.nl, x, info) {
+                            crate::thin::Symbolic::Concrete => (state, holds),
+                            crate::thin::Symbolic::Drop => return None,
+                            crate::thin::Symbolic::Refuse => {
+                                acc.thin_air = true;
+                                (state, holds)
                             }
-                            sym = s;
-                            symbolic = true;
-                            (&sym[..], h)
+                            crate::thin::Symbolic::State(s, h, key) => {
+                                if !acc.thin_seen.insert(key) {
+                                    acc.flags.extend(flags);
+                                    acc.racy |= racy;
+                                    if let Some(e) = acc.states.get_mut(&s) {
+                                        *e |= racy;
+                                    }
+                                    return Some(racy);
+                                }
+                                sym = s;
+                                symbolic = true;
+                                (&sym[..], h)
+                            }
                         }
-                    },
+                    }
                     None => (state, holds),
                 };
                 acc.flags.extend(flags);

@@ -80,6 +80,7 @@ pub mod explain;
 pub(crate) mod explore;
 pub mod graph;
 pub mod herd;
+mod herd_path;
 pub(crate) mod interp;
 mod judge;
 pub mod mapping;

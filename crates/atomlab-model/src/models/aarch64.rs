@@ -42,8 +42,8 @@
 //! (`empty rmw & (fre; coe)`), and a pair `atomic` forbids among those has
 //! an internal write between, which excuses it.
 
-use super::{violation, Judgement, Model, Violation};
-use crate::exec::{Execution, Skeleton};
+use super::model::{violation, Judgement, Model, Violation};
+use crate::exec::{ArmFixed, Execution, Skeleton};
 use crate::rel::{Rel, Set};
 
 /// Armv8 AArch64.
@@ -64,7 +64,7 @@ impl Model for AArch64 {
     }
 
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        super::forbidden(self.judge_with(x, false, true))
+        super::model::forbidden(self.judge_with(x, false, true))
     }
 }
 
@@ -79,7 +79,7 @@ impl AArch64 {
         let po = s.po;
         // What depends on the skeleton alone is computed once per skeleton
         // (exec::Memo), however many executions of it are judged.
-        let fixed = s.memo.arm_fixed(|| Fixed::of(s));
+        let fixed = s.memo.arm_fixed(|| ArmFixed::of(s));
         let po_loc = || s.po_loc().dom(m).rng(m);
         let ca = x.fr | x.co;
 
@@ -157,32 +157,12 @@ impl AArch64 {
     }
 }
 
-/// What `aarch64.cat`'s axioms read that the skeleton alone fixes.
-#[derive(Clone)]
-pub(crate) struct Fixed {
-    /// `(lob | pick-dep; lob; [W])+`.
-    local: Rel,
-    /// `[R]; (po-loc | rmw); [W]` (coRW1's fixed half).
-    rw_before: Rel,
-    /// `[W]; po-loc; [W]` and `[W]; po-loc; [R]` (coWW's and coWR's).
-    ww: Rel,
-    wr: Rel,
-    /// `[R]; po-loc; [R]` (hazard-ordered-before's).
-    rr: Rel,
-}
-
-impl std::fmt::Debug for Fixed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fixed").finish_non_exhaustive()
-    }
-}
-
-impl Fixed {
-    fn of(s: &Skeleton) -> Fixed {
+impl ArmFixed {
+    fn of(s: &Skeleton) -> ArmFixed {
         let st = &s.sets;
         let (r, w, m) = (st.r, st.w, st.m);
         let po_loc = s.po_loc().dom(m).rng(m);
-        Fixed {
+        ArmFixed {
             local: Local::of(s).local,
             rw_before: Rel::id(s.n, r).seq(&(po_loc | s.rmw)).rng(w),
             ww: po_loc.dom(w).rng(w),

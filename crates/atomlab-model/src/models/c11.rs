@@ -40,7 +40,7 @@
 //! - The final non-atomic write check needs the co-last writes and `Dr`
 //!   only marks races: neither prunes.
 
-use super::{violation, violation_path, Judgement, Model, Step, Violation};
+use super::model::{violation, violation_path, Judgement, Model, Step, Violation};
 use crate::exec::Execution;
 use crate::rel::{full_set, Rel};
 
@@ -66,7 +66,7 @@ impl Model for C11 {
     }
 
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        super::forbidden(self.judge_with(x, false, true))
+        super::model::forbidden(self.judge_with(x, false, true))
     }
 }
 

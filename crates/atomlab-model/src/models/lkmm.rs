@@ -49,7 +49,7 @@
 //! always pairs a lock's read and write) and the bell's
 //! `this-model-requires-variant-higher-than-lkmmv1` (this is `lkmmv2`).
 
-use super::{forbidden, violation, Judgement, Model, Violation};
+use super::model::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 use crate::interp::Kind;
 use crate::rel::{full_set, members, Rel, Set};

@@ -16,7 +16,7 @@
 //! undefined_unless empty dr as Dr         (reported as a data-race flag)
 //! ```
 
-use super::{forbidden, violation, violation_path, Judgement, Model, Step, Violation};
+use super::model::{forbidden, violation, violation_path, Judgement, Model, Step, Violation};
 use crate::exec::Execution;
 use crate::rel::{full_set, Rel};
 

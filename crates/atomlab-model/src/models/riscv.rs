@@ -47,7 +47,7 @@
 //! completion's `r2` on partial ones, so the whole model prunes
 //! ([`Model::judge_partial`]).
 
-use super::{forbidden, violation, Judgement, Model, Violation};
+use super::model::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::{Execution, Skeleton};
 use crate::interp::Kind;
 use crate::rel::{members, Rel, Set};

@@ -2,7 +2,7 @@
 //! `acyclic po | ((fr | rf | co); sm) as sc` with `sm` the identity, plus RMW atomicity
 //! (`empty rmw & (fre; coe)`, enforced by the engine).
 
-use super::{forbidden, violation, Judgement, Model, Violation};
+use super::model::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 
 /// Sequential consistency.

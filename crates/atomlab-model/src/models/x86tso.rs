@@ -9,7 +9,7 @@
 //! ```
 //! where `implied` orders a locked access with everything around it.
 
-use super::{fencerel, forbidden, violation, Judgement, Model, Violation};
+use super::model::{fencerel, forbidden, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 use crate::rel::Rel;
 

@@ -1,0 +1,291 @@
+//! What a model is ([`Model`]) and says of an execution ([`Judgement`]):
+//! allowed, or forbidden by a named axiom ([`Violation`]), with the
+//! helpers every model uses to name the axiom and find a smallest cycle
+//! of events that breaks it.
+
+use crate::exec::Execution;
+use crate::rel::{full_set, shortest_cycle, Rel, Set};
+
+/// Why a model forbids an execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The axiom's name, as the model's cat file names it (`external`, `tso`, `SC`…).
+    pub axiom: &'static str,
+    /// A smallest cycle of events breaking it (empty unless explanations were asked for).
+    pub cycle: Vec<usize>,
+    /// The relation each cycle edge belongs to (`rfe`, `po`, `[dmb.ld]`…).
+    pub edges: Vec<String>,
+}
+
+/// A model's judgement of one execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judgement {
+    /// The model allows it; `racy` when it has a data race (undefined behaviour in C11/RC11).
+    Allowed {
+        /// A data race between non-atomic accesses (or a non-atomic and an atomic one).
+        racy: bool,
+    },
+    /// The model forbids it.
+    Forbidden(Violation),
+    /// The model cannot judge it (an execution beyond its bounds): the
+    /// test gets [`crate::CheckError::TooBig`] for this model, never a
+    /// guessed verdict.
+    Unjudged(&'static str),
+}
+
+/// A memory model.
+pub trait Model: Sync {
+    /// The name used on the command line.
+    fn name(&self) -> &'static str;
+    /// Judges an execution; fills the violation's cycle when `explain`.
+    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement;
+    /// Judges an execution and names the flags it raises (herd's `flag`
+    /// checks, which report without forbidding); built-in models raise none.
+    fn judge_flagged(&self, x: &Execution<'_>, explain: bool) -> (Judgement, Vec<&'static str>) {
+        (self.judge(x, explain), Vec::new())
+    }
+    /// Whether [`Model::judge_flagged`] can raise flags. The exploration
+    /// engine stops at one allowed execution per final state, so it would
+    /// miss a flag that only other executions with that state raise: for
+    /// such a model it visits every allowed execution (`explore.rs`).
+    fn raises_flags(&self) -> bool {
+        false
+    }
+    /// Whether the model allows `sb | rf` cycles through data dependencies,
+    /// whose values are then "out of thin air" (herd prints them symbolically).
+    fn allows_thin_air(&self) -> bool {
+        false
+    }
+    /// Whether the model shows the values of copy-only load-buffering
+    /// cycles as herd7 does, as symbols (src/thin.rs): `lkmm`.
+    fn symbolic_thin_air(&self) -> bool {
+        false
+    }
+    /// Whether [`Model::judge_partial`] can forbid anything: the
+    /// exploration engine (`explore.rs`) prunes partial executions
+    /// with the models that say so and judges the others on complete
+    /// executions only.
+    fn prunes(&self) -> bool {
+        false
+    }
+    /// Judges a *partial* execution with the axioms (or sound
+    /// over-approximations of them) that only get worse as rf and co grow:
+    /// `Some` only when every completion of `x` is forbidden.
+    ///
+    /// In `x`, rf and co are subsets of those of every completion the
+    /// caller will judge (executions that are SC per location with atomic
+    /// RMWs), a read has an rf edge exactly when its source is final,
+    /// `fr` is `(rf^-1; co) \ id`, and `last` is empty (the co-last writes
+    /// are not known). An axiom may be used here when the relation it
+    /// constrains is built from rf, co and fr by union, intersection with
+    /// fixed relations, sequence, closure and inverse: it can then only
+    /// grow. An axiom that subtracts a growing relation must be left out
+    /// or replaced by a monotone under-approximation of what it forbids.
+    /// The default uses no axiom (`None`).
+    fn judge_partial(&self, _x: &Execution<'_>) -> Option<Violation> {
+        None
+    }
+}
+
+/// The violation a judgement reports, if it forbids: [`Model::judge_partial`]
+/// from a judgement of the partial execution (all of a monotone model's
+/// axioms, or the monotone part of another's).
+pub(crate) fn forbidden(j: Judgement) -> Option<Violation> {
+    match j {
+        Judgement::Forbidden(v) => Some(v),
+        Judgement::Allowed { .. } | Judgement::Unjudged(_) => None,
+    }
+}
+
+/// A violation of `axiom`, with a smallest cycle in the union of `parts`
+/// (through an event of `through`) when `explain` is set. Each edge is named
+/// by the first part that contains it.
+pub(crate) fn violation(
+    axiom: &'static str,
+    explain: bool,
+    parts: &[(&str, Rel)],
+    through: Option<Set>,
+) -> Judgement {
+    if !explain || parts.is_empty() {
+        return Judgement::Forbidden(Violation {
+            axiom,
+            cycle: Vec::new(),
+            edges: Vec::new(),
+        });
+    }
+    let n = parts[0].1.n();
+    let all = parts.iter().fold(Rel::empty(n), |a, (_, r)| a | *r);
+    let cycle = shortest_cycle(&all, through.unwrap_or(full_set(n)))
+        .or_else(|| shortest_cycle(&all, full_set(n)))
+        .unwrap_or_default();
+    let mut edges = Vec::new();
+    for k in 0..cycle.len() {
+        let (a, b) = (cycle[k], cycle[(k + 1) % cycle.len()]);
+        let name = parts
+            .iter()
+            .find(|(_, r)| r.has(a, b))
+            .map(|(n, _)| n.to_string())
+            .unwrap_or_else(|| "?".into());
+        edges.push(name);
+    }
+    Judgement::Forbidden(Violation {
+        axiom,
+        cycle,
+        edges,
+    })
+}
+
+/// One step of an irreflexive axiom's composition (`hb; eco?`), with the
+/// relations an edge of it is made of, for printing.
+pub(crate) struct Step<'a> {
+    pub name: &'a str,
+    pub rel: Rel,
+    pub optional: bool,
+    pub parts: &'a [(&'a str, Rel)],
+}
+
+/// A violation of `irreflexive s1; s2; …`, with a shortest cycle that
+/// follows the steps in order, each edge expanded into its parts.
+pub(crate) fn violation_path(axiom: &'static str, explain: bool, steps: &[Step<'_>]) -> Judgement {
+    if !explain || steps.is_empty() {
+        return Judgement::Forbidden(Violation {
+            axiom,
+            cycle: Vec::new(),
+            edges: Vec::new(),
+        });
+    }
+    let n = steps[0].rel.n();
+    let k = steps.len();
+    let mut best: Option<Vec<(usize, usize)>> = None; // (event, step taken to reach the next)
+    for start in 0..n {
+        // BFS over (event, step index); prev stores the predecessor state.
+        let idx = |e: usize, i: usize| e * (k + 1) + i;
+        let mut prev = vec![usize::MAX; n * (k + 1)];
+        let mut seen = vec![false; n * (k + 1)];
+        let mut queue = std::collections::VecDeque::new();
+        seen[idx(start, 0)] = true;
+        queue.push_back((start, 0usize));
+        let mut goal = None;
+        while let Some((e, i)) = queue.pop_front() {
+            if i == k {
+                if e == start {
+                    goal = Some((e, i));
+                    break;
+                }
+                continue;
+            }
+            let mut next: Vec<usize> = Vec::new();
+            if steps[i].optional && !seen[idx(e, i + 1)] {
+                seen[idx(e, i + 1)] = true;
+                prev[idx(e, i + 1)] = idx(e, i);
+                queue.push_back((e, i + 1));
+            }
+            next.extend(crate::rel::members(steps[i].rel.row(e)));
+            for f in next {
+                if !seen[idx(f, i + 1)] {
+                    seen[idx(f, i + 1)] = true;
+                    prev[idx(f, i + 1)] = idx(e, i);
+                    queue.push_back((f, i + 1));
+                }
+            }
+        }
+        let Some((e, i)) = goal else { continue };
+        // Rebuild the list of (event, step) edges.
+        let mut states = vec![(e, i)];
+        let mut cur = idx(e, i);
+        while prev[cur] != usize::MAX {
+            cur = prev[cur];
+            states.push((cur / (k + 1), cur % (k + 1)));
+        }
+        states.reverse();
+        let mut edges = Vec::new();
+        for w in states.windows(2) {
+            if w[0].0 != w[1].0 || !steps[w[0].1].optional {
+                edges.push((w[0].0, w[0].1));
+            }
+        }
+        if !edges.is_empty() && best.as_ref().is_none_or(|b| edges.len() < b.len()) {
+            best = Some(edges);
+        }
+    }
+    let Some(edges) = best else {
+        return Judgement::Forbidden(Violation {
+            axiom,
+            cycle: Vec::new(),
+            edges: Vec::new(),
+        });
+    };
+    // Expand each step edge into a shortest path of its parts.
+    let mut cycle = Vec::new();
+    let mut names = Vec::new();
+    for (j, &(a, step)) in edges.iter().enumerate() {
+        let b = edges[(j + 1) % edges.len()].0;
+        let st = &steps[step];
+        match expand(a, b, st.parts) {
+            Some(path) => {
+                for (e, name) in path {
+                    cycle.push(e);
+                    names.push(name);
+                }
+            }
+            None => {
+                cycle.push(a);
+                names.push(st.name.to_string());
+            }
+        }
+    }
+    Judgement::Forbidden(Violation {
+        axiom,
+        cycle,
+        edges: names,
+    })
+}
+
+/// A shortest path from `a` to `b` in the union of `parts`, as (event, name of
+/// the edge leaving it).
+fn expand(a: usize, b: usize, parts: &[(&str, Rel)]) -> Option<Vec<(usize, String)>> {
+    if parts.is_empty() {
+        return None;
+    }
+    let n = parts[0].1.n();
+    let all = parts.iter().fold(Rel::empty(n), |x, (_, r)| x | *r);
+    let mut prev = vec![usize::MAX; n];
+    let mut seen: u64 = 1 << a;
+    let mut frontier = vec![a];
+    while !frontier.is_empty() && seen >> b & 1 == 0 {
+        let mut next = Vec::new();
+        for &u in &frontier {
+            for v in crate::rel::members(all.row(u)) {
+                if seen >> v & 1 == 0 {
+                    seen |= 1 << v;
+                    prev[v] = u;
+                    next.push(v);
+                }
+            }
+        }
+        frontier = next;
+    }
+    if seen >> b & 1 == 0 || a == b {
+        return None;
+    }
+    let mut path = vec![b];
+    while *path.last()? != a {
+        path.push(prev[*path.last()?]);
+    }
+    path.reverse();
+    let mut out = Vec::new();
+    for w in path.windows(2) {
+        let name = parts
+            .iter()
+            .find(|(_, r)| r.has(w[0], w[1]))
+            .map(|(n, _)| n.to_string())
+            .unwrap_or_default();
+        out.push((w[0], name));
+    }
+    Some(out)
+}
+
+/// `fencerel(S)`: events separated in program order by an event of `s`.
+pub(crate) fn fencerel(x: &Execution<'_>, s: Set) -> Rel {
+    x.s.po.rng(s).seq(&x.s.po)
+}
