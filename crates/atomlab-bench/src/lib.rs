@@ -34,5 +34,5 @@ pub mod registry;
 pub mod scenario;
 
 pub use plan::{BenchError, Contention, Placement, Plan, Request, Scenario, TableKind, WaitMode};
-pub use registry::{all, find, table_of};
+pub use registry::{all, find};
 pub use scenario::run;

@@ -115,20 +115,9 @@ impl fmt::Debug for dyn Scenario {
     }
 }
 
-/// Which table a bench record is printed in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TableKind {
-    /// Timed runs: ops/s and ns/op per variant and thread count.
-    Timed,
-    /// A fixed amount of work timed to completion (lock, 002).
-    FixedWork,
-    /// A fixed offered rate: the CPU a load needs and its latency.
-    FixedRate,
-    /// Round trips between two CPUs (pingpong).
-    RoundTrip,
-    /// A queue between a producer and a consumer (spsc).
-    Queue,
-}
+/// Which table a bench record is printed in (read back from a record by
+/// [`TableKind::of`]).
+pub use atomlab_core::TableKind;
 
 /// Whether threads share one cache line or each has its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,7 @@
-//! Every benchmark scenario in one slice, lookup by name, and which table
-//! a record prints in. Adding a scenario is a file in [`crate::scenario`]
+//! Every benchmark scenario in one slice and lookup by name. Adding a scenario is a file in [`crate::scenario`]
 //! that implements [`Scenario`], and one line here.
 
-use atomlab_core::Record;
-
-use crate::plan::{BenchError, Plan, Request, Scenario, TableKind};
+use crate::plan::{BenchError, Plan, Request, Scenario};
 use crate::scenario::plugged::Pluggable;
 use crate::scenario::{counter, fence, lock, pingpong, refcount, spsc};
 
@@ -69,23 +66,6 @@ pub fn with_plugins(
             scenario: find(other)?.name().to_string(),
             takers: "lock (lock plugins), spsc (spsc), refcount (refcount) and counter (op)".into(),
         }),
-    }
-}
-
-/// The table a bench record prints in: its scenario's, where that is a
-/// round trip or a queue; else by the record's mode (fixed work, fixed
-/// rate, or timed). A record of a scenario not listed here is timed; one
-/// with a mode this version does not know prints in none.
-pub fn table_of(r: &Record) -> Option<TableKind> {
-    let kind = find(&r.scenario).map_or(TableKind::Timed, |s| s.table());
-    if kind != TableKind::Timed {
-        return Some(kind);
-    }
-    match r.parameters.get("mode").map(|m| m.as_str()) {
-        Some(Some("fixed-work")) => Some(TableKind::FixedWork),
-        Some(Some("fixed-rate")) => Some(TableKind::FixedRate),
-        Some(_) => None,
-        None => Some(TableKind::Timed),
     }
 }
 
@@ -154,25 +134,5 @@ mod tests {
                 assert_eq!(cells.len(), p.cells(), "{}", s.name());
             }
         }
-    }
-
-    #[test]
-    fn records_print_in_their_scenarios_tables() {
-        let rec = |scenario: &str, mode: Option<&str>| {
-            let mut r = Record::new("bench", scenario, "v");
-            if let Some(m) = mode {
-                r.param("mode", m);
-            }
-            table_of(&r)
-        };
-        use TableKind::*;
-        assert_eq!(rec("counter", None), Some(Timed));
-        assert_eq!(rec("lock", Some("fixed-work")), Some(FixedWork));
-        assert_eq!(rec("refcount", Some("fixed-rate")), Some(FixedRate));
-        assert_eq!(rec("pingpong", None), Some(RoundTrip));
-        assert_eq!(rec("spsc", Some("fixed-rate")), Some(Queue));
-        assert_eq!(rec("spsc", None), Some(Queue));
-        assert_eq!(rec("someone-elses", None), Some(Timed));
-        assert_eq!(rec("lock", Some("fixed-mood")), None);
     }
 }

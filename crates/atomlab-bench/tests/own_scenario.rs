@@ -63,8 +63,9 @@ fn a_scenario_from_outside_the_crate_plans_splits_and_runs() {
     }
     assert_eq!(lines, ["census here 1", "census here 2", "census here 4"]);
     assert!(records.iter().all(|r| r.scenario == "census"));
-    // Not in the registry: its records print in the timed table.
-    assert_eq!(atomlab_bench::table_of(&records[0]), Some(TableKind::Timed));
+    // Not in the registry, and its records name no queue capacity, CPU
+    // pair or mode: they print in the timed table.
+    assert_eq!(TableKind::of(&records[0]), Some(TableKind::Timed));
     // Its own rules hold: no rate, no orderings, no variant it lacks.
     for (bad, needle) in [
         (

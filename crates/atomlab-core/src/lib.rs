@@ -17,6 +17,7 @@ pub mod record;
 pub mod shard;
 pub mod shell;
 pub mod summary;
+pub mod table_kind;
 pub mod text;
 
 pub use exit::ExitStatus;
@@ -27,6 +28,7 @@ pub use record::{
 };
 pub use shard::Shard;
 pub use summary::Summary;
+pub use table_kind::TableKind;
 
 /// Version of the JSON records' layout. Readers refuse an unknown major
 /// version; a field added without changing meaning keeps the number.

@@ -5,8 +5,7 @@
 
 use std::fmt::Write;
 
-use atomlab_bench::TableKind;
-use atomlab_core::{FlagKind, Record};
+use atomlab_core::{FlagKind, Record, TableKind};
 
 use crate::bench_tables::{self, cpu_pair, Target};
 use crate::charts::{self, Point, Series};
@@ -29,7 +28,7 @@ fn shape(r: &Record) -> Shape {
     if r.parameters.get("mode").and_then(|m| m.as_str()) == Some("fixed-work") {
         Shape::FixedWork
     } else if r.metric("ns_per_roundtrip").is_some()
-        || atomlab_bench::table_of(r) == Some(TableKind::RoundTrip)
+        || TableKind::of(r) == Some(TableKind::RoundTrip)
     {
         Shape::PingPong
     } else {
@@ -119,7 +118,7 @@ fn scenario(out: &mut String, runs: &[RunView], sc: &str, recs: &[Rec<'_>]) {
 
     // Queue (spsc) and fixed-rate records have their own tables and
     // charts: what CPU an offered rate costs.
-    let kind = |x: &Rec<'_>| atomlab_bench::table_of(x.r);
+    let kind = |x: &Rec<'_>| TableKind::of(x.r);
     let queue: Vec<Rec<'_>> = recs
         .iter()
         .copied()

@@ -8,8 +8,7 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
-use atomlab_bench::TableKind;
-use atomlab_core::{FlagKind, Record, Report};
+use atomlab_core::{FlagKind, Record, Report, TableKind};
 
 use crate::html::{num, param, status, status_class, variant_label};
 use crate::table::{self, Cell, Table};
@@ -152,7 +151,7 @@ fn count(r: &Record, key: &str) -> Cell {
 
 /// A record's table kind as the terminal groups them.
 fn kind(r: &Record) -> Option<TableKind> {
-    atomlab_bench::table_of(r)
+    TableKind::of(r)
 }
 
 /// The timed table (counter, refcount, lock, fence): the medians over the
