@@ -38,6 +38,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use atomlab_core::check_layout::{Layout, Row};
 use atomlab_core::{ExitStatus, InputError, Record, Shard, Verdict};
 use atomlab_litmus::Test;
 /// How far a batch's search has gone ([`Progress::begin`]).
@@ -217,13 +218,13 @@ impl Batch {
     /// The table's rows and columns as the command shows them: every
     /// model and every judged test, and the cells where a model could not
     /// follow the test (which have no record).
-    pub fn layout(&self) -> render::Layout {
-        render::Layout {
+    pub fn layout(&self) -> Layout {
+        Layout {
             models: self.models.clone(),
             rows: self
                 .checked
                 .iter()
-                .map(|c| render::Row {
+                .map(|c| Row {
                     test: c.test.name.clone(),
                     file: c.test.file.clone(),
                     condition: c.test.condition_text(),

@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use atomlab_check::render::{self, Layout};
 use atomlab_check::{check, Error, LoadError, ModelFile, Note, Options, Progress, SearchProgress};
+use atomlab_core::check_layout::Layout;
 use atomlab_core::{ExitStatus, Record, Verdict};
+use atomlab_report::check_view as render;
 use serde_json::Value;
 
 /// A fresh directory for one test.

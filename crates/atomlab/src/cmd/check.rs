@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use atomlab_check::{render, Error, LoadError, ModelFile, ModelFrom, Note, Options};
 use atomlab_core::{Machine, Record, Report, Shard};
 use atomlab_model::{AcquireLoad, Engine};
+use atomlab_report::check_view;
 use clap::builder::PossibleValuesParser;
 
 use super::CommandOutput;
@@ -242,7 +243,7 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
             match format {
                 Format::Table | Format::Json => {
                     let recs: Vec<&Record> = report.records.iter().collect();
-                    write_table(&mut out, &render::table(&layout, &recs))?;
+                    write_table(&mut out, &check_view::table(&layout, &recs))?;
                     if explain {
                         // Wrapped to the terminal views' width (a cycle can
                         // run to several hundred columns); the herd log
@@ -284,8 +285,8 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
 }
 
 /// Draws a check table and the lines under it (atomlab-report's check view).
-fn write_table(out: &mut impl Write, table: &render::Table) -> std::io::Result<()> {
-    atomlab_report::check_view::write_table(out, table)
+fn write_table(out: &mut impl Write, table: &check_view::Table) -> std::io::Result<()> {
+    check_view::write_table(out, table)
 }
 
 /// Progress on stderr: a bar with tests done, the current test and the
