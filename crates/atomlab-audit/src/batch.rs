@@ -4,21 +4,17 @@
 //! audited in parallel, `jobs` workers, and kept in the order given
 //! (issue 27); ELF files and directories of them get a row per file, a
 //! directory's files audited on `jobs` workers too.
-//! The records are what a run saves, and [`shown`] reads them back into
-//! the views a printer needs, so that a saved run prints as the live one
+//! The records are what a run saves; atomlab-report reads them back into
+//! the views its tables need, so that a saved run prints as the live one
 //! (issue 24: render from records only).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use atomlab_core::{InputError, Metric, Record, Source, Unit};
-use serde::{Deserialize, Serialize};
 
-use crate::{
-    AuditError, AuditRun, BinaryAudit, Class, PackageAudit, PackageVerdict, Progress, Requirement,
-};
+use crate::{AuditError, AuditRun, BinaryAudit, Class, PackageAudit, Progress, Requirement};
 
 /// How to audit.
 #[derive(Debug, Clone)]
@@ -62,171 +58,34 @@ pub enum Step<'a> {
     File(Progress<'a>),
 }
 
-/// A `--require` judgement of one binary. `met` is `None` where the
-/// requirement does not apply (it is about aarch64's atomics; an x86-64 or
-/// riscv64 binary neither meets nor breaks it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RequireResult {
-    /// The requirement's name (`lse`, `outline`, `no-llsc`).
-    pub requirement: String,
-    /// Whether the binary meets it.
-    pub met: Option<bool>,
-    /// Why not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
+pub use atomlab_core::audit::{PackageRow, RequireResult};
 
-impl RequireResult {
-    /// `r` applied to `a`.
-    pub fn judge(r: Requirement, a: &BinaryAudit) -> RequireResult {
-        let (met, reason) = match r.check(a) {
-            _ if a.arch != crate::Arch::Aarch64 => (None, None),
-            Ok(()) => (Some(true), None),
-            Err(reason) => (Some(false), Some(reason)),
-        };
-        RequireResult {
-            requirement: r.name().to_string(),
-            met,
-            reason,
-        }
-    }
-
-    /// The judgement in words (`met`, `NOT met: …`).
-    pub fn words(&self) -> String {
-        match (self.met, &self.reason) {
-            (None, _) => "not applicable (aarch64 only)".into(),
-            (Some(true), _) => "met".into(),
-            (Some(false), Some(r)) => format!("NOT met: {r}"),
-            (Some(false), None) => "NOT met".into(),
-        }
+/// The `--require` judgement of `r` on `a`.
+pub fn require_result(r: Requirement, a: &BinaryAudit) -> RequireResult {
+    let (met, reason) = match r.check(a) {
+        _ if a.arch != crate::Arch::Aarch64 => (None, None),
+        Ok(()) => (Some(true), None),
+        Err(reason) => (Some(false), Some(reason)),
+    };
+    RequireResult {
+        requirement: r.name().to_string(),
+        met,
+        reason,
     }
 }
 
-/// What the per-package view and record need of a [`PackageAudit`] (its
-/// files' audits move on to the per-file records).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackageRow {
-    /// The package's name (its control file's `Package:`).
-    pub name: String,
-    /// Its control file's `Version:`.
-    pub version: Option<String>,
-    /// Its control file's `Architecture:`.
-    pub architecture: Option<String>,
-    /// The `.deb` (or ELF file) as given.
-    pub path: String,
-    /// Its worst file's verdict.
-    pub verdict: Option<PackageVerdict>,
-    /// ELF files audited.
-    pub files: usize,
-    /// The file that decided the verdict.
-    pub deciding_file: Option<String>,
-    /// Its files that do their atomics with LL/SC only.
-    pub llsc_only_files: Vec<String>,
-    /// Why it has no verdict (one line), or which of its files were left out.
-    pub error: Option<String>,
-}
-
-impl PackageRow {
-    /// The row of `p`.
-    pub fn of(p: &PackageAudit) -> PackageRow {
-        PackageRow {
-            name: p.name.clone(),
-            version: p.version.clone(),
-            architecture: p.architecture.clone(),
-            path: p.path.clone(),
-            verdict: p.verdict,
-            files: p.audits.len(),
-            deciding_file: p.deciding_file.clone(),
-            llsc_only_files: p.llsc_only_files().map(|a| a.path.clone()).collect(),
-            error: p.why_no_verdict().or_else(|| p.partial_errors()),
-        }
-    }
-
-    /// Whether `path` is this package or one of its files.
-    pub fn owns(&self, path: &str) -> bool {
-        path.strip_prefix(self.path.as_str())
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('!'))
-    }
-
-    /// A file of this package by its path inside it.
-    pub fn member<'a>(&self, file: &'a str) -> &'a str {
-        file.strip_prefix(self.path.as_str())
-            .and_then(|f| f.strip_prefix('!'))
-            .unwrap_or(file)
-    }
-
-    /// The package as a record: scenario = its name, its verdict the
-    /// observation (what `compare` matches across two snapshots of an
-    /// archive), its file count a metric, the deciding file its detail;
-    /// the detail also says whether the run showed a row per package and
-    /// how many packages it was given (what [`shown`] needs).
-    pub fn record(&self, by_package: bool, given: usize) -> Option<Record> {
-        let v = self.verdict?;
-        let mut r = Record::new("audit", &self.name, "package");
-        r.param("path", self.path.clone())
-            .param("observation", v.name());
-        // Counted, not sampled: one "run".
-        r.metrics.push(Metric::new(
-            "elf_files",
-            Unit::Count,
-            Source::Derived,
-            vec![self.files as f64],
-        ));
-        r.notes.push(v.words().to_string());
-        if let Some(f) = &self.deciding_file {
-            r.notes.push(format!("decided by {}", self.member(f)));
-        }
-        r.detail = Some(serde_json::json!({
-            "path": self.path,
-            "package": self.name,
-            "version": self.version,
-            "architecture": self.architecture,
-            "verdict": { "kind": v.name(), "words": v.words() },
-            "elf_files": self.files,
-            "deciding_file": self.deciding_file,
-            "llsc_only_files": self.llsc_only_files,
-            "by_package": by_package,
-            "packages_given": given,
-        }));
-        Some(r)
-    }
-
-    /// A package record read back (the HTML report's archive section
-    /// reads them so); `None` if it is not one [`audit`] wrote.
-    pub fn from_record(r: &Record) -> Option<PackageRow> {
-        Self::read_back(r).map(|(row, ..)| row)
-    }
-
-    /// [`PackageRow::from_record`], with whether the run showed a row per
-    /// package and how many packages it was given.
-    fn read_back(r: &Record) -> Option<(PackageRow, bool, usize)> {
-        if r.variant != "package" {
-            return None;
-        }
-        let d = r.detail.as_ref()?;
-        let kind = d["verdict"]["kind"].as_str()?;
-        let verdict = PackageVerdict::WORST_FIRST
-            .into_iter()
-            .find(|v| v.name() == kind)?;
-        let text = |k: &str| d[k].as_str().map(str::to_string);
-        let row = PackageRow {
-            name: r.scenario.clone(),
-            // Saved before these were written: none.
-            version: text("version"),
-            architecture: text("architecture"),
-            path: d["path"].as_str()?.to_string(),
-            verdict: Some(verdict),
-            files: usize::try_from(d["elf_files"].as_u64()?).ok()?,
-            deciding_file: d["deciding_file"].as_str().map(str::to_string),
-            llsc_only_files: serde_json::from_value(d["llsc_only_files"].clone()).ok()?,
-            error: None,
-        };
-        // Saved before these were written: a row per package, all audited.
-        let by_package = d["by_package"].as_bool().unwrap_or(true);
-        let given = d["packages_given"]
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok());
-        Some((row, by_package, given.unwrap_or(0)))
+/// The row of package `p`.
+pub fn package_row(p: &PackageAudit) -> PackageRow {
+    PackageRow {
+        name: p.name.clone(),
+        version: p.version.clone(),
+        architecture: p.architecture.clone(),
+        path: p.path.clone(),
+        verdict: p.verdict,
+        files: p.audits.len(),
+        deciding_file: p.deciding_file.clone(),
+        llsc_only_files: p.llsc_only_files().map(|a| a.path.clone()).collect(),
+        error: p.why_no_verdict().or_else(|| p.partial_errors()),
     }
 }
 
@@ -374,7 +233,7 @@ pub fn audit(
         listing.errors.extend(not_fetched);
         progress(Step::Packages(units.len()));
         let packages = audit_units(&units, options.jobs, progress);
-        let rows: Vec<PackageRow> = packages.iter().map(PackageRow::of).collect();
+        let rows: Vec<PackageRow> = packages.iter().map(package_row).collect();
         let mut run = AuditRun {
             audits: Vec::new(),
             errors: listing.errors,
@@ -406,7 +265,7 @@ fn judge(mut run: AuditRun, packages: Option<Vec<PackageRow>>, options: &Options
     let checks: Vec<Option<RequireResult>> = run
         .audits
         .iter()
-        .map(|a| options.require.map(|r| RequireResult::judge(r, a)))
+        .map(|a| options.require.map(|r| require_result(r, a)))
         .collect();
     let by_package = packages.is_some() && !options.by_file && options.by_function.is_none();
     // Over packages, a record per package first (what `compare` of two
@@ -472,166 +331,10 @@ fn audit_units(
         .collect()
 }
 
-/// One function's line in a saved binary record (what the tables show).
-#[derive(Debug, Clone, Deserialize)]
-pub struct FunctionView {
-    /// Entry address.
-    pub addr: u64,
-    /// Its name.
-    pub name: String,
-    /// Atomic read-modify-writes.
-    pub atomics: u64,
-    /// Counts by class name ([`Class::name`]).
-    pub by_class: BTreeMap<String, u64>,
-    /// LSE instructions with no CPU-feature test before them.
-    pub lse_unconditional: u64,
-    /// Evidence names ([`crate::Evidence::name`]) for the others.
-    pub lse_evidence: Vec<String>,
-}
-
-impl FunctionView {
-    /// Its count of `class`.
-    pub fn count(&self, class: Class) -> u64 {
-        self.by_class.get(class.name()).copied().unwrap_or(0)
-    }
-}
-
-/// The sentence of a verdict.
-#[derive(Debug, Clone, Deserialize)]
-pub struct VerdictWords {
-    /// The sentence.
-    pub words: String,
-}
-
-/// One binary as its record tells it (what the tables show).
-#[derive(Debug, Clone, Deserialize)]
-pub struct FileView {
-    /// The file.
-    pub path: String,
-    /// Its architecture's name ([`crate::Arch::name`]), from the record's
-    /// parameters.
-    #[serde(skip)]
-    pub arch: String,
-    /// Bytes of code scanned.
-    pub code_bytes: u64,
-    /// Whether it had a symbol table.
-    pub has_symtab: bool,
-    /// Its verdict.
-    pub verdict: VerdictWords,
-    /// Counts by class name outside helpers.
-    pub by_class: BTreeMap<String, u64>,
-    /// Counts by class name inside helpers.
-    pub in_helpers: BTreeMap<String, u64>,
-    /// Every site by mnemonic.
-    pub by_mnemonic: BTreeMap<String, u64>,
-    /// Calls to outline helpers by name.
-    pub outline_calls: BTreeMap<String, u64>,
-    /// Its top functions (as many as the run kept).
-    pub functions: Vec<FunctionView>,
-    /// Its notes.
-    pub notes: Vec<String>,
-    /// The `--require` judgement, if the run had one.
-    #[serde(default)]
-    pub require: Option<RequireResult>,
-}
-
-impl FileView {
-    /// Its count of `class` outside helpers.
-    pub fn count(&self, class: Class) -> u64 {
-        self.by_class.get(class.name()).copied().unwrap_or(0)
-    }
-
-    /// Its count of `class` inside helpers.
-    pub fn in_helpers(&self, class: Class) -> u64 {
-        self.in_helpers.get(class.name()).copied().unwrap_or(0)
-    }
-}
-
-/// What an audit's records show, as the run showed it.
-#[derive(Debug, Clone)]
-pub enum Shown {
-    /// A row per package (those audited, in the order given) and how many
-    /// packages the run was given.
-    Packages {
-        /// The audited packages.
-        rows: Vec<PackageRow>,
-        /// Packages given, audited or not.
-        given: usize,
-    },
-    /// One file, in detail.
-    One(Box<FileView>),
-    /// A row per file.
-    Files(Vec<FileView>),
-    /// Nothing was audited.
-    Nothing,
-}
-
-/// A record [`shown`] cannot read, and why.
-#[derive(Debug, thiserror::Error)]
-#[error("audit record {index} ({scenario}/{variant}) is not one atomlab audit writes: {reason}")]
-pub struct NotAnAuditRecord {
-    /// Its position among the records.
-    pub index: usize,
-    /// Its scenario.
-    pub scenario: String,
-    /// Its variant.
-    pub variant: String,
-    /// What is missing or wrong.
-    pub reason: String,
-}
-
-/// Reads the records [`audit`] made (live, or saved and loaded) back into
-/// what the run showed: a row per package, one file in detail, or a row
-/// per file.
-pub fn shown(records: &[Record]) -> Result<Shown, NotAnAuditRecord> {
-    let bad = |index: usize, r: &Record, reason: String| NotAnAuditRecord {
-        index,
-        scenario: r.scenario.clone(),
-        variant: r.variant.clone(),
-        reason,
-    };
-    let mut rows = Vec::new();
-    let mut files = Vec::new();
-    let mut by_package = false;
-    let mut given = 0;
-    for (i, r) in records.iter().enumerate() {
-        if r.variant == "package" {
-            let (row, by, g) = PackageRow::read_back(r)
-                .ok_or_else(|| bad(i, r, "no package verdict in its detail".into()))?;
-            rows.push(row);
-            by_package |= by;
-            given = given.max(g);
-        } else {
-            let detail = r
-                .detail
-                .clone()
-                .ok_or_else(|| bad(i, r, "it has no detail".into()))?;
-            let mut f: FileView =
-                serde_json::from_value(detail).map_err(|e| bad(i, r, e.to_string()))?;
-            f.arch = r
-                .parameters
-                .get("arch")
-                .and_then(|v| v.as_str())
-                .unwrap_or("-")
-                .to_string();
-            files.push(f);
-        }
-    }
-    Ok(if by_package {
-        let given = given.max(rows.len());
-        Shown::Packages { rows, given }
-    } else if files.len() == 1 {
-        Shown::One(Box::new(files.remove(0)))
-    } else if files.is_empty() {
-        Shown::Nothing
-    } else {
-        Shown::Files(files)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use atomlab_report::audit_read::{shown, Shown};
 
     /// This test program itself: an ELF file for the host (x86-64 or
     /// aarch64) with atomics in it.
@@ -696,46 +399,5 @@ mod tests {
             }
             other => panic!("one file shows as one file, not {other:?}"),
         }
-    }
-
-    #[test]
-    fn a_package_row_reads_back_from_its_record() {
-        let row = PackageRow {
-            name: "v81only".into(),
-            version: Some("1.0-1".into()),
-            architecture: Some("arm64".into()),
-            path: "/d/v81only_1.0_arm64.deb".into(),
-            verdict: Some(PackageVerdict::NeedsArmv81),
-            files: 3,
-            deciding_file: Some("/d/v81only_1.0_arm64.deb!/usr/bin/c-lse".into()),
-            llsc_only_files: vec!["/d/v81only_1.0_arm64.deb!/usr/bin/b".into()],
-            error: None,
-        };
-        let r = row.record(true, 5).expect("a verdict makes a record");
-        assert_eq!(r.parameters["observation"], "needs_armv8.1");
-        assert_eq!(r.notes[1], "decided by /usr/bin/c-lse");
-        match shown(&[r]).unwrap() {
-            Shown::Packages { rows, given } => {
-                assert_eq!(rows, vec![row.clone()]);
-                assert_eq!(given, 5);
-            }
-            other => panic!("a row per package, not {other:?}"),
-        }
-        // Shown by file: the package record alone is no view of its own.
-        let r = row.record(false, 1).unwrap();
-        assert!(matches!(shown(&[r]).unwrap(), Shown::Nothing));
-        let unaudited = PackageRow {
-            verdict: None,
-            ..row
-        };
-        assert!(unaudited.record(true, 1).is_none());
-    }
-
-    #[test]
-    fn a_record_of_something_else_is_refused_by_name() {
-        let r = Record::new("audit", "binary", "mixed");
-        let e = shown(&[r]).unwrap_err();
-        assert_eq!(e.index, 0);
-        assert!(e.to_string().contains("no detail"), "{e}");
     }
 }

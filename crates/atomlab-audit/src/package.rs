@@ -16,78 +16,28 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use crate::error::AuditError;
 use crate::input::{self, Expanded};
 use crate::model::{Arch, BinaryAudit, BinaryVerdictKind};
 
-/// A package's verdict, least severe first (so `max` is the worst).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PackageVerdict {
-    /// No atomic read-modify-write in any file.
-    NoAtomics,
-    /// Atomics through outline helpers or LSE behind a CPU-feature test:
-    /// ARMv8.0-safe and LSE where the CPU has it.
-    RunTimeLse,
-    /// A file mixes ways (none of them unconditional LSE).
-    Mixed,
-    /// A file does its atomics with LL/SC loops only.
-    LlscOnly,
-    /// A file has LSE behind no CPU-feature test: SIGILL on ARMv8.0.
-    NeedsArmv81,
-}
+pub use atomlab_core::audit::PackageVerdict;
 
-impl PackageVerdict {
-    /// Every verdict, worst first.
-    pub const WORST_FIRST: [PackageVerdict; 5] = [
-        PackageVerdict::NeedsArmv81,
-        PackageVerdict::LlscOnly,
-        PackageVerdict::Mixed,
-        PackageVerdict::RunTimeLse,
-        PackageVerdict::NoAtomics,
-    ];
-
-    /// The verdict one aarch64 file gives its package; `None` for other
-    /// architectures (the per-package answer is about Arm's atomics).
-    pub fn of(a: &BinaryAudit) -> Option<PackageVerdict> {
-        if a.arch != Arch::Aarch64 {
-            return None;
-        }
-        if a.lse_dispatch.unconditional > 0 {
-            return Some(PackageVerdict::NeedsArmv81);
-        }
-        Some(match a.verdict.kind {
-            BinaryVerdictKind::NoAtomics => PackageVerdict::NoAtomics,
-            BinaryVerdictKind::InlineLse => PackageVerdict::NeedsArmv81,
-            BinaryVerdictKind::LlscOnly => PackageVerdict::LlscOnly,
-            BinaryVerdictKind::Mixed => PackageVerdict::Mixed,
-            _ => PackageVerdict::RunTimeLse,
-        })
+/// The verdict one aarch64 file gives its package; `None` for other
+/// architectures (the per-package answer is about Arm's atomics).
+pub fn verdict_of(a: &BinaryAudit) -> Option<PackageVerdict> {
+    if a.arch != Arch::Aarch64 {
+        return None;
     }
-
-    /// Its name in records and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            PackageVerdict::NoAtomics => "no_atomics",
-            PackageVerdict::RunTimeLse => "run_time_lse",
-            PackageVerdict::Mixed => "mixed",
-            PackageVerdict::LlscOnly => "llsc_only",
-            PackageVerdict::NeedsArmv81 => "needs_armv8.1",
-        }
+    if a.lse_dispatch.unconditional > 0 {
+        return Some(PackageVerdict::NeedsArmv81);
     }
-
-    /// Its sentence.
-    pub fn words(self) -> &'static str {
-        match self {
-            PackageVerdict::NoAtomics => "no atomics",
-            PackageVerdict::RunTimeLse => "outline or run-time LSE (ARMv8.0-safe)",
-            PackageVerdict::Mixed => "mixed LSE, LL/SC and outline (ARMv8.0-safe)",
-            PackageVerdict::LlscOnly => "LL/SC only (no LSE on ARMv8.1+)",
-            PackageVerdict::NeedsArmv81 => "needs ARMv8.1 (SIGILL on ARMv8.0)",
-        }
-    }
+    Some(match a.verdict.kind {
+        BinaryVerdictKind::NoAtomics => PackageVerdict::NoAtomics,
+        BinaryVerdictKind::InlineLse => PackageVerdict::NeedsArmv81,
+        BinaryVerdictKind::LlscOnly => PackageVerdict::LlscOnly,
+        BinaryVerdictKind::Mixed => PackageVerdict::Mixed,
+        _ => PackageVerdict::RunTimeLse,
+    })
 }
 
 /// One package (or one ELF file given outside a package) audited.
@@ -132,7 +82,7 @@ impl PackageAudit {
     pub fn llsc_only_files(&self) -> impl Iterator<Item = &BinaryAudit> {
         self.audits
             .iter()
-            .filter(|a| PackageVerdict::of(a) == Some(PackageVerdict::LlscOnly))
+            .filter(|a| verdict_of(a) == Some(PackageVerdict::LlscOnly))
     }
 
     /// Why there is no verdict, in one line: the package could not be read,
@@ -233,7 +183,7 @@ pub fn audit_unit(path: &Path) -> PackageAudit {
     let mut verdict = None;
     let mut deciding_file = None;
     for a in &audits {
-        if let Some(v) = PackageVerdict::of(a) {
+        if let Some(v) = verdict_of(a) {
             if verdict.is_none_or(|w| v > w) {
                 verdict = Some(v);
                 deciding_file = Some(a.path.clone());
@@ -288,17 +238,6 @@ mod tests {
             PackageVerdict::WORST_FIRST.iter().max(),
             Some(&PackageVerdict::NeedsArmv81)
         );
-    }
-
-    /// `compare` ranks package observations by atomlab-core's list; the
-    /// words the audit writes must be that list, in its order.
-    #[test]
-    fn package_verdicts_are_the_words_compare_ranks() {
-        let written: Vec<&str> = PackageVerdict::WORST_FIRST
-            .iter()
-            .map(|v| v.name())
-            .collect();
-        assert_eq!(written, atomlab_core::AUDIT_PACKAGE_WORST_FIRST);
     }
 
     #[test]

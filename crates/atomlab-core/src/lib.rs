@@ -11,6 +11,7 @@
 //! read atomlab's JSON can depend on it without pulling in any capability.
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod check_layout;
 pub mod exit;
 pub mod machine;

@@ -144,8 +144,8 @@ impl std::str::FromStr for Verdict {
 /// The observations of `audit`'s package records, worst first: what a
 /// package needs of an Arm CPU, from "needs ARMv8.1" (SIGILL on ARMv8.0)
 /// down to "no atomics". `compare` counts a move towards the front as a
-/// regression; atomlab-audit's `PackageVerdict` names them (a test in the
-/// CLI crate keeps the two lists the same).
+/// regression; [`crate::audit::PackageVerdict`] names them (a test there
+/// keeps the two lists the same).
 pub const AUDIT_PACKAGE_WORST_FIRST: [&str; 5] = [
     "needs_armv8.1",
     "llsc_only",

@@ -5,13 +5,12 @@
 //! LL/SC-only files that a rebuild with `-moutline-atomics` moves to LSE.
 //! The same answer as the terminal's per-package view
 //! ([`crate::audit_view::write_packages`]), read from the package records
-//! `atomlab audit` saves ([`atomlab_audit::batch::PackageRow::from_record`]),
+//! `atomlab audit` saves ([`atomlab_core::audit::PackageRow::from_record`]),
 //! and every package in a folded table below it.
 
 use std::fmt::Write;
 
-use atomlab_audit::batch::PackageRow;
-use atomlab_audit::PackageVerdict;
+use atomlab_core::audit::{PackageRow, PackageVerdict};
 
 use crate::html::esc;
 use crate::table::{Cell, Table};
@@ -173,8 +172,7 @@ fn packages(out: &mut String, rows: &[PackageRow]) {
 
 #[cfg(test)]
 mod tests {
-    use atomlab_audit::batch::PackageRow;
-    use atomlab_audit::PackageVerdict;
+    use atomlab_core::audit::{PackageRow, PackageVerdict};
     use atomlab_core::{Machine, Report};
 
     use crate::{render_html, RunView};

@@ -1,6 +1,6 @@
 //! The terminal's view of an audit: what `atomlab audit` prints and
 //! `atomlab show` prints again, from what its records show
-//! ([`atomlab_audit::batch::shown`]): a row per package, one file in detail,
+//! ([`crate::audit_read::shown`]): a row per package, one file in detail,
 //! or a row per file.
 //!
 //! Over `.deb` packages the answer is one row per package (issue 27): its
@@ -10,8 +10,9 @@
 
 use std::io::{self, Write};
 
-use atomlab_audit::batch::{FileView, FunctionView, PackageRow, Shown};
-use atomlab_audit::{Class, PackageVerdict};
+use atomlab_core::audit::{Class, PackageRow, PackageVerdict};
+
+use crate::audit_read::{FileView, FunctionView, Shown};
 
 use crate::table::{write_wrapped, Table, WIDTH};
 

@@ -50,6 +50,7 @@
 #![deny(missing_docs)]
 
 mod audit_archive;
+pub mod audit_read;
 pub mod audit_view;
 mod bench;
 pub mod bench_tables;

@@ -25,7 +25,7 @@ pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
         "audit" => {
             // A record that is not an audit's names itself (index, key and
             // what is wrong), as the io::Error's message.
-            let shown = atomlab_audit::batch::shown(&report.records)
+            let shown = crate::audit_read::shown(&report.records)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             crate::audit_view::write_terminal(out, &shown)
         }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use atomlab_audit::PackageVerdict;
+use atomlab_core::audit::PackageVerdict;
 use atomlab_core::{Record, Verdict};
 use serde_json::Value;
 

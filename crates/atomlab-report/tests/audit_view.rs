@@ -3,8 +3,8 @@
 
 mod common;
 
-use atomlab_audit::batch::{shown, PackageRow, Shown};
-use atomlab_audit::PackageVerdict;
+use atomlab_core::audit::{PackageRow, PackageVerdict};
+use atomlab_report::audit_read::{shown, Shown};
 use atomlab_report::audit_view::{write_packages, write_terminal};
 
 fn row(name: &str, verdict: Option<PackageVerdict>, llsc: &[&str]) -> PackageRow {
