@@ -11,7 +11,7 @@ use crate::combine::Flow;
 use crate::exec::{loc_choices, Budget, Execution, LocChoice, Skeleton};
 use crate::interp::{encode, explore, Trace};
 use crate::judge::{Acc, Recorder};
-use crate::mapping::{compile, mapping_name, AcquireLoad, Target};
+use crate::mapping::{compile, mapping_name, Target};
 use crate::models::{by_name, Model};
 use crate::options::{CheckOptions, Engine};
 use crate::rel::Set;
@@ -126,41 +126,6 @@ impl ModelOutcome {
     }
 }
 
-/// Which event structure a model judges for a test's architecture.
-fn plan(test: &Test, model: &str, acquire: AcquireLoad) -> Result<Option<Target>, String> {
-    let arch = test.arch;
-    // A Linux-kernel test is judged by the LKMM (and SC, which ignores
-    // annotations); its accesses have no C11 orders to judge or compile.
-    if test.is_linux() {
-        return match model {
-            "lkmm" | "sc" => Ok(None),
-            m => Err(format!(
-                "{m} does not judge Linux-kernel C tests (lkmm does)"
-            )),
-        };
-    }
-    match (arch, model) {
-        // herd7 with linux-kernel.cfg judges any C test under the LKMM; one
-        // with plain accesses only is Linux-kernel C as much as C11.
-        (Arch::C, "lkmm") if test.is_plain_c() => Ok(None),
-        (Arch::C, "lkmm") => Err(
-            "lkmm judges Linux-kernel C tests (and C tests with plain accesses only), not C11 atomics"
-                .into(),
-        ),
-        (_, "lkmm") => Err("lkmm judges Linux-kernel C tests only".into()),
-        (_, "sc") => Ok(None),
-        (Arch::C, "c11" | "rc11") => Ok(None),
-        (_, "c11" | "rc11") => Err(format!("{model} judges C tests only")),
-        (Arch::X86 | Arch::X86_64, "x86tso") => Ok(None),
-        (Arch::C, "x86tso") => Ok(Some(Target::X86)),
-        (Arch::AArch64, "aarch64") => Ok(None),
-        (Arch::C, "aarch64") => Ok(Some(Target::AArch64(acquire))),
-        (Arch::RiscV, "riscv") => Ok(None),
-        (Arch::C, "riscv") => Ok(Some(Target::RiscV)),
-        (a, m) => Err(format!("{m} does not judge {} tests", a.name())),
-    }
-}
-
 /// A model to judge with: a built-in one by name, or one given as a trait
 /// object (such as a user's cat file, atomlab-cat), which judges the test's
 /// own events (no C11→ISA mapping).
@@ -201,7 +166,7 @@ pub fn check_test_with(
                     });
                     continue;
                 };
-                (model, plan(test, m, opts.acquire))
+                (model, model.judges(test, opts.acquire))
             }
         };
         resolved[i] = Some(model);

@@ -42,14 +42,25 @@
 //! (`empty rmw & (fre; coe)`), and a pair `atomic` forbids among those has
 //! an internal write between, which excuses it.
 
-use super::model::{violation, Judgement, Model, Violation};
+use atomlab_litmus::{Arch, Test};
+
+use super::model::{judges_isa, violation, Judgement, Model, Violation};
 use crate::exec::{ArmFixed, Execution, Skeleton};
+use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{Rel, Set};
 
 /// Armv8 AArch64.
 pub struct AArch64;
 
 impl Model for AArch64 {
+    fn judges(&self, test: &Test, acquire: AcquireLoad) -> Result<Option<Target>, String> {
+        judges_isa(
+            self.name(),
+            test,
+            &[Arch::AArch64],
+            Target::AArch64(acquire),
+        )
+    }
     fn name(&self) -> &'static str {
         "aarch64"
     }

@@ -40,14 +40,26 @@
 //! - The final non-atomic write check needs the co-last writes and `Dr`
 //!   only marks races: neither prunes.
 
-use super::model::{violation, violation_path, Judgement, Model, Step, Violation};
+use atomlab_litmus::{Arch, Test};
+
+use super::model::{not_linux, violation, violation_path, Judgement, Model, Step, Violation};
 use crate::exec::Execution;
+use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{full_set, Rel};
 
 /// C11 (herd's c11_partialSC).
 pub struct C11;
 
 impl Model for C11 {
+    fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
+        if test.is_linux() {
+            Err(not_linux(self.name()))
+        } else if test.arch == Arch::C {
+            Ok(None)
+        } else {
+            Err(format!("{} judges C tests only", self.name()))
+        }
+    }
     fn name(&self) -> &'static str {
         "c11"
     }

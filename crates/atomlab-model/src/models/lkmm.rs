@@ -49,11 +49,13 @@
 //! always pairs a lock's read and write) and the bell's
 //! `this-model-requires-variant-higher-than-lkmmv1` (this is `lkmmv2`).
 
+use atomlab_litmus::{Arch, Fence, LkAccess, LkFence, Test};
+
 use super::model::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 use crate::interp::Kind;
+use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{full_set, members, Rel, Set};
-use atomlab_litmus::{Fence, LkAccess, LkFence};
 
 /// The LKMM.
 pub struct Lkmm;
@@ -665,6 +667,17 @@ impl Lkmm {
 }
 
 impl Model for Lkmm {
+    /// herd7 with linux-kernel.cfg judges any C test under the LKMM; one
+    /// with plain accesses only is Linux-kernel C as much as C11.
+    fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
+        if test.is_linux() || test.arch == Arch::C && test.is_plain_c() {
+            Ok(None)
+        } else if test.arch == Arch::C {
+            Err("lkmm judges Linux-kernel C tests (and C tests with plain accesses only), not C11 atomics".into())
+        } else {
+            Err("lkmm judges Linux-kernel C tests only".into())
+        }
+    }
     fn name(&self) -> &'static str {
         "lkmm"
     }

@@ -3,7 +3,10 @@
 //! helpers every model uses to name the axiom and find a smallest cycle
 //! of events that breaks it.
 
+use atomlab_litmus::Test;
+
 use crate::exec::Execution;
+use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{full_set, shortest_cycle, Rel, Set};
 
 /// Why a model forbids an execution.
@@ -37,6 +40,14 @@ pub enum Judgement {
 pub trait Model: Sync {
     /// The name used on the command line.
     fn name(&self) -> &'static str;
+    /// What the model judges of `test`: the test's own events (`None`), a
+    /// C test compiled to an ISA first (`Some`, with `acquire` choosing
+    /// AArch64's load-acquire), or why it does not judge such a test. The
+    /// default judges any test's own events, as a cat file does.
+    fn judges(&self, test: &Test, acquire: AcquireLoad) -> Result<Option<Target>, String> {
+        let _ = (test, acquire);
+        Ok(None)
+    }
     /// Judges an execution; fills the violation's cycle when `explain`.
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement;
     /// Judges an execution and names the flags it raises (herd's `flag`
@@ -85,6 +96,31 @@ pub trait Model: Sync {
     fn judge_partial(&self, _x: &Execution<'_>) -> Option<Violation> {
         None
     }
+}
+
+/// [`Model::judges`] for a hardware model of an ISA: the test's own events
+/// when it is of one of `own` (the ISA's litmus dialects), a C11 test
+/// compiled to `target`, and a refusal of any other (a Linux-kernel test is
+/// the LKMM's).
+pub(crate) fn judges_isa(
+    name: &str,
+    test: &Test,
+    own: &[atomlab_litmus::Arch],
+    target: Target,
+) -> Result<Option<Target>, String> {
+    if test.is_linux() {
+        return Err(not_linux(name));
+    }
+    match test.arch {
+        a if own.contains(&a) => Ok(None),
+        atomlab_litmus::Arch::C => Ok(Some(target)),
+        a => Err(format!("{name} does not judge {} tests", a.name())),
+    }
+}
+
+/// Why model `name` does not judge a Linux-kernel test.
+pub(crate) fn not_linux(name: &str) -> String {
+    format!("{name} does not judge Linux-kernel C tests (lkmm does)")
 }
 
 /// The violation a judgement reports, if it forbids: [`Model::judge_partial`]

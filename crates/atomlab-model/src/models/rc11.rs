@@ -16,8 +16,13 @@
 //! undefined_unless empty dr as Dr         (reported as a data-race flag)
 //! ```
 
-use super::model::{forbidden, violation, violation_path, Judgement, Model, Step, Violation};
+use atomlab_litmus::{Arch, Test};
+
+use super::model::{
+    forbidden, not_linux, violation, violation_path, Judgement, Model, Step, Violation,
+};
 use crate::exec::Execution;
+use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{full_set, Rel};
 
 /// RC11.
@@ -48,6 +53,15 @@ impl Rc11 {
 }
 
 impl Model for Rc11 {
+    fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
+        if test.is_linux() {
+            Err(not_linux(self.name()))
+        } else if test.arch == Arch::C {
+            Ok(None)
+        } else {
+            Err(format!("{} judges C tests only", self.name()))
+        }
+    }
     fn name(&self) -> &'static str {
         "rc11"
     }

@@ -47,11 +47,13 @@
 //! completion's `r2` on partial ones, so the whole model prunes
 //! ([`Model::judge_partial`]).
 
-use super::model::{forbidden, violation, Judgement, Model, Violation};
+use atomlab_litmus::{Arch, Fence, Test};
+
+use super::model::{forbidden, judges_isa, violation, Judgement, Model, Violation};
 use crate::exec::{Execution, Skeleton};
 use crate::interp::Kind;
+use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{members, Rel, Set};
-use atomlab_litmus::Fence;
 
 /// RVWMO.
 pub struct RiscV;
@@ -77,6 +79,9 @@ fn fences(s: &Skeleton) -> Rel {
 }
 
 impl Model for RiscV {
+    fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
+        judges_isa(self.name(), test, &[Arch::RiscV], Target::RiscV)
+    }
     fn name(&self) -> &'static str {
         "riscv"
     }

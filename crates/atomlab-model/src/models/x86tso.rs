@@ -9,14 +9,20 @@
 //! ```
 //! where `implied` orders a locked access with everything around it.
 
-use super::model::{fencerel, forbidden, violation, Judgement, Model, Violation};
+use atomlab_litmus::{Arch, Test};
+
+use super::model::{fencerel, forbidden, judges_isa, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
+use crate::mapping::{AcquireLoad, Target};
 use crate::rel::Rel;
 
 /// x86-TSO.
 pub struct X86Tso;
 
 impl Model for X86Tso {
+    fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
+        judges_isa(self.name(), test, &[Arch::X86, Arch::X86_64], Target::X86)
+    }
     fn name(&self) -> &'static str {
         "x86tso"
     }
