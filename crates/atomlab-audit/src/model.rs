@@ -28,6 +28,16 @@ impl Arch {
             Arch::Riscv64 => "riscv64",
         }
     }
+
+    /// Rust's name for it (`std::env::consts::ARCH`: `aarch64`, `x86_64`,
+    /// `riscv64`), as its JSON writes it.
+    pub fn cpu(self) -> &'static str {
+        match self {
+            Arch::Aarch64 => "aarch64",
+            Arch::X86_64 => "x86_64",
+            Arch::Riscv64 => "riscv64",
+        }
+    }
 }
 
 impl fmt::Display for Arch {

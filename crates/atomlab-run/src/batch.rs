@@ -36,8 +36,7 @@ pub struct BatchOptions {
     /// How each test is turned into code.
     pub prepare: PrepareOptions,
     /// The models every test is judged by (`sc`, `x86tso`, `aarch64`,
-    /// `riscv`, `c11`, `rc11`); empty for [`models_for`] the test's
-    /// architecture.
+    /// `riscv`, `c11`, `rc11`); empty for [`models_for`] each test.
     pub models: Vec<String>,
     /// Tune the setting per test ([`crate::tune`]), varying what is not
     /// pinned; `None` runs `run` as given.
@@ -127,17 +126,22 @@ pub enum BatchError {
     Run(#[from] RunError),
 }
 
-/// The models that judge a test of `arch` on this host: a C test by the
-/// host's hardware model through the mapping it runs with, and by C11/RC11.
-pub fn models_for(arch: Arch) -> &'static [&'static str] {
-    match arch {
-        Arch::C if crate::host_isa() == "aarch64" => &["aarch64", "c11", "rc11"],
-        Arch::C if crate::host_isa() == "riscv64" => &["riscv", "c11", "rc11"],
-        Arch::C => &["x86tso", "c11", "rc11"],
-        Arch::X86 | Arch::X86_64 => &["x86tso"],
-        Arch::AArch64 => &["aarch64"],
-        Arch::RiscV => &["riscv"],
+/// The models that judge `test` on this host: a C test by this CPU's
+/// hardware model (the registry's [`atomlab_model::models::of_cpu`]),
+/// through the mapping it runs with, and by C11/RC11 as written; an
+/// assembly test by the hardware model of its own dialect.
+pub fn models_for(test: &Test) -> Vec<&'static str> {
+    if test.arch == Arch::C {
+        let host = atomlab_model::models::of_cpu(crate::host_isa()).map(|m| m.name());
+        return host.into_iter().chain(["c11", "rc11"]).collect();
     }
+    atomlab_model::MODEL_NAMES
+        .iter()
+        .filter_map(|n| atomlab_model::models::by_name(n))
+        .filter(|m| m.cpu().is_some())
+        .filter(|m| matches!(m.judges(test, Default::default()), Ok(None)))
+        .map(|m| m.name())
+        .collect()
 }
 
 /// Why a test cannot run, without the file name (reports name it apart).
@@ -407,12 +411,12 @@ pub fn run_programs(
 }
 
 /// Judges a prepared test under the models of `opts` (or
-/// [`models_for`] its architecture), runs it on this CPU, and finds the
+/// [`models_for`] it), runs it on this CPU, and finds the
 /// observed states a model forbids.
 pub fn run_test(program: &Program, opts: &BatchOptions, replay: String) -> Result<Ran, RunError> {
     let test = &program.test;
     let models: Vec<&str> = if opts.models.is_empty() {
-        models_for(test.arch).to_vec()
+        models_for(test)
     } else {
         opts.models.iter().map(String::as_str).collect()
     };

@@ -53,6 +53,9 @@ use crate::rel::{Rel, Set};
 pub struct AArch64;
 
 impl Model for AArch64 {
+    fn cpu(&self) -> Option<&'static str> {
+        Some("aarch64")
+    }
     fn judges(&self, test: &Test, acquire: AcquireLoad) -> Result<Option<Target>, String> {
         judges_isa(
             self.name(),

@@ -27,5 +27,15 @@ pub fn by_name(name: &str) -> Option<&'static dyn Model> {
     })
 }
 
+/// The built-in model of the CPU architecture `arch` (Rust's name for it,
+/// as [`Model::cpu`] gives it): the model a PASS or an observation on
+/// such a CPU is held to.
+pub fn of_cpu(arch: &str) -> Option<&'static dyn Model> {
+    MODEL_NAMES
+        .iter()
+        .filter_map(|n| by_name(n))
+        .find(|m| m.cpu() == Some(arch))
+}
+
 /// Every model's name, in the order tables show them.
 pub const MODEL_NAMES: &[&str] = &["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "lkmm"];

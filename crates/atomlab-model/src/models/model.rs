@@ -40,6 +40,12 @@ pub enum Judgement {
 pub trait Model: Sync {
     /// The name used on the command line.
     fn name(&self) -> &'static str;
+    /// The CPU architecture whose hardware the model describes, as Rust
+    /// names it (`std::env::consts::ARCH`: `x86_64`, `aarch64`,
+    /// `riscv64`); `None` for a language or kernel model.
+    fn cpu(&self) -> Option<&'static str> {
+        None
+    }
     /// What the model judges of `test`: the test's own events (`None`), a
     /// C test compiled to an ISA first (`Some`, with `acquire` choosing
     /// AArch64's load-acquire), or why it does not judge such a test. The

@@ -79,6 +79,9 @@ fn fences(s: &Skeleton) -> Rel {
 }
 
 impl Model for RiscV {
+    fn cpu(&self) -> Option<&'static str> {
+        Some("riscv64")
+    }
     fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
         judges_isa(self.name(), test, &[Arch::RiscV], Target::RiscV)
     }

@@ -20,6 +20,9 @@ use crate::rel::Rel;
 pub struct X86Tso;
 
 impl Model for X86Tso {
+    fn cpu(&self) -> Option<&'static str> {
+        Some("x86_64")
+    }
     fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
         judges_isa(self.name(), test, &[Arch::X86, Arch::X86_64], Target::X86)
     }

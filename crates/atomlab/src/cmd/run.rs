@@ -166,12 +166,7 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
 pub(crate) fn say_forbidden(ran: &Ran) {
     // This CPU's own model, when it was judged and allows the state: then
     // a stronger model (sc) forbidding it is what was asked, not an erratum.
-    let host = match atomlab_run::host_isa() {
-        "x86_64" => "x86tso",
-        "aarch64" => "aarch64",
-        "riscv64" => "riscv",
-        _ => "",
-    };
+    let host = atomlab_model::models::of_cpu(atomlab_run::host_isa()).map_or("", |m| m.name());
     let host_judged = ran
         .models
         .iter()
