@@ -34,9 +34,10 @@ pub struct Row {
 }
 
 impl Row {
-    /// Whether `r` is a record of this row's test.
+    /// Whether `r` is a record of this row's test (a record without a
+    /// file, as an imported one may be, is of the row without one).
     pub fn holds(&self, r: &Record) -> bool {
-        r.scenario == self.test && param(r, "file") == Some(self.file.as_str())
+        r.scenario == self.test && param(r, "file").unwrap_or_default() == self.file
     }
 }
 

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use atomlab_core::audit::PackageVerdict;
+use atomlab_core::check_layout::Layout;
 use atomlab_core::{Record, Verdict};
 use serde_json::Value;
 
@@ -110,24 +111,11 @@ pub(crate) fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     t.html(out);
 }
 
-/// A check record's cell as `atomlab check` prints it: `Never (3)`,
-/// `Sometimes (4) race`, `TIMEOUT`, `BOUND`.
+/// A check record's cell as `atomlab check` prints it (one definition:
+/// [`crate::check_view::cell`]): `Never (3)`, `Sometimes (4) race`,
+/// `TIMEOUT`, `BOUND`.
 pub fn check_cell(r: &Record) -> String {
-    if let Some(v @ (Verdict::Timeout | Verdict::Bound)) = r.verdict {
-        return v.as_str().into();
-    }
-    let obs = r
-        .parameters
-        .get("observation")
-        .and_then(|o| o.as_str())
-        .unwrap_or("-");
-    let states = metric_median(r, "allowed_states").unwrap_or(0.0);
-    let race = if r.parameters.get("data_race").and_then(|d| d.as_bool()) == Some(true) {
-        " race"
-    } else {
-        ""
-    };
-    format!("{obs} ({states}){race}")
+    crate::check_view::cell(r)
 }
 
 fn check_class(r: &Record) -> &'static str {
@@ -143,81 +131,81 @@ fn check_class(r: &Record) -> &'static str {
 }
 
 /// Check: tests × models, then each test's explanation in a `<details>`.
+/// The table is the terminal's ([`crate::check_view::table`]), one per
+/// run, with a run column when the runs differ and each cell coloured by
+/// its verdict; its notes follow it.
 pub(crate) fn check(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
     let multi = runs_differ(recs);
-    let mut models: Vec<&str> = Vec::new();
-    // Rows: (run, test), in first-seen order.
-    let mut rows: Vec<(usize, &str)> = Vec::new();
+    let mut run_order: Vec<usize> = Vec::new();
     for x in recs {
-        if !models.contains(&x.r.variant.as_str()) {
-            models.push(&x.r.variant);
+        if !run_order.contains(&x.run) {
+            run_order.push(x.run);
         }
-        let key = (x.run, x.r.scenario.as_str());
-        if !rows.contains(&key) {
-            rows.push(key);
+    }
+    // Each run's table as the terminal draws it, and the models of all.
+    let mut models: Vec<String> = Vec::new();
+    let mut tables = Vec::new();
+    for &run in &run_order {
+        let mine: Vec<&Record> = recs.iter().filter(|x| x.run == run).map(|x| x.r).collect();
+        let layout = Layout::of_records(&mine);
+        for m in &layout.models {
+            if !models.contains(m) {
+                models.push(m.clone());
+            }
         }
+        let table = crate::check_view::table(&layout, &mine);
+        tables.push((run, layout, table));
     }
     let find = |run: usize, test: &str, model: &str| {
         recs.iter()
             .find(|x| x.run == run && x.r.scenario == test && x.r.variant == model)
     };
-    out.push_str(
-        "<p class=\"lead\">Each cell: whether the test's condition is observable under \
-         the model (Never, Sometimes, Always) and, in brackets, how many final states the \
-         model allows; <q>race</q>: a data race (undefined behaviour); TIMEOUT: gave up at \
-         the per-test timeout; BOUND: the test exceeds a fixed limit of the checker; \
-         <q>-</q>: not checked under that model.</p>\n",
-    );
     let mut header: Vec<String> = Vec::new();
     if multi {
         header.push("run".into());
     }
     header.push("test".into());
     header.push("condition".into());
-    header.extend(models.iter().map(|m| m.to_string()));
+    header.extend(models.iter().cloned());
     let mut t = Table::with_header(&header).class("check");
-    for &(run, test) in &rows {
-        let mut row = Vec::new();
-        if multi {
-            row.push(Cell::text(run_column(&runs[run])));
+    let mut rows: Vec<(usize, &str)> = Vec::new();
+    let mut notes: Vec<&str> = Vec::new();
+    for (run, layout, table) in &tables {
+        for (row, cells) in layout.rows.iter().zip(&table.rows) {
+            let mut html = Vec::new();
+            if multi {
+                html.push(Cell::text(run_column(&runs[*run])));
+            }
+            html.push(Cell::html(format!(
+                "<a href=\"#{}\">{}</a>",
+                explain_id(*run, &row.test),
+                esc(&row.test)
+            )));
+            html.push(Cell::html(format!("<code>{}</code>", esc(&row.condition))));
+            for m in &models {
+                let column = layout.models.iter().position(|k| k == m);
+                let cell = column.map_or("-", |c| cells[2 + c].as_str());
+                html.push(match find(*run, &row.test, m) {
+                    Some(x) => Cell::text(cell).class(check_class(x.r)),
+                    None => Cell::text(cell),
+                });
+            }
+            t.row(html);
+            if !rows.contains(&(*run, row.test.as_str())) {
+                rows.push((*run, &row.test));
+            }
         }
-        let cond = models
-            .iter()
-            .find_map(|m| find(run, test, m))
-            .map(|x| param(x.r, "condition"))
-            .unwrap_or_else(|| "-".into());
-        row.push(Cell::html(format!(
-            "<a href=\"#{}\">{}</a>",
-            explain_id(run, test),
-            esc(test)
-        )));
-        row.push(Cell::html(format!("<code>{}</code>", esc(&cond))));
-        for m in &models {
-            row.push(match find(run, test, m) {
-                Some(x) => Cell::text(check_cell(x.r)).class(check_class(x.r)),
-                None => Cell::text("-"),
-            });
-        }
-        t.row(row);
-    }
-    t.html(out);
-    let mut mappings: Vec<(&str, &str)> = Vec::new();
-    for x in recs {
-        if let Some(m) = x.r.parameters.get("mapping").and_then(|m| m.as_str()) {
-            if !mappings.contains(&(x.r.variant.as_str(), m)) {
-                mappings.push((&x.r.variant, m));
+        for n in &table.notes {
+            if !notes.contains(&n.as_str()) {
+                notes.push(n);
             }
         }
     }
-    if !mappings.is_empty() {
+    t.html(out);
+    if !notes.is_empty() {
         out.push_str("<ul class=\"notes\">\n");
-        for (model, m) in mappings {
-            let _ = writeln!(
-                out,
-                "<li>{} judges C tests through {}</li>",
-                esc(model),
-                esc(m)
-            );
+        for n in notes {
+            let _ = writeln!(out, "<li>{}</li>", esc(n));
         }
         out.push_str("</ul>\n");
     }
