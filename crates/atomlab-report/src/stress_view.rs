@@ -26,6 +26,66 @@ pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
     table::fitted(out, |out| write_unfitted(out, recs))
 }
 
+/// The stress table's columns, as the terminal and the HTML report draw
+/// them.
+pub const COLUMNS: [&str; 9] = [
+    "scenario",
+    "variant",
+    "expected",
+    "threads",
+    "ops",
+    "time",
+    "violations",
+    "first after",
+    "verdict",
+];
+
+/// A stress record's row under [`COLUMNS`]: the one definition of the
+/// table, for the terminal ([`write_terminal`]) and the HTML report.
+pub fn row(r: &Record) -> Vec<String> {
+    let s = |k: &str| match r.parameters.get(k) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "-".into(),
+    };
+    vec![
+        r.scenario.clone(),
+        r.variant.clone(),
+        s("expected"),
+        s("threads"),
+        metric(r, "operations").map_or("-".into(), num),
+        metric(r, "seconds").map_or("-".into(), units::duration),
+        metric(r, "violations").map_or("-".into(), |v| format!("{v}")),
+        metric(r, "time_to_first_violation").map_or("-".into(), units::duration),
+        verdict_word(r.verdict).to_string(),
+    ]
+}
+
+/// What is said of a record under the table: its verdict's reason and
+/// other notes, its violations by kind, and the line that replays it.
+pub fn details(r: &Record) -> Vec<String> {
+    let mut lines: Vec<String> = r
+        .notes
+        .iter()
+        .map(|n| n.strip_prefix("verdict: ").unwrap_or(n).to_string())
+        .collect();
+    let by_kind: Vec<String> = r
+        .metrics
+        .iter()
+        .filter_map(|m| {
+            let k = m.name.strip_prefix("violations:")?;
+            Some(format!("{k} {}", m.median()?))
+        })
+        .collect();
+    if !by_kind.is_empty() {
+        lines.push(format!("violations by kind: {}", by_kind.join(", ")));
+    }
+    if let Some(serde_json::Value::String(line)) = r.parameters.get("replay") {
+        lines.push(format!("replay: {line}"));
+    }
+    lines
+}
+
 /// [`write_terminal`]'s lines, before the long ones are wrapped.
 fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
     let recs: Vec<&Record> = recs.iter().filter(|r| r.capability == "stress").collect();
@@ -33,34 +93,9 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
         return Ok(());
     }
     let mut t = Table::fitting();
-    t.set_header(vec![
-        "scenario",
-        "variant",
-        "expected",
-        "threads",
-        "ops",
-        "time",
-        "violations",
-        "first after",
-        "verdict",
-    ]);
+    t.set_header(COLUMNS.to_vec());
     for r in &recs {
-        let s = |k: &str| match r.parameters.get(k) {
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => "-".into(),
-        };
-        t.add_row(vec![
-            r.scenario.clone(),
-            r.variant.clone(),
-            s("expected"),
-            s("threads"),
-            metric(r, "operations").map_or("-".into(), num),
-            metric(r, "seconds").map_or("-".into(), units::duration),
-            metric(r, "violations").map_or("-".into(), |v| format!("{v}")),
-            metric(r, "time_to_first_violation").map_or("-".into(), units::duration),
-            verdict_word(r.verdict).to_string(),
-        ]);
+        t.add_row(row(r));
     }
     t.keys(2);
     writeln!(out, "{t}")?;
@@ -72,23 +107,8 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
             r.variant,
             verdict_word(r.verdict)
         )?;
-        for n in &r.notes {
-            let n = n.strip_prefix("verdict: ").unwrap_or(n);
-            writeln!(out, "  {n}")?;
-        }
-        let by_kind: Vec<String> = r
-            .metrics
-            .iter()
-            .filter_map(|m| {
-                let k = m.name.strip_prefix("violations:")?;
-                Some(format!("{k} {}", m.median()?))
-            })
-            .collect();
-        if !by_kind.is_empty() {
-            writeln!(out, "  violations by kind: {}", by_kind.join(", "))?;
-        }
-        if let Some(serde_json::Value::String(line)) = r.parameters.get("replay") {
-            writeln!(out, "  replay: {line}")?;
+        for line in details(r) {
+            writeln!(out, "  {line}")?;
         }
     }
     writeln!(out, "{STRESS_LEGEND}")?;

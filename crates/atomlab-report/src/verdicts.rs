@@ -19,96 +19,58 @@ fn runs_differ(recs: &[Rec<'_>]) -> bool {
     recs.windows(2).any(|w| w[0].run != w[1].run)
 }
 
-fn metric_median(r: &Record, name: &str) -> Option<f64> {
-    r.metric(name).and_then(|m| m.median())
-}
-
-/// Stress: one row per variant, its expectation beside its verdict.
+/// Stress: the terminal's table ([`crate::stress_view::row`]), a run
+/// column when runs differ, each verdict coloured by whether it is what
+/// the variant's expectation asks, and what the terminal says under the
+/// table in a last column.
 pub(crate) fn stress(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    use crate::stress_view::{details, row, COLUMNS, STRESS_LEGEND};
     let multi = runs_differ(recs);
-    out.push_str(
-        "<p class=\"lead\">A correct variant should PASS; a known-broken one should FAIL \
-         (its violations caught, so the detector works). NOT OBSERVED is a broken variant \
-         whose breakage this run did not hit: weak evidence, not a pass.</p>\n",
-    );
     let mut header = vec![];
     if multi {
         header.push("run");
     }
-    header.extend([
-        "scenario",
-        "variant",
-        "expected",
-        "verdict",
-        "violations",
-        "operations",
-        "seconds",
-        "notes",
-    ]);
+    header.extend(COLUMNS);
+    header.push("notes");
+    let verdict_at = COLUMNS.len() - 1;
     let mut t = Table::with_header(&header);
     for x in recs {
         let r = x.r;
-        let expected = param(r, "expected");
-        // People read the words (NOT OBSERVED); the data attributes and
-        // JSON keep the machine spelling (NOT_OBSERVED).
-        let word = r.verdict.map(Verdict::words).unwrap_or("-");
-        let class = match (expected.as_str(), r.verdict) {
+        let class = match (param(r, "expected").as_str(), r.verdict) {
             (_, Some(Verdict::Timeout | Verdict::Bound)) => "warn",
             ("correct", Some(Verdict::Pass)) | ("broken", Some(Verdict::Fail)) => "ok",
             ("broken", Some(Verdict::NotObserved)) => "warn",
             (_, Some(Verdict::Fail)) => "bad",
             _ => "",
         };
-        let mut violations = esc(&metric_median(r, "violations")
-            .map(count)
-            .unwrap_or_else(|| "-".into()));
-        for m in &r.metrics {
-            if let (Some(kind), Some(n)) = (m.name.strip_prefix("violations:"), m.median()) {
-                let _ = write!(violations, "<br><small>{} {}</small>", esc(kind), count(n));
-            }
-        }
-        let ops = match metric_median(r, "operations") {
-            Some(n) => format!("{} {}", count(n), param(r, "ops_unit")).replace(" -", ""),
-            None => "-".into(),
-        };
-        let mut notes = String::new();
-        if let Some((first, rest)) = r.notes.split_first() {
-            notes.push_str(&esc(first));
-            if !rest.is_empty() || r.parameters.contains_key("replay") {
-                let _ = write!(
-                    notes,
-                    "<details><summary>more</summary><ul>{}</ul>",
-                    rest.iter()
-                        .map(|n| format!("<li>{}</li>", esc(n)))
-                        .collect::<String>()
-                );
-                if let Some(replay) = r.parameters.get("replay").and_then(|v| v.as_str()) {
-                    let _ = write!(notes, "<p>replay: <code>{}</code></p>", esc(replay));
-                }
-                notes.push_str("</details>");
-            }
-        }
-        let mut row = Vec::new();
+        let mut cells = Vec::new();
         if multi {
-            row.push(Cell::text(run_column(&runs[x.run])));
+            cells.push(Cell::text(run_column(&runs[x.run])));
         }
-        row.extend([
-            Cell::text(&r.scenario),
-            Cell::text(&r.variant),
-            Cell::text(&expected),
-            Cell::text(word).class(class),
-            Cell::html(violations),
-            Cell::text(ops),
-            Cell::num(
-                metric_median(r, "seconds")
-                    .map(|s| format!("{s:.3}"))
-                    .unwrap_or_else(|| "-".into()),
+        for (i, c) in row(r).into_iter().enumerate() {
+            cells.push(if i == verdict_at {
+                Cell::text(c).class(class)
+            } else {
+                Cell::text(c)
+            });
+        }
+        let lines = details(r);
+        let notes = match lines.split_first() {
+            None => String::new(),
+            Some((first, [])) => esc(first),
+            Some((first, rest)) => format!(
+                "{}<details><summary>more</summary><ul>{}</ul></details>",
+                esc(first),
+                rest.iter()
+                    .map(|n| format!("<li>{}</li>", esc(n)))
+                    .collect::<String>()
             ),
-            Cell::html(notes).class("wide"),
-        ]);
-        t.row(row);
+        };
+        cells.push(Cell::html(notes).class("wide"));
+        t.row(cells);
     }
     t.html(out);
+    let _ = writeln!(out, "<p class=\"notes\">{}</p>", esc(STRESS_LEGEND));
 }
 
 /// A check record's cell as `atomlab check` prints it (one definition:
