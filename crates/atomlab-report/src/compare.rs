@@ -130,7 +130,7 @@ pub(crate) fn section(out: &mut String, c: &ComparisonView) {
 
     if !res.verdict_changes.is_empty() {
         out.push_str("<h3>changed verdicts</h3>\n");
-        let mut t = Table::with_header(&["record", "A", "B", "regression"]);
+        let mut t = Table::with_header(&crate::compare_view::VERDICT_CHANGE_COLUMNS);
         for v in &res.verdict_changes {
             t.row(vec![
                 key_cell(&v.key),
@@ -182,10 +182,9 @@ pub(crate) fn section(out: &mut String, c: &ComparisonView) {
              up is worse depends on the metric (ns/op up is worse, ops/s up is better). \
              Rows are numbered as in the table below.</figcaption>\n</figure>"
         );
-        let mut t = Table::with_header(&[
-            "#", "record", "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)",
-            "verdict",
-        ]);
+        let mut header = vec!["#", "record"];
+        header.extend(crate::compare_view::METRIC_COLUMNS);
+        let mut t = Table::with_header(&header);
         for (i, r) in res.rows.iter().enumerate() {
             // The terminal's cells, word for word: one judgement, shown
             // the same way in both.

@@ -23,6 +23,15 @@ fn smallest_exact_p(n_a: usize, n_b: usize) -> f64 {
     (2.0 / arrangements).min(1.0)
 }
 
+/// The metric table's columns, as the terminal and the HTML report both
+/// head them (the report adds a row number and the record before them).
+pub const METRIC_COLUMNS: [&str; 8] = [
+    "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)", "verdict",
+];
+
+/// The changed-verdict table's columns, in both views.
+pub const VERDICT_CHANGE_COLUMNS: [&str; 4] = ["changed verdict", "A", "B", "regression"];
+
 /// The cells of a metric row, as the terminal and the HTML report both
 /// show them (one judgement, [`AbResult`]'s, in the same words): the
 /// metric, both medians in their unit, the change, its interval (with
@@ -186,7 +195,7 @@ fn write_unfitted(
     }
     if !r.verdict_changes.is_empty() {
         let mut t = Table::fitting();
-        t.set_header(vec!["changed verdict", "A", "B", "regression"]);
+        t.set_header(VERDICT_CHANGE_COLUMNS.to_vec());
         for c in &r.verdict_changes {
             t.add_row(vec![
                 c.key.to_string(),
@@ -199,9 +208,7 @@ fn write_unfitted(
     }
     if !r.rows.is_empty() {
         let mut t = Table::fitting();
-        t.set_header(vec![
-            "metric", "median A", "median B", "change", "95% CI", "p", "p (Holm)", "verdict",
-        ]);
+        t.set_header(METRIC_COLUMNS.to_vec());
         // Eight columns of figures and words: a two-line verdict or
         // interval reads better than a table cut in two.
         t.wrap_floor(10);
