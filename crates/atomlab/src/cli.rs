@@ -38,7 +38,7 @@ pub struct Cli {
 pub enum Command {
     /// How binaries do their atomics: LSE, LL/SC, outline helpers, barriers.
     Audit(crate::cmd::audit::AuditArgs),
-    /// Judge litmus tests under memory models: sc, x86tso, aarch64, riscv, c11, rc11, lkmm.
+    /// Judge litmus tests under memory models (their names from the model registry: `command`).
     Check(crate::cmd::check::CheckArgs),
     /// Run litmus tests on this CPU (JIT, no C compiler): histograms beside the models' verdicts.
     Run(Box<crate::cmd::run::RunArgs>),
@@ -46,9 +46,9 @@ pub enum Command {
     Machine,
     /// The main job: a quick tour of this machine with every capability.
     Suite(SuiteArgs),
-    /// Measure what a primitive costs: counter, refcount, lock, fence, pingpong, spsc.
+    /// Measure what a primitive costs (its scenarios from bench's registry: `command`).
     Bench(Box<crate::cmd::bench::BenchArgs>),
-    /// Torture a primitive for correctness: mutex, peterson, dekker, refcount, spsc, seqlock.
+    /// Torture a primitive for correctness (its scenarios from stress's registry: `command`).
     Stress(Box<crate::cmd::stress::StressArgs>),
     /// Model-check a plugin's lock, spsc, refcount or op under its target CPU's model (aarch64, riscv64, x86-64 files; never run).
     Verify(Box<crate::cmd::verify::VerifyArgs>),
@@ -115,6 +115,28 @@ const GLOBALS_READ: &[(&str, &[&str])] = &[
 pub fn command() -> clap::Command {
     use clap::{Arg, ArgAction};
     let mut cmd = <Cli as clap::CommandFactory>::command();
+    // The root help's lines name what each command takes from the
+    // registries themselves, never from a list written here.
+    let listed = |names: Vec<&str>| names.join(", ");
+    cmd = cmd
+        .mut_subcommand("check", |sub| {
+            sub.about(format!(
+                "Judge litmus tests under memory models: {}",
+                listed(atomlab_model::MODEL_NAMES.to_vec())
+            ))
+        })
+        .mut_subcommand("bench", |sub| {
+            sub.about(format!(
+                "Measure what a primitive costs: {}",
+                listed(atomlab_bench::all().iter().map(|s| s.name()).collect())
+            ))
+        })
+        .mut_subcommand("stress", |sub| {
+            sub.about(format!(
+                "Torture a primitive for correctness: {}",
+                listed(atomlab_stress::all().iter().map(|s| s.name()).collect())
+            ))
+        });
     for (name, read) in GLOBALS_READ {
         // A subcommand's own argument of a global's id takes the global's
         // place there (clap propagates a global only where its id is
