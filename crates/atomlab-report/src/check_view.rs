@@ -156,26 +156,10 @@ pub fn table(layout: &Layout, recs: &[&Record]) -> Table {
     if words.iter().any(|w| w == "ERROR") {
         notes.push("ERROR: the model could not follow the test (see the message on stderr)".into());
     }
-    let mut mappings: Vec<(&str, &str)> = Vec::new();
-    for r in recs {
-        if let Some(m) = r.parameters.get("mapping").and_then(|m| m.as_str()) {
-            if !mappings.iter().any(|(a, b)| *a == r.variant && *b == m) {
-                mappings.push((&r.variant, m));
-            }
-        }
-    }
-    for (model, m) in mappings {
+    for (model, m) in by_model(recs, "mapping") {
         notes.push(format!("{model} judges C tests through {m}"));
     }
-    let mut readings: Vec<(&str, &str)> = Vec::new();
-    for r in recs {
-        if let Some(m) = r.parameters.get("reading").and_then(|m| m.as_str()) {
-            if !readings.iter().any(|(a, b)| *a == r.variant && *b == m) {
-                readings.push((&r.variant, m));
-            }
-        }
-    }
-    for (model, m) in readings {
+    for (model, m) in by_model(recs, "reading") {
         notes.push(format!("{model}: {m}"));
     }
     Table {
@@ -183,4 +167,18 @@ pub fn table(layout: &Layout, recs: &[&Record]) -> Table {
         rows,
         notes,
     }
+}
+
+/// The distinct (model, value) pairs of the text parameter `key` of `recs`,
+/// in record order.
+fn by_model<'r>(recs: &[&'r Record], key: &str) -> Vec<(&'r str, &'r str)> {
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for r in recs {
+        if let Some(v) = r.parameters.get(key).and_then(|v| v.as_str()) {
+            if !pairs.contains(&(r.variant.as_str(), v)) {
+                pairs.push((&r.variant, v));
+            }
+        }
+    }
+    pairs
 }

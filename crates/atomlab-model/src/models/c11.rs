@@ -40,9 +40,9 @@
 //! - The final non-atomic write check needs the co-last writes and `Dr`
 //!   only marks races: neither prunes.
 
-use atomlab_litmus::{Arch, Test};
+use atomlab_litmus::Test;
 
-use super::model::{not_linux, violation, violation_path, Judgement, Model, Step, Violation};
+use super::model::{judges_c11, violation, violation_path, Judgement, Model, Step, Violation};
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{full_set, Rel};
@@ -52,13 +52,7 @@ pub struct C11;
 
 impl Model for C11 {
     fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
-        if test.is_linux() {
-            Err(not_linux(self.name()))
-        } else if test.arch == Arch::C {
-            Ok(None)
-        } else {
-            Err(format!("{} judges C tests only", self.name()))
-        }
+        judges_c11(self.name(), test)
     }
     fn name(&self) -> &'static str {
         "c11"

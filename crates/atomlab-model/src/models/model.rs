@@ -124,6 +124,18 @@ pub(crate) fn judges_isa(
     }
 }
 
+/// [`Model::judges`] for a model of C11 atomics: a C test's own events; a
+/// Linux-kernel or assembly test is refused.
+pub(crate) fn judges_c11(name: &str, test: &Test) -> Result<Option<Target>, String> {
+    if test.is_linux() {
+        Err(not_linux(name))
+    } else if test.arch == atomlab_litmus::Arch::C {
+        Ok(None)
+    } else {
+        Err(format!("{name} judges C tests only"))
+    }
+}
+
 /// Why model `name` does not judge a Linux-kernel test.
 pub(crate) fn not_linux(name: &str) -> String {
     format!("{name} does not judge Linux-kernel C tests (lkmm does)")

@@ -16,10 +16,10 @@
 //! undefined_unless empty dr as Dr         (reported as a data-race flag)
 //! ```
 
-use atomlab_litmus::{Arch, Test};
+use atomlab_litmus::Test;
 
 use super::model::{
-    forbidden, not_linux, violation, violation_path, Judgement, Model, Step, Violation,
+    forbidden, judges_c11, violation, violation_path, Judgement, Model, Step, Violation,
 };
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
@@ -54,13 +54,7 @@ impl Rc11 {
 
 impl Model for Rc11 {
     fn judges(&self, test: &Test, _: AcquireLoad) -> Result<Option<Target>, String> {
-        if test.is_linux() {
-            Err(not_linux(self.name()))
-        } else if test.arch == Arch::C {
-            Ok(None)
-        } else {
-            Err(format!("{} judges C tests only", self.name()))
-        }
+        judges_c11(self.name(), test)
     }
     fn name(&self) -> &'static str {
         "rc11"
