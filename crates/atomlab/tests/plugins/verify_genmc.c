@@ -125,36 +125,59 @@ MCS(mcs_relaxed, RLX, RLX)
  * a writer: CONFIG_SEQ_READERS=0). write_seqlock is spin_lock, then
  * sequence + 1 and smp_wmb; write_sequnlock is smp_wmb, sequence + 1,
  * spin_unlock. GenMC's fake.h makes spin_lock a pthread mutex, which a
- * plugin cannot call where verify reads it (an unknown external
- * function is refused): here spin_lock is ticketlock.c's lock, whose
- * waits are spin-assumed as the mutex's are, so both explore one
- * execution per order of the writers. */
+ * plugin cannot call where verify reads it (an unknown external function
+ * is refused). GenMC does not run glibc's mutex either: it models
+ * pthread_mutex_lock as one CAS of the lock word from 0 to 1 that
+ * acquires, the thread blocked while the CAS reads 1, and
+ * pthread_mutex_unlock as a release store of 0 (src/Runtime/Execution.cpp,
+ * handleLock and handleUnlock, v0.10.3). `mutex_lock` below is that
+ * model written in C: its failing CAS only reads, so verify spin-assumes
+ * it as GenMC blocks the thread, and both explore one execution per order
+ * of the writers. seqlock-ticket is the same writer over ticketlock.c's
+ * lock instead (a fetch_add and a wait on owner), the stand-in of earlier
+ * rounds: a costlier lock than the one GenMC checks. */
+static void mutex_lock(atomic_int *l) {
+    int v;
+    do {
+        v = 0;
+        /* ORDERING: acquire, as GenMC's lock CAS (failure too). */
+    } while (!atomic_compare_exchange_strong_explicit(l, &v, 1, ACQ, ACQ));
+}
+
+static void mutex_unlock(atomic_int *l) {
+    /* ORDERING: release, as GenMC's unlock store. */
+    atomic_store_explicit(l, 0, REL);
+}
+
 struct seqlock {
     atomic_uint sequence;
-    atomic_int ticket[2]; /* next, owner */
+    atomic_int lock[2]; /* mutex: lock[0]; ticket: next, owner */
 };
 
 static void *seqlock_new(void) { return calloc(1, sizeof(struct seqlock)); }
 
-static void seq_lock(void *p) {
-    struct seqlock *sl = p;
-    ticket_lock(sl->ticket);
-    /* ORDERING: WRITE_ONCE(s->sequence, READ_ONCE(s->sequence) + 1):
-     * relaxed, under the lock. */
-    unsigned s = atomic_load_explicit(&sl->sequence, RLX);
-    atomic_store_explicit(&sl->sequence, s + 1, RLX);
-    /* ORDERING: smp_wmb, an acq_rel fence in GenMC's fake.h. */
-    atomic_thread_fence(memory_order_acq_rel);
-}
-
-static void seq_unlock(void *p) {
-    struct seqlock *sl = p;
-    /* ORDERING: smp_wmb, then the relaxed increment, as in seq_lock. */
-    atomic_thread_fence(memory_order_acq_rel);
-    unsigned s = atomic_load_explicit(&sl->sequence, RLX);
-    atomic_store_explicit(&sl->sequence, s + 1, RLX);
-    ticket_unlock(sl->ticket);
-}
+/* write_seqlock and write_sequnlock over the spin_lock given. */
+#define SEQLOCK(NAME, LOCK, UNLOCK)                                          \
+    static void NAME##_lock(void *p) {                                       \
+        struct seqlock *sl = p;                                              \
+        LOCK(sl->lock);                                                      \
+        /* ORDERING: WRITE_ONCE(s->sequence, READ_ONCE(s->sequence) + 1):  \
+         * relaxed, under the lock. */                                      \
+        unsigned s = atomic_load_explicit(&sl->sequence, RLX);               \
+        atomic_store_explicit(&sl->sequence, s + 1, RLX);                    \
+        /* ORDERING: smp_wmb, an acq_rel fence in GenMC's fake.h. */       \
+        atomic_thread_fence(memory_order_acq_rel);                           \
+    }                                                                        \
+    static void NAME##_unlock(void *p) {                                     \
+        struct seqlock *sl = p;                                              \
+        /* ORDERING: smp_wmb, then the relaxed increment, as in lock. */   \
+        atomic_thread_fence(memory_order_acq_rel);                           \
+        unsigned s = atomic_load_explicit(&sl->sequence, RLX);               \
+        atomic_store_explicit(&sl->sequence, s + 1, RLX);                    \
+        UNLOCK(sl->lock);                                                    \
+    }
+SEQLOCK(seq, mutex_lock, mutex_unlock)
+SEQLOCK(seq_ticket, ticket_lock, ticket_unlock)
 
 #define LOCK(NAME, FN)                                                       \
     {.name = NAME, .kind = ATOMLAB_KIND_LOCK,                                \
@@ -173,6 +196,9 @@ static const struct atomlab_variant variants[] = {
     {.name = "seqlock", .kind = ATOMLAB_KIND_LOCK,
      .u.lock = {.new_ = seqlock_new, .lock = seq_lock, .unlock = seq_unlock,
                 .free_ = free}},
+    {.name = "seqlock-ticket", .kind = ATOMLAB_KIND_LOCK,
+     .u.lock = {.new_ = seqlock_new, .lock = seq_ticket_lock,
+                .unlock = seq_ticket_unlock, .free_ = free}},
 };
 
 static const struct atomlab_plugin plugin = {
