@@ -58,6 +58,16 @@ pub trait Scenario: Sync {
     fn takes_rate(&self) -> bool {
         true
     }
+    /// Whether [`Request::cs_work`] applies (its variants have critical
+    /// sections).
+    fn takes_cs_work(&self) -> bool {
+        false
+    }
+    /// How the scenario takes plugins (include/atomlab.h), if it does:
+    /// their kind, and the scenario with their variants added.
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        None
+    }
     /// Whether the ring options ([`Request::placement`],
     /// [`Request::capacity`], [`Request::batch`], [`Request::waits`]) apply.
     fn takes_ring_options(&self) -> bool {
@@ -491,6 +501,9 @@ pub enum BenchError {
     /// `--via-abi` for a scenario whose built-ins cannot be called so.
     #[error("--via-abi applies to bench lock (its built-in locks called through the plugin ABI), not {0}")]
     ViaAbiNotApplicable(&'static str),
+    /// Work inside critical sections for a scenario without them.
+    #[error("cs_work applies to the scenarios with critical sections, not {0}")]
+    CsWorkNotApplicable(&'static str),
     /// Increments and tasks for a scenario without fixed work.
     #[error("increments and tasks apply to the scenarios with fixed work, not {0}")]
     FixedWorkNotApplicable(&'static str),
@@ -681,6 +694,9 @@ impl Plan {
             .iter()
             .map(|e| EventSpec::parse(e))
             .collect::<Result<Vec<_>, _>>()?;
+        if req.cs_work.is_some() && !scenario.takes_cs_work() {
+            return Err(BenchError::CsWorkNotApplicable(scenario.name()));
+        }
         let cs_work = req.cs_work.unwrap_or(0);
         if cs_work > 1_000_000 {
             return Err(BenchError::BadCsWork(cs_work));

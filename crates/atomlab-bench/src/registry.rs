@@ -1,20 +1,13 @@
-//! Every benchmark scenario in one slice and lookup by name. Adding a scenario is a file in [`crate::scenario`]
-//! that implements [`Scenario`], and one line here.
+//! Every benchmark scenario in one slice and lookup by name. Adding a
+//! scenario is a file in [`crate::scenario`] that implements [`Scenario`],
+//! and its line in that folder's list ([`crate::scenario::ALL`]).
 
 use crate::plan::{BenchError, Plan, Request, Scenario};
-use crate::scenario::plugged::Pluggable;
-use crate::scenario::{counter, fence, lock, pingpong, refcount, spsc};
 
-/// Every scenario, in the order the command line lists them.
+/// Every scenario, in the order the command line lists them
+/// ([`crate::scenario::ALL`], beside their modules).
 pub fn all() -> &'static [&'static dyn Scenario] {
-    &[
-        &counter::Counter,
-        &refcount::Refcount,
-        &lock::Lock,
-        &fence::Fence,
-        &pingpong::Pingpong,
-        &spsc::Spsc,
-    ]
+    crate::scenario::ALL
 }
 
 /// The scenario called `name`, or an error that lists them all.
@@ -34,39 +27,37 @@ pub fn find(name: &str) -> Result<&'static dyn Scenario, BenchError> {
 }
 
 /// The scenario `name` with the variants of the plugins at `paths`
-/// (include/atomlab.h) after its own, or as it is without paths: `lock`
-/// takes lock plugins, `spsc` spsc plugins, `refcount` refcount plugins
-/// and `counter` op plugins.
-/// Every file is loaded and checked before anything runs; a bad one, or
-/// one without a variant of the scenario's kind, is the error, naming the
-/// file. The scenario lives as long as the process (one per command).
+/// (include/atomlab.h) after its own, or as it is without paths: each
+/// scenario that takes plugins says their kind ([`Scenario::plugs`]).
 pub fn with_plugins(
     name: &str,
     paths: &[std::path::PathBuf],
 ) -> Result<&'static dyn Scenario, BenchError> {
-    fn load<S: Pluggable>(
-        base: S,
-        paths: &[std::path::PathBuf],
-    ) -> Result<&'static dyn Scenario, BenchError> {
-        let subcommand = format!("bench {}", base.name());
-        let plugins = atomlab_plugin::load_kind::<S::Fns>(paths, &subcommand)?;
-        let builtin = base.variants();
-        let scenario = atomlab_plugin::WithPlugins::new(base, &builtin, plugins)?;
-        Ok(Box::leak(Box::new(scenario)))
-    }
+    let scenario = find(name)?;
     if paths.is_empty() {
-        return find(name);
+        return Ok(scenario);
     }
-    match name {
-        "lock" => load(lock::Lock, paths),
-        "spsc" => load(spsc::Spsc, paths),
-        "refcount" => load(refcount::Refcount, paths),
-        "counter" => load(counter::Counter, paths),
-        other => Err(BenchError::PluginNotApplicable {
-            scenario: find(other)?.name().to_string(),
-            takers: "lock (lock plugins), spsc (spsc), refcount (refcount) and counter (op)".into(),
+    match scenario.plugs() {
+        Some(door) => door.load(paths),
+        None => Err(BenchError::PluginNotApplicable {
+            scenario: scenario.name().to_string(),
+            takers: plugin_takers(),
         }),
     }
+}
+
+/// The scenarios that take plugins, each with its kind where the two
+/// names differ, as a sentence lists them: "counter (op), refcount, lock and spsc".
+pub fn plugin_takers() -> String {
+    let takers: Vec<String> = all()
+        .iter()
+        .filter_map(|s| s.plugs().map(|p| (s.name(), p.kind().name())))
+        .map(|(name, kind)| match name == kind {
+            true => name.to_string(),
+            false => format!("{name} ({kind})"),
+        })
+        .collect();
+    atomlab_core::sentence::and_list(&takers)
 }
 
 impl Plan {

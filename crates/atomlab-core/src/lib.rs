@@ -16,6 +16,7 @@ pub mod check_layout;
 pub mod exit;
 pub mod machine;
 pub mod record;
+pub mod sentence;
 pub mod shard;
 pub mod shell;
 pub mod summary;

@@ -44,6 +44,16 @@ pub trait Scenario: Sync {
     fn takes_tasks(&self) -> bool {
         false
     }
+    /// What its threads are, for `--threads`' help ("workers", "a writer
+    /// and readers"); a scenario of [`Threads::Exactly`] needs none.
+    fn thread_roles(&self) -> &'static str {
+        "threads"
+    }
+    /// How the scenario takes plugins (include/atomlab.h), if it does:
+    /// their kind, and the scenario with their variants added.
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        None
+    }
     /// Runs one variant under `plan`; `Ok(None)` when the scenario has no
     /// variant of that name, an error when it could not run at all (its
     /// threads could not all start: [`StressError::Threads`]).
@@ -160,7 +170,7 @@ pub enum StressError {
         /// The scenario asked for.
         scenario: &'static str,
         /// The scenarios that take plugins, and their kinds.
-        takers: &'static str,
+        takers: String,
     },
     /// A field that this scenario does not take.
     #[error("{field}: the {scenario} scenario does not take it", field = field.name())]

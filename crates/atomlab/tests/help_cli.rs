@@ -228,3 +228,105 @@ fn global_options_stand_apart_from_a_subcommands_own() {
         }
     }
 }
+
+/// Whether `line` holds `word` as a whole word.
+fn names_word(line: &str, word: &str) -> bool {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .any(|w| w == word)
+}
+
+/// The line of `help` that describes `flag`.
+fn line_of<'h>(help: &'h str, flag: &str) -> &'h str {
+    help.lines()
+        .find(|l| l.trim_start().starts_with(flag))
+        .unwrap_or_else(|| panic!("no {flag} in {help}"))
+}
+
+/// Before: bench's and stress's help named their scenarios in doc comments
+/// written by hand (a new scenario had to be added there too, and
+/// `--cs-work` said "(lock)" while any scenario silently took it). Now
+/// those lines are written from the registries: no doc comment of the two
+/// commands names a scenario, and each option's line names exactly the
+/// scenarios that take it.
+#[test]
+fn scenario_names_in_help_come_from_the_registries() {
+    let bench: Vec<&str> = atomlab_bench::all().iter().map(|s| s.name()).collect();
+    let stress: Vec<&str> = atomlab_stress::all().iter().map(|s| s.name()).collect();
+    let cmd = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
+    for (file, names) in [("bench.rs", &bench), ("stress.rs", &stress)] {
+        let src = std::fs::read_to_string(cmd.join(file)).unwrap();
+        for (i, line) in src.lines().enumerate() {
+            if !line.trim_start().starts_with("///") {
+                continue;
+            }
+            for name in names.iter() {
+                assert!(
+                    !names_word(line, name),
+                    "src/cmd/{file}:{}: a help text names the scenario {name} by hand: {line}",
+                    i + 1
+                );
+            }
+        }
+    }
+    let help = text(&atomlab(&["bench", "--help"]).stdout);
+    type Takes = fn(&dyn atomlab_bench::Scenario) -> bool;
+    let options: [(&str, Takes); 8] = [
+        ("--ordering", |s| s.takes_orderings()),
+        ("--cs-work", |s| s.takes_cs_work()),
+        ("--increments", |s| s.takes_fixed_work()),
+        ("--rate", |s| s.takes_rate()),
+        ("--capacity", |s| s.takes_ring_options()),
+        ("--wait", |s| s.takes_ring_options()),
+        ("--plugin", |s| s.plugs().is_some()),
+        ("--via-abi", |s| s.takes_via_abi()),
+    ];
+    for (flag, takes) in options {
+        let line = line_of(&help, flag);
+        for s in atomlab_bench::all() {
+            assert_eq!(
+                names_word(line, s.name()),
+                takes(*s),
+                "bench {flag} and {}: {line}",
+                s.name()
+            );
+        }
+    }
+    let help = text(&atomlab(&["stress", "--help"]).stdout);
+    for s in atomlab_stress::all() {
+        let tasks = line_of(&help, "--tasks");
+        assert_eq!(names_word(tasks, s.name()), s.takes_tasks(), "{tasks}");
+        let plugin = line_of(&help, "--plugin");
+        assert_eq!(
+            names_word(plugin, s.name()),
+            s.plugs().is_some(),
+            "{plugin}"
+        );
+        for flag in ["--threads", "--ops"] {
+            let line = line_of(&help, flag);
+            assert!(
+                names_word(line, s.name()),
+                "stress {flag} lacks {}: {line}",
+                s.name()
+            );
+        }
+        let ops = line_of(&help, "--ops");
+        assert!(
+            ops.contains(&s.default_ops().to_string()),
+            "{ops} lacks {}'s default",
+            s.name()
+        );
+    }
+}
+
+/// Before: `bench counter --cs-work 5` ran and ignored it. Now an option a
+/// scenario does not take is refused, naming those that take it.
+#[test]
+fn cs_work_is_refused_where_there_is_no_critical_section() {
+    let o = atomlab(&["--no-save", "bench", "counter", "--cs-work", "5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--cs-work applies to the lock scenario, not counter"),
+        "{}",
+        stderr(&o)
+    );
+}

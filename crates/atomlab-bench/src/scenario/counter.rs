@@ -50,11 +50,16 @@ macro_rules! with_ordering {
 }
 
 /// The scenario.
+#[derive(Clone, Copy)]
 pub struct Counter;
 
 impl Scenario for Counter {
     fn name(&self) -> &'static str {
         "counter"
+    }
+
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        Some(&crate::scenario::plugged::Door(Counter))
     }
 
     fn variants(&self) -> Vec<&'static str> {

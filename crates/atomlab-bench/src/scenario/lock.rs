@@ -125,11 +125,20 @@ pub fn cs_work(n: u32) {
 }
 
 /// The scenario.
+#[derive(Clone, Copy)]
 pub struct Lock;
 
 impl Scenario for Lock {
     fn name(&self) -> &'static str {
         "lock"
+    }
+
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        Some(&crate::scenario::plugged::Door(Lock))
+    }
+
+    fn takes_cs_work(&self) -> bool {
+        true
     }
 
     fn variants(&self) -> Vec<&'static str> {

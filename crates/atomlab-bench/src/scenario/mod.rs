@@ -1,6 +1,6 @@
 //! The scenarios: each turns primitives into per-thread operations, runs them
 //! through the harness, and converts the samples into records. Each module
-//! implements [`crate::plan::Scenario`]; [`crate::registry`] lists them.
+//! implements [`crate::plan::Scenario`] and has its line in [`ALL`].
 
 pub mod counter;
 pub mod fence;
@@ -9,6 +9,18 @@ pub mod pingpong;
 pub mod plugged;
 pub mod refcount;
 pub mod spsc;
+
+/// Every scenario, in the order the command line lists them
+/// ([`crate::registry::all`]). A new scenario is a module above and a line
+/// here: help, completions, man pages and validation read this list.
+pub(crate) const ALL: &[&dyn crate::plan::Scenario] = &[
+    &counter::Counter,
+    &refcount::Refcount,
+    &lock::Lock,
+    &fence::Fence,
+    &pingpong::Pingpong,
+    &spsc::Spsc,
+];
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 

@@ -18,6 +18,38 @@ use atomlab_prims::CachePadded;
 use super::{announce, cell_failed, Progress};
 use crate::plan::{BenchError, Contention, Plan, Scenario, TableKind};
 
+/// What a scenario that takes plugins answers through [`Scenario::plugs`]:
+/// the kind of variant it takes, and itself with a plugin list's variants
+/// added. The registry asks it, so no list of pluggable names is written
+/// anywhere else.
+pub trait Plugs: Sync {
+    /// The kind of plugin variant the scenario runs.
+    fn kind(&self) -> atomlab_plugin::variant::Kind;
+    /// The scenario with the variants of the plugins at `paths` after its
+    /// own. Every file is loaded and checked before anything runs; a bad
+    /// one, or one without a variant of the kind, is the error, naming the
+    /// file. The scenario lives as long as the process (one per command).
+    fn load(&self, paths: &[std::path::PathBuf]) -> Result<&'static dyn Scenario, BenchError>;
+}
+
+/// [`Plugs`] for the pluggable scenario `S` (`Some(&Door(Lock))`).
+pub struct Door<S>(pub S);
+
+impl<S: Pluggable + Copy + Sync> Plugs for Door<S> {
+    fn kind(&self) -> atomlab_plugin::variant::Kind {
+        <S::Fns as KindFns>::KIND
+    }
+
+    fn load(&self, paths: &[std::path::PathBuf]) -> Result<&'static dyn Scenario, BenchError> {
+        let base = self.0;
+        let subcommand = format!("bench {}", base.name());
+        let plugins = atomlab_plugin::load_kind::<S::Fns>(paths, &subcommand)?;
+        let builtin = base.variants();
+        let scenario = atomlab_plugin::WithPlugins::new(base, &builtin, plugins)?;
+        Ok(Box::leak(Box::new(scenario)))
+    }
+}
+
 /// A scenario that runs plugin variants of the kind `Fns`.
 pub trait Pluggable: Scenario + 'static {
     /// The kind's function pointers (`atomlab_plugin::abi::LockFns`, …).
@@ -97,6 +129,10 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
 
     fn takes_fixed_work(&self) -> bool {
         self.base().takes_fixed_work()
+    }
+
+    fn takes_cs_work(&self) -> bool {
+        self.base().takes_cs_work()
     }
 
     fn takes_rate(&self) -> bool {

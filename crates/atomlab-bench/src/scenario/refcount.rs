@@ -44,11 +44,16 @@ pub const REFCOUNT_VARIANTS: [&str; 9] = [
 ];
 
 /// The scenario.
+#[derive(Clone, Copy)]
 pub struct Refcount;
 
 impl Scenario for Refcount {
     fn name(&self) -> &'static str {
         "refcount"
+    }
+
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        Some(&crate::scenario::plugged::Door(Refcount))
     }
 
     fn variants(&self) -> Vec<&'static str> {

@@ -533,11 +533,16 @@ where
 }
 
 /// The scenario.
+#[derive(Clone, Copy)]
 pub struct Spsc;
 
 impl Scenario for Spsc {
     fn name(&self) -> &'static str {
         "spsc"
+    }
+
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        Some(&crate::scenario::plugged::Door(Spsc))
     }
 
     fn variants(&self) -> Vec<&'static str> {

@@ -11,6 +11,18 @@ pub mod seqlock;
 pub mod spsc;
 pub mod two_thread;
 
+/// Every scenario, in the order the command line lists them
+/// ([`crate::registry::all`]). A new scenario is a module above and a line
+/// here: help, completions, man pages and validation read this list.
+pub(crate) const ALL: &[&dyn crate::plan::Scenario] = &[
+    &mutex::Mutex,
+    &two_thread::Peterson,
+    &two_thread::Dekker,
+    &refcount::Refcount,
+    &spsc::Spsc,
+    &seqlock::Seqlock,
+];
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 

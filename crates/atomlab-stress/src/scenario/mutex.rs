@@ -119,11 +119,20 @@ impl Protected {
 }
 
 /// The scenario.
+#[derive(Clone, Copy)]
 pub struct Mutex;
 
 impl Scenario for Mutex {
     fn name(&self) -> &'static str {
         "mutex"
+    }
+
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        Some(&crate::scenario::plugged::Door(Mutex))
+    }
+
+    fn thread_roles(&self) -> &'static str {
+        "workers"
     }
 
     /// The locks of `bench lock`, then the broken ones.

@@ -14,6 +14,38 @@ use crate::detect::Detector;
 use crate::outcome::VariantRun;
 use crate::plan::{Plan, Scenario, StressError, Threads};
 
+/// What a scenario that takes plugins answers through [`Scenario::plugs`]:
+/// the kind of variant it takes, and itself with a plugin list's variants
+/// added. The registry asks it, so no list of pluggable names is written
+/// anywhere else.
+pub trait Plugs: Sync {
+    /// The kind of plugin variant the scenario tests.
+    fn kind(&self) -> atomlab_plugin::variant::Kind;
+    /// The scenario with the variants of the plugins at `paths` after its
+    /// own. Every file is loaded and checked before anything runs; a bad
+    /// one, or one without a variant of the kind, is the error, naming the
+    /// file. The scenario lives as long as the process (one per command).
+    fn load(&self, paths: &[std::path::PathBuf]) -> Result<&'static dyn Scenario, StressError>;
+}
+
+/// [`Plugs`] for the pluggable scenario `S` (`Some(&Door(Mutex))`).
+pub struct Door<S>(pub S);
+
+impl<S: Pluggable + Copy + Sync> Plugs for Door<S> {
+    fn kind(&self) -> atomlab_plugin::variant::Kind {
+        <S::Fns as KindFns>::KIND
+    }
+
+    fn load(&self, paths: &[std::path::PathBuf]) -> Result<&'static dyn Scenario, StressError> {
+        let base = self.0;
+        let subcommand = format!("stress {}", base.name());
+        let plugins = atomlab_plugin::load_kind::<S::Fns>(paths, &subcommand)?;
+        let builtin = base.variants();
+        let scenario = atomlab_plugin::WithPlugins::new(base, &builtin, plugins)?;
+        Ok(Box::leak(Box::new(scenario)))
+    }
+}
+
 /// A scenario that tests plugin variants of the kind `Fns`.
 pub trait Pluggable: Scenario + 'static {
     /// The kind's function pointers (`atomlab_plugin::abi::LockFns`, …).
@@ -63,6 +95,10 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
 
     fn takes_tasks(&self) -> bool {
         self.base().takes_tasks()
+    }
+
+    fn thread_roles(&self) -> &'static str {
+        self.base().thread_roles()
     }
 
     fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {

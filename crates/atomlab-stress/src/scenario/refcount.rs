@@ -148,11 +148,20 @@ plain_count!(BrokenRacyRefcount);
 plain_count!(BrokenRelaxedRefcount);
 
 /// The scenario.
+#[derive(Clone, Copy)]
 pub struct Refcount;
 
 impl Scenario for Refcount {
     fn name(&self) -> &'static str {
         "refcount"
+    }
+
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        Some(&crate::scenario::plugged::Door(Refcount))
+    }
+
+    fn thread_roles(&self) -> &'static str {
+        "holders"
     }
 
     fn variants(&self) -> Vec<&'static str> {

@@ -28,6 +28,10 @@ impl Scenario for Seqlock {
         "seqlock"
     }
 
+    fn thread_roles(&self) -> &'static str {
+        "a writer and readers"
+    }
+
     fn variants(&self) -> Vec<&'static str> {
         SEQLOCK_NAMES.to_vec()
     }

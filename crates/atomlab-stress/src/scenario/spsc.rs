@@ -67,11 +67,16 @@ const SLEEP_BOUND: Duration = Duration::from_millis(2);
 const NOTIFY_DEFAULT_OPS: u64 = 100_000;
 
 /// The scenario.
+#[derive(Clone, Copy)]
 pub struct Spsc;
 
 impl Scenario for Spsc {
     fn name(&self) -> &'static str {
         "spsc"
+    }
+
+    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+        Some(&crate::scenario::plugged::Door(Spsc))
     }
 
     /// The rings' barrier variants, with the sleeping consumer's doorbell

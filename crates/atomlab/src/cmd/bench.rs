@@ -16,16 +16,14 @@ use crate::render;
 // them, instead of clap's "use -- -1" tip.
 #[command(allow_negative_numbers = true)]
 pub struct BenchArgs {
-    /// What to measure: counter, refcount, lock, fence, pingpong or spsc.
+    #[arg(help = help_line("scenario"))]
     pub scenario: String,
     /// Variants to run, comma-separated, or `all` [default: all that run here].
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
-    /// Orderings for counter: relaxed, acquire, release, acq_rel, seq_cst [default: seq_cst].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help = help_line("ordering"))]
     pub ordering: Vec<String>,
-    /// Thread counts, comma-separated [default: 1 and powers of two up to the CPU count]; fixed-work lock: workers [default: one per CPU].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help = help_line("threads"))]
     pub threads: Vec<usize>,
     /// `shared`: every thread on one cache line; `private`: one padded line each [default: shared].
     #[arg(long)]
@@ -39,11 +37,7 @@ pub struct BenchArgs {
     /// Warm-up before the runs: seconds, or with a unit [default: 200ms].
     #[arg(long, value_name = "DURATION", value_parser = parse_seconds)]
     pub warmup: Option<f64>,
-    /// Thread placement: spread (threads on the CPUs round-robin; spsc: producer and
-    /// consumer on two CPUs), same (spsc: both on one CPU, time-sliced) or none (the
-    /// scheduler's choice) [default: spread]. A value is required, as in
-    /// stress and run.
-    #[arg(long, value_name = "spread|same|none", overrides_with = "no_pin")]
+    #[arg(long, value_name = "spread|same|none", overrides_with = "no_pin", help = help_line("pin"))]
     pub pin: Option<String>,
     /// `--pin none`, as it was spelled before --pin took a placement.
     #[arg(long, hide = true, overrides_with = "pin")]
@@ -51,30 +45,23 @@ pub struct BenchArgs {
     /// PMU events to count besides cycles and instructions: perf names or raw codes (r6e) [default: none].
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
-    /// Units of work inside each lock's critical section (lock) [default: 0].
-    #[arg(long)]
+    #[arg(long, help = help_line("cs_work"))]
     pub cs_work: Option<u32>,
-    /// Fixed-work lock mode: total increments (the Crystal mutex shape) [default with --tasks: 1000000].
-    #[arg(long)]
+    #[arg(long, help = help_line("increments"))]
     pub increments: Option<u64>,
-    /// Fixed-work lock mode: tasks the increments are split over [default with --increments: 20].
-    #[arg(long)]
+    #[arg(long, help = help_line("tasks"))]
     pub tasks: Option<u64>,
-    /// spsc, counter, refcount, lock: offered rates (items or operations per second over all threads), comma-separated, with k, M or G (100k,1M), or max for flat out; at a fixed rate the record gives the CPU the load needs and the latency of each operation [default: max].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help = help_line("rate"))]
     pub rate: Vec<String>,
-    /// spsc's `--pin spread` (cross-core) or `--pin same` (same-core), as
+    /// The ring's `--pin spread` (cross-core) or `--pin same` (same-core), as
     /// it was spelled before --pin became the one name of placement.
     #[arg(long, hide = true)]
     pub placement: Option<String>,
-    /// spsc: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024].
-    #[arg(long)]
+    #[arg(long, help = help_line("capacity"))]
     pub capacity: Option<usize>,
-    /// spsc: items the producer offers together: due at one time at a fixed rate, and one doorbell ring per batch with --wait notify [default: 1].
-    #[arg(long)]
+    #[arg(long, help = help_line("batch"))]
     pub batch: Option<usize>,
-    /// spsc: how a side waits for room, items or its next deadline, comma-separated for one row each (spin,notify): spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin].
-    #[arg(long, value_delimiter = ',', value_name = "WAIT")]
+    #[arg(long, value_delimiter = ',', value_name = "WAIT", help = help_line("wait"))]
     pub wait: Vec<String>,
     /// Run only part I of N of the cells (0 <= I < N), for a batch
     /// scheduler's array job; the parts of one --label merge in compare and report.
@@ -83,19 +70,99 @@ pub struct BenchArgs {
     /// Also write the JSON to FILE (`-` for stdout), rewritten after each cell.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
-    /// lock, spsc, refcount, counter: a shared library whose variants of
-    /// that kind (include/atomlab.h; counter: op) run beside the built-in
-    /// ones, or alone with --variant NAME; repeatable.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help = help_line("plugin"))]
     pub plugin: Vec<PathBuf>,
-    /// lock: call the built-in locks through the plugin ABI's function
-    /// pointers, as a plugin's are (rows NAME@abi), so that they compare
-    /// like with like beside --plugin locks.
-    #[arg(long)]
+    #[arg(long, help = help_line("via_abi"))]
     pub via_abi: bool,
 }
 
 pub use crate::args::parse_seconds;
+
+/// The help line of `bench`'s argument `id` where it names scenarios,
+/// written from the registry (which scenario takes which option: its
+/// `takes_*`), so that a new scenario is listed wherever it belongs
+/// without an edit here.
+fn help_line(id: &str) -> String {
+    use atomlab_core::sentence::or_list;
+    let names: Vec<&str> = atomlab_bench::all().iter().map(|s| s.name()).collect();
+    let ring = takers(|s| s.takes_ring_options());
+    let fixed = takers(|s| s.takes_fixed_work());
+    let lines: [(&str, String); 13] = [
+        ("scenario", format!("What to measure: {}", or_list(&names))),
+        (
+            "ordering",
+            format!(
+                "Orderings for {}: relaxed, acquire, release, acq_rel, seq_cst [default: seq_cst]",
+                takers(|s| s.takes_orderings())
+            ),
+        ),
+        (
+            "threads",
+            format!(
+                "Thread counts, comma-separated [default: 1 and powers of two up to the CPU count]; fixed-work {fixed}: workers [default: one per CPU]"
+            ),
+        ),
+        (
+            "pin",
+            format!(
+                "Thread placement: spread (threads on the CPUs round-robin; {ring}: producer and consumer on two CPUs), same ({ring}: both on one CPU, time-sliced) or none (the scheduler's choice) [default: spread]. A value is required, as in stress and run"
+            ),
+        ),
+        (
+            "cs_work",
+            format!(
+                "Units of work inside each critical section ({}) [default: 0]",
+                takers(|s| s.takes_cs_work())
+            ),
+        ),
+        (
+            "increments",
+            format!("Fixed-work {fixed} mode: total increments (the Crystal mutex shape) [default with --tasks: 1000000]"),
+        ),
+        (
+            "tasks",
+            format!("Fixed-work {fixed} mode: tasks the increments are split over [default with --increments: 20]"),
+        ),
+        (
+            "rate",
+            format!(
+                "{}: offered rates (items or operations per second over all threads), comma-separated, with k, M or G (100k,1M), or max for flat out; at a fixed rate the record gives the CPU the load needs and the latency of each operation [default: max]",
+                takers(|s| s.takes_rate())
+            ),
+        ),
+        (
+            "capacity",
+            format!("{ring}: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024]"),
+        ),
+        (
+            "batch",
+            format!("{ring}: items the producer offers together: due at one time at a fixed rate, and one doorbell ring per batch with --wait notify [default: 1]"),
+        ),
+        (
+            "wait",
+            format!("{ring}: how a side waits for room, items or its next deadline, comma-separated for one row each (spin,notify): spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin]"),
+        ),
+        (
+            "plugin",
+            format!(
+                "{}: a shared library whose variants of that kind (include/atomlab.h) run beside the built-in ones, or alone with --variant NAME; repeatable",
+                atomlab_bench::registry::plugin_takers()
+            ),
+        ),
+        (
+            "via_abi",
+            format!(
+                "{}: call the built-in variants through the plugin ABI's function pointers, as a plugin's are (rows NAME@abi), so that they compare like with like beside --plugin",
+                takers(|s| s.takes_via_abi())
+            ),
+        ),
+    ];
+    lines
+        .into_iter()
+        .find(|(name, _)| *name == id)
+        .map(|(_, text)| text)
+        .unwrap_or_else(|| panic!("no help line for bench's {id}"))
+}
 
 impl BenchArgs {
     /// The plan these arguments ask for, or the library's complaint in
@@ -110,9 +177,15 @@ impl BenchArgs {
             self.pin.as_deref()
         };
         let placement_word = match pin {
-            Some("same") if self.scenario != "spsc" => anyhow::bail!(
-                "--pin same applies to bench spsc (both sides on one CPU); here use spread or none"
-            ),
+            Some("same")
+                if !atomlab_bench::registry::find(&self.scenario)
+                    .is_ok_and(|s| s.takes_ring_options()) =>
+            {
+                anyhow::bail!(
+                    "--pin same applies to bench {} (both sides on one CPU); here use spread or none",
+                    takers(|s| s.takes_ring_options())
+                )
+            }
             Some("same") => Some("same-core".to_string()),
             Some("spread" | "none") | None => self.placement.clone(),
             Some(other) => anyhow::bail!("--pin {other}: expected spread, same or none"),
@@ -173,10 +246,7 @@ fn takers(takes: impl Fn(&dyn atomlab_bench::Scenario) -> bool) -> String {
     // The queue first: the options it takes were written for it.
     names.sort_by_key(|(later, _)| *later);
     let names: Vec<&str> = names.into_iter().map(|(_, n)| n).collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => names.join(""),
-    }
+    atomlab_core::sentence::and_list(&names)
 }
 
 /// A validation error, with fields named by their flags.
@@ -196,6 +266,10 @@ fn bad_input(e: BenchError) -> anyhow::Error {
         }
         E::BadRuns(n) => format!("--runs {n}: expected between 1 and 1000"),
         E::BadCsWork(n) => format!("--cs-work {n}: expected at most 1000000"),
+        E::CsWorkNotApplicable(s) => format!(
+            "--cs-work applies to the {} scenario, not {s}",
+            takers(|s| s.takes_cs_work())
+        ),
         E::FixedWorkNotApplicable(_) => format!(
             "--increments and --tasks apply to the {} scenario",
             takers(|s| s.takes_fixed_work())

@@ -13,25 +13,17 @@ use super::CommandOutput;
 // them, instead of clap's "use -- -1" tip.
 #[command(allow_negative_numbers = true)]
 pub struct StressArgs {
-    /// What to torture: mutex, peterson, dekker, refcount, spsc or seqlock.
+    #[arg(help = help_line("scenario"))]
     pub scenario: String,
     /// Variants, comma-separated; `correct`, `broken` or `all` [default: correct].
     /// Broken variants (`broken-…`) run only when named or with broken/all.
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
-    /// Threads (mutex: workers; seqlock: a writer and readers; refcount:
-    /// holders; peterson, dekker, spsc: always 2). Above the CPU count is
-    /// allowed [default: one per CPU].
-    #[arg(long)]
+    #[arg(long, help = help_line("threads"))]
     pub threads: Option<usize>,
-    /// Operations in all: critical sections (mutex, peterson, dekker), items
-    /// (spsc), accepted reads (seqlock), reference operations (refcount)
-    /// [default: mutex 1000000, peterson/dekker 2000000, refcount 4000000,
-    /// spsc 10000000, seqlock 2000000].
-    #[arg(long)]
+    #[arg(long, help = help_line("ops"))]
     pub ops: Option<u64>,
-    /// mutex: tasks the operations are split over, as in 002 [default: 20].
-    #[arg(long)]
+    #[arg(long, help = help_line("tasks"))]
     pub tasks: Option<u64>,
     /// Seed of the jitter and payloads [default: from the clock; printed].
     #[arg(long)]
@@ -58,11 +50,85 @@ pub struct StressArgs {
     /// scheduler's array job; the parts of one --label merge in compare and report.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
-    /// mutex, spsc, refcount: a shared library whose locks, queues or
-    /// counts (include/atomlab.h) are tested beside the built-in ones, or
-    /// alone with --variant NAME; repeatable.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help = help_line("plugin"))]
     pub plugin: Vec<std::path::PathBuf>,
+}
+
+/// The help line of `stress`'s argument `id` where it names scenarios,
+/// written from the registry (each scenario's threads, operations and
+/// their default, tasks and plugin kind), so that a new scenario is listed
+/// wherever it belongs without an edit here.
+fn help_line(id: &str) -> String {
+    use atomlab_core::sentence::{and_list, or_list};
+    use atomlab_stress::plan::Threads;
+    let all = atomlab_stress::all();
+    let names: Vec<&str> = all.iter().map(|s| s.name()).collect();
+    // Scenario names grouped by what they say, in the registry's order.
+    fn grouped<K: PartialEq>(
+        items: impl Iterator<Item = (K, &'static str)>,
+    ) -> Vec<(K, Vec<&'static str>)> {
+        let mut groups: Vec<(K, Vec<&'static str>)> = Vec::new();
+        for (k, name) in items {
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, names)) => names.push(name),
+                None => groups.push((k, vec![name])),
+            }
+        }
+        groups
+    }
+    match id {
+        "scenario" => format!("What to torture: {}", or_list(&names)),
+        "threads" => {
+            let mut parts: Vec<String> = all
+                .iter()
+                .filter(|s| matches!(s.threads(), Threads::AtLeast { .. }))
+                .map(|s| format!("{}: {}", s.name(), s.thread_roles()))
+                .collect();
+            let exactly = grouped(all.iter().filter_map(|s| match s.threads() {
+                Threads::Exactly(n) => Some((n, s.name())),
+                Threads::AtLeast { .. } => None,
+            }));
+            for (n, names) in exactly {
+                parts.push(format!("{}: always {n}", names.join(", ")));
+            }
+            format!(
+                "Threads ({}). Above the CPU count is allowed [default: one per CPU]",
+                parts.join("; ")
+            )
+        }
+        "ops" => {
+            let units: Vec<String> = grouped(all.iter().map(|s| (s.ops_unit(), s.name())))
+                .into_iter()
+                .map(|(unit, names)| format!("{unit} ({})", names.join(", ")))
+                .collect();
+            let defaults: Vec<String> =
+                grouped(all.iter().map(|s| (s.default_ops(), s.name())))
+                    .into_iter()
+                    .map(|(ops, names)| format!("{} {ops}", names.join("/")))
+                    .collect();
+            format!(
+                "Operations in all: {} [default: {}]",
+                units.join(", "),
+                defaults.join(", ")
+            )
+        }
+        "tasks" => {
+            let takers: Vec<&str> = all
+                .iter()
+                .filter(|s| s.takes_tasks())
+                .map(|s| s.name())
+                .collect();
+            format!(
+                "{}: tasks the operations are split over, as in 002 [default: 20]",
+                and_list(&takers)
+            )
+        }
+        "plugin" => format!(
+            "{}: a shared library whose variants of that kind (include/atomlab.h) are tested beside the built-in ones, or alone with --variant NAME; repeatable",
+            atomlab_stress::registry::plugin_takers()
+        ),
+        other => panic!("no help line for stress's {other}"),
+    }
 }
 
 impl StressArgs {
@@ -123,7 +189,7 @@ fn bad_input(e: StressError) -> anyhow::Error {
             anyhow::anyhow!(
                 "{} applies to the {} scenario only, not {scenario}",
                 flag(field),
-                takers.join(" and ")
+                atomlab_core::sentence::and_list(&takers)
             )
         }
         other => other.into(),
