@@ -240,14 +240,16 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record], emulated: bool) -> io::Res
             // This CPU's own model: when it allows the state and a
             // stronger one (sc) forbids it, the observation is the point
             // of asking, not an erratum.
-            let host = match r.variant.as_str() {
-                "x86_64" => "x86tso",
-                "aarch64" => "aarch64",
-                "riscv64" => "riscv",
-                _ => "",
-            };
+            // (The record marks the model that describes the CPU it ran
+            // on, `this_cpu`; records from before 6 Dec 2026 do not, and
+            // their forbidden outcomes get the general cause.)
+            let host = f
+                .list("models")
+                .iter()
+                .find(|m| m.get("this_cpu").and_then(|b| b.as_bool()) == Some(true))
+                .map_or("", |m| str_of(m, "model"));
             let model = str_of(x, "model");
-            let host_judged = f.list("models").iter().any(|m| str_of(m, "model") == host);
+            let host_judged = !host.is_empty();
             let host_forbids = f
                 .list("forbidden")
                 .iter()
@@ -446,7 +448,7 @@ mod tests {
             "kind": "Allowed",
             "replay": "atomlab run SB.litmus --seed 1",
             "models": [
-                {"model": "x86tso", "observation": "Sometimes", "allowed_states": ["a", "b"]},
+                {"model": "x86tso", "this_cpu": true, "observation": "Sometimes", "allowed_states": ["a", "b"]},
                 {"model": "sc", "observation": "Never", "allowed_states": ["a"]},
             ],
             "histogram": [

@@ -133,12 +133,12 @@ pub enum BatchError {
 pub fn models_for(test: &Test) -> Vec<&'static str> {
     if test.arch == Arch::C {
         let host = atomlab_model::models::of_cpu(crate::host_isa()).map(|m| m.name());
-        return host.into_iter().chain(["c11", "rc11"]).collect();
+        return host
+            .into_iter()
+            .chain(atomlab_model::models::C_LANGUAGE.iter().copied())
+            .collect();
     }
-    atomlab_model::MODEL_NAMES
-        .iter()
-        .filter_map(|n| atomlab_model::models::by_name(n))
-        .filter(|m| m.cpu().is_some())
+    atomlab_model::models::of_cpus()
         .filter(|m| matches!(m.judges(test, Default::default()), Ok(None)))
         .map(|m| m.name())
         .collect()
@@ -659,6 +659,10 @@ pub fn record(r: &Ran) -> Record {
         .map(|m| match m {
             ModelOutcome::Done(d) => json!({
                 "model": d.model,
+                // Whether the model describes the CPU the test ran on, so
+                // that readers of the record need no ISA-to-model table.
+                "this_cpu": atomlab_model::models::by_name(d.model)
+                    .and_then(|m| m.cpu()) == Some(crate::host_isa()),
                 "observation": d.observation.word(),
                 "mapping": d.mapping,
                 "data_race": d.racy,

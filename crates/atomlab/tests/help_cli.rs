@@ -330,3 +330,29 @@ fn cs_work_is_refused_where_there_is_no_critical_section() {
         stderr(&o)
     );
 }
+
+/// Before: run's and verify's `--model` lines listed the CPUs' models by
+/// hand. Now they are written from the model registry: each model that
+/// describes a CPU is named in both.
+#[test]
+fn the_cpus_models_in_help_come_from_the_registry() {
+    for sub in ["run", "verify"] {
+        let help = text(&atomlab(&[sub, "--help"]).stdout);
+        // The flag's line and the lines of its text below it, if any.
+        let at = help.find("--model").unwrap_or_else(|| panic!("{help}"));
+        let line: String = help[at..]
+            .lines()
+            .enumerate()
+            .take_while(|(i, l)| *i == 0 || !l.trim_start().starts_with('-'))
+            .map(|(_, l)| l)
+            .collect::<Vec<_>>()
+            .join(" ");
+        for m in atomlab_model::models::of_cpus() {
+            assert!(
+                names_word(&line, m.name()),
+                "{sub} --model lacks {}: {line}",
+                m.name()
+            );
+        }
+    }
+}

@@ -31,11 +31,21 @@ pub fn by_name(name: &str) -> Option<&'static dyn Model> {
 /// as [`Model::cpu`] gives it): the model a PASS or an observation on
 /// such a CPU is held to.
 pub fn of_cpu(arch: &str) -> Option<&'static dyn Model> {
+    of_cpus().find(|m| m.cpu() == Some(arch))
+}
+
+/// The models that describe a CPU ([`Model::cpu`]), in the order tables
+/// show them: x86tso, aarch64, riscv.
+pub fn of_cpus() -> impl Iterator<Item = &'static dyn Model> {
     MODEL_NAMES
         .iter()
         .filter_map(|n| by_name(n))
-        .find(|m| m.cpu() == Some(arch))
+        .filter(|m| m.cpu().is_some())
 }
+
+/// The models of the C language (C11 and its repair RC11): what `run`
+/// puts beside a C test's host model.
+pub const C_LANGUAGE: &[&str] = &["c11", "rc11"];
 
 /// Every model's name, in the order tables show them.
 pub const MODEL_NAMES: &[&str] = &["sc", "x86tso", "aarch64", "riscv", "c11", "rc11", "lkmm"];

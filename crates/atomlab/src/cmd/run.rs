@@ -131,11 +131,7 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Models to put beside the hardware, comma-separated [default: x86tso for X86
-    /// tests, aarch64 for AArch64 tests, riscv for RISCV tests; for C tests the
-    /// host's (x86tso, aarch64 or riscv), c11 and rc11]. `sc` shows where the CPU is not sequentially consistent (its
-    /// relaxed outcomes are then FORBIDDEN, exit 1).
-    #[arg(long, short = 'm', value_delimiter = ',', value_name = "MODELS",
+    #[arg(long, short = 'm', value_delimiter = ',', value_name = "MODELS", help = model_help(),
           value_parser = clap::builder::PossibleValuesParser::new(
               // Every built-in model but lkmm, whose tests `run` cannot run.
               atomlab_model::MODEL_NAMES.iter().copied().filter(|m| *m != "lkmm")))]
@@ -159,6 +155,17 @@ fn parse_affinity(s: &str) -> anyhow::Result<Affinity> {
             }
         }
     }
+}
+
+/// `--model`'s help line, its models named from the registry.
+fn model_help() -> String {
+    use atomlab_core::sentence::{and_list, or_list};
+    let cpus: Vec<&str> = atomlab_model::models::of_cpus().map(|m| m.name()).collect();
+    format!(
+        "Models to put beside the hardware, comma-separated [default: the model of the CPU the test is written for ({}); for C tests the host's, {}]. `sc` shows where the CPU is not sequentially consistent (its relaxed outcomes are then FORBIDDEN, exit 1)",
+        or_list(&cpus),
+        and_list(atomlab_model::models::C_LANGUAGE)
+    )
 }
 
 /// Says a forbidden outcome on stderr as soon as its test has run (the

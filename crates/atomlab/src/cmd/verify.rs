@@ -14,6 +14,15 @@ use atomlab_verify::{Options, Plugin};
 
 use super::CommandOutput;
 
+/// `--model`'s help line, the CPUs' models named from the registry.
+fn model_help() -> String {
+    let cpus: Vec<&str> = atomlab_model::models::of_cpus().map(|m| m.name()).collect();
+    format!(
+        "Models, comma-separated: the file's own ({}) and sc [default: the file's own]",
+        atomlab_core::sentence::or_list(&cpus)
+    )
+}
+
 #[derive(Debug, clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct VerifyArgs {
@@ -23,8 +32,7 @@ pub struct VerifyArgs {
     /// Variants, comma-separated [default: every variant: lock, spsc, refcount and op].
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
-    /// Models, comma-separated: the file's own (aarch64, riscv or x86tso) and sc [default: the file's own].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help = model_help())]
     pub model: Vec<String>,
     /// Threads of the client: 2 or 3.
     #[arg(long, default_value_t = 2)]
