@@ -12,20 +12,11 @@ use std::fmt::Write;
 
 use atomlab_core::audit::{PackageRow, PackageVerdict};
 
+use crate::audit_view::{attention, package_table, verdict_class as class};
 use crate::html::esc;
 use crate::table::{Cell, Table};
 use crate::Rec;
 use crate::{run_name, RunView};
-
-/// The class of a verdict's cells: red for a crash on ARMv8.0, amber for
-/// LL/SC only, green for the rest.
-fn class(v: PackageVerdict) -> &'static str {
-    match v {
-        PackageVerdict::NeedsArmv81 => "bad",
-        PackageVerdict::LlscOnly => "warn",
-        _ => "ok",
-    }
-}
 
 /// Writes the section for the package records among `recs` (audit
 /// records; the per-file ones are the audit section's); nothing when
@@ -89,14 +80,7 @@ fn packages(out: &mut String, rows: &[PackageRow]) {
     fn member(r: &PackageRow, f: &str) -> String {
         r.member(f).to_string()
     }
-    let crash: Vec<&&PackageRow> = order
-        .iter()
-        .filter(|r| r.verdict == Some(PackageVerdict::NeedsArmv81))
-        .collect();
-    let llsc: Vec<&&PackageRow> = order
-        .iter()
-        .filter(|r| !r.llsc_only_files.is_empty())
-        .collect();
+    let (crash, llsc) = attention(&order);
     if crash.is_empty() && llsc.is_empty() {
         out.push_str(
             "<p class=\"ok\">needs attention: none (no unconditional LSE, no LL/SC-only \
@@ -117,7 +101,7 @@ fn packages(out: &mut String, rows: &[PackageRow]) {
             t.row(vec![
                 Cell::text(&r.name),
                 Cell::text(r.version.as_deref().unwrap_or("-")),
-                Cell::html(format!("<code>{}</code>", esc(&member(r, f)))),
+                Cell::code(member(r, f)),
             ]);
         }
         t.html(out);
@@ -151,22 +135,7 @@ fn packages(out: &mut String, rows: &[PackageRow]) {
         "<details class=\"explain\"><summary>every package ({}), worst first</summary>",
         order.len()
     );
-    let mut t = Table::with_header(&["package", "version", "verdict", "ELF files", "decided by"]);
-    for r in &order {
-        let (words, c) = r.verdict.map_or(("-", ""), |v| (v.words(), class(v)));
-        let decided = match (r.verdict, &r.deciding_file) {
-            (Some(PackageVerdict::NoAtomics), _) | (_, None) => "-".to_string(),
-            (_, Some(f)) => member(r, f),
-        };
-        t.row(vec![
-            Cell::text(&r.name),
-            Cell::text(r.version.as_deref().unwrap_or("-")),
-            Cell::text(words).class(c),
-            Cell::num(r.files.to_string()),
-            Cell::html(format!("<code>{}</code>", esc(&decided))),
-        ]);
-    }
-    t.html(out);
+    package_table(&order, true).html(out);
     out.push_str("</details>\n");
 }
 

@@ -33,23 +33,7 @@ pub fn write_packages(out: &mut impl Write, rows: &[PackageRow], given: usize) -
     let mut order: Vec<&PackageRow> = rows.iter().filter(|r| r.verdict.is_some()).collect();
     // Stable: equals keep the command line's order.
     order.sort_by_key(|r| std::cmp::Reverse(r.verdict));
-    let mut t = Table::fitting();
-    // The verdict stays on one line: people and scripts grep for it.
-    t.set_header(vec!["package", "verdict", "ELF files", "decided by"])
-        .whole(1);
-    for r in &order {
-        let v = r.verdict.map(PackageVerdict::words).unwrap_or("-");
-        let decided = match (r.verdict, &r.deciding_file) {
-            (Some(PackageVerdict::NoAtomics), _) | (_, None) => "-".to_string(),
-            (_, Some(f)) => r.member(f).to_string(),
-        };
-        t.add_row(vec![
-            r.name.clone(),
-            v.to_string(),
-            r.files.to_string(),
-            decided,
-        ]);
-    }
+    let t = package_table(&order, false);
     if !order.is_empty() {
         writeln!(out, "{t}")?;
     }
@@ -78,17 +62,16 @@ pub fn write_packages(out: &mut impl Write, rows: &[PackageRow], given: usize) -
         WIDTH,
         2,
     )?;
-    let crash: Vec<String> = order
+    let (crash, llsc) = attention(&order);
+    let crash: Vec<String> = crash
         .iter()
-        .filter(|r| r.verdict == Some(PackageVerdict::NeedsArmv81))
         .map(|r| {
             let f = r.deciding_file.as_deref().unwrap_or("?");
             format!("{} ({})", r.name, r.member(f))
         })
         .collect();
-    let llsc: Vec<String> = order
+    let llsc: Vec<String> = llsc
         .iter()
-        .filter(|r| !r.llsc_only_files.is_empty())
         .map(|r| {
             // The package and a count, not every file (one had 87): the
             // first names where to look; --by-file lists them all.
@@ -128,6 +111,72 @@ pub fn write_packages(out: &mut impl Write, rows: &[PackageRow], given: usize) -
         }
     }
     Ok(())
+}
+
+/// What needs attention among `order`, in its order: the packages that
+/// die of SIGILL on ARMv8.0 (LSE behind no CPU-feature test), and those
+/// with LL/SC-only files (a rebuild with -moutline-atomics fixes them).
+/// The terminal lists them and the report tables them.
+pub(crate) fn attention<'r>(
+    order: &[&'r PackageRow],
+) -> (Vec<&'r PackageRow>, Vec<&'r PackageRow>) {
+    let crash = order
+        .iter()
+        .copied()
+        .filter(|r| r.verdict == Some(PackageVerdict::NeedsArmv81))
+        .collect();
+    let llsc = order
+        .iter()
+        .copied()
+        .filter(|r| !r.llsc_only_files.is_empty())
+        .collect();
+    (crash, llsc)
+}
+
+/// The class of a verdict's cells in HTML: red for a crash on ARMv8.0,
+/// amber for LL/SC only, green for the rest.
+pub(crate) fn verdict_class(v: PackageVerdict) -> &'static str {
+    match v {
+        PackageVerdict::NeedsArmv81 => "bad",
+        PackageVerdict::LlscOnly => "warn",
+        _ => "ok",
+    }
+}
+
+/// The table of packages, a row each in `order`: the one definition the
+/// terminal prints and the report draws (which adds each package's
+/// `version`). The verdict stays on one line: people and scripts grep for
+/// it.
+pub(crate) fn package_table(order: &[&PackageRow], with_version: bool) -> Table {
+    let mut header = vec!["package"];
+    if with_version {
+        header.push("version");
+    }
+    header.extend(["verdict", "ELF files", "decided by"]);
+    let mut t = Table::fitting();
+    t.set_header(header.iter().copied()).whole(header.len() - 3);
+    for r in order {
+        let (words, class) = r
+            .verdict
+            .map_or(("-", ""), |v| (v.words(), verdict_class(v)));
+        let decided = match (r.verdict, &r.deciding_file) {
+            (Some(PackageVerdict::NoAtomics), _) | (_, None) => "-".to_string(),
+            (_, Some(f)) => r.member(f).to_string(),
+        };
+        let mut cells = vec![crate::table::Cell::text(&r.name)];
+        if with_version {
+            cells.push(crate::table::Cell::text(
+                r.version.as_deref().unwrap_or("-"),
+            ));
+        }
+        cells.extend([
+            crate::table::Cell::text(words).class(class),
+            crate::table::Cell::num(r.files.to_string()),
+            crate::table::Cell::code(decided),
+        ]);
+        t.row(cells);
+    }
+    t
 }
 
 fn kib(bytes: u64) -> String {

@@ -67,6 +67,17 @@ impl Cell {
         }
     }
 
+    /// A name to be read as code (a path, a symbol): as it is in the
+    /// terminal, in `<code>` in HTML.
+    pub fn code(text: impl AsRef<str>) -> Cell {
+        let text = text.as_ref();
+        Cell {
+            text: text.to_string(),
+            html: Some(format!("<code>{}</code>", esc(text))),
+            ..Cell::default()
+        }
+    }
+
     /// The same cell with `class` (HTML only).
     pub fn class(mut self, class: &'static str) -> Cell {
         self.class = class;
