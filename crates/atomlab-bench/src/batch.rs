@@ -17,8 +17,9 @@ pub fn cells(plan: &Plan, shard: Option<Shard>) -> Vec<Plan> {
     }
 }
 
-/// How many steps [`run`] reports through its progress: the cells of the
-/// plans [`cells`] gives.
+/// How many steps [`run`] reports through its progress (its
+/// [`Event::Begin`](atomlab_core::progress::Event::Begin)): the cells of
+/// the plans [`cells`] gives.
 pub fn steps(plan: &Plan, shard: Option<Shard>) -> usize {
     cells(plan, shard).iter().map(Plan::cells).sum()
 }
@@ -56,6 +57,10 @@ pub fn run<E: From<BenchError>>(
     mut after_each: impl FnMut(&[Record]) -> Result<(), E>,
 ) -> Result<Vec<Record>, E> {
     let mut records = Vec::new();
+    progress(atomlab_core::progress::Event::Begin {
+        total: steps(plan, shard),
+        what: "cells",
+    });
     for one in &cells(plan, shard) {
         let mut recs = crate::run(one, pmu, progress)?;
         if let Some(s) = shard {
@@ -85,6 +90,7 @@ pub fn run<E: From<BenchError>>(
             after_each(&records)?;
         }
     }
+    progress(atomlab_core::progress::Event::End);
     Ok(records)
 }
 

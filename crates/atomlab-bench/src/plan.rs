@@ -14,8 +14,9 @@ use atomlab_core::Record;
 
 use crate::pmu::{EventSpec, UnknownEvent};
 
-/// Where progress lines go (stderr in the CLI, nowhere in tests).
-pub type Progress<'a> = &'a mut dyn FnMut(&str);
+/// Where progress goes ([`atomlab_core::progress`]: the CLI's reporter,
+/// nowhere in tests): each cell a [`Event::Step`](atomlab_core::progress::Event::Step).
+pub type Progress<'a> = atomlab_core::progress::Sink<'a>;
 
 /// A benchmark scenario: what it measures, which options it takes, and how
 /// it runs. Object-safe, so that the registry ([`crate::registry::all`])

@@ -5,6 +5,7 @@
 
 use atomlab_bench::plan::Progress;
 use atomlab_bench::{BenchError, Plan, Request, Scenario, TableKind};
+use atomlab_core::progress::Event;
 use atomlab_core::Record;
 
 /// Records one cell per variant and thread count, without measuring.
@@ -32,7 +33,7 @@ impl Scenario for Census {
         let mut out = Vec::new();
         for v in &plan.variants {
             for &t in &plan.threads {
-                progress(&format!("census {v} {t}"));
+                progress(Event::Step(&format!("census {v} {t}")));
                 let mut r = Record::new("bench", self.name(), v);
                 r.param("threads", t);
                 out.push(r);
@@ -59,7 +60,14 @@ fn a_scenario_from_outside_the_crate_plans_splits_and_runs() {
     let mut lines = Vec::new();
     let mut records = Vec::new();
     for c in &cells {
-        records.extend(atomlab_bench::run(c, false, &mut |l| lines.push(l.to_string())).unwrap());
+        records.extend(
+            atomlab_bench::run(c, false, &mut |e| {
+                if let Event::Step(l) = e {
+                    lines.push(l.to_string())
+                }
+            })
+            .unwrap(),
+        );
     }
     assert_eq!(lines, ["census here 1", "census here 2", "census here 4"]);
     assert!(records.iter().all(|r| r.scenario == "census"));

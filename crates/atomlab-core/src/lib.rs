@@ -15,6 +15,7 @@ pub mod audit;
 pub mod check_layout;
 pub mod exit;
 pub mod machine;
+pub mod progress;
 pub mod record;
 pub mod sentence;
 pub mod shard;

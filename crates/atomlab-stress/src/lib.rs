@@ -62,13 +62,18 @@ pub fn run_records(
     plan: &Plan,
     expect_fail: bool,
     grace: std::time::Duration,
-    progress: &mut dyn FnMut(&str),
+    progress: atomlab_core::progress::Sink<'_>,
 ) -> Result<(Vec<atomlab_core::Record>, atomlab_core::ExitStatus), StressError> {
+    use atomlab_core::progress::Event;
     use atomlab_core::ExitStatus;
     use plugin::isolate::{run_child, signal_words, End};
     let mut records = Vec::new();
     let mut outcomes = Vec::new();
     let mut child_failed = false;
+    progress(Event::Begin {
+        total: plan.variants.len(),
+        what: "variants",
+    });
     for &variant in &plan.variants {
         let mut one = plan.clone();
         one.variants = vec![variant];
@@ -79,10 +84,10 @@ pub fn run_records(
             }
             continue;
         }
-        progress(&format!(
+        progress(Event::Step(&format!(
             "stress {} {variant}: in a child process",
             plan.scenario.name()
-        ));
+        )));
         let bound = std::time::Duration::from_secs_f64(plan.time_limit) + grace;
         // The child takes the parent's seed, so that both replay alike.
         let why = match run_child(&format!("{}:{variant}", plan.seed), bound) {
@@ -102,12 +107,7 @@ pub fn run_records(
             Ok(End::Hung(s)) => format!(
                 "hung: no result for {s} s (the time limit is {} s, and a {} call that never returns cannot see it): killed",
                 plan.time_limit,
-                match plan.scenario.name() {
-                    "spsc" => "queue",
-                    "refcount" => "reference count",
-                    "mutex" => "lock",
-                    _ => "plugin",
-                }
+                plan.scenario.plugs().map_or("plugin", |p| p.kind().noun())
             ),
             Ok(End::NoRecords(code)) => plugin::isolate::exited_words(code),
             Err(e) => format!("could not start a child process to run it: {e}"),
@@ -137,15 +137,19 @@ pub fn run_records(
     if child_failed && status == ExitStatus::Ok {
         status = ExitStatus::VerdictFailed;
     }
+    progress(Event::End);
     Ok((records, status))
 }
 
-/// Runs every variant of `plan`, reporting progress lines to `progress`;
+/// Runs every variant of `plan`, each a step of `progress`;
 /// a variant whose threads cannot all start ends the run with its error.
-pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Vec<VariantRun>, StressError> {
+pub fn run(
+    plan: &Plan,
+    progress: atomlab_core::progress::Sink<'_>,
+) -> Result<Vec<VariantRun>, StressError> {
     let mut out = Vec::new();
     for &variant in &plan.variants {
-        progress(&format!(
+        progress(atomlab_core::progress::Event::Step(&format!(
             "stress {} {variant}: {} {} on {} threads, seed {}{}",
             plan.scenario.name(),
             plan.ops,
@@ -153,7 +157,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Vec<VariantRun
             plan.threads,
             plan.seed,
             if plan.jitter { ", jitter" } else { "" }
-        ));
+        )));
         // The plan only holds names from the scenario's own list.
         if let Some(o) = plan.scenario.run(plan, variant)? {
             out.push(o);

@@ -46,21 +46,9 @@ pub fn plan(cpus: usize) -> Plan {
 /// What the suite reports as it goes.
 #[derive(Debug)]
 pub enum Event<'a> {
-    /// A step begins: `total` progress steps of `what` (`cells`,
-    /// `variants`) follow as [`Event::Step`]s.
-    Begin {
-        /// How many progress steps.
-        total: usize,
-        /// What they count.
-        what: &'static str,
-    },
-    /// A progress step of the current step begins.
-    Step(&'a str),
-    /// The current step is done.
-    End,
-    /// A part of the tour begins (`check: …`, `run: …`), in words for the
-    /// person watching.
-    Part(&'a str),
+    /// Where its steps have got to: each bench and stress step's batch and
+    /// the parts of the tour ([`atomlab_core::progress`]).
+    Progress(atomlab_core::progress::Event<'a>),
     /// A test of the run part ran; its [`Ran::forbidden`] states are the
     /// ones to say at once.
     Ran(&'a Ran),
@@ -92,33 +80,29 @@ pub enum Error {
 /// work and whether the CPU is emulated say what runs and how): bench,
 /// stress, check, then run, reporting through `progress`.
 pub fn run(machine: &Machine, progress: &mut dyn FnMut(Event<'_>)) -> Result<Suite, Error> {
+    use atomlab_core::progress::Event::Part;
     let plan = plan(machine.cpus);
     let mut records: Vec<Record> = Vec::new();
     for req in &plan.bench {
         let plan = atomlab_bench::Plan::from_request(req, machine.cpus)?;
-        progress(Event::Begin {
-            total: atomlab_bench::batch::steps(&plan, None),
-            what: "cells",
-        });
         records.extend(atomlab_bench::batch::run::<BenchError>(
             &plan,
             machine.pmu.available,
             None,
-            &mut |line| progress(Event::Step(line)),
+            &mut |e| progress(Event::Progress(e)),
             |_| Ok(()),
         )?);
-        progress(Event::End);
     }
     let stress_status = stress_pass(&plan.stress, &mut records, progress)?;
-    progress(Event::Part(
+    progress(Event::Progress(Part(
         "check: built-in litmus tests (case 004 among them) under every model",
-    ));
+    )));
     records.extend(atomlab_check::builtin_suite());
-    progress(Event::Part(if machine.emulated {
+    progress(Event::Progress(Part(if machine.emulated {
         "run: not on an emulated CPU (its histograms would show the emulator)"
     } else {
         "run: the same tests on this CPU, briefly (50 x 1000 instances each)"
-    }));
+    })));
     let run_status = run_pass(&mut records, machine.emulated, progress);
     let status = if stress_status != ExitStatus::Ok {
         stress_status
@@ -246,15 +230,10 @@ fn stress_pass(
     let mut status = ExitStatus::Ok;
     for req in steps {
         let plan = atomlab_stress::Plan::from_request(req, &cpus)?;
-        progress(Event::Begin {
-            total: plan.variants.len(),
-            what: "variants",
-        });
         let (recs, st) =
-            atomlab_stress::run_records(&plan, false, atomlab_stress::GRACE, &mut |line| {
-                progress(Event::Step(line))
+            atomlab_stress::run_records(&plan, false, atomlab_stress::GRACE, &mut |e| {
+                progress(Event::Progress(e))
             })?;
-        progress(Event::End);
         if st != ExitStatus::Ok {
             status = st;
         }

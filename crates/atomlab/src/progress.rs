@@ -69,6 +69,52 @@ impl Steps {
     }
 }
 
+/// The one reporter of the capabilities' progress events
+/// ([`atomlab_core::progress::Event`]): a [`Steps`] bar per batch, a line
+/// per part of a longer job.
+#[derive(Default)]
+pub struct Reporter {
+    steps: Option<Steps>,
+}
+
+impl Reporter {
+    /// A reporter with no batch under way.
+    pub fn new() -> Reporter {
+        Reporter::default()
+    }
+
+    /// Draws `event`.
+    pub fn event(&mut self, event: atomlab_core::progress::Event<'_>) {
+        use atomlab_core::progress::Event;
+        match event {
+            Event::Begin { total, what } => {
+                if let Some(s) = self.steps.take() {
+                    s.finish();
+                }
+                self.steps = Some(Steps::new(total, what));
+            }
+            Event::Step(label) => self.steps.iter_mut().for_each(|s| s.begin(label)),
+            Event::Done(label) => self.steps.iter_mut().for_each(|s| s.done(label)),
+            Event::At { done, label } => self.steps.iter_mut().for_each(|s| s.set(done, label)),
+            Event::End => {
+                if let Some(s) = self.steps.take() {
+                    s.finish();
+                }
+            }
+            Event::Part(words) => eprintln!("  {words}"),
+        }
+    }
+}
+
+impl Drop for Reporter {
+    /// A batch stopped by an error takes its bar with it.
+    fn drop(&mut self) {
+        if let Some(s) = self.steps.take() {
+            s.finish();
+        }
+    }
+}
+
 /// A run shows its clock from the start when it is expected to take this
 /// long or more, and a run of unknown length once it has taken this long.
 pub const CLOCK_AFTER: Duration = Duration::from_secs(10);

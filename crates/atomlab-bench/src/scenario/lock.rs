@@ -260,10 +260,10 @@ fn run(
                 vec![affinity::allowed_cpus().len()]
             };
             for w in workers {
-                progress(&format!(
+                progress(atomlab_core::progress::Event::Step(&format!(
                     "bench lock {variant}: {increments} increments in {tasks} tasks on {w} workers ({} runs)",
                     plan.runs
-                ));
+                )));
                 let rec = match plugins.iter().find(|p| p.name == *variant) {
                     Some(p) => {
                         let mut rec = fixed_work_with(plan, variant, increments, tasks, w, make(plan, p)?, || {})?;

@@ -529,7 +529,7 @@ pub(crate) fn announce(progress: Progress<'_>, plan: &Plan, variant: &str, threa
         Some(r) => format!(" rate={r}"),
         None => String::new(),
     };
-    progress(&format!(
+    progress(atomlab_core::progress::Event::Step(&format!(
         "bench {} {} threads={}{rate} contention={} ({} x {:.2}s)",
         plan.scenario.name(),
         variant,
@@ -537,7 +537,7 @@ pub(crate) fn announce(progress: Progress<'_>, plan: &Plan, variant: &str, threa
         plan.contention.name(),
         plan.runs,
         plan.duration.as_secs_f64()
-    ));
+    )));
 }
 
 /// Maps a cell's failure (a failed sanity check, threads that could not

@@ -89,13 +89,13 @@ fn run(plan: &Plan, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
     let mut records = Vec::new();
     for (a, b) in pairs {
         let label = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());
-        progress(&format!(
+        progress(atomlab_core::progress::Event::Step(&format!(
             "bench pingpong cpu {} <-> cpu {} ({} x {:.2}s)",
             label(a),
             label(b),
             plan.runs,
             plan.duration.as_secs_f64()
-        ));
+        )));
         records.push(pair(plan, a, b).map_err(|e| super::cell_failed(plan, VARIANT, e))?);
     }
     Ok(records)

@@ -208,7 +208,10 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
             one.variants = vec![v.clone()];
             match self.plugin(v) {
                 Some(p) => {
-                    progress(&format!("bench {} {v}: in a child process", self.name()));
+                    progress(atomlab_core::progress::Event::Step(&format!(
+                        "bench {} {v}: in a child process",
+                        self.name()
+                    )));
                     records.extend(isolated(self.base(), &one, p)?);
                 }
                 None => records.extend(self.base().run_with(&one, pmu, progress, &[])?),

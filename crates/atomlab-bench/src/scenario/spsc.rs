@@ -632,7 +632,7 @@ fn run_plugged(
         for &rate in &plan.rates {
             let mut cell = plan.clone();
             cell.rates = vec![rate];
-            progress(&format!(
+            progress(atomlab_core::progress::Event::Step(&format!(
                 "bench spsc {} placement={} rate={} capacity={} batch={} wait={} ({} x {:.2}s)",
                 v,
                 plan.placement.name(),
@@ -642,7 +642,7 @@ fn run_plugged(
                 plan.wait.name(),
                 plan.runs,
                 plan.duration.as_secs_f64()
-            ));
+            )));
             let plugin = plugins.iter().find(|p| p.name == *v);
             let mut rec = one_cell(&cell, v, plugin, &events)?;
             if let Some(p) = plugin {

@@ -101,6 +101,10 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.base().thread_roles()
     }
 
+    fn plugs(&self) -> Option<&'static dyn Plugs> {
+        self.base().plugs()
+    }
+
     fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
         match self.plugin(variant) {
             Some(p) => self.base().run_plugin(plan, variant, p).map(Some),

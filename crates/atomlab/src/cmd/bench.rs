@@ -305,11 +305,8 @@ pub fn run_plan(
     shard: Option<Shard>,
     after_each: impl FnMut(&[Record]) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Record>> {
-    let mut steps = crate::progress::Steps::new(atomlab_bench::batch::steps(plan, shard), "cells");
-    let records =
-        atomlab_bench::batch::run(plan, pmu, shard, &mut |line| steps.begin(line), after_each)?;
-    steps.finish();
-    Ok(records)
+    let mut reporter = crate::progress::Reporter::new();
+    atomlab_bench::batch::run(plan, pmu, shard, &mut |e| reporter.event(e), after_each)
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<CommandOutput> {

@@ -200,12 +200,10 @@ fn bad_input(e: StressError) -> anyhow::Error {
 /// give, or why a variant could not run at all (its threads did not all
 /// start: exit 2).
 pub fn run_plan(plan: &Plan, expect_fail: bool) -> Result<(Vec<Record>, ExitStatus), StressError> {
-    let mut steps = crate::progress::Steps::new(plan.variants.len(), "variants");
-    let out = atomlab_stress::run_records(plan, expect_fail, atomlab_stress::GRACE, &mut |line| {
-        steps.begin(line)
-    });
-    steps.finish();
-    out
+    let mut reporter = crate::progress::Reporter::new();
+    atomlab_stress::run_records(plan, expect_fail, atomlab_stress::GRACE, &mut |e| {
+        reporter.event(e)
+    })
 }
 
 pub fn run(args: StressArgs) -> anyhow::Result<CommandOutput> {

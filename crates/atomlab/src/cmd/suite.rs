@@ -6,7 +6,7 @@ use atomlab_core::{Machine, Report};
 
 use super::CommandOutput;
 use crate::cli::SuiteArgs;
-use crate::progress::Steps;
+use crate::progress::Reporter;
 use atomlab_bench::batch::probe_pmu;
 
 pub fn run(args: SuiteArgs) -> anyhow::Result<CommandOutput> {
@@ -19,12 +19,9 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<CommandOutput> {
         eprintln!("atomlab: note: running under emulation (qemu-user): timings are not meaningful");
     }
     probe_pmu(&mut machine);
-    let mut steps: Option<Steps> = None;
+    let mut reporter = Reporter::new();
     let suite = atomlab_suite::run(&machine, &mut |event| match event {
-        atomlab_suite::Event::Begin { total, what } => steps = Some(Steps::new(total, what)),
-        atomlab_suite::Event::Step(line) => steps.iter_mut().for_each(|s| s.begin(line)),
-        atomlab_suite::Event::End => steps.take().iter().for_each(Steps::finish),
-        atomlab_suite::Event::Part(words) => eprintln!("  {words}"),
+        atomlab_suite::Event::Progress(e) => reporter.event(e),
         atomlab_suite::Event::Ran(ran) => crate::cmd::run::say_forbidden(ran),
     })?;
     let verbose = args.verbose;
