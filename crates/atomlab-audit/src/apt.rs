@@ -98,24 +98,6 @@ pub struct AptFetch {
     pub updated_lists: bool,
 }
 
-/// Where a fetch has got to, for progress displays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AptProgress {
-    /// Another atomlab is using the same cache: this one waits its turn.
-    Waiting,
-    /// The package lists are being fetched (when a day old or absent).
-    Lists,
-    /// Of `total` packages to get, `fetched` are in the cache or on their
-    /// way (apt's `Get:` line for a package is printed as its download
-    /// starts; one already in the cache counts from the start).
-    Packages {
-        /// In the cache or being downloaded.
-        fetched: usize,
-        /// Packages apt will give.
-        total: usize,
-    },
-}
-
 /// Why nothing could be fetched.
 #[derive(Debug, thiserror::Error)]
 pub enum AptError {
@@ -377,12 +359,15 @@ pub fn fetch(req: &AptRequest) -> Result<AptFetch, AptError> {
     fetch_with(req, &mut |_| {})
 }
 
-/// [`fetch`], telling `progress` where it is: the lists, then packages
-/// fetched of those apt will give, as apt starts each download.
+/// [`fetch`], telling `progress` where it is ([`atomlab_core::progress`]):
+/// a note when another atomlab holds the cache, a status line while the
+/// lists are fetched, then a batch of the packages apt will give, each
+/// counted as apt starts its download.
 pub fn fetch_with(
     req: &AptRequest,
-    progress: &mut dyn FnMut(AptProgress),
+    progress: atomlab_core::progress::Sink<'_>,
 ) -> Result<AptFetch, AptError> {
+    use atomlab_core::progress::Event;
     if req.packages.is_empty() {
         return Err(AptError::NoPackages);
     }
@@ -436,7 +421,10 @@ pub fn fetch_with(
             source,
         })?;
     if lock.try_lock().is_err() {
-        progress(AptProgress::Waiting);
+        progress(Event::Note(&format!(
+            "audit: another atomlab is fetching into {}; waiting for it",
+            req.cache.display()
+        )));
         lock.lock().map_err(|source| AptError::Cache {
             path: lock_path.display().to_string(),
             source,
@@ -457,7 +445,7 @@ pub fn fetch_with(
         .is_some_and(|age| age < LISTS_MAX_AGE);
     let mut out = AptFetch::default();
     if !fresh {
-        progress(AptProgress::Lists);
+        progress(Event::Status("audit: fetching the package lists"));
         let o = req.apt(&["update"], &req.cache)?;
         if !o.status.success() || has_errors(&o) {
             return Err(failed("update", &o));
@@ -508,13 +496,26 @@ pub fn fetch_with(
         .iter()
         .filter(|(_, f)| req.debs_dir().join(f).is_file())
         .count();
-    progress(AptProgress::Packages { fetched, total });
+    const LABEL: &str = "apt-get download";
+    progress(Event::Begin {
+        total,
+        what: "packages fetched",
+    });
+    progress(Event::At {
+        done: fetched,
+        label: LABEL,
+    });
     let o = req.apt_lines(&get, &req.debs_dir(), &mut |line| {
         if line.starts_with("Get:") && fetched < total {
             fetched += 1;
-            progress(AptProgress::Packages { fetched, total });
+            progress(Event::At {
+                done: fetched,
+                label: LABEL,
+            });
         }
-    })?;
+    });
+    progress(Event::End);
+    let o = o?;
     if !o.status.success() {
         return Err(failed("download", &o));
     }
@@ -669,12 +670,22 @@ done
             apt_get: fake_apt_get(&dir),
         };
         let mut seen = Vec::new();
-        let got = fetch_with(&req, &mut |p| seen.push(p));
+        let got = fetch_with(&req, &mut |e| seen.push(format!("{e:?}")));
         let _ = std::fs::remove_dir_all(&dir);
         let got = got.unwrap();
         assert_eq!(got.debs.len(), 3, "{got:?}");
-        let p = |fetched| AptProgress::Packages { fetched, total: 3 };
-        assert_eq!(seen, [AptProgress::Lists, p(1), p(2), p(3)]);
+        let at = |done| format!("At {{ done: {done}, label: \"apt-get download\" }}");
+        assert_eq!(
+            seen,
+            [
+                "Status(\"audit: fetching the package lists\")".to_string(),
+                "Begin { total: 3, what: \"packages fetched\" }".to_string(),
+                at(1),
+                at(2),
+                at(3),
+                "End".to_string()
+            ]
+        );
     }
 
     /// Two fetches into one cache at once (two atomlab runs, or the
@@ -693,18 +704,17 @@ done
             cache: dir.join("cache"),
             apt_get: fake_apt_get(&dir),
         };
-        let results: Vec<(Result<AptFetch, AptError>, Vec<AptProgress>)> =
-            std::thread::scope(|s| {
-                let runs: Vec<_> = (0..2)
-                    .map(|_| {
-                        s.spawn(|| {
-                            let mut seen = Vec::new();
-                            (fetch_with(&req, &mut |p| seen.push(p)), seen)
-                        })
+        let results: Vec<(Result<AptFetch, AptError>, Vec<String>)> = std::thread::scope(|s| {
+            let runs: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut seen = Vec::new();
+                        (fetch_with(&req, &mut |e| seen.push(format!("{e:?}"))), seen)
                     })
-                    .collect();
-                runs.into_iter().map(|r| r.join().unwrap()).collect()
-            });
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
         let _ = std::fs::remove_dir_all(&dir);
         for (got, _) in &results {
             assert!(got.as_ref().is_ok_and(|f| f.debs.len() == 1), "{got:?}");
@@ -712,7 +722,7 @@ done
         // Only one updated the lists; the other found them fresh.
         let updates = results
             .iter()
-            .filter(|(_, seen)| seen.contains(&AptProgress::Lists))
+            .filter(|(_, seen)| seen.iter().any(|e| e.contains("package lists")))
             .count();
         assert_eq!(updates, 1, "{results:?}");
     }

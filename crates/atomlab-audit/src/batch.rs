@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use atomlab_core::{InputError, Metric, Record, Source, Unit};
 
-use crate::{AuditError, AuditRun, BinaryAudit, Class, PackageAudit, Progress, Requirement};
+use crate::{AuditError, AuditRun, BinaryAudit, Class, Event, PackageAudit, Requirement};
 
 /// How to audit.
 #[derive(Debug, Clone)]
@@ -44,18 +44,6 @@ impl Default for Options {
             by_file: false,
         }
     }
-}
-
-/// Where a batch has got to, for progress displays.
-#[derive(Debug, Clone, Copy)]
-pub enum Step<'a> {
-    /// This many packages (and ELF files beside them) are to be audited in
-    /// parallel.
-    Packages(usize),
-    /// One of them is done (its name); they end in any order.
-    PackageDone(&'a str),
-    /// Without packages: where the file-by-file audit is.
-    File(Progress<'a>),
 }
 
 pub use atomlab_core::audit::{PackageRow, RequireResult};
@@ -226,13 +214,17 @@ pub fn audit(
     paths: &[PathBuf],
     not_fetched: Vec<AuditError>,
     options: &Options,
-    progress: &mut (dyn FnMut(Step<'_>) + Send),
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Batch {
     let (units, mut listing) = crate::package::units(paths);
     let (run, packages) = if units.iter().any(|u| crate::input::looks_like_package(u)) {
         listing.errors.extend(not_fetched);
-        progress(Step::Packages(units.len()));
+        progress(Event::Begin {
+            total: units.len(),
+            what: "packages",
+        });
         let packages = audit_units(&units, options.jobs, progress);
+        progress(Event::End);
         let rows: Vec<PackageRow> = packages.iter().map(package_row).collect();
         let mut run = AuditRun {
             audits: Vec::new(),
@@ -249,7 +241,7 @@ pub fn audit(
     } else {
         // ELF files and directories of them: a row per file. (The
         // listing's errors are found again by this walk.)
-        let mut run = crate::audit_paths_on(paths, options.jobs, &mut |p| progress(Step::File(p)));
+        let mut run = crate::audit_paths_on(paths, options.jobs, progress);
         run.errors.extend(not_fetched);
         (run, None)
     };
@@ -299,7 +291,7 @@ fn judge(mut run: AuditRun, packages: Option<Vec<PackageRow>>, options: &Options
 fn audit_units(
     units: &[PathBuf],
     jobs: usize,
-    progress: &mut (dyn FnMut(Step<'_>) + Send),
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Vec<PackageAudit> {
     let results: Vec<Mutex<Option<PackageAudit>>> =
         units.iter().map(|_| Mutex::new(None)).collect();
@@ -312,7 +304,7 @@ fn audit_units(
         let Some(path) = units.get(i) else { break };
         let audit = crate::package::audit_unit(path);
         if let Ok(mut p) = progress.lock() {
-            (*p)(Step::PackageDone(&audit.name));
+            (*p)(Event::Done(&audit.name));
         }
         if let Ok(mut slot) = results[i].lock() {
             *slot = Some(audit);

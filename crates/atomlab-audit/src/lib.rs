@@ -96,21 +96,9 @@ pub struct AuditRun {
     pub skipped_links: Vec<input::SkippedLink>,
 }
 
-/// Where a long audit has got to, for progress displays.
-#[derive(Debug, Clone, Copy)]
-pub enum Progress<'a> {
-    /// Reading a path (a directory walk or a package being unpacked).
-    Reading(&'a std::path::Path),
-    /// Auditing the `index`-th (from 1) of `total` ELF files found so far.
-    Auditing {
-        /// The file.
-        path: &'a str,
-        /// Its position.
-        index: usize,
-        /// Files found under the current path.
-        total: usize,
-    },
-}
+/// Where a long audit has got to: a [`Status`](Event::Status) line per
+/// path read and per file audited ([`atomlab_core::progress`]).
+pub use atomlab_core::progress::Event;
 
 /// Audits files, directories (recursively) and `.deb` packages.
 pub fn audit_paths(paths: &[PathBuf]) -> AuditRun {
@@ -121,7 +109,7 @@ pub fn audit_paths(paths: &[PathBuf]) -> AuditRun {
 /// files are audited on a worker per CPU ([`audit_paths_on`]).
 pub fn audit_paths_with(
     paths: &[PathBuf],
-    progress: &mut (dyn FnMut(Progress<'_>) + Send),
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> AuditRun {
     audit_paths_on(paths, batch::Options::default().jobs, progress)
 }
@@ -134,11 +122,11 @@ pub fn audit_paths_with(
 pub fn audit_paths_on(
     paths: &[PathBuf],
     jobs: usize,
-    progress: &mut (dyn FnMut(Progress<'_>) + Send),
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> AuditRun {
     let mut run = AuditRun::default();
     for path in paths {
-        progress(Progress::Reading(path));
+        progress(Event::Status(&format!("reading {}", path.display())));
         if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
             audit_dir(path, jobs, progress, &mut run);
             continue;
@@ -147,11 +135,8 @@ pub fn audit_paths_on(
         let mut expanded = input::Expanded::default();
         let mut results = Vec::new();
         input::expand_each(path, &mut expanded, &mut |path, data| {
-            progress(Progress::Auditing {
-                path,
-                index: results.len() + 1,
-                total: results.len() + 1,
-            });
+            let n = results.len() + 1;
+            progress(Event::Status(&format!("auditing {n}/{n} {path}")));
             results.push(audit_bytes(path, data));
         });
         run.errors.append(&mut expanded.errors);
@@ -182,7 +167,7 @@ struct DirFile {
 fn audit_dir(
     dir: &std::path::Path,
     jobs: usize,
-    progress: &mut (dyn FnMut(Progress<'_>) + Send),
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
     run: &mut AuditRun,
 ) {
     let mut listed = input::Expanded::default();
@@ -216,11 +201,7 @@ fn audit_dir(
             // walk, audited as it is read.
             input::read_listed_each(&units[i], &mut buf, &mut read, &mut |path, data| {
                 if let Ok(mut p) = progress.lock() {
-                    (*p)(Progress::Auditing {
-                        path,
-                        index: k + 1,
-                        total,
-                    });
+                    (*p)(Event::Status(&format!("auditing {}/{total} {path}", k + 1)));
                 }
                 audits.push(audit_bytes(path, data));
             });

@@ -32,6 +32,12 @@ pub enum Event<'a> {
     /// A part of a longer job begins (the suite's `check: …`), in words
     /// for the person watching.
     Part(&'a str),
+    /// What is under way now, outside any batch (`reading DIR`, `auditing
+    /// 3/40 FILE`): one line on a terminal that the next one replaces.
+    Status(&'a str),
+    /// Something to say once while the work goes on (`another atomlab is
+    /// fetching into …; waiting for it`): a line of its own.
+    Note(&'a str),
 }
 
 /// Where a capability sends its events.

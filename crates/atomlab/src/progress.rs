@@ -72,9 +72,22 @@ impl Steps {
 /// The one reporter of the capabilities' progress events
 /// ([`atomlab_core::progress::Event`]): a [`Steps`] bar per batch, a line
 /// per part of a longer job.
-#[derive(Default)]
 pub struct Reporter {
     steps: Option<Steps>,
+    /// Whether stderr is a terminal (status lines are drawn only there).
+    tty: bool,
+    /// Whether a status line is on the screen, to be cleared.
+    status_shown: bool,
+}
+
+impl Default for Reporter {
+    fn default() -> Reporter {
+        Reporter {
+            steps: None,
+            tty: std::io::stderr().is_terminal(),
+            status_shown: false,
+        }
+    }
 }
 
 impl Reporter {
@@ -83,11 +96,19 @@ impl Reporter {
         Reporter::default()
     }
 
+    /// Clears the status line, if one is shown.
+    fn clear_status(&mut self) {
+        if std::mem::take(&mut self.status_shown) {
+            eprint!("\r\x1b[2K");
+        }
+    }
+
     /// Draws `event`.
     pub fn event(&mut self, event: atomlab_core::progress::Event<'_>) {
         use atomlab_core::progress::Event;
         match event {
             Event::Begin { total, what } => {
+                self.clear_status();
                 if let Some(s) = self.steps.take() {
                     s.finish();
                 }
@@ -102,16 +123,30 @@ impl Reporter {
                 }
             }
             Event::Part(words) => eprintln!("  {words}"),
+            Event::Status(line) if self.tty => {
+                // One line, cut to the views' width: a long path must not
+                // wrap, or `\r` would clear only its last line.
+                let line: String = line.chars().take(100).collect();
+                eprint!("\r\x1b[2Katomlab: {line}");
+                self.status_shown = true;
+            }
+            Event::Status(_) => {}
+            Event::Note(words) => {
+                self.clear_status();
+                eprintln!("atomlab: {words}");
+            }
         }
     }
 }
 
 impl Drop for Reporter {
-    /// A batch stopped by an error takes its bar with it.
+    /// The work is over (or stopped by an error): its bar and status line
+    /// go.
     fn drop(&mut self) {
         if let Some(s) = self.steps.take() {
             s.finish();
         }
+        self.clear_status();
     }
 }
 

@@ -5,12 +5,11 @@
 //! picks the exit code.
 //! The tables are atomlab-report's `audit_view`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use atomlab_audit::apt::{AptError, AptProgress};
-use atomlab_audit::batch::{self, Batch, Step};
-use atomlab_audit::{AuditError, Progress, Requirement};
+use atomlab_audit::apt::AptError;
+use atomlab_audit::batch::{self, Batch};
+use atomlab_audit::{AuditError, Requirement};
 use atomlab_core::{ExitStatus, Machine, Report};
 
 use super::CommandOutput;
@@ -81,9 +80,9 @@ pub fn run(mut args: AuditArgs) -> anyhow::Result<CommandOutput> {
         ..batch::Options::default()
     };
     let missing: Vec<String> = missed.iter().map(|e| e.path().to_string()).collect();
-    let mut display = Display::new();
-    let b = batch::audit(&args.paths, missed, &options, &mut |s| display.step(s));
-    display.finish();
+    let mut reporter = crate::progress::Reporter::new();
+    let b = batch::audit(&args.paths, missed, &options, &mut |e| reporter.event(e));
+    drop(reporter);
     let mut out = finish(b, options.require)?;
     if !missing.is_empty() && !args.allow_missing && out.status == ExitStatus::Ok {
         eprintln!(
@@ -95,56 +94,6 @@ pub fn run(mut args: AuditArgs) -> anyhow::Result<CommandOutput> {
         out.status = ExitStatus::VerdictFailed;
     }
     Ok(out)
-}
-
-/// Progress on stderr while the batch runs: a bar over packages, or one
-/// line naming the file being read, when a person watches.
-struct Display {
-    tty: bool,
-    packages: Option<crate::progress::Steps>,
-    line_shown: bool,
-}
-
-impl Display {
-    fn new() -> Display {
-        Display {
-            tty: std::io::stderr().is_terminal(),
-            packages: None,
-            line_shown: false,
-        }
-    }
-
-    fn step(&mut self, step: Step<'_>) {
-        match step {
-            Step::Packages(n) => self.packages = Some(crate::progress::Steps::new(n, "packages")),
-            Step::PackageDone(name) => {
-                if let Some(p) = &mut self.packages {
-                    p.done(name);
-                }
-            }
-            Step::File(p) if self.tty => {
-                let line = match p {
-                    Progress::Reading(path) => format!("reading {}", path.display()),
-                    Progress::Auditing { path, index, total } => {
-                        format!("auditing {index}/{total} {path}")
-                    }
-                };
-                let line: String = line.chars().take(100).collect();
-                eprint!("\r\x1b[2Katomlab: {line}");
-                self.line_shown = true;
-            }
-            Step::File(_) => {}
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(p) = &self.packages {
-            p.finish();
-        }
-        if self.line_shown {
-            eprint!("\r\x1b[2K");
-        }
-    }
 }
 
 /// The report and exit status of `b`; its tables are printed from the
@@ -278,35 +227,9 @@ fn fetch_apt(args: &mut AuditArgs) -> anyhow::Result<Vec<AuditError>> {
     );
     // On a terminal: a bar of packages fetched (apt starting each
     // download) of those apt will give, with an ETA.
-    let tty = std::io::stderr().is_terminal();
-    let mut line_shown = false;
-    let mut bar: Option<crate::progress::Steps> = None;
-    let got = atomlab_audit::apt::fetch_with(&req, &mut |p| match p {
-        AptProgress::Waiting => {
-            eprintln!(
-                "atomlab: audit: another atomlab is fetching into {}; waiting for it",
-                cache.display()
-            );
-        }
-        AptProgress::Lists if tty => {
-            eprint!("\r\x1b[2Katomlab: audit: fetching the package lists");
-            line_shown = true;
-        }
-        AptProgress::Lists => {}
-        AptProgress::Packages { fetched, total } => {
-            if std::mem::take(&mut line_shown) {
-                eprint!("\r\x1b[2K");
-            }
-            bar.get_or_insert_with(|| crate::progress::Steps::new(total, "packages fetched"))
-                .set(fetched, "apt-get download");
-        }
-    });
-    if let Some(b) = &bar {
-        b.finish();
-    }
-    if line_shown {
-        eprint!("\r\x1b[2K");
-    }
+    let mut reporter = crate::progress::Reporter::new();
+    let got = atomlab_audit::apt::fetch_with(&req, &mut |e| reporter.event(e));
+    drop(reporter);
     let got = got.map_err(|e| match e {
         // These begin with their option (`--apt 'NAME': …`,
         // `--apt-arch 'ARCH': …`): named once, not twice.
