@@ -59,6 +59,20 @@ impl Kind {
     }
 }
 
+/// Scenarios that take plugins, each with its kind where the two names
+/// differ, as a sentence lists them ("mutex (lock), refcount and spsc"):
+/// what `bench` and `stress` say in their help and their errors.
+pub fn takers<'a>(scenarios: impl IntoIterator<Item = (&'a str, Kind)>) -> String {
+    let named: Vec<String> = scenarios
+        .into_iter()
+        .map(|(name, kind)| match name == kind.name() {
+            true => name.to_string(),
+            false => format!("{name} ({})", kind.name()),
+        })
+        .collect();
+    atomlab_core::sentence::and_list(&named)
+}
+
 /// The function pointers of one kind (`struct atomlab_lock`, …).
 pub trait KindFns: Copy + Send + Sync + 'static {
     /// The kind whose member of `union u` this is.

@@ -50,15 +50,11 @@ pub fn with_plugins(
 /// The scenarios that take plugins, each with its kind where the two
 /// names differ, as a sentence lists them: "mutex (lock), refcount and spsc".
 pub fn plugin_takers() -> String {
-    let takers: Vec<String> = all()
-        .iter()
-        .filter_map(|s| s.plugs().map(|p| (s.name(), p.kind().name())))
-        .map(|(name, kind)| match name == kind {
-            true => name.to_string(),
-            false => format!("{name} ({kind})"),
-        })
-        .collect();
-    atomlab_core::sentence::and_list(&takers)
+    atomlab_plugin::variant::takers(
+        all()
+            .iter()
+            .filter_map(|s| s.plugs().map(|p| (s.name(), p.kind()))),
+    )
 }
 
 impl Plan {
