@@ -118,12 +118,22 @@ fn a_store_caught_mid_checkpoint_is_not_called_damaged() {
     let dir = TempDir::new("checkpoint");
     let path = filled_store(&dir, 40);
     let bytes = std::fs::read(&path).unwrap();
-    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let half = bytes.len() / 2;
+    std::fs::write(&path, &bytes[..half]).unwrap();
     let finish = {
-        let (path, bytes) = (path.clone(), bytes.clone());
+        let (path, rest) = (path.clone(), bytes[half..].to_vec());
         std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(40));
-            std::fs::write(&path, &bytes).unwrap();
+            // The missing pages are appended, as a checkpoint extends the
+            // file: never truncated on the way (`fs::write` empties the
+            // file first, and a reader that came in then saw no database
+            // at all: this test failed so in one CI run).
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            f.write_all(&rest).unwrap();
         })
     };
     let store = Store::open(&Location::Sqlite(path.clone()));
