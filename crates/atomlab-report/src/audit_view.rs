@@ -14,7 +14,7 @@ use atomlab_core::audit::{Class, PackageRow, PackageVerdict};
 
 use crate::audit_read::{FileView, FunctionView, Shown};
 
-use crate::table::{write_wrapped, Table, WIDTH};
+use crate::table::{write_wrapped, Cell, Table, WIDTH};
 
 /// The audit's tables: what [`Shown`] holds, in its view.
 pub fn write_terminal(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
@@ -163,16 +163,14 @@ pub(crate) fn package_table(order: &[&PackageRow], with_version: bool) -> Table 
             (Some(PackageVerdict::NoAtomics), _) | (_, None) => "-".to_string(),
             (_, Some(f)) => r.member(f).to_string(),
         };
-        let mut cells = vec![crate::table::Cell::text(&r.name)];
+        let mut cells = vec![Cell::text(&r.name)];
         if with_version {
-            cells.push(crate::table::Cell::text(
-                r.version.as_deref().unwrap_or("-"),
-            ));
+            cells.push(Cell::text(r.version.as_deref().unwrap_or("-")));
         }
         cells.extend([
-            crate::table::Cell::text(words).class(class),
-            crate::table::Cell::num(r.files.to_string()),
-            crate::table::Cell::code(decided),
+            Cell::text(words).class(class),
+            Cell::num(r.files.to_string()),
+            Cell::code(decided),
         ]);
         t.row(cells);
     }

@@ -135,6 +135,10 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.base().takes_cs_work()
     }
 
+    fn plugs(&self) -> Option<&'static dyn Plugs> {
+        self.base().plugs()
+    }
+
     fn takes_rate(&self) -> bool {
         self.base().takes_rate()
     }

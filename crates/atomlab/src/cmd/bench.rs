@@ -83,85 +83,63 @@ pub use crate::args::parse_seconds;
 /// `takes_*`), so that a new scenario is listed wherever it belongs
 /// without an edit here.
 fn help_line(id: &str) -> String {
-    use atomlab_core::sentence::or_list;
-    let names: Vec<&str> = atomlab_bench::all().iter().map(|s| s.name()).collect();
-    let ring = takers(|s| s.takes_ring_options());
-    let fixed = takers(|s| s.takes_fixed_work());
-    let lines: [(&str, String); 13] = [
-        ("scenario", format!("What to measure: {}", or_list(&names))),
-        (
-            "ordering",
-            format!(
-                "Orderings for {}: relaxed, acquire, release, acq_rel, seq_cst [default: seq_cst]",
-                takers(|s| s.takes_orderings())
-            ),
+    let ring = || takers(|s| s.takes_ring_options());
+    let fixed = || takers(|s| s.takes_fixed_work());
+    match id {
+        "scenario" => {
+            let names: Vec<&str> = atomlab_bench::all().iter().map(|s| s.name()).collect();
+            format!("What to measure: {}", atomlab_core::sentence::or_list(&names))
+        }
+        "ordering" => format!(
+            "Orderings for {}: relaxed, acquire, release, acq_rel, seq_cst [default: seq_cst]",
+            takers(|s| s.takes_orderings())
         ),
-        (
-            "threads",
-            format!(
-                "Thread counts, comma-separated [default: 1 and powers of two up to the CPU count]; fixed-work {fixed}: workers [default: one per CPU]"
-            ),
+        "threads" => format!(
+            "Thread counts, comma-separated [default: 1 and powers of two up to the CPU count]; fixed-work {}: workers [default: one per CPU]",
+            fixed()
         ),
-        (
-            "pin",
-            format!(
-                "Thread placement: spread (threads on the CPUs round-robin; {ring}: producer and consumer on two CPUs), same ({ring}: both on one CPU, time-sliced) or none (the scheduler's choice) [default: spread]. A value is required, as in stress and run"
-            ),
+        "pin" => format!(
+            "Thread placement: spread (threads on the CPUs round-robin; {ring}: producer and consumer on two CPUs), same ({ring}: both on one CPU, time-sliced) or none (the scheduler's choice) [default: spread]. A value is required, as in stress and run",
+            ring = ring()
         ),
-        (
-            "cs_work",
-            format!(
-                "Units of work inside each critical section ({}) [default: 0]",
-                takers(|s| s.takes_cs_work())
-            ),
+        "cs_work" => format!(
+            "Units of work inside each critical section ({}) [default: 0]",
+            takers(|s| s.takes_cs_work())
         ),
-        (
-            "increments",
-            format!("Fixed-work {fixed} mode: total increments (the Crystal mutex shape) [default with --tasks: 1000000]"),
+        "increments" => format!(
+            "Fixed-work {} mode: total increments (the Crystal mutex shape) [default with --tasks: 1000000]",
+            fixed()
         ),
-        (
-            "tasks",
-            format!("Fixed-work {fixed} mode: tasks the increments are split over [default with --increments: 20]"),
+        "tasks" => format!(
+            "Fixed-work {} mode: tasks the increments are split over [default with --increments: 20]",
+            fixed()
         ),
-        (
-            "rate",
-            format!(
-                "{}: offered rates (items or operations per second over all threads), comma-separated, with k, M or G (100k,1M), or max for flat out; at a fixed rate the record gives the CPU the load needs and the latency of each operation [default: max]",
-                takers(|s| s.takes_rate())
-            ),
+        "rate" => format!(
+            "{}: offered rates (items or operations per second over all threads), comma-separated, with k, M or G (100k,1M), or max for flat out; at a fixed rate the record gives the CPU the load needs and the latency of each operation [default: max]",
+            takers(|s| s.takes_rate())
         ),
-        (
-            "capacity",
-            format!("{ring}: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024]"),
+        "capacity" => format!(
+            "{}: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024]",
+            ring()
         ),
-        (
-            "batch",
-            format!("{ring}: items the producer offers together: due at one time at a fixed rate, and one doorbell ring per batch with --wait notify [default: 1]"),
+        "batch" => format!(
+            "{}: items the producer offers together: due at one time at a fixed rate, and one doorbell ring per batch with --wait notify [default: 1]",
+            ring()
         ),
-        (
-            "wait",
-            format!("{ring}: how a side waits for room, items or its next deadline, comma-separated for one row each (spin,notify): spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin]"),
+        "wait" => format!(
+            "{}: how a side waits for room, items or its next deadline, comma-separated for one row each (spin,notify): spin, yield, or notify (the consumer sleeps on a futex when the ring is empty and the producer wakes it only when it said it sleeps) [default: spin]",
+            ring()
         ),
-        (
-            "plugin",
-            format!(
-                "{}: a shared library whose variants of that kind (include/atomlab.h) run beside the built-in ones, or alone with --variant NAME; repeatable",
-                atomlab_bench::registry::plugin_takers()
-            ),
+        "plugin" => format!(
+            "{}: a shared library whose variants of that kind (include/atomlab.h) run beside the built-in ones, or alone with --variant NAME; repeatable",
+            atomlab_bench::registry::plugin_takers()
         ),
-        (
-            "via_abi",
-            format!(
-                "{}: call the built-in variants through the plugin ABI's function pointers, as a plugin's are (rows NAME@abi), so that they compare like with like beside --plugin",
-                takers(|s| s.takes_via_abi())
-            ),
+        "via_abi" => format!(
+            "{}: call the built-in variants through the plugin ABI's function pointers, as a plugin's are (rows NAME@abi), so that they compare like with like beside --plugin",
+            takers(|s| s.takes_via_abi())
         ),
-    ];
-    lines
-        .into_iter()
-        .find(|(name, _)| *name == id)
-        .map(|(_, text)| text)
-        .unwrap_or_else(|| panic!("no help line for bench's {id}"))
+        other => panic!("no help line for bench's {other}"),
+    }
 }
 
 impl BenchArgs {
