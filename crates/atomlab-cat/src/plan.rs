@@ -731,7 +731,7 @@ impl Plan {
             Op::Un(op, a) => {
                 let a = a as usize;
                 match (op, ty) {
-                    (Un::Compl, Ty::Set) => sc.sets[i] = !sc.sets[a] & full_set(n),
+                    (Un::Compl, Ty::Set) => sc.sets[i] = !sc.sets[a] & full_set::<Set>(n),
                     (Un::Compl, Ty::Rel) => sc.rels[i] = sc.rels[a].complement(),
                     (Un::Inv, _) => sc.rels[i] = sc.rels[a].inv(),
                     (Un::Plus, _) => sc.rels[i] = sc.rels[a].plus(),

@@ -8,13 +8,14 @@ use std::time::{Duration, Instant};
 use atomlab_litmus::{Arch, Quantifier, StateVar, Test, Value};
 
 use crate::combine::Flow;
-use crate::exec::{loc_choices, Budget, Execution, LocChoice, Skeleton};
+use crate::exec::{events_of, loc_choices, Budget, Execution, LocChoice, Skeleton};
 use crate::interp::{encode, explore, Trace};
 use crate::judge::{Acc, Recorder};
 use crate::mapping::{compile, mapping_name, Target};
 use crate::models::{by_name, Model};
 use crate::options::{CheckOptions, Engine};
-use crate::rel::Set;
+use crate::rel::{full_set, Rel, MAX_EVENTS};
+use crate::width::Width;
 use crate::CheckError;
 
 pub use crate::judge::Forbidden;
@@ -245,6 +246,129 @@ pub fn check_test_with(
 }
 
 /// Whether every read of the chosen traces can read from some write of
+
+/// One combination of runs (one per thread) whose values can all be read,
+/// with what judging it needs from [`run`].
+struct Combination<'a, 'r> {
+    t: &'a Test,
+    init: &'a [i64],
+    chosen: &'a [&'a Trace],
+    observed: u128,
+    linux: bool,
+    explore_here: bool,
+    flagged: bool,
+    rec: &'r Recorder<'r>,
+}
+
+impl Combination<'_, '_> {
+    /// Judges every execution of the combination under the models, with
+    /// words `S` (wide enough for its events): by the exploring engine
+    /// where it applies (`true`), else by enumerating each location's
+    /// reads-from and coherence.
+    fn judge<S: Width>(
+        &self,
+        accs: &mut [Acc],
+        candidates: &mut usize,
+        budget: &mut Budget,
+    ) -> Result<bool, CheckError> {
+        let (t, rec, opts, nl) = (self.t, self.rec, self.rec.opts, self.rec.nl);
+        let sk = Skeleton::<S>::build(t, self.init, self.chosen, self.observed)?;
+        // What the thin-air analysis needs (crate::thin), for the models
+        // that show such values as herd7 does.
+        let thin = rec
+            .models
+            .iter()
+            .any(|m| m.symbolic_thin_air() || (self.linux && m.allows_thin_air()))
+            .then(|| crate::thin::ThinInfo::build(self.chosen, nl, self.linux));
+        if self.explore_here
+            && (opts.engine == Engine::Explore
+                || crate::explore::worth_exploring(&sk, nl, self.flagged))
+        {
+            crate::explore::explore_skeleton(&sk, rec, accs, candidates, thin.as_ref())?;
+            return Ok(true);
+        }
+        let mut choices: Vec<Vec<LocChoice>> = Vec::with_capacity(nl);
+        for l in 0..nl {
+            let c = loc_choices(&sk, l, budget)?;
+            if c.is_empty() {
+                return Ok(false);
+            }
+            choices.push(c);
+        }
+        let mut ci = vec![0usize; nl];
+        loop {
+            *candidates += 1;
+            if *candidates & 63 == 0 {
+                if let Some(p) = &opts.progress {
+                    crate::SearchProgress::add(&p.executions, 64);
+                }
+                if let Some(d) = opts.deadline {
+                    if Instant::now() > d {
+                        return Err(CheckError::Timeout);
+                    }
+                }
+            }
+            let sel: Vec<&LocChoice> = ci
+                .iter()
+                .enumerate()
+                .map(|(l, &k)| &choices[l][k])
+                .collect();
+            let x = Execution::from_choices(&sk, &sel);
+            if let Some((state, holds)) = rec.outcome(&x) {
+                for (k, acc) in accs.iter_mut().enumerate() {
+                    rec.record(acc, k, &x, &state, holds, thin.as_ref());
+                }
+            }
+            if rec.decided(accs) {
+                break;
+            }
+            // Next per-location choice.
+            let mut l = 0;
+            loop {
+                if l == nl {
+                    break;
+                }
+                ci[l] += 1;
+                if ci[l] < choices[l].len() {
+                    break;
+                }
+                ci[l] = 0;
+                l += 1;
+            }
+            if l == nl {
+                break;
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// [`crate::explore::prefix_satisfiable`] of the threads' prefixes `runs`
+/// (from `prefixes`), with words `S`.
+fn probe_prefixes<S: Width>(
+    t: &Test,
+    init: &[i64],
+    runs: &[&Trace],
+    prefixes: &[crate::combine::Prefix<'_>],
+    observed: u128,
+    rec: &Recorder<'_>,
+) -> Result<bool, CheckError> {
+    let nl = t.locations.len();
+    let mut sk = Skeleton::<S>::build(t, init, runs, observed)?;
+    let mut settled = S::ZERO;
+    let mut base = nl;
+    for p in prefixes {
+        settled |= S::from_u64(p.settled) << base;
+        // The later writes come after the prefix in any order: no
+        // program order among them.
+        let len = p.events.len() + p.later.len();
+        let later = full_set::<S>(base + len) & !full_set::<S>(base + p.events.len());
+        sk.po = sk.po - Rel::cross(sk.n, later, later);
+        base += len;
+    }
+    crate::explore::prefix_satisfiable(&sk, rec, settled)
+}
+
 /// theirs or the initial state (same location, same value).
 fn values_feasible(chosen: &[&Trace], init: &[i64]) -> bool {
     use crate::interp::Kind;
@@ -388,97 +512,24 @@ fn run(
         let candidates_before = candidates;
         // Every value read must be written by someone in this combination
         // (or be the initial value); otherwise no reads-from exists.
-        let feasible = values_feasible(chosen, &init);
-        let sk = if feasible {
-            Some(Skeleton::build(t, &init, chosen, observed)?)
-        } else {
-            None
-        };
-        // What the thin-air analysis needs (crate::thin), for the models
-        // that show such values as herd7 does.
-        let thin = (sk.is_some()
-            && models
-                .iter()
-                .any(|m| m.symbolic_thin_air() || (linux && m.allows_thin_air())))
-        .then(|| crate::thin::ThinInfo::build(chosen, nl, linux));
-        let explored = match sk.as_ref() {
-            Some(sk)
-                if explore_here
-                    && (opts.engine == Engine::Explore
-                        || crate::explore::worth_exploring(sk, nl, flagged)) =>
-            {
-                crate::explore::explore_skeleton(
-                    sk,
-                    &rec,
-                    &mut accs,
-                    &mut candidates,
-                    thin.as_ref(),
-                )?;
-                any_explored = true;
-                true
-            }
-            _ => false,
-        };
-        let mut choices: Vec<Vec<LocChoice>> = Vec::with_capacity(nl);
-        for l in 0..nl {
-            let Some(sk) = sk.as_ref().filter(|_| !explored) else {
-                break;
+        if values_feasible(chosen, &init) {
+            let one = Combination {
+                t,
+                init: &init,
+                chosen,
+                observed,
+                linux,
+                explore_here,
+                flagged,
+                rec: &rec,
             };
-            let c = loc_choices(sk, l, &mut budget)?;
-            let empty = c.is_empty();
-            choices.push(c);
-            if empty {
-                break;
-            }
-        }
-        if let (Some(sk), true) = (
-            sk.as_ref(),
-            choices.len() == nl && choices.iter().all(|c| !c.is_empty()),
-        ) {
-            let mut ci = vec![0usize; nl];
-            loop {
-                candidates += 1;
-                if candidates & 63 == 0 {
-                    if let Some(p) = &opts.progress {
-                        crate::SearchProgress::add(&p.executions, 64);
-                    }
-                    if let Some(d) = opts.deadline {
-                        if Instant::now() > d {
-                            return Err(CheckError::Timeout);
-                        }
-                    }
-                }
-                let sel: Vec<&LocChoice> = ci
-                    .iter()
-                    .enumerate()
-                    .map(|(l, &k)| &choices[l][k])
-                    .collect();
-                let x = Execution::from_choices(sk, &sel);
-                if let Some((state, holds)) = rec.outcome(&x) {
-                    for (k, acc) in accs.iter_mut().enumerate() {
-                        rec.record(acc, k, &x, &state, holds, thin.as_ref());
-                    }
-                }
-                if rec.decided(&accs) {
-                    break;
-                }
-                // Next per-location choice.
-                let mut l = 0;
-                loop {
-                    if l == nl {
-                        break;
-                    }
-                    ci[l] += 1;
-                    if ci[l] < choices[l].len() {
-                        break;
-                    }
-                    ci[l] = 0;
-                    l += 1;
-                }
-                if l == nl {
-                    break;
-                }
-            }
+            // Words as wide as the execution needs (rel.rs).
+            let explored = if events_of(nl, chosen)? <= MAX_EVENTS && !opts.wide_words {
+                one.judge::<u64>(&mut accs, &mut candidates, &mut budget)?
+            } else {
+                one.judge::<u128>(&mut accs, &mut candidates, &mut budget)?
+            };
+            any_explored |= explored;
         }
         // The combination a stop_at_first search ended in stands for
         // itself only: its orderings were not searched to their end.
@@ -508,22 +559,13 @@ fn run(
             .map(|p| Trace::prefix(p.events, &p.later))
             .collect();
         let refs: Vec<&Trace> = runs.iter().collect();
-        let Ok(mut sk) = Skeleton::build(t, &init, &refs, observed) else {
-            return Ok(true);
-        };
-        let mut settled: Set = 0;
-        let mut base = nl;
-        for p in prefixes {
-            settled |= p.settled.checked_shl(base as u32).unwrap_or(0);
-            // The later writes come after the prefix in any order: no
-            // program order among them.
-            let len = p.events.len() + p.later.len();
-            let later =
-                crate::rel::full_set(base + len) & !crate::rel::full_set(base + p.events.len());
-            sk.po = sk.po - crate::rel::Rel::cross(sk.n, later, later);
-            base += len;
+        match events_of(nl, &refs) {
+            Ok(n) if n <= MAX_EVENTS => {
+                probe_prefixes::<u64>(t, &init, &refs, prefixes, observed, &rec)
+            }
+            Ok(_) => probe_prefixes::<u128>(t, &init, &refs, prefixes, observed, &rec),
+            Err(_) => Ok(true),
         }
-        crate::explore::prefix_satisfiable(&sk, &rec, settled)
     };
     // Only on an ISA's events: a later write stands in as a plain write,
     // which C11's models read as non-atomic.

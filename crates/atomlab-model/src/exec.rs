@@ -13,7 +13,7 @@
 use atomlab_litmus::{Annot, BarrierKind, Fence, LkAccess, LkFence, MemOrder, Test};
 
 use crate::interp::{Kind, Trace};
-use crate::rel::{full_set, members, Rel, Set, MAX_EVENTS};
+use crate::rel::{full_set, members, Bits, Rel, MAX_WIDE_EVENTS};
 use crate::CheckError;
 
 /// One event of a candidate execution.
@@ -39,125 +39,125 @@ pub struct Event {
 
 /// Named sets of events, as herd's cat files name them.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Sets {
+pub struct Sets<S: Bits = u64> {
     /// Reads (including single-event RMWs).
-    pub r: Set,
+    pub r: S,
     /// Writes (including initial writes and single-event RMWs).
-    pub w: Set,
+    pub w: S,
     /// Fences.
-    pub f: Set,
+    pub f: S,
     /// Memory events.
-    pub m: Set,
+    pub m: S,
     /// Initial writes.
-    pub iw: Set,
+    pub iw: S,
     /// Single events that read and write (herd's C `RMW`).
-    pub upd: Set,
+    pub upd: S,
     /// C11 atomic accesses (herd's `A`).
-    pub atomic: Set,
+    pub atomic: S,
     /// C11 orders: relaxed.
-    pub rlx: Set,
+    pub rlx: S,
     /// consume.
-    pub con: Set,
+    pub con: S,
     /// acquire.
-    pub acq: Set,
+    pub acq: S,
     /// release.
-    pub rel: Set,
+    pub rel: S,
     /// acq_rel.
-    pub acq_rel: Set,
+    pub acq_rel: S,
     /// seq_cst.
-    pub sc: Set,
+    pub sc: S,
     /// Arm acquire (`A`).
-    pub arm_a: Set,
+    pub arm_a: S,
     /// Arm RCpc acquire (`Q`).
-    pub arm_q: Set,
+    pub arm_q: S,
     /// Arm release (`L`).
-    pub arm_l: Set,
+    pub arm_l: S,
     /// Arm atomics without a result register.
-    pub noret: Set,
+    pub noret: S,
     /// x86 locked accesses.
-    pub locked: Set,
+    pub locked: S,
     /// MFENCE.
-    pub mfence: Set,
+    pub mfence: S,
     /// DMB/DSB full.
-    pub dmb_full: Set,
+    pub dmb_full: S,
     /// DMB/DSB LD.
-    pub dmb_ld: Set,
+    pub dmb_ld: S,
     /// DMB/DSB ST.
-    pub dmb_st: Set,
+    pub dmb_st: S,
     /// ISB.
-    pub isb: Set,
+    pub isb: S,
     /// RISC-V `fence pred,succ` and `fence.tso`.
-    pub rv_fence: Set,
+    pub rv_fence: S,
     /// Exclusive accesses (Arm LDXR/STXR, RISC-V LR/SC).
-    pub excl: Set,
+    pub excl: S,
     /// Initial writes of the locations a final state reports (the test's
     /// condition and `locations`): herd7 keeps a final write (`FW`) only
     /// for these, and the LKMM's `lock-final` flag reads it.
-    pub observed_iw: Set,
+    pub observed_iw: S,
 }
 
 /// The parts of a candidate execution fixed by the threads' traces.
 #[derive(Debug, Clone)]
-pub struct Skeleton {
+pub struct Skeleton<S: Bits = u64> {
     /// Number of events.
     pub n: usize,
     /// The events: initial writes first, then each thread's in order.
     pub events: Vec<Event>,
     /// Named sets.
-    pub sets: Sets,
+    pub sets: Sets<S>,
     /// Program order.
-    pub po: Rel,
+    pub po: Rel<S>,
     /// Same location (memory events, reflexive).
-    pub loc: Rel,
+    pub loc: Rel<S>,
     /// Same thread.
-    pub int: Rel,
+    pub int: Rel<S>,
     /// Different threads.
-    pub ext: Rel,
+    pub ext: Rel<S>,
     /// Read and write of one atomic pair.
-    pub rmw: Rel,
+    pub rmw: Rel<S>,
     /// The pairs of `rmw` made by one atomic instruction (not LDXR/STXR).
-    pub amo: Rel,
+    pub amo: Rel<S>,
     /// Address dependencies.
-    pub addr: Rel,
+    pub addr: Rel<S>,
     /// Data dependencies.
-    pub data: Rel,
+    pub data: Rel<S>,
     /// Control dependencies.
-    pub ctrl: Rel,
+    pub ctrl: Rel<S>,
     /// Arm pick dependencies (address, data, control), minus same instance.
-    pub pick_addr: Rel,
+    pub pick_addr: Rel<S>,
     /// Pick data dependencies.
-    pub pick_data: Rel,
+    pub pick_data: Rel<S>,
     /// Pick control dependencies.
-    pub pick_ctrl: Rel,
+    pub pick_ctrl: Rel<S>,
     /// Local memory read successor (a write, then a po-later read of the
     /// same location with no write between).
-    pub lmrs: Rel,
+    pub lmrs: Rel<S>,
     /// Events of one dynamic instruction.
-    pub same_instance: Rel,
+    pub same_instance: Rel<S>,
     /// The initial write of each location.
     pub init_of: Vec<usize>,
     /// Final register values, per thread.
     pub regs: Vec<Vec<i64>>,
     /// Relations the models derive from the skeleton alone, kept.
-    pub memo: Memo,
+    pub memo: Memo<S>,
 }
 
 /// What `aarch64.cat`'s axioms read that the skeleton alone fixes
 /// (computed in [`crate::models::aarch64`], kept in [`Memo`]).
 #[derive(Clone)]
-pub(crate) struct ArmFixed {
+pub(crate) struct ArmFixed<S: Bits = u64> {
     /// `(lob | pick-dep; lob; [W])+`.
-    pub(crate) local: Rel,
+    pub(crate) local: Rel<S>,
     /// `[R]; (po-loc | rmw); [W]` (coRW1's fixed half).
-    pub(crate) rw_before: Rel,
+    pub(crate) rw_before: Rel<S>,
     /// `[W]; po-loc; [W]` and `[W]; po-loc; [R]` (coWW's and coWR's).
-    pub(crate) ww: Rel,
-    pub(crate) wr: Rel,
+    pub(crate) ww: Rel<S>,
+    pub(crate) wr: Rel<S>,
     /// `[R]; po-loc; [R]` (hazard-ordered-before's).
-    pub(crate) rr: Rel,
+    pub(crate) rr: Rel<S>,
 }
 
-impl std::fmt::Debug for ArmFixed {
+impl<S: Bits> std::fmt::Debug for ArmFixed<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ArmFixed").finish_non_exhaustive()
     }
@@ -170,44 +170,44 @@ impl std::fmt::Debug for ArmFixed {
 /// executions too (for `verify`'s 3-thread ticket lock, aarch64's
 /// locally-ordered-before was three fifths of the time).
 #[derive(Debug, Clone, Default)]
-pub struct Memo {
+pub struct Memo<S: Bits = u64> {
     /// `aarch64`'s `(lob | pick-dep; lob; [W])+` and the fixed halves of
     /// its internal-visibility axioms ([`crate::models::aarch64`]).
-    arm_fixed: std::sync::OnceLock<ArmFixed>,
+    arm_fixed: std::sync::OnceLock<ArmFixed<S>>,
     /// `riscv`'s fixed preserved program order and the fixed halves of
     /// its rules 2, 12 and 3 ([`crate::models::riscv`]).
-    riscv_ppo: std::sync::OnceLock<[Rel; 4]>,
+    riscv_ppo: std::sync::OnceLock<[Rel<S>; 4]>,
 }
 
-impl Memo {
+impl<S: Bits> Memo<S> {
     /// `aarch64`'s fixed relations, computed by `f` the first time.
-    pub(crate) fn arm_fixed(&self, f: impl FnOnce() -> ArmFixed) -> &ArmFixed {
+    pub(crate) fn arm_fixed(&self, f: impl FnOnce() -> ArmFixed<S>) -> &ArmFixed<S> {
         self.arm_fixed.get_or_init(f)
     }
 
     /// `riscv`'s fixed parts of ppo, computed by `f` the first time.
-    pub(crate) fn riscv_ppo(&self, f: impl FnOnce() -> [Rel; 4]) -> [Rel; 4] {
+    pub(crate) fn riscv_ppo(&self, f: impl FnOnce() -> [Rel<S>; 4]) -> [Rel<S>; 4] {
         *self.riscv_ppo.get_or_init(f)
     }
 }
 
 /// A candidate execution: a skeleton plus reads-from and coherence.
 #[derive(Debug, Clone)]
-pub struct Execution<'s> {
+pub struct Execution<'s, S: Bits = u64> {
     /// The fixed part.
-    pub s: &'s Skeleton,
+    pub s: &'s Skeleton<S>,
     /// Reads-from.
-    pub rf: Rel,
+    pub rf: Rel<S>,
     /// Coherence order (transitive).
-    pub co: Rel,
+    pub co: Rel<S>,
     /// From-reads: `(rf^-1; co) \ id`.
-    pub fr: Rel,
+    pub fr: Rel<S>,
     /// The co-last write of each location.
     pub last: Vec<usize>,
 }
 
-fn order_set(sets: &mut Sets, i: usize, o: MemOrder) {
-    let b = 1u64 << i;
+fn order_set<S: Bits>(sets: &mut Sets<S>, i: usize, o: MemOrder) {
+    let b = S::bit(i);
     match o {
         MemOrder::Na => {}
         MemOrder::Relaxed => sets.rlx |= b,
@@ -222,30 +222,30 @@ fn order_set(sets: &mut Sets, i: usize, o: MemOrder) {
 /// The locations whose final values `test`'s final state reports (its
 /// condition's and `locations`), one bit each, for [`Skeleton::build`]:
 /// worked out once per test, not per skeleton.
-pub(crate) fn observed_locations(test: &Test) -> Set {
+pub(crate) fn observed_locations(test: &Test) -> u128 {
     test.state_vars().iter().fold(0, |acc, v| match v {
-        // Past MAX_EVENTS locations no skeleton is built (TooBig).
-        atomlab_litmus::StateVar::Loc(l) if *l < MAX_EVENTS => acc | 1 << l,
+        // Past MAX_WIDE_EVENTS locations no skeleton is built (TooBig).
+        atomlab_litmus::StateVar::Loc(l) if *l < MAX_WIDE_EVENTS => acc | 1 << l,
         _ => acc,
     })
 }
 
-impl Skeleton {
+impl<S: Bits> Skeleton<S> {
     /// Builds the skeleton for one trace per thread. `observed` has bit
     /// `l` for each location the final state reports ([`observed_locations`]).
     pub(crate) fn build(
         test: &Test,
         init_values: &[i64],
         traces: &[&Trace],
-        observed: Set,
-    ) -> Result<Skeleton, CheckError> {
+        observed: u128,
+    ) -> Result<Skeleton<S>, CheckError> {
         let nl = test.locations.len();
-        let total = nl + traces.iter().map(|t| t.events.len()).sum::<usize>();
-        if total > MAX_EVENTS {
-            return Err(CheckError::TooBig(format!(
-                "an execution has {total} events; the checker's bound is {MAX_EVENTS}"
-            )));
-        }
+        let total = events_of(nl, traces)?;
+        assert!(
+            total <= S::EVENTS,
+            "a skeleton of {total} events is built with a word of {}",
+            S::EVENTS
+        );
         let n = total;
         let mut events = Vec::with_capacity(n);
         let mut sets = Sets::default();
@@ -260,7 +260,7 @@ impl Skeleton {
                 instance: 0,
                 pc: 0,
             });
-            sets.iw |= 1 << l;
+            sets.iw |= S::bit(l);
         }
         let mut s = Skeleton {
             n,
@@ -284,14 +284,14 @@ impl Skeleton {
             regs: traces.iter().map(|t| t.regs.clone()).collect(),
             memo: Memo::default(),
         };
-        let mut thread_sets: Vec<Set> = Vec::new();
+        let mut thread_sets: Vec<S> = Vec::new();
         let mut base = nl;
         for (t, tr) in traces.iter().enumerate() {
-            let mut tset: Set = 0;
-            let shift = |taint: u64| -> Set { taint << base };
+            let mut tset = S::ZERO;
+            let shift = |taint: u64| -> S { S::from_u64(taint) << base };
             for (k, e) in tr.events.iter().enumerate() {
                 let g = base + k;
-                tset |= 1 << g;
+                tset |= S::bit(g);
                 events.push(Event {
                     thread: Some(t),
                     kind: e.kind,
@@ -307,7 +307,7 @@ impl Skeleton {
                     instance: e.instance,
                     pc: e.pc,
                 });
-                let b = 1u64 << g;
+                let b = S::bit(g);
                 match e.kind {
                     Kind::Read => s.sets.r |= b,
                     Kind::Write => s.sets.w |= b,
@@ -390,7 +390,7 @@ impl Skeleton {
             let len = tr.events.len();
             for i in 0..len {
                 // po: the thread's events after this one.
-                s.po.add_row(base + i, tset & !full_set(base + i + 1));
+                s.po.add_row(base + i, tset & !full_set::<S>(base + i + 1));
                 for j in 0..len {
                     if tr.events[i].instance == tr.events[j].instance {
                         s.same_instance.add(base + i, base + j);
@@ -413,7 +413,7 @@ impl Skeleton {
         s.sets.w |= s.sets.iw;
         s.sets.m = s.sets.r | s.sets.w;
         for l in members(observed) {
-            s.sets.observed_iw |= 1 << s.init_of[l];
+            s.sets.observed_iw |= S::bit(s.init_of[l]);
         }
         s.sets.atomic &= s.sets.m;
         // Same-instance pairs are not dependencies (herd: `& ~same-instance`).
@@ -425,13 +425,13 @@ impl Skeleton {
         s.ctrl = s.ctrl - s.same_instance;
         // Same location, same thread (the initial writes count as one
         // thread) and different threads, a row at a time.
-        let mut at: Vec<Set> = vec![0; nl];
+        let mut at: Vec<S> = vec![S::ZERO; nl];
         for (i, e) in events.iter().enumerate() {
             if let Some(l) = e.loc {
                 if l >= at.len() {
-                    at.resize(l + 1, 0);
+                    at.resize(l + 1, S::ZERO);
                 }
-                at[l] |= 1 << i;
+                at[l] |= S::bit(i);
             }
         }
         for (i, e) in events.iter().enumerate() {
@@ -443,14 +443,14 @@ impl Skeleton {
                 None => s.sets.iw,
             };
             s.int.add_row(i, same);
-            s.ext.add_row(i, full_set(n) & !same);
+            s.ext.add_row(i, full_set::<S>(n) & !same);
         }
         s.events = events;
         Ok(s)
     }
 
     /// `po & loc`.
-    pub fn po_loc(&self) -> Rel {
+    pub fn po_loc(&self) -> Rel<S> {
         self.po & self.loc
     }
 
@@ -495,6 +495,18 @@ impl Skeleton {
     }
 }
 
+/// How many events an execution of `traces` has: an initial write per
+/// location and the traces' events. Past [`MAX_WIDE_EVENTS`], none is built.
+pub(crate) fn events_of(nl: usize, traces: &[&Trace]) -> Result<usize, CheckError> {
+    let total = nl + traces.iter().map(|t| t.events.len()).sum::<usize>();
+    if total > MAX_WIDE_EVENTS {
+        return Err(CheckError::TooBig(format!(
+            "an execution has {total} events; the checker's bound is {MAX_WIDE_EVENTS}"
+        )));
+    }
+    Ok(total)
+}
+
 /// One coherent choice of reads-from and coherence for one location.
 #[derive(Debug, Clone)]
 pub(crate) struct LocChoice {
@@ -533,15 +545,15 @@ impl Budget {
 /// orders are generated as linear extensions of program order (coWW), and
 /// each is paired with every value-matching reads-from that passes
 /// SC-per-location and atomicity.
-pub(crate) fn loc_choices(
-    s: &Skeleton,
+pub(crate) fn loc_choices<S: Bits>(
+    s: &Skeleton<S>,
     l: usize,
     budget: &mut Budget,
 ) -> Result<Vec<LocChoice>, CheckError> {
     let init = s.init_of[l];
-    let here: Set = (0..s.n)
+    let here: S = (0..s.n)
         .filter(|&i| s.events[i].loc == Some(l))
-        .fold(0, |a, i| a | 1 << i);
+        .fold(S::ZERO, |a, i| a | S::bit(i));
     let writes: Vec<usize> = members(here & s.sets.w & !s.sets.iw).collect();
     let reads: Vec<usize> = members(here & s.sets.r).collect();
     let po_loc = s.po_loc();
@@ -555,7 +567,7 @@ pub(crate) fn loc_choices(
         &mut order,
         budget,
         &mut |co_list: &[usize], budget: &mut Budget| {
-            let mut pos = [usize::MAX; MAX_EVENTS];
+            let mut pos = [usize::MAX; MAX_WIDE_EVENTS];
             for (k, &w) in co_list.iter().enumerate() {
                 pos[w] = k;
             }
@@ -593,9 +605,9 @@ pub(crate) fn loc_choices(
                 for (k, &r) in reads.iter().enumerate() {
                     let w = cands[k][choice[k]];
                     com.add(w, r);
-                    com.add_row(r, co.row(w) & !(1 << r));
+                    com.add_row(r, co.row(w) & !S::bit(r));
                     // Atomicity of a single-event RMW: reads its co-predecessor.
-                    if s.sets.upd >> r & 1 == 1 && pos[w] + 1 != pos[r] {
+                    if s.sets.upd.has(r) && pos[w] + 1 != pos[r] {
                         ok = false;
                     }
                     // Atomicity of a pair: no other thread's write in between.
@@ -655,10 +667,10 @@ type Visit<'a> = dyn FnMut(&[usize], &mut Budget) -> Result<(), CheckError> + 'a
 
 /// Calls `f` on every order of `writes` (after the prefix in `order`) that
 /// extends program order.
-fn extensions(
-    s: &Skeleton,
+fn extensions<S: Bits>(
+    s: &Skeleton<S>,
     writes: &[usize],
-    placed: u64,
+    placed: u128,
     order: &mut Vec<usize>,
     budget: &mut Budget,
     f: &mut Visit<'_>,
@@ -686,9 +698,9 @@ fn extensions(
     Ok(())
 }
 
-impl<'s> Execution<'s> {
+impl<'s, S: Bits> Execution<'s, S> {
     /// The execution made of one choice per location.
-    pub(crate) fn from_choices(s: &'s Skeleton, choices: &[&LocChoice]) -> Execution<'s> {
+    pub(crate) fn from_choices(s: &'s Skeleton<S>, choices: &[&LocChoice]) -> Execution<'s, S> {
         let mut rf = Rel::empty(s.n);
         let mut co = Rel::empty(s.n);
         let mut last = Vec::with_capacity(choices.len());
@@ -708,7 +720,7 @@ impl<'s> Execution<'s> {
         let mut fr = Rel::empty(s.n);
         for c in choices {
             for &(w, r) in &c.rf {
-                fr.add_row(r, co.row(w) & !(1 << r));
+                fr.add_row(r, co.row(w) & !S::bit(r));
             }
         }
         Execution {
@@ -721,27 +733,27 @@ impl<'s> Execution<'s> {
     }
 
     /// `rf & ext`.
-    pub fn rfe(&self) -> Rel {
+    pub fn rfe(&self) -> Rel<S> {
         self.rf & self.s.ext
     }
     /// `rf & int`.
-    pub fn rfi(&self) -> Rel {
+    pub fn rfi(&self) -> Rel<S> {
         self.rf & self.s.int
     }
     /// `co & ext`.
-    pub fn coe(&self) -> Rel {
+    pub fn coe(&self) -> Rel<S> {
         self.co & self.s.ext
     }
     /// `co & int`.
-    pub fn coi(&self) -> Rel {
+    pub fn coi(&self) -> Rel<S> {
         self.co & self.s.int
     }
     /// `fr & ext`.
-    pub fn fre(&self) -> Rel {
+    pub fn fre(&self) -> Rel<S> {
         self.fr & self.s.ext
     }
     /// `fr & int`.
-    pub fn fri(&self) -> Rel {
+    pub fn fri(&self) -> Rel<S> {
         self.fr & self.s.int
     }
 }

@@ -8,7 +8,7 @@ use atomlab_litmus::Test;
 
 use crate::exec::Execution;
 use crate::models::Violation;
-use crate::rel::members;
+use crate::rel::{members, Bits};
 
 fn letter(k: usize) -> String {
     let mut s = String::new();
@@ -23,7 +23,7 @@ fn letter(k: usize) -> String {
 }
 
 /// `a: Rx=1`-style labels for the events of a cycle.
-pub fn labels(test: &Test, x: &Execution<'_>, cycle: &[usize]) -> Vec<String> {
+pub fn labels<S: Bits>(test: &Test, x: &Execution<'_, S>, cycle: &[usize]) -> Vec<String> {
     cycle
         .iter()
         .enumerate()
@@ -53,7 +53,7 @@ pub fn cycle_text(v: &Violation, labels: &[String]) -> String {
 }
 
 /// The reads-from of an execution, read by read: `P1 Rx=1 <-rf- P0 Wx=1`.
-pub fn reads_from(test: &Test, x: &Execution<'_>) -> String {
+pub fn reads_from<S: Bits>(test: &Test, x: &Execution<'_, S>) -> String {
     let s = x.s;
     let mut items = Vec::new();
     for (w, r) in x.rf.pairs() {
@@ -106,7 +106,7 @@ pub struct WitnessEvent {
 }
 
 /// `x` as a [`Witness`].
-pub fn witness(test: &Test, x: &Execution<'_>) -> Witness {
+pub fn witness<S: Bits>(test: &Test, x: &Execution<'_, S>) -> Witness {
     let s = x.s;
     let events: Vec<WitnessEvent> = (0..s.n)
         .map(|i| {
@@ -157,7 +157,12 @@ fn esc(s: &str) -> String {
 
 /// A Graphviz graph of an execution: events by thread, po, rf, co, fr, and
 /// the violation's cycle in bold red.
-pub fn dot(test: &Test, x: &Execution<'_>, v: Option<&Violation>, title: &str) -> String {
+pub fn dot<S: Bits>(
+    test: &Test,
+    x: &Execution<'_, S>,
+    v: Option<&Violation>,
+    title: &str,
+) -> String {
     let s = x.s;
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", esc(title));

@@ -82,7 +82,8 @@
 use crate::exec::{Execution, Skeleton};
 use crate::judge::{Acc, Recorder};
 use crate::options::{CheckOptions, Engine};
-use crate::rel::{members, Rel, Set, MAX_EVENTS};
+use crate::rel::{members, Bits, Rel, MAX_WIDE_EVENTS};
+use crate::width::Width;
 use crate::CheckError;
 
 /// Whether the exploration engine may judge this group of models (for
@@ -100,16 +101,16 @@ pub(crate) fn applies(opts: &CheckOptions, builtin: bool) -> bool {
 /// the enumerating engine's search space before pruning: per location, the
 /// orders of its writes times a source for each of its reads. `flagged`:
 /// one of the models raises flags ([`EXPLORE_FLAGGED_ABOVE`]).
-pub(crate) fn worth_exploring(sk: &Skeleton, nl: usize, flagged: bool) -> bool {
+pub(crate) fn worth_exploring<S: Bits>(sk: &Skeleton<S>, nl: usize, flagged: bool) -> bool {
     let mut bound = 1f64;
     for l in 0..nl {
         let here = (0..sk.n).filter(|&i| sk.events[i].loc == Some(l));
         let (mut w, mut r) = (0u32, 0i32);
         for i in here {
-            if (sk.sets.w & !sk.sets.iw) >> i & 1 == 1 {
+            if (sk.sets.w & !sk.sets.iw).has(i) {
                 w += 1;
             }
-            if sk.sets.r >> i & 1 == 1 {
+            if sk.sets.r.has(i) {
                 r += 1;
             }
         }
@@ -139,13 +140,13 @@ const EXPLORE_ABOVE: f64 = 5000.0;
 const EXPLORE_FLAGGED_ABOVE: f64 = 1e6;
 
 /// The search over one skeleton (one trace per thread).
-struct Search<'a, 'r> {
-    sk: &'a Skeleton,
+struct Search<'a, 'r, S: Bits> {
+    sk: &'a Skeleton<S>,
     /// The models that raise flags (bit per model): never settled.
     flagged: u64,
     /// What the thin-air analysis needs, for the models that show such
     /// values as herd7 does (`crate::thin`).
-    thin: Option<&'a crate::thin::ThinInfo>,
+    thin: Option<&'a crate::thin::ThinInfo<S>>,
     rec: &'r Recorder<'r>,
     accs: &'r mut [Acc],
     candidates: &'r mut usize,
@@ -155,40 +156,40 @@ struct Search<'a, 'r> {
     /// The writes each read may read from (same location and value).
     sources: Vec<Vec<usize>>,
     /// The writes of each location, initial write included.
-    loc_writes: Vec<Set>,
+    loc_writes: Vec<S>,
     /// Models (bit k = model k) that judge partial graphs ([`crate::models::Model::prunes`]).
     monotone: u64,
     /// Whether some execution can race (a non-atomic access exists): then
     /// a state's racy flag is sought until found.
     race_possible: bool,
-    po_loc: Rel,
-    po_loc_inv: Rel,
+    po_loc: Rel<S>,
+    po_loc_inv: Rel<S>,
     /// The coherence edges no reads-from changes: the initial write of
     /// each location first, and coWW (program order between writes).
-    co_base: Rel,
+    co_base: Rel<S>,
     /// The forced coherence ([`Search::forced_co`]) after each depth of
     /// the search over reads-from: `forced[i]` once the first `i` reads
     /// have sources, closed; each depth adds the edges of one read to its
     /// parent's (`forced_with`), where recomputing and closing every
     /// read's edges at every step took 14-26 % of verify's time.
-    forced: Vec<Rel>,
-    rf: Rel,
-    src: [usize; MAX_EVENTS],
+    forced: Vec<Rel<S>>,
+    rf: Rel<S>,
+    src: [usize; MAX_WIDE_EVENTS],
     /// The read-modify-write reads (of pairs and single-event RMWs) whose
     /// sources are cut by [`Search::rmw_source_taken`]; empty when pruning
     /// is off (`CheckOptions::unpruned`).
-    rmw_reads: Set,
+    rmw_reads: S,
     steps: u64,
 }
 
 /// Explores the executions of `sk`, recording each model's allowed final
 /// states in `accs` as the enumerating engine does.
-pub(crate) fn explore_skeleton(
-    sk: &Skeleton,
+pub(crate) fn explore_skeleton<S: Width>(
+    sk: &Skeleton<S>,
     rec: &Recorder<'_>,
     accs: &mut [Acc],
     candidates: &mut usize,
-    thin: Option<&crate::thin::ThinInfo>,
+    thin: Option<&crate::thin::ThinInfo<S>>,
 ) -> Result<(), CheckError> {
     let Some(mut search) = Search::new(sk, rec, accs, candidates, sk.sets.r) else {
         return Ok(());
@@ -223,10 +224,10 @@ pub(crate) fn explore_skeleton(
 /// Vafeiadis, "GenMC: A model checker for weak memory models", CAV 2021).
 /// Models that do not prune are never cut: with one among `rec`'s, the
 /// answer is `true`.
-pub(crate) fn prefix_satisfiable(
-    sk: &Skeleton,
+pub(crate) fn prefix_satisfiable<S: Width>(
+    sk: &Skeleton<S>,
     rec: &Recorder<'_>,
-    settled: Set,
+    settled: S,
 ) -> Result<bool, CheckError> {
     if rec.opts.unpruned || !rec.models.iter().all(|m| m.prunes()) {
         return Ok(true);
@@ -264,28 +265,28 @@ fn most_constrained_first(
 
 /// The coherence edges every execution of `sk` has whatever it reads:
 /// each location's initial write before its other writes, and coWW.
-fn co_base(sk: &Skeleton, loc_writes: &[Set]) -> Rel {
+fn co_base<S: Bits>(sk: &Skeleton<S>, loc_writes: &[S]) -> Rel<S> {
     let w = sk.sets.w;
     let mut co = Rel::empty(sk.n);
     for (l, &ws) in loc_writes.iter().enumerate() {
         let init = sk.init_of[l];
-        for x in members(ws & !(1 << init)) {
+        for x in members(ws & !S::bit(init)) {
             co.add(init, x);
         }
     }
     co | sk.po_loc().dom(w).rng(w)
 }
 
-impl<'a, 'r> Search<'a, 'r> {
+impl<'a, 'r, S: Width> Search<'a, 'r, S> {
     /// The search over `sk` for the reads of `reads` (no thin-air
     /// analysis); `None` when one of them has no write it may read from.
     fn new(
-        sk: &'a Skeleton,
+        sk: &'a Skeleton<S>,
         rec: &'r Recorder<'r>,
         accs: &'r mut [Acc],
         candidates: &'r mut usize,
-        reads: Set,
-    ) -> Option<Search<'a, 'r>> {
+        reads: S,
+    ) -> Option<Search<'a, 'r, S>> {
         let reads: Vec<usize> = members(reads).collect();
         let sources = reads
             .iter()
@@ -301,11 +302,11 @@ impl<'a, 'r> Search<'a, 'r> {
             return None;
         }
         let (reads, sources) = most_constrained_first(reads, sources);
-        let loc_writes: Vec<Set> = (0..rec.nl)
+        let loc_writes: Vec<S> = (0..rec.nl)
             .map(|l| {
                 members(sk.sets.w)
                     .filter(|&w| sk.events[w].loc == Some(l))
-                    .fold(0, |a, w| a | 1 << w)
+                    .fold(S::ZERO, |a, w| a | S::bit(w))
             })
             .collect();
         let monotone = rec
@@ -344,13 +345,13 @@ impl<'a, 'r> Search<'a, 'r> {
             monotone,
             flagged,
             thin: None,
-            race_possible: sk.sets.m & !sk.sets.atomic & !sk.sets.iw != 0,
+            race_possible: !(sk.sets.m & !sk.sets.atomic & !sk.sets.iw).is_empty(),
             po_loc: sk.po_loc(),
             po_loc_inv: sk.po_loc().inv(),
             rf: Rel::empty(sk.n),
-            src: [usize::MAX; MAX_EVENTS],
+            src: [usize::MAX; MAX_WIDE_EVENTS],
             rmw_reads: if rec.opts.unpruned {
-                0
+                S::ZERO
             } else {
                 sk.rmw.domain() | sk.sets.upd
             },
@@ -359,7 +360,7 @@ impl<'a, 'r> Search<'a, 'r> {
     }
 }
 
-impl Search<'_, '_> {
+impl<S: Width> Search<'_, '_, S> {
     /// Whether the reads from number `i` on can be given sources that
     /// leave some model of `alive` unviolated ([`prefix_satisfiable`]).
     fn satisfiable(&mut self, i: usize, alive: u64) -> Result<bool, CheckError> {
@@ -419,11 +420,11 @@ impl Search<'_, '_> {
     /// sources for their acquisitions, of which 5! pass this test.
     fn rmw_source_taken(&self, r: usize, w: usize) -> bool {
         let sk = self.sk;
-        if self.rmw_reads >> r & 1 == 0 {
+        if !self.rmw_reads.has(r) {
             return false;
         }
-        let both_single = |r2: usize| (sk.sets.upd >> r & 1) & (sk.sets.upd >> r2 & 1) == 1;
-        members(self.rmw_reads & !(1 << r))
+        let both_single = |r2: usize| sk.sets.upd.has(r) && sk.sets.upd.has(r2);
+        members(self.rmw_reads & !S::bit(r))
             .any(|r2| self.src[r2] == w && (sk.ext.has(r, r2) || both_single(r2)))
     }
 
@@ -432,18 +433,18 @@ impl Search<'_, '_> {
     /// [`Search::forced_co`] lists for `r`, and coRR with the reads of its
     /// location before and after it that have sources, added to the closed
     /// relation one by one ([`Rel::add_closed`]); `None` on a cycle.
-    fn forced_with(&self, r: usize, s: usize) -> Option<Rel> {
+    fn forced_with(&self, r: usize, s: usize) -> Option<Rel<S>> {
         let co = self.add_read_edges(r, s);
         debug_assert_eq!(co, self.forced_co());
         co
     }
 
-    fn add_read_edges(&self, r: usize, s: usize) -> Option<Rel> {
+    fn add_read_edges(&self, r: usize, s: usize) -> Option<Rel<S>> {
         let sk = self.sk;
         let w = sk.sets.w;
         let mut co = *self.forced.last()?;
         // An RMW's write follows the write it reads.
-        if w >> r & 1 == 1 && !co.add_closed(s, r) {
+        if w.has(r) && !co.add_closed(s, r) {
             return None;
         }
         // coWR: a po-earlier write of the location precedes the source.
@@ -478,7 +479,7 @@ impl Search<'_, '_> {
     /// The coherence edges every coherent completion of the reads-from so
     /// far has, transitively closed; `None` when they form a cycle.
     #[cfg_attr(not(debug_assertions), allow(dead_code))]
-    fn forced_co(&self) -> Option<Rel> {
+    fn forced_co(&self) -> Option<Rel<S>> {
         let sk = self.sk;
         let w = sk.sets.w;
         let mut co = self.co_base;
@@ -488,7 +489,7 @@ impl Search<'_, '_> {
                 continue;
             }
             // An RMW's write follows the write it reads.
-            if w >> r & 1 == 1 {
+            if w.has(r) {
                 co.add(s, r);
             }
             // coWR: a po-earlier write of the location precedes the source.
@@ -515,12 +516,12 @@ impl Search<'_, '_> {
 
     /// `fr = (rf^-1; co) \ id` from each read's source: the writes
     /// co-after the one it reads (itself excluded, for an RMW).
-    fn fr_of(&self, co: &Rel) -> Rel {
+    fn fr_of(&self, co: &Rel<S>) -> Rel<S> {
         let mut fr = Rel::empty(self.sk.n);
         for &r in &self.reads {
             let s = self.src[r];
             if s != usize::MAX {
-                fr.add_row(r, co.row(s) & !(1 << r));
+                fr.add_row(r, co.row(s) & !S::bit(r));
             }
         }
         debug_assert_eq!(fr, self.rf.inv().seq(co).noid());
@@ -530,7 +531,7 @@ impl Search<'_, '_> {
     /// Judges the partial graph `(rf, co)` under the pruning models of
     /// `need`, by their monotone axioms, and returns `need` without those
     /// that forbid it.
-    fn prune(&self, co: &Rel, need: u64) -> u64 {
+    fn prune(&self, co: &Rel<S>, need: u64) -> u64 {
         let mut need = need;
         let x = Execution {
             s: self.sk,
@@ -540,7 +541,7 @@ impl Search<'_, '_> {
             last: Vec::new(),
         };
         for k in members(need & self.monotone) {
-            if self.rec.models[k].judge_partial(&x).is_some() {
+            if S::judge_partial(self.rec.models[k], &x).is_some() {
                 need &= !(1 << k);
             }
         }
@@ -596,14 +597,16 @@ impl Search<'_, '_> {
     /// choice of co-maximal writes, given the coherence edges already
     /// forced) is settled for every model in `alive`: then nothing below
     /// can change any answer. Only asked when there are few such states.
-    fn all_settled(&self, forced: &Rel, alive: u64) -> bool {
+    fn all_settled(&self, forced: &Rel<S>, alive: u64) -> bool {
         if alive & self.flagged != 0 {
             return false;
         }
         let mut lasts: Vec<Vec<usize>> = Vec::with_capacity(self.rec.nl);
         let mut product = 1usize;
         for &ws in &self.loc_writes {
-            let c: Vec<usize> = members(ws).filter(|&w| forced.row(w) & ws == 0).collect();
+            let c: Vec<usize> = members(ws)
+                .filter(|&w| (forced.row(w) & ws).is_empty())
+                .collect();
             product = product.saturating_mul(c.len());
             lasts.push(c);
         }
@@ -665,7 +668,7 @@ impl Search<'_, '_> {
                     break;
                 }
                 // Nothing may be forced after the last write.
-                if forced.row(w) & ws != 0 {
+                if !(forced.row(w) & ws).is_empty() {
                     continue;
                 }
                 last[l] = w;
@@ -699,9 +702,9 @@ impl Search<'_, '_> {
         if need == 0 {
             return Ok(());
         }
-        let mut placed: Set = 0;
+        let mut placed = S::ZERO;
         for &w in last.iter() {
-            placed |= 1 << w;
+            placed |= S::bit(w);
         }
         let mut fill = Fill {
             forced,
@@ -717,7 +720,13 @@ impl Search<'_, '_> {
     /// Places the remaining writes of location `l` onwards, each as the
     /// coherence predecessor of those placed before it; returns the models
     /// of `need` that found an allowed execution here (not those pruned).
-    fn fill(&mut self, f: &mut Fill, l: usize, need: u64, judge: bool) -> Result<u64, CheckError> {
+    fn fill(
+        &mut self,
+        f: &mut Fill<S>,
+        l: usize,
+        need: u64,
+        judge: bool,
+    ) -> Result<u64, CheckError> {
         self.tick()?;
         let mut need = need;
         if judge && need & self.monotone != 0 {
@@ -733,7 +742,7 @@ impl Search<'_, '_> {
         }
         let ws = self.loc_writes[l];
         let unplaced = ws & !f.placed;
-        if unplaced == 0 {
+        if unplaced.is_empty() {
             return self.fill(f, l + 1, need, false);
         }
         let prev = f.prev[l];
@@ -741,7 +750,7 @@ impl Search<'_, '_> {
         let mut done = 0u64;
         for w in members(unplaced) {
             // Everything forced after `w` must be placed already.
-            if f.forced.row(w) & unplaced & !(1 << w) != 0 {
+            if !(f.forced.row(w) & unplaced & !S::bit(w)).is_empty() {
                 continue;
             }
             if !self.atomic_ok(f, l, w) {
@@ -752,13 +761,13 @@ impl Search<'_, '_> {
             for x in members(f.placed & ws) {
                 f.co.add(w, x);
             }
-            f.placed |= 1 << w;
+            f.placed |= S::bit(w);
             f.prev[l] = w;
             // The first branch is entered without judging (most first
             // completions are allowed); later ones are pruned first.
             done |= self.fill(f, l, need & !done, !first)?;
             first = false;
-            f.placed &= !(1 << w);
+            f.placed &= !S::bit(w);
             f.prev[l] = prev;
             f.co = saved;
             if need & !done == 0 {
@@ -772,10 +781,10 @@ impl Search<'_, '_> {
     /// keeps RMWs atomic: a single-event RMW directly follows the write it
     /// reads; no other thread's write comes between the write an
     /// exclusive or two-event RMW pair reads and the pair's write.
-    fn atomic_ok(&self, f: &Fill, l: usize, w: usize) -> bool {
+    fn atomic_ok(&self, f: &Fill<S>, l: usize, w: usize) -> bool {
         let sk = self.sk;
         let prev = f.prev[l];
-        if sk.sets.upd >> prev & 1 == 1 && f.placed >> prev & 1 == 1 && self.src[prev] != w {
+        if sk.sets.upd.has(prev) && f.placed.has(prev) && self.src[prev] != w {
             return false;
         }
         let ws = self.loc_writes[l];
@@ -783,7 +792,7 @@ impl Search<'_, '_> {
         for r in members(sk.rmw.domain()) {
             for wr in members(sk.rmw.row(r) & f.placed & ws) {
                 let s = self.src[r];
-                if s == usize::MAX || f.placed >> s & 1 == 1 || s == w {
+                if s == usize::MAX || f.placed.has(s) || s == w {
                     continue;
                 }
                 if sk.ext.has(w, wr) {
@@ -796,7 +805,7 @@ impl Search<'_, '_> {
 
     /// The coherence edges known so far: forced ones, those among placed
     /// writes, and every unplaced write before every placed one.
-    fn known_co(&self, f: &Fill) -> Rel {
+    fn known_co(&self, f: &Fill<S>) -> Rel<S> {
         let mut co = f.forced | f.co;
         for &ws in &self.loc_writes {
             let placed = ws & f.placed;
@@ -811,7 +820,7 @@ impl Search<'_, '_> {
 
     /// A complete execution, judged by every model still in need; returns
     /// those that need nothing more.
-    fn leaf(&mut self, f: &Fill, need: u64) -> Result<u64, CheckError> {
+    fn leaf(&mut self, f: &Fill<S>, need: u64) -> Result<u64, CheckError> {
         let sk = self.sk;
         let co = f.co;
         let fr = self.fr_of(&co);
@@ -864,25 +873,25 @@ impl Search<'_, '_> {
 }
 
 /// The state of the coherence search at one skeleton and reads-from.
-struct Fill {
-    forced: Rel,
+struct Fill<S: Bits> {
+    forced: Rel<S>,
     /// Edges among placed writes.
-    co: Rel,
-    placed: Set,
+    co: Rel<S>,
+    placed: S,
     /// The write placed most recently at each location.
     prev: Vec<usize>,
     state: Vec<atomlab_litmus::Value>,
     holds: bool,
 }
 
-impl Fill {
+impl<S: Bits> Fill<S> {
     /// The co-maximal write of each location.
-    fn last_of(&self, loc_writes: &[Set], co: &Rel) -> Vec<usize> {
+    fn last_of(&self, loc_writes: &[S], co: &Rel<S>) -> Vec<usize> {
         loc_writes
             .iter()
             .map(|&ws| {
                 members(ws)
-                    .find(|&w| co.row(w) & ws == 0)
+                    .find(|&w| (co.row(w) & ws).is_empty())
                     .unwrap_or_default()
             })
             .collect()

@@ -12,6 +12,7 @@ use crate::exec::Execution;
 use crate::interp::decode;
 use crate::models::{Judgement, Model, Violation};
 use crate::options::CheckOptions;
+use crate::width::Width;
 
 /// An outcome a model forbids, with the reason.
 #[derive(Debug, Clone)]
@@ -93,7 +94,7 @@ impl Recorder<'_> {
 
     /// The final state of `x` and whether the proposition holds, or `None`
     /// when the test's filter drops it.
-    pub(crate) fn outcome(&self, x: &Execution<'_>) -> Option<(Vec<Value>, bool)> {
+    pub(crate) fn outcome<S: Width>(&self, x: &Execution<'_, S>) -> Option<(Vec<Value>, bool)> {
         let sk = x.s;
         let nl = self.nl;
         let get = |v: &StateVar| -> Value {
@@ -114,18 +115,18 @@ impl Recorder<'_> {
 
     /// Judges `x` under model `k` and records the verdict; `Some(racy)` when
     /// the model allows it.
-    pub(crate) fn record(
+    pub(crate) fn record<S: Width>(
         &self,
         acc: &mut Acc,
         k: usize,
-        x: &Execution<'_>,
+        x: &Execution<'_, S>,
         state: &[Value],
         holds: bool,
-        thin: Option<&crate::thin::ThinInfo>,
+        thin: Option<&crate::thin::ThinInfo<S>>,
     ) -> Option<bool> {
         let (m, opts, orig, sk) = (self.models[k], self.opts, self.orig, x.s);
         let want_detail = opts.explain || opts.graphs;
-        let (judgement, flags) = m.judge_flagged(x, false);
+        let (judgement, flags) = S::judge_flagged(m, x, false);
         match judgement {
             Judgement::Allowed { racy } => {
                 // herd7's view of thin-air values (crate::thin): a symbol
@@ -205,7 +206,7 @@ impl Recorder<'_> {
                     && !acc.forbidden.contains_key(state)
                     && !acc.states.contains_key(state) =>
             {
-                if let Judgement::Forbidden(v) = m.judge(x, true) {
+                if let Judgement::Forbidden(v) = S::judge(m, x, true) {
                     let labels = crate::explain::labels(orig, x, &v.cycle);
                     let dot = opts.graphs.then(|| {
                         crate::explain::dot(

@@ -89,6 +89,7 @@ mod options;
 pub(crate) mod rel;
 pub mod suite_tests;
 pub(crate) mod thin;
+mod width;
 
 pub use check::{
     check_test, check_test_with, instructions_run, ModelChoice, ModelOutcome, ModelResult,

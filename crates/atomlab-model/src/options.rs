@@ -57,6 +57,10 @@ pub struct CheckOptions {
     /// combinations of runs, not only where many combinations remain
     /// (`combine.rs`): the same answers, more time; for tests of the probe.
     pub probe_all: bool,
+    /// Judge every execution with `u128` words, as those of more than 64
+    /// events are (rel.rs): the same answers, more time; for tests that
+    /// hold the wide path to the narrow one.
+    pub wide_words: bool,
 }
 
 /// Spin loops and the unroll bound, for code with loops (`atomlab verify`).

@@ -2,50 +2,162 @@
 //! operators of herd's cat language (`|`, `&`, `\`, `;`, `^-1`, `+`, `*`,
 //! `?`, `[S]`) so that models read like their cat files.
 //!
-//! An execution has at most [`MAX_EVENTS`] events; a set is one `u64` and a
-//! relation 64 rows of `u64`.
+//! A set is one machine word of [`Bits`] (bit `i` is event `i`) and a
+//! relation one word per event. The word is `u64` unless an execution has
+//! more than [`MAX_EVENTS`] events: then the engines and the models that
+//! take them judge it with `u128` words ([`MAX_WIDE_EVENTS`]), the same
+//! code compiled for the wider word, at about twice the cost per
+//! relation operation. Everything defaults to `u64`, so code that never
+//! meets a wide execution names `Rel` and `Set` as before.
 
-use std::ops::{BitAnd, BitOr, Sub};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, Not, Shl, Shr, Sub};
 
-/// The most events one candidate execution may have.
+/// The most events one candidate execution may have in `u64` words.
 pub const MAX_EVENTS: usize = 64;
 
-/// A set of events (bit `i` is event `i`).
+/// The most events one candidate execution may have at all (`u128`
+/// words).
+pub const MAX_WIDE_EVENTS: usize = 128;
+
+/// A machine word used as a set of events: `u64` (up to 64 events) or
+/// `u128` (up to 128).
+pub trait Bits:
+    Copy
+    + Eq
+    + Ord
+    + Hash
+    + Default
+    + Debug
+    + Send
+    + Sync
+    + 'static
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + BitXor<Output = Self>
+    + Not<Output = Self>
+    + BitAndAssign
+    + BitOrAssign
+    + Shl<usize, Output = Self>
+    + Shr<usize, Output = Self>
+    + Sub<Output = Self>
+{
+    /// How many events a set of this word holds.
+    const EVENTS: usize;
+    /// The empty set.
+    const ZERO: Self;
+    /// The set of event 0.
+    const ONE: Self;
+    /// A relation's rows: one word per event.
+    type Rows: Copy + Eq + Send + Sync + AsRef<[Self]> + AsMut<[Self]>;
+    /// Rows all empty.
+    const EMPTY_ROWS: Self::Rows;
+    /// The lowest member (the word's trailing zeros).
+    fn lowest(self) -> usize;
+    /// How many members.
+    fn len(self) -> usize;
+    /// The set whose members are the bits of `x`.
+    fn from_u64(x: u64) -> Self;
+    /// The set of event `i` alone.
+    #[inline]
+    fn bit(i: usize) -> Self {
+        Self::ONE << i
+    }
+    /// Whether event `i` is a member.
+    #[inline]
+    fn has(self, i: usize) -> bool {
+        (self >> i) & Self::ONE != Self::ZERO
+    }
+    /// Whether the set is empty.
+    #[inline]
+    fn is_empty(self) -> bool {
+        self == Self::ZERO
+    }
+    /// The set of the first `n` events.
+    #[inline]
+    fn first(n: usize) -> Self {
+        if n >= Self::EVENTS {
+            !Self::ZERO
+        } else {
+            (Self::ONE << n) - Self::ONE
+        }
+    }
+}
+
+macro_rules! bits {
+    ($word:ty, $events:expr) => {
+        impl Bits for $word {
+            const EVENTS: usize = $events;
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            type Rows = [$word; $events];
+            const EMPTY_ROWS: Self::Rows = [0; $events];
+            #[inline]
+            fn lowest(self) -> usize {
+                self.trailing_zeros() as usize
+            }
+            #[inline]
+            fn len(self) -> usize {
+                self.count_ones() as usize
+            }
+            #[inline]
+            fn from_u64(x: u64) -> Self {
+                Self::from(x)
+            }
+        }
+    };
+}
+bits!(u64, MAX_EVENTS);
+bits!(u128, MAX_WIDE_EVENTS);
+
+/// A set of events (bit `i` is event `i`) of an execution of at most
+/// [`MAX_EVENTS`] events.
 pub type Set = u64;
 
 /// Iterates the members of a set.
-pub fn members(s: Set) -> impl Iterator<Item = usize> {
+pub fn members<S: Bits>(s: S) -> impl Iterator<Item = usize> {
     let mut s = s;
     std::iter::from_fn(move || {
-        if s == 0 {
+        if s.is_empty() {
             None
         } else {
-            let i = s.trailing_zeros() as usize;
-            s &= s - 1;
+            let i = s.lowest();
+            s = s & (s - S::ONE);
             Some(i)
         }
     })
 }
 
-/// A binary relation over `n` events.
+/// A binary relation over `n` events, one row of `S` per event.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Rel {
+pub struct Rel<S: Bits = u64> {
     n: usize,
-    rows: [u64; MAX_EVENTS],
+    rows: S::Rows,
 }
 
-impl std::fmt::Debug for Rel {
+impl<S: Bits> std::fmt::Debug for Rel<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.pairs()).finish()
     }
 }
 
-impl Rel {
+impl<S: Bits> Rel<S> {
+    #[inline]
+    fn r(&self) -> &[S] {
+        self.rows.as_ref()
+    }
+
+    #[inline]
+    fn w(&mut self) -> &mut [S] {
+        self.rows.as_mut()
+    }
+
     /// The empty relation over `n` events.
-    pub fn empty(n: usize) -> Rel {
+    pub fn empty(n: usize) -> Rel<S> {
         Rel {
             n,
-            rows: [0; MAX_EVENTS],
+            rows: S::EMPTY_ROWS,
         }
     }
 
@@ -55,48 +167,48 @@ impl Rel {
     }
 
     /// `[S]`: the identity on `s`.
-    pub fn id(n: usize, s: Set) -> Rel {
+    pub fn id(n: usize, s: S) -> Rel<S> {
         let mut r = Rel::empty(n);
         for i in members(s) {
-            r.rows[i] = 1 << i;
+            r.w()[i] = S::bit(i);
         }
         r
     }
 
     /// `A * B`: every pair from `a` to `b`.
-    pub fn cross(n: usize, a: Set, b: Set) -> Rel {
+    pub fn cross(n: usize, a: S, b: S) -> Rel<S> {
         let mut r = Rel::empty(n);
         for i in members(a) {
-            r.rows[i] = b;
+            r.w()[i] = b;
         }
         r
     }
 
     /// Adds the pair `(i, j)`.
     pub fn add(&mut self, i: usize, j: usize) {
-        self.rows[i] |= 1 << j;
+        self.w()[i] |= S::bit(j);
     }
 
     /// Removes the pair `(i, j)`.
     pub fn remove(&mut self, i: usize, j: usize) {
-        self.rows[i] &= !(1 << j);
+        self.w()[i] &= !S::bit(j);
     }
 
     /// Whether `(i, j)` is in the relation.
     pub fn has(&self, i: usize, j: usize) -> bool {
-        self.rows[i] >> j & 1 == 1
+        self.r()[i].has(j)
     }
 
     /// The successors of `i`.
-    pub fn row(&self, i: usize) -> Set {
-        self.rows[i]
+    pub fn row(&self, i: usize) -> S {
+        self.r()[i]
     }
 
     /// The pairs, in order.
     pub fn pairs(&self) -> Vec<(usize, usize)> {
         let mut v = Vec::new();
         for i in 0..self.n {
-            for j in members(self.rows[i]) {
+            for j in members(self.r()[i]) {
                 v.push((i, j));
             }
         }
@@ -104,8 +216,8 @@ impl Rel {
     }
 
     /// Adds `(i, j)` for every `j` in `s`.
-    pub fn add_row(&mut self, i: usize, s: Set) {
-        self.rows[i] |= s;
+    pub fn add_row(&mut self, i: usize, s: S) {
+        self.w()[i] |= s;
     }
 
     /// Adds `(i, j)` to a transitively closed relation and closes it again
@@ -120,10 +232,12 @@ impl Rel {
         if self.has(i, j) {
             return true;
         }
-        let reached = self.rows[j] | 1 << j;
-        for k in 0..self.n {
-            if k == i || self.rows[k] >> i & 1 == 1 {
-                self.rows[k] |= reached;
+        let reached = self.r()[j] | S::bit(j);
+        let n = self.n;
+        let rows = self.w();
+        for k in 0..n {
+            if k == i || rows[k].has(i) {
+                rows[k] |= reached;
             }
         }
         true
@@ -131,46 +245,52 @@ impl Rel {
 
     /// Whether `r1 ; r2` is irreflexive (no `i`, `j` with `(i, j)` in
     /// `r1` and `(j, i)` in `r2`), without building the composition.
-    pub fn seq_irreflexive(&self, other: &Rel) -> bool {
-        (0..self.n).all(|i| members(self.rows[i]).all(|j| other.rows[j] >> i & 1 == 0))
+    pub fn seq_irreflexive(&self, other: &Rel<S>) -> bool {
+        let (a, b) = (self.r(), other.r());
+        (0..self.n).all(|i| members(a[i]).all(|j| !b[j].has(i)))
     }
 
     /// `r1 ; r2`: composition.
-    pub fn seq(&self, other: &Rel) -> Rel {
+    pub fn seq(&self, other: &Rel<S>) -> Rel<S> {
         let mut r = Rel::empty(self.n);
+        let (a, b) = (self.r(), other.r());
+        let out = r.w();
         for i in 0..self.n {
-            let mut acc = 0;
-            for j in members(self.rows[i]) {
-                acc |= other.rows[j];
+            let mut acc = S::ZERO;
+            for j in members(a[i]) {
+                acc |= b[j];
             }
-            r.rows[i] = acc;
+            out[i] = acc;
         }
         r
     }
 
     /// `r^-1`.
-    pub fn inv(&self) -> Rel {
+    pub fn inv(&self) -> Rel<S> {
         let mut r = Rel::empty(self.n);
+        let a = self.r();
+        let out = r.w();
         for i in 0..self.n {
-            for j in members(self.rows[i]) {
-                r.rows[j] |= 1 << i;
+            for j in members(a[i]) {
+                out[j] |= S::bit(i);
             }
         }
         r
     }
 
     /// `r+`: transitive closure (Warshall, one row per word).
-    pub fn plus(&self) -> Rel {
+    pub fn plus(&self) -> Rel<S> {
         let mut r = *self;
-        for k in 0..self.n {
-            let bit = 1u64 << k;
-            let rk = r.rows[k];
-            if rk == 0 {
+        let n = self.n;
+        let rows = r.w();
+        for k in 0..n {
+            let rk = rows[k];
+            if rk.is_empty() {
                 continue;
             }
-            for i in 0..self.n {
-                if r.rows[i] & bit != 0 {
-                    r.rows[i] |= rk;
+            for row in rows.iter_mut().take(n) {
+                if row.has(k) {
+                    *row |= rk;
                 }
             }
         }
@@ -178,103 +298,111 @@ impl Rel {
     }
 
     /// `r*` over all `n` events.
-    pub fn star(&self) -> Rel {
+    pub fn star(&self) -> Rel<S> {
         self.plus().opt()
     }
 
     /// `r?`: `r` or identity, over all `n` events.
-    pub fn opt(&self) -> Rel {
+    pub fn opt(&self) -> Rel<S> {
         let mut r = *self;
-        for i in 0..self.n {
-            r.rows[i] |= 1 << i;
+        let n = self.n;
+        for (i, row) in r.w().iter_mut().take(n).enumerate() {
+            *row |= S::bit(i);
         }
         r
     }
 
     /// `[S]; r`.
-    pub fn dom(&self, s: Set) -> Rel {
+    pub fn dom(&self, s: S) -> Rel<S> {
         let mut r = *self;
-        for i in 0..self.n {
-            if s >> i & 1 == 0 {
-                r.rows[i] = 0;
+        let n = self.n;
+        for (i, row) in r.w().iter_mut().take(n).enumerate() {
+            if !s.has(i) {
+                *row = S::ZERO;
             }
         }
         r
     }
 
     /// `r; [S]`.
-    pub fn rng(&self, s: Set) -> Rel {
+    pub fn rng(&self, s: S) -> Rel<S> {
         let mut r = *self;
-        for i in 0..self.n {
-            r.rows[i] &= s;
+        let n = self.n;
+        for row in r.w().iter_mut().take(n) {
+            *row &= s;
         }
         r
     }
 
     /// `r \ id`.
-    pub fn noid(&self) -> Rel {
+    pub fn noid(&self) -> Rel<S> {
         let mut r = *self;
-        for i in 0..self.n {
-            r.rows[i] &= !(1 << i);
+        let n = self.n;
+        for (i, row) in r.w().iter_mut().take(n).enumerate() {
+            *row &= !S::bit(i);
         }
         r
     }
 
     /// `~r` over all pairs of the `n` events.
-    pub fn complement(&self) -> Rel {
-        let all = full_set(self.n);
+    pub fn complement(&self) -> Rel<S> {
+        let all = full_set::<S>(self.n);
         let mut r = *self;
-        for i in 0..self.n {
-            r.rows[i] = !r.rows[i] & all;
+        let n = self.n;
+        for row in r.w().iter_mut().take(n) {
+            *row = !*row & all;
         }
         r
     }
 
     /// `domain(r)`.
-    pub fn domain(&self) -> Set {
-        let mut s = 0;
-        for i in 0..self.n {
-            if self.rows[i] != 0 {
-                s |= 1 << i;
+    pub fn domain(&self) -> S {
+        let mut s = S::ZERO;
+        for (i, row) in self.r().iter().take(self.n).enumerate() {
+            if !row.is_empty() {
+                s |= S::bit(i);
             }
         }
         s
     }
 
     /// `range(r)`.
-    pub fn range(&self) -> Set {
-        self.rows[..self.n].iter().fold(0, |a, r| a | r)
+    pub fn range(&self) -> S {
+        self.r()[..self.n].iter().fold(S::ZERO, |a, r| a | *r)
     }
 
     /// `empty r`.
     pub fn is_empty(&self) -> bool {
-        self.rows[..self.n].iter().all(|r| *r == 0)
+        self.r()[..self.n].iter().all(|r| r.is_empty())
     }
 
     /// `irreflexive r`.
     pub fn irreflexive(&self) -> bool {
-        (0..self.n).all(|i| self.rows[i] >> i & 1 == 0)
+        let a = self.r();
+        (0..self.n).all(|i| !a[i].has(i))
     }
 
     /// The events `i` with `(i, i)` in `r`.
-    pub fn reflexive_points(&self) -> Set {
-        (0..self.n).fold(0, |s, i| s | (self.rows[i] >> i & 1) << i)
+    pub fn reflexive_points(&self) -> S {
+        let a = self.r();
+        (0..self.n).fold(S::ZERO, |s, i| if a[i].has(i) { s | S::bit(i) } else { s })
     }
 
     /// `acyclic r`, by peeling events without predecessors (Kahn).
     pub fn acyclic(&self) -> bool {
-        let all = full_set(self.n);
+        let all = full_set::<S>(self.n);
+        let a = self.r();
         let mut left = all;
         loop {
             // Events in `left` with no successor inside `left` can go.
-            let mut removed = 0;
+            let mut removed = S::ZERO;
             for i in members(left) {
-                if self.rows[i] & left == 0 {
-                    removed |= 1 << i;
+                if (a[i] & left).is_empty() {
+                    removed |= S::bit(i);
                 }
             }
-            if removed == 0 {
-                return left == 0;
+            if removed.is_empty() {
+                return left.is_empty();
             }
             left &= !removed;
         }
@@ -282,39 +410,38 @@ impl Rel {
 }
 
 /// The set of all `n` events.
-pub fn full_set(n: usize) -> Set {
-    if n >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << n) - 1
-    }
+pub fn full_set<S: Bits>(n: usize) -> S {
+    S::first(n)
 }
 
-impl BitOr for Rel {
-    type Output = Rel;
-    fn bitor(mut self, o: Rel) -> Rel {
-        for i in 0..self.n {
-            self.rows[i] |= o.rows[i];
+impl<S: Bits> BitOr for Rel<S> {
+    type Output = Rel<S>;
+    fn bitor(mut self, o: Rel<S>) -> Rel<S> {
+        let n = self.n;
+        for (a, b) in self.w().iter_mut().zip(o.r()).take(n) {
+            *a |= *b;
         }
         self
     }
 }
 
-impl BitAnd for Rel {
-    type Output = Rel;
-    fn bitand(mut self, o: Rel) -> Rel {
-        for i in 0..self.n {
-            self.rows[i] &= o.rows[i];
+impl<S: Bits> BitAnd for Rel<S> {
+    type Output = Rel<S>;
+    fn bitand(mut self, o: Rel<S>) -> Rel<S> {
+        let n = self.n;
+        for (a, b) in self.w().iter_mut().zip(o.r()).take(n) {
+            *a &= *b;
         }
         self
     }
 }
 
-impl Sub for Rel {
-    type Output = Rel;
-    fn sub(mut self, o: Rel) -> Rel {
-        for i in 0..self.n {
-            self.rows[i] &= !o.rows[i];
+impl<S: Bits> Sub for Rel<S> {
+    type Output = Rel<S>;
+    fn sub(mut self, o: Rel<S>) -> Rel<S> {
+        let n = self.n;
+        for (a, b) in self.w().iter_mut().zip(o.r()).take(n) {
+            *a &= !*b;
         }
         self
     }
@@ -323,12 +450,12 @@ impl Sub for Rel {
 /// A shortest cycle in `r` through some event of `through` (all events when
 /// `through` is everything), as the list of its events, by breadth-first
 /// search from each candidate start.
-pub fn shortest_cycle(r: &Rel, through: Set) -> Option<Vec<usize>> {
+pub fn shortest_cycle<S: Bits>(r: &Rel<S>, through: S) -> Option<Vec<usize>> {
     let n = r.n();
     let mut best: Option<Vec<usize>> = None;
-    for start in members(through & full_set(n)) {
-        let mut prev = [usize::MAX; MAX_EVENTS];
-        let mut seen: Set = 0;
+    for start in members(through & full_set::<S>(n)) {
+        let mut prev = [usize::MAX; MAX_WIDE_EVENTS];
+        let mut seen = S::ZERO;
         let mut frontier = vec![start];
         let mut found = None;
         'bfs: while !frontier.is_empty() {
@@ -339,8 +466,8 @@ pub fn shortest_cycle(r: &Rel, through: Set) -> Option<Vec<usize>> {
                         found = Some(u);
                         break 'bfs;
                     }
-                    if seen >> v & 1 == 0 {
-                        seen |= 1 << v;
+                    if !seen.has(v) {
+                        seen |= S::bit(v);
                         prev[v] = u;
                         next.push(v);
                     }
@@ -368,9 +495,12 @@ pub fn shortest_cycle(r: &Rel, through: Set) -> Option<Vec<usize>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn closure_and_cycles() {
-        let mut r = Rel::empty(4);
+    fn set<S: Bits>(events: &[usize]) -> S {
+        events.iter().fold(S::ZERO, |s, &i| s | S::bit(i))
+    }
+
+    fn closure_and_cycles<S: Bits>() {
+        let mut r = Rel::<S>::empty(4);
         r.add(0, 1);
         r.add(1, 2);
         assert!(r.acyclic());
@@ -379,12 +509,40 @@ mod tests {
         r.add(2, 0);
         assert!(!r.acyclic());
         assert!(!r.plus().irreflexive());
-        assert_eq!(shortest_cycle(&r, full_set(4)).map(|c| c.len()), Some(3));
-        let s = Rel::cross(4, 0b0011, 0b1100);
+        assert_eq!(
+            shortest_cycle(&r, full_set::<S>(4)).map(|c| c.len()),
+            Some(3)
+        );
+        let s = Rel::cross(4, set::<S>(&[0, 1]), set(&[2, 3]));
         assert_eq!(s.inv().pairs(), vec![(2, 0), (2, 1), (3, 0), (3, 1)]);
         assert_eq!(r.seq(&r).pairs(), vec![(0, 2), (1, 0), (2, 1)]);
-        assert_eq!(Rel::id(4, 0b101).pairs(), vec![(0, 0), (2, 2)]);
-        assert_eq!(r.dom(0b001).pairs(), vec![(0, 1)]);
-        assert_eq!(r.rng(0b001).pairs(), vec![(2, 0)]);
+        assert_eq!(Rel::id(4, set::<S>(&[0, 2])).pairs(), vec![(0, 0), (2, 2)]);
+        assert_eq!(r.dom(set(&[0])).pairs(), vec![(0, 1)]);
+        assert_eq!(r.rng(set(&[0])).pairs(), vec![(2, 0)]);
+    }
+
+    #[test]
+    fn closure_and_cycles_in_both_widths() {
+        closure_and_cycles::<u64>();
+        closure_and_cycles::<u128>();
+    }
+
+    #[test]
+    fn a_wide_relation_reaches_past_event_64() {
+        let n = 100;
+        let mut r = Rel::<u128>::empty(n);
+        for i in 0..n - 1 {
+            r.add(i, i + 1);
+        }
+        assert!(r.acyclic());
+        assert!(r.plus().has(0, 99));
+        assert_eq!(r.domain(), full_set::<u128>(99));
+        assert_eq!(full_set::<u128>(n).len(), 100);
+        assert_eq!(members(r.range()).last(), Some(99));
+        r.add(99, 70);
+        assert!(!r.acyclic());
+        assert_eq!(shortest_cycle(&r, full_set(n)).map(|c| c.len()), Some(30));
+        assert_eq!(full_set::<u64>(64), u64::MAX);
+        assert_eq!(full_set::<u128>(128), u128::MAX);
     }
 }

@@ -56,11 +56,11 @@ use atomlab_litmus::{StateVar, Test, Value};
 
 use crate::exec::Execution;
 use crate::interp::{decode, Trace};
-use crate::rel::{members, Set};
+use crate::rel::{full_set, members, Bits};
 
 /// What the thin-air analysis needs of one combination of traces, by
 /// execution event.
-pub(crate) struct ThinInfo {
+pub(crate) struct ThinInfo<S: Bits = u64> {
     /// For a write, the read (in its thread) whose value it stores unchanged.
     copy_of: Vec<Option<usize>>,
     /// herd7's variable of the value read (a read) or written (a write of
@@ -71,11 +71,11 @@ pub(crate) struct ThinInfo {
     /// Each event's thread (`usize::MAX` for initial writes).
     thread: Vec<usize>,
     /// Reads whose values a branch condition tests.
-    tested: Set,
+    tested: S,
     /// Per thread and register: the read whose value the register holds
     /// unchanged at the end, and the reads its value depends on.
     reg_src: Vec<Vec<Option<usize>>>,
-    reg_dep: Vec<Vec<Set>>,
+    reg_dep: Vec<Vec<S>>,
     /// Whether every thread's variables are numbered as herd7 does.
     numbered: bool,
     /// Whether the test is Linux-kernel C or C with plain accesses only: a
@@ -84,15 +84,15 @@ pub(crate) struct ThinInfo {
     pub(crate) linux: bool,
 }
 
-impl ThinInfo {
+impl<S: Bits> ThinInfo<S> {
     /// The information of `traces` (one per thread) over `nl` locations,
     /// numbered as [`crate::exec::Skeleton::build`] numbers events.
-    pub(crate) fn build(traces: &[&Trace], nl: usize, linux: bool) -> ThinInfo {
+    pub(crate) fn build(traces: &[&Trace], nl: usize, linux: bool) -> ThinInfo<S> {
         let n = nl + traces.iter().map(|t| t.events.len()).sum::<usize>();
         let mut info = ThinInfo {
             copy_of: vec![None; n],
             hvar: vec![0; n],
-            tested: 0,
+            tested: S::ZERO,
             reg_src: Vec::with_capacity(traces.len()),
             reg_dep: Vec::with_capacity(traces.len()),
             unions: Vec::with_capacity(traces.len()),
@@ -116,16 +116,11 @@ impl ThinInfo {
                     info.hvar[base + k] = hbase + e.hvar;
                 }
             }
-            // Past 64 events no skeleton is built (TooBig) and this is unused.
-            info.tested |= tr.tested.checked_shl(base as u32).unwrap_or(0);
+            info.tested |= S::from_u64(tr.tested) << base;
             info.reg_src
                 .push(tr.reg_src.iter().map(|s| s.map(|i| base + i)).collect());
-            info.reg_dep.push(
-                tr.reg_dep
-                    .iter()
-                    .map(|d| d.checked_shl(base as u32).unwrap_or(0))
-                    .collect(),
-            );
+            info.reg_dep
+                .push(tr.reg_dep.iter().map(|&d| S::from_u64(d) << base).collect());
             base += tr.events.len();
             hbase += tr.herd_total.unwrap_or(0);
         }
@@ -148,12 +143,12 @@ pub(crate) enum Symbolic {
 }
 
 /// The execution `x` as herd7 shows it, under a model that allows it.
-pub(crate) fn symbolic(
+pub(crate) fn symbolic<S: Bits>(
     test: &Test,
     vars: &[StateVar],
     nl: usize,
-    x: &Execution<'_>,
-    info: &ThinInfo,
+    x: &Execution<'_, S>,
+    info: &ThinInfo<S>,
 ) -> Symbolic {
     let sk = x.s;
     if (x.rf | sk.data).acyclic() {
@@ -163,13 +158,14 @@ pub(crate) fn symbolic(
     let rf_inv = x.rf.inv();
     let data_inv = sk.data.inv();
     // Least fixpoint of the determined events.
-    let mut det: Set = sk.sets.iw | (full_mask(sk.n) & !mem);
+    let mut det: S = sk.sets.iw | (full_set::<S>(sk.n) & !mem);
     loop {
         let mut next = det;
         for e in members(mem & !det) {
-            let b = 1u64 << e;
-            let read_ok = sk.sets.r & b == 0 || rf_inv.row(e) & !det == 0 && rf_inv.row(e) != 0;
-            let write_ok = sk.sets.w & b == 0 || data_inv.row(e) & !det == 0;
+            let b = S::bit(e);
+            let read_ok = (sk.sets.r & b).is_empty()
+                || (rf_inv.row(e) & !det).is_empty() && !rf_inv.row(e).is_empty();
+            let write_ok = (sk.sets.w & b).is_empty() || (data_inv.row(e) & !det).is_empty();
             if read_ok && write_ok {
                 next |= b;
             }
@@ -180,10 +176,10 @@ pub(crate) fn symbolic(
         det = next;
     }
     let und = mem & !det;
-    if und == 0 {
+    if und.is_empty() {
         return Symbolic::Concrete;
     }
-    if und & info.tested != 0 {
+    if !(und & info.tested).is_empty() {
         return Symbolic::Drop;
     }
     // Copy-only: each undetermined write stores an undetermined read as is.
@@ -196,13 +192,12 @@ pub(crate) fn symbolic(
         i
     }
     for e in members(und) {
-        let b = 1u64 << e;
-        if sk.sets.upd & b != 0 {
+        if sk.sets.upd.has(e) {
             return Symbolic::Concrete;
         }
-        if sk.sets.w & b != 0 {
+        if sk.sets.w.has(e) {
             match info.copy_of.get(e).copied().flatten() {
-                Some(r) if und & (1 << r) != 0 => {
+                Some(r) if und.has(r) => {
                     let (a, c) = (find(&mut parent, e), find(&mut parent, r));
                     parent[a] = c;
                 }
@@ -235,13 +230,13 @@ pub(crate) fn symbolic(
         match v {
             StateVar::Reg { thread, reg } => {
                 if let Some(Some(src)) = info.reg_src.get(*thread).and_then(|r| r.get(*reg)) {
-                    if und & (1 << src) != 0 {
+                    if und.has(*src) {
                         let root = find(&mut parent, *src);
                         return Value::Sym(sym.get(&root).copied().unwrap_or(0));
                     }
                 }
                 if let Some(d) = info.reg_dep.get(*thread).and_then(|r| r.get(*reg)) {
-                    if d & und != 0 {
+                    if !(*d & und).is_empty() {
                         refuse = true;
                     }
                 }
@@ -249,7 +244,7 @@ pub(crate) fn symbolic(
             }
             StateVar::Loc(l) => {
                 let w = x.last[*l];
-                if und & (1 << w) != 0 {
+                if und.has(w) {
                     let root = find(&mut parent, w);
                     return Value::Sym(sym.get(&root).copied().unwrap_or(0));
                 }
@@ -275,7 +270,7 @@ pub(crate) fn symbolic(
     for e in 0..sk.n {
         x.rf.row(e).hash(&mut h);
         x.co.row(e).hash(&mut h);
-        if und & (1 << e) == 0 {
+        if !und.has(e) {
             (sk.events[e].rval, sk.events[e].wval).hash(&mut h);
         }
     }
@@ -292,7 +287,7 @@ pub(crate) fn symbolic(
 /// event's equation first. The class's value is printed as its root's
 /// variable. Events are taken in the order herd7 creates them, which is
 /// the order of their variables.
-fn herd_symbol(x: &Execution<'_>, info: &ThinInfo, class: &[usize]) -> u32 {
+fn herd_symbol<S: Bits>(x: &Execution<'_, S>, info: &ThinInfo<S>, class: &[usize]) -> u32 {
     // The register pass, over the class's threads.
     let mut threads: Vec<usize> = class.iter().map(|&e| info.thread[e]).collect();
     threads.sort_unstable();
@@ -311,7 +306,7 @@ fn herd_symbol(x: &Execution<'_>, info: &ThinInfo, class: &[usize]) -> u32 {
     // The memory pass: each load of the class with its write's value.
     let mut loads: Vec<(u32, u32)> = class
         .iter()
-        .filter(|&&e| x.s.sets.r & (1 << e) != 0)
+        .filter(|&&e| x.s.sets.r.has(e))
         .filter_map(|&e| {
             let w = members(x.rf.inv().row(e)).next()?;
             let (lv, wv) = (info.hvar[e], info.hvar[w]);
@@ -372,13 +367,5 @@ impl Uf {
             self.cells.insert(d2, (d1, r2));
             self.cells.insert(d1, (d1, r1 + 1));
         }
-    }
-}
-
-fn full_mask(n: usize) -> Set {
-    if n >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << n) - 1
     }
 }

@@ -47,7 +47,7 @@ use atomlab_litmus::{Arch, Test};
 use super::model::{judges_isa, violation, Judgement, Model, Violation};
 use crate::exec::{ArmFixed, Execution, Skeleton};
 use crate::mapping::{AcquireLoad, Target};
-use crate::rel::{Rel, Set};
+use crate::rel::{Bits, Rel};
 
 /// Armv8 AArch64.
 pub struct AArch64;
@@ -80,12 +80,20 @@ impl Model for AArch64 {
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
         super::model::forbidden(self.judge_with(x, false, true))
     }
+
+    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+        self.judge_with(x, explain, false)
+    }
+
+    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+        super::model::forbidden(self.judge_with(x, false, true))
+    }
 }
 
 impl AArch64 {
     /// The model's judgement of `x`; with `partial`, without the `atomic`
     /// axiom, the one that subtracts a growing relation.
-    fn judge_with(&self, x: &Execution<'_>, explain: bool, partial: bool) -> Judgement {
+    fn judge_with<S: Bits>(&self, x: &Execution<'_, S>, explain: bool, partial: bool) -> Judgement {
         let s = x.s;
         let st = &s.sets;
         let (w, m) = (st.w, st.m);
@@ -136,11 +144,11 @@ impl AArch64 {
             return Judgement::Allowed { racy: false };
         }
         if !explain {
-            return violation("external", false, &[], None);
+            return violation::<S>("external", false, &[], None);
         }
         // The explanation names each part of lob.
         let parts_of = Local::of(s);
-        let dmb_named = |set: u64, name: &'static str| -> (&'static str, Rel) {
+        let dmb_named = |set: S, name: &'static str| -> (&'static str, Rel<S>) {
             (
                 name,
                 po.rng(set).seq(&po).dom(m).rng(m)
@@ -171,8 +179,8 @@ impl AArch64 {
     }
 }
 
-impl ArmFixed {
-    fn of(s: &Skeleton) -> ArmFixed {
+impl<S: Bits> ArmFixed<S> {
+    fn of(s: &Skeleton<S>) -> ArmFixed<S> {
         let st = &s.sets;
         let (r, w, m) = (st.r, st.w, st.m);
         let po_loc = s.po_loc().dom(m).rng(m);
@@ -188,26 +196,26 @@ impl ArmFixed {
 
 /// The parts of `aarch64.cat`'s locally-ordered-before, all fixed by the
 /// skeleton: dependency-, pick-, atomic- and barrier-ordered-before.
-struct Local {
-    dob_addr: Rel,
-    dob_data: Rel,
-    dob_ctrl: Rel,
-    pob: Rel,
-    aob: Rel,
-    dmb_full: Rel,
-    dmb_ld: Rel,
-    dmb_st: Rel,
-    amo_al: Set,
-    ifb: Rel,
-    lmws: Rel,
-    pick_lob: Rel,
-    lob: Rel,
+struct Local<S: Bits> {
+    dob_addr: Rel<S>,
+    dob_data: Rel<S>,
+    dob_ctrl: Rel<S>,
+    pob: Rel<S>,
+    aob: Rel<S>,
+    dmb_full: Rel<S>,
+    dmb_ld: Rel<S>,
+    dmb_st: Rel<S>,
+    amo_al: S,
+    ifb: Rel<S>,
+    lmws: Rel<S>,
+    pick_lob: Rel<S>,
+    lob: Rel<S>,
     /// `(lob | pick_lob)+`.
-    local: Rel,
+    local: Rel<S>,
 }
 
-impl Local {
-    fn of(s: &Skeleton) -> Local {
+impl<S: Bits> Local<S> {
+    fn of(s: &Skeleton<S>) -> Local<S> {
         let st = &s.sets;
         let (r, w, m) = (st.r, st.w, st.m);
         let (a, q, l) = (st.arm_a & m, st.arm_q & m, st.arm_l & m);

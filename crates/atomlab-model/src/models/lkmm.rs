@@ -117,7 +117,7 @@ fn sets(x: &Execution<'_>) -> Sets {
     let ul = tagged(&|a| a == LkAccess::Unlock);
     let lk = tagged(&|a| a != LkAccess::None);
     // Marked = (~M) | IW | ONCE | RELEASE | ACQUIRE | MB | RMW | lock events
-    let marked = (full_set(x.s.n) & !m) | st.iw | lk | rmw;
+    let marked = (full_set::<Set>(x.s.n) & !m) | st.iw | lk | rmw;
     Sets {
         m,
         r,
@@ -176,7 +176,11 @@ fn rcu_rscs(x: &Execution<'_>) -> Rel {
 /// `data`, before it is widened by `carry-dep`.
 fn srcu_rscs(x: &Execution<'_>, k: &Sets) -> Rel {
     let s = x.s;
-    let carry_srcu_data = s.data.rng(full_set(s.n) & !k.srcu_unlock).seq(&x.rf).star();
+    let carry_srcu_data = s
+        .data
+        .rng(full_set::<Set>(s.n) & !k.srcu_unlock)
+        .seq(&x.rf)
+        .star();
     Rel::id(s.n, k.srcu_lock)
         .seq(&carry_srcu_data)
         .seq(&s.data)
@@ -353,7 +357,7 @@ fn without_unmatched_unlocks<'s>(x: &Execution<'s>, k: &Sets) -> Option<Executio
     }
     let s = x.s;
     let n = s.n;
-    let keep = full_set(n) & !unmatched_ul;
+    let keep = full_set::<Set>(n) & !unmatched_ul;
     let co = x.co.dom(keep).rng(keep);
     let mut rf = Rel::empty(n);
     for (w, r) in x.rf.pairs() {
@@ -463,7 +467,7 @@ impl Lkmm {
 
         // Dependencies, carried through plain accesses (linux-kernel.bell):
         // carry-dep = (data; [~Srcu-unlock]; rfi)*
-        let not_srcu_unlock = full_set(n) & !k.srcu_unlock;
+        let not_srcu_unlock = full_set::<Set>(n) & !k.srcu_unlock;
         let carry_dep = s.data.rng(not_srcu_unlock).seq(&rfi).star();
         let addr = carry_dep.seq(&s.addr);
         let ctrl = carry_dep.seq(&s.ctrl);
@@ -583,7 +587,7 @@ impl Lkmm {
         let n = s.n;
         let [fence, strong_fence, nonrw_fence, cumul_fence, addr, rmw_sequence] = *more;
         let marked = k.marked;
-        let all = full_set(n);
+        let all = full_set::<Set>(n);
         let xbstar = (d.hb | d.pb | d.rb).star();
         let int = s.int;
         let vis = cumul_fence
@@ -712,10 +716,10 @@ impl Model for Lkmm {
         }
         let (d, _) = self.derive(x, &k, false);
         if !d.hb.acyclic() {
-            return forbidden(violation("happens-before", false, &[], None));
+            return forbidden(violation::<u64>("happens-before", false, &[], None));
         }
         if !d.pb.acyclic() {
-            return forbidden(violation("propagation", false, &[], None));
+            return forbidden(violation::<u64>("propagation", false, &[], None));
         }
         None
     }

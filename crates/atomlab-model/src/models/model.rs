@@ -7,7 +7,7 @@ use atomlab_litmus::Test;
 
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
-use crate::rel::{full_set, shortest_cycle, Rel, Set};
+use crate::rel::{full_set, shortest_cycle, Bits, Rel};
 
 /// Why a model forbids an execution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +102,31 @@ pub trait Model: Sync {
     fn judge_partial(&self, _x: &Execution<'_>) -> Option<Violation> {
         None
     }
+    /// [`Model::judge`] of an execution of more than
+    /// [`crate::graph::MAX_EVENTS`] events (`u128` words). The default
+    /// does not judge it: the test gets [`crate::CheckError::TooBig`] for
+    /// this model, naming the bound.
+    fn judge_wide(&self, _x: &Execution<'_, u128>, _explain: bool) -> Judgement {
+        Judgement::Unjudged(NOT_WIDE)
+    }
+    /// [`Model::judge_flagged`] of an execution of more than 64 events.
+    fn judge_flagged_wide(
+        &self,
+        x: &Execution<'_, u128>,
+        explain: bool,
+    ) -> (Judgement, Vec<&'static str>) {
+        (self.judge_wide(x, explain), Vec::new())
+    }
+    /// [`Model::judge_partial`] of an execution of more than 64 events.
+    fn judge_partial_wide(&self, _x: &Execution<'_, u128>) -> Option<Violation> {
+        None
+    }
 }
+
+/// Why a model without [`Model::judge_wide`] leaves an execution unjudged.
+pub(crate) const NOT_WIDE: &str =
+    "an execution has more than 64 events, which this model does not judge (the built-in \
+     models judge up to 128)";
 
 /// [`Model::judges`] for a hardware model of an ISA: the test's own events
 /// when it is of one of `own` (the ISA's litmus dialects), a C11 test
@@ -154,11 +178,11 @@ pub(crate) fn forbidden(j: Judgement) -> Option<Violation> {
 /// A violation of `axiom`, with a smallest cycle in the union of `parts`
 /// (through an event of `through`) when `explain` is set. Each edge is named
 /// by the first part that contains it.
-pub(crate) fn violation(
+pub(crate) fn violation<S: Bits>(
     axiom: &'static str,
     explain: bool,
-    parts: &[(&str, Rel)],
-    through: Option<Set>,
+    parts: &[(&str, Rel<S>)],
+    through: Option<S>,
 ) -> Judgement {
     if !explain || parts.is_empty() {
         return Judgement::Forbidden(Violation {
@@ -191,16 +215,20 @@ pub(crate) fn violation(
 
 /// One step of an irreflexive axiom's composition (`hb; eco?`), with the
 /// relations an edge of it is made of, for printing.
-pub(crate) struct Step<'a> {
+pub(crate) struct Step<'a, S: Bits = u64> {
     pub name: &'a str,
-    pub rel: Rel,
+    pub rel: Rel<S>,
     pub optional: bool,
-    pub parts: &'a [(&'a str, Rel)],
+    pub parts: &'a [(&'a str, Rel<S>)],
 }
 
 /// A violation of `irreflexive s1; s2; …`, with a shortest cycle that
 /// follows the steps in order, each edge expanded into its parts.
-pub(crate) fn violation_path(axiom: &'static str, explain: bool, steps: &[Step<'_>]) -> Judgement {
+pub(crate) fn violation_path<S: Bits>(
+    axiom: &'static str,
+    explain: bool,
+    steps: &[Step<'_, S>],
+) -> Judgement {
     if !explain || steps.is_empty() {
         return Judgement::Forbidden(Violation {
             axiom,
@@ -297,21 +325,21 @@ pub(crate) fn violation_path(axiom: &'static str, explain: bool, steps: &[Step<'
 
 /// A shortest path from `a` to `b` in the union of `parts`, as (event, name of
 /// the edge leaving it).
-fn expand(a: usize, b: usize, parts: &[(&str, Rel)]) -> Option<Vec<(usize, String)>> {
+fn expand<S: Bits>(a: usize, b: usize, parts: &[(&str, Rel<S>)]) -> Option<Vec<(usize, String)>> {
     if parts.is_empty() {
         return None;
     }
     let n = parts[0].1.n();
     let all = parts.iter().fold(Rel::empty(n), |x, (_, r)| x | *r);
     let mut prev = vec![usize::MAX; n];
-    let mut seen: u64 = 1 << a;
+    let mut seen = S::bit(a);
     let mut frontier = vec![a];
-    while !frontier.is_empty() && seen >> b & 1 == 0 {
+    while !frontier.is_empty() && !seen.has(b) {
         let mut next = Vec::new();
         for &u in &frontier {
             for v in crate::rel::members(all.row(u)) {
-                if seen >> v & 1 == 0 {
-                    seen |= 1 << v;
+                if !seen.has(v) {
+                    seen |= S::bit(v);
                     prev[v] = u;
                     next.push(v);
                 }
@@ -319,7 +347,7 @@ fn expand(a: usize, b: usize, parts: &[(&str, Rel)]) -> Option<Vec<(usize, Strin
         }
         frontier = next;
     }
-    if seen >> b & 1 == 0 || a == b {
+    if !seen.has(b) || a == b {
         return None;
     }
     let mut path = vec![b];
@@ -340,6 +368,6 @@ fn expand(a: usize, b: usize, parts: &[(&str, Rel)]) -> Option<Vec<(usize, Strin
 }
 
 /// `fencerel(S)`: events separated in program order by an event of `s`.
-pub(crate) fn fencerel(x: &Execution<'_>, s: Set) -> Rel {
+pub(crate) fn fencerel<S: Bits>(x: &Execution<'_, S>, s: S) -> Rel<S> {
     x.s.po.rng(s).seq(&x.s.po)
 }

@@ -87,7 +87,7 @@ impl Model for Rc11 {
         // Cheap axioms first when no explanation is wanted (the verdict does
         // not depend on the order).
         if !explain && !(sb | rf).acyclic() {
-            return violation("no-thin-air", false, &[], None);
+            return violation::<u64>("no-thin-air", false, &[], None);
         }
         let atomic_w = w & (st.rlx | st.rel | st.acq_rel | st.acq | st.sc);
         let rel = st.rel | st.acq_rel | st.sc;

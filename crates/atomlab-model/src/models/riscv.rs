@@ -53,22 +53,22 @@ use super::model::{forbidden, judges_isa, violation, Judgement, Model, Violation
 use crate::exec::{Execution, Skeleton};
 use crate::interp::Kind;
 use crate::mapping::{AcquireLoad, Target};
-use crate::rel::{members, Rel, Set};
+use crate::rel::{members, Bits, Rel};
 
 /// RVWMO.
 pub struct RiscV;
 
 /// `r4`: what the test's `fence pred,succ` and `fence.tso` events order.
-fn fences(s: &Skeleton) -> Rel {
+fn fences<S: Bits>(s: &Skeleton<S>) -> Rel<S> {
     let (r, w) = (s.sets.r, s.sets.w);
     let mut out = Rel::empty(s.n);
     for f in members(s.sets.rv_fence) {
-        let around = s.po.rng(1 << f).seq(&s.po);
+        let around = s.po.rng(S::bit(f)).seq(&s.po);
         out = out
             | match s.events[f].kind {
                 Kind::Fence(Fence::RiscV { pred, succ }) => {
-                    let p = if pred.r { r } else { 0 } | if pred.w { w } else { 0 };
-                    let q = if succ.r { r } else { 0 } | if succ.w { w } else { 0 };
+                    let p = if pred.r { r } else { S::ZERO } | if pred.w { w } else { S::ZERO };
+                    let q = if succ.r { r } else { S::ZERO } | if succ.w { w } else { S::ZERO };
                     around.dom(p).rng(q)
                 }
                 Kind::Fence(Fence::Tso) => around.dom(w).rng(w) | around.dom(r).rng(r | w),
@@ -95,10 +95,25 @@ impl Model for RiscV {
     }
 
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        forbidden(self.judge(x, false))
+        forbidden(judge_any(x, false))
     }
 
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        judge_any(x, explain)
+    }
+
+    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+        forbidden(judge_any(x, false))
+    }
+
+    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+        judge_any(x, explain)
+    }
+}
+
+/// The model's judgement of `x`, in either width.
+fn judge_any<S: Bits>(x: &Execution<'_, S>, explain: bool) -> Judgement {
+    {
         let s = x.s;
         let r = s.sets.r;
         // The parts of ppo fixed by the skeleton, computed once per
@@ -119,7 +134,7 @@ impl Model for RiscV {
             return Judgement::Allowed { racy: false };
         }
         if !explain {
-            return violation("Model", false, &[], None);
+            return violation::<S>("Model", false, &[], None);
         }
         let Ppo {
             r1,
@@ -161,28 +176,28 @@ impl Model for RiscV {
 /// RVWMO's preserved program order rules that the skeleton alone fixes
 /// (the spec's rules 1 and 4-11 and 13), and the fixed halves of rules 2,
 /// 3 and 12, which reads-from completes.
-struct Ppo {
-    r1: Rel,
-    r4: Rel,
-    r5: Rel,
-    r6: Rel,
-    r7: Rel,
-    r8: Rel,
-    r9: Rel,
-    r10: Rel,
-    r11: Rel,
-    r13: Rel,
+struct Ppo<S: Bits> {
+    r1: Rel<S>,
+    r4: Rel<S>,
+    r5: Rel<S>,
+    r6: Rel<S>,
+    r7: Rel<S>,
+    r8: Rel<S>,
+    r9: Rel<S>,
+    r10: Rel<S>,
+    r11: Rel<S>,
+    r13: Rel<S>,
     /// Rule 2 before its reads are known: same-address reads with no
     /// same-address write between them.
-    r2_base: Rel,
+    r2_base: Rel<S>,
     /// Rule 12's `(addr | data); [W]`, before `; rfi; [R]`.
-    r12_base: Rel,
+    r12_base: Rel<S>,
     /// Rule 3's AMOs and store-conditionals' reads.
-    amo_excl: Set,
+    amo_excl: S,
 }
 
-impl Ppo {
-    fn of(s: &Skeleton) -> Ppo {
+impl<S: Bits> Ppo<S> {
+    fn of(s: &Skeleton<S>) -> Ppo<S> {
         let st = &s.sets;
         let (w, m) = (st.w, st.m);
         let po = s.po.dom(m).rng(m);
@@ -211,7 +226,7 @@ impl Ppo {
     }
 
     /// The rules the skeleton fixes whole, joined.
-    fn fixed(&self) -> Rel {
+    fn fixed(&self) -> Rel<S> {
         self.r1
             | self.r4
             | self.r5

@@ -4,6 +4,7 @@
 
 use super::model::{forbidden, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
+use crate::rel::Bits;
 
 /// Sequential consistency.
 pub struct Sc;
@@ -19,10 +20,25 @@ impl Model for Sc {
     }
 
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        forbidden(self.judge(x, false))
+        forbidden(judge_any(x, false))
     }
 
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        judge_any(x, explain)
+    }
+
+    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+        forbidden(judge_any(x, false))
+    }
+
+    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+        judge_any(x, explain)
+    }
+}
+
+/// The model's judgement of `x`, in either width.
+fn judge_any<S: Bits>(x: &Execution<'_, S>, explain: bool) -> Judgement {
+    {
         let s = x.s;
         // herd's `sm` (same memory access) is the identity without mixed sizes.
         let com = x.rf | x.co | x.fr;

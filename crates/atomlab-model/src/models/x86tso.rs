@@ -14,7 +14,7 @@ use atomlab_litmus::{Arch, Test};
 use super::model::{fencerel, forbidden, judges_isa, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
-use crate::rel::Rel;
+use crate::rel::{Bits, Rel};
 
 /// x86-TSO.
 pub struct X86Tso;
@@ -37,10 +37,25 @@ impl Model for X86Tso {
     }
 
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        forbidden(self.judge(x, false))
+        forbidden(judge_any(x, false))
     }
 
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        judge_any(x, explain)
+    }
+
+    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+        forbidden(judge_any(x, false))
+    }
+
+    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+        judge_any(x, explain)
+    }
+}
+
+/// The model's judgement of `x`, in either width.
+fn judge_any<S: Bits>(x: &Execution<'_, S>, explain: bool) -> Judgement {
+    {
         let s = x.s;
         let (r, w, m, a) = (s.sets.r, s.sets.w, s.sets.m, s.sets.locked);
         let po = s.po.dom(m).rng(m);
@@ -53,7 +68,7 @@ impl Model for X86Tso {
         if ghb.acyclic() {
             return Judgement::Allowed { racy: false };
         }
-        let parts: [(&str, Rel); 8] = [
+        let parts: [(&str, Rel<S>); 8] = [
             ("mfence", mfence),
             ("locked", implied),
             ("po", po_ww | po_rm),
