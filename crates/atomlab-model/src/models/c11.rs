@@ -45,7 +45,7 @@ use atomlab_litmus::Test;
 use super::model::{judges_c11, violation, violation_path, Judgement, Model, Step, Violation};
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
-use crate::rel::{full_set, Rel};
+use crate::rel::{full_set, Bits, Rel};
 
 /// C11 (herd's c11_partialSC).
 pub struct C11;
@@ -74,17 +74,25 @@ impl Model for C11 {
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
         super::model::forbidden(self.judge_with(x, false, true))
     }
+
+    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+        self.judge_with(x, explain, false)
+    }
+
+    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+        super::model::forbidden(self.judge_with(x, false, true))
+    }
 }
 
 impl C11 {
     /// The model's judgement of `x`; with `partial`, of the part of it that
     /// forbids only what every completion of `x` breaks (see the module
     /// documentation).
-    fn judge_with(&self, x: &Execution<'_>, explain: bool, partial: bool) -> Judgement {
+    fn judge_with<S: Bits>(&self, x: &Execution<'_, S>, explain: bool, partial: bool) -> Judgement {
         let s = x.s;
         let n = s.n;
         let st = &s.sets;
-        let all = full_set(n);
+        let all = full_set::<S>(n);
         let (r, w, f, a, iw) = (st.r, st.w, st.f, st.atomic, st.iw);
         let sb = s.po;
         let rf = x.rf;
@@ -99,7 +107,7 @@ impl C11 {
         let sbf = sb.rng(f);
         // Release sequences feed synchronisation (swra) and consume ordering
         // (dob); without release writes both are empty.
-        let (sw, dob) = if crel & (w | f) == 0 {
+        let (sw, dob) = if (crel & (w | f)).is_empty() {
             (asw - asw.seq(&sb), Rel::empty(n))
         } else {
             let rs_prime = s.int | Rel::cross(n, all, r & w);
@@ -124,7 +132,7 @@ impl C11 {
                     .seq(&sbf.opt())
                     .rng(cacq);
             let pp_asw = asw - asw.seq(&sb);
-            let dob = if ccon == 0 {
+            let dob = if ccon.is_empty() {
                 Rel::empty(n)
             } else {
                 let dd = (s.data | s.addr).plus();
@@ -220,7 +228,7 @@ impl C11 {
         }
         // Final non-atomic writes must not be hb-before another write (the
         // co-last writes of a partial execution are not known yet).
-        let fw = x.last.iter().fold(0u64, |acc, &e| acc | 1 << e);
+        let fw = x.last.iter().fold(S::ZERO, |acc, &e| acc | S::bit(e));
         if !partial && !Rel::id(n, fw & !a).seq(&hbl).rng(w).is_empty() {
             return violation("NaRf", explain, &[("hb", hbl)], None);
         }
@@ -228,7 +236,7 @@ impl C11 {
             return violation("Rmw", explain, &[("rf", rf), ("mo", mo)], None);
         }
         let sc = st.sc;
-        if sc != 0 {
+        if !sc.is_empty() {
             let sc = st.sc;
             let r1 = hb;
             let r2 = fsb.opt().seq(&mo).seq(&sbf.opt());
@@ -240,7 +248,7 @@ impl C11 {
             let scp = r1 | r2 | r3 | r4 | r5 | r6 | r7;
             let spartial = (Rel::cross(n, sc, sc) & scp).noid();
             if !spartial.acyclic() {
-                let sc2 = |r: Rel| (Rel::cross(n, sc, sc) & r).noid();
+                let sc2 = |r: Rel<S>| (Rel::cross(n, sc, sc) & r).noid();
                 return violation(
                     "Spartial",
                     explain,
@@ -258,7 +266,7 @@ impl C11 {
         let m = st.m;
         // A race needs a non-atomic access; initial writes are hb-before all.
         // Races mark allowed executions; they never forbid one.
-        if partial || m & !a & !st.iw == 0 {
+        if partial || (m & !a & !st.iw).is_empty() {
             return Judgement::Allowed { racy: false };
         }
         let cnf = (Rel::cross(n, w, all) | Rel::cross(n, all, w)) & s.loc & Rel::cross(n, m, m);

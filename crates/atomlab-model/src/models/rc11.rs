@@ -23,14 +23,21 @@ use super::model::{
 };
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
-use crate::rel::{full_set, Rel};
+use crate::rel::{full_set, Bits, Rel};
 
 /// RC11.
 pub struct Rc11;
 
 impl Rc11 {
     /// `rs` and `sw` (release sequences and synchronises-with).
-    fn sw(&self, x: &Execution<'_>, atomic_w: u64, rel: u64, acq: u64, myrmw: &Rel) -> Rel {
+    fn sw<S: Bits>(
+        &self,
+        x: &Execution<'_, S>,
+        atomic_w: S,
+        rel: S,
+        acq: S,
+        myrmw: &Rel<S>,
+    ) -> Rel<S> {
         let s = x.s;
         let n = s.n;
         let st = &s.sets;
@@ -71,10 +78,25 @@ impl Model for Rc11 {
     }
 
     fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        forbidden(self.judge(x, false))
+        forbidden(self.judge_any(x, false))
     }
 
     fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+        self.judge_any(x, explain)
+    }
+
+    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+        forbidden(self.judge_any(x, false))
+    }
+
+    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+        self.judge_any(x, explain)
+    }
+}
+
+impl Rc11 {
+    /// The model's judgement of `x`, in either width.
+    fn judge_any<S: Bits>(&self, x: &Execution<'_, S>, explain: bool) -> Judgement {
         let s = x.s;
         let n = s.n;
         let st = &s.sets;
@@ -87,13 +109,13 @@ impl Model for Rc11 {
         // Cheap axioms first when no explanation is wanted (the verdict does
         // not depend on the order).
         if !explain && !(sb | rf).acyclic() {
-            return violation::<u64>("no-thin-air", false, &[], None);
+            return violation::<S>("no-thin-air", false, &[], None);
         }
         let atomic_w = w & (st.rlx | st.rel | st.acq_rel | st.acq | st.sc);
         let rel = st.rel | st.acq_rel | st.sc;
         let acq = st.acq | st.acq_rel | st.sc;
         // Without release and acquire events there is no synchronisation.
-        let sw = if rel == 0 || acq == 0 {
+        let sw = if rel.is_empty() || acq.is_empty() {
             Rel::empty(n)
         } else {
             self.sw(x, atomic_w, rel, acq, &myrmw)
@@ -104,7 +126,7 @@ impl Model for Rc11 {
         // coherence1 when hb is just sb; they are evaluated here when hb has
         // synchronisation edges or an explanation is wanted.
         let full = explain || !sw.is_empty();
-        let eco = if full || f & st.sc != 0 {
+        let eco = if full || !(f & st.sc).is_empty() {
             (rf | mo | rb).plus()
         } else {
             Rel::empty(n)
@@ -164,7 +186,7 @@ impl Model for Rc11 {
         // SC: partial SC order.
         let sc = st.sc;
         let fsc = f & sc;
-        if sc != 0 {
+        if !sc.is_empty() {
             let sbl = sb - s.loc;
             let hbl = hb & s.loc;
             let scb = sb | sbl.seq(&hb).seq(&sbl) | hbl | mo | rb;
@@ -183,7 +205,7 @@ impl Model for Rc11 {
         // Data races: conflicting, not both atomic, unordered by hb.
         let m = st.m;
         // A race needs a non-atomic access (initial writes excluded).
-        if m & !st.atomic & !st.iw == 0 {
+        if (m & !st.atomic & !st.iw).is_empty() {
             return Judgement::Allowed { racy: false };
         }
         let not_init = Rel::cross(n, st.iw, full_set(n)) | Rel::cross(n, full_set(n), st.iw);
