@@ -37,6 +37,8 @@ pub(crate) fn judge(
         symmetry: false,
         // Prefixes are probed where many combinations of runs remain.
         probe_all: false,
+        // u64 words where an execution fits them.
+        wide_words: false,
     };
     let jobs = opts
         .jobs
