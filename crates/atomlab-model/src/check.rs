@@ -245,8 +245,6 @@ pub fn check_test_with(
         .collect()
 }
 
-/// Whether every read of the chosen traces can read from some write of
-
 /// One combination of runs (one per thread) whose values can all be read,
 /// with what judging it needs from [`run`].
 struct Combination<'a, 'r> {
@@ -369,6 +367,7 @@ fn probe_prefixes<S: Width>(
     crate::explore::prefix_satisfiable(&sk, rec, settled)
 }
 
+/// Whether every read of the chosen traces can read from some write of
 /// theirs or the initial state (same location, same value).
 fn values_feasible(chosen: &[&Trace], init: &[i64]) -> bool {
     use crate::interp::Kind;

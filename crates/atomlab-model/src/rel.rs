@@ -234,10 +234,9 @@ impl<S: Bits> Rel<S> {
         }
         let reached = self.r()[j] | S::bit(j);
         let n = self.n;
-        let rows = self.w();
-        for k in 0..n {
-            if k == i || rows[k].has(i) {
-                rows[k] |= reached;
+        for (k, row) in self.w().iter_mut().take(n).enumerate() {
+            if k == i || row.has(i) {
+                *row |= reached;
             }
         }
         true
@@ -268,10 +267,9 @@ impl<S: Bits> Rel<S> {
     /// `r^-1`.
     pub fn inv(&self) -> Rel<S> {
         let mut r = Rel::empty(self.n);
-        let a = self.r();
         let out = r.w();
-        for i in 0..self.n {
-            for j in members(a[i]) {
+        for (i, row) in self.r().iter().take(self.n).enumerate() {
+            for j in members(*row) {
                 out[j] |= S::bit(i);
             }
         }
