@@ -185,6 +185,40 @@ fn riscv64_thread_local_mcs_passes_and_its_relaxed_handover_fails() {
     all(&out, "mcs-tls-relaxed-handover", "sc", "PASS");
 }
 
+/// With 3 threads the riscv64 build's executions have 66-70 events (its
+/// stores are AMOs of two events each, its fences events of their own):
+/// past the 64 of u64 words, judged with u128 ones (atomlab-model's
+/// rel.rs) where they were BOUND before.
+#[test]
+fn riscv64_three_thread_mcs_is_judged_past_64_events() {
+    let Some(so) = build_plugin(
+        RISCV,
+        "verify_mcs.c",
+        "plugins-verify-mcs",
+        "mcs-riscv64",
+        &["-O2"],
+    ) else {
+        return;
+    };
+    let o = atomlab(&[
+        "--no-save",
+        "verify",
+        "--plugin",
+        so.to_str().unwrap(),
+        "--variant",
+        "mcs-tls,mcs-tls-relaxed-handover",
+        "--model",
+        "riscv",
+        "--threads",
+        "3",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    all(&out, "mcs-tls", "riscv", "PASS");
+    all(&out, "mcs-tls-relaxed-handover", "riscv", "FAIL");
+}
+
 #[test]
 fn mcs_with_outline_atomics() {
     check_build("mcs-outline", &["-O2"]);
