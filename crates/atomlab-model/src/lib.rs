@@ -25,7 +25,10 @@
 //! `thiserror` (errors).
 //!
 //! # Limitations
-//! - At most 64 events per execution and 24 values per location.
+//! - At most 128 events per execution ([`graph::MAX_WIDE_EVENTS`]; up to
+//!   64 the relations are `u64` words, past it `u128`, about twice the cost
+//!   per operation; a model given as a cat file judges up to 64) and 24
+//!   values per location.
 //! - No mixed-size semantics: a location accessed with two widths (RISC-V
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this

@@ -151,7 +151,7 @@ pub fn table(layout: &Layout, recs: &[&Record]) -> Table {
         notes.push(format!("TIMEOUT: gave up at the per-test timeout (default {DEFAULT_TIMEOUT_S} s; --timeout S raises it, --timeout 0 removes it)"));
     }
     if words.iter().any(|w| w == Verdict::Bound.as_str()) {
-        notes.push("BOUND: the test exceeds a fixed limit of this checker (64 events per execution, 2000 instructions per thread, 200,000 possible runs per test), which no option raises: split the test".into());
+        notes.push("BOUND: the test exceeds a fixed limit of this checker (128 events per execution, 64 under a cat file, 2000 instructions per thread, 200,000 possible runs per test), which no option raises: split the test".into());
     }
     if words.iter().any(|w| w == "ERROR") {
         notes.push("ERROR: the model could not follow the test (see the message on stderr)".into());
