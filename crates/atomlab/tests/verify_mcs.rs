@@ -30,8 +30,7 @@ mod verify_support;
 
 use std::path::{Path, PathBuf};
 
-use cli_support::{atomlab, stderr};
-use verify_support::{build_plugin, verdicts, AARCH64, HOST, RISCV};
+use verify_support::{build_plugin, verdicts, verify_plugin, AARCH64, HOST, RISCV};
 
 /// verify_mcs.c built for aarch64 with `flags` as `name.so`.
 fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
@@ -41,17 +40,7 @@ fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
 /// `atomlab --no-save verify --plugin so --model models`: exit code and
 /// stdout.
 fn verify(so: &Path, models: &str) -> (Option<i32>, String) {
-    let o = atomlab(&[
-        "--no-save",
-        "verify",
-        "--plugin",
-        so.to_str().unwrap(),
-        "--model",
-        models,
-    ]);
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
-    (o.status.code(), out)
+    verify_plugin(so, &["--model", models])
 }
 
 /// Every row of `variant` under `model` says `want` (one row, or two
@@ -163,19 +152,16 @@ fn riscv64_thread_local_mcs_passes_and_its_relaxed_handover_fails() {
     ) else {
         return;
     };
-    let o = atomlab(&[
-        "--no-save",
-        "verify",
-        "--plugin",
-        so.to_str().unwrap(),
-        "--variant",
-        "mcs-tls,mcs-tls-relaxed-handover,tas-tdata,mcs-noisy-free",
-        "--model",
-        "riscv,sc",
-    ]);
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
-    assert_eq!(o.status.code(), Some(1), "{out}");
+    let (code, out) = verify_plugin(
+        &so,
+        &[
+            "--variant",
+            "mcs-tls,mcs-tls-relaxed-handover,tas-tdata,mcs-noisy-free",
+            "--model",
+            "riscv,sc",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}");
     for m in ["riscv", "sc"] {
         all(&out, "mcs-tls", m, "PASS");
         all(&out, "tas-tdata", m, "PASS");
@@ -200,21 +186,18 @@ fn riscv64_three_thread_mcs_is_judged_past_64_events() {
     ) else {
         return;
     };
-    let o = atomlab(&[
-        "--no-save",
-        "verify",
-        "--plugin",
-        so.to_str().unwrap(),
-        "--variant",
-        "mcs-tls,mcs-tls-relaxed-handover",
-        "--model",
-        "riscv",
-        "--threads",
-        "3",
-    ]);
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
-    assert_eq!(o.status.code(), Some(1), "{out}");
+    let (code, out) = verify_plugin(
+        &so,
+        &[
+            "--variant",
+            "mcs-tls,mcs-tls-relaxed-handover",
+            "--model",
+            "riscv",
+            "--threads",
+            "3",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}");
     all(&out, "mcs-tls", "riscv", "PASS");
     all(&out, "mcs-tls-relaxed-handover", "riscv", "FAIL");
 }

@@ -123,6 +123,31 @@ pub trait Model: Sync {
     }
 }
 
+/// The judging methods of a [`Model`] whose axioms are all monotone (see
+/// [`Model::judge_partial`]) and whose judgement is one function generic
+/// over the word, `$judge(x, explain)`: the same judgement for complete
+/// and partial executions, in both widths.
+macro_rules! judged_whole_in_both_widths {
+    ($judge:path) => {
+        fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+            $judge(x, explain)
+        }
+
+        fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
+            super::model::forbidden($judge(x, false))
+        }
+
+        fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+            $judge(x, explain)
+        }
+
+        fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+            super::model::forbidden($judge(x, false))
+        }
+    };
+}
+pub(crate) use judged_whole_in_both_widths;
+
 /// Why a model without [`Model::judge_wide`] leaves an execution unjudged.
 pub(crate) const NOT_WIDE: &str =
     "an execution has more than 64 events, which this model does not judge (the built-in \

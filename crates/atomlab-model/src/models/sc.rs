@@ -2,7 +2,7 @@
 //! `acyclic po | ((fr | rf | co); sm) as sc` with `sm` the identity, plus RMW atomicity
 //! (`empty rmw & (fre; coe)`, enforced by the engine).
 
-use super::model::{forbidden, violation, Judgement, Model, Violation};
+use super::model::{judged_whole_in_both_widths, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 use crate::rel::Bits;
 
@@ -19,21 +19,7 @@ impl Model for Sc {
         true
     }
 
-    fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        forbidden(judge_any(x, false))
-    }
-
-    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
-        judge_any(x, explain)
-    }
-
-    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
-        forbidden(judge_any(x, false))
-    }
-
-    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
-        judge_any(x, explain)
-    }
+    judged_whole_in_both_widths!(judge_any);
 }
 
 /// The model's judgement of `x`, in either width.

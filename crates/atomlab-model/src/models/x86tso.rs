@@ -11,7 +11,9 @@
 
 use atomlab_litmus::{Arch, Test};
 
-use super::model::{fencerel, forbidden, judges_isa, violation, Judgement, Model, Violation};
+use super::model::{
+    fencerel, judged_whole_in_both_widths, judges_isa, violation, Judgement, Model, Violation,
+};
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{Bits, Rel};
@@ -36,21 +38,7 @@ impl Model for X86Tso {
         true
     }
 
-    fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        forbidden(judge_any(x, false))
-    }
-
-    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
-        judge_any(x, explain)
-    }
-
-    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
-        forbidden(judge_any(x, false))
-    }
-
-    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
-        judge_any(x, explain)
-    }
+    judged_whole_in_both_widths!(judge_any);
 }
 
 /// The model's judgement of `x`, in either width.

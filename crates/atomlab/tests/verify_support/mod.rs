@@ -16,6 +16,20 @@ pub const RISCV: &str = "riscv64-linux-gnu-gcc";
 /// The host's compiler (x86-64 code on this project's machines).
 pub const HOST: &str = "cc";
 
+/// `atomlab --no-save verify --plugin so args…`: its exit code and
+/// stdout, after checking that it did not panic.
+pub fn verify_plugin(so: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["--no-save", "verify", "--plugin", so.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = super::cli_support::atomlab(&all);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
 /// Says why a test does not run; under ATOMLAB_REQUIRE_CROSS=1, fails.
 pub fn skip(msg: &str) {
     if std::env::var("ATOMLAB_REQUIRE_CROSS").is_ok_and(|v| v == "1") {
