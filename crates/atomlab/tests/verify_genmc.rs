@@ -117,3 +117,57 @@ fn verdicts_match_genmc_on_its_own_lock_clients() {
         }
     }
 }
+
+/// Whether `function` in the riscv64 file `so` orders its compare-exchange
+/// as a release: an `sc` with `.rl`, or a `fence` before its `lr` (as
+/// `riscv64-linux-gnu-objdump -d` prints them).
+fn cas_releases(so: &Path, function: &str) -> Option<bool> {
+    let o = std::process::Command::new("riscv64-linux-gnu-objdump")
+        .arg("-d")
+        .arg(so)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    let start = text.find(&format!("<{function}>:"))?;
+    let body = &text[start..];
+    let body = &body[..body.find("\n\n").unwrap_or(body.len())];
+    let lr = body.find("\tlr.")?;
+    let fence_before = body[..lr].contains("\tfence");
+    let sc_rl = body
+        .lines()
+        .any(|l| l.contains("\tsc.") && l.contains(".rl"));
+    Some(fence_before || sc_rl)
+}
+
+/// The MCS lock's unlock releases the lock with a compare-exchange of
+/// release order. Debian 12's riscv64 GCC (12.2) emits it as a plain
+/// `lr.d`/`sc.d` pair, with no `.rl` and no fence: the critical section's
+/// store may then become visible after the lock is free, and verify FAILs
+/// the riscv64 build under `riscv` while the aarch64 build PASSes. The
+/// verdict must follow the code, whichever compiler made it.
+#[test]
+fn riscv64_mcs_verdict_follows_the_compilers_cas_ordering() {
+    let Some(so) = build_plugin(
+        verify_support::RISCV,
+        "verify_genmc.c",
+        "plugins-verify-genmc",
+        "genmc-locks-riscv64",
+        &["-O2"],
+    ) else {
+        return;
+    };
+    let Some(releases) = cas_releases(&so, "mcs_unlock") else {
+        verify_support::skip("riscv64-linux-gnu-objdump could not show mcs_unlock's lr/sc");
+        return;
+    };
+    let (code, out) =
+        verify_support::verify_plugin(&so, &["--variant", "mcs_spinlock", "--model", "riscv"]);
+    let want = if releases { "PASS" } else { "FAIL" };
+    assert_eq!(
+        verdicts(&out, "mcs_spinlock", "riscv"),
+        [want],
+        "mcs_unlock's CAS {} release ordering\n{out}",
+        if releases { "has" } else { "lacks" }
+    );
+    assert_eq!(code, Some(if releases { 0 } else { 1 }), "{out}");
+}
