@@ -52,7 +52,7 @@ pub trait Bits:
     /// A relation's rows: one word per event.
     type Rows: Copy + Eq + Send + Sync + AsRef<[Self]> + AsMut<[Self]>;
     /// Rows all empty.
-    const EMPTY_ROWS: Self::Rows;
+    fn empty_rows() -> Self::Rows;
     /// The lowest member (the word's trailing zeros).
     fn lowest(self) -> usize;
     /// How many members.
@@ -92,7 +92,10 @@ macro_rules! bits {
             const ZERO: Self = 0;
             const ONE: Self = 1;
             type Rows = [$word; $events];
-            const EMPTY_ROWS: Self::Rows = [0; $events];
+            #[inline]
+            fn empty_rows() -> Self::Rows {
+                [0; $events]
+            }
             #[inline]
             fn lowest(self) -> usize {
                 self.trailing_zeros() as usize
@@ -154,10 +157,11 @@ impl<S: Bits> Rel<S> {
     }
 
     /// The empty relation over `n` events.
+    #[inline]
     pub fn empty(n: usize) -> Rel<S> {
         Rel {
             n,
-            rows: S::EMPTY_ROWS,
+            rows: S::empty_rows(),
         }
     }
 
@@ -185,6 +189,7 @@ impl<S: Bits> Rel<S> {
     }
 
     /// Adds the pair `(i, j)`.
+    #[inline]
     pub fn add(&mut self, i: usize, j: usize) {
         self.w()[i] |= S::bit(j);
     }
@@ -195,11 +200,13 @@ impl<S: Bits> Rel<S> {
     }
 
     /// Whether `(i, j)` is in the relation.
+    #[inline]
     pub fn has(&self, i: usize, j: usize) -> bool {
         self.r()[i].has(j)
     }
 
     /// The successors of `i`.
+    #[inline]
     pub fn row(&self, i: usize) -> S {
         self.r()[i]
     }
@@ -216,6 +223,7 @@ impl<S: Bits> Rel<S> {
     }
 
     /// Adds `(i, j)` for every `j` in `s`.
+    #[inline]
     pub fn add_row(&mut self, i: usize, s: S) {
         self.w()[i] |= s;
     }
@@ -234,7 +242,7 @@ impl<S: Bits> Rel<S> {
         }
         let reached = self.r()[j] | S::bit(j);
         let n = self.n;
-        for (k, row) in self.w().iter_mut().take(n).enumerate() {
+        for (k, row) in self.w()[..n].iter_mut().enumerate() {
             if k == i || row.has(i) {
                 *row |= reached;
             }
@@ -250,6 +258,7 @@ impl<S: Bits> Rel<S> {
     }
 
     /// `r1 ; r2`: composition.
+    #[inline]
     pub fn seq(&self, other: &Rel<S>) -> Rel<S> {
         let mut r = Rel::empty(self.n);
         let (a, b) = (self.r(), other.r());
@@ -265,10 +274,11 @@ impl<S: Bits> Rel<S> {
     }
 
     /// `r^-1`.
+    #[inline]
     pub fn inv(&self) -> Rel<S> {
         let mut r = Rel::empty(self.n);
         let out = r.w();
-        for (i, row) in self.r().iter().take(self.n).enumerate() {
+        for (i, row) in self.r()[..self.n].iter().enumerate() {
             for j in members(*row) {
                 out[j] |= S::bit(i);
             }
@@ -277,6 +287,7 @@ impl<S: Bits> Rel<S> {
     }
 
     /// `r+`: transitive closure (Warshall, one row per word).
+    #[inline]
     pub fn plus(&self) -> Rel<S> {
         let mut r = *self;
         let n = self.n;
@@ -286,8 +297,9 @@ impl<S: Bits> Rel<S> {
             if rk.is_empty() {
                 continue;
             }
-            for row in rows.iter_mut().take(n) {
-                if row.has(k) {
+            let bit = S::bit(k);
+            for row in rows[..n].iter_mut() {
+                if !(*row & bit).is_empty() {
                     *row |= rk;
                 }
             }
@@ -296,25 +308,28 @@ impl<S: Bits> Rel<S> {
     }
 
     /// `r*` over all `n` events.
+    #[inline]
     pub fn star(&self) -> Rel<S> {
         self.plus().opt()
     }
 
     /// `r?`: `r` or identity, over all `n` events.
+    #[inline]
     pub fn opt(&self) -> Rel<S> {
         let mut r = *self;
         let n = self.n;
-        for (i, row) in r.w().iter_mut().take(n).enumerate() {
+        for (i, row) in r.w()[..n].iter_mut().enumerate() {
             *row |= S::bit(i);
         }
         r
     }
 
     /// `[S]; r`.
+    #[inline]
     pub fn dom(&self, s: S) -> Rel<S> {
         let mut r = *self;
         let n = self.n;
-        for (i, row) in r.w().iter_mut().take(n).enumerate() {
+        for (i, row) in r.w()[..n].iter_mut().enumerate() {
             if !s.has(i) {
                 *row = S::ZERO;
             }
@@ -323,20 +338,22 @@ impl<S: Bits> Rel<S> {
     }
 
     /// `r; [S]`.
+    #[inline]
     pub fn rng(&self, s: S) -> Rel<S> {
         let mut r = *self;
         let n = self.n;
-        for row in r.w().iter_mut().take(n) {
+        for row in r.w()[..n].iter_mut() {
             *row &= s;
         }
         r
     }
 
     /// `r \ id`.
+    #[inline]
     pub fn noid(&self) -> Rel<S> {
         let mut r = *self;
         let n = self.n;
-        for (i, row) in r.w().iter_mut().take(n).enumerate() {
+        for (i, row) in r.w()[..n].iter_mut().enumerate() {
             *row &= !S::bit(i);
         }
         r
@@ -347,7 +364,7 @@ impl<S: Bits> Rel<S> {
         let all = full_set::<S>(self.n);
         let mut r = *self;
         let n = self.n;
-        for row in r.w().iter_mut().take(n) {
+        for row in r.w()[..n].iter_mut() {
             *row = !*row & all;
         }
         r
@@ -356,7 +373,7 @@ impl<S: Bits> Rel<S> {
     /// `domain(r)`.
     pub fn domain(&self) -> S {
         let mut s = S::ZERO;
-        for (i, row) in self.r().iter().take(self.n).enumerate() {
+        for (i, row) in self.r()[..self.n].iter().enumerate() {
             if !row.is_empty() {
                 s |= S::bit(i);
             }
@@ -414,9 +431,10 @@ pub fn full_set<S: Bits>(n: usize) -> S {
 
 impl<S: Bits> BitOr for Rel<S> {
     type Output = Rel<S>;
+    #[inline]
     fn bitor(mut self, o: Rel<S>) -> Rel<S> {
         let n = self.n;
-        for (a, b) in self.w().iter_mut().zip(o.r()).take(n) {
+        for (a, b) in self.w()[..n].iter_mut().zip(&o.r()[..n]) {
             *a |= *b;
         }
         self
@@ -425,9 +443,10 @@ impl<S: Bits> BitOr for Rel<S> {
 
 impl<S: Bits> BitAnd for Rel<S> {
     type Output = Rel<S>;
+    #[inline]
     fn bitand(mut self, o: Rel<S>) -> Rel<S> {
         let n = self.n;
-        for (a, b) in self.w().iter_mut().zip(o.r()).take(n) {
+        for (a, b) in self.w()[..n].iter_mut().zip(&o.r()[..n]) {
             *a &= *b;
         }
         self
@@ -436,9 +455,10 @@ impl<S: Bits> BitAnd for Rel<S> {
 
 impl<S: Bits> Sub for Rel<S> {
     type Output = Rel<S>;
+    #[inline]
     fn sub(mut self, o: Rel<S>) -> Rel<S> {
         let n = self.n;
-        for (a, b) in self.w().iter_mut().zip(o.r()).take(n) {
+        for (a, b) in self.w()[..n].iter_mut().zip(&o.r()[..n]) {
             *a &= !*b;
         }
         self
