@@ -37,6 +37,17 @@ fn build(name: &str, flags: &[&str]) -> Option<PathBuf> {
     build_plugin(AARCH64, "verify_mcs.c", "plugins-verify-mcs", name, flags)
 }
 
+/// verify_mcs.c built for riscv64 at -O2 as `mcs-riscv64.so`.
+fn build_riscv64() -> Option<PathBuf> {
+    build_plugin(
+        RISCV,
+        "verify_mcs.c",
+        "plugins-verify-mcs",
+        "mcs-riscv64",
+        &["-O2"],
+    )
+}
+
 /// `atomlab --no-save verify --plugin so --model models`: exit code and
 /// stdout.
 fn verify(so: &Path, models: &str) -> (Option<i32>, String) {
@@ -143,13 +154,7 @@ fn x86_64_build_passes_under_x86tso_relaxed_handover_included() {
 
 #[test]
 fn riscv64_thread_local_mcs_passes_and_its_relaxed_handover_fails() {
-    let Some(so) = build_plugin(
-        RISCV,
-        "verify_mcs.c",
-        "plugins-verify-mcs",
-        "mcs-riscv64",
-        &["-O2"],
-    ) else {
+    let Some(so) = build_riscv64() else {
         return;
     };
     let (code, out) = verify_plugin(
@@ -177,13 +182,7 @@ fn riscv64_thread_local_mcs_passes_and_its_relaxed_handover_fails() {
 /// rel.rs) where they were BOUND before.
 #[test]
 fn riscv64_three_thread_mcs_is_judged_past_64_events() {
-    let Some(so) = build_plugin(
-        RISCV,
-        "verify_mcs.c",
-        "plugins-verify-mcs",
-        "mcs-riscv64",
-        &["-O2"],
-    ) else {
+    let Some(so) = build_riscv64() else {
         return;
     };
     let (code, out) = verify_plugin(
