@@ -156,7 +156,6 @@ struct Node {
 }
 
 /// One thread's runs as a tree.
-#[derive(Clone)]
 struct Tree<'a> {
     runs: &'a [Trace],
     /// Run indices, sorted by their reads' values.
@@ -390,24 +389,29 @@ pub(crate) fn each(
             pairs.entry((e.loc, e.wval)).or_insert(n);
         }
     }
-    // Threads with the same runs (copies of one thread) share one tree.
-    let mut trees: Vec<Tree> = Vec::with_capacity(traces.len());
+    // Threads with the same runs (copies of one thread) share one tree,
+    // built and summarised once: `tree_of[i]` is thread i's in `distinct`.
+    let mut distinct: Vec<Tree> = Vec::new();
+    let mut tree_of: Vec<usize> = Vec::with_capacity(traces.len());
     for (i, runs) in traces.iter().enumerate() {
-        let tree = match (0..i).find(|&j| same_runs(&traces[j], runs)) {
-            Some(j) => trees[j].clone(),
-            None => Tree::build(runs, init, &pairs),
-        };
-        trees.push(tree);
+        match (0..i).find(|&j| same_runs(&traces[j], runs)) {
+            Some(j) => tree_of.push(tree_of[j]),
+            None => {
+                tree_of.push(distinct.len());
+                distinct.push(Tree::build(runs, init, &pairs));
+            }
+        }
     }
-    let nodes: usize = trees.iter().map(|t| t.nodes.len()).sum();
+    let nodes: usize = tree_of.iter().map(|&d| distinct[d].nodes.len()).sum();
     let summarise = cuts.values
         && pairs.len() <= MAX_PAIRS
         && nodes.saturating_mul(pairs.len()) <= MAX_SUMMARY_BYTES;
     if summarise {
-        for t in &mut trees {
+        for t in &mut distinct {
             t.summarise(&pairs);
         }
     }
+    let trees: Vec<&Tree> = tree_of.iter().map(|&d| &distinct[d]).collect();
     // Each thread's group, and its place in it.
     let mut ordered_after: Vec<Option<usize>> = vec![None; trees.len()];
     for g in groups {
@@ -433,7 +437,7 @@ pub(crate) fn each(
 
 /// The search over the threads' trees at once.
 struct Joint<'t, 'a, 'p> {
-    trees: &'t [Tree<'a>],
+    trees: &'t [&'t Tree<'a>],
     groups: &'t [Vec<usize>],
     /// For a thread of a group, the thread before it in the group: its run
     /// may not come later in the tree's order.
