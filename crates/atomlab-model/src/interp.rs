@@ -1545,8 +1545,8 @@ pub(crate) fn explore(
         // paths this round found, in the order it found them, until they
         // settle: what that round would do, without running the code.
         while next == written && chains.take_changed() {
-            for ti in 0..nt {
-                let u = copy_of[ti].unwrap_or(ti);
+            for (ti, source) in copy_of.iter().enumerate() {
+                let u = source.unwrap_or(ti);
                 for path in asked[u].1.iter().chain(&derived[u]) {
                     chains.path(ti, path, &init);
                 }
