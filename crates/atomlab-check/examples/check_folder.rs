@@ -27,7 +27,11 @@ pub fn check_folder(
         timeout: Some(timeout),
         ..Default::default()
     };
-    let batch = atomlab_check::check(&[dir.display().to_string()], &opts, &())?;
+    let batch = atomlab_check::check(
+        &[dir.display().to_string()],
+        &opts,
+        &mut atomlab_core::progress::silent,
+    )?;
     serde_json::to_writer_pretty(&mut *out, &batch.records)?;
     writeln!(out)?;
     for e in &batch.errors {

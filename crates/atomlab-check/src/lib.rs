@@ -17,7 +17,7 @@
 //!     timeout: Some(std::time::Duration::from_secs(10)),
 //!     ..Default::default()
 //! };
-//! let batch = atomlab_check::check(&["tests/x86".into()], &opts, &()).unwrap();
+//! let batch = atomlab_check::check(&["tests/x86".into()], &opts, &mut atomlab_core::progress::silent).unwrap();
 //! for r in &batch.records {
 //!     println!("{} {} {:?}", r.scenario, r.variant, r.parameters.get("observation"));
 //! }
@@ -39,9 +39,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atomlab_core::check_layout::{Layout, Row};
+use atomlab_core::progress::{Event, Live, Sink};
 use atomlab_core::{ExitStatus, InputError, Record, Shard, Verdict};
 use atomlab_litmus::Test;
-/// How far a batch's search has gone ([`Progress::begin`]).
+/// How far a batch's search has gone (the counts behind its live
+/// progress).
 pub use atomlab_model::SearchProgress;
 use atomlab_model::{AcquireLoad, Engine, ModelOutcome};
 
@@ -89,34 +91,24 @@ pub struct Options {
     pub detail: bool,
 }
 
-/// What a batch tells its caller while it runs (a progress line, notes).
-/// Every method has a default that does nothing; `()` is the silent one.
-/// The methods are called from the worker threads.
-pub trait Progress: Sync {
-    /// The batch has `total` test files; `searched` counts how far the
-    /// search has gone so far, over every test.
-    fn begin(&self, total: usize, searched: &Arc<SearchProgress>) {
-        let _ = (total, searched);
-    }
-    /// A test starts being judged.
-    fn started(&self, test: &str) {
-        let _ = test;
-    }
-    /// A test file is done (judged, timed out or refused).
-    fn finished(&self) {}
-    /// Every test is done.
-    fn end(&self) {}
-    /// Something the user should know that is not a result.
-    fn note(&self, note: &Note) {
-        let _ = note;
+/// How far a batch's search has gone, in words, for the person watching
+/// ([`atomlab_core::progress::Event::Watch`]): the executions explored so
+/// far over every test.
+struct Explored(Arc<SearchProgress>);
+
+impl Live for Explored {
+    fn so_far(&self) -> String {
+        let (_, _, explored) = self.0.now();
+        format!("{explored} executions explored")
     }
 }
 
-impl Progress for () {}
+/// A long test is said to be running, where no bar shows it, this often.
+pub const WATCH_EVERY: Duration = Duration::from_secs(10);
 
 /// What a batch has to say besides its results.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Note {
+pub(crate) enum Note {
     /// The cfg file's `macros` file is not read: the Linux C parser has
     /// linux-kernel.def's macros built in.
     MacrosNotRead(PathBuf),
@@ -248,10 +240,12 @@ impl Batch {
 
 /// Judges the litmus tests `inputs` name (files, directories searched for
 /// `*.litmus`, `@LIST` files) under the models of `opts`, in parallel,
-/// telling `progress` as it goes. Fails only when a model cannot be
-/// loaded or the graphs cannot be written; a test that cannot be used is
-/// in [`Batch::errors`].
-pub fn check(inputs: &[String], opts: &Options, progress: &dyn Progress) -> Result<Batch, Error> {
+/// telling `progress` as it goes (a batch of tests, each test as it
+/// starts and ends, the executions explored so far as live counts, and
+/// notes; from the calling thread or, one at a time, from the workers).
+/// Fails only when a model cannot be loaded or the graphs cannot be
+/// written; a test that cannot be used is in [`Batch::errors`].
+pub fn check(inputs: &[String], opts: &Options, progress: Sink<'_>) -> Result<Batch, Error> {
     let given = models::load(opts, progress)?;
     let choices = models::choose(&opts.models, &given);
     if let Some(dir) = &opts.graphs {
@@ -338,7 +332,7 @@ fn file_stem(name: &str) -> String {
 fn write_graphs(
     dir: &std::path::Path,
     checked: &[Checked],
-    progress: &dyn Progress,
+    progress: Sink<'_>,
 ) -> Result<(), Error> {
     let write = |p: PathBuf, text: &str| {
         std::fs::write(&p, text).map_err(|source| Error::GraphWrite { path: p, source })
@@ -357,10 +351,11 @@ fn write_graphs(
             }
             if d.witness_dot.is_none() && d.forbidden.is_empty() {
                 // Nothing to draw: say so rather than leave the folder empty.
-                progress.note(&Note::NoGraph {
+                let note = Note::NoGraph {
                     test: c.test.name.clone(),
                     model: d.model.to_string(),
-                });
+                };
+                progress(Event::Note(&format!("--dot: {note}")));
             }
         }
     }

@@ -9,7 +9,9 @@ use atomlab_cat::{CatError, CatModel};
 use atomlab_model::models::Model;
 use atomlab_model::{ModelChoice, MODEL_NAMES};
 
-use crate::{Note, Options, Progress};
+use atomlab_core::progress::{Event, Sink};
+
+use crate::{Note, Options};
 
 /// A cat model file (or a cfg file), with the name its column takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +71,7 @@ fn stem(file: &Path) -> String {
 
 /// Loads each model file and the model of the cfg file (refusing a bad
 /// one, with its file:line:column, before any test is judged).
-pub(crate) fn load(opts: &Options, progress: &dyn Progress) -> Result<Vec<CatModel>, LoadError> {
+pub(crate) fn load(opts: &Options, progress: Sink<'_>) -> Result<Vec<CatModel>, LoadError> {
     if let Some(m) = opts
         .models
         .iter()
@@ -95,7 +97,11 @@ pub(crate) fn load(opts: &Options, progress: &dyn Progress) -> Result<Vec<CatMod
             if !def.is_file() {
                 return Err(LoadError::MacrosMissing(def.clone()));
             }
-            progress.note(&Note::MacrosNotRead(def.clone()));
+            let note = Note::MacrosNotRead(def.clone());
+            progress(Event::Note(&format!(
+                "note: --conf {}: {note}",
+                spec.path.display()
+            )));
         }
         match &conf.model {
             Some(m) if opts.model_files.is_empty() => specs.push((

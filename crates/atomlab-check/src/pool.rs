@@ -10,7 +10,9 @@ use std::time::Instant;
 use atomlab_litmus::ParseError;
 use atomlab_model::{CheckOptions, ModelChoice, SearchProgress};
 
-use crate::{Checked, Options, Progress};
+use atomlab_core::progress::{Event, Live, Sink};
+
+use crate::{Checked, Explored, Options, WATCH_EVERY};
 
 /// Parses and judges each of `files` under `choices`, in parallel; the
 /// results in the order of `files`.
@@ -18,7 +20,7 @@ pub(crate) fn judge(
     files: &[PathBuf],
     choices: &[ModelChoice<'_>],
     opts: &Options,
-    progress: &dyn Progress,
+    progress: Sink<'_>,
 ) -> Vec<Result<Checked, ParseError>> {
     let searched = Arc::new(SearchProgress::default());
     let check = CheckOptions {
@@ -53,12 +55,39 @@ pub(crate) fn judge(
     // ORDERING: the counter only hands out distinct indices; the results are
     // published by the Mutexes and the scope's join, so Relaxed suffices.
     let next = AtomicUsize::new(0);
-    progress.begin(files.len(), &searched);
+    progress(Event::Begin {
+        total: files.len(),
+        what: "tests",
+    });
+    let live: Arc<dyn Live> = Arc::new(Explored(Arc::clone(&searched)));
+    progress(Event::Watch {
+        live: &live,
+        every: WATCH_EVERY,
+        context: "",
+    });
+    // The workers tell the sink one at a time, with the count of tests
+    // done (refused ones too) that the bar shows.
+    let told = Mutex::new((progress, 0usize));
+    let tell = |started: Option<&str>, ended: &str| {
+        if let Ok(mut t) = told.lock() {
+            let (sink, done) = &mut *t;
+            match started {
+                Some(name) => sink(Event::At {
+                    done: *done,
+                    label: name,
+                }),
+                None => {
+                    *done += 1;
+                    sink(Event::Done(ended));
+                }
+            }
+        }
+    };
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(path) = files.get(i) else { break };
         let outcome = atomlab_litmus::parse_file(path).map(|test| {
-            progress.started(&test.name);
+            tell(Some(&test.name), "");
             let start = Instant::now();
             let mut o = check.clone();
             o.deadline = opts.timeout.map(|t| start + t);
@@ -69,10 +98,14 @@ pub(crate) fn judge(
                 elapsed: start.elapsed(),
             }
         });
+        let name = match &outcome {
+            Ok(c) => c.test.name.clone(),
+            Err(e) => e.file.clone(),
+        };
         if let Ok(mut slot) = results[i].lock() {
             *slot = Some(outcome);
         }
-        progress.finished();
+        tell(None, &name);
     };
     std::thread::scope(|s| {
         // The calling thread is one of the workers: with `jobs` 1 no test
@@ -86,7 +119,9 @@ pub(crate) fn judge(
         }
         work();
     });
-    progress.end();
+    if let Ok((sink, _)) = told.into_inner() {
+        sink(Event::End);
+    }
     results
         .into_iter()
         .filter_map(|m| m.into_inner().ok().flatten())

@@ -6,12 +6,11 @@
 mod example;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use atomlab_check::{check, Error, LoadError, ModelFile, Note, Options, Progress, SearchProgress};
+use atomlab_check::{check, Error, LoadError, ModelFile, Options};
 use atomlab_core::check_layout::Layout;
+use atomlab_core::progress::{silent, Event};
 use atomlab_core::{ExitStatus, Record, Verdict};
 use atomlab_report::check_view as render;
 use serde_json::Value;
@@ -116,7 +115,7 @@ fn a_test_past_its_deadline_is_a_timeout_record() {
         jobs: Some(2),
         ..Default::default()
     };
-    let batch = check(&[d.display().to_string()], &opts, &()).unwrap();
+    let batch = check(&[d.display().to_string()], &opts, &mut silent).unwrap();
     let huge = batch.records.iter().find(|r| r.scenario == "huge").unwrap();
     assert_eq!(huge.verdict, Some(Verdict::Timeout));
     // The other test is judged all the same.
@@ -127,56 +126,41 @@ fn a_test_past_its_deadline_is_a_timeout_record() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// Counts what a batch reports.
-#[derive(Default)]
-struct Counting {
-    total: AtomicUsize,
-    started: Mutex<Vec<String>>,
-    finished: AtomicUsize,
-    ended: AtomicUsize,
-    notes: Mutex<Vec<Note>>,
-}
-
-impl Progress for Counting {
-    fn begin(&self, total: usize, _searched: &Arc<SearchProgress>) {
-        // ORDERING: read after the batch has returned (the scope joined).
-        self.total.store(total, Ordering::Relaxed);
-    }
-    fn started(&self, test: &str) {
-        self.started.lock().unwrap().push(test.to_string());
-    }
-    fn finished(&self) {
-        // ORDERING: a count read after the batch has returned.
-        self.finished.fetch_add(1, Ordering::Relaxed);
-    }
-    fn end(&self) {
-        // ORDERING: as above.
-        self.ended.fetch_add(1, Ordering::Relaxed);
-    }
-    fn note(&self, note: &Note) {
-        self.notes.lock().unwrap().push(note.clone());
-    }
-}
-
 #[test]
 fn progress_hears_of_every_test_and_refusals_are_errors() {
     let d = scratch("progress");
     std::fs::write(d.join("SB.litmus"), SB).unwrap();
     std::fs::write(d.join("SB+mfences.litmus"), SB_MFENCES).unwrap();
     std::fs::write(d.join("broken.litmus"), "X86 broken\n{ }\n P0 ;\n FOO ;\n").unwrap();
-    let progress = Counting::default();
     let opts = Options {
         models: vec!["sc".into(), "x86tso".into()],
         graphs: Some(d.join("graphs")),
         ..Default::default()
     };
-    let batch = check(&[d.display().to_string()], &opts, &progress).unwrap();
-    assert_eq!(progress.total.load(Ordering::Relaxed), 3);
-    assert_eq!(progress.finished.load(Ordering::Relaxed), 3);
-    assert_eq!(progress.ended.load(Ordering::Relaxed), 1);
-    let mut started = progress.started.lock().unwrap().clone();
+    // What the batch says as it goes, in words.
+    let mut heard: Vec<String> = Vec::new();
+    let batch = check(&[d.display().to_string()], &opts, &mut |e| {
+        heard.push(match e {
+            Event::Begin { total, what } => format!("begin {total} {what}"),
+            Event::At { label, .. } => format!("start {label}"),
+            Event::Done(_) => "done".into(),
+            Event::End => "end".into(),
+            Event::Watch { live, .. } => format!("watch {}", live.so_far()),
+            other => format!("{other:?}"),
+        })
+    })
+    .unwrap();
+    assert_eq!(heard[..2], ["begin 3 tests", "watch 0 executions explored"]);
+    assert_eq!(
+        heard.iter().filter(|h| *h == "done").count(),
+        3,
+        "{heard:?}"
+    );
+    assert_eq!(heard.iter().filter(|h| *h == "end").count(), 1, "{heard:?}");
+    assert_eq!(heard.last().map(String::as_str), Some("end"), "{heard:?}");
+    let mut started: Vec<&String> = heard.iter().filter(|h| h.starts_with("start ")).collect();
     started.sort();
-    assert_eq!(started, ["SB", "SB+mfences"]);
+    assert_eq!(started, ["start SB", "start SB+mfences"]);
     // The refused test is an error naming its file and place, not a record.
     assert_eq!(batch.errors.len(), 1, "{:?}", batch.errors);
     assert!(batch.errors[0].input.ends_with("broken.litmus"));
@@ -207,7 +191,7 @@ fn the_table_from_saved_records_is_the_live_table() {
         models: vec!["x86tso".into(), "aarch64".into(), "c11".into()],
         ..Default::default()
     };
-    let batch = check(&[d.display().to_string()], &opts, &()).unwrap();
+    let batch = check(&[d.display().to_string()], &opts, &mut silent).unwrap();
     let live = render::table(&batch.layout(), &batch.records.iter().collect::<Vec<_>>());
     // Saved and read back, as the store does.
     let saved: Vec<Record> =
@@ -230,7 +214,7 @@ fn models_that_cannot_be_loaded_are_refused_in_the_librarys_terms() {
     let d = scratch("load");
     std::fs::write(d.join("SB.litmus"), SB).unwrap();
     let inputs = [d.display().to_string()];
-    let load = |opts: &Options| match check(&inputs, opts, &()) {
+    let load = |opts: &Options| match check(&inputs, opts, &mut silent) {
         Err(Error::Load(e)) => e,
         other => panic!("not a load error: {other:?}"),
     };
@@ -281,7 +265,7 @@ fn a_model_that_could_not_follow_a_test_is_an_error_cell() {
         models: vec!["sc".into(), "x86tso".into()],
         ..Default::default()
     };
-    let batch = check(&[d.display().to_string()], &opts, &()).unwrap();
+    let batch = check(&[d.display().to_string()], &opts, &mut silent).unwrap();
     let file = batch.checked[0].test.file.clone();
     // As a batch lays out a cell whose model failed: it has no record.
     let mut layout = batch.layout();
@@ -330,7 +314,7 @@ fn a_thin_air_value_shows_as_herd7s_symbol_in_the_table() {
         models: vec!["lkmm".into()],
         ..Default::default()
     };
-    let batch = check(&[d.display().to_string()], &opts, &()).unwrap();
+    let batch = check(&[d.display().to_string()], &opts, &mut silent).unwrap();
     let live = render::table(&batch.layout(), &batch.records.iter().collect::<Vec<_>>());
     let saved: Vec<Record> =
         serde_json::from_str(&serde_json::to_string(&batch.records).unwrap()).unwrap();

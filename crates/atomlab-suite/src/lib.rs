@@ -79,7 +79,10 @@ pub enum Error {
 /// Runs the suite on `machine` (its CPU count, whether hardware counters
 /// work and whether the CPU is emulated say what runs and how): bench,
 /// stress, check, then run, reporting through `progress`.
-pub fn run(machine: &Machine, progress: &mut dyn FnMut(Event<'_>)) -> Result<Suite, Error> {
+pub fn run(
+    machine: &Machine,
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<Suite, Error> {
     use atomlab_core::progress::Event::Part;
     let plan = plan(machine.cpus);
     let mut records: Vec<Record> = Vec::new();
@@ -224,7 +227,7 @@ fn stress_steps() -> Vec<StressRequest> {
 fn stress_pass(
     steps: &[StressRequest],
     records: &mut Vec<Record>,
-    progress: &mut dyn FnMut(Event<'_>),
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<ExitStatus, StressError> {
     let cpus = atomlab_thread::allowed_cpus();
     let mut status = ExitStatus::Ok;
@@ -258,7 +261,7 @@ const BUILTIN_DIR: &str = "crates/atomlab-model/tests/litmus/c";
 fn run_pass(
     records: &mut Vec<Record>,
     emulated: bool,
-    progress: &mut dyn FnMut(Event<'_>),
+    progress: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> ExitStatus {
     use atomlab_run::batch::{self, BatchOptions};
     use atomlab_run::{Affinity, RunOptions};

@@ -4,8 +4,10 @@
 //! measurement (`load`, `run`) get a [`Clock`] instead.
 
 use std::io::IsTerminal;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use atomlab_core::progress::Live;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -13,11 +15,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub struct Steps {
     bar: Option<ProgressBar>,
     started: u64,
+    total: usize,
+    what: &'static str,
 }
 
 impl Steps {
     /// A bar for `total` steps named `what` (`cells`, `variants`).
-    pub fn new(total: usize, what: &str) -> Steps {
+    pub fn new(total: usize, what: &'static str) -> Steps {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
             let template = format!(
@@ -29,7 +33,12 @@ impl Steps {
             );
             b
         });
-        Steps { bar, started: 0 }
+        Steps {
+            bar,
+            started: 0,
+            total,
+            what,
+        }
     }
 
     /// A step begins: the previous one is done.
@@ -71,13 +80,19 @@ impl Steps {
 
 /// The one reporter of the capabilities' progress events
 /// ([`atomlab_core::progress::Event`]): a [`Steps`] bar per batch, a line
-/// per part of a longer job.
+/// per part of a longer job, and the live counts of a long search
+/// ([`Event::Watch`](atomlab_core::progress::Event::Watch)) read by a
+/// thread of its own ([`Watched`]).
 pub struct Reporter {
     steps: Option<Steps>,
     /// Whether stderr is a terminal (status lines are drawn only there).
     tty: bool,
     /// Whether a status line is on the screen, to be cleared.
     status_shown: bool,
+    /// The command's name, first on a watcher's lines (`atomlab check: …`).
+    command: &'static str,
+    /// What the watcher reads, once a capability has sent its counts.
+    watched: Option<Arc<Watched>>,
 }
 
 impl Default for Reporter {
@@ -86,6 +101,71 @@ impl Default for Reporter {
             steps: None,
             tty: std::io::stderr().is_terminal(),
             status_shown: false,
+            command: "",
+            watched: None,
+        }
+    }
+}
+
+/// What the watcher thread reads: the counts, the step under way and the
+/// steps done, written by the [`Reporter`] as events come.
+struct Watched {
+    state: Mutex<WatchState>,
+}
+
+struct WatchState {
+    live: Arc<dyn Live>,
+    every: Duration,
+    context: String,
+    command: &'static str,
+    /// The step under way and since when.
+    step: String,
+    since: Instant,
+    /// Steps done and in all, of the batch under way (0 of 0 without one).
+    done: usize,
+    total: usize,
+    what: &'static str,
+    /// The batch's bar, whose message the watcher keeps up to date.
+    bar: Option<ProgressBar>,
+    /// When the batch began: the bar's message changes from a second on.
+    begun: Instant,
+    /// The work is over: the watcher draws nothing more and ends.
+    over: bool,
+}
+
+impl Watched {
+    /// Every 100 ms: the counts in the bar's message, or, where there is
+    /// no bar, a line every `every` while one step runs that long.
+    fn watch(&self) {
+        let mut last_line = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let Ok(st) = self.state.lock() else { return };
+            if st.over {
+                return;
+            }
+            match &st.bar {
+                Some(bar) if st.begun.elapsed() > Duration::from_secs(1) => {
+                    bar.set_message(format!("{}: {}", st.step, st.live.so_far()));
+                }
+                Some(_) => {}
+                None if st.since.elapsed() > st.every && last_line.elapsed() > st.every => {
+                    let context = if st.context.is_empty() {
+                        format!("{}/{} {} done", st.done, st.total, st.what)
+                    } else {
+                        st.context.clone()
+                    };
+                    eprintln!(
+                        "atomlab {}: {}: running for {:.0} s: {} so far ({context})",
+                        st.command,
+                        st.step,
+                        st.since.elapsed().as_secs_f64(),
+                        st.live.so_far()
+                    );
+                    last_line = Instant::now();
+                }
+                None => {}
+            }
         }
     }
 }
@@ -94,6 +174,31 @@ impl Reporter {
     /// A reporter with no batch under way.
     pub fn new() -> Reporter {
         Reporter::default()
+    }
+
+    /// A reporter for `command`, whose name starts a watcher's lines.
+    pub fn of(command: &'static str) -> Reporter {
+        let mut r = Reporter::default();
+        r.command = command;
+        r
+    }
+
+    /// Changes the watcher's state, if there is one.
+    fn watching(&self, change: impl FnOnce(&mut WatchState)) {
+        if let Some(Ok(mut st)) = self.watched.as_ref().map(|w| w.state.lock()) {
+            change(&mut st);
+        }
+    }
+
+    /// A step named `label` is under way: the watcher's clock restarts
+    /// when it is another than the one it was timing.
+    fn step_is(&self, label: &str) {
+        self.watching(|st| {
+            if st.step != label {
+                st.step = label.trim().to_string();
+                st.since = Instant::now();
+            }
+        });
     }
 
     /// Clears the status line, if one is shown.
@@ -112,15 +217,71 @@ impl Reporter {
                 if let Some(s) = self.steps.take() {
                     s.finish();
                 }
-                self.steps = Some(Steps::new(total, what));
+                let steps = Steps::new(total, what);
+                let bar = steps.bar.clone();
+                self.watching(|st| {
+                    (st.done, st.total, st.what, st.bar) = (0, total, what, bar);
+                    st.begun = Instant::now();
+                });
+                self.steps = Some(steps);
             }
-            Event::Step(label) => self.steps.iter_mut().for_each(|s| s.begin(label)),
-            Event::Done(label) => self.steps.iter_mut().for_each(|s| s.done(label)),
-            Event::At { done, label } => self.steps.iter_mut().for_each(|s| s.set(done, label)),
+            Event::Step(label) => {
+                self.steps.iter_mut().for_each(|s| s.begin(label));
+                self.step_is(label);
+            }
+            Event::Done(label) => {
+                self.steps.iter_mut().for_each(|s| s.done(label));
+                self.watching(|st| st.done += 1);
+            }
+            Event::At { done, label } => {
+                self.steps.iter_mut().for_each(|s| s.set(done, label));
+                self.watching(|st| st.done = done);
+                self.step_is(label);
+            }
             Event::End => {
                 if let Some(s) = self.steps.take() {
                     s.finish();
                 }
+                self.watching(|st| st.bar = None);
+            }
+            Event::Watch {
+                live,
+                every,
+                context,
+            } => {
+                if let Some(w) = &self.watched {
+                    if let Ok(mut st) = w.state.lock() {
+                        st.live = Arc::clone(live);
+                        st.every = every;
+                        st.context = context.to_string();
+                    }
+                    return;
+                }
+                let watched = Arc::new(Watched {
+                    state: Mutex::new(WatchState {
+                        live: Arc::clone(live),
+                        every,
+                        context: context.to_string(),
+                        command: self.command,
+                        step: String::new(),
+                        since: Instant::now(),
+                        done: 0,
+                        total: self.steps.as_ref().map_or(0, |s| s.total),
+                        what: self.steps.as_ref().map_or("steps", |s| s.what),
+                        bar: self.steps.as_ref().and_then(|s| s.bar.clone()),
+                        begun: Instant::now(),
+                        over: false,
+                    }),
+                });
+                // The watcher is never joined: a command of a few
+                // milliseconds does not wait for it to wake up and end;
+                // it draws nothing once the work is over. Without a thread
+                // there are no live counts, nothing else.
+                let w = Arc::clone(&watched);
+                let _ = std::thread::Builder::new()
+                    .name("progress".into())
+                    .spawn(move || w.watch());
+                self.watched = Some(watched);
             }
             Event::Part(words) => eprintln!("  {words}"),
             Event::Status(line) if self.tty => {
@@ -143,6 +304,9 @@ impl Drop for Reporter {
     /// The work is over (or stopped by an error): its bar and status line
     /// go.
     fn drop(&mut self) {
+        // The watcher stops drawing before the bar goes (it holds the lock
+        // while it draws).
+        self.watching(|st| st.over = true);
         if let Some(s) = self.steps.take() {
             s.finish();
         }

@@ -1,13 +1,11 @@
 //! `atomlab check`: the flags mapped to atomlab-check's options, one batch
 //! judged there, and its table, herd7 logs or JSON printed.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use atomlab_check::{render, Error, LoadError, ModelFile, ModelFrom, Note, Options};
+use atomlab_check::{render, Error, LoadError, ModelFile, ModelFrom, Options};
 use atomlab_core::{Machine, Record, Report, Shard};
 use atomlab_model::{AcquireLoad, Engine};
 use atomlab_report::check_view;
@@ -212,12 +210,10 @@ fn flag_error(e: Error, args: &CheckArgs) -> anyhow::Error {
 /// records will be read (saved or printed as JSON).
 pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
     let opts = options(&args, detail)?;
-    let progress = Display {
-        shared: OnceLock::new(),
-        conf: args.conf.clone().unwrap_or_default(),
-    };
-    let batch =
-        atomlab_check::check(&args.files, &opts, &progress).map_err(|e| flag_error(e, &args))?;
+    let mut reporter = crate::progress::Reporter::of("check");
+    let batch = atomlab_check::check(&args.files, &opts, &mut |e| reporter.event(e))
+        .map_err(|e| flag_error(e, &args))?;
+    drop(reporter);
     let status = batch.status();
     let layout = batch.layout();
     let atomlab_check::Batch {
@@ -287,144 +283,4 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
 /// Draws a check table and the lines under it (atomlab-report's check view).
 fn write_table(out: &mut impl Write, table: &check_view::Table) -> std::io::Result<()> {
     check_view::write_table(out, table)
-}
-
-/// Progress on stderr: a bar with tests done, the current test and the
-/// executions explored when stderr is a terminal and the run passes a
-/// second; without a terminal, a line every 10 s while a test runs long.
-/// The batch's notes, prefixed with the flag they concern.
-struct Display {
-    /// Set when the batch begins.
-    shared: OnceLock<Arc<Shared>>,
-    /// `--conf`'s argument, for its notes.
-    conf: String,
-}
-
-struct Shared {
-    total: usize,
-    done: AtomicUsize,
-    current: Mutex<(String, Instant)>,
-    searched: Arc<atomlab_check::SearchProgress>,
-    bar: Option<indicatif::ProgressBar>,
-    start: Instant,
-    /// Set by [`Shared::clear`]: the display is over. Held while the
-    /// watcher draws, so that nothing is drawn after the clearing.
-    cleared: Mutex<bool>,
-}
-
-impl atomlab_check::Progress for Display {
-    fn begin(&self, total: usize, searched: &Arc<atomlab_check::SearchProgress>) {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = indicatif::ProgressBar::with_draw_target(
-                Some(total as u64),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "checked {pos}/{len} tests [{elapsed_precise}, ETA {eta}] {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            b
-        });
-        let shared = Arc::new(Shared {
-            total,
-            done: AtomicUsize::new(0),
-            current: Mutex::new((String::new(), Instant::now())),
-            searched: Arc::clone(searched),
-            bar,
-            start: Instant::now(),
-            cleared: Mutex::new(false),
-        });
-        if self.shared.set(Arc::clone(&shared)).is_err() {
-            return; // one batch per display
-        }
-        // The progress display runs on its own thread, never joined: a run of
-        // a few milliseconds does not wait for it to wake up and end (0.3 to
-        // 0.5 ms on this 2-core VM), and it draws nothing once cleared. Without
-        // a thread there is no display, nothing else.
-        let _ = std::thread::Builder::new()
-            .name("progress".into())
-            .spawn(move || shared.watch());
-    }
-
-    fn started(&self, name: &str) {
-        if let Some(Ok(mut c)) = self.shared.get().map(|s| s.current.lock()) {
-            *c = (name.to_string(), Instant::now());
-        }
-    }
-
-    fn finished(&self) {
-        if let Some(s) = self.shared.get() {
-            // ORDERING: a progress count only; nothing is published through it.
-            s.done.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn end(&self) {
-        if let Some(s) = self.shared.get() {
-            s.clear();
-        }
-    }
-
-    fn note(&self, note: &Note) {
-        match note {
-            Note::MacrosNotRead(_) => eprintln!("atomlab: note: --conf {}: {note}", self.conf),
-            Note::NoGraph { .. } => eprintln!("--dot: {note}"),
-        }
-    }
-}
-
-impl Shared {
-    /// Refreshes the display every 100 ms until every test is done or the
-    /// display is cleared.
-    fn watch(&self) {
-        let mut last_line = Instant::now();
-        loop {
-            std::thread::sleep(Duration::from_millis(100));
-            let Ok(cleared) = self.cleared.lock() else {
-                return;
-            };
-            // ORDERING: Relaxed: progress counts only; the results are
-            // published by the workers' scope, not through this thread.
-            if *cleared || self.done.load(Ordering::Relaxed) >= self.total {
-                return;
-            }
-            let finished = self.done.load(Ordering::Relaxed);
-            let (_, _, explored) = self.searched.now();
-            let (name, since) = self
-                .current
-                .lock()
-                .map(|c| c.clone())
-                .unwrap_or_else(|_| (String::new(), Instant::now()));
-            match &self.bar {
-                Some(bar) if self.start.elapsed() > Duration::from_secs(1) => {
-                    bar.set_position(finished as u64);
-                    bar.set_message(format!("{name}: {explored} executions explored"));
-                }
-                Some(_) => {}
-                None if since.elapsed() > Duration::from_secs(10)
-                    && last_line.elapsed() > Duration::from_secs(10) =>
-                {
-                    eprintln!(
-                        "atomlab check: {finished}/{} tests done; {name} running for {:.0} s, {explored} executions explored so far",
-                        self.total,
-                        since.elapsed().as_secs_f64()
-                    );
-                    last_line = Instant::now();
-                }
-                None => {}
-            }
-        }
-    }
-
-    fn clear(&self) {
-        // Whatever the watcher was drawing is drawn; it draws no more.
-        if let Ok(mut cleared) = self.cleared.lock() {
-            *cleared = true;
-        }
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
 }

@@ -4,10 +4,10 @@
 //! returned from here).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
+use atomlab_core::progress::{Event, Live};
 use atomlab_core::{ExitStatus, Machine, Metric, Record, Report, Source, Unit, Verdict};
 use atomlab_model::SearchProgress;
 use atomlab_verify::{Options, Plugin};
@@ -133,13 +133,35 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
     }
     let sha = atomlab_stress::plugin::file::sha256_hex(&data);
     let mut rows = Vec::new();
-    let watch = Watch::start(opts.progress.clone().unwrap_or_default(), opts.timeout);
+    // A line on stderr every 10 s, or every half timeout when that is
+    // shorter, while a variant runs that long, with its search's counts.
+    let mut reporter = crate::progress::Reporter::of("verify");
+    let every = match opts.timeout / 2 {
+        half if half.is_zero() => Duration::from_secs(10),
+        half => half.min(Duration::from_secs(10)),
+    };
+    let context = format!(
+        "each model and CPU is given --timeout {:.0} s",
+        opts.timeout.as_secs_f64()
+    );
     for v in variants {
         eprintln!("atomlab verify: {} ({})", v.name, models.join(", "));
-        watch.started(&v.name);
+        // Each variant's counts from zero.
+        let searched = Arc::new(SearchProgress::default());
+        let opts = Options {
+            progress: Some(Arc::clone(&searched)),
+            ..opts.clone()
+        };
+        let live: Arc<dyn Live> = Arc::new(Searched(searched));
+        reporter.event(Event::Watch {
+            live: &live,
+            every,
+            context: &context,
+        });
+        reporter.event(Event::Step(&v.name));
         rows.extend(plugin.check(v, &models, &opts));
     }
-    watch.stop();
+    drop(reporter);
     let exports = match &args.litmus {
         Some(dir) => Some(export_litmus(&plugin, &opts, dir)?),
         None => None,
@@ -355,86 +377,14 @@ fn export_litmus(
     Ok((written, skipped))
 }
 
-/// Progress inside a long check: while one variant runs, a line on
-/// stderr every 10 s after its first 10, or every half of `--timeout`
-/// when that is shorter (how long; the threads' runs enumerated, the
-/// combinations of them searched and the executions examined so far for
-/// this variant; the time limit), from a thread of its own that is never
-/// joined (a check of milliseconds does not wait for it).
-struct Watch {
-    shared: Arc<Watched>,
-}
+/// How far a variant's search has gone, in words: the runs of the
+/// threads enumerated, the combinations of them searched and the
+/// executions examined.
+struct Searched(Arc<SearchProgress>);
 
-struct Watched {
-    searched: Arc<SearchProgress>,
-    timeout: Duration,
-    /// The variant being verified, since when, and the counts then.
-    current: Mutex<(String, Instant, (u64, u64, u64))>,
-    stopped: AtomicBool,
-}
-
-impl Watch {
-    fn start(searched: Arc<SearchProgress>, timeout: Duration) -> Watch {
-        let shared = Arc::new(Watched {
-            current: Mutex::new((String::new(), Instant::now(), searched.now())),
-            searched,
-            timeout,
-            stopped: AtomicBool::new(false),
-        });
-        let w = Arc::clone(&shared);
-        // Without a thread there are no progress lines, nothing else.
-        let _ = std::thread::Builder::new()
-            .name("verify-progress".into())
-            .spawn(move || w.watch());
-        Watch { shared }
-    }
-
-    fn started(&self, variant: &str) {
-        if let Ok(mut c) = self.shared.current.lock() {
-            *c = (
-                variant.to_string(),
-                Instant::now(),
-                self.shared.searched.now(),
-            );
-        }
-    }
-
-    fn stop(&self) {
-        // ORDERING: Relaxed: a flag the watcher polls; nothing is published
-        // through it.
-        self.shared.stopped.store(true, Ordering::Relaxed);
-    }
-}
-
-impl Watched {
-    fn watch(&self) {
-        let mut last = Instant::now();
-        let every = match self.timeout / 2 {
-            half if half.is_zero() => Duration::from_secs(10),
-            half => half.min(Duration::from_secs(10)),
-        };
-        loop {
-            std::thread::sleep(Duration::from_millis(250));
-            // ORDERING: Relaxed: a flag and a progress count only.
-            if self.stopped.load(Ordering::Relaxed) {
-                return;
-            }
-            let Ok(c) = self.current.lock().map(|c| c.clone()) else {
-                return;
-            };
-            let (name, since, (runs0, combinations0, executions0)) = c;
-            if since.elapsed() > every && last.elapsed() > every {
-                let (runs, combinations, executions) = self.searched.now();
-                eprintln!(
-                    "atomlab verify: {name}: running for {:.0} s: {} runs of the threads enumerated, {} combinations of them searched and {} executions examined so far (each model and CPU is given --timeout {:.0} s)",
-                    since.elapsed().as_secs_f64(),
-                    runs - runs0,
-                    combinations - combinations0,
-                    executions - executions0,
-                    self.timeout.as_secs_f64()
-                );
-                last = Instant::now();
-            }
-        }
+impl Live for Searched {
+    fn so_far(&self) -> String {
+        let (runs, combinations, executions) = self.0.now();
+        format!("{runs} runs of the threads enumerated, {combinations} combinations of them searched and {executions} executions examined")
     }
 }
