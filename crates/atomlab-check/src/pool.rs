@@ -41,6 +41,8 @@ pub(crate) fn judge(
         probe_all: false,
         // u64 words where an execution fits them.
         wide_words: false,
+        // The product of the runs searched, as every check has been.
+        grow: false,
     };
     let jobs = opts
         .jobs

@@ -85,6 +85,10 @@ pub struct ModelResult {
     /// ones, so `forbidden` and `witness` then cover only the executions it
     /// completed, not every forbidden outcome (the explore engine, `explore.rs`).
     pub explored: bool,
+    /// Whether the combinations of the threads' runs were found by growing
+    /// one execution graph at a time (`CheckOptions::grow`, where it
+    /// applies) rather than by searching their product.
+    pub grown: bool,
     /// Time spent (shared enumeration counted once per event structure).
     pub elapsed: Duration,
 }
@@ -569,7 +573,20 @@ fn run(
     // Only on an ISA's events: a later write stands in as a plain write,
     // which C11's models read as non-atomic.
     let probing = explore_here && !flagged && !opts.unpruned && t.arch != Arch::C;
-    if !blocked {
+    // Where every execution's po ∪ rf is acyclic under every model judged,
+    // the combinations are found by growing graphs (grow.rs).
+    let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
+    let grow = opts.grow && builtin && !opts.unpruned && crate::grow::applies(&names, &traces);
+    if !blocked && grow {
+        crate::grow::each(
+            &traces,
+            &init,
+            probing.then_some(&mut probe as &mut crate::combine::Probe<'_>),
+            &groups,
+            opts.deadline,
+            &mut each_combination,
+        )?;
+    } else if !blocked {
         crate::combine::each(
             &traces,
             &init,
@@ -641,6 +658,7 @@ fn run(
                 witness_execution: acc.witness_execution,
                 candidates,
                 explored: any_explored,
+                grown: grow,
                 elapsed: Duration::ZERO,
             })
         })

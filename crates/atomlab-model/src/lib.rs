@@ -82,6 +82,7 @@ pub(crate) mod exec;
 pub mod explain;
 pub(crate) mod explore;
 pub mod graph;
+pub(crate) mod grow;
 pub mod herd;
 mod herd_path;
 pub(crate) mod interp;

@@ -61,6 +61,13 @@ pub struct CheckOptions {
     /// events are (rel.rs): the same answers, more time; for tests that
     /// hold the wide path to the narrow one.
     pub wide_words: bool,
+    /// Find the combinations of the threads' runs by growing one execution
+    /// graph at a time (`grow.rs`, as GenMC does) where that finds them
+    /// all (no allowed execution with a `po ∪ rf` cycle), rather than by
+    /// searching their product (`combine.rs`): the same answers; fewer
+    /// steps where the runs are many and few of them combine (`atomlab
+    /// verify`'s 3-thread locks).
+    pub grow: bool,
 }
 
 /// Spin loops and the unroll bound, for code with loops (`atomlab verify`).

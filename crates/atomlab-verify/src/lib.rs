@@ -392,6 +392,9 @@ pub(crate) fn check_options(opts: &Options) -> CheckOptions {
         // The lock client's threads are copies of one: a combination of
         // their runs is searched once for all its orderings.
         symmetry: true,
+        // GenMC's way: one execution graph grown at a time, where that
+        // finds every combination of the threads' runs (grow.rs).
+        grow: true,
         progress: opts.progress.clone(),
         ..CheckOptions::default()
     }

@@ -1,0 +1,540 @@
+//! Which combinations of the threads' runs can make an execution, found by
+//! growing one execution graph at a time, as GenMC does (Kokologiannakis,
+//! Raad and Vafeiadis, "Model checking for weakly consistent libraries",
+//! PLDI 2019; Kokologiannakis and Vafeiadis, "GenMC: A Model Checker for
+//! Weak Memory Models", CAV 2021), instead of descending the product of
+//! the threads' runs ([`crate::combine`]).
+//!
+//! Each thread's runs form a trie of their events. The graph holds a
+//! prefix of one run per thread; the lowest-numbered thread that can go on
+//! adds its next event:
+//! - a read takes its value from a write already in the graph (or the
+//!   initial value) that some run of the thread reads there; or it waits
+//!   (*pending*), and the thread stops until a write added later gives it
+//!   its value;
+//! - a write (or the write of a read-modify-write) may give its value to
+//!   each pending read of its location that some run reads it in: each
+//!   such read is given it or left waiting, both searched;
+//! - a fence, or a choice of the code that reads nothing (a store-exclusive
+//!   that fails), is one step of its own.
+//!
+//! Which write a read takes its value from is not fixed here: the graph is
+//! each thread's place in its trie and which threads wait, and the
+//! reads-from and coherence orders are searched when it is judged. After
+//! each read or pending read given a value, the threads' prefixes are
+//! judged by the models' monotone axioms ([`crate::combine::Probe`]), and a
+//! graph that no model allows is not grown further; a graph met again by
+//! another order of the same steps is not searched again. A graph in which
+//! every thread has ended gives the combinations of runs its leaves hold
+//! (runs with the same events may end with different registers), each
+//! judged whole by the same code as [`crate::combine::each`]'s; one whose
+//! threads all wait is dropped.
+//!
+//! This finds every combination that has an allowed execution in which
+//! `po ∪ rf` is acyclic: add that execution's events in the order above,
+//! each read taking its source when the source is in the graph and waiting
+//! for it otherwise; no read waits for ever (that would take a thread
+//! waiting on a write that comes after a read of another waiting thread,
+//! round to itself: a cycle of `po ∪ rf`), and every graph on the way is
+//! part of the execution, so no model's monotone axiom cuts it. So it
+//! applies only where no allowed execution has such a cycle: under `sc`,
+//! `x86tso` (which keep reads before later writes) and `rc11` (whose
+//! `no-thin-air` axiom forbids them), and under `aarch64` and `riscv` when
+//! every read of every run is kept before each later write of its run
+//! ([`applies`]: a dependency, the same location, an acquire read, a
+//! release write, a barrier between that orders them), since then such a
+//! cycle would be one of the model's ordered-before (Arm) or preserved
+//! program order and global memory order (RISC-V), which their axioms
+//! forbid. Elsewhere (a load-buffering shape, C11's relaxed accesses, the
+//! Linux-kernel model) [`crate::combine::each`] searches instead.
+//!
+//! A combination is handed on once; threads that are copies of one
+//! ([`crate::combine::symmetric_groups`]) hand on one ordering of their
+//! runs, counted for all of them, as `combine.rs` does.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use atomlab_litmus::{BarrierKind, Fence};
+
+use crate::combine::{Flow, Prefix, Probe};
+use crate::interp::{Kind, Runs, Trace, TraceEvent};
+use crate::CheckError;
+
+/// Whether `model` keeps the read `r` of a run (`events`) before the write
+/// `w` that follows it in program order, in every execution.
+fn keeps(model: &str, events: &[TraceEvent], r: usize, w: usize) -> bool {
+    let (er, ew) = (&events[r], &events[w]);
+    let on = |deps: u64| r < 64 && deps & (1u64 << r) != 0;
+    // Dependencies (address, data, control to a write), the same location
+    // (Arm's lmws, RISC-V's rule 1), acquire reads and release writes:
+    // ordered under both hardware models.
+    let both = on(ew.addr.dep | ew.data.dep | ew.ctrl.dep)
+        || er.loc == ew.loc
+        || er.annot.acquire
+        || ew.annot.release;
+    let between = &events[r + 1..w];
+    match model {
+        // TSO keeps a read before every later write; rc11 forbids po ∪ rf
+        // cycles outright.
+        "sc" | "x86tso" | "rc11" => true,
+        "aarch64" => {
+            both || er.annot.acquire_pc
+                || between.iter().any(|e| {
+                    matches!(e.kind, Kind::Fence(Fence::Dmb(_, o))
+                        if matches!(o.kind, BarrierKind::Full | BarrierKind::Ld))
+                })
+        }
+        "riscv" => {
+            both || between.iter().any(|e| match e.kind {
+                Kind::Fence(Fence::RiscV { pred, succ }) => pred.r && succ.w,
+                Kind::Fence(Fence::Tso) => true,
+                _ => false,
+            })
+        }
+        _ => false,
+    }
+}
+
+fn reads(e: &TraceEvent) -> bool {
+    matches!(e.kind, Kind::Read | Kind::Update)
+}
+
+fn writes(e: &TraceEvent) -> bool {
+    matches!(e.kind, Kind::Write | Kind::Update)
+}
+
+/// Whether this search finds every combination with an allowed execution
+/// under each of `models` (built-in models, by name) for runs `traces`:
+/// see the module's docs.
+pub(crate) fn applies(models: &[&str], traces: &[Runs]) -> bool {
+    let mut seen: Vec<*const Vec<Trace>> = Vec::new();
+    for runs in traces {
+        let p = std::rc::Rc::as_ptr(runs);
+        if seen.contains(&p) {
+            continue;
+        }
+        seen.push(p);
+        for run in runs.iter() {
+            let ev = &run.events;
+            for r in (0..ev.len()).filter(|&r| reads(&ev[r])) {
+                for w in (r + 1..ev.len()).filter(|&w| writes(&ev[w])) {
+                    if !models.iter().all(|m| keeps(m, ev, r, w)) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// What tells two events of runs apart in the trie: equal keys after equal
+/// prefixes are equal events (the rest of an event follows from them).
+fn key(e: &TraceEvent) -> (u8, usize, i64, i64, usize, usize) {
+    let kind = match e.kind {
+        Kind::Read => 0,
+        Kind::Write => 1,
+        Kind::Update => 2,
+        Kind::Fence(_) => 3,
+    };
+    (kind, e.loc, e.rval, e.wval, e.pc, e.instance)
+}
+
+/// A node of a thread's trie: the runs `order[lo..hi]`, which share their
+/// first `depth` events.
+struct Node {
+    lo: usize,
+    hi: usize,
+    depth: usize,
+    children: Vec<usize>,
+}
+
+/// One thread's runs as a trie of their events.
+struct Trie<'a> {
+    runs: &'a [Trace],
+    order: Vec<usize>,
+    nodes: Vec<Node>,
+}
+
+impl<'a> Trie<'a> {
+    fn build(runs: &'a [Trace]) -> Trie<'a> {
+        let mut order: Vec<usize> = (0..runs.len()).collect();
+        order.sort_by(|&a, &b| {
+            let ka = runs[a].events.iter().map(key);
+            let kb = runs[b].events.iter().map(key);
+            ka.cmp(kb)
+        });
+        let mut trie = Trie {
+            runs,
+            order,
+            nodes: Vec::new(),
+        };
+        trie.grow(0, runs.len(), 0);
+        trie
+    }
+
+    fn events(&self, k: usize) -> &'a [TraceEvent] {
+        &self.runs[self.order[k]].events
+    }
+
+    /// Adds the node of runs `order[lo..hi]` sharing `depth` events, and
+    /// its subtrie; returns its index.
+    fn grow(&mut self, lo: usize, hi: usize, depth: usize) -> usize {
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            lo,
+            hi,
+            depth,
+            children: Vec::new(),
+        });
+        // Runs that end here sort first: a leaf of their own (unless they
+        // are all there is, when this node is that leaf).
+        let mut a = lo;
+        while a < hi && self.events(a).len() == depth {
+            a += 1;
+        }
+        let mut children = Vec::new();
+        if a > lo && a < hi {
+            children.push(self.nodes.len());
+            self.nodes.push(Node {
+                lo,
+                hi: a,
+                depth,
+                children: Vec::new(),
+            });
+        }
+        while a < hi {
+            let k = key(&self.events(a)[depth]);
+            let mut b = a + 1;
+            while b < hi && key(&self.events(b)[depth]) == k {
+                b += 1;
+            }
+            children.push(self.grow(a, b, depth + 1));
+            a = b;
+        }
+        self.nodes[id].children = children;
+        id
+    }
+}
+
+/// The search.
+struct Grow<'t, 'a, 'p> {
+    /// Each thread's trie (copies of one thread share it).
+    tries: Vec<&'t Trie<'a>>,
+    init: &'t [i64],
+    /// Each thread's node: its events in the graph are the node's runs'
+    /// first `depth`.
+    cur: Vec<usize>,
+    /// Threads whose next event is a read waiting for a write.
+    pending: Vec<bool>,
+    groups: &'t [Vec<usize>],
+    probe: Option<&'t mut Probe<'p>>,
+    /// The combinations handed on, each thread's run by its place in the
+    /// trie's order.
+    found: HashSet<Vec<usize>>,
+    /// The graphs searched: each thread's node and whether it waits.
+    seen: HashSet<(Vec<usize>, Vec<bool>)>,
+    deadline: Option<Instant>,
+    steps: u64,
+}
+
+/// Calls `visit` with every combination of one run per thread that an
+/// execution without a `po ∪ rf` cycle can take (see the module's docs;
+/// the caller checks [`applies`]), until it says stop. `groups` and the
+/// weights as [`crate::combine::each`]'s; `probe` judges the threads'
+/// prefixes.
+pub(crate) fn each(
+    traces: &[Runs],
+    init: &[i64],
+    probe: Option<&mut Probe<'_>>,
+    groups: &[Vec<usize>],
+    deadline: Option<Instant>,
+    mut visit: impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
+) -> Result<(), CheckError> {
+    if traces.iter().any(|t| t.is_empty()) {
+        return Ok(());
+    }
+    // Copies of one thread share one trie.
+    let mut distinct: Vec<Trie> = Vec::new();
+    let mut trie_of: Vec<usize> = Vec::with_capacity(traces.len());
+    for (i, runs) in traces.iter().enumerate() {
+        match (0..i).find(|&j| std::rc::Rc::ptr_eq(&traces[j], runs) || traces[j] == *runs) {
+            Some(j) => trie_of.push(trie_of[j]),
+            None => {
+                trie_of.push(distinct.len());
+                distinct.push(Trie::build(runs));
+            }
+        }
+    }
+    let mut search = Grow {
+        tries: trie_of.iter().map(|&d| &distinct[d]).collect(),
+        init,
+        cur: vec![0; traces.len()],
+        pending: vec![false; traces.len()],
+        groups,
+        probe,
+        found: HashSet::new(),
+        seen: HashSet::new(),
+        deadline,
+        steps: 0,
+    };
+    search.go(&mut visit).map(|_| ())
+}
+
+impl<'a> Grow<'_, 'a, '_> {
+    fn node(&self, t: usize) -> &Node {
+        &self.tries[t].nodes[self.cur[t]]
+    }
+
+    /// The events of thread `t` in the graph.
+    fn prefix(&self, t: usize) -> &'a [TraceEvent] {
+        let n = self.node(t);
+        &self.tries[t].events(n.lo)[..n.depth]
+    }
+
+    /// The event that taking child `c` adds to thread `t` (`None` for the
+    /// leaf of runs that end where others go on).
+    fn added(&self, t: usize, c: usize) -> Option<&'a TraceEvent> {
+        let trie = self.tries[t];
+        let (here, child) = (self.node(t), &trie.nodes[c]);
+        (child.depth > here.depth).then(|| &trie.events(child.lo)[here.depth])
+    }
+
+    /// Whether a write in the graph (or the initial state) gives `loc` the
+    /// value `val`. Which one does not matter here: the graphs differ only
+    /// in their reads-from, which the probe and the judge of a
+    /// combination search themselves.
+    fn written(&self, loc: usize, val: i64) -> bool {
+        self.init.get(loc) == Some(&val)
+            || (0..self.cur.len())
+                .flat_map(|t| self.prefix(t))
+                .any(|e| writes(e) && e.loc == loc && e.wval == val)
+    }
+
+    /// Whether some model may allow an execution that extends the graph.
+    fn consistent(&mut self) -> Result<bool, CheckError> {
+        let Some(probe) = self.probe.as_mut() else {
+            return Ok(true);
+        };
+        let prefixes: Vec<Prefix<'_>> = (0..self.cur.len())
+            .map(|t| {
+                let n = &self.tries[t].nodes[self.cur[t]];
+                let events = &self.tries[t].events(n.lo)[..n.depth];
+                // Every read in the graph has its source there.
+                let settled = events
+                    .iter()
+                    .enumerate()
+                    .take(64)
+                    .filter(|(_, e)| reads(e))
+                    .fold(0u64, |a, (k, _)| a | 1 << k);
+                Prefix {
+                    events,
+                    settled,
+                    later: Vec::new(),
+                }
+            })
+            .collect();
+        probe(&prefixes)
+    }
+
+    fn go(
+        &mut self,
+        visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
+    ) -> Result<Flow, CheckError> {
+        self.steps += 1;
+        if self.steps & 1023 == 0 {
+            if let Some(d) = self.deadline {
+                if Instant::now() > d {
+                    return Err(CheckError::Timeout);
+                }
+            }
+        }
+        // The threads' places and which wait decide all that can follow:
+        // a graph met again by another order of the same steps is not
+        // searched again.
+        if !self.seen.insert((self.cur.clone(), self.pending.clone())) {
+            return Ok(Flow::Go);
+        }
+        let n = self.cur.len();
+        let Some(t) = (0..n).find(|&t| !self.pending[t] && !self.node(t).children.is_empty())
+        else {
+            if self.pending.iter().any(|&p| p) {
+                return Ok(Flow::Go); // every thread left waits: no execution
+            }
+            return self.complete(visit);
+        };
+        let here = self.cur[t];
+        let depth = self.node(t).depth;
+        let children = self.tries[t].nodes[here].children.clone();
+        let mut a_read = false;
+        for c in children {
+            let flow = match self.added(t, c) {
+                None => {
+                    self.cur[t] = c;
+                    self.go(visit)?
+                }
+                Some(e) if reads(e) => {
+                    a_read = true;
+                    self.cur[t] = c;
+                    if self.written(e.loc, e.rval) && self.consistent()? {
+                        let wrote = if writes(e) {
+                            vec![(t, depth)]
+                        } else {
+                            Vec::new()
+                        };
+                        self.settle(wrote, visit)?
+                    } else {
+                        Flow::Go
+                    }
+                }
+                Some(e) => {
+                    self.cur[t] = c;
+                    if writes(e) {
+                        self.settle(vec![(t, depth)], visit)?
+                    } else {
+                        self.go(visit)?
+                    }
+                }
+            };
+            self.cur[t] = here;
+            if let Flow::Stop = flow {
+                return Ok(Flow::Stop);
+            }
+        }
+        if a_read {
+            // Or the read waits for a write added later.
+            self.pending[t] = true;
+            let flow = self.go(visit)?;
+            self.pending[t] = false;
+            return Ok(flow);
+        }
+        Ok(Flow::Go)
+    }
+
+    /// Offers each write of `wrote` (just added) to the pending reads of
+    /// its location that some run reads its value in, then goes on.
+    fn settle(
+        &mut self,
+        mut wrote: Vec<(usize, usize)>,
+        visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
+    ) -> Result<Flow, CheckError> {
+        let Some((w, k)) = wrote.pop() else {
+            return self.go(visit);
+        };
+        let e = &self.prefix(w)[k];
+        let (loc, val) = (e.loc, e.wval);
+        let mut waiting: Vec<(usize, Vec<usize>)> = Vec::new();
+        for t in (0..self.cur.len()).filter(|&t| self.pending[t] && t != w) {
+            let fits: Vec<usize> = self
+                .node(t)
+                .children
+                .iter()
+                .copied()
+                .filter(|&c| {
+                    self.added(t, c)
+                        .is_some_and(|r| reads(r) && r.loc == loc && r.rval == val)
+                })
+                .collect();
+            if !fits.is_empty() {
+                waiting.push((t, fits));
+            }
+        }
+        self.give(&waiting, 0, wrote, visit)
+    }
+
+    /// Gives the write to each of `waiting[i..]` or not, both searched.
+    fn give(
+        &mut self,
+        waiting: &[(usize, Vec<usize>)],
+        i: usize,
+        wrote: Vec<(usize, usize)>,
+        visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
+    ) -> Result<Flow, CheckError> {
+        let Some((t, fits)) = waiting.get(i) else {
+            return self.settle(wrote, visit);
+        };
+        let t = *t;
+        if let Flow::Stop = self.give(waiting, i + 1, wrote.clone(), visit)? {
+            return Ok(Flow::Stop);
+        }
+        let (here, depth) = (self.cur[t], self.node(t).depth);
+        for &c in fits {
+            let rmw = self.added(t, c).is_some_and(writes);
+            self.cur[t] = c;
+            self.pending[t] = false;
+            let flow = if self.consistent()? {
+                let mut more = wrote.clone();
+                if rmw {
+                    more.push((t, depth));
+                }
+                self.give(waiting, i + 1, more, visit)?
+            } else {
+                Flow::Go
+            };
+            self.pending[t] = true;
+            self.cur[t] = here;
+            if let Flow::Stop = flow {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Go)
+    }
+
+    /// Every thread has ended: hands on each combination of the runs its
+    /// leaves hold (runs with the same events may end with different
+    /// registers), once each, in the order a group of copies takes (runs
+    /// in trie order), with the number of orderings it stands for.
+    fn complete(
+        &mut self,
+        visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
+    ) -> Result<Flow, CheckError> {
+        let ranges: Vec<(usize, usize)> = (0..self.cur.len())
+            .map(|t| (self.node(t).lo, self.node(t).hi))
+            .collect();
+        let mut pick: Vec<usize> = ranges.iter().map(|r| r.0).collect();
+        loop {
+            let mut at = pick.clone();
+            let mut weight = 1u64;
+            for g in self.groups {
+                let mut runs: Vec<usize> = g.iter().map(|&t| at[t]).collect();
+                runs.sort_unstable();
+                let mut w = factorial(g.len());
+                for same in runs.chunk_by(|a, b| a == b) {
+                    w /= factorial(same.len());
+                }
+                weight = weight.saturating_mul(w);
+                for (&t, r) in g.iter().zip(runs) {
+                    at[t] = r;
+                }
+            }
+            if self.found.insert(at.clone()) {
+                let chosen: Vec<&Trace> = at
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &k)| &self.tries[t].runs[self.tries[t].order[k]])
+                    .collect();
+                if let Flow::Stop = visit(&chosen, weight)? {
+                    return Ok(Flow::Stop);
+                }
+            }
+            // The next combination, as an odometer.
+            let mut t = 0;
+            loop {
+                if t == pick.len() {
+                    return Ok(Flow::Go);
+                }
+                pick[t] += 1;
+                if pick[t] < ranges[t].1 {
+                    break;
+                }
+                pick[t] = ranges[t].0;
+                t += 1;
+            }
+        }
+    }
+}
+
+fn factorial(n: usize) -> u64 {
+    (1..=n as u64).product()
+}
