@@ -43,6 +43,7 @@ pub(crate) fn judge(
         wide_words: false,
         // The product of the runs searched, as every check has been.
         grow: false,
+        grow_all: false,
     };
     let jobs = opts
         .jobs

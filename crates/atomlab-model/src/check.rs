@@ -574,9 +574,14 @@ fn run(
     // which C11's models read as non-atomic.
     let probing = explore_here && !flagged && !opts.unpruned && t.arch != Arch::C;
     // Where every execution's po ∪ rf is acyclic under every model judged,
-    // the combinations are found by growing graphs (grow.rs).
+    // and the combinations are many, they are found by growing graphs
+    // (grow.rs).
     let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
-    let grow = opts.grow && builtin && !opts.unpruned && crate::grow::applies(&names, &traces);
+    let grow = opts.grow
+        && builtin
+        && !opts.unpruned
+        && (opts.grow_all || combinations(&traces, &groups) > crate::grow::ABOVE)
+        && crate::grow::applies(&names, &traces);
     if !blocked && grow {
         crate::grow::each(
             &traces,
@@ -663,6 +668,17 @@ fn run(
             })
         })
         .collect())
+}
+
+/// About how many combinations of runs the threads have: the product of
+/// their runs' counts, over the orderings of each group of copies.
+fn combinations(traces: &[crate::interp::Runs], groups: &[Vec<usize>]) -> f64 {
+    let product: f64 = traces.iter().map(|r| r.len() as f64).product();
+    let orderings: f64 = groups
+        .iter()
+        .map(|g| (1..=g.len()).map(|k| k as f64).product::<f64>())
+        .product();
+    product / orderings
 }
 
 /// The instructions of each thread of `t` that make a memory or fence

@@ -63,11 +63,15 @@ pub struct CheckOptions {
     pub wide_words: bool,
     /// Find the combinations of the threads' runs by growing one execution
     /// graph at a time (`grow.rs`, as GenMC does) where that finds them
-    /// all (no allowed execution with a `po ∪ rf` cycle), rather than by
-    /// searching their product (`combine.rs`): the same answers; fewer
-    /// steps where the runs are many and few of them combine (`atomlab
-    /// verify`'s 3-thread locks).
+    /// all (no allowed execution with a `po ∪ rf` cycle) and they are many
+    /// (over `grow.rs`'s `ABOVE`), rather than by searching their product
+    /// (`combine.rs`): the same answers; fewer steps where the runs are
+    /// many and few of them combine (`atomlab verify`'s 3-thread locks).
     pub grow: bool,
+    /// With `grow`: grow graphs wherever that finds every combination,
+    /// however few the combinations (`grow.rs`'s `ABOVE`); for tests that
+    /// hold the growing to the product search.
+    pub grow_all: bool,
 }
 
 /// Spin loops and the unroll bound, for code with loops (`atomlab verify`).

@@ -22,6 +22,8 @@ fn outcomes(test: &Test, grow: bool) -> Option<Vec<(String, Vec<String>, bool)>>
         engine: Engine::Explore,
         deadline: Some(Instant::now() + Duration::from_secs(20)),
         grow,
+        // Wherever it applies, not only where the combinations are many.
+        grow_all: grow,
         ..CheckOptions::default()
     };
     let mut out = Vec::new();
