@@ -19,7 +19,11 @@
 //! Enumeration is structured, not blind: per-thread traces are computed once
 //! (with the values reads may return found by a fixpoint), reads-from and
 //! coherence are chosen per location and pruned there by SC-per-location and
-//! RMW atomicity, which every model here implies.
+//! RMW atomicity, which every model here implies. Which combinations of the
+//! threads' runs can make an execution is searched over their product, a
+//! read at a time (`combine.rs`), or, for `atomlab verify`'s clients where
+//! that finds them all, by growing one execution graph at a time as GenMC
+//! does (`grow.rs`, [`CheckOptions::grow`]).
 //!
 //! Dependencies: `atomlab-litmus` (the format), `serde` (result types),
 //! `thiserror` (errors).
