@@ -391,17 +391,7 @@ pub(crate) fn each(
     }
     // Threads with the same runs (copies of one thread) share one tree,
     // built and summarised once: `tree_of[i]` is thread i's in `distinct`.
-    let mut distinct: Vec<Tree> = Vec::new();
-    let mut tree_of: Vec<usize> = Vec::with_capacity(traces.len());
-    for (i, runs) in traces.iter().enumerate() {
-        match (0..i).find(|&j| same_runs(&traces[j], runs)) {
-            Some(j) => tree_of.push(tree_of[j]),
-            None => {
-                tree_of.push(distinct.len());
-                distinct.push(Tree::build(runs, init, &pairs));
-            }
-        }
-    }
+    let (mut distinct, tree_of) = once_per_copy(traces, |runs| Tree::build(runs, init, &pairs));
     let nodes: usize = tree_of.iter().map(|&d| distinct[d].nodes.len()).sum();
     let summarise = cuts.values
         && pairs.len() <= MAX_PAIRS
@@ -464,14 +454,7 @@ impl<'a> Joint<'_, 'a, '_> {
         next: usize,
         visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
     ) -> Result<Flow, CheckError> {
-        self.steps += 1;
-        if self.steps & 1023 == 0 {
-            if let Some(d) = self.deadline {
-                if Instant::now() > d {
-                    return Err(CheckError::Timeout);
-                }
-            }
-        }
+        step(&mut self.steps, self.deadline)?;
         let n = self.trees.len();
         let Some(i) = (0..n)
             .map(|k| (next + k) % n)
@@ -549,20 +532,9 @@ impl<'a> Joint<'_, 'a, '_> {
             })
     }
 
-    /// How many combinations the one at positions `at` stands for: per
-    /// group, its size's factorial over those of the runs it repeats.
+    /// How many combinations the one at positions `at` stands for.
     fn weight(&self, at: &[usize]) -> u64 {
-        let mut weight = 1u64;
-        for g in self.groups {
-            let mut runs: Vec<usize> = g.iter().map(|&t| at[t]).collect();
-            runs.sort_unstable();
-            let mut w = factorial(g.len());
-            for same in runs.chunk_by(|a, b| a == b) {
-                w /= factorial(same.len());
-            }
-            weight = weight.saturating_mul(w);
-        }
-        weight
+        orderings(self.groups, at)
     }
 
     /// Whether the prefixes the current nodes' runs share may start an
@@ -707,8 +679,56 @@ impl<'a> Joint<'_, 'a, '_> {
     }
 }
 
+/// How many combinations of runs the one whose threads take the runs at
+/// positions `at` stands for: per group of copies ([`symmetric_groups`]),
+/// its size's factorial over those of the runs it repeats.
+pub(crate) fn orderings(groups: &[Vec<usize>], at: &[usize]) -> u64 {
+    let mut weight = 1u64;
+    for g in groups {
+        let mut runs: Vec<usize> = g.iter().map(|&t| at[t]).collect();
+        runs.sort_unstable();
+        let mut w = factorial(g.len());
+        for same in runs.chunk_by(|a, b| a == b) {
+            w /= factorial(same.len());
+        }
+        weight = weight.saturating_mul(w);
+    }
+    weight
+}
+
 fn factorial(n: usize) -> u64 {
     (1..=n as u64).product()
+}
+
+/// Counts a step of a search, and every 1,024 steps says whether the
+/// deadline has passed (TIMEOUT).
+pub(crate) fn step(steps: &mut u64, deadline: Option<Instant>) -> Result<(), CheckError> {
+    *steps += 1;
+    if *steps & 1023 == 0 && deadline.is_some_and(|d| Instant::now() > d) {
+        return Err(CheckError::Timeout);
+    }
+    Ok(())
+}
+
+/// What `build` makes of each thread's runs, made once for threads that
+/// are copies of one (the same runs): the things made, and for each
+/// thread the index of its own.
+pub(crate) fn once_per_copy<'r, T>(
+    traces: &'r [Runs],
+    mut build: impl FnMut(&'r [Trace]) -> T,
+) -> (Vec<T>, Vec<usize>) {
+    let mut made: Vec<T> = Vec::new();
+    let mut of: Vec<usize> = Vec::with_capacity(traces.len());
+    for (i, runs) in traces.iter().enumerate() {
+        match (0..i).find(|&j| same_runs(&traces[j], runs)) {
+            Some(j) => of.push(of[j]),
+            None => {
+                of.push(made.len());
+                made.push(build(runs));
+            }
+        }
+    }
+    (made, of)
 }
 
 /// Whether two threads have the same runs: shared (twins, see

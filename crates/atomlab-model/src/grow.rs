@@ -57,7 +57,7 @@ use std::time::Instant;
 
 use atomlab_litmus::{BarrierKind, Fence};
 
-use crate::combine::{Flow, Prefix, Probe};
+use crate::combine::{once_per_copy, orderings, step, Flow, Prefix, Probe};
 use crate::interp::{Kind, Runs, Trace, TraceEvent};
 use crate::CheckError;
 
@@ -318,17 +318,7 @@ pub(crate) fn each(
         return Ok(());
     }
     // Copies of one thread share one trie.
-    let mut distinct: Vec<Trie> = Vec::new();
-    let mut trie_of: Vec<usize> = Vec::with_capacity(traces.len());
-    for (i, runs) in traces.iter().enumerate() {
-        match (0..i).find(|&j| std::rc::Rc::ptr_eq(&traces[j], runs) || traces[j] == *runs) {
-            Some(j) => trie_of.push(trie_of[j]),
-            None => {
-                trie_of.push(distinct.len());
-                distinct.push(Trie::build(runs));
-            }
-        }
-    }
+    let (distinct, trie_of) = once_per_copy(traces, Trie::build);
     let mut search = Grow {
         tries: trie_of.iter().map(|&d| &distinct[d]).collect(),
         init,
@@ -404,14 +394,7 @@ impl<'a> Grow<'_, 'a, '_> {
         &mut self,
         visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
     ) -> Result<Flow, CheckError> {
-        self.steps += 1;
-        if self.steps & 1023 == 0 {
-            if let Some(d) = self.deadline {
-                if Instant::now() > d {
-                    return Err(CheckError::Timeout);
-                }
-            }
-        }
+        step(&mut self.steps, self.deadline)?;
         // The threads' places and which wait decide all that can follow:
         // a graph met again by another order of the same steps is not
         // searched again.
@@ -556,20 +539,16 @@ impl<'a> Grow<'_, 'a, '_> {
             .collect();
         let mut pick: Vec<usize> = ranges.iter().map(|r| r.0).collect();
         loop {
+            // The group's runs in order: one ordering stands for all.
             let mut at = pick.clone();
-            let mut weight = 1u64;
             for g in self.groups {
                 let mut runs: Vec<usize> = g.iter().map(|&t| at[t]).collect();
                 runs.sort_unstable();
-                let mut w = factorial(g.len());
-                for same in runs.chunk_by(|a, b| a == b) {
-                    w /= factorial(same.len());
-                }
-                weight = weight.saturating_mul(w);
                 for (&t, r) in g.iter().zip(runs) {
                     at[t] = r;
                 }
             }
+            let weight = orderings(self.groups, &at);
             if self.found.insert(at.clone()) {
                 let chosen: Vec<&Trace> = at
                     .iter()
@@ -595,8 +574,4 @@ impl<'a> Grow<'_, 'a, '_> {
             }
         }
     }
-}
-
-fn factorial(n: usize) -> u64 {
-    (1..=n as u64).product()
 }
