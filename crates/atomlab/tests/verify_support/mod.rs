@@ -8,6 +8,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Debian's aarch64 cross compiler.
 pub const AARCH64: &str = "aarch64-linux-gnu-gcc";
@@ -74,13 +75,21 @@ pub fn build_plugin(
     std::fs::create_dir_all(&dir).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let so = dir.join(format!("{name}.so"));
+    // Built under a name of its own and renamed into place: two tests
+    // that build the same plugin at once (they run in parallel) never
+    // read a file the other's compiler is still writing.
+    static BUILDS: AtomicUsize = AtomicUsize::new(0);
+    // ORDERING: only distinct numbers are needed; nothing is published
+    // through the counter.
+    let n = BUILDS.fetch_add(1, Ordering::Relaxed);
+    let part = dir.join(format!("{name}.{}.{n}.part.so", std::process::id()));
     let o = Command::new(gcc)
         .args(flags)
         .args(["-shared", "-fPIC"])
         .arg("-I")
         .arg(root.join("../../include"))
         .arg("-o")
-        .arg(&so)
+        .arg(&part)
         .arg(root.join("tests/plugins").join(source))
         .output()
         .expect("run the compiler");
@@ -89,6 +98,7 @@ pub fn build_plugin(
         "{gcc} {flags:?} {source}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+    std::fs::rename(&part, &so).unwrap();
     Some(so)
 }
 
