@@ -202,7 +202,7 @@ fn key(e: &TraceEvent) -> (u8, usize, i64, i64, usize, usize) {
     (kind, e.loc, e.rval, e.wval, e.pc, e.instance)
 }
 
-/// A node of a thread's trie: the runs `order[lo..hi]`, which share their
+/// A node of a thread's trie: the runs `runs[lo..hi]`, which share their
 /// first `depth` events.
 struct Node {
     lo: usize,
@@ -214,7 +214,6 @@ struct Node {
 /// One thread's runs as a trie of their events.
 struct Trie<'a> {
     runs: &'a [Trace],
-    order: Vec<usize>,
     nodes: Vec<Node>,
 }
 
@@ -227,7 +226,6 @@ impl<'a> Trie<'a> {
     fn build(runs: &'a [Trace]) -> Trie<'a> {
         let mut trie = Trie {
             runs,
-            order: (0..runs.len()).collect(),
             nodes: Vec::new(),
         };
         trie.grow(0, runs.len(), 0);
@@ -235,10 +233,10 @@ impl<'a> Trie<'a> {
     }
 
     fn events(&self, k: usize) -> &'a [TraceEvent] {
-        &self.runs[self.order[k]].events
+        &self.runs[k].events
     }
 
-    /// Adds the node of runs `order[lo..hi]` sharing `depth` events, and
+    /// Adds the node of runs `runs[lo..hi]` sharing `depth` events, and
     /// its subtrie; returns its index.
     fn grow(&mut self, lo: usize, hi: usize, depth: usize) -> usize {
         let id = self.nodes.len();
@@ -292,8 +290,7 @@ struct Grow<'t, 'a, 'p> {
     pending: Vec<bool>,
     groups: &'t [Vec<usize>],
     probe: Option<&'t mut Probe<'p>>,
-    /// The combinations handed on, each thread's run by its place in the
-    /// trie's order.
+    /// The combinations handed on, each thread's run by its index.
     found: HashSet<Vec<usize>>,
     /// The graphs searched: each thread's node and whether it waits.
     seen: HashSet<(Vec<usize>, Vec<bool>)>,
@@ -529,7 +526,7 @@ impl<'a> Grow<'_, 'a, '_> {
     /// Every thread has ended: hands on each combination of the runs its
     /// leaves hold (runs with the same events may end with different
     /// registers), once each, in the order a group of copies takes (runs
-    /// in trie order), with the number of orderings it stands for.
+    /// by index), with the number of orderings it stands for.
     fn complete(
         &mut self,
         visit: &mut impl FnMut(&[&Trace], u64) -> Result<Flow, CheckError>,
@@ -553,7 +550,7 @@ impl<'a> Grow<'_, 'a, '_> {
                 let chosen: Vec<&Trace> = at
                     .iter()
                     .enumerate()
-                    .map(|(t, &k)| &self.tries[t].runs[self.tries[t].order[k]])
+                    .map(|(t, &k)| &self.tries[t].runs[k])
                     .collect();
                 if let Flow::Stop = visit(&chosen, weight)? {
                     return Ok(Flow::Stop);
