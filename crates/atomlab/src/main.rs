@@ -20,7 +20,28 @@ use clap::FromArgMatches;
 const WORK_STACK: usize = 16 << 20;
 
 fn main() -> ExitCode {
+    tune_allocator();
     atomlab_thread::on_stack(WORK_STACK, work)
+}
+
+/// glibc's allocator, set for a program that builds large short-lived
+/// structures (verify's and check's runs of each thread, rebuilt each round
+/// of the value search): the work thread's arena grows its heap 64 MiB at a
+/// time and keeps what is freed, instead of the default 128 KiB steps, each
+/// an `mprotect(2)`, and a trim back to the system whenever the top of the
+/// heap is free. Measured (`perf record`, the 3-thread seqlock over a ticket
+/// lock, 30 MB of runs per round): 40 % of the command's time went to
+/// `sysmalloc`'s mprotect calls and the page faults of memory given back
+/// and taken again; address space costs nothing until touched, and the
+/// peak resident size is unchanged.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters; called before
+    // any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+    }
 }
 
 /// Everything atomlab does, from reading its arguments to its exit code.
