@@ -238,15 +238,19 @@ struct State {
     tested: u64,
     /// herd7's variable numbers along this path (structured C only).
     herd: Option<crate::herd_path::HerdPath>,
+    /// The path's writes so far, numbered by [`Interp::writes`].
+    writes: Vec<u32>,
 }
 
-impl Clone for State {
-    /// A copy whose events keep the original's room to grow: a path is
-    /// cloned at each read's values and pushes its next events at once,
-    /// and a copy sized to its length reallocated on each (a sixth of
-    /// `verify`'s time on a 3-thread seqlock client went to those).
-    fn clone(&self) -> State {
-        let mut events = Vec::with_capacity(self.events.capacity().max(16));
+impl State {
+    /// A copy for another branch of the path, whose events have room for
+    /// `room` (at least one more): a path is copied at each read's values
+    /// and pushes its next events at once, and a copy sized to its length
+    /// reallocated on each (a sixth of `verify`'s time on a 3-thread
+    /// seqlock client went to those); the copy ends as a run kept to the
+    /// end, so room beyond its length is memory held for nothing.
+    fn fork(&self, room: usize) -> State {
+        let mut events = Vec::with_capacity(room.max(self.events.len() + 1));
         events.extend_from_slice(&self.events);
         State {
             pc: self.pc,
@@ -266,6 +270,7 @@ impl Clone for State {
             reg_src: self.reg_src.clone(),
             tested: self.tested,
             herd: self.herd.clone(),
+            writes: self.writes.clone(),
         }
     }
 }
@@ -307,28 +312,48 @@ pub(crate) struct Interp<'t> {
     /// Spin-assume and the unroll bound, for lifted code; `None` for litmus
     /// tests (whose loops run to [`MAX_STEPS`] as they always have).
     pub loops: Option<crate::LoopRule>,
-    /// The writes of paths spin-assume dropped ([`derivations`] of each
-    /// path, once each): they seed the value search though the path ends
-    /// nowhere, so that two threads that wait for each other's writes (a
-    /// producer that waits for the consumer to free a slot, which waits
-    /// for the item) find the values that let each go on.
-    pub pruned_writes: std::cell::RefCell<BTreeSet<Vec<Derivation>>>,
+    /// The writes of the thread's runs, for the value search. A path that
+    /// spin-assume drops counts as well: its writes seed the search though
+    /// the path ends nowhere, so that two threads that wait for each
+    /// other's writes (a producer that waits for the consumer to free a
+    /// slot, which waits for the item) find the values that let each go on.
+    pub writes: std::cell::RefCell<WriteLog>,
+    /// The events of the longest run so far: the room a
+    /// copied path is given ([`State::fork`]).
+    pub room: std::cell::Cell<usize>,
 }
 
-/// A write of a path and what its value was computed from: (location,
-/// value written, the (location, value) of each read its value or
-/// existence is tainted by through data, a select or a CAS comparison).
-pub(crate) type Derivation = (usize, i64, Vec<(usize, i64)>);
+/// A write of a path and what its value was computed from, flat:
+/// `[location, value written, (location, value)…]`, a pair for each read
+/// its value or existence is tainted by through data, a select or a CAS
+/// comparison (a read-modify-write's write counts its own read).
+pub(crate) type Derivation = [i64];
 
-/// The writes of `events` (a path, complete or not) with the reads each
-/// is computed from ([`Derivation`]): a read-modify-write's write counts
-/// its own read.
-pub(crate) fn derivations(events: &[TraceEvent]) -> Vec<Derivation> {
-    let mut out = Vec::new();
-    for (i, e) in events.iter().enumerate() {
-        if !matches!(e.kind, Kind::Write | Kind::Update) {
-            continue;
-        }
+/// The writes the runs of one thread make, for the value search
+/// ([`ValueChains`]): each distinct [`Derivation`] once, in the order the
+/// depth-first search met it (a path's writes in program order), rather
+/// than every run's writes again: the 7,125 runs of a 3-thread seqlock
+/// client write the same few dozen things, and deriving and chaining each
+/// run's writes took a third of `verify`'s time.
+#[derive(Default)]
+pub(crate) struct WriteLog {
+    /// Distinct derivation -> its number.
+    index: std::collections::HashMap<Box<Derivation>, u32>,
+    /// The derivations by number, and whether a run that counts (complete,
+    /// or dropped by spin-assume) made it.
+    list: Vec<(Box<Derivation>, bool)>,
+    /// Per counted run: the locations it writes, sorted, each list once.
+    locs: std::collections::HashSet<Vec<usize>>,
+    /// The most writes a complete run makes.
+    most: usize,
+    /// Scratch for the derivation being looked up.
+    scratch: Vec<i64>,
+}
+
+impl WriteLog {
+    /// The number of the write `events[i]`'s derivation.
+    fn number(&mut self, events: &[TraceEvent], i: usize) -> u32 {
+        let e = &events[i];
         let mut from = e.data.pick;
         if let Some(r) = e.rmw_read {
             from |= 1 << r;
@@ -336,14 +361,66 @@ pub(crate) fn derivations(events: &[TraceEvent]) -> Vec<Derivation> {
         if e.kind == Kind::Update {
             from |= 1 << i;
         }
-        let sources = crate::rel::members(from)
-            .filter_map(|j| events.get(j))
-            .filter(|r| matches!(r.kind, Kind::Read | Kind::Update))
-            .map(|r| (r.loc, r.rval))
-            .collect();
-        out.push((e.loc, e.wval, sources));
+        let mut key = std::mem::take(&mut self.scratch);
+        key.clear();
+        key.extend([e.loc as i64, e.wval]);
+        for r in crate::rel::members(from).filter_map(|j| events.get(j)) {
+            if matches!(r.kind, Kind::Read | Kind::Update) {
+                key.extend([r.loc as i64, r.rval]);
+            }
+        }
+        let n = match self.index.get(key.as_slice()) {
+            Some(&n) => n,
+            None => {
+                let n = self.list.len() as u32;
+                self.index.insert(key.clone().into_boxed_slice(), n);
+                self.list.push((key.clone().into_boxed_slice(), false));
+                n
+            }
+        };
+        self.scratch = key;
+        n
     }
-    out
+
+    /// A run that counts made the writes `numbers` (in program order);
+    /// `complete` when it ran to its end.
+    fn ran(&mut self, numbers: &[u32], complete: bool) {
+        let mut locs: Vec<usize> = numbers
+            .iter()
+            .map(|&n| {
+                let d = &mut self.list[n as usize];
+                d.1 = true;
+                d.0[0] as usize
+            })
+            .collect();
+        locs.sort_unstable();
+        if complete {
+            self.most = self.most.max(locs.len());
+        }
+        if !self.locs.contains(&locs) {
+            self.locs.insert(locs);
+        }
+    }
+}
+
+/// What one thread's runs of a round wrote ([`WriteLog`], its counted
+/// derivations only).
+#[derive(Default)]
+struct Written {
+    derivations: Vec<Box<Derivation>>,
+    locs: Vec<Vec<usize>>,
+    /// The most writes a complete run makes.
+    most: usize,
+}
+
+impl From<WriteLog> for Written {
+    fn from(log: WriteLog) -> Written {
+        Written {
+            derivations: log.list.into_iter().filter(|d| d.1).map(|d| d.0).collect(),
+            locs: log.locs.into_iter().collect(),
+            most: log.most,
+        }
+    }
 }
 
 impl State {
@@ -421,6 +498,7 @@ impl Interp<'_> {
             } else {
                 None
             },
+            writes: Vec::new(),
         };
         let joins = if self.structured {
             ctrl_joins(&t.code)
@@ -486,8 +564,14 @@ impl Interp<'_> {
         }
         ev.ctrl = st.ctrl;
         ev.pc = st.here;
+        let write = matches!(ev.kind, Kind::Write | Kind::Update);
         st.events.push(ev);
-        Ok(st.events.len() - 1)
+        let i = st.events.len() - 1;
+        if write {
+            let n = self.writes.borrow_mut().number(&st.events, i);
+            st.writes.push(n);
+        }
+        Ok(i)
     }
 
     /// The values a read of `loc` may return, by coherence: the thread's own
@@ -589,6 +673,8 @@ impl Interp<'_> {
                 if let Some(p) = &self.progress {
                     crate::SearchProgress::add(&p.runs, 1);
                 }
+                self.writes.borrow_mut().ran(&st.writes, true);
+                self.room.set(self.room.get().max(st.events.len()));
                 out.push(Trace {
                     events: st.events,
                     regs: st.regs.iter().map(|r| r.0).collect(),
@@ -619,9 +705,7 @@ impl Interp<'_> {
                     {
                         // Spin-assume: the iteration changed nothing. What
                         // the path wrote before it still seeds the values.
-                        self.pruned_writes
-                            .borrow_mut()
-                            .insert(derivations(&st.events));
+                        self.writes.borrow_mut().ran(&st.writes, false);
                         return Ok(());
                     }
                     st.iterations[here] += 1;
@@ -776,7 +860,7 @@ impl Interp<'_> {
                     let values = self.domain(&st, loc);
                     if let Some((&last, others)) = values.split_last() {
                         for &v in others {
-                            read(st.clone(), v)?;
+                            read(st.fork(self.room.get()), v)?;
                         }
                         read(st, last)?;
                     }
@@ -809,7 +893,7 @@ impl Interp<'_> {
                     let (v, tv) = self.eval(value, &st);
                     let monitor = st.monitor.take();
                     // Failure: no write, status 1.
-                    let mut s = st.clone();
+                    let mut s = st.fork(self.room.get());
                     if let Some(r) = status {
                         s.regs[*r] = (1, Taint::default());
                     }
@@ -857,7 +941,7 @@ impl Interp<'_> {
                         if read.lk == LkAccess::LockRead && v != 0 {
                             continue;
                         }
-                        let mut s = st.clone();
+                        let mut s = st.fork(self.room.get());
                         if read.unless == Some(v) {
                             // atomic_add_unless that finds `u`: a failed
                             // RMW, one read and no write.
@@ -919,17 +1003,17 @@ impl Interp<'_> {
                     match expected {
                         CasExpected::Reg(r) => {
                             let (e, te) = st.regs[*r];
-                            branches.push((st.clone(), e, te, None));
+                            branches.push((st.fork(self.room.get()), e, te, None));
                         }
                         CasExpected::Value(x) => {
                             let (e, te) = self.eval(x, &st);
-                            branches.push((st.clone(), e, te, None));
+                            branches.push((st.fork(self.room.get()), e, te, None));
                         }
                         CasExpected::Mem(x) => {
                             let (ea, tea) = self.eval(x, &st);
                             let eloc = self.loc_of(ea, t)?;
                             for &v in &self.domain(&st, eloc) {
-                                let mut s = st.clone();
+                                let mut s = st.fork(self.room.get());
                                 let i = self.push(
                                     &mut s,
                                     Self::ev(
@@ -951,7 +1035,7 @@ impl Interp<'_> {
                     for (s0, e, te, eloc) in branches {
                         // Success: read the expected value, write the desired one.
                         if self.domain(&s0, loc).contains(&e) {
-                            let mut s = s0.clone();
+                            let mut s = s0.fork(self.room.get());
                             let rt = if *single {
                                 let i = self.push(
                                     &mut s,
@@ -1000,7 +1084,7 @@ impl Interp<'_> {
                                 // (`DataFromRRs`), or from the memory read
                                 // (`DataFromRx`). Both are candidates.
                                 if read.lk == LkAccess::None {
-                                    let mut s2 = s.clone();
+                                    let mut s2 = s.fork(self.room.get());
                                     s2.regs[*r] = (
                                         e,
                                         Taint {
@@ -1019,7 +1103,7 @@ impl Interp<'_> {
                             if v == e && !*weak {
                                 continue;
                             }
-                            let mut s = s0.clone();
+                            let mut s = s0.fork(self.room.get());
                             let i = self.push(
                                 &mut s,
                                 Self::ev(Kind::Read, loc, v, 0, *fail, inst, ta, Taint::default()),
@@ -1275,7 +1359,7 @@ pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Runs>);
 
 /// The values each thread may write, kept to the chains of writes an
 /// execution can hold. A written value is computed from the reads its
-/// write is tainted by ([`derivations`]); its chain depth is 1 for a value
+/// write is tainted by ([`Derivation`]); its chain depth is 1 for a value
 /// computed from initial values only, else 1 + the largest depth of the
 /// values read. In an execution, a value at depth k needs k distinct
 /// writes, each to a location whose reads taint writes of the next
@@ -1328,13 +1412,15 @@ impl ValueChains {
         self.depth.insert((l, v), 0);
     }
 
-    /// The writes of one path of thread `t`.
-    fn path(&mut self, t: usize, writes: &[Derivation], init: &[i64]) {
-        let mut locs = Vec::with_capacity(writes.len());
-        for (l, v, sources) in writes {
+    /// What thread `t`'s runs wrote: each write (its paths' writes in
+    /// program order), then the locations each path writes.
+    fn paths(&mut self, t: usize, written: &Written, init: &[i64]) {
+        for w in &written.derivations {
+            let (l, v) = (w[0] as usize, w[1]);
             let mut d = 0u32;
-            for &(m, x) in sources {
-                self.feeds[*l].insert(m);
+            for source in w[2..].chunks_exact(2) {
+                let (m, x) = (source[0] as usize, source[1]);
+                self.feeds[l].insert(m);
                 // An initial value is at depth 0; an unknown one (never
                 // expected) counts as 0 too, which only admits more.
                 let dm = if x == init[m] {
@@ -1345,16 +1431,18 @@ impl ValueChains {
                 d = d.max(dm);
             }
             let d = d + 1;
-            let e = self.depth.entry((*l, *v)).or_insert(u32::MAX);
+            let e = self.depth.entry((l, v)).or_insert(u32::MAX);
             if d < *e {
                 *e = d;
                 self.changed = true;
             }
-            self.produced[t][*l].insert(*v);
-            locs.push(*l);
+            self.produced[t][l].insert(v);
         }
-        locs.sort_unstable();
-        self.paths[t].insert(locs);
+        for locs in &written.locs {
+            if !self.paths[t].contains(locs) {
+                self.paths[t].insert(locs.clone());
+            }
+        }
     }
 
     /// Whether a depth changed since the last call.
@@ -1457,17 +1545,15 @@ pub(crate) fn explore(
         // copy_of[t]: the earlier thread whose runs thread t shares (its
         // `all` entry stays empty, and at the end it shares the source's
         // [`Runs`]: copying 7,000 runs per twin per round took a seventh
-        // of verify's time, and once at the end a fifth), and each
-        // enumerated thread's runs' derivations, computed once for all
-        // its twins.
+        // of verify's time, and once at the end a fifth), and what each
+        // enumerated thread's runs wrote, found once for all its twins.
         let mut copy_of: Vec<Option<usize>> = Vec::with_capacity(nt);
-        let mut derived: Vec<Vec<Vec<Derivation>>> = Vec::with_capacity(nt);
+        let mut derived: Vec<Written> = Vec::with_capacity(nt);
         // Runs kept so far this round, against MAX_TRACES.
         let mut kept = 0usize;
         // Per thread this round: the values the others may write (per
-        // location) and the paths its spin-assume pruned.
-        type Asked = (Vec<Vec<i64>>, Vec<Vec<Derivation>>);
-        let mut asked: Vec<Asked> = Vec::with_capacity(nt);
+        // location).
+        let mut asked: Vec<Vec<Vec<i64>>> = Vec::with_capacity(nt);
         for (ti, t) in test.threads.iter().enumerate() {
             let others: Vec<Vec<i64>> = (0..nl)
                 .map(|l| {
@@ -1488,7 +1574,7 @@ pub(crate) fn explore(
             // twin's runs, as it did when they were copied).
             let twin = (0..ti).find(|&u| {
                 let (a, b) = (&test.threads[u], t);
-                a.code == b.code && a.regs == b.regs && a.init == b.init && asked[u].0 == others
+                a.code == b.code && a.regs == b.regs && a.init == b.init && asked[u] == others
             });
             // (The first such thread was enumerated: a copy's own source
             // would have matched first.)
@@ -1496,17 +1582,12 @@ pub(crate) fn explore(
                 .map(|u| copy_of[u].unwrap_or(u))
                 .filter(|&u| all[u].len() <= MAX_TRACES.saturating_sub(kept));
             if let Some(u) = twin {
-                for path in &asked[u].1 {
-                    chains.path(ti, path, &init);
-                }
                 kept += all[u].len();
-                for d in &derived[u] {
-                    chains.path(ti, d, &init);
-                }
+                chains.paths(ti, &derived[u], &init);
                 all.push(Vec::new());
                 copy_of.push(Some(u));
-                derived.push(Vec::new());
-                asked.push((others, asked[u].1.clone()));
+                derived.push(Written::default());
+                asked.push(others);
                 continue;
             }
             let interp = Interp {
@@ -1520,23 +1601,17 @@ pub(crate) fn explore(
                 forward: !linux,
                 structured,
                 loops,
-                pruned_writes: Default::default(),
+                writes: Default::default(),
+                room: std::cell::Cell::new(0),
             };
             let traces = interp.traces(t)?;
-            let pruned: Vec<Vec<Derivation>> = interp.pruned_writes.take().into_iter().collect();
-            for path in &pruned {
-                chains.path(ti, path, &init);
-            }
+            let ds = Written::from(interp.writes.take());
             kept += traces.len();
-            let ds: Vec<Vec<Derivation>> =
-                traces.iter().map(|tr| derivations(&tr.events)).collect();
-            for d in &ds {
-                chains.path(ti, d, &init);
-            }
+            chains.paths(ti, &ds, &init);
             all.push(traces);
             copy_of.push(None);
             derived.push(ds);
-            asked.push((others, pruned));
+            asked.push(others);
         }
         let mut next = chains.admitted();
         // Values unchanged but chain depths lowered: another round would
@@ -1546,10 +1621,7 @@ pub(crate) fn explore(
         // settle: what that round would do, without running the code.
         while next == written && chains.take_changed() {
             for (ti, source) in copy_of.iter().enumerate() {
-                let u = source.unwrap_or(ti);
-                for path in asked[u].1.iter().chain(&derived[u]) {
-                    chains.path(ti, path, &init);
-                }
+                chains.paths(ti, &derived[source.unwrap_or(ti)], &init);
             }
             next = chains.admitted();
         }
@@ -1578,20 +1650,7 @@ pub(crate) fn explore(
                 shown.join(", ")
             )));
         }
-        let writes: usize = (0..nt)
-            .map(|t| &all[copy_of[t].unwrap_or(t)])
-            .map(|ts: &Vec<Trace>| {
-                ts.iter()
-                    .map(|t| {
-                        t.events
-                            .iter()
-                            .filter(|e| matches!(e.kind, Kind::Write | Kind::Update))
-                            .count()
-                    })
-                    .max()
-                    .unwrap_or(0)
-            })
-            .sum();
+        let writes: usize = (0..nt).map(|t| derived[copy_of[t].unwrap_or(t)].most).sum();
         depth = depth.max(writes + 1);
         if !grown || round > depth {
             let values = (0..nl)
