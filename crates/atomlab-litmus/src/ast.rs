@@ -310,13 +310,64 @@ pub enum Barrier {
     Dsb,
 }
 
-/// What a DMB/DSB orders: everything, loads, or stores, and its domain as written.
+/// What a DMB/DSB orders: everything, loads, or stores, and its domain as
+/// written. Two bytes: every event of a checked run carries its fence kind,
+/// and a name held as a string made each event 24 bytes larger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BarrierOpt {
     /// Full, load or store barrier.
     pub kind: BarrierKind,
-    /// The option as written (`SY`, `ISH`, `OSHLD`…), for printing.
-    pub name: &'static str,
+    /// The option as written: its index in [`BarrierOpt::OPTIONS`].
+    option: u8,
+}
+
+impl BarrierOpt {
+    /// The options of DMB and DSB (Arm ARM C6.2.81, "DMB"), with their class.
+    const OPTIONS: [(&'static str, BarrierKind); 12] = [
+        ("SY", BarrierKind::Full),
+        ("ISH", BarrierKind::Full),
+        ("OSH", BarrierKind::Full),
+        ("NSH", BarrierKind::Full),
+        ("LD", BarrierKind::Ld),
+        ("ISHLD", BarrierKind::Ld),
+        ("OSHLD", BarrierKind::Ld),
+        ("NSHLD", BarrierKind::Ld),
+        ("ST", BarrierKind::St),
+        ("ISHST", BarrierKind::St),
+        ("OSHST", BarrierKind::St),
+        ("NSHST", BarrierKind::St),
+    ];
+    /// `ISH`: the inner-shareable full barrier compilers emit.
+    pub const ISH: BarrierOpt = BarrierOpt {
+        kind: BarrierKind::Full,
+        option: 1,
+    };
+    /// `ISHLD`.
+    pub const ISHLD: BarrierOpt = BarrierOpt {
+        kind: BarrierKind::Ld,
+        option: 5,
+    };
+    /// `ISHST`.
+    pub const ISHST: BarrierOpt = BarrierOpt {
+        kind: BarrierKind::St,
+        option: 9,
+    };
+
+    /// The option named `name` (any case), if A64 has it.
+    pub fn parse(name: &str) -> Option<BarrierOpt> {
+        let i = Self::OPTIONS
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))?;
+        Some(BarrierOpt {
+            kind: Self::OPTIONS[i].1,
+            option: i as u8,
+        })
+    }
+
+    /// The option as written (`SY`, `ISH`, `OSHLD`…), upper case.
+    pub fn name(self) -> &'static str {
+        Self::OPTIONS[usize::from(self.option)].0
+    }
 }
 
 /// The class of a DMB/DSB option.
@@ -337,8 +388,8 @@ impl fmt::Display for Fence {
             Fence::Mfence => f.write_str("MFENCE"),
             Fence::Lfence => f.write_str("LFENCE"),
             Fence::Sfence => f.write_str("SFENCE"),
-            Fence::Dmb(Barrier::Dmb, o) => write!(f, "dmb.{}", o.name.to_ascii_lowercase()),
-            Fence::Dmb(Barrier::Dsb, o) => write!(f, "dsb.{}", o.name.to_ascii_lowercase()),
+            Fence::Dmb(Barrier::Dmb, o) => write!(f, "dmb.{}", o.name().to_ascii_lowercase()),
+            Fence::Dmb(Barrier::Dsb, o) => write!(f, "dsb.{}", o.name().to_ascii_lowercase()),
             Fence::Isb => f.write_str("isb"),
             Fence::RiscV { pred, succ } => write!(f, "fence.{}.{}", pred.name(), succ.name()),
             Fence::Tso => f.write_str("fence.tso"),

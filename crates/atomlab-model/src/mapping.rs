@@ -103,12 +103,12 @@ fn is_rel(o: MemOrder) -> bool {
 }
 
 fn dmb(kind: BarrierKind) -> Instr {
-    let name = match kind {
-        BarrierKind::Full => "ISH",
-        BarrierKind::Ld => "ISHLD",
-        BarrierKind::St => "ISHST",
+    let option = match kind {
+        BarrierKind::Full => BarrierOpt::ISH,
+        BarrierKind::Ld => BarrierOpt::ISHLD,
+        BarrierKind::St => BarrierOpt::ISHST,
     };
-    Instr::Fence(Fence::Dmb(Barrier::Dmb, BarrierOpt { kind, name }))
+    Instr::Fence(Fence::Dmb(Barrier::Dmb, option))
 }
 
 /// Rewrites `test`'s C11 accesses as `target` instructions.

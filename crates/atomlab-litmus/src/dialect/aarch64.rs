@@ -216,26 +216,6 @@ fn arm_post_index(
     Ok(())
 }
 
-fn barrier_opt(name: &str) -> Option<BarrierOpt> {
-    let up = name.to_ascii_uppercase();
-    let (kind, n): (BarrierKind, &'static str) = match up.as_str() {
-        "SY" => (BarrierKind::Full, "SY"),
-        "ISH" => (BarrierKind::Full, "ISH"),
-        "OSH" => (BarrierKind::Full, "OSH"),
-        "NSH" => (BarrierKind::Full, "NSH"),
-        "LD" => (BarrierKind::Ld, "LD"),
-        "ISHLD" => (BarrierKind::Ld, "ISHLD"),
-        "OSHLD" => (BarrierKind::Ld, "OSHLD"),
-        "NSHLD" => (BarrierKind::Ld, "NSHLD"),
-        "ST" => (BarrierKind::St, "ST"),
-        "ISHST" => (BarrierKind::St, "ISHST"),
-        "OSHST" => (BarrierKind::St, "OSHST"),
-        "NSHST" => (BarrierKind::St, "NSHST"),
-        _ => return None,
-    };
-    Some(BarrierOpt { kind, name: n })
-}
-
 /// Lowers one AArch64 instruction (and its label fix-ups) into `out`.
 pub(crate) fn instr(
     cur: &mut Cursor<'_>,
@@ -366,7 +346,7 @@ pub(crate) fn instr(
         }
         "DMB" | "DSB" => {
             ctx.want(1)?;
-            let o = barrier_opt(ctx.op(0))
+            let o = BarrierOpt::parse(ctx.op(0))
                 .ok_or_else(|| ctx.err(0, format!("unsupported barrier option '{}'", ctx.op(0))))?;
             let k = if up == "DMB" {
                 Barrier::Dmb

@@ -497,7 +497,7 @@ impl Gen<'_> {
                     Barrier::Dmb => "DMB",
                     Barrier::Dsb => "DSB",
                 };
-                self.emit(format!("{m} {}", o.name));
+                self.emit(format!("{m} {}", o.name()));
             }
             Instr::Fence(Fence::Isb) => self.emit("ISB".into()),
             Instr::Fence(f) => return Err(self.ctx.err(format!("{f}: not an A64 barrier"))),

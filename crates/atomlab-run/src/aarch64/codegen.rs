@@ -361,8 +361,8 @@ impl Target for A64 {
     fn fence(g: &mut G<'_>, f: &Fence) -> Result<bool, Unencodable> {
         match f {
             Fence::Dmb(kind, opt) => {
-                let crm = barrier_crm(opt.name)
-                    .ok_or_else(|| g.err(format!("the barrier option {}", opt.name)))?;
+                let crm = barrier_crm(opt.name())
+                    .ok_or_else(|| g.err(format!("the barrier option {}", opt.name())))?;
                 match kind {
                     Barrier::Dmb => g.asm.dmb(crm),
                     Barrier::Dsb => g.asm.dsb(crm),

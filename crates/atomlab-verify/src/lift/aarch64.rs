@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use atomlab_audit::PluginFile;
 use atomlab_litmus::{
-    Annot, Barrier, BarrierKind, BarrierOpt, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Value,
+    Annot, Barrier, BarrierOpt, BinOp, CasExpected, Expr, Fence, Instr, RmwOp, Value,
 };
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand, ShiftStyle, SizeCode};
@@ -91,16 +91,7 @@ impl lifter::Lifter for Aarch64 {
         atomlab_litmus::Arch::AArch64
     }
     fn full_barrier(&self) -> Option<(Fence, &'static str)> {
-        Some((
-            Fence::Dmb(
-                Barrier::Dmb,
-                BarrierOpt {
-                    kind: BarrierKind::Full,
-                    name: "ISH",
-                },
-            ),
-            "dmb ish",
-        ))
+        Some((Fence::Dmb(Barrier::Dmb, BarrierOpt::ISH), "dmb ish"))
     }
     /// The Arm ARM's acquire/release forms (C6.2): LDAR, LDAXR, STLR,
     /// STLXR, and the A/L suffixes of CAS, SWP and LD<op>.
@@ -1132,30 +1123,30 @@ impl Lifter<'_, '_, '_> {
             Opcode::HINT => {} // NOP, YIELD, WFE, SEVL, BTI, PAC hints: no memory effect.
             Opcode::ISB => low.push(Low::I(Instr::Fence(Fence::Isb))),
             Opcode::DMB(crm) | Opcode::DSB(crm) => {
-                let (kind, name) = match crm {
-                    15 => (BarrierKind::Full, "SY"),
-                    14 => (BarrierKind::St, "ST"),
-                    13 => (BarrierKind::Ld, "LD"),
-                    11 => (BarrierKind::Full, "ISH"),
-                    10 => (BarrierKind::St, "ISHST"),
-                    9 => (BarrierKind::Ld, "ISHLD"),
-                    7 => (BarrierKind::Full, "NSH"),
-                    6 => (BarrierKind::St, "NSHST"),
-                    5 => (BarrierKind::Ld, "NSHLD"),
-                    3 => (BarrierKind::Full, "OSH"),
-                    2 => (BarrierKind::St, "OSHST"),
-                    1 => (BarrierKind::Ld, "OSHLD"),
+                let name = match crm {
+                    15 => "SY",
+                    14 => "ST",
+                    13 => "LD",
+                    11 => "ISH",
+                    10 => "ISHST",
+                    9 => "ISHLD",
+                    7 => "NSH",
+                    6 => "NSHST",
+                    5 => "NSHLD",
+                    3 => "OSH",
+                    2 => "OSHST",
+                    1 => "OSHLD",
                     _ => return Err(self.refuse(pc, format!("{inst} (a reserved barrier option)"))),
                 };
+                // Every CRm above names an option BarrierOpt knows.
+                let option = BarrierOpt::parse(name)
+                    .ok_or_else(|| self.refuse(pc, format!("{inst} (barrier option {name})")))?;
                 let b = if matches!(inst.opcode, Opcode::DMB(_)) {
                     Barrier::Dmb
                 } else {
                     Barrier::Dsb
                 };
-                low.push(Low::I(Instr::Fence(Fence::Dmb(
-                    b,
-                    BarrierOpt { kind, name },
-                ))));
+                low.push(Low::I(Instr::Fence(Fence::Dmb(b, option))));
             }
             Opcode::ADD | Opcode::SUB | Opcode::ADDS | Opcode::SUBS => {
                 let (a, aa) = self.src(st, &ops[1], pc)?;
