@@ -401,9 +401,14 @@ fn values_feasible(chosen: &[&Trace], init: &[i64]) -> bool {
 /// which these models do not have.
 fn mixed_size(t: &Test, traces: &[crate::interp::Runs]) -> Result<(), CheckError> {
     let mut width = vec![0u8; t.locations.len()];
-    for e in traces
+    // A thread sharing an earlier one's runs (a copy: verify's clients)
+    // adds nothing: each set of runs is looked at once.
+    let distinct = traces
         .iter()
-        .flat_map(|r| r.iter())
+        .enumerate()
+        .filter(|(i, r)| !traces[..*i].iter().any(|q| std::rc::Rc::ptr_eq(q, r)));
+    for e in distinct
+        .flat_map(|(_, r)| r.iter())
         .flat_map(|tr| &tr.events)
     {
         if matches!(e.kind, crate::interp::Kind::Fence(_)) || e.annot.width == 0 {

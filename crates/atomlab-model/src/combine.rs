@@ -200,7 +200,9 @@ impl<'a> Tree<'a> {
                                 .iter()
                                 .enumerate()
                                 .skip(k + 1)
-                                .find(|(_, w)| w.rmw_read == Some(k) && w.loc == e.loc)
+                                .find(|(_, w)| {
+                                    w.rmw_read.map(usize::from) == Some(k) && w.loc == e.loc
+                                })
                                 .map(|(j, _)| j)
                         };
                         let local =

@@ -379,7 +379,7 @@ impl<S: Bits> Skeleton<S> {
                 for j in members(shift(e.ctrl.pick)) {
                     s.pick_ctrl.add(j, g);
                 }
-                if let Some(r) = e.rmw_read {
+                if let Some(r) = e.rmw_read.map(usize::from) {
                     s.rmw.add(base + r, g);
                     if e.amo {
                         s.amo.add(base + r, g);

@@ -93,7 +93,7 @@ fn orders(model: &str, events: &[TraceEvent], m: usize, e: usize) -> bool {
         let dep = reads(a) && (on(b.addr.dep) || (writes(b) && on(b.data.dep | b.ctrl.dep)));
         return dep
             || (writes(b) && a.loc == b.loc)
-            || b.rmw_read == Some(m)
+            || b.rmw_read.map(usize::from) == Some(m)
             || (reads(a) && (a.annot.acquire || (arm && a.annot.acquire_pc)))
             || (writes(b) && b.annot.release)
             || (arm && a.annot.release && b.annot.acquire);

@@ -132,19 +132,34 @@ pub(crate) struct TraceEvent {
     pub data: Taint,
     /// Taint of the branch conditions before it.
     pub ctrl: Taint,
-    /// For the write of an RMW pair: its read.
-    pub rmw_read: Option<usize>,
+    /// For the write of an RMW pair: its read ([`EventIndex`]).
+    pub rmw_read: Option<EventIndex>,
     /// Whether the RMW pair is a single atomic instruction (not LDXR/STXR).
     pub amo: bool,
     /// For a write: the read of this thread whose value it stores unchanged
     /// (through register copies only), for the thin-air analysis
     /// ([`crate::thin`]).
-    pub copy_of: Option<usize>,
+    pub copy_of: Option<EventIndex>,
     /// herd7's variable (numbered within the thread) of the value read, for
     /// a read, or of the value written, for a write whose value is a
     /// register's, when the thread is numbered ([`crate::herd_path::Numbering`]);
     /// 0 otherwise.
     pub hvar: u32,
+}
+
+/// An event's index in its run, as an event refers to another: a byte, since
+/// a run has at most [`MAX_EVENTS`] events (runs are kept by the thousand,
+/// and each event's two references were 32 bytes as `Option<usize>`).
+pub(crate) type EventIndex = u8;
+
+/// The most events one run of a thread may have.
+pub(crate) const MAX_EVENTS: usize = 60;
+
+/// `i` as an [`EventIndex`]: `i` indexes a run's events, which
+/// [`Interp::push`] keeps below [`MAX_EVENTS`].
+fn event_index(i: usize) -> EventIndex {
+    debug_assert!(i < MAX_EVENTS);
+    i as EventIndex
 }
 
 /// One way a thread can run.
@@ -557,10 +572,10 @@ impl Interp<'_> {
     }
 
     fn push(&self, st: &mut State, mut ev: TraceEvent) -> Result<usize, CheckError> {
-        if st.events.len() >= 60 {
-            return Err(CheckError::TooBig(
-                "a thread has more than 60 memory events".into(),
-            ));
+        if st.events.len() >= MAX_EVENTS {
+            return Err(CheckError::TooBig(format!(
+                "a thread has more than {MAX_EVENTS} memory events"
+            )));
         }
         ev.ctrl = st.ctrl;
         ev.pc = st.here;
@@ -875,7 +890,7 @@ impl Interp<'_> {
                     let mut w = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
                     w.hvar = value_var;
                     w.copy_of = match value {
-                        Expr::Reg(r) => st.reg_src[*r],
+                        Expr::Reg(r) => st.reg_src[*r].map(event_index),
                         _ => None,
                     };
                     self.push(&mut st, w)?;
@@ -901,7 +916,7 @@ impl Interp<'_> {
                     if let Some((ri, mloc)) = monitor {
                         if mloc == loc {
                             let mut e = Self::ev(Kind::Write, loc, 0, v, *annot, inst, ta, tv);
-                            e.rmw_read = Some(ri);
+                            e.rmw_read = Some(event_index(ri));
                             let wi = self.push(&mut st, e)?;
                             st.last_write[loc] = Some(ta.union(tv));
                             st.own[loc] = Some(v);
@@ -969,7 +984,7 @@ impl Interp<'_> {
                                 Self::ev(Kind::Read, loc, v, 0, *read, inst, ta, Taint::default()),
                             )?;
                             let mut w = Self::ev(Kind::Write, loc, 0, nv, *write, inst, ta, tx);
-                            w.rmw_read = Some(r);
+                            w.rmw_read = Some(event_index(r));
                             w.amo = true;
                             self.push(&mut s, w)?;
                             r
@@ -1064,7 +1079,7 @@ impl Interp<'_> {
                                 data.pick |= te.dep | te.pick | 1 << r;
                                 let mut w =
                                     Self::ev(Kind::Write, loc, 0, d, *write, inst, ta, data);
-                                w.rmw_read = Some(r);
+                                w.rmw_read = Some(event_index(r));
                                 w.amo = true;
                                 self.push(&mut s, w)?;
                                 rt
@@ -1154,7 +1169,7 @@ fn no_visible_effect(events: &[TraceEvent], e: &TraceEvent) -> bool {
         Kind::Update => e.rval == e.wval,
         Kind::Write => e
             .rmw_read
-            .and_then(|r| events.get(r))
+            .and_then(|r| events.get(usize::from(r)))
             .is_some_and(|r| r.rval == e.wval),
     }
 }

@@ -111,7 +111,7 @@ impl<S: Bits> ThinInfo<S> {
             );
             for (k, e) in tr.events.iter().enumerate() {
                 info.thread[base + k] = t;
-                info.copy_of[base + k] = e.copy_of.map(|i| base + i);
+                info.copy_of[base + k] = e.copy_of.map(|i| base + usize::from(i));
                 if e.hvar > 0 {
                     info.hvar[base + k] = hbase + e.hvar;
                 }
