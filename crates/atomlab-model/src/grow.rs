@@ -174,11 +174,15 @@ pub(crate) fn applies(models: &[&str], traces: &[Runs]) -> bool {
         }
         seen.push(p);
         let mut paths: HashSet<Vec<(usize, usize)>> = HashSet::new();
+        // The path being looked up, allocated again only when it is new.
+        let mut path: Vec<(usize, usize)> = Vec::new();
         for run in runs.iter() {
-            let path: Vec<(usize, usize)> = run.events.iter().map(|e| (e.pc, e.instance)).collect();
-            if !paths.insert(path) {
+            path.clear();
+            path.extend(run.events.iter().map(|e| (e.pc, e.instance)));
+            if paths.contains(&path) {
                 continue;
             }
+            paths.insert(path.clone());
             if !models
                 .iter()
                 .all(|m| keeps_reads_before_writes(m, &run.events))
