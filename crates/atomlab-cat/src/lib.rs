@@ -66,6 +66,7 @@
 //! - herd's `FW` (final writes) is every location's last write, not only
 //!   those of locations the test's final condition observes.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod compile;
 pub mod conf;

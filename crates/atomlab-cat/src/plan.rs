@@ -18,7 +18,7 @@ use crate::syntax::{CheckKind, Level};
 
 /// Whether a node is a set of events or a relation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Ty {
+pub(crate) enum Ty {
     /// A set of events.
     Set,
     /// A relation.

@@ -10,6 +10,7 @@
 //! fingerprint), in the manner of cargo-nextest's metadata crate: tools that
 //! read atomlab's JSON can depend on it without pulling in any capability.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod audit;
 pub mod check_layout;

@@ -10,6 +10,8 @@
 //! more than [`MAX_ERROR_FRACTION`] of the requests failed. A figure that
 //! could not be read (a dead server's CPU) is left out, never written as 0.
 
+#![warn(unreachable_pub)]
+
 pub mod body;
 pub mod engine;
 pub mod server;

@@ -50,6 +50,7 @@
 //! reports as that variant crashed (SIGABRT). `new` must not fail: an
 //! allocation failure aborts, as `Box::new` does.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 use std::ffi::c_void;
 
@@ -370,6 +371,8 @@ unsafe impl<T> Sync for Shared<T> {}
 macro_rules! export_plugin {
     ($plugin:literal, $($kind:ident $name:literal => $ty:ty),+ $(,)?) => {
         /// The entry point of include/atomlab.h: what this plugin provides.
+        // Reached by its symbol name (dlsym), never by a Rust path.
+        #[allow(unreachable_pub)]
         #[unsafe(no_mangle)]
         pub extern "C" fn atomlab_plugin() -> *const $crate::abi::Descriptor {
             use $crate::abi as __abi;

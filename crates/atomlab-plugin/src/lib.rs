@@ -38,6 +38,7 @@
 //!   that plugin's error and not atomlab's end; [`probe_answer`]: that
 //!   child's side.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 /// The ABI's types and constants, owned by the crate plugin authors in
 /// Rust build against (atomlab-plugin-abi), so that both sides read one

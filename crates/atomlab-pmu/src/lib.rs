@@ -16,6 +16,7 @@
 //! When the kernel refuses (a VM without a virtual PMU, `perf_event_paranoid`)
 //! the reason is reported once and the harness carries on without counters.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 use std::io;
 

@@ -12,6 +12,7 @@
 //! do; `tests/loom_*.rs` explore every interleaving of the correct locks and
 //! refcounts under a preemption bound.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod arch;
 pub mod broken;

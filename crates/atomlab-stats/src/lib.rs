@@ -162,6 +162,7 @@
 //!   family-wise error under any dependence but costs power: with `m`
 //!   metrics the smallest p must be below `alpha/m`.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod mwu;
 mod shift;

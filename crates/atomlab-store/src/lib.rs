@@ -72,6 +72,7 @@
 //! ([`Store::save_or_keep`]) in a file to import later. [`side`] reads what
 //! one side of a comparison names: a document, a label's runs or one run.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod document;
 mod error;

@@ -18,6 +18,7 @@
 //! Dependencies: the capability crates it runs, `atomlab-thread` (the CPUs
 //! stress may use) and `thiserror`.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 use atomlab_bench::{BenchError, Contention, Request as BenchRequest};
 use atomlab_core::{ExitStatus, Machine, Record, Verdict};

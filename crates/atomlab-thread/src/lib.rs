@@ -10,6 +10,8 @@
 //! start and place their threads with these functions; the affinity calls
 //! apply to the calling thread only (pid 0), as the man pages describe.
 
+#![warn(unreachable_pub)]
+
 mod group;
 
 pub use group::{Group, Member, SpawnError, DEFAULT_STACK};
