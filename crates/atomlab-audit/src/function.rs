@@ -36,10 +36,10 @@ use crate::model::{Arch, Class, Evidence};
 
 /// How many calls deep the callees of a function are followed, while
 /// nothing atomic has been found.
-pub const FOLLOW_DEPTH: usize = 6;
+pub(crate) const FOLLOW_DEPTH: usize = 6;
 
 /// How many functions of one level of calls are read at most.
-pub const MAX_CALLEES_PER_LEVEL: usize = 16;
+pub(crate) const MAX_CALLEES_PER_LEVEL: usize = 16;
 
 /// What one function (with the functions it calls) does with atomics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

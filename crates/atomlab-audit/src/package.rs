@@ -24,7 +24,7 @@ pub use atomlab_core::audit::PackageVerdict;
 
 /// The verdict one aarch64 file gives its package; `None` for other
 /// architectures (the per-package answer is about Arm's atomics).
-pub fn verdict_of(a: &BinaryAudit) -> Option<PackageVerdict> {
+pub(crate) fn verdict_of(a: &BinaryAudit) -> Option<PackageVerdict> {
     if a.arch != Arch::Aarch64 {
         return None;
     }
@@ -150,7 +150,7 @@ impl PackageAudit {
 
 /// The package name of `path` when its control file cannot be read: its
 /// file name up to the first `_`.
-pub fn package_name(path: &Path) -> String {
+pub(crate) fn package_name(path: &Path) -> String {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy().to_string())
@@ -163,7 +163,7 @@ pub fn package_name(path: &Path) -> String {
 }
 
 /// Audits one unit (a `.deb`, or an ELF file) on the calling thread.
-pub fn audit_unit(path: &Path) -> PackageAudit {
+pub(crate) fn audit_unit(path: &Path) -> PackageAudit {
     let mut expanded = Expanded::default();
     let is_package = input::looks_like_package(path);
     let mut audits = Vec::new();
@@ -215,7 +215,7 @@ pub fn audit_unit(path: &Path) -> PackageAudit {
 /// walked in name order, as [`input::list_units`] does), with the
 /// listing's errors, the count of other files passed over and the
 /// symbolic links passed over.
-pub fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Expanded) {
+pub(crate) fn units(paths: &[PathBuf]) -> (Vec<PathBuf>, Expanded) {
     let mut units = Vec::new();
     let mut out = Expanded::default();
     for p in paths {

@@ -11,7 +11,7 @@ use atomlab_core::Source;
 
 /// Reads the reference counter, or 0 where there is none.
 #[inline(always)]
-pub fn ref_ticks() -> u64 {
+pub(crate) fn ref_ticks() -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: rdtsc is available on every x86-64 CPU and has no side effects.
@@ -31,7 +31,7 @@ pub fn ref_ticks() -> u64 {
 }
 
 /// The reference counter's source label, `None` where there is none.
-pub fn ref_source() -> Option<Source> {
+pub(crate) fn ref_source() -> Option<Source> {
     if cfg!(target_arch = "x86_64") {
         Some(Source::Tsc)
     } else if cfg!(target_arch = "aarch64") {
@@ -42,7 +42,7 @@ pub fn ref_source() -> Option<Source> {
 }
 
 /// Human name of the reference counter.
-pub fn ref_name() -> &'static str {
+pub(crate) fn ref_name() -> &'static str {
     if cfg!(target_arch = "x86_64") {
         "TSC"
     } else if cfg!(target_arch = "aarch64") {
@@ -64,7 +64,7 @@ fn clock_ns(id: libc::clockid_t) -> u64 {
 
 /// `CLOCK_MONOTONIC` in nanoseconds.
 #[inline]
-pub fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
@@ -72,7 +72,7 @@ pub fn monotonic_ns() -> u64 {
 /// (`getrusage(RUSAGE_THREAD)`'s `ru_nvcsw`, getrusage(2)): the times it
 /// gave up its CPU itself (a futex wait, a sleep), as opposed to being
 /// preempted. 0 where it cannot be read.
-pub fn thread_voluntary_switches() -> u64 {
+pub(crate) fn thread_voluntary_switches() -> u64 {
     // SAFETY: getrusage writes a plain struct it is given.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: a valid pointer to a rusage struct of this thread's stack.
@@ -86,14 +86,14 @@ pub fn thread_voluntary_switches() -> u64 {
 
 /// CPU time consumed by the calling thread, in nanoseconds.
 #[inline]
-pub fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// The clock fixed-rate schedules and latency stamps use: the reference
 /// counter where there is one, else `CLOCK_MONOTONIC` in ns.
 #[inline(always)]
-pub fn sched_now() -> u64 {
+pub(crate) fn sched_now() -> u64 {
     if ref_source().is_some() {
         ref_ticks()
     } else {
@@ -102,7 +102,7 @@ pub fn sched_now() -> u64 {
 }
 
 /// Ticks of [`sched_now`] per nanosecond, measured once per process over 20 ms.
-pub fn sched_ticks_per_ns() -> f64 {
+pub(crate) fn sched_ticks_per_ns() -> f64 {
     static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
     *RATE.get_or_init(|| {
         if ref_source().is_none() {
@@ -122,12 +122,12 @@ pub fn sched_ticks_per_ns() -> f64 {
 
 /// Brackets around one operation longer than this held a deschedule, not
 /// the operation's work.
-pub const BRACKET_MAX_NS: f64 = 20_000.0;
+pub(crate) const BRACKET_MAX_NS: f64 = 20_000.0;
 
 /// Ticks from `a` to `b` as work, or 0 when the bracket is longer than
 /// [`BRACKET_MAX_NS`] (the thread was descheduled inside it).
 #[inline(always)]
-pub fn busy_bracket(a: u64, b: u64, ticks_per_ns: f64) -> u64 {
+pub(crate) fn busy_bracket(a: u64, b: u64, ticks_per_ns: f64) -> u64 {
     let d = b.wrapping_sub(a);
     if (d as f64) < BRACKET_MAX_NS * ticks_per_ns {
         d
@@ -139,15 +139,15 @@ pub fn busy_bracket(a: u64, b: u64, ticks_per_ns: f64) -> u64 {
 /// A schedule's waits sleep until this long before the deadline, then spin,
 /// when the deadline is further than [`SLEEP_MIN_NS`] away: timer slack and
 /// wake-up latency are tens of µs, so the spin absorbs them.
-pub const SLEEP_MARGIN_NS: f64 = 100_000.0;
+pub(crate) const SLEEP_MARGIN_NS: f64 = 100_000.0;
 /// Closer than this to its deadline a schedule spins (no sleeping in the hot
 /// loop at high rates).
-pub const SLEEP_MIN_NS: f64 = 200_000.0;
+pub(crate) const SLEEP_MIN_NS: f64 = 200_000.0;
 
 /// Waits until [`sched_now`] reaches `due`: sleeps first when `may_sleep`
 /// and the deadline is far, then spins. Returns the time it saw last.
 #[inline]
-pub fn wait_until(due: u64, ticks_per_ns: f64, may_sleep: bool) -> u64 {
+pub(crate) fn wait_until(due: u64, ticks_per_ns: f64, may_sleep: bool) -> u64 {
     let mut t = sched_now();
     if may_sleep && (due.saturating_sub(t) as f64) > SLEEP_MIN_NS * ticks_per_ns {
         let ns = due.saturating_sub(t) as f64 / ticks_per_ns - SLEEP_MARGIN_NS;

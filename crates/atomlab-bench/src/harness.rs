@@ -37,7 +37,7 @@ use atomlab_thread as affinity;
 
 /// How a cell is run.
 #[derive(Debug, Clone)]
-pub struct CellSpec {
+pub(crate) struct CellSpec {
     /// Worker threads.
     pub threads: usize,
     /// Length of each measured run.
@@ -60,7 +60,7 @@ pub struct CellSpec {
 
 /// One thread's figures for one run.
 #[derive(Debug, Clone, Default)]
-pub struct ThreadSample {
+pub(crate) struct ThreadSample {
     /// Operations completed.
     pub ops: u64,
     /// Wall time of this thread's window, ns.
@@ -91,7 +91,7 @@ pub struct ThreadSample {
 /// kept, not stretched, so a thread that falls behind runs overdue
 /// operations back to back and a shortfall shows as a lower achieved rate.
 #[derive(Debug, Clone)]
-pub struct Scheduled {
+pub(crate) struct Scheduled {
     /// Ticks inside operation brackets, each at most
     /// [`clock::BRACKET_MAX_NS`] (longer ones held a deschedule).
     pub busy_ticks: u64,
@@ -109,7 +109,7 @@ pub struct Scheduled {
 
 /// One run: every thread's sample.
 #[derive(Debug, Clone, Default)]
-pub struct RunSample {
+pub(crate) struct RunSample {
     /// Per-thread samples, by thread index.
     pub threads: Vec<ThreadSample>,
 }
@@ -117,7 +117,7 @@ pub struct RunSample {
 impl RunSample {
     /// The run's wall time: from the first thread's start to the last
     /// thread's end, which encloses every operation of the run.
-    pub fn wall_ns(&self) -> u64 {
+    pub(crate) fn wall_ns(&self) -> u64 {
         let start = self.threads.iter().map(|t| t.start_ns).min().unwrap_or(0);
         let end = self
             .threads
@@ -129,17 +129,17 @@ impl RunSample {
     }
 
     /// Operations of every thread.
-    pub fn total_ops(&self) -> u64 {
+    pub(crate) fn total_ops(&self) -> u64 {
         self.threads.iter().map(|t| t.ops).sum()
     }
 
     /// CPU time of every thread, ns.
-    pub fn cpu_ns(&self) -> u64 {
+    pub(crate) fn cpu_ns(&self) -> u64 {
         self.threads.iter().map(|t| t.cpu_ns).sum()
     }
 
     /// How many threads ran at once on average: CPU time over wall time.
-    pub fn parallelism(&self) -> f64 {
+    pub(crate) fn parallelism(&self) -> f64 {
         match self.wall_ns() {
             0 => 0.0,
             wall => self.cpu_ns() as f64 / wall as f64,
@@ -149,7 +149,7 @@ impl RunSample {
 
 /// What a cell produced.
 #[derive(Debug, Clone)]
-pub struct CellOutcome {
+pub(crate) struct CellOutcome {
     /// The measured runs (warm-up excluded).
     pub runs: Vec<RunSample>,
     /// The events counted, in reading order.
@@ -164,7 +164,7 @@ pub struct CellOutcome {
 
 /// Why a cell gave no outcome.
 #[derive(Debug)]
-pub enum CellError {
+pub(crate) enum CellError {
     /// A run's results failed their sanity check: `after_run`'s reason,
     /// or the scenario's.
     Sanity(String),
@@ -187,7 +187,7 @@ impl From<atomlab_thread::SpawnError> for CellError {
 
 /// A sense-reversing spin barrier (Mellor-Crummey & Scott 1991, §3.1) that
 /// yields after a while, so it also works when threads outnumber CPUs.
-pub struct SpinBarrier {
+pub(crate) struct SpinBarrier {
     parties: usize,
     waiting: AtomicUsize,
     sense: AtomicBool,
@@ -195,7 +195,7 @@ pub struct SpinBarrier {
 
 impl SpinBarrier {
     /// A barrier for `parties` threads.
-    pub fn new(parties: usize) -> Self {
+    pub(crate) fn new(parties: usize) -> Self {
         SpinBarrier {
             parties,
             waiting: AtomicUsize::new(0),
@@ -204,7 +204,7 @@ impl SpinBarrier {
     }
 
     /// Waits until all parties have arrived.
-    pub fn wait(&self) {
+    pub(crate) fn wait(&self) {
         // ORDERING: Relaxed: only this barrier's episodes write `sense`, and
         // we read it before our arrival below can complete the episode.
         let my_sense = !self.sense.load(Ordering::Relaxed);
@@ -240,7 +240,7 @@ const MAX_BATCH: u64 = 1 << 20;
 /// run with the run's total operations, to sanity-check the results (an
 /// error there aborts the cell). Threads that cannot all start are the
 /// cell's error too, before any run.
-pub fn run_cell<M, F, B, A>(
+pub(crate) fn run_cell<M, F, B, A>(
     spec: &CellSpec,
     make_op: M,
     before_run: B,
@@ -491,7 +491,7 @@ fn run_scheduled<F: FnMut()>(
 
 /// One worker's part of a fixed-work run, timed by the worker itself.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct WorkerSpan {
+pub(crate) struct WorkerSpan {
     /// `CLOCK_MONOTONIC` when the worker left the start barrier, ns.
     pub start_ns: u64,
     /// `CLOCK_MONOTONIC` when it finished its last piece of work, ns.
@@ -502,7 +502,7 @@ pub struct WorkerSpan {
 
 /// One fixed-work run: every worker's span.
 #[derive(Debug, Clone, Default)]
-pub struct FixedRun {
+pub(crate) struct FixedRun {
     /// Spans by worker index.
     pub workers: Vec<WorkerSpan>,
 }
@@ -512,14 +512,14 @@ impl FixedRun {
     /// worker's end. No work can happen outside it, whatever the
     /// coordinating thread was doing (it may be descheduled right after it
     /// releases the workers; a clock it read then would start late).
-    pub fn wall_ns(&self) -> u64 {
+    pub(crate) fn wall_ns(&self) -> u64 {
         let start = self.workers.iter().map(|w| w.start_ns).min().unwrap_or(0);
         let end = self.workers.iter().map(|w| w.end_ns).max().unwrap_or(0);
         end.saturating_sub(start)
     }
 
     /// How many workers ran at once on average: CPU time over wall time.
-    pub fn parallelism(&self) -> f64 {
+    pub(crate) fn parallelism(&self) -> f64 {
         let cpu: u64 = self.workers.iter().map(|w| w.cpu_ns).sum();
         match self.wall_ns() {
             0 => 0.0,
@@ -534,7 +534,7 @@ impl FixedRun {
 /// thread after the release, while the workers work (tests use it to
 /// stand for a coordinator that is descheduled). Workers that cannot all
 /// start are an error, before any work.
-pub fn run_fixed_work<W, C>(
+pub(crate) fn run_fixed_work<W, C>(
     workers: usize,
     pin: bool,
     work: W,

@@ -24,10 +24,10 @@
 #![deny(missing_docs)]
 
 pub mod batch;
-pub mod clock;
-pub mod harness;
+mod clock;
+mod harness;
 pub mod plan;
-pub mod plausible;
+mod plausible;
 pub use atomlab_plugin as plugin;
 pub use atomlab_pmu as pmu;
 pub mod registry;

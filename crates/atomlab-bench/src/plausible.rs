@@ -25,7 +25,7 @@ use crate::clock;
 /// The latency of one dependent atomic read-modify-write on this machine,
 /// in ns: the fastest of 25 batches of 2,000 (the minimum, so a batch
 /// interrupted by the scheduler cannot raise it).
-pub fn rmw_floor_ns() -> f64 {
+pub(crate) fn rmw_floor_ns() -> f64 {
     static FLOOR: OnceLock<f64> = OnceLock::new();
     *FLOOR.get_or_init(|| {
         let cell = AtomicU64::new(0);
@@ -50,7 +50,7 @@ pub fn rmw_floor_ns() -> f64 {
 
 /// Why `ns_per_serial_op` (wall time over operations that cannot overlap,
 /// such as the critical sections of one lock) is impossible, if it is.
-pub fn serial_rmw_implausible(ns_per_serial_op: f64) -> Option<String> {
+pub(crate) fn serial_rmw_implausible(ns_per_serial_op: f64) -> Option<String> {
     implausible_below(
         ns_per_serial_op,
         0.5,
@@ -60,7 +60,7 @@ pub fn serial_rmw_implausible(ns_per_serial_op: f64) -> Option<String> {
 
 /// Why `ns_per_op` (one thread's time per atomic read-modify-write) is
 /// impossible, if it is.
-pub fn thread_rmw_implausible(ns_per_op: f64) -> Option<String> {
+pub(crate) fn thread_rmw_implausible(ns_per_op: f64) -> Option<String> {
     implausible_below(ns_per_op, 0.25, "atomic read-modify-write of one thread")
 }
 

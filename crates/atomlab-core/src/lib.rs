@@ -14,15 +14,15 @@
 
 pub mod audit;
 pub mod check_layout;
-pub mod exit;
+mod exit;
 pub mod machine;
 pub mod progress;
-pub mod record;
+mod record;
 pub mod sentence;
 pub mod shard;
 pub mod shell;
-pub mod summary;
-pub mod table_kind;
+mod summary;
+mod table_kind;
 pub mod text;
 
 pub use exit::ExitStatus;

@@ -33,11 +33,11 @@ const BUF: usize = 64 * 1024;
 const RECONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// Largest latency the histogram holds, in nanoseconds (100 s); longer ones
 /// are clamped to it.
-pub const MAX_LATENCY_NS: u64 = 100_000_000_000;
+pub(crate) const MAX_LATENCY_NS: u64 = 100_000_000_000;
 
 /// Errors by kind, counted over the whole run (warm-up included).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Errors {
+pub(crate) struct Errors {
     /// Connects refused or failed.
     pub connect: u64,
     /// Reads that failed, connections closed mid-response, unparsable responses.
@@ -55,7 +55,7 @@ pub struct Errors {
 
 impl Errors {
     /// All errors together.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.connect + self.read + self.write + self.timeout + self.status + self.client
     }
 
@@ -70,7 +70,7 @@ impl Errors {
 }
 
 /// What one thread (or all of them, merged) measured.
-pub struct Tally {
+pub(crate) struct Tally {
     /// Latencies of the responses completed in the measured window, ns.
     pub hist: Histogram<u64>,
     /// Responses completed in the measured window (any status).
@@ -116,7 +116,7 @@ impl Tally {
     }
 
     /// Adds another thread's tally.
-    pub fn merge(&mut self, o: &Tally) {
+    pub(crate) fn merge(&mut self, o: &Tally) {
         self.hist.add(&o.hist).expect("same bounds");
         self.requests += o.requests;
         self.ok += o.ok;
@@ -136,7 +136,7 @@ impl Tally {
 }
 
 /// One thread's share of the run.
-pub struct ThreadPlan {
+pub(crate) struct ThreadPlan {
     pub addr: SocketAddr,
     pub request: std::sync::Arc<[u8]>,
     pub connections: usize,
@@ -215,7 +215,7 @@ struct Worker<'a> {
 }
 
 /// Runs one thread's share until its deadline and returns what it measured.
-pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
+pub(crate) fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
     let now = Instant::now();
     let mut w = Worker {
         plan,
@@ -306,7 +306,7 @@ pub fn run_thread(plan: &ThreadPlan) -> std::io::Result<Tally> {
 /// Whether a failed connect hit the client's own limit rather than the
 /// server, and which: connect(2) and socket(2)'s errors that concern the
 /// caller's resources.
-pub fn client_limit(e: &std::io::Error) -> Option<&'static str> {
+pub(crate) fn client_limit(e: &std::io::Error) -> Option<&'static str> {
     match e.raw_os_error()? {
         libc::EMFILE => Some("EMFILE, this process's open-file limit (RLIMIT_NOFILE, `ulimit -n`)"),
         libc::ENFILE => Some("ENFILE, the system's open-file limit (fs.file-max)"),

@@ -13,9 +13,9 @@
 #![warn(unreachable_pub)]
 
 pub mod body;
-pub mod engine;
-pub mod server;
-pub mod server_pmu;
+mod engine;
+mod server;
+mod server_pmu;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -19,7 +19,7 @@ use crate::LoadError;
 
 /// One process's counters at one moment.
 #[derive(Debug, Clone, Default)]
-pub struct ProcSample {
+pub(crate) struct ProcSample {
     /// Its name (comm).
     pub comm: String,
     /// utime + stime in clock ticks.
@@ -31,7 +31,7 @@ pub struct ProcSample {
 }
 
 /// The watched processes' counters at one moment, by pid.
-pub type Snapshot = BTreeMap<i32, ProcSample>;
+pub(crate) type Snapshot = BTreeMap<i32, ProcSample>;
 
 /// What /proc/PID/stat says of one process.
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ fn stat(pid: i32) -> Option<Stat> {
 }
 
 /// Whether `pid` is a running process (not gone, not a zombie).
-pub fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     pid > 0 && stat(pid).is_some_and(|s| s.state != 'Z')
 }
 
@@ -111,7 +111,7 @@ fn switches(pid: i32) -> (u64, u64) {
 }
 
 /// `roots` and all their living descendants.
-pub fn tree(roots: &[i32]) -> Vec<i32> {
+pub(crate) fn tree(roots: &[i32]) -> Vec<i32> {
     let parent: BTreeMap<i32, i32> = all_processes()
         .into_iter()
         .map(|(pid, s)| (pid, s.ppid))
@@ -131,7 +131,7 @@ pub fn tree(roots: &[i32]) -> Vec<i32> {
 }
 
 /// The counters of `roots` and their descendants now.
-pub fn snapshot(roots: &[i32]) -> Snapshot {
+pub(crate) fn snapshot(roots: &[i32]) -> Snapshot {
     let mut snap = Snapshot::new();
     for pid in tree(roots) {
         if let Some(st) = stat(pid) {
@@ -151,7 +151,7 @@ pub fn snapshot(roots: &[i32]) -> Snapshot {
 }
 
 /// Clock ticks per second of /proc's times.
-pub fn ticks_per_second() -> f64 {
+pub(crate) fn ticks_per_second() -> f64 {
     // SAFETY: sysconf only reads a configuration value.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 {
@@ -164,7 +164,7 @@ pub fn ticks_per_second() -> f64 {
 /// Per-process change between two snapshots: a process born in between
 /// counts from zero; one that died in between is lost (and named by the
 /// caller).
-pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<(i32, ProcSample)> {
+pub(crate) fn delta(before: &Snapshot, after: &Snapshot) -> Vec<(i32, ProcSample)> {
     after
         .iter()
         .map(|(&pid, a)| {
@@ -185,7 +185,7 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<(i32, ProcSample)> {
 /// Who listens on TCP `port` (any local address), from /proc/net/tcp{,6}
 /// and the processes' open sockets: `(pid, comm)` of each holder this
 /// process may see (another user's processes need root).
-pub fn port_holders(port: u16) -> Vec<(i32, String)> {
+pub(crate) fn port_holders(port: u16) -> Vec<(i32, String)> {
     let mut sockets = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let Ok(text) = std::fs::read_to_string(table) else {
@@ -306,7 +306,7 @@ extern "C" fn on_terminate(sig: libc::c_int) {
 /// default `daemon on`) is handed to atomlab instead of init, followed, and
 /// stopped with the rest. One at a time per process: orphans are told
 /// apart from atomlab's other children, not from another server's.
-pub struct Spawned {
+pub(crate) struct Spawned {
     child: Child,
     /// The shell's pid, which is its process group.
     group: i32,
@@ -330,7 +330,7 @@ impl Spawned {
     /// old server would be measured), when the server exits before it
     /// listens, or when it does not listen in time; a refused server is
     /// stopped.
-    pub fn start(cmd: &str, addr: SocketAddr, wait: Duration) -> Result<Spawned, LoadError> {
+    pub(crate) fn start(cmd: &str, addr: SocketAddr, wait: Duration) -> Result<Spawned, LoadError> {
         let err = |why: String| LoadError::Spawn(cmd.to_string(), why);
         if let Some(why) = port_taken(addr) {
             return Err(err(why));
@@ -431,7 +431,7 @@ impl Spawned {
     /// The server's processes now: the shell while it runs and what the
     /// server left behind that atomlab adopted (their descendants are
     /// followed by [`tree`]). Empty when the server has exited.
-    pub fn roots(&mut self) -> Vec<i32> {
+    pub(crate) fn roots(&mut self) -> Vec<i32> {
         if self.exited.is_none() {
             if let Ok(Some(st)) = self.child.try_wait() {
                 self.exited = Some(st);
@@ -488,7 +488,7 @@ impl Spawned {
 
     /// SIGTERM to every group of the server, then SIGKILL after 2 s to
     /// whatever is left; reaps what it can. Called again, it does nothing.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if self.stopped {
             return;
         }

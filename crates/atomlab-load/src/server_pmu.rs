@@ -14,7 +14,7 @@
 use atomlab_pmu::{explain_open_error, Counter, EventSpec};
 
 /// The counters of one run.
-pub struct ServerCounters {
+pub(crate) struct ServerCounters {
     /// Per event: its counters (one per thread attached).
     counters: Vec<(EventSpec, Vec<Counter>)>,
     /// Per event that could not be attached to any thread: why.
@@ -25,7 +25,7 @@ pub struct ServerCounters {
 
 /// One event's total over the window.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EventTotal {
+pub(crate) struct EventTotal {
     /// The event as named.
     pub name: String,
     /// Summed over the threads, scaled for multiplexing.
@@ -52,7 +52,7 @@ fn threads_of(pid: i32) -> Vec<i32> {
 impl ServerCounters {
     /// Attaches `events` to every thread of `roots` and their descendants,
     /// disabled.
-    pub fn attach(events: &[EventSpec], roots: &[i32]) -> ServerCounters {
+    pub(crate) fn attach(events: &[EventSpec], roots: &[i32]) -> ServerCounters {
         let tids: Vec<i32> = crate::server::tree(roots)
             .into_iter()
             .flat_map(threads_of)
@@ -87,7 +87,7 @@ impl ServerCounters {
     }
 
     /// Zeroes and starts every counter.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         for (_, cs) in &self.counters {
             for c in cs {
                 let _ = c.start();
@@ -96,7 +96,7 @@ impl ServerCounters {
     }
 
     /// Stops every counter and sums each event over the threads.
-    pub fn stop(&self) -> Vec<EventTotal> {
+    pub(crate) fn stop(&self) -> Vec<EventTotal> {
         self.counters
             .iter()
             .map(|(e, cs)| {

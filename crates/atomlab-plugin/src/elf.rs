@@ -6,7 +6,7 @@
 
 /// Why a file cannot be a plugin for this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NotLoadable {
+pub(crate) enum NotLoadable {
     /// No ELF magic (`\x7fELF`).
     NotElf,
     /// The ELF magic, then fewer bytes than an ELF header has: the file's
@@ -54,7 +54,7 @@ impl std::fmt::Display for NotLoadable {
 }
 
 /// `e_machine` of this build's architecture and its name.
-pub fn this_machine() -> (u16, &'static str) {
+pub(crate) fn this_machine() -> (u16, &'static str) {
     if cfg!(target_arch = "x86_64") {
         (62, "x86-64")
     } else if cfg!(target_arch = "aarch64") {
@@ -89,7 +89,7 @@ fn machine_name(m: u16) -> String {
 
 /// Checks that `head` (the file's first bytes, at least 20 of them for an
 /// answer beyond "not ELF") is a shared object for this machine.
-pub fn check(head: &[u8]) -> Result<(), NotLoadable> {
+pub(crate) fn check(head: &[u8]) -> Result<(), NotLoadable> {
     if head.len() < 4 || &head[..4] != b"\x7fELF" {
         return Err(NotLoadable::NotElf);
     }
@@ -149,7 +149,7 @@ pub fn check(head: &[u8]) -> Result<(), NotLoadable> {
 /// the ELF file `file` (`size` bytes, its header already [`check`]ed) lie
 /// within the file: `dlopen(3)` maps segments with `mmap(2)`, and a page
 /// past the end of a file raises SIGBUS when touched instead of an error.
-pub fn check_layout(file: &std::fs::File, size: u64) -> Result<(), NotLoadable> {
+pub(crate) fn check_layout(file: &std::fs::File, size: u64) -> Result<(), NotLoadable> {
     use std::os::unix::fs::FileExt;
     let mut head = [0u8; 64];
     let n = file.read_at(&mut head, 0).unwrap_or(0);

@@ -44,16 +44,16 @@
 /// Rust build against (atomlab-plugin-abi), so that both sides read one
 /// definition.
 pub use atomlab_plugin_abi::abi;
-pub mod audit;
-pub mod elf;
+mod audit;
+mod elf;
 mod error;
 pub mod file;
 pub mod isolate;
 mod library;
-pub mod load;
+mod load;
 pub mod lock;
 pub mod op;
-pub mod probe;
+mod probe;
 pub mod probe_answer;
 pub mod refcount;
 pub mod spsc;

@@ -22,11 +22,11 @@ use crate::error::PluginError;
 use crate::isolate::{signal_words, spawn_self, wait_bounded, PrivateDir, Waited, OUT_ENV};
 
 /// Set in a probe child: the plugin file to load.
-pub const PROBE_ENV: &str = "ATOMLAB_PLUGIN_PROBE";
+pub(crate) const PROBE_ENV: &str = "ATOMLAB_PLUGIN_PROBE";
 
 /// How long loading a plugin may take: constructors and `atomlab_plugin()`
 /// do next to nothing in a well-behaved plugin.
-pub const LOAD_BOUND: Duration = Duration::from_secs(10);
+pub(crate) const LOAD_BOUND: Duration = Duration::from_secs(10);
 
 /// Loads the plugin at `path` (canonically `abs`) in a child process and
 /// returns its error, if loading it there failed in any way.

@@ -14,17 +14,17 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-pub mod arch;
+mod arch;
 pub mod broken;
 pub mod counter;
 pub mod doorbell;
 pub mod fence;
 pub mod lock;
-pub mod pad;
+mod pad;
 pub mod refcount;
 pub mod seqlock;
 pub mod spsc;
-pub mod sync;
+mod sync;
 pub mod two_thread;
 
 pub use pad::CachePadded;

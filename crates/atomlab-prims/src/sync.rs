@@ -6,16 +6,16 @@ pub use loom::sync::atomic::{
     fence, AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
 };
 #[cfg(not(loom))]
-pub use std::sync::atomic::{
+pub(crate) use std::sync::atomic::{
     fence, AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
 };
 
-pub use std::sync::atomic::Ordering;
+pub(crate) use std::sync::atomic::Ordering;
 
 /// A busy-wait hint; under loom, a yield so the model checker can schedule
 /// the thread that will release us (a spin loop is otherwise an infinite path).
 #[inline(always)]
-pub fn spin_hint() {
+pub(crate) fn spin_hint() {
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(not(loom))]
@@ -24,7 +24,7 @@ pub fn spin_hint() {
 
 /// Gives up the CPU (oversubscribed spinners); a model-checker yield under loom.
 #[inline]
-pub fn yield_now() {
+pub(crate) fn yield_now() {
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(not(loom))]

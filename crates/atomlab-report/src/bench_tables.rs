@@ -16,7 +16,7 @@ use crate::units;
 
 /// Where a table is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// The terminal: `atomlab bench`, `atomlab show`.
     Terminal,
     /// The HTML report.
@@ -25,7 +25,7 @@ pub enum Target {
 
 /// A record and, in a report of several runs, the name of its run.
 #[derive(Debug, Clone, Copy)]
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     /// The run's name, when the table mixes runs (its own first column).
     pub run: Option<&'a str>,
     /// The record.
@@ -34,7 +34,7 @@ pub struct Row<'a> {
 
 impl<'a> Row<'a> {
     /// The records of one run.
-    pub fn of(recs: &[&'a Record]) -> Vec<Row<'a>> {
+    pub(crate) fn of(recs: &[&'a Record]) -> Vec<Row<'a>> {
         recs.iter()
             .map(|r| Row {
                 run: None,
@@ -157,7 +157,7 @@ fn kind(r: &Record) -> Option<TableKind> {
 /// The timed table (counter, refcount, lock, fence): the medians over the
 /// runs of each record. The report also takes the fixed-rate and queue
 /// records here.
-pub fn timed(rows: &[Row<'_>], target: Target) -> Table {
+pub(crate) fn timed(rows: &[Row<'_>], target: Target) -> Table {
     let terminal = target == Target::Terminal;
     // The terminal's PMU event columns, in order of appearance.
     let mut events: Vec<&str> = Vec::new();
@@ -214,7 +214,7 @@ pub fn timed(rows: &[Row<'_>], target: Target) -> Table {
 
 /// The fixed-work table (lock with `--increments`): every increment done,
 /// timed to the end.
-pub fn fixed_work(rows: &[Row<'_>], target: Target) -> Table {
+pub(crate) fn fixed_work(rows: &[Row<'_>], target: Target) -> Table {
     let terminal = target == Target::Terminal;
     let secs = |r: &Record, pick: fn(&atomlab_core::Summary) -> f64| match r
         .metric("seconds")
@@ -261,7 +261,7 @@ fn offered(r: &Record, absent: &str) -> Cell {
 
 /// `bench counter|refcount|lock --rate`: the CPU a given load needs
 /// (terminal; the report shows these records in the timed table).
-pub fn fixed_rate(rows: &[Row<'_>]) -> Table {
+pub(crate) fn fixed_rate(rows: &[Row<'_>]) -> Table {
     let mut c = Columns::new(rows);
     c.rec("scenario", |r| Cell::text(&r.scenario))
         .rec("variant", |r| Cell::text(variant_label(r)))
@@ -284,7 +284,7 @@ pub fn fixed_rate(rows: &[Row<'_>]) -> Table {
 
 /// `bench spsc`: one row per variant, wait, offered rate and placement
 /// (terminal; the report shows these records in the timed table).
-pub fn queue(rows: &[Row<'_>]) -> Table {
+pub(crate) fn queue(rows: &[Row<'_>]) -> Table {
     let recs = || rows.iter().map(|x| x.record);
     // --wait notify: the producer's wake calls per item, in its own column.
     let notify = recs().any(|r| r.metric("notifications_per_item").is_some());
@@ -351,14 +351,14 @@ fn keys(rows: &[Row<'_>], n: usize) -> usize {
 }
 
 /// A record's CPU pair, `cpu A ↔ cpu B`.
-pub fn cpu_pair(r: &Record) -> String {
+pub(crate) fn cpu_pair(r: &Record) -> String {
     format!("cpu {} ↔ cpu {}", param(r, "cpu_a"), param(r, "cpu_b"))
 }
 
 /// `bench pingpong`: round trips between two CPUs. The terminal draws a
 /// matrix of CPUs, `ns (ref-cyc)` in each pair's cell; the report a row
 /// per pair.
-pub fn round_trip(rows: &[Row<'_>], target: Target) -> Table {
+pub(crate) fn round_trip(rows: &[Row<'_>], target: Target) -> Table {
     if target == Target::Report {
         let mut c = Columns::new(rows);
         c.rec("CPUs", |r| Cell::text(cpu_pair(r)))
@@ -404,7 +404,7 @@ pub fn round_trip(rows: &[Row<'_>], target: Target) -> Table {
 }
 
 /// What the timed table's columns and statuses mean, under it.
-pub const TIMED_LEGEND: &str = "legend: line: shared (one object for every thread) or private (one each); ops/s: every thread's operations over the run's wall time; ns/op: one thread's time per operation (threads x wall / operations); ref-cyc/op: ticks of the constant-rate reference counter (TSC, CNTVCT) per operation, not core cycles; cyc/op, inst/op: core cycles and instructions from the PMU; cpu %: the threads' CPU time over their wall time (below 100: they were off the CPU); fairness: the fewest operations of one thread over the most; cv: the runs' coefficient of variation; status: ok, implausible (faster than this machine can go: no figure), runs excluded, not contended as asked (the threads did not run together), incorrect (a plugin broke the check: no figure), crashed, hung or exited (a plugin's cell ended without figures)";
+pub(crate) const TIMED_LEGEND: &str = "legend: line: shared (one object for every thread) or private (one each); ops/s: every thread's operations over the run's wall time; ns/op: one thread's time per operation (threads x wall / operations); ref-cyc/op: ticks of the constant-rate reference counter (TSC, CNTVCT) per operation, not core cycles; cyc/op, inst/op: core cycles and instructions from the PMU; cpu %: the threads' CPU time over their wall time (below 100: they were off the CPU); fairness: the fewest operations of one thread over the most; cv: the runs' coefficient of variation; status: ok, implausible (faster than this machine can go: no figure), runs excluded, not contended as asked (the threads did not run together), incorrect (a plugin broke the check: no figure), crashed, hung or exited (a plugin's cell ended without figures)";
 
 /// A table's definition: its rows to its table.
 type Definition = fn(&[Row<'_>]) -> Table;
@@ -412,7 +412,7 @@ type Definition = fn(&[Row<'_>]) -> Table;
 /// The terminal's view of bench records (`atomlab bench`, `atomlab show`):
 /// one table per kind of record, then the flags' details, the notes they
 /// carry (each once) and why the PMU columns are empty.
-pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
+pub(crate) fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
     table::fitted(out, |out| write_unfitted(out, report))
 }
 

@@ -22,7 +22,7 @@ fn ms(v: Option<f64>) -> String {
 
 /// The latency percentiles a load record has, in order, with their
 /// words: the report's table columns and its chart's x axis.
-pub const PERCENTILES: [(&str, &str); 6] = [
+pub(crate) const PERCENTILES: [(&str, &str); 6] = [
     ("latency_p50_s", "p50"),
     ("latency_p90_s", "p90"),
     ("latency_p99_s", "p99"),
@@ -36,7 +36,7 @@ pub const PERCENTILES: [(&str, &str); 6] = [
 /// rates, the latency percentiles, the errors, each side's CPU and the
 /// verdict. A first column names the record's run where the rows mix
 /// runs.
-pub fn table(rows: &[crate::bench_tables::Row<'_>]) -> Table {
+pub(crate) fn table(rows: &[crate::bench_tables::Row<'_>]) -> Table {
     let runs = rows.iter().any(|x| x.run.is_some());
     let mut header: Vec<String> = Vec::new();
     if runs {
@@ -125,7 +125,7 @@ pub fn table(rows: &[crate::bench_tables::Row<'_>]) -> Table {
 /// The terminal's view of load records (`atomlab load`, `atomlab show`):
 /// per record its rates, latency percentiles, errors, CPU, flags, verdict
 /// and notes.
-pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
+pub(crate) fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
     table::fitted(out, |out| {
         for r in recs {
             view(out, r)?;

@@ -22,13 +22,13 @@ fn verdict_word(v: Option<Verdict>) -> &'static str {
 /// The terminal's view of stress records (`atomlab stress`, `atomlab
 /// show`): one table, then per variant the verdict's reason, the first
 /// violation and the replay line.
-pub fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
+pub(crate) fn write_terminal(out: &mut impl Write, recs: &[Record]) -> io::Result<()> {
     table::fitted(out, |out| write_unfitted(out, recs))
 }
 
 /// The stress table's columns, as the terminal and the HTML report draw
 /// them.
-pub const COLUMNS: [&str; 9] = [
+pub(crate) const COLUMNS: [&str; 9] = [
     "scenario",
     "variant",
     "expected",
@@ -42,7 +42,7 @@ pub const COLUMNS: [&str; 9] = [
 
 /// A stress record's row under [`COLUMNS`]: the one definition of the
 /// table, for the terminal ([`write_terminal`]) and the HTML report.
-pub fn row(r: &Record) -> Vec<String> {
+pub(crate) fn row(r: &Record) -> Vec<String> {
     let s = |k: &str| match r.parameters.get(k) {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
@@ -63,7 +63,7 @@ pub fn row(r: &Record) -> Vec<String> {
 
 /// What is said of a record under the table: its verdict's reason and
 /// other notes, its violations by kind, and the line that replays it.
-pub fn details(r: &Record) -> Vec<String> {
+pub(crate) fn details(r: &Record) -> Vec<String> {
     let mut lines: Vec<String> = r
         .notes
         .iter()
@@ -118,7 +118,7 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
 /// What the stress table's columns and verdicts mean, under it (the
 /// terminal spells NOT OBSERVED with a space; JSON and the report's data
 /// with an underscore, NOT_OBSERVED, as every machine-read verdict).
-pub const STRESS_LEGEND: &str = "legend: expected: correct, or broken (built to fail, to show the detectors catch it); ops: critical sections, items or operations run; violations: what the detectors caught (mutual exclusion, lost updates, lost, duplicated or torn items, early frees); first after: time to the first violation; verdict: PASS (a correct variant, no violation), FAIL (a correct variant with violations, or a broken one caught), NOT OBSERVED (a broken variant whose bug did not show: the reason is under it), TIMEOUT (stopped undecided)";
+pub(crate) const STRESS_LEGEND: &str = "legend: expected: correct, or broken (built to fail, to show the detectors catch it); ops: critical sections, items or operations run; violations: what the detectors caught (mutual exclusion, lost updates, lost, duplicated or torn items, early frees); first after: time to the first violation; verdict: PASS (a correct variant, no violation), FAIL (a correct variant with violations, or a broken one caught), NOT OBSERVED (a broken variant whose bug did not show: the reason is under it), TIMEOUT (stopped undecided)";
 
 #[cfg(test)]
 mod tests {

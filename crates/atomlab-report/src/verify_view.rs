@@ -53,7 +53,7 @@ fn client(r: &Record) -> Option<String> {
 }
 
 /// The view of `report`'s verify records.
-pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
+pub(crate) fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
     table::fitted(out, |out| write_unfitted(out, report))
 }
 

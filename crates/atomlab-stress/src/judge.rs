@@ -156,7 +156,7 @@ impl VariantRun {
 /// Whether a broken `variant` cannot fail on this CPU at all: its memory
 /// model hides the bug (x86-TSO for the ordering bugs), or no hardware
 /// shows it (a C11-only outcome). Otherwise its race was merely not hit.
-pub fn hidden_by_this_cpu(variant: &str) -> bool {
+pub(crate) fn hidden_by_this_cpu(variant: &str) -> bool {
     let x86 = cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86");
     match variant {
         "broken-relaxed-unlock"

@@ -27,13 +27,13 @@
 #![deny(missing_docs)]
 
 pub mod detect;
-pub mod judge;
-pub mod outcome;
+mod judge;
+mod outcome;
 pub mod plan;
 pub use atomlab_plugin as plugin;
 pub mod registry;
 pub mod rng;
-pub mod scenario;
+mod scenario;
 
 pub use outcome::{exit_status, VariantRun};
 pub use plan::{Field, Pin, Plan, Request, Scenario, StressError};

@@ -63,7 +63,7 @@ pub struct Advised {
 /// The advice for `b`, judged `was` under `model`: strengthenings that
 /// pass for a FAIL, weakenings that keep passing for a PASS; none for
 /// BOUND or REFUSED.
-pub fn advise(
+pub(crate) fn advise(
     file: &PluginFile<'_>,
     b: &Built,
     model: &str,

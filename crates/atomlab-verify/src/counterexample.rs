@@ -50,7 +50,12 @@ pub struct Counterexample {
 /// Explains witness `w` of the client `b` built from `file`; `reason` is
 /// the broken property as the final state shows it (the verdict's reason),
 /// which is what a client other than the lock's reports.
-pub fn explain(file: &PluginFile<'_>, b: &Built, w: &Witness, reason: &str) -> Counterexample {
+pub(crate) fn explain(
+    file: &PluginFile<'_>,
+    b: &Built,
+    w: &Witness,
+    reason: &str,
+) -> Counterexample {
     let place = |e: &WitnessEvent| -> (String, String) {
         let Some(t) = e.thread else {
             return ("init".into(), String::new());

@@ -59,7 +59,7 @@ pub struct Description {
 }
 
 /// Reads the description of `file` (named `path` in errors).
-pub fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyError> {
+pub(crate) fn read(path: &str, file: &PluginFile<'_>) -> Result<Description, VerifyError> {
     let bad = |what: String| VerifyError::Description {
         path: path.into(),
         what,

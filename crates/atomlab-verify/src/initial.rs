@@ -100,7 +100,7 @@ impl Initial {
 /// Reads how `v`'s `new_` leaves object `obj`, called with `arg` (the
 /// spsc capacity; 0 for the kinds whose `new_` takes none).
 #[allow(clippy::too_many_arguments)]
-pub fn read(
+pub(crate) fn read(
     file: &PluginFile<'_>,
     v: &Variant,
     lifter: &'static dyn lift::Lifter,

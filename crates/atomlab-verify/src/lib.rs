@@ -41,12 +41,12 @@
 //! other way is refused, naming the instruction.
 #![warn(unreachable_pub)]
 
-pub mod advise;
+mod advise;
 pub mod client;
-pub mod counterexample;
-pub mod descriptor;
+mod counterexample;
+mod descriptor;
 pub mod export;
-pub mod initial;
+mod initial;
 pub mod lift;
 mod not_built;
 

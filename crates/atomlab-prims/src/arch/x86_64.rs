@@ -6,7 +6,7 @@ use core::arch::asm;
 
 /// `mfence`: orders all earlier loads and stores before all later ones.
 #[inline(always)]
-pub fn mfence() {
+pub(crate) fn mfence() {
     // SAFETY: a fence touches no memory the program owns.
     unsafe { asm!("mfence", options(nostack, preserves_flags)) }
 }
@@ -14,14 +14,14 @@ pub fn mfence() {
 /// `lfence`: serialises instruction dispatch; orders loads (rarely needed for
 /// ordering on x86-TSO, used as a speculation barrier).
 #[inline(always)]
-pub fn lfence() {
+pub(crate) fn lfence() {
     // SAFETY: a fence touches no memory the program owns.
     unsafe { asm!("lfence", options(nostack, preserves_flags)) }
 }
 
 /// `sfence`: orders stores (only matters for non-temporal stores on x86-TSO).
 #[inline(always)]
-pub fn sfence() {
+pub(crate) fn sfence() {
     // SAFETY: a fence touches no memory the program owns.
     unsafe { asm!("sfence", options(nostack, preserves_flags)) }
 }
@@ -30,7 +30,7 @@ pub fn sfence() {
 /// a full barrier that is cheaper than `mfence` on many cores (what GCC and
 /// the Linux kernel's `smp_mb()` use on x86-64).
 #[inline(always)]
-pub fn locked_or_stack() {
+pub(crate) fn locked_or_stack() {
     // SAFETY: or-ing zero into the word at the stack pointer leaves it unchanged;
     // the red zone below rsp is untouched.
     unsafe { asm!("lock or qword ptr [rsp], 0", options(preserves_flags)) }

@@ -4,12 +4,12 @@
 //! placement, a start barrier, and the critical section that the lock
 //! scenarios check.
 
-pub mod mutex;
-pub mod plugged;
-pub mod refcount;
-pub mod seqlock;
-pub mod spsc;
-pub mod two_thread;
+pub(crate) mod mutex;
+pub(crate) mod plugged;
+pub(crate) mod refcount;
+pub(crate) mod seqlock;
+pub(crate) mod spsc;
+pub(crate) mod two_thread;
 
 /// Every scenario, in the order the command line lists them
 /// ([`crate::registry::all`]). A new scenario is a module above and a line

@@ -9,7 +9,7 @@
 //!   (buffer corruption), and the buffer's length must end at N.
 //!
 //! Users' locks (plugins, `include/atomlab.h`) run the same test beside the
-//! built-in ones through [`super::plugged::WithPlugins`], judged as
+//! built-in ones through [`atomlab_plugin::WithPlugins`], judged as
 //! correct variants.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -120,7 +120,7 @@ impl Protected {
 
 /// The scenario.
 #[derive(Clone, Copy)]
-pub struct Mutex;
+pub(crate) struct Mutex;
 
 impl Scenario for Mutex {
     fn name(&self) -> &'static str {
@@ -165,7 +165,7 @@ impl Scenario for Mutex {
     }
 }
 
-/// Users' locks beside the built-in ones ([`super::plugged::WithPlugins`]).
+/// Users' locks beside the built-in ones ([`atomlab_plugin::WithPlugins`]).
 impl Pluggable for Mutex {
     type Fns = LockFns;
 

@@ -1,5 +1,5 @@
 //! Users' code (plugins, `include/atomlab.h`) beside a scenario's built-in
-//! variants: [`WithPlugins`] wraps a scenario that can test a plugin's
+//! variants: [`atomlab_plugin::WithPlugins`] wraps a scenario that can test a plugin's
 //! variants of one kind ([`Pluggable`]: `lock` for mutex, `spsc` for spsc,
 //! `refcount` for refcount), adds their names after the built-in ones
 //! (judged as correct variants), runs each in a child process
@@ -29,7 +29,7 @@ pub trait Plugs: Sync {
 }
 
 /// [`Plugs`] for the pluggable scenario `S` (`Some(&Door(Mutex))`).
-pub struct Door<S>(pub S);
+pub(crate) struct Door<S>(pub S);
 
 impl<S: Pluggable + Copy + Sync> Plugs for Door<S> {
     fn kind(&self) -> atomlab_plugin::variant::Kind {
@@ -68,10 +68,7 @@ pub(crate) fn cannot_make(plan: &Plan, variant: &'static str, why: String) -> Va
     o
 }
 
-/// `base` with its plugins' variants after its own (atomlab-plugin's
-/// [`atomlab_plugin::WithPlugins`]), a scenario of its own here.
-pub type WithPlugins<S> = atomlab_plugin::WithPlugins<S, <S as Pluggable>::Fns>;
-
+/// `base` with its plugins' variants after its own, a scenario of its own.
 impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
     fn name(&self) -> &'static str {
         self.base().name()
@@ -148,7 +145,7 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
 /// What a plugin's PASS cannot cover on this host, when it is a TSO one
 /// (x86-64): `None` elsewhere. Built-in broken variants say NOT OBSERVED
 /// with a reason in the same place; a plugin's PASS must say as much.
-pub fn pass_covers() -> Option<&'static str> {
+pub(crate) fn pass_covers() -> Option<&'static str> {
     (cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86")).then_some(
         "PASS on an x86-64 host, whose x86-TSO memory model makes every store a release and every locked read-modify-write a full barrier: a missing acquire or release cannot show here, so this PASS covers the algorithm and its atomicity, not the orderings an Arm or RISC-V CPU needs (nor does qemu-user, which shows no weak memory); check the build for the CPU it ships to with `atomlab verify --plugin` under that CPU's model",
     )

@@ -19,7 +19,7 @@
 //! again; it must end pinned at `REFCOUNT_SATURATED` and never reach zero.
 //!
 //! Users' counts (plugins, `include/atomlab.h`'s `refcount` kind) run the
-//! same test through [`super::plugged::WithPlugins`]: each object is the
+//! same test through [`atomlab_plugin::WithPlugins`]: each object is the
 //! plugin's `new_` (one reference) and `get`s up to one per thread; its
 //! `free_` is called once, when the batch is dropped after every thread is
 //! done with it, so a count that says "last" too early is reported (early
@@ -41,7 +41,7 @@ use crate::plan::{Plan, Scenario, StressError, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// The variants, correct first.
-pub const REFCOUNT_NAMES: [&str; 5] = [
+pub(crate) const REFCOUNT_NAMES: [&str; 5] = [
     "saturating",
     "saturating-cmpxchg",
     "raw",
@@ -149,7 +149,7 @@ plain_count!(BrokenRelaxedRefcount);
 
 /// The scenario.
 #[derive(Clone, Copy)]
-pub struct Refcount;
+pub(crate) struct Refcount;
 
 impl Scenario for Refcount {
     fn name(&self) -> &'static str {
@@ -205,7 +205,7 @@ impl Scenario for Refcount {
     }
 }
 
-/// Users' counts beside the built-in ones ([`super::plugged::WithPlugins`]).
+/// Users' counts beside the built-in ones ([`atomlab_plugin::WithPlugins`]).
 impl Pluggable for Refcount {
     type Fns = RefcountFns;
 

@@ -21,7 +21,7 @@ fn encode(v: u64, seed: u64) -> [u64; WORDS] {
 }
 
 /// The scenario.
-pub struct Seqlock;
+pub(crate) struct Seqlock;
 
 impl Scenario for Seqlock {
     fn name(&self) -> &'static str {

@@ -17,7 +17,7 @@
 //! outcome, so real hardware shows it, not only loom.
 //!
 //! Users' queues (plugins, `include/atomlab.h`'s `spsc` kind) run the same
-//! test through [`super::plugged::WithPlugins`], made with `new_(64)`.
+//! test through [`atomlab_plugin::WithPlugins`], made with `new_(64)`.
 //! Their items are one nonzero 64-bit word: the sequence number above a
 //! 24-bit checksum of it ([`pack`]), so a torn or corrupt word shows as a
 //! bad checksum, and a lost, duplicated or stale item as a sequence number
@@ -43,7 +43,7 @@ use crate::plan::{is_broken, Plan, Scenario, StressError, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// Slots in the ring.
-pub const CAPACITY: usize = 64;
+pub(crate) const CAPACITY: usize = 64;
 
 #[inline(always)]
 fn checksum(seq: u64, seed: u64) -> u64 {
@@ -54,9 +54,9 @@ fn checksum(seq: u64, seed: u64) -> u64 {
 }
 
 /// The ring (c11-acq-rel) with a sleeping consumer and its doorbell.
-pub const NOTIFY: &str = "c11-acq-rel+notify";
+pub(crate) const NOTIFY: &str = "c11-acq-rel+notify";
 /// The same with the doorbell's fences removed.
-pub const BROKEN_NOTIFY: &str = "broken-doorbell-no-fence";
+pub(crate) const BROKEN_NOTIFY: &str = "broken-doorbell-no-fence";
 
 /// How long a notify-variant consumer sleeps before it checks whether it
 /// was forgotten.
@@ -68,7 +68,7 @@ const NOTIFY_DEFAULT_OPS: u64 = 100_000;
 
 /// The scenario.
 #[derive(Clone, Copy)]
-pub struct Spsc;
+pub(crate) struct Spsc;
 
 impl Scenario for Spsc {
     fn name(&self) -> &'static str {
@@ -123,7 +123,7 @@ impl Scenario for Spsc {
     }
 }
 
-/// Users' queues beside the built-in rings ([`super::plugged::WithPlugins`]).
+/// Users' queues beside the built-in rings ([`atomlab_plugin::WithPlugins`]).
 impl Pluggable for Spsc {
     type Fns = SpscFns;
 
@@ -143,7 +143,7 @@ impl Pluggable for Spsc {
 /// Item `seq` (1 ≤ seq ≤ 10^12 < 2^40) as one nonzero word: `seq` above
 /// the low 24 bits of its checksum.
 #[inline(always)]
-pub fn pack(seq: u64, seed: u64) -> u64 {
+pub(crate) fn pack(seq: u64, seed: u64) -> u64 {
     seq << 24 | (checksum(seq, seed) & 0xFF_FFFF)
 }
 

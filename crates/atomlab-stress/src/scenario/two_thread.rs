@@ -18,10 +18,10 @@ use crate::plan::{Plan, Scenario, StressError, Threads};
 use crate::rng::{jitter, XorShift};
 
 /// Peterson's two-thread lock.
-pub struct Peterson;
+pub(crate) struct Peterson;
 
 /// Dekker's two-thread lock.
-pub struct Dekker;
+pub(crate) struct Dekker;
 
 /// One algorithm's scenario: its name and its two locks, the fenced
 /// (correct) and the unfenced (broken) form; everything else is the same
