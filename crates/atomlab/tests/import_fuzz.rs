@@ -125,8 +125,13 @@ fn damage(doc: &str, rng: &mut Rng) -> String {
                 match rng.below(3) {
                     0 => s.insert_str(i, PIECES[rng.below(PIECES.len())]),
                     1 => {
-                        let j = at(&s[i..], rng) + i;
-                        s.replace_range(i..j.min(i + 20), "");
+                        // At most 20 bytes, ending on a character boundary
+                        // (i is one, so the walk back stops there at worst).
+                        let mut j = (at(&s[i..], rng) + i).min(i + 20);
+                        while !s.is_char_boundary(j) {
+                            j -= 1;
+                        }
+                        s.replace_range(i..j, "");
                     }
                     _ => {
                         let j = (i + 1..=s.len())
