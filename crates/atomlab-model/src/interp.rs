@@ -148,17 +148,18 @@ pub(crate) struct TraceEvent {
 }
 
 /// An event's index in its run, as an event refers to another: a byte, since
-/// a run has at most [`MAX_EVENTS`] events (runs are kept by the thousand,
+/// a run has at most [`MAX_RUN_EVENTS`] events (runs are kept by the thousand,
 /// and each event's two references were 32 bytes as `Option<usize>`).
 pub(crate) type EventIndex = u8;
 
 /// The most events one run of a thread may have.
-pub(crate) const MAX_EVENTS: usize = 60;
+/// (Not `graph::MAX_EVENTS`, the events of a whole execution a word holds.)
+pub(crate) const MAX_RUN_EVENTS: usize = 60;
 
 /// `i` as an [`EventIndex`]: `i` indexes a run's events, which
-/// [`Interp::push`] keeps below [`MAX_EVENTS`].
+/// [`Interp::push`] keeps below [`MAX_RUN_EVENTS`].
 fn event_index(i: usize) -> EventIndex {
-    debug_assert!(i < MAX_EVENTS);
+    debug_assert!(i < MAX_RUN_EVENTS);
     i as EventIndex
 }
 
@@ -412,9 +413,7 @@ impl WriteLog {
         if complete {
             self.most = self.most.max(locs.len());
         }
-        if !self.locs.contains(&locs) {
-            self.locs.insert(locs);
-        }
+        self.locs.insert(locs);
     }
 }
 
@@ -572,9 +571,9 @@ impl Interp<'_> {
     }
 
     fn push(&self, st: &mut State, mut ev: TraceEvent) -> Result<usize, CheckError> {
-        if st.events.len() >= MAX_EVENTS {
+        if st.events.len() >= MAX_RUN_EVENTS {
             return Err(CheckError::TooBig(format!(
-                "a thread has more than {MAX_EVENTS} memory events"
+                "a thread has more than {MAX_RUN_EVENTS} memory events"
             )));
         }
         ev.ctrl = st.ctrl;
