@@ -5,7 +5,7 @@
 //! [`scenario`] modules turn the primitives of `atomlab-prims` into
 //! operations and the harness's samples into [`atomlab_core::Record`]s.
 //! [`plan`] says what a scenario is and validates a request into a
-//! [`plan::Plan`], with errors that list the valid choices; [`registry`]
+//! [`plan::Plan`] (the options only some scenarios take are [`options`]), with errors that list the valid choices; [`registry`]
 //! lists the scenarios.
 //!
 //! Figures and where they come from: ops/s and ns/op from
@@ -26,6 +26,7 @@
 pub mod batch;
 mod clock;
 mod harness;
+pub mod options;
 pub mod plan;
 mod plausible;
 pub use atomlab_plugin as plugin;
@@ -33,6 +34,7 @@ pub use atomlab_pmu as pmu;
 pub mod registry;
 pub mod scenario;
 
-pub use plan::{BenchError, Contention, Placement, Plan, Request, Scenario, TableKind, WaitMode};
+pub use options::{Contention, Field, FixedWork, Placement, Ring, WaitMode};
+pub use plan::{BenchError, Plan, Request, Scenario, TableKind};
 pub use registry::{all, find};
 pub use scenario::run;

@@ -6,12 +6,12 @@
 //! [`crate::registry`]; this file knows none of them.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use atomlab_core::Record;
 
+use crate::options::{Contention, Field, FixedWork, Placement, Ring, WaitMode};
 use crate::pmu::{EventSpec, UnknownEvent};
 
 /// Where progress goes ([`atomlab_core::progress`]: the CLI's reporter,
@@ -36,43 +36,25 @@ pub trait Scenario: Sync {
     fn table(&self) -> TableKind {
         TableKind::Timed
     }
-    /// Whether [`Request::orderings`] applies (its variants do not fix
-    /// their own orderings).
-    fn takes_orderings(&self) -> bool {
-        false
+    /// The fields of [`Request`] that only some scenarios take, and this
+    /// one does (offered rates by default): one list, which validation,
+    /// help texts and errors read.
+    fn fields(&self) -> &'static [Field] {
+        &[Field::Rates]
+    }
+    /// Whether the scenario takes `field` (it is in [`Scenario::fields`]).
+    fn takes(&self, field: Field) -> bool {
+        self.fields().contains(&field)
     }
     /// Whether `variant` runs once per ordering (else once, with the
     /// orderings it fixes itself, as a plugin's operation does).
     fn variant_takes_orderings(&self, _variant: &str) -> bool {
-        self.takes_orderings()
-    }
-    /// Whether [`Request::increments`] and [`Request::tasks`] apply.
-    fn takes_fixed_work(&self) -> bool {
-        false
-    }
-    /// Whether [`Request::via_abi`] applies (its built-in variants can be
-    /// called through the plugin ABI's function pointers).
-    fn takes_via_abi(&self) -> bool {
-        false
-    }
-    /// Whether [`Request::rates`] applies.
-    fn takes_rate(&self) -> bool {
-        true
-    }
-    /// Whether [`Request::cs_work`] applies (its variants have critical
-    /// sections).
-    fn takes_cs_work(&self) -> bool {
-        false
+        self.takes(Field::Orderings)
     }
     /// How the scenario takes plugins (include/atomlab.h), if it does:
     /// their kind, and the scenario with their variants added.
     fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
         None
-    }
-    /// Whether the ring options ([`Request::placement`],
-    /// [`Request::capacity`], [`Request::batch`], [`Request::waits`]) apply.
-    fn takes_ring_options(&self) -> bool {
-        false
     }
     /// Whether each thread count is a cell of its own (else the scenario
     /// picks its threads and runs them whole).
@@ -129,127 +111,6 @@ impl fmt::Debug for dyn Scenario {
 /// Which table a bench record is printed in (read back from a record by
 /// [`TableKind::of`]).
 pub use atomlab_core::TableKind;
-
-/// Whether threads share one cache line or each has its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Contention {
-    /// One line written by every thread.
-    Shared,
-    /// One padded line per thread: the uncontended cost.
-    Private,
-}
-
-/// A word that names no value of an option.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {option} '{word}': expected {choices}")]
-pub struct UnknownWord {
-    /// The option (`contention`, `placement`, `wait`).
-    pub option: &'static str,
-    /// The word given.
-    pub word: String,
-    /// The valid words.
-    pub choices: &'static str,
-}
-
-fn unknown(option: &'static str, word: &str, choices: &'static str) -> UnknownWord {
-    UnknownWord {
-        option,
-        word: word.to_string(),
-        choices,
-    }
-}
-
-impl FromStr for Contention {
-    type Err = UnknownWord;
-
-    fn from_str(s: &str) -> Result<Contention, UnknownWord> {
-        match s {
-            "shared" => Ok(Contention::Shared),
-            "private" => Ok(Contention::Private),
-            other => Err(unknown("contention", other, "shared or private")),
-        }
-    }
-}
-
-impl FromStr for Placement {
-    type Err = UnknownWord;
-
-    fn from_str(s: &str) -> Result<Placement, UnknownWord> {
-        match s {
-            "cross-core" => Ok(Placement::CrossCore),
-            "same-core" => Ok(Placement::SameCore),
-            other => Err(unknown("placement", other, "cross-core or same-core")),
-        }
-    }
-}
-
-impl FromStr for WaitMode {
-    type Err = UnknownWord;
-
-    fn from_str(s: &str) -> Result<WaitMode, UnknownWord> {
-        match s {
-            "spin" => Ok(WaitMode::Spin),
-            "yield" => Ok(WaitMode::Yield),
-            "notify" => Ok(WaitMode::Notify),
-            other => Err(unknown("wait", other, "spin, yield or notify")),
-        }
-    }
-}
-
-impl Contention {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Contention::Shared => "shared",
-            Contention::Private => "private",
-        }
-    }
-}
-
-/// Where the spsc producer and consumer run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
-    /// Two CPUs: the indices and slots cross between cores.
-    CrossCore,
-    /// One CPU: the two threads time-slice (004's unicore case).
-    SameCore,
-}
-
-impl Placement {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Placement::CrossCore => "cross-core",
-            Placement::SameCore => "same-core",
-        }
-    }
-}
-
-/// What an spsc thread does while it cannot make progress (ring empty or
-/// full, or the next deadline not yet reached).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitMode {
-    /// Spin with the CPU's pause hint.
-    Spin,
-    /// `sched_yield(2)` between checks.
-    Yield,
-    /// The consumer sleeps on a futex when the ring is empty and the
-    /// producer wakes it only when it said it is sleeping
-    /// (`atomlab_prims::doorbell`); the producer sleeps until shortly before
-    /// an item is due at low fixed rates, and yields when the ring is full.
-    Notify,
-}
-
-impl WaitMode {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            WaitMode::Spin => "spin",
-            WaitMode::Yield => "yield",
-            WaitMode::Notify => "notify",
-        }
-    }
-}
 
 /// Parses an offered rate in items per second: `250000`, `100k`, `1M`,
 /// `2.5G`; `max` means flat out (`None`).
@@ -344,23 +205,13 @@ pub struct Plan {
     pub events: Vec<EventSpec>,
     /// Critical-section work units (lock).
     pub cs_work: u32,
-    /// Fixed-work lock mode: (total increments, tasks).
-    pub fixed_work: Option<(u64, u64)>,
-    /// spsc: offered rates in items/s, `None` for flat out (one cell each).
+    /// Fixed-work lock mode.
+    pub fixed_work: Option<FixedWork>,
+    /// Offered rates in items or operations per second, `None` for flat
+    /// out (one cell each).
     pub rates: Vec<Option<f64>>,
-    /// spsc: where the two threads run.
-    pub placement: Placement,
-    /// spsc: ring capacity in items.
-    pub capacity: usize,
-    /// spsc: items the producer offers together (due at one time at a
-    /// fixed rate) and rings the doorbell for once (`--wait notify`).
-    pub batch: usize,
-    /// spsc: how a thread waits (a cell's; the first of `waits` in a
-    /// plan of several).
-    pub wait: WaitMode,
-    /// spsc: every way of waiting the plan measures, one cell each
-    /// (`--wait spin,notify`); a cell's is its `wait` alone.
-    pub waits: Vec<WaitMode>,
+    /// The queue's ring (its defaults where the scenario has none).
+    pub ring: Ring,
     /// lock: built-in locks called through the plugin ABI (rows
     /// `NAME@abi`), so that they compare like with like beside plugins.
     pub via_abi: bool,
@@ -379,7 +230,7 @@ impl Plan {
     /// without explicit workers runs its threads whole).
     pub fn grid_cells(&self) -> usize {
         let v = self.variants.len().max(1);
-        let orderings = if self.scenario.takes_orderings() {
+        let orderings = if self.scenario.takes(Field::Orderings) {
             self.orderings.len().max(1)
         } else {
             1
@@ -389,7 +240,7 @@ impl Plan {
         } else {
             self.threads.len()
         };
-        v * self.waits.len().max(1) * self.rates.len().max(1) * orderings * threads
+        v * self.ring.waits.len().max(1) * self.rates.len().max(1) * orderings * threads
     }
 
     /// Whether the thread counts are one cell (the scenario picks its
@@ -404,11 +255,11 @@ impl Plan {
     pub fn split_cells(&self) -> Vec<Plan> {
         let mut out = Vec::new();
         for v in &self.variants {
-            for &wait in &self.waits {
+            for &wait in &self.ring.waits {
                 let mut by_variant = self.clone();
                 by_variant.variants = vec![v.clone()];
-                by_variant.wait = wait;
-                by_variant.waits = vec![wait];
+                by_variant.ring.wait = wait;
+                by_variant.ring.waits = vec![wait];
                 for &rate in &self.rates {
                     let mut by_rate = by_variant.clone();
                     by_rate.rates = vec![rate];
@@ -478,11 +329,15 @@ pub enum BenchError {
     /// No such ordering.
     #[error("unknown ordering '{0}': expected one of relaxed, acquire, release, acq_rel, seq_cst")]
     UnknownOrdering(String),
-    /// Orderings for a scenario whose variants fix their orderings.
-    #[error(
-        "orderings apply to the scenarios that take them; {0} variants fix their own orderings"
-    )]
-    OrderingNotApplicable(&'static str),
+    /// A field only some scenarios take ([`Scenario::fields`]), given to
+    /// one that does not.
+    #[error("{}", not_applicable(*field, scenario))]
+    NotApplicable {
+        /// The field.
+        field: Field,
+        /// The scenario asked for.
+        scenario: &'static str,
+    },
     /// Bad event name.
     #[error(transparent)]
     UnknownEvent(#[from] UnknownEvent),
@@ -499,15 +354,6 @@ pub enum BenchError {
     /// Critical section work out of range.
     #[error("cs_work {0}: expected at most 1000000")]
     BadCsWork(u32),
-    /// `--via-abi` for a scenario whose built-ins cannot be called so.
-    #[error("--via-abi applies to bench lock (its built-in locks called through the plugin ABI), not {0}")]
-    ViaAbiNotApplicable(&'static str),
-    /// Work inside critical sections for a scenario without them.
-    #[error("cs_work applies to the scenarios with critical sections, not {0}")]
-    CsWorkNotApplicable(&'static str),
-    /// Increments and tasks for a scenario without fixed work.
-    #[error("increments and tasks apply to the scenarios with fixed work, not {0}")]
-    FixedWorkNotApplicable(&'static str),
     /// Increments out of range.
     #[error("increments {0}: expected between 1 and 10^12")]
     BadIncrements(u64),
@@ -520,12 +366,6 @@ pub enum BenchError {
     /// An offered rate that is not a positive number of items per second.
     #[error("rate {0}: expected items per second above 0 and at most 1000G, with an optional k, M or G suffix (100k, 1M, 2.5G), or max for flat out")]
     BadRate(String),
-    /// A rate for a scenario that takes none.
-    #[error("rates apply to the scenarios that take them, not {0}")]
-    RateNotApplicable(&'static str),
-    /// Ring options for a scenario without a ring.
-    #[error("placement, capacity, batch and wait apply to the scenarios with a ring, not {0}")]
-    RingOptionsNotApplicable(&'static str),
     /// Ring capacity out of range.
     #[error("capacity {0}: expected between 1 and 16777216 items")]
     BadCapacity(usize),
@@ -572,6 +412,19 @@ pub enum BenchError {
     },
 }
 
+/// [`BenchError::NotApplicable`]'s message: the field as [`Request`] names
+/// it, the scenario, and for orderings why.
+fn not_applicable(field: Field, scenario: &str) -> String {
+    let why = match field {
+        Field::Orderings => format!("; {scenario} variants fix their own orderings"),
+        _ => String::new(),
+    };
+    format!(
+        "{} applies to the scenarios that take it, not {scenario}{why}",
+        field.name()
+    )
+}
+
 /// Parses an ordering name.
 pub fn parse_ordering(s: &str) -> Result<Ordering, BenchError> {
     Ok(match s {
@@ -607,6 +460,51 @@ pub fn default_threads(cpus: usize) -> Vec<usize> {
         t.push(cpus);
     }
     t
+}
+
+/// The ring of `req` (its defaults where it gives none), or what is wrong
+/// with it.
+fn ring(req: &Request) -> Result<Ring, BenchError> {
+    let mut ring = Ring::default();
+    if let Some(placement) = req.placement {
+        ring.placement = placement;
+    }
+    if !req.waits.is_empty() {
+        ring.waits.clear();
+        for &w in &req.waits {
+            if !ring.waits.contains(&w) {
+                ring.waits.push(w);
+            }
+        }
+    }
+    ring.wait = ring.waits[0];
+    ring.capacity = req.capacity.unwrap_or(ring.capacity);
+    if ring.capacity == 0 || ring.capacity > 1 << 24 {
+        return Err(BenchError::BadCapacity(ring.capacity));
+    }
+    ring.batch = req.batch.unwrap_or(ring.batch);
+    if ring.batch == 0 || ring.batch > ring.capacity {
+        return Err(BenchError::BadBatch(ring.batch, ring.capacity));
+    }
+    Ok(ring)
+}
+
+impl Request {
+    /// Whether the request gives `field` (a value, or `true` for a flag).
+    pub fn gives(&self, field: Field) -> bool {
+        match field {
+            Field::Orderings => !self.orderings.is_empty(),
+            Field::Rates => !self.rates.is_empty(),
+            Field::CsWork => self.cs_work.is_some(),
+            Field::Increments => self.increments.is_some(),
+            Field::Tasks => self.tasks.is_some(),
+            Field::ViaAbi => self.via_abi,
+            Field::Placement => self.placement.is_some(),
+            Field::Capacity => self.capacity.is_some(),
+            Field::Batch => self.batch.is_some(),
+            Field::Wait => !self.waits.is_empty(),
+        }
+    }
 }
 
 fn seconds(
@@ -659,12 +557,20 @@ impl Plan {
             }
         }
 
+        // A field the scenario does not take is refused as such, whatever
+        // its value.
+        if let Some(&field) = Field::ALL
+            .iter()
+            .find(|&&f| req.gives(f) && !scenario.takes(f))
+        {
+            return Err(BenchError::NotApplicable {
+                field,
+                scenario: scenario.name(),
+            });
+        }
         let orderings = if req.orderings.is_empty() {
             vec![Ordering::SeqCst]
         } else {
-            if !scenario.takes_orderings() {
-                return Err(BenchError::OrderingNotApplicable(scenario.name()));
-            }
             req.orderings
                 .iter()
                 .map(|o| parse_ordering(o))
@@ -695,9 +601,6 @@ impl Plan {
             .iter()
             .map(|e| EventSpec::parse(e))
             .collect::<Result<Vec<_>, _>>()?;
-        if req.cs_work.is_some() && !scenario.takes_cs_work() {
-            return Err(BenchError::CsWorkNotApplicable(scenario.name()));
-        }
         let cs_work = req.cs_work.unwrap_or(0);
         if cs_work > 1_000_000 {
             return Err(BenchError::BadCsWork(cs_work));
@@ -705,9 +608,6 @@ impl Plan {
         let fixed_work = match (req.increments, req.tasks) {
             (None, None) => None,
             (inc, tasks) => {
-                if !scenario.takes_fixed_work() {
-                    return Err(BenchError::FixedWorkNotApplicable(scenario.name()));
-                }
                 let inc = inc.unwrap_or(1_000_000);
                 let tasks = tasks.unwrap_or(20);
                 if !(1..=1_000_000_000_000).contains(&inc) {
@@ -716,22 +616,12 @@ impl Plan {
                 if tasks == 0 || tasks > inc || tasks > 1_000_000 {
                     return Err(BenchError::BadTasks(tasks));
                 }
-                Some((inc, tasks))
+                Some(FixedWork {
+                    increments: inc,
+                    tasks,
+                })
             }
         };
-        let spsc_opts = req.placement.is_some()
-            || req.capacity.is_some()
-            || !req.waits.is_empty()
-            || req.batch.is_some();
-        if spsc_opts && !scenario.takes_ring_options() {
-            return Err(BenchError::RingOptionsNotApplicable(scenario.name()));
-        }
-        if req.via_abi && !scenario.takes_via_abi() {
-            return Err(BenchError::ViaAbiNotApplicable(scenario.name()));
-        }
-        if !req.rates.is_empty() && !scenario.takes_rate() {
-            return Err(BenchError::RateNotApplicable(scenario.name()));
-        }
         if !req.rates.is_empty() && fixed_work.is_some() {
             return Err(BenchError::RateWithFixedWork);
         }
@@ -745,25 +635,7 @@ impl Plan {
         if rates.is_empty() {
             rates.push(None);
         }
-        let placement = req.placement.unwrap_or(Placement::CrossCore);
-        let mut waits = Vec::new();
-        for &w in &req.waits {
-            if !waits.contains(&w) {
-                waits.push(w);
-            }
-        }
-        if waits.is_empty() {
-            waits.push(WaitMode::Spin);
-        }
-        let wait = waits[0];
-        let capacity = req.capacity.unwrap_or(1024);
-        if capacity == 0 || capacity > 1 << 24 {
-            return Err(BenchError::BadCapacity(capacity));
-        }
-        let batch = req.batch.unwrap_or(1);
-        if batch == 0 || batch > capacity {
-            return Err(BenchError::BadBatch(batch, capacity));
-        }
+        let ring = ring(req)?;
         let plan = Plan {
             scenario,
             variants,
@@ -780,11 +652,7 @@ impl Plan {
             cs_work,
             fixed_work,
             rates,
-            placement,
-            capacity,
-            batch,
-            wait,
-            waits,
+            ring,
             via_abi: req.via_abi,
         };
         scenario.check(&plan, cpus)?;
@@ -857,7 +725,10 @@ mod tests {
         r.orderings = vec!["relaxed".into()];
         assert!(matches!(
             Plan::from_request(&r, 2),
-            Err(BenchError::OrderingNotApplicable(_))
+            Err(BenchError::NotApplicable {
+                field: Field::Orderings,
+                scenario: "fence"
+            })
         ));
         let mut r = req("counter");
         r.increments = Some(10);
@@ -884,7 +755,7 @@ mod tests {
         r.rates = vec!["max".into(), "1M".into()];
         let p = Plan::from_request(&r, 2).unwrap();
         assert_eq!(p.rates, vec![None, Some(1e6)]);
-        assert_eq!(p.capacity, 1024);
+        assert_eq!(p.ring.capacity, 1024);
         assert_eq!(p.cells(), p.variants.len() * 2);
         assert_eq!(p.split_cells().len(), p.cells());
         assert!(p.variants.contains(&"rtrb".to_string()));
@@ -922,15 +793,15 @@ mod tests {
         r.waits = vec![WaitMode::Spin, WaitMode::Notify, WaitMode::Spin];
         r.rates = vec!["100k".into(), "1M".into()];
         let p = Plan::from_request(&r, 2).unwrap();
-        assert_eq!(p.waits, [WaitMode::Spin, WaitMode::Notify]);
+        assert_eq!(p.ring.waits, [WaitMode::Spin, WaitMode::Notify]);
         let cells = p.split_cells();
         assert_eq!(cells.len(), 4);
         assert_eq!(p.cells(), 4);
         let order: Vec<(WaitMode, Option<f64>)> = cells
             .iter()
             .map(|c| {
-                assert_eq!(c.waits, [c.wait]);
-                (c.wait, c.rates[0])
+                assert_eq!(c.ring.waits, [c.ring.wait]);
+                (c.ring.wait, c.rates[0])
             })
             .collect();
         assert_eq!(

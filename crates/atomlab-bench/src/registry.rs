@@ -67,6 +67,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::Field;
 
     #[test]
     fn names_are_unique_and_found() {
@@ -91,12 +92,12 @@ mod tests {
             let req = Request {
                 scenario: s.name().into(),
                 threads: vec![1, 2],
-                rates: if s.takes_rate() {
+                rates: if s.takes(Field::Rates) {
                     vec!["max".into(), "1M".into()]
                 } else {
                     vec![]
                 },
-                orderings: if s.takes_orderings() {
+                orderings: if s.takes(Field::Orderings) {
                     vec!["relaxed".into(), "seq_cst".into()]
                 } else {
                     vec![]
@@ -109,7 +110,7 @@ mod tests {
                 .iter()
                 .all(|c| c.variants.len() == 1 && c.rates.len() == 1));
             let threads = if s.splits_threads() { 2 } else { 1 };
-            let orderings = if s.takes_orderings() { 2 } else { 1 };
+            let orderings = if s.takes(Field::Orderings) { 2 } else { 1 };
             assert_eq!(
                 cells.len(),
                 p.variants.len() * p.rates.len() * orderings * threads,

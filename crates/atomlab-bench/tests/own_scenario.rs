@@ -21,8 +21,9 @@ impl Scenario for Census {
     fn unavailable(&self, variant: &str) -> Option<String> {
         (variant == "elsewhere").then(|| "elsewhere is not here".to_string())
     }
-    fn takes_rate(&self) -> bool {
-        false
+    /// None of the optional fields: no offered rates either.
+    fn fields(&self) -> &'static [atomlab_bench::Field] {
+        &[]
     }
     fn run(
         &self,

@@ -270,15 +270,16 @@ fn scenario_names_in_help_come_from_the_registries() {
     }
     let help = text(&atomlab(&["bench", "--help"]).stdout);
     type Takes = fn(&dyn atomlab_bench::Scenario) -> bool;
+    use atomlab_bench::Field;
     let options: [(&str, Takes); 8] = [
-        ("--ordering", |s| s.takes_orderings()),
-        ("--cs-work", |s| s.takes_cs_work()),
-        ("--increments", |s| s.takes_fixed_work()),
-        ("--rate", |s| s.takes_rate()),
-        ("--capacity", |s| s.takes_ring_options()),
-        ("--wait", |s| s.takes_ring_options()),
+        ("--ordering", |s| s.takes(Field::Orderings)),
+        ("--cs-work", |s| s.takes(Field::CsWork)),
+        ("--increments", |s| s.takes(Field::Increments)),
+        ("--rate", |s| s.takes(Field::Rates)),
+        ("--capacity", |s| s.takes(Field::Capacity)),
+        ("--wait", |s| s.takes(Field::Wait)),
         ("--plugin", |s| s.plugs().is_some()),
-        ("--via-abi", |s| s.takes_via_abi()),
+        ("--via-abi", |s| s.takes(Field::ViaAbi)),
     ];
     for (flag, takes) in options {
         let line = line_of(&help, flag);

@@ -18,7 +18,8 @@ use atomlab_prims::CachePadded;
 use super::plugged::{variant_records, Objects, Pluggable};
 use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::run_cell;
-use crate::plan::{ordering_name, BenchError, Contention, Plan, Scenario};
+use crate::options::{Contention, Field};
+use crate::plan::{ordering_name, BenchError, Plan, Scenario};
 
 /// Binds `$O` to a constant ordering matching `$ord`, so the hot loop is
 /// compiled for that ordering (no run-time dispatch per operation).
@@ -74,8 +75,8 @@ impl Scenario for Counter {
             .map(|e| e.to_string())
     }
 
-    fn takes_orderings(&self) -> bool {
-        true
+    fn fields(&self) -> &'static [Field] {
+        &[Field::Orderings, Field::Rates]
     }
 
     fn implausible(&self, _plan: &Plan, _serial_ns: f64, ns_per_op: f64) -> Option<String> {

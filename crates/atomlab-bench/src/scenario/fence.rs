@@ -12,7 +12,8 @@ use atomlab_prims::CachePadded;
 
 use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::run_cell;
-use crate::plan::{BenchError, Contention, Plan, Scenario};
+use crate::options::Contention;
+use crate::plan::{BenchError, Plan, Scenario};
 
 /// The scenario.
 pub struct Fence;
@@ -41,8 +42,9 @@ impl Scenario for Fence {
             })
     }
 
-    fn takes_rate(&self) -> bool {
-        false
+    /// None: no offered rates.
+    fn fields(&self) -> &'static [crate::options::Field] {
+        &[]
     }
 
     fn run(

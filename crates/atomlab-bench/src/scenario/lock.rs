@@ -31,7 +31,8 @@ use atomlab_prims::{with_lock, CachePadded};
 use super::plugged::Pluggable;
 use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::{run_cell, run_fixed_work};
-use crate::plan::{BenchError, Contention, Plan, Scenario};
+use crate::options::{Contention, Field, FixedWork};
+use crate::plan::{BenchError, Plan, Scenario};
 use atomlab_thread as affinity;
 
 /// What a critical section needs of a lock: run a closure with it held.
@@ -137,20 +138,18 @@ impl Scenario for Lock {
         Some(&crate::scenario::plugged::Door(Lock))
     }
 
-    fn takes_cs_work(&self) -> bool {
-        true
+    fn fields(&self) -> &'static [Field] {
+        &[
+            Field::Rates,
+            Field::CsWork,
+            Field::Increments,
+            Field::Tasks,
+            Field::ViaAbi,
+        ]
     }
 
     fn variants(&self) -> Vec<&'static str> {
         LOCK_NAMES.to_vec()
-    }
-
-    fn takes_fixed_work(&self) -> bool {
-        true
-    }
-
-    fn takes_via_abi(&self) -> bool {
-        true
     }
 
     /// One shared lock serialises the operations: its wall time per
@@ -215,7 +214,7 @@ impl Pluggable for Lock {
         };
         r.param("contention", cell.contention.name())
             .param("cs_work", cell.cs_work);
-        if let Some((increments, tasks)) = cell.fixed_work {
+        if let Some(FixedWork { increments, tasks }) = cell.fixed_work {
             r.param("mode", "fixed-work")
                 .param("increments", increments)
                 .param("tasks", tasks);
@@ -253,7 +252,7 @@ fn run(
             ),
             _ => None,
         };
-        if let Some((increments, tasks)) = plan.fixed_work {
+        if let Some(FixedWork { increments, tasks }) = plan.fixed_work {
             let workers = if plan.threads_explicit {
                 plan.threads.clone()
             } else {

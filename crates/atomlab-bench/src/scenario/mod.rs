@@ -26,7 +26,8 @@ use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
 
 use crate::clock;
 use crate::harness::{CellError, CellOutcome, CellSpec, RunSample};
-use crate::plan::{BenchError, Contention, Plan};
+use crate::options::Contention;
+use crate::plan::{BenchError, Plan};
 use hdrhistogram::Histogram;
 
 pub use crate::plan::Progress;
@@ -34,13 +35,13 @@ pub use crate::plan::Progress;
 /// Runs every cell of `plan`. `pmu` says whether hardware counters work
 /// here (probe them once with [`crate::pmu::probe`]).
 pub fn run(plan: &Plan, pmu: bool, progress: Progress<'_>) -> Result<Vec<Record>, BenchError> {
-    if plan.waits.len() > 1 {
+    if plan.ring.waits.len() > 1 {
         // One way of waiting at a time: the scenario reads `wait`.
         let mut records = Vec::new();
-        for &wait in &plan.waits {
+        for &wait in &plan.ring.waits {
             let mut p = plan.clone();
-            p.wait = wait;
-            p.waits = vec![wait];
+            p.ring.wait = wait;
+            p.ring.waits = vec![wait];
             records.extend(run(&p, pmu, progress)?);
         }
         return Ok(records);

@@ -38,8 +38,9 @@ impl Scenario for Pingpong {
         TableKind::RoundTrip
     }
 
-    fn takes_rate(&self) -> bool {
-        false
+    /// None: no offered rates.
+    fn fields(&self) -> &'static [crate::options::Field] {
+        &[]
     }
 
     fn splits_threads(&self) -> bool {

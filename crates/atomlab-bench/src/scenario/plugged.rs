@@ -16,7 +16,8 @@ use atomlab_plugin::PluginVariant;
 use atomlab_prims::CachePadded;
 
 use super::{announce, cell_failed, Progress};
-use crate::plan::{BenchError, Contention, Plan, Scenario, TableKind};
+use crate::options::{Contention, Field};
+use crate::plan::{BenchError, Plan, Scenario, TableKind};
 
 /// What a scenario that takes plugins answers through [`Scenario::plugs`]:
 /// the kind of variant it takes, and itself with a plugin list's variants
@@ -117,8 +118,8 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.base().table()
     }
 
-    fn takes_orderings(&self) -> bool {
-        self.base().takes_orderings()
+    fn fields(&self) -> &'static [Field] {
+        self.base().fields()
     }
 
     /// A plugin's variant fixes its own orderings: it runs once, not once
@@ -127,24 +128,8 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.plugin(variant).is_none() && self.base().variant_takes_orderings(variant)
     }
 
-    fn takes_fixed_work(&self) -> bool {
-        self.base().takes_fixed_work()
-    }
-
-    fn takes_cs_work(&self) -> bool {
-        self.base().takes_cs_work()
-    }
-
     fn plugs(&self) -> Option<&'static dyn Plugs> {
         self.base().plugs()
-    }
-
-    fn takes_rate(&self) -> bool {
-        self.base().takes_rate()
-    }
-
-    fn takes_ring_options(&self) -> bool {
-        self.base().takes_ring_options()
     }
 
     fn splits_threads(&self) -> bool {
@@ -332,7 +317,7 @@ pub fn cell_key(cell: &Plan) -> String {
         cell.threads,
         cell.rates,
         cell.orderings,
-        cell.wait.name()
+        cell.ring.wait.name()
     )
 }
 

@@ -28,7 +28,8 @@ use atomlab_prims::CachePadded;
 use super::plugged::{variant_records, Objects, Pluggable};
 use super::{announce, cell_failed, cell_record, cell_spec, Progress};
 use crate::harness::run_cell;
-use crate::plan::{BenchError, Contention, Plan, Scenario};
+use crate::options::Contention;
+use crate::plan::{BenchError, Plan, Scenario};
 
 /// Every refcount variant, in table order.
 pub const REFCOUNT_VARIANTS: [&str; 9] = [

@@ -71,7 +71,8 @@ use super::plugged::Pluggable;
 use super::Progress;
 use crate::clock;
 use crate::harness::SpinBarrier;
-use crate::plan::{BenchError, Placement, Plan, Scenario, TableKind, WaitMode};
+use crate::options::{Field, Placement, WaitMode};
+use crate::plan::{BenchError, Plan, Scenario, TableKind};
 use crate::pmu::{self, EventSpec, Reading};
 use atomlab_thread as affinity;
 
@@ -308,11 +309,11 @@ where
         let barrier = SpinBarrier::new(2);
         let done = CachePadded::new(AtomicBool::new(false));
         let rate = plan.rates.first().copied().flatten();
-        let mode = plan.wait;
+        let mode = plan.ring.wait;
         let tpn = ticks_per_ns();
         let has_queue = pop.is_some();
         let notify = mode == WaitMode::Notify;
-        let batch = plan.batch.max(1) as u64;
+        let batch = plan.ring.batch.max(1) as u64;
         let bell = Doorbell::new();
         std::thread::scope(|s| {
             let (barrier, done, bell) = (&barrier, &done, &bell);
@@ -553,8 +554,14 @@ impl Scenario for Spsc {
         TableKind::Queue
     }
 
-    fn takes_ring_options(&self) -> bool {
-        true
+    fn fields(&self) -> &'static [Field] {
+        &[
+            Field::Rates,
+            Field::Placement,
+            Field::Capacity,
+            Field::Batch,
+            Field::Wait,
+        ]
     }
 
     fn splits_threads(&self) -> bool {
@@ -566,7 +573,7 @@ impl Scenario for Spsc {
     }
 
     fn check(&self, plan: &Plan, cpus: usize) -> Result<(), BenchError> {
-        if plan.placement == Placement::CrossCore && cpus < 2 {
+        if plan.ring.placement == Placement::CrossCore && cpus < 2 {
             return Err(BenchError::CrossCoreNeedsTwoCpus);
         }
         Ok(())
@@ -635,11 +642,11 @@ fn run_plugged(
             progress(atomlab_core::progress::Event::Step(&format!(
                 "bench spsc {} placement={} rate={} capacity={} batch={} wait={} ({} x {:.2}s)",
                 v,
-                plan.placement.name(),
+                plan.ring.placement.name(),
                 rate.map_or("max".to_string(), |r| format!("{r}")),
-                plan.capacity,
-                plan.batch,
-                plan.wait.name(),
+                plan.ring.capacity,
+                plan.ring.batch,
+                plan.ring.wait.name(),
                 plan.runs,
                 plan.duration.as_secs_f64()
             )));
@@ -665,7 +672,7 @@ fn one_cell(
     let cpus = if !plan.pin {
         (None, None)
     } else {
-        match plan.placement {
+        match plan.ring.placement {
             Placement::CrossCore => (allowed.first().copied(), allowed.get(1).copied()),
             Placement::SameCore => (allowed.first().copied(), allowed.first().copied()),
         }
@@ -705,7 +712,7 @@ fn one_run(
     events: &[EventSpec],
     event_errors: &Mutex<Vec<(String, String)>>,
 ) -> Result<RunOut, BenchError> {
-    let cap = plan.capacity;
+    let cap = plan.ring.capacity;
     if let Some(p) = plugin {
         let (mut producer, consumer) = p
             .make(cap)
@@ -801,12 +808,12 @@ fn ring_params(plan: &Plan, r: &mut Record) {
             "rate_offered",
             rate.map_or(serde_json::Value::Null, |r| r.into()),
         )
-        .param("placement", plan.placement.name())
-        .param("capacity", plan.capacity)
+        .param("placement", plan.ring.placement.name())
+        .param("capacity", plan.ring.capacity)
         // Not `batch`: that names the harness's calibrated batch, which
         // compare leaves out of matching; this one shapes the measurement.
-        .param("items_per_batch", plan.batch)
-        .param("wait", plan.wait.name())
+        .param("items_per_batch", plan.ring.batch)
+        .param("wait", plan.ring.wait.name())
         .param("duration_s", plan.duration.as_secs_f64())
         .param("warmup_s", plan.warmup.as_secs_f64())
         .param("runs", plan.runs)
@@ -871,14 +878,15 @@ fn record(
     // Flat out with spinning ends, both sides should hold their CPUs: a
     // side that did not is other work's time slices in the figure (327k
     // items/s at 17 % of a CPU was called `ok`).
-    if rate.is_none() && plan.wait == WaitMode::Spin && !no_queue {
+    if rate.is_none() && plan.ring.wait == WaitMode::Spin && !no_queue {
         let lowest = per_run(&|o| {
             let p = pct(o.producer.cpu_ns, o.producer.wall_ns())?;
             let c = pct(o.consumer.cpu_ns, o.consumer.wall_ns())?;
             Some(p.min(c))
         });
         if let Some(s) = atomlab_core::Summary::of(&lowest) {
-            if s.median < super::CPU_SHARE_NEEDED * 100.0 && plan.placement == Placement::CrossCore
+            if s.median < super::CPU_SHARE_NEEDED * 100.0
+                && plan.ring.placement == Placement::CrossCore
             {
                 r.flag(
                     FlagKind::OffCpu,
@@ -891,7 +899,7 @@ fn record(
             }
         }
     }
-    if plan.wait == WaitMode::Notify && !no_queue {
+    if plan.ring.wait == WaitMode::Notify && !no_queue {
         let per_item = |n: u64, items: u64| (items > 0).then(|| n as f64 / items as f64);
         r.metrics.push(Metric::new(
             "notifications_per_item",
@@ -1028,7 +1036,7 @@ fn record(
             );
         }
     }
-    if plan.wait == WaitMode::Spin || plan.wait == WaitMode::Yield {
+    if plan.ring.wait == WaitMode::Spin || plan.ring.wait == WaitMode::Yield {
         r.notes.push(
             "spsc cpu %: thread CPU time over wall time; a thread that spins or yields while it waits is on the CPU throughout, so it reads near 100%".into(),
         );
@@ -1056,8 +1064,8 @@ mod tests {
         let cpus = affinity::allowed_cpus().len();
         let mut p = Plan::from_request(&req, cpus.max(2)).unwrap();
         if cpus < 2 {
-            p.placement = Placement::SameCore;
-            p.wait = WaitMode::Yield;
+            p.ring.placement = Placement::SameCore;
+            p.ring.wait = WaitMode::Yield;
         }
         p
     }
@@ -1127,7 +1135,7 @@ mod tests {
 
     fn notify_plan(variant: &str, rate: &str, seconds: f64) -> Plan {
         let mut p = plan(variant, rate, seconds);
-        p.wait = WaitMode::Notify;
+        p.ring.wait = WaitMode::Notify;
         p
     }
 
@@ -1148,13 +1156,13 @@ mod tests {
     fn a_batch_is_rung_for_once() {
         // Flat out with batches of 32: at most one wake call per batch.
         let mut p = notify_plan("fences", "max", 0.02);
-        p.batch = 32;
+        p.ring.batch = 32;
         let r = &run(&p, false, &mut |_| {}).unwrap()[0];
         let n = median(r, "notifications_per_item");
         assert!(n <= 1.0 / 32.0 + 1e-9, "{n}");
         // At a low rate every batch finds the consumer asleep.
         let mut p = notify_plan("fences", "4k", 0.2);
-        p.batch = 8;
+        p.ring.batch = 8;
         let r = &run(&p, false, &mut |_| {}).unwrap()[0];
         // (A loaded machine may miss the rate; the flag must say so.)
         let achieved = median(r, "rate_achieved");

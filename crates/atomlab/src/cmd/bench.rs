@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use atomlab_bench::{BenchError, Contention, Placement, Plan, Request, WaitMode};
+use atomlab_bench::{BenchError, Contention, Field, Placement, Plan, Request, WaitMode};
 use atomlab_core::{ExitStatus, Machine, Record, Report, Shard};
 
 use super::CommandOutput;
@@ -80,11 +80,11 @@ pub use crate::args::parse_seconds;
 
 /// The help line of `bench`'s argument `id` where it names scenarios,
 /// written from the registry (which scenario takes which option: its
-/// `takes_*`), so that a new scenario is listed wherever it belongs
+/// `fields`), so that a new scenario is listed wherever it belongs
 /// without an edit here.
 fn help_line(id: &str) -> String {
-    let ring = || takers(|s| s.takes_ring_options());
-    let fixed = || takers(|s| s.takes_fixed_work());
+    let ring = || takers(Field::Capacity);
+    let fixed = || takers(Field::Increments);
     match id {
         "scenario" => {
             let names: Vec<&str> = atomlab_bench::all().iter().map(|s| s.name()).collect();
@@ -92,7 +92,7 @@ fn help_line(id: &str) -> String {
         }
         "ordering" => format!(
             "Orderings for {}: relaxed, acquire, release, acq_rel, seq_cst [default: seq_cst]",
-            takers(|s| s.takes_orderings())
+            takers(Field::Orderings)
         ),
         "threads" => format!(
             "Thread counts, comma-separated [default: 1 and powers of two up to the CPU count]; fixed-work {}: workers [default: one per CPU]",
@@ -104,7 +104,7 @@ fn help_line(id: &str) -> String {
         ),
         "cs_work" => format!(
             "Units of work inside each critical section ({}) [default: 0]",
-            takers(|s| s.takes_cs_work())
+            takers(Field::CsWork)
         ),
         "increments" => format!(
             "Fixed-work {} mode: total increments (the Crystal mutex shape) [default with --tasks: 1000000]",
@@ -116,7 +116,7 @@ fn help_line(id: &str) -> String {
         ),
         "rate" => format!(
             "{}: offered rates (items or operations per second over all threads), comma-separated, with k, M or G (100k,1M), or max for flat out; at a fixed rate the record gives the CPU the load needs and the latency of each operation [default: max]",
-            takers(|s| s.takes_rate())
+            takers(Field::Rates)
         ),
         "capacity" => format!(
             "{}: ring capacity in items (atomlab's ring rounds it up to a power of two) [default: 1024]",
@@ -136,7 +136,7 @@ fn help_line(id: &str) -> String {
         ),
         "via_abi" => format!(
             "{}: call the built-in variants through the plugin ABI's function pointers, as a plugin's are (rows NAME@abi), so that they compare like with like beside --plugin",
-            takers(|s| s.takes_via_abi())
+            takers(Field::ViaAbi)
         ),
         other => panic!("no help line for bench's {other}"),
     }
@@ -157,11 +157,11 @@ impl BenchArgs {
         let placement_word = match pin {
             Some("same")
                 if !atomlab_bench::registry::find(&self.scenario)
-                    .is_ok_and(|s| s.takes_ring_options()) =>
+                    .is_ok_and(|s| s.takes(Field::Placement)) =>
             {
                 anyhow::bail!(
                     "--pin same applies to bench {} (both sides on one CPU); here use spread or none",
-                    takers(|s| s.takes_ring_options())
+                    takers(Field::Placement)
                 )
             }
             Some("same") => Some("same-core".to_string()),
@@ -213,12 +213,12 @@ fn word<T: std::str::FromStr>(w: &Option<String>) -> Result<Option<T>, T::Err> {
     w.as_deref().map(str::parse).transpose()
 }
 
-/// The scenarios that take an option, by the registry's `takes`, as a list
-/// ("a, b and c"); `first` scenarios (by table kind) lead.
-fn takers(takes: impl Fn(&dyn atomlab_bench::Scenario) -> bool) -> String {
+/// The scenarios that take `field` ([`atomlab_bench::Scenario::fields`]),
+/// as a list ("a, b and c"), the queue first.
+fn takers(field: Field) -> String {
     let mut names: Vec<(bool, &str)> = atomlab_bench::all()
         .iter()
-        .filter(|s| takes(**s))
+        .filter(|s| s.takes(field))
         .map(|s| (s.table() != atomlab_bench::TableKind::Queue, s.name()))
         .collect();
     // The queue first: the options it takes were written for it.
@@ -227,15 +227,41 @@ fn takers(takes: impl Fn(&dyn atomlab_bench::Scenario) -> bool) -> String {
     atomlab_core::sentence::and_list(&names)
 }
 
+/// The flag that gives `field`.
+fn flag(field: Field) -> &'static str {
+    match field {
+        Field::Orderings => "--ordering",
+        Field::Rates => "--rate",
+        Field::CsWork => "--cs-work",
+        Field::Increments => "--increments",
+        Field::Tasks => "--tasks",
+        Field::ViaAbi => "--via-abi",
+        // Only the hidden --placement gives it to a scenario without a
+        // ring (--pin same is refused before).
+        Field::Placement => "--placement",
+        Field::Capacity => "--capacity",
+        Field::Batch => "--batch",
+        Field::Wait => "--wait",
+    }
+}
+
 /// A validation error, with fields named by their flags.
 fn bad_input(e: BenchError) -> anyhow::Error {
     use BenchError as E;
     let msg = match e {
         E::CrossCoreNeedsTwoCpus => "spsc with --pin spread (cross-core) needs two CPUs and this process may use one; use --pin same".to_string(),
-        E::OrderingNotApplicable(s) => format!(
-            "--ordering applies to the {} scenario; {s} variants fix their own orderings (see --variant)",
-            takers(|s| s.takes_orderings())
-        ),
+        E::NotApplicable { field, scenario } => {
+            let flag = flag(field);
+            let takers = takers(field);
+            let scenarios = if takers.contains(' ') { "scenarios" } else { "scenario" };
+            let why = match field {
+                Field::Orderings => {
+                    format!(": {scenario} variants fix their own orderings (see --variant)")
+                }
+                _ => String::new(),
+            };
+            format!("{flag} applies to the {takers} {scenarios}, not {scenario}{why}")
+        }
         E::BadThreads(t, most, cpus) => format!(
             "--threads {t}: thread counts must be between 1 and {most} (64 x the {cpus} CPUs here)"
         ),
@@ -244,28 +270,12 @@ fn bad_input(e: BenchError) -> anyhow::Error {
         }
         E::BadRuns(n) => format!("--runs {n}: expected between 1 and 1000"),
         E::BadCsWork(n) => format!("--cs-work {n}: expected at most 1000000"),
-        E::CsWorkNotApplicable(s) => format!(
-            "--cs-work applies to the {} scenario, not {s}",
-            takers(|s| s.takes_cs_work())
-        ),
-        E::FixedWorkNotApplicable(_) => format!(
-            "--increments and --tasks apply to the {} scenario",
-            takers(|s| s.takes_fixed_work())
-        ),
         E::BadIncrements(n) => format!("--increments {n}: expected between 1 and 10^12"),
         E::BadTasks(n) => {
             format!("--tasks {n}: expected between 1 and min(--increments, 10^6)")
         }
         E::RateWithFixedWork => "--rate and --increments are two different measurements: a fixed offered rate for a time, or a fixed amount of work as fast as possible; pick one".to_string(),
         E::BadRate(r) => format!("--rate {r}: expected items per second above 0 and at most 1000G, with an optional k, M or G suffix (100k, 1M, 2.5G), or max for flat out"),
-        E::RateNotApplicable(s) => format!(
-            "--rate applies to {}, not {s}",
-            takers(|s| s.takes_rate())
-        ),
-        E::RingOptionsNotApplicable(_) => format!(
-            "--placement, --capacity, --batch and --wait apply to the {} scenario",
-            takers(|s| s.takes_ring_options())
-        ),
         E::BadCapacity(n) => format!("--capacity {n}: expected between 1 and 16777216 items"),
         E::BadBatch(n, cap) => {
             format!("--batch {n}: expected between 1 and the ring's capacity ({cap})")
