@@ -51,7 +51,7 @@ pub trait Scenario: Sync {
     }
     /// How the scenario takes plugins (include/atomlab.h), if it does:
     /// their kind, and the scenario with their variants added.
-    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+    fn plugs(&self) -> Option<&'static dyn Plugs> {
         None
     }
     /// Runs one variant under `plan`; `Ok(None)` when the scenario has no
@@ -78,6 +78,20 @@ impl fmt::Debug for dyn Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// What a scenario that takes plugins answers through [`Scenario::plugs`]:
+/// the kind of variant it takes, and itself with a plugin list's variants
+/// added. The registry asks it, so no list of pluggable names is written
+/// anywhere else.
+pub trait Plugs: Sync {
+    /// The kind of plugin variant the scenario tests.
+    fn kind(&self) -> atomlab_plugin::variant::Kind;
+    /// The scenario with the variants of the plugins at `paths` after its
+    /// own. Every file is loaded and checked before anything runs; a bad
+    /// one, or one without a variant of the kind, is the error, naming the
+    /// file. The scenario lives as long as the process (one per command).
+    fn load(&self, paths: &[std::path::PathBuf]) -> Result<&'static dyn Scenario, StressError>;
 }
 
 /// How many threads a scenario runs.

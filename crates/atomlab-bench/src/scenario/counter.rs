@@ -59,7 +59,7 @@ impl Scenario for Counter {
         "counter"
     }
 
-    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+    fn plugs(&self) -> Option<&'static dyn crate::plan::Plugs> {
         Some(&crate::scenario::plugged::Door(Counter))
     }
 

@@ -134,7 +134,7 @@ impl Scenario for Lock {
         "lock"
     }
 
-    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+    fn plugs(&self) -> Option<&'static dyn crate::plan::Plugs> {
         Some(&crate::scenario::plugged::Door(Lock))
     }
 

@@ -17,21 +17,7 @@ use atomlab_prims::CachePadded;
 
 use super::{announce, cell_failed, Progress};
 use crate::options::{Contention, Field};
-use crate::plan::{BenchError, Plan, Scenario, TableKind};
-
-/// What a scenario that takes plugins answers through [`Scenario::plugs`]:
-/// the kind of variant it takes, and itself with a plugin list's variants
-/// added. The registry asks it, so no list of pluggable names is written
-/// anywhere else.
-pub trait Plugs: Sync {
-    /// The kind of plugin variant the scenario runs.
-    fn kind(&self) -> atomlab_plugin::variant::Kind;
-    /// The scenario with the variants of the plugins at `paths` after its
-    /// own. Every file is loaded and checked before anything runs; a bad
-    /// one, or one without a variant of the kind, is the error, naming the
-    /// file. The scenario lives as long as the process (one per command).
-    fn load(&self, paths: &[std::path::PathBuf]) -> Result<&'static dyn Scenario, BenchError>;
-}
+use crate::plan::{BenchError, Plan, Plugs, Scenario, TableKind};
 
 /// [`Plugs`] for the pluggable scenario `S` (`Some(&Door(Lock))`).
 pub struct Door<S>(pub S);

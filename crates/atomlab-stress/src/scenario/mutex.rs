@@ -127,7 +127,7 @@ impl Scenario for Mutex {
         "mutex"
     }
 
-    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+    fn plugs(&self) -> Option<&'static dyn crate::plan::Plugs> {
         Some(&crate::scenario::plugged::Door(Mutex))
     }
 

@@ -156,7 +156,7 @@ impl Scenario for Refcount {
         "refcount"
     }
 
-    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+    fn plugs(&self) -> Option<&'static dyn crate::plan::Plugs> {
         Some(&crate::scenario::plugged::Door(Refcount))
     }
 

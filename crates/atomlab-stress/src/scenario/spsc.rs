@@ -75,7 +75,7 @@ impl Scenario for Spsc {
         "spsc"
     }
 
-    fn plugs(&self) -> Option<&'static dyn crate::scenario::plugged::Plugs> {
+    fn plugs(&self) -> Option<&'static dyn crate::plan::Plugs> {
         Some(&crate::scenario::plugged::Door(Spsc))
     }
 
