@@ -8,7 +8,7 @@
 //! needs no JavaScript.
 //!
 //! What it shows, a section per capability (each a function of the
-//! records of every run, see `SECTIONS`), their tables those the terminal
+//! records of every run, listed in `kinds.rs`), their tables those the terminal
 //! prints (`*_view.rs`, [`bench_tables`]) drawn as HTML:
 //! * the machine fingerprint of each distinct machine, and every run's id,
 //!   label, start time (UTC), host and command line;
@@ -59,6 +59,7 @@ pub mod check_view;
 mod compare;
 pub mod compare_view;
 mod html;
+mod kinds;
 mod load_section;
 mod load_view;
 pub mod machine_view;
@@ -185,52 +186,8 @@ p.lead { color: #333; }
 footer { margin-top: 3rem; font-size: .8rem; color: #666; }
 "#;
 
-/// A capability's section of the page: the records' capability (also the
-/// section's id and heading) and what draws them, every run's, under the
-/// heading.
-struct Section {
-    capability: &'static str,
-    draw: fn(&mut String, &[RunView], &[Rec<'_>]),
-}
-
-/// The capabilities' sections, in the page's order. Records of any other
-/// capability fall under "other records".
-const SECTIONS: [Section; 6] = [
-    Section {
-        capability: "bench",
-        draw: bench::section,
-    },
-    Section {
-        capability: "stress",
-        draw: verdicts::stress,
-    },
-    Section {
-        capability: "check",
-        draw: verdicts::check,
-    },
-    Section {
-        capability: "run",
-        draw: run_section::section,
-    },
-    Section {
-        capability: "load",
-        draw: load_section::section,
-    },
-    Section {
-        capability: "audit",
-        draw: audit_section,
-    },
-];
-
-/// audit: how many binaries (or packages) got each verdict, then a row per
-/// binary with its counts and details. Issue 27's archive section (verdict
-/// counts per package and what needs attention) is a function of its own
-/// module (`audit_*.rs`) called from here.
-fn audit_section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
-    verdicts::audit_counts(out, runs, recs);
-    audit_archive::section(out, runs, recs);
-    verdicts::audit(out, runs, recs);
-}
+/// What draws a kind's section of the page ([`kinds::Kind::section`]).
+type SectionFn = fn(&mut String, &[RunView], &[Rec<'_>]);
 
 /// The whole report as one HTML document.
 pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> String {
@@ -263,23 +220,24 @@ pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> Str
             .filter(|x| x.r.capability == cap)
             .collect()
     };
-    let sections: Vec<(&Section, Vec<Rec<'_>>)> = SECTIONS
+    // The kinds with a section of their own, in the page's order.
+    let sections: Vec<(&str, SectionFn, Vec<Rec<'_>>)> = kinds::KINDS
         .iter()
-        .map(|s| (s, of(s.capability)))
-        .filter(|(_, recs)| !recs.is_empty())
+        .filter_map(|k| k.section.map(|draw| (k.name, draw, of(k.name))))
+        .filter(|(_, _, recs)| !recs.is_empty())
         .collect();
     let other_recs: Vec<Rec<'_>> = all
         .iter()
         .copied()
-        .filter(|x| SECTIONS.iter().all(|s| s.capability != x.r.capability))
+        .filter(|x| kinds::find(&x.r.capability).is_none_or(|k| k.section.is_none()))
         .collect();
 
     let mut nav = vec![("runs", "runs and machines")];
     if comparison.is_some() {
         nav.push(("comparison", "comparison"));
     }
-    for (s, _) in &sections {
-        nav.push((s.capability, s.capability));
+    for (name, _, _) in &sections {
+        nav.push((name, name));
     }
     if !other_recs.is_empty() {
         nav.push(("other", "other records"));
@@ -294,9 +252,9 @@ pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> Str
     if let Some(c) = comparison {
         compare::section(&mut out, c);
     }
-    for (s, recs) in &sections {
-        let _ = writeln!(out, "<section id=\"{0}\">\n<h2>{0}</h2>", s.capability);
-        (s.draw)(&mut out, runs, recs);
+    for (name, draw, recs) in &sections {
+        let _ = writeln!(out, "<section id=\"{0}\">\n<h2>{0}</h2>", name);
+        draw(&mut out, runs, recs);
         out.push_str("</section>\n");
     }
     if !other_recs.is_empty() {

@@ -15,26 +15,9 @@ use crate::table::Table;
 
 /// The report as its command printed it.
 pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
-    match report.command.as_str() {
-        "bench" => crate::bench_tables::write_terminal(out, report),
-        "stress" => crate::stress_view::write_terminal(out, &report.records),
-        "check" => {
-            let recs: Vec<&Record> = report.records.iter().collect();
-            crate::check_view::write_records_table(out, &recs)
-        }
-        "audit" => {
-            // A record that is not an audit's names itself (index, key and
-            // what is wrong), as the io::Error's message.
-            let shown = crate::audit_read::shown(&report.records)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            crate::audit_view::write_terminal(out, &shown)
-        }
-        "run" => crate::run_view::write_view(out, &report.records, report.machine.emulated),
-        "load" => crate::load_view::write_terminal(out, &report.records),
-        "suite" => crate::suite_view::write_summary(out, report),
-        "machine" => crate::machine_view::write_terminal(out, &report.machine),
-        "verify" => crate::verify_view::write_terminal(out, report),
-        _ => write_records(out, &report.records),
+    match crate::kinds::find(&report.command) {
+        Some(kind) => (kind.terminal)(out, report),
+        None => write_records(out, &report.records),
     }
 }
 
