@@ -3,24 +3,12 @@
 //! mapping is switched to readable and executable with `mprotect(2)`. No
 //! page is ever writable and executable at once.
 //!
-//! On AArch64 the instruction cache is not coherent with data writes: the
-//! new code is cleaned from the data cache to the point of unification and
-//! invalidated in the instruction cache (Arm ARM DDI 0487, B2.4.4,
-//! "Concurrent modification and execution of instructions"; the sequence
-//! is the one given there), and each thread that runs it issues an ISB
-//! first (the harness does).
-//!
-//! On RISC-V instruction fetch is not coherent with stores either, and
-//! `FENCE.I` (Zifencei) only makes the stores visible to the fetches of
-//! the hart that executes it: a thread that later runs the code may sit on
-//! another hart, or migrate to one, with stale instructions. Linux's
-//! `riscv_flush_icache(start, end, flags)` system call (number 259) with
-//! flags 0 makes the range coherent for every hart of the process: it
-//! runs `FENCE.I` locally, interrupts the other harts running the process
-//! to do the same, and marks the rest to do it before they next run it
-//! (arch/riscv/mm/cacheflush.c). It is called after the copy and before
-//! the threads are started, so their creation orders it before their
-//! first fetch of the code.
+//! Where the instruction fetch is not coherent with data writes (AArch64,
+//! RISC-V), the new code is made coherent before any thread runs it, as
+//! the host's ISA asks ([`crate::host::sync_code`], its folder's
+//! `host.rs` citing the manual it follows); on AArch64 each thread that
+//! runs it issues an ISB first ([`crate::host::before_new_code`], called
+//! by the harness).
 
 use std::io;
 
@@ -68,10 +56,7 @@ impl CodePage {
         // SAFETY: the mapping is `len` >= code.len() bytes, writable, and
         // owned by `page_ref` alone.
         unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), page_ref.ptr, code.len()) };
-        #[cfg(target_arch = "aarch64")]
-        sync_icache(page_ref.ptr, code.len());
-        #[cfg(target_arch = "riscv64")]
-        flush_icache_all_harts(page_ref.ptr, code.len())?;
+        crate::host::sync_code(page_ref.ptr, code.len())?;
         // SAFETY: `ptr`/`len` are exactly the mapping made above.
         let rc = unsafe { libc::mprotect(ptr, len, libc::PROT_READ | libc::PROT_EXEC) };
         if rc != 0 {
@@ -91,52 +76,4 @@ impl Drop for CodePage {
         // SAFETY: `ptr`/`len` are the mapping made in `new`, unmapped once.
         unsafe { libc::munmap(self.ptr.cast(), self.len) };
     }
-}
-
-/// Cleans `len` bytes at `p` from the data cache to the point of
-/// unification and invalidates them in the instruction cache, for every
-/// core of the inner-shareable domain (DC CVAU, DSB ISH, IC IVAU, DSB ISH),
-/// with the line sizes CTR_EL0 gives (Linux lets EL0 read it).
-#[cfg(target_arch = "aarch64")]
-fn sync_icache(p: *const u8, len: usize) {
-    let ctr: u64;
-    // SAFETY: reading CTR_EL0 has no side effects; Linux allows it at EL0
-    // (SCTLR_EL1.UCT, or it emulates the read).
-    unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack)) };
-    let dline = 4usize << ((ctr >> 16) & 15);
-    let iline = 4usize << (ctr & 15);
-    let (start, end) = (p as usize, p as usize + len);
-    let mut a = start & !(dline - 1);
-    while a < end {
-        // SAFETY: `a` is within (the cache line of) the caller's readable
-        // mapping; DC CVAU only writes dirty lines back.
-        unsafe { core::arch::asm!("dc cvau, {}", in(reg) a, options(nostack)) };
-        a += dline;
-    }
-    // SAFETY: a barrier, no operands.
-    unsafe { core::arch::asm!("dsb ish", options(nostack)) };
-    let mut a = start & !(iline - 1);
-    while a < end {
-        // SAFETY: as above; IC IVAU only invalidates instruction cache lines.
-        unsafe { core::arch::asm!("ic ivau, {}", in(reg) a, options(nostack)) };
-        a += iline;
-    }
-    // SAFETY: barriers, no operands.
-    unsafe { core::arch::asm!("dsb ish", "isb", options(nostack)) };
-}
-
-/// Makes `len` bytes at `p` coherent with the instruction fetch of every
-/// hart of this process: `riscv_flush_icache(start, end, 0)` (Linux's
-/// system call 259; flags 0, not SYS_RISCV_FLUSH_ICACHE_LOCAL).
-#[cfg(target_arch = "riscv64")]
-fn flush_icache_all_harts(p: *const u8, len: usize) -> io::Result<()> {
-    const SYS_RISCV_FLUSH_ICACHE: libc::c_long = 259;
-    let (start, end) = (p as usize, p as usize + len);
-    // SAFETY: the system call only synchronises instruction caches for
-    // the range, which is this process's own readable mapping.
-    let rc = unsafe { libc::syscall(SYS_RISCV_FLUSH_ICACHE, start, end, 0usize) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }

@@ -14,7 +14,11 @@
 //! (`x86_64::codegen` over `x86_64::encode`, after the Intel SDM;
 //! `aarch64::codegen` over `aarch64::encode`, after the Arm ARM;
 //! `riscv64::codegen` over `riscv64::encode`, after the RISC-V
-//! unprivileged ISA manual), into W^X pages (`code.rs`).
+//! unprivileged ISA manual), into W^X pages (`code.rs`). Each backend is
+//! one folder (`<isa>/`: `encode.rs`, `codegen.rs`, and `host.rs`, what
+//! running the code needs of that host: its counter, cache maintenance,
+//! calling convention and CPU features) described by a `Backend` in its
+//! `mod.rs` and listed once in `BACKENDS`; the harness holds no ISA's code.
 //!
 //! A C test runs through atomlab-model's C11→ISA mapping
 //! ([`atomlab_model::mapping`]): C11→x86 on x86-64, C11→AArch64 (with the
@@ -60,7 +64,7 @@
 //!   `fence.i` (dropped by the lowering) is not emitted. A C
 //!   compare-exchange is the spec's LR/SC retry loop, weak ones included
 //!   (they never fail spuriously here). New code is made visible to every
-//!   hart with the `riscv_flush_icache` system call (`code.rs`). Under
+//!   hart with the `riscv_flush_icache` system call (`riscv64/host.rs`). Under
 //!   qemu-user (scripts/cross-test) the runs check the code, not RISC-V
 //!   hardware: qemu runs it on the host's stronger memory model.
 #![warn(unreachable_pub)]
@@ -76,6 +80,7 @@ mod generator;
 #[cfg(test)]
 mod gnu_as;
 mod harness;
+mod host;
 mod mentions;
 mod operand;
 mod riscv64;
@@ -586,32 +591,59 @@ pub enum Isa {
     RiscV64,
 }
 
+/// One ISA's backend: what its folder (`<isa>/`) gives the rest of the
+/// crate. A new ISA is a folder with its `codegen.rs`, `encode.rs`,
+/// `host.rs` and this descriptor in `mod.rs`, its line in [`BACKENDS`] and
+/// its [`Isa`] variant (plus, outside this crate, its litmus dialect and
+/// its C11 mapping).
+pub(crate) struct Backend {
+    /// Which ISA.
+    isa: Isa,
+    /// Its name, as `std::env::consts::ARCH` spells it.
+    name: &'static str,
+    /// The litmus architectures it runs as written (C tests go through
+    /// the mapping to [`Backend::target`]).
+    archs: &'static [Arch],
+    /// The C11 mapping's target for a C test, under `opts`.
+    target: fn(&PrepareOptions) -> atomlab_model::mapping::Target,
+    /// A thread's machine code for frames laid out as given, with the
+    /// given spacing ([`PrepareOptions::spacing`]).
+    thread_code:
+        fn(&atomlab_litmus::Thread, &frame::FrameLayout, u32) -> Result<Vec<u8>, Unencodable>,
+    /// The CPU feature an instruction needs, if any: its name and Linux's
+    /// hwcap for it ([`host_has`]).
+    feature_needed: fn(&atomlab_litmus::Instr) -> Option<(&'static str, &'static str)>,
+}
+
+/// Every backend, in [`Isa`]'s order.
+const BACKENDS: [&Backend; 3] = [&x86_64::BACKEND, &aarch64::BACKEND, &riscv64::BACKEND];
+
 impl Isa {
     /// The backend for this host, if there is one.
     pub fn host() -> Option<Isa> {
-        match host_isa() {
-            "x86_64" => Some(Isa::X86_64),
-            "aarch64" => Some(Isa::AArch64),
-            "riscv64" => Some(Isa::RiscV64),
-            _ => None,
-        }
+        BACKENDS
+            .iter()
+            .find(|b| b.name == host_isa())
+            .map(|b| b.isa)
     }
 
     /// Its name, as `std::env::consts::ARCH` spells it.
     pub fn name(self) -> &'static str {
-        match self {
-            Isa::X86_64 => "x86_64",
-            Isa::AArch64 => "aarch64",
-            Isa::RiscV64 => "riscv64",
-        }
+        self.backend().name
+    }
+
+    /// The litmus architectures it runs as written; C tests go through
+    /// the C11 mapping to it.
+    pub fn archs(self) -> &'static [Arch] {
+        self.backend().archs
+    }
+
+    fn backend(self) -> &'static Backend {
+        BACKENDS[self as usize]
     }
 
     fn target(self, opts: &PrepareOptions) -> atomlab_model::mapping::Target {
-        match self {
-            Isa::X86_64 => atomlab_model::mapping::Target::X86,
-            Isa::AArch64 => atomlab_model::mapping::Target::AArch64(opts.arm_acquire),
-            Isa::RiscV64 => atomlab_model::mapping::Target::RiscV,
-        }
+        (self.backend().target)(opts)
     }
 }
 
@@ -631,19 +663,7 @@ pub struct PrepareOptions {
 /// Whether this CPU has the feature Linux's hwcaps call `hwcap` (`lse`,
 /// `rcpc`); false on a host without such features.
 pub fn host_has(hwcap: &str) -> bool {
-    #[cfg(target_arch = "aarch64")]
-    {
-        match hwcap {
-            "lse" => std::arch::is_aarch64_feature_detected!("lse"),
-            "rcpc" => std::arch::is_aarch64_feature_detected!("rcpc"),
-            _ => false,
-        }
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    {
-        let _ = hwcap;
-        false
-    }
+    host::has(hwcap)
 }
 
 /// The line of thread `t`'s lowered instruction `index` (of the test as
@@ -698,6 +718,18 @@ fn c_statement_line(
     None
 }
 
+/// The backends that run tests of `arch` ("x86_64"; for C, every one:
+/// "x86_64, aarch64 or riscv64").
+fn runs_on(arch: Arch) -> &'static str {
+    match arch {
+        Arch::C => "x86_64, aarch64 or riscv64",
+        _ => BACKENDS
+            .iter()
+            .find(|b| b.archs.contains(&arch))
+            .map_or("none", |b| b.name),
+    }
+}
+
 /// Compiles a C test for `isa` (the other tests as written), and refuses
 /// a test for another ISA.
 fn compile_for(
@@ -711,24 +743,22 @@ fn compile_for(
         host: isa.name(),
         want,
     };
-    match (test.arch, isa) {
-        // X86_64 tests lower to the same instructions as X86 ones.
-        (Arch::X86 | Arch::X86_64, Isa::X86_64)
-        | (Arch::AArch64, Isa::AArch64)
-        | (Arch::RiscV, Isa::RiscV64) => Ok((test.clone(), None)),
-        (Arch::C, _) if test.is_linux() => Err(RunError::LinuxKernel {
+    // (X86_64 tests lower to the same instructions as X86 ones.)
+    if isa.archs().contains(&test.arch) {
+        return Ok((test.clone(), None));
+    }
+    match test.arch {
+        Arch::C if test.is_linux() => Err(RunError::LinuxKernel {
             file: test.file.clone(),
         }),
-        (Arch::C, _) => {
+        Arch::C => {
             let t = isa.target(opts);
             Ok((
                 atomlab_model::mapping::compile(test, t),
                 Some(atomlab_model::mapping::mapping_name(t)),
             ))
         }
-        (Arch::X86 | Arch::X86_64, _) => Err(wrong("x86_64")),
-        (Arch::AArch64, _) => Err(wrong("aarch64")),
-        (Arch::RiscV, _) => Err(wrong("riscv64")),
+        arch => Err(wrong(runs_on(arch))),
     }
 }
 
@@ -744,22 +774,19 @@ pub fn generate(test: &Test, isa: Isa, opts: &PrepareOptions) -> Result<Vec<Vec<
             locations: compiled.locations.len(),
             regs: th.regs.len(),
         };
-        let bytes = match isa {
-            Isa::X86_64 => x86_64::codegen::thread_code_spaced(th, &layout, opts.spacing),
-            Isa::AArch64 => aarch64::codegen::thread_code_spaced(th, &layout, opts.spacing),
-            Isa::RiscV64 => riscv64::codegen::thread_code_spaced(th, &layout, opts.spacing),
-        }
-        .map_err(|u| RunError::Unencodable {
-            file: test.file.clone(),
-            line: instr_line(test, isa, opts, u.thread, u.index),
-            thread: u.thread,
-            index: u.index,
-            instr: th
-                .code
-                .get(u.index)
-                .map(|i| describe(th, &compiled.locations, i))
-                .unwrap_or_else(|| "end of thread".into()),
-            what: u.what,
+        let bytes = (isa.backend().thread_code)(th, &layout, opts.spacing).map_err(|u| {
+            RunError::Unencodable {
+                file: test.file.clone(),
+                line: instr_line(test, isa, opts, u.thread, u.index),
+                thread: u.thread,
+                index: u.index,
+                instr: th
+                    .code
+                    .get(u.index)
+                    .map(|i| describe(th, &compiled.locations, i))
+                    .unwrap_or_else(|| "end of thread".into()),
+                what: u.what,
+            }
         })?;
         out.push(bytes);
     }
@@ -778,36 +805,28 @@ pub fn prepare(test: &Test) -> Result<Program, RunError> {
 /// refused here.
 pub fn prepare_with(test: &Test, opts: &PrepareOptions) -> Result<Program, RunError> {
     let Some(isa) = Isa::host() else {
-        let want = match test.arch {
-            Arch::X86 | Arch::X86_64 => "x86_64",
-            Arch::AArch64 => "aarch64",
-            Arch::RiscV => "riscv64",
-            Arch::C => "x86_64, aarch64 or riscv64",
-        };
         return Err(RunError::WrongIsa {
             file: test.file.clone(),
             arch: test.arch.name(),
             host: host_isa(),
-            want,
+            want: runs_on(test.arch),
         });
     };
     let (compiled, mapping) = compile_for(test, isa, opts)?;
     let code = generate(test, isa, opts)?;
-    if isa == Isa::AArch64 {
-        for th in &compiled.threads {
-            for (index, i) in th.code.iter().enumerate() {
-                if let Some((feature, hwcap)) = aarch64::codegen::feature_needed(i) {
-                    if !host_has(hwcap) {
-                        return Err(RunError::MissingFeature {
-                            file: test.file.clone(),
-                            line: instr_line(test, isa, opts, th.id, index),
-                            thread: th.id,
-                            index,
-                            instr: describe(th, &compiled.locations, i),
-                            feature,
-                            hwcap,
-                        });
-                    }
+    for th in &compiled.threads {
+        for (index, i) in th.code.iter().enumerate() {
+            if let Some((feature, hwcap)) = (isa.backend().feature_needed)(i) {
+                if !host_has(hwcap) {
+                    return Err(RunError::MissingFeature {
+                        file: test.file.clone(),
+                        line: instr_line(test, isa, opts, th.id, index),
+                        thread: th.id,
+                        index,
+                        instr: describe(th, &compiled.locations, i),
+                        feature,
+                        hwcap,
+                    });
                 }
             }
         }
@@ -887,6 +906,26 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`BACKENDS`] is in [`Isa`]'s order (`Isa::backend` indexes it), no
+    /// two backends share a name or a litmus architecture, and the host's
+    /// is the one named as `std::env::consts::ARCH`.
+    #[test]
+    fn one_backend_per_isa_in_order() {
+        for (i, b) in BACKENDS.iter().enumerate() {
+            assert_eq!(b.isa as usize, i, "{}", b.name);
+            assert_eq!(b.isa.name(), b.name);
+            for other in &BACKENDS[..i] {
+                assert_ne!(other.name, b.name);
+                assert!(b.archs.iter().all(|a| !other.archs.contains(a)));
+            }
+        }
+        if let Some(isa) = Isa::host() {
+            assert_eq!(isa.name(), std::env::consts::ARCH);
+        }
+        assert_eq!(runs_on(Arch::X86_64), "x86_64");
+        assert_eq!(runs_on(Arch::RiscV), "riscv64");
+    }
 
     const SHIFT: &str = "C shift-by-register
 { x = 0; y = 0; }
