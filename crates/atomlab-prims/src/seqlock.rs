@@ -9,7 +9,11 @@
 //! makes the count odd, then a release fence, then relaxed data stores, then
 //! a release store of the even count; the reader takes the count with
 //! acquire, reads the data relaxed, then an **acquire fence** before
-//! re-reading the count. [`BrokenReaderNoFence`] leaves that fence out: a
+//! re-reading the count. [`AcquireDataReader`] is the other correct reader
+//! Boehm gives: each data load is an acquire load and there is no fence (on
+//! AArch64 an `LDAR`/`LDAPR` per word instead of one `DMB ISHLD`; the same
+//! code as the fenced reader on x86-64). [`BrokenReaderNoFence`] leaves the
+//! fence out: a
 //! data load may then be satisfied after the re-check (a weakly ordered CPU
 //! or the compiler can do it; x86-TSO keeps loads in order and hides it),
 //! and the reader accepts a torn value.
@@ -30,6 +34,8 @@ pub trait SeqlockReader: Send + Sync + 'static {
     const CORRECT: bool;
     /// Whether to put the acquire fence between the data loads and the re-check.
     const FENCE: bool;
+    /// How the data words are loaded.
+    const DATA: Ordering = Ordering::Relaxed;
 }
 
 /// Boehm's reader: acquire fence before the re-check.
@@ -40,6 +46,22 @@ impl SeqlockReader for FencedReader {
     const NAME: &'static str = "fenced-reader";
     const CORRECT: bool = true;
     const FENCE: bool = true;
+}
+
+/// Boehm's other reader: acquire data loads, no fence.
+#[derive(Debug)]
+pub struct AcquireDataReader;
+
+impl SeqlockReader for AcquireDataReader {
+    const NAME: &'static str = "acquire-data-reader";
+    const CORRECT: bool = true;
+    const FENCE: bool = false;
+    // ORDERING: Acquire on each data load: a load that reads a data store
+    // of a newer write synchronises with the writer's Release fence (which
+    // follows its odd count), so the re-check after it sees the odd count;
+    // and the loads stay before the re-check, which follows them in
+    // program order after an acquire.
+    const DATA: Ordering = Ordering::Acquire;
 }
 
 /// A reader without the acquire fence.
@@ -53,7 +75,11 @@ impl SeqlockReader for BrokenReaderNoFence {
 }
 
 /// Names of the variants, correct first.
-pub const SEQLOCK_NAMES: [&str; 2] = [FencedReader::NAME, BrokenReaderNoFence::NAME];
+pub const SEQLOCK_NAMES: [&str; 3] = [
+    FencedReader::NAME,
+    AcquireDataReader::NAME,
+    BrokenReaderNoFence::NAME,
+];
 
 /// A sequence lock over [`WORDS`] words, read with `R`'s protocol.
 #[derive(Debug)]
@@ -102,9 +128,11 @@ impl<R: SeqlockReader> SeqLock<R> {
         if s1 & 1 == 1 {
             return None;
         }
-        // ORDERING: Relaxed: racing with the writer is expected; the re-check
-        // below decides whether the snapshot stands.
-        let out = std::array::from_fn(|i| self.data[i].load(Ordering::Relaxed));
+        // ORDERING: R::DATA: Relaxed (racing with the writer is expected;
+        // the re-check below decides whether the snapshot stands, ordered
+        // after these by the fence) or Acquire (AcquireDataReader: these
+        // loads order the re-check themselves).
+        let out = std::array::from_fn(|i| self.data[i].load(R::DATA));
         if R::FENCE {
             // ORDERING: Acquire fence: the data loads above happen before the
             // re-check below, and reading any newer data store synchronises
@@ -112,8 +140,8 @@ impl<R: SeqlockReader> SeqLock<R> {
             // count (Linux's smp_rmb() in read_seqcount_retry).
             fence(Ordering::Acquire);
         }
-        // ORDERING: Relaxed, ordered after the data by the fence above. In the
-        // broken reader there is no fence: BROKEN on purpose, this load may
+        // ORDERING: Relaxed, ordered after the data by the fence above (or
+        // the acquire data loads). In the broken reader there is neither: BROKEN on purpose, this load may
         // read the old count although a data load read a newer value.
         let s2 = self.seq.load(Ordering::Relaxed);
         (s1 == s2).then_some(out)
@@ -133,6 +161,13 @@ impl<R: SeqlockReader> SeqLock<R> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_reader_reads_what_was_written() {
+        let s = SeqLock::<AcquireDataReader>::new([0; WORDS]);
+        s.write([5, 6, 7, 8]);
+        assert_eq!(s.read(), [5, 6, 7, 8]);
+    }
 
     #[test]
     fn read_after_write() {

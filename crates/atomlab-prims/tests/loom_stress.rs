@@ -15,7 +15,9 @@
 
 use atomlab_prims::broken::*;
 use atomlab_prims::lock::RawLock;
-use atomlab_prims::seqlock::{BrokenReaderNoFence, FencedReader, SeqLock, SeqlockReader, WORDS};
+use atomlab_prims::seqlock::{
+    AcquireDataReader, BrokenReaderNoFence, FencedReader, SeqLock, SeqlockReader, WORDS,
+};
 use atomlab_prims::spsc::*;
 use atomlab_prims::two_thread::*;
 use loom::cell::UnsafeCell;
@@ -207,6 +209,11 @@ fn seqlock_never_torn<R: SeqlockReader>() {
 #[test]
 fn seqlock_fenced_reader() {
     seqlock_never_torn::<FencedReader>();
+}
+
+#[test]
+fn seqlock_acquire_data_reader() {
+    seqlock_never_torn::<AcquireDataReader>();
 }
 
 #[test]

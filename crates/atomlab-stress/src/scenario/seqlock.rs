@@ -6,7 +6,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use atomlab_prims::seqlock::{
-    BrokenReaderNoFence, FencedReader, SeqLock, SeqlockReader, SEQLOCK_NAMES, WORDS,
+    AcquireDataReader, BrokenReaderNoFence, FencedReader, SeqLock, SeqlockReader, SEQLOCK_NAMES,
+    WORDS,
 };
 
 use super::{common_notes, run_threads, Patience};
@@ -56,6 +57,7 @@ impl Scenario for Seqlock {
     fn run(&self, plan: &Plan, variant: &'static str) -> Result<Option<VariantRun>, StressError> {
         match variant {
             "fenced-reader" => run_seq::<FencedReader>(plan, variant).map(Some),
+            "acquire-data-reader" => run_seq::<AcquireDataReader>(plan, variant).map(Some),
             "broken-reader-nofence" => run_seq::<BrokenReaderNoFence>(plan, variant).map(Some),
             _ => Ok(None),
         }
