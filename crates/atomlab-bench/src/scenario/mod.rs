@@ -8,6 +8,7 @@ pub mod lock;
 pub mod pingpong;
 pub mod plugged;
 pub mod refcount;
+pub mod seqlock;
 pub mod spsc;
 
 /// Every scenario, in the order the command line lists them
@@ -20,6 +21,7 @@ pub(crate) const ALL: &[&dyn crate::plan::Scenario] = &[
     &fence::Fence,
     &pingpong::Pingpong,
     &spsc::Spsc,
+    &seqlock::Seqlock,
 ];
 
 use atomlab_core::{FlagKind, Metric, Record, Source, Unit};
