@@ -510,18 +510,7 @@ impl Shared<'_> {
                 std::sync::atomic::fence(Ordering::SeqCst);
             }
             let frame = self.frame(t, k).as_ptr() as *mut u64;
-            #[cfg(any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ))]
             f(frame);
-            #[cfg(not(any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            )))]
-            let _ = (frame, code);
         }
         // ORDERING: Relaxed: read by the owner after the end barrier.
         self.tb_late.fetch_add(late, Ordering::Relaxed);
