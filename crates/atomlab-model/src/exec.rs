@@ -177,12 +177,25 @@ pub struct Memo<S: Bits = u64> {
     /// `riscv`'s fixed preserved program order and the fixed halves of
     /// its rules 2, 12 and 3 ([`crate::models::riscv`]).
     riscv_ppo: std::sync::OnceLock<[Rel<S>; 4]>,
+    /// `lkmm`'s event sets and the relations of linux-kernel.cat that do
+    /// not read rf or co ([`crate::models::lkmm`]'s own type, which this
+    /// file does not name: models import this file, not the reverse).
+    lkmm_fixed: std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<S: Bits> Memo<S> {
     /// `aarch64`'s fixed relations, computed by `f` the first time.
     pub(crate) fn arm_fixed(&self, f: impl FnOnce() -> ArmFixed<S>) -> &ArmFixed<S> {
         self.arm_fixed.get_or_init(f)
+    }
+
+    /// `lkmm`'s fixed sets and relations, computed by `f` the first time
+    /// (one type per word `S`: only lkmm.rs calls this).
+    pub(crate) fn lkmm_fixed<T: std::any::Any + Send + Sync>(&self, f: impl FnOnce() -> T) -> &T {
+        self.lkmm_fixed
+            .get_or_init(|| std::sync::Arc::new(f()))
+            .downcast_ref()
+            .expect("Memo::lkmm_fixed is only filled by lkmm.rs, with one type per word")
     }
 
     /// `riscv`'s fixed parts of ppo, computed by `f` the first time.

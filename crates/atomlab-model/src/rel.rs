@@ -132,7 +132,11 @@ pub fn members<S: Bits>(s: S) -> impl Iterator<Item = usize> {
     })
 }
 
-/// A binary relation over `n` events, one row of `S` per event.
+/// A binary relation over `n` events, one row of `S` per event. The
+/// operations that change rows in place (`dom`, `rng`, `opt`, `plus`, …)
+/// take the relation by value: it is `Copy`, so a caller keeps its own,
+/// and a chain (`po.dom(m).rng(w)`) can update one value instead of
+/// copying its rows at each step.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Rel<S: Bits = u64> {
     n: usize,
@@ -288,8 +292,8 @@ impl<S: Bits> Rel<S> {
 
     /// `r+`: transitive closure (Warshall, one row per word).
     #[inline]
-    pub fn plus(&self) -> Rel<S> {
-        let mut r = *self;
+    pub fn plus(self) -> Rel<S> {
+        let mut r = self;
         let n = self.n;
         let rows = r.w();
         for k in 0..n {
@@ -309,14 +313,14 @@ impl<S: Bits> Rel<S> {
 
     /// `r*` over all `n` events.
     #[inline]
-    pub fn star(&self) -> Rel<S> {
+    pub fn star(self) -> Rel<S> {
         self.plus().opt()
     }
 
     /// `r?`: `r` or identity, over all `n` events.
     #[inline]
-    pub fn opt(&self) -> Rel<S> {
-        let mut r = *self;
+    pub fn opt(self) -> Rel<S> {
+        let mut r = self;
         let n = self.n;
         for (i, row) in r.w()[..n].iter_mut().enumerate() {
             *row |= S::bit(i);
@@ -326,8 +330,8 @@ impl<S: Bits> Rel<S> {
 
     /// `[S]; r`.
     #[inline]
-    pub fn dom(&self, s: S) -> Rel<S> {
-        let mut r = *self;
+    pub fn dom(self, s: S) -> Rel<S> {
+        let mut r = self;
         let n = self.n;
         for (i, row) in r.w()[..n].iter_mut().enumerate() {
             if !s.has(i) {
@@ -339,8 +343,8 @@ impl<S: Bits> Rel<S> {
 
     /// `r; [S]`.
     #[inline]
-    pub fn rng(&self, s: S) -> Rel<S> {
-        let mut r = *self;
+    pub fn rng(self, s: S) -> Rel<S> {
+        let mut r = self;
         let n = self.n;
         for row in r.w()[..n].iter_mut() {
             *row &= s;
@@ -350,8 +354,8 @@ impl<S: Bits> Rel<S> {
 
     /// `r \ id`.
     #[inline]
-    pub fn noid(&self) -> Rel<S> {
-        let mut r = *self;
+    pub fn noid(self) -> Rel<S> {
+        let mut r = self;
         let n = self.n;
         for (i, row) in r.w()[..n].iter_mut().enumerate() {
             *row &= !S::bit(i);
@@ -436,6 +440,32 @@ impl<S: Bits> BitOr for Rel<S> {
         let n = self.n;
         for (a, b) in self.w()[..n].iter_mut().zip(&o.r()[..n]) {
             *a |= *b;
+        }
+        self
+    }
+}
+
+/// `r | &o`: as `r | o`, without copying `o`'s rows first.
+impl<S: Bits> BitOr<&Rel<S>> for Rel<S> {
+    type Output = Rel<S>;
+    #[inline]
+    fn bitor(mut self, o: &Rel<S>) -> Rel<S> {
+        let n = self.n;
+        for (a, b) in self.w()[..n].iter_mut().zip(&o.r()[..n]) {
+            *a |= *b;
+        }
+        self
+    }
+}
+
+/// `r & &o`: as `r & o`, without copying `o`'s rows first.
+impl<S: Bits> BitAnd<&Rel<S>> for Rel<S> {
+    type Output = Rel<S>;
+    #[inline]
+    fn bitand(mut self, o: &Rel<S>) -> Rel<S> {
+        let n = self.n;
+        for (a, b) in self.w()[..n].iter_mut().zip(&o.r()[..n]) {
+            *a &= *b;
         }
         self
     }

@@ -415,42 +415,69 @@ struct Derived<S: Bits> {
     prop: Rel<S>,
 }
 
-impl Lkmm {
-    /// The relations of linux-kernel.cat over `x`; with `rcu` false the
-    /// RCU section is left out (`rb` empty, `fence` and `strong-fence`
-    /// without `rcu-fence`), for [`Model::judge_partial`], which checks
-    /// only happens-before and propagation.
-    fn derive<S: Bits>(
-        &self,
-        x: &Execution<'_, S>,
-        k: &Sets<S>,
-        rcu: bool,
-    ) -> (Derived<S>, [Rel<S>; 6]) {
-        let s = x.s;
-        let n = s.n;
-        let po = s.po;
-        let (m, r, w) = (k.m, k.r, k.w);
-        let marked = k.marked;
-        let int = s.int;
-        let ext = s.ext;
-        let rfe = x.rfe();
-        let rfi = x.rfi();
+/// linux-kernel.cat's relations up to happens-before ([`Lkmm::core`]).
+struct Core<S: Bits> {
+    ppo: Rel<S>,
+    prop: Rel<S>,
+    hb: Rel<S>,
+    fence: Rel<S>,
+    strong_fence: Rel<S>,
+    nonrw_fence: Rel<S>,
+    cumul_fence: Rel<S>,
+    addr: Rel<S>,
+    rmw_sequence: Rel<S>,
+}
 
-        // Release Acquire
+/// What linux-kernel.cat's relations take from the skeleton alone (its
+/// program order, dependencies, tags and barriers, not rf or co): computed
+/// at a skeleton's first judgement and kept in its
+/// [`Memo`](crate::exec::Memo), as the exploring engine judges each
+/// skeleton's partial executions many times.
+struct Fixed<S: Bits> {
+    /// The event sets.
+    k: Sets<S>,
+    /// Unlocks that no lock precedes (lock.cat keeps them out of co).
+    unmatched_ul: S,
+    acq_po: Rel<S>,
+    po_rel: Rel<S>,
+    /// `po; [UL]` and `[LKR]; po`, po-unlock-lock-po's fixed ends.
+    po_ul: Rel<S>,
+    lkr_po: Rel<S>,
+    /// `po; [UL]; po; [LKR]; po`, its rf-free half.
+    po_ul_po_lkr_po: Rel<S>,
+    rmb: Rel<S>,
+    wmb: Rel<S>,
+    po_opt: Rel<S>,
+    /// `mb` but its smp_mb__after_unlock_lock term, which reads rf.
+    mb_fixed: Rel<S>,
+    after_unlock_lock: S,
+    sync_rcu: S,
+    gp: Rel<S>,
+    /// `data; [~Srcu-unlock]`, carry-dep's fixed half.
+    data_nsu: Rel<S>,
+}
+
+impl<S: Bits> Fixed<S> {
+    fn of(x: &Execution<'_, S>) -> Fixed<S> {
+        let s = x.s;
+        let po = s.po;
+        let k = sets(x);
+        let m = k.m;
+        let unmatched_ul = k.ul & !critical(x, &k).range();
         let acq_po = po.dom(k.acquire).rng(m);
         let po_rel = po.dom(m).rng(k.release);
-        let po_unlock_lock_po = po.rng(k.ul).seq(&(po | x.rf).dom(k.ul).rng(k.lkr)).seq(&po);
-
-        // Fences
-        let r4rmb = r & !k.noreturn;
+        let po_ul = po.rng(k.ul);
+        let lkr_po = po.dom(k.lkr);
+        let po_ul_po_lkr_po = po_ul.seq(&po.rng(k.lkr)).seq(&po);
+        let r4rmb = k.r & !k.noreturn;
         let rmb = fencerel(x, fences(x, LkFence::Rmb)).dom(r4rmb).rng(r4rmb);
-        let wmb = fencerel(x, fences(x, LkFence::Wmb)).dom(w).rng(w);
+        let wmb = fencerel(x, fences(x, LkFence::Wmb)).dom(k.w).rng(k.w);
         let po_opt = po.opt();
         // The bell's Mb tags smp_mb() and the accesses of fully ordered
         // RMWs alike, so fencerel(Mb) also goes through such an RMW.
-        let mb = fencerel(x, fences(x, LkFence::Mb) | k.mb).dom(m).rng(m)
-            | po.dom(m).rng(k.mb & r)
-            | po.dom(k.mb & w).rng(m)
+        let mb_fixed = fencerel(x, fences(x, LkFence::Mb) | k.mb).dom(m).rng(m)
+            | po.dom(m).rng(k.mb & k.r)
+            | po.dom(k.mb & k.w).rng(m)
             | fencerel(x, fences(x, LkFence::BeforeAtomic))
                 .dom(m)
                 .rng(k.rmw)
@@ -466,11 +493,6 @@ impl Lkmm {
                 .rng(k.lkw)
                 .seq(&fencerel(x, fences(x, LkFence::AfterSpinlock)))
                 .rng(m)
-            | po_unlock_lock_po
-                .dom(m)
-                .rng(fences(x, LkFence::AfterUnlockLock))
-                .seq(&po)
-                .rng(m)
             | po_opt
                 .dom(m)
                 .rng(k.srcu_unlock)
@@ -478,34 +500,85 @@ impl Lkmm {
                 .rng(m);
         let sync_rcu = fences(x, LkFence::SyncRcu);
         let gp = po.rng(sync_rcu | k.sync_srcu).seq(&po_opt);
-        let strong_fence = mb | gp;
-        let nonrw_fence = strong_fence | po_rel | acq_po;
-        let fence = nonrw_fence | wmb | rmb;
+        let not_srcu_unlock = full_set::<S>(s.n) & !k.srcu_unlock;
+        Fixed {
+            unmatched_ul,
+            acq_po,
+            po_rel,
+            po_ul,
+            lkr_po,
+            po_ul_po_lkr_po,
+            rmb,
+            wmb,
+            po_opt,
+            mb_fixed,
+            after_unlock_lock: fences(x, LkFence::AfterUnlockLock),
+            sync_rcu,
+            gp,
+            data_nsu: s.data.rng(not_srcu_unlock),
+            k,
+        }
+    }
+
+    /// The skeleton's, from its memo.
+    fn kept<'x>(x: &'x Execution<'_, S>) -> &'x Fixed<S> {
+        x.s.memo.lkmm_fixed(|| Fixed::of(x))
+    }
+}
+
+impl Lkmm {
+    /// linux-kernel.cat's relations over `x` up to happens-before: what
+    /// [`Model::judge_partial`] needs (happens-before and propagation) and
+    /// what [`Lkmm::derive`] goes on from.
+    fn core<S: Bits>(&self, x: &Execution<'_, S>, f: &Fixed<S>) -> Core<S> {
+        // The fixed relations are borrowed (`| &r`): a relation is a few
+        // hundred bytes, and copying them was a quarter of the time here.
+        let s = x.s;
+        let k = &f.k;
+        let (m, r, w) = (k.m, k.r, k.w);
+        let marked = k.marked;
+        let rfe = x.rf & &s.ext;
+        let rfi = x.rf & &s.int;
+
+        // Release Acquire: f.acq_po, f.po_rel.
+        // po; [UL]; (po | rf); [LKR]; po
+        let po_unlock_lock_po = f.po_ul.seq(&x.rf).seq(&f.lkr_po) | &f.po_ul_po_lkr_po;
+
+        // Fences
+        let mb = po_unlock_lock_po
+            .dom(m)
+            .rng(f.after_unlock_lock)
+            .seq(&s.po)
+            .rng(m)
+            | &f.mb_fixed;
+        let strong_fence = mb | &f.gp;
+        let nonrw_fence = strong_fence | &f.po_rel | &f.acq_po;
+        let fence = nonrw_fence | &f.wmb | &f.rmb;
 
         // Dependencies, carried through plain accesses (linux-kernel.bell):
         // carry-dep = (data; [~Srcu-unlock]; rfi)*
-        let not_srcu_unlock = full_set::<S>(n) & !k.srcu_unlock;
-        let carry_dep = s.data.rng(not_srcu_unlock).seq(&rfi).star();
+        let carry_dep = f.data_nsu.seq(&rfi).star();
         let addr = carry_dep.seq(&s.addr);
         let ctrl = carry_dep.seq(&s.ctrl);
         let data = carry_dep.seq(&s.data);
 
         // Preserved program order
-        let dep = addr | data;
-        let rwdep = (dep | ctrl).rng(w);
-        let overwrite = x.co | x.fr;
-        let to_w = rwdep | (overwrite & int) | addr.rng(k.plain).seq(&wmb);
-        let to_r = addr.rng(r) | dep.rng(marked).seq(&rfi);
-        let ppo = to_r | to_w | (fence & int) | (po_unlock_lock_po & int);
+        let dep = addr | &data;
+        let rwdep = (dep | &ctrl).rng(w);
+        let overwrite = x.co | &x.fr;
+        let to_w = rwdep | &(overwrite & &s.int) | &addr.rng(k.plain).seq(&f.wmb);
+        let to_r = addr.rng(r) | &dep.rng(marked).seq(&rfi);
+        let ppo = to_r | &to_w | &(fence & &s.int) | &(po_unlock_lock_po & &s.int);
 
         // Propagation
-        let a_cumul = |rel: Rel<S>| rfe.rng(marked).opt().seq(&rel);
         let rmw_sequence = x.rf.seq(&s.rmw).star();
-        let cumul_fence = (a_cumul(strong_fence | po_rel) | wmb | po_unlock_lock_po)
+        // A-cumul(r) = rfe?; r
+        let a_cumul = rfe.rng(marked).opt().seq(&(strong_fence | &f.po_rel));
+        let cumul_fence = (a_cumul | &f.wmb | &po_unlock_lock_po)
             .dom(marked)
             .rng(marked)
             .seq(&rmw_sequence);
-        let prop = (overwrite & ext)
+        let prop = (overwrite & &s.ext)
             .opt()
             .dom(marked)
             .seq(&cumul_fence.star())
@@ -514,32 +587,47 @@ impl Lkmm {
             .rng(marked);
 
         // Happens before
-        let hb = (ppo | rfe | (prop.noid() & int)).dom(marked).rng(marked);
+        let hb = (ppo | &rfe | &(prop.noid() & &s.int))
+            .dom(marked)
+            .rng(marked);
+        Core {
+            ppo,
+            prop,
+            hb,
+            fence,
+            strong_fence,
+            nonrw_fence,
+            cumul_fence,
+            addr,
+            rmw_sequence,
+        }
+    }
+
+    /// The relations of linux-kernel.cat over `x` (for [`Model::judge`]),
+    /// the RCU section's included.
+    fn derive<S: Bits>(&self, x: &Execution<'_, S>, f: &Fixed<S>) -> (Derived<S>, [Rel<S>; 6]) {
+        let s = x.s;
+        let n = s.n;
+        let po = s.po;
+        let k = &f.k;
+        let marked = k.marked;
+        let (po_opt, sync_rcu) = (f.po_opt, f.sync_rcu);
+        let Core {
+            ppo,
+            prop,
+            hb,
+            fence,
+            strong_fence,
+            nonrw_fence,
+            cumul_fence,
+            addr,
+            rmw_sequence,
+        } = self.core(x, f);
         let hb_star = hb.star();
         // Propagation
         let pb = prop.seq(&strong_fence).seq(&hb_star).rng(marked);
-        let pb_star = pb.star();
 
-        if !rcu {
-            return (
-                Derived {
-                    ppo,
-                    hb,
-                    pb,
-                    rb: Rel::empty(n),
-                    strong_fence,
-                    prop,
-                },
-                [
-                    fence,
-                    strong_fence,
-                    nonrw_fence,
-                    cumul_fence,
-                    addr,
-                    rmw_sequence,
-                ],
-            );
-        }
+        let pb_star = pb.star();
         // RCU and SRCU. An SRCU grace period and an SRCU critical section
         // count against each other only for one srcu_struct (`& loc`).
         let rscsi = rcu_rscs(x).inv();
@@ -648,15 +736,20 @@ impl Lkmm {
 
     /// [`Model::judge_partial`] in either width.
     fn judge_partial_any<S: Bits>(&self, x: &Execution<'_, S>) -> Option<Violation> {
-        let k = sets(x);
-        if !(k.ul & !critical(x, &k).range()).is_empty() {
+        let f = Fixed::kept(x);
+        if !f.unmatched_ul.is_empty() {
             return None;
         }
-        let (d, _) = self.derive(x, &k, false);
-        if !d.hb.acyclic() {
+        let c = self.core(x, f);
+        if !c.hb.acyclic() {
             return forbidden(violation::<S>("happens-before", false, &[], None));
         }
-        if !d.pb.acyclic() {
+        let pb = c
+            .prop
+            .seq(&c.strong_fence)
+            .seq(&c.hb.star())
+            .rng(f.k.marked);
+        if !pb.acyclic() {
             return forbidden(violation::<S>("propagation", false, &[], None));
         }
         None
@@ -667,16 +760,17 @@ impl Lkmm {
         x: &Execution<'_, S>,
         explain: bool,
     ) -> (Judgement, Vec<&'static str>) {
-        let k = sets(x);
+        let f = Fixed::kept(x);
+        let k = &f.k;
         let forbid = |axiom: &'static str, parts: &[(&str, Rel<S>)]| {
             (violation(axiom, explain, parts, None), Vec::new())
         };
-        if let Some(axiom) = lock_axioms(x, &k) {
+        if let Some(axiom) = lock_axioms(x, k) {
             return forbid(axiom, &[]);
         }
-        let lock_view = without_unmatched_unlocks(x, &k);
+        let lock_view = without_unmatched_unlocks(x, k);
         let x = lock_view.as_ref().unwrap_or(x);
-        let (d, more) = self.derive(x, &k, true);
+        let (d, more) = self.derive(x, f);
         if !d.hb.acyclic() {
             return forbid(
                 "happens-before",
@@ -700,11 +794,11 @@ impl Lkmm {
         if !d.rb.irreflexive() {
             return forbid("rcu", &[("rb", d.rb)]);
         }
-        let (incoh, race) = Self::plain(x, &k, &d, &more);
+        let (incoh, race) = Self::plain(x, k, &d, &more);
         if !incoh.is_empty() {
             return forbid("plain-coherence", &[]);
         }
-        let mut flags = validity_flags(x, &k);
+        let mut flags = validity_flags(x, k);
         if !race.is_empty() {
             flags.push("data-race");
         }
