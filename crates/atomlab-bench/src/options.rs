@@ -72,10 +72,6 @@ impl Field {
     }
 }
 
-/// The fields of the queue's ring, as [`Field`]s (one scenario takes them
-/// all or none).
-pub const RING_FIELDS: [Field; 4] = [Field::Placement, Field::Capacity, Field::Batch, Field::Wait];
-
 /// The lock's fixed-work mode (the Crystal mutex shape, 002): a total of
 /// increments split over tasks, done as fast as possible.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -197,7 +197,12 @@ fn srcu_rscs<S: Bits>(x: &Execution<'_, S>, k: &Sets<S>) -> Rel<S> {
 /// lock.cat's `unpaired-LKW` and `unpaired-LKR` are never raised here: the
 /// parser makes every lock acquisition one read and one write, adjacent in
 /// program order, which is what lock.cat's `lk-rmw` pairs.
-fn validity_flags<S: Bits>(x: &Execution<'_, S>, k: &Sets<S>) -> Vec<&'static str> {
+/// `unmatched_ul`: the unlocks no lock precedes ([`Fixed::unmatched_ul`]).
+fn validity_flags<S: Bits>(
+    x: &Execution<'_, S>,
+    k: &Sets<S>,
+    unmatched_ul: S,
+) -> Vec<&'static str> {
     let s = x.s;
     let n = s.n;
     let po = s.po;
@@ -276,10 +281,7 @@ fn validity_flags<S: Bits>(x: &Execution<'_, S>, k: &Sets<S>) -> Vec<&'static st
         !(Rel::cross(n, fw, all_locks) & s.loc).is_empty(),
         "lock-final",
     );
-    raise(
-        !(k.ul & !critical(x, k).range()).is_empty(),
-        "unmatched-unlock",
-    );
+    raise(!unmatched_ul.is_empty(), "unmatched-unlock");
 
     // linux-kernel.cat: plain writes and marked accesses to one location in
     // one thread with no barrier between them.
@@ -324,12 +326,15 @@ fn critical<S: Bits>(x: &Execution<'_, S>, k: &Sets<S>) -> Rel<S> {
 /// builds for LKR), a thread never takes a lock it holds
 /// (`lock-nest`), and `spin_is_locked` is true inside a critical section
 /// of its lock (`nested-is-locked`). The first failing one, if any.
-fn lock_axioms<S: Bits>(x: &Execution<'_, S>, k: &Sets<S>) -> Option<&'static str> {
+fn lock_axioms<S: Bits>(
+    x: &Execution<'_, S>,
+    k: &Sets<S>,
+    unmatched_ul: S,
+) -> Option<&'static str> {
     let po_loc = x.s.po_loc();
     // lock.cat's co has no unmatched UL; there, a lock's read takes the
     // value of the write just before its LKW in co, which must not be
     // another (unreleased) LKW.
-    let unmatched_ul = k.ul & !critical(x, k).range();
     let co_inv = x.co.inv();
     for w in members(k.lkw) {
         let before = co_inv.row(w) & !unmatched_ul;
@@ -362,8 +367,8 @@ fn lock_axioms<S: Bits>(x: &Execution<'_, S>, k: &Sets<S>) -> Option<&'static st
 fn without_unmatched_unlocks<'s, S: Bits>(
     x: &Execution<'s, S>,
     k: &Sets<S>,
+    unmatched_ul: S,
 ) -> Option<Execution<'s, S>> {
-    let unmatched_ul = k.ul & !critical(x, k).range();
     if unmatched_ul.is_empty() {
         return None;
     }
@@ -767,10 +772,10 @@ impl Lkmm {
         let forbid = |axiom: &'static str, parts: &[(&str, Rel<S>)]| {
             (violation(axiom, explain, parts, None), Vec::new())
         };
-        if let Some(axiom) = lock_axioms(x, k) {
+        if let Some(axiom) = lock_axioms(x, k, f.unmatched_ul) {
             return forbid(axiom, &[]);
         }
-        let lock_view = without_unmatched_unlocks(x, k);
+        let lock_view = without_unmatched_unlocks(x, k, f.unmatched_ul);
         let x = lock_view.as_ref().unwrap_or(x);
         let (d, more) = self.derive(x, f);
         if !d.hb.acyclic() {
@@ -800,7 +805,7 @@ impl Lkmm {
         if !incoh.is_empty() {
             return forbid("plain-coherence", &[]);
         }
-        let mut flags = validity_flags(x, k);
+        let mut flags = validity_flags(x, k, f.unmatched_ul);
         if !race.is_empty() {
             flags.push("data-race");
         }
