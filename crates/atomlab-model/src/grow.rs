@@ -45,8 +45,16 @@
 //! acquire reads, release writes and barriers, [`orders`]), since then
 //! such a cycle would be one of the model's ordered-before (Arm) or of
 //! preserved program order and global memory order (RISC-V), which their
-//! axioms forbid. Elsewhere (a load-buffering shape, C11's relaxed accesses, the
-//! Linux-kernel model) [`crate::combine::each`] searches instead.
+//! axioms forbid; and under `lkmm` when every access is marked and every
+//! read is kept before each later write by linux-kernel.cat's preserved
+//! program order ([`orders_lkmm`]: dependencies, the same location,
+//! acquire and release, fully ordered RMWs, locks, `smp_mb`, `smp_rmb`,
+//! `smp_wmb`, `synchronize_rcu`), since then such a cycle would be one of
+//! happens-before (`ppo | rfe` between marked accesses), which its
+//! `happens-before` axiom forbids. Elsewhere (a load-buffering shape, C11's
+//! relaxed accesses, plain accesses under LKMM, whose load buffering
+//! herd7 shows with thin-air values) [`crate::combine::each`] searches
+//! instead.
 //!
 //! A combination is handed on once; threads that are copies of one
 //! ([`crate::combine::symmetric_groups`]) hand on one ordering of their
@@ -55,7 +63,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use atomlab_litmus::{BarrierKind, Fence};
+use atomlab_litmus::{BarrierKind, Fence, LkAccess, LkFence};
 
 use crate::combine::{once_per_copy, orderings, step, Flow, Prefix, Probe};
 use crate::interp::{Kind, Runs, Trace, TraceEvent};
@@ -122,14 +130,89 @@ fn orders(model: &str, events: &[TraceEvent], m: usize, e: usize) -> bool {
     }
 }
 
+/// Whether the Linux-kernel model orders event `m` of a run (`events`)
+/// before the later event `e` by its preserved program order (`ppo` of
+/// linux-kernel.cat, which happens-before contains between marked
+/// accesses), by the rules a chain of them keeps: a dependency (address to
+/// any access, data and control to a write: `to-r`, `rwdep`), the same
+/// location to a write (`overwrite & int`, which a read-modify-write's
+/// pair is too), an acquire read (`smp_load_acquire`, a successful
+/// `_acquire` RMW's read, a lock's LKR: lock.cat's `Acquire`) before
+/// anything (`acq-po`), anything before a release write (`po-rel`, an
+/// unlock), a fully ordered RMW's events (the bell's `Mb` tag) like
+/// `smp_mb()` on both sides, and the barriers `smp_mb()` (everything),
+/// `smp_rmb()` (reads but non-returning RMWs' on both sides),
+/// `smp_wmb()` (writes on both sides) and `synchronize_rcu()` (a strong
+/// fence: everything), as events of the chain ordered after what they
+/// order before and before what they order after. Every other barrier
+/// (`smp_mb__after_atomic` and its kin, which order only beside an RMW,
+/// SRCU's grace periods) orders nothing here: fewer orders only make the
+/// search apply to fewer tests. The caller checks that every access is
+/// marked: happens-before relates marked accesses only.
+fn orders_lkmm(events: &[TraceEvent], m: usize, e: usize) -> bool {
+    let (a, b) = (&events[m], &events[e]);
+    let access = |x: &TraceEvent| !matches!(x.kind, Kind::Fence(_));
+    let on = |deps: u64| m < 64 && deps & (1u64 << m) != 0;
+    // Not the read of a failed RMW (the bell's `FailedRMW`, which no
+    // ordering tag covers): an access of no RMW, a pair's write, or the
+    // read a later write of the run names as its pair's.
+    let succeeds = |i: usize| {
+        let x = &events[i];
+        !x.annot.lk_rmw
+            || x.rmw_read.is_some()
+            || events[i + 1..]
+                .iter()
+                .any(|y| y.rmw_read.map(usize::from) == Some(i))
+    };
+    let tag = |x: &TraceEvent| x.annot.lk;
+    let fully_ordered =
+        |x: &TraceEvent, i: usize| tag(x) == LkAccess::Mb && x.annot.lk_rmw && succeeds(i);
+    if access(a) && access(b) {
+        let dep = reads(a) && (on(b.addr.dep) || (writes(b) && on(b.data.dep | b.ctrl.dep)));
+        let acquire = a.kind == Kind::Read
+            && (tag(a) == LkAccess::LockRead || (tag(a) == LkAccess::Acquire && succeeds(m)));
+        let release = b.kind == Kind::Write
+            && (tag(b) == LkAccess::Unlock || (tag(b) == LkAccess::Release && succeeds(e)));
+        return dep
+            || (writes(b) && a.loc == b.loc)
+            || acquire
+            || release
+            || fully_ordered(a, m)
+            || fully_ordered(b, e);
+    }
+    // Which accesses a barrier orders (the same on both sides here).
+    let ordered = |f: &TraceEvent, x: &TraceEvent| match f.kind {
+        Kind::Fence(Fence::Linux(LkFence::Mb | LkFence::SyncRcu)) => true,
+        Kind::Fence(Fence::Linux(LkFence::Rmb)) => {
+            x.kind == Kind::Read && tag(x) != LkAccess::Noreturn
+        }
+        Kind::Fence(Fence::Linux(LkFence::Wmb)) => x.kind == Kind::Write,
+        _ => false,
+    };
+    match (access(a), access(b)) {
+        (true, false) => ordered(b, a),
+        (false, true) => ordered(a, b),
+        _ => false,
+    }
+}
+
 /// Whether `model` keeps every read of the run `events` before each later
-/// write of it, through chains of [`orders`].
+/// write of it, through chains of [`orders`] ([`orders_lkmm`] for the
+/// Linux-kernel model, whose accesses must all be marked).
 fn keeps_reads_before_writes(model: &str, events: &[TraceEvent]) -> bool {
     match model {
         // TSO keeps a read before every later write; rc11 forbids po ∪ rf
         // cycles outright.
         "sc" | "x86tso" | "rc11" => return true,
         "aarch64" | "riscv" => {}
+        "lkmm" => {
+            let marked = |x: &TraceEvent| {
+                matches!(x.kind, Kind::Fence(_)) || x.annot.lk != LkAccess::None || x.annot.lk_rmw
+            };
+            if !events.iter().all(marked) {
+                return false;
+            }
+        }
         _ => return false,
     }
     let n = events.len().min(64);
@@ -137,7 +220,11 @@ fn keeps_reads_before_writes(model: &str, events: &[TraceEvent]) -> bool {
     let mut before = vec![0u64; n];
     for e in 0..n {
         for m in 0..e {
-            if orders(model, events, m, e) {
+            let ordered = match model {
+                "lkmm" => orders_lkmm(events, m, e),
+                _ => orders(model, events, m, e),
+            };
+            if ordered {
                 before[e] |= before[m] | 1 << m;
             }
         }
