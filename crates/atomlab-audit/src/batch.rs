@@ -326,7 +326,7 @@ fn audit_units(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use atomlab_report::audit_read::{shown, Shown};
+    use atomlab_report::kinds::audit::read::{shown, Shown};
 
     /// This test program itself: an ELF file for the host (x86-64 or
     /// aarch64) with atomics in it.

@@ -12,7 +12,7 @@ use atomlab_check::{check, Error, LoadError, ModelFile, Options};
 use atomlab_core::check_layout::Layout;
 use atomlab_core::progress::{silent, Event};
 use atomlab_core::{ExitStatus, Record, Verdict};
-use atomlab_report::check_view as render;
+use atomlab_report::kinds::check as render;
 use serde_json::Value;
 
 /// A fresh directory for one test.

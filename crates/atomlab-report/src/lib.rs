@@ -7,9 +7,10 @@
 //! says so to the browser. Explanations fold away in `<details>`, which
 //! needs no JavaScript.
 //!
-//! What it shows, a section per capability (each a function of the
-//! records of every run, listed in `kinds.rs`), their tables those the terminal
-//! prints (`*_view.rs`, [`bench_tables`]) drawn as HTML:
+//! What it shows, a section per kind of record (each a function of the
+//! records of every run, in the kind's file under [`kinds`], with the
+//! terminal's view of the same records), their tables those the terminal
+//! prints, drawn as HTML:
 //! * the machine fingerprint of each distinct machine, and every run's id,
 //!   label, start time (UTC), host and command line;
 //! * bench: per scenario a chart of ns/op against threads (a line per
@@ -30,7 +31,8 @@
 //!   per run, and a row per run of rates, percentiles, errors and CPU;
 //! * audit: a bar per verdict (how many binaries or packages got it), over
 //!   packages the count per verdict and what needs attention
-//!   (`audit_archive`), then each binary's verdict in words and its counts;
+//!   (`kinds/audit/archive.rs`), then each binary's verdict in words and its
+//!   counts;
 //! * the comparison, when given: changed verdicts first, then a chart and a
 //!   table of every judged metric.
 //!
@@ -49,31 +51,15 @@
 #![warn(unreachable_pub)]
 #![deny(missing_docs)]
 
-mod audit_archive;
-pub mod audit_read;
-pub mod audit_view;
-mod bench;
-mod bench_tables;
 mod charts;
-pub mod check_view;
 mod compare;
 pub mod compare_view;
 mod html;
-mod kinds;
-mod load_section;
-mod load_view;
-pub mod machine_view;
-mod rate_charts;
-mod run_section;
-pub mod run_view;
+pub mod kinds;
 pub mod runs_view;
 pub mod show_view;
-mod stress_view;
-pub mod suite_view;
 pub mod table;
 pub mod units;
-mod verdicts;
-mod verify_view;
 
 /// A command line as it is typed (shell-quoted), for the terminal too.
 pub use html::command_line as shell_quoted;
@@ -81,7 +67,7 @@ pub use html::command_line as shell_quoted;
 /// suffixes); the terminal tables use it too.
 pub use html::num as figure;
 /// A check record's cell (`Never (3)`, `TIMEOUT`…), for the terminal too.
-pub use verdicts::check_cell;
+pub use kinds::check::check_cell;
 
 use std::fmt::Write;
 
@@ -128,6 +114,12 @@ pub struct ComparisonView {
     pub threshold: f64,
     /// The comparison.
     pub result: AbResult,
+}
+
+/// Whether the records come from more than one run (tables then show a
+/// run column).
+fn runs_differ(recs: &[Rec<'_>]) -> bool {
+    recs.windows(2).any(|w| w[0].run != w[1].run)
 }
 
 /// The name a run goes by in charts' legends: its label, else its id.
@@ -259,7 +251,7 @@ pub fn render_html(runs: &[RunView], comparison: Option<&ComparisonView>) -> Str
     }
     if !other_recs.is_empty() {
         out.push_str("<section id=\"other\">\n<h2>other records</h2>\n");
-        verdicts::other(&mut out, runs, &other_recs);
+        show_view::other(&mut out, runs, &other_recs);
         out.push_str("</section>\n");
     }
     if runs.is_empty() && comparison.is_none() {

@@ -5,13 +5,15 @@
 //! for as one table of their keys, verdicts and medians. The commands
 //! whose view needs nothing but the report (bench, stress, audit, load,
 //! suite, machine) print through here live too, so the two cannot differ.
+//! The page shows such records under "other records" (`other`).
 
 use std::io::{self, Write};
 
-use atomlab_core::{Record, Report};
+use atomlab_core::{Record, Report, Verdict};
 
 use crate::html::num;
-use crate::table::Table;
+use crate::table::{Cell, Table};
+use crate::{run_column, Rec, RunView};
 
 /// The report as its command printed it.
 pub fn write_terminal(out: &mut impl Write, report: &Report) -> io::Result<()> {
@@ -53,4 +55,42 @@ pub fn write_records(out: &mut impl Write, records: &[Record]) -> io::Result<()>
         ]);
     }
     writeln!(out, "{t}")
+}
+
+/// Records of capabilities this report has no section for: their medians.
+pub(crate) fn other(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    let mut t = Table::with_header(&[
+        "run",
+        "capability",
+        "scenario",
+        "variant",
+        "verdict",
+        "medians",
+        "notes",
+    ]);
+    for x in recs {
+        let r = x.r;
+        let medians: Vec<String> = r
+            .metrics
+            .iter()
+            .filter_map(|m| {
+                Some(format!(
+                    "{} {} {}",
+                    m.name,
+                    num(m.median()?),
+                    m.unit.label()
+                ))
+            })
+            .collect();
+        t.row(vec![
+            Cell::text(run_column(&runs[x.run])),
+            Cell::text(&r.capability),
+            Cell::text(&r.scenario),
+            Cell::text(&r.variant),
+            Cell::text(r.verdict.map(Verdict::as_str).unwrap_or("-")),
+            Cell::text(medians.join(", ")),
+            Cell::text(r.notes.join("; ")).class("wide"),
+        ]);
+    }
+    t.html(out);
 }

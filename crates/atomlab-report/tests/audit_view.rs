@@ -4,8 +4,8 @@
 mod common;
 
 use atomlab_core::audit::{PackageRow, PackageVerdict};
-use atomlab_report::audit_read::{shown, Shown};
-use atomlab_report::audit_view::{write_packages, write_terminal};
+use atomlab_report::kinds::audit::read::{shown, Shown};
+use atomlab_report::kinds::audit::view::{write_packages, write_terminal};
 
 fn row(name: &str, verdict: Option<PackageVerdict>, llsc: &[&str]) -> PackageRow {
     let path = format!("{name}.deb");

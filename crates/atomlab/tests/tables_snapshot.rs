@@ -193,7 +193,7 @@ fn machine_table() {
     let doc: atomlab_core::Report =
         serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     let mut out = Vec::new();
-    atomlab_report::machine_view::write_terminal(&mut out, &doc.machine).unwrap();
+    atomlab_report::kinds::machine::write_terminal(&mut out, &doc.machine).unwrap();
     snapshot::assert("machine", &text(&out));
 }
 

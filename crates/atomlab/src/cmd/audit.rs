@@ -166,7 +166,7 @@ fn finish(b: Batch, require: Option<Requirement>) -> anyhow::Result<CommandOutpu
         report,
         status,
         people: Box::new(move |report| match none_of {
-            Some(given) => Ok(atomlab_report::audit_view::write_packages(
+            Some(given) => Ok(atomlab_report::kinds::audit::view::write_packages(
                 &mut std::io::stdout().lock(),
                 &[],
                 given,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use atomlab_check::{render, Error, LoadError, ModelFile, ModelFrom, Options};
 use atomlab_core::{Machine, Record, Report, Shard};
 use atomlab_model::{AcquireLoad, Engine};
-use atomlab_report::check_view;
+use atomlab_report::kinds::check as check_view;
 use clap::builder::PossibleValuesParser;
 
 use super::CommandOutput;

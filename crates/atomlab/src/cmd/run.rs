@@ -16,7 +16,7 @@ use atomlab_run::{
 };
 
 use super::CommandOutput;
-use atomlab_report::run_view;
+use atomlab_report::kinds::run::view as run_view;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -40,6 +40,6 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<CommandOutput> {
 
 /// Every table of every capability (atomlab-report's suite view).
 fn detail(report: &Report) -> anyhow::Result<()> {
-    atomlab_report::suite_view::write_detail(&mut std::io::stdout().lock(), report)?;
+    atomlab_report::kinds::suite::write_detail(&mut std::io::stdout().lock(), report)?;
     Ok(())
 }

@@ -1,17 +1,19 @@
 //! The bench section: per scenario a chart of ns/op against threads (or per
 //! variant, or per CPU pair), of the CPU an offered rate costs (fixed-rate
 //! records; each side of an SPSC queue), and the tables of every record,
-//! the terminal's ([`crate::bench_tables`]) in HTML.
+//! the terminal's ([`tables`]) in HTML.
 
 use std::fmt::Write;
 
 use atomlab_core::{FlagKind, Record, TableKind};
 
-use crate::bench_tables::{self, cpu_pair, Target};
 use crate::charts::{self, Point, Series};
 use crate::html::{esc, param, slug, variant_label};
-use crate::rate_charts;
 use crate::{run_column, run_name, Rec, RunView};
+use tables::{cpu_pair, Target};
+
+mod rate_charts;
+pub(crate) mod tables;
 
 /// What shape of bench record it is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -164,24 +166,24 @@ fn scenario(out: &mut String, runs: &[RunView], sc: &str, recs: &[Rec<'_>]) {
     let names: Vec<String> = runs.iter().map(run_column).collect();
     let rows = |recs| table_rows(&names, recs, multi);
     if !timed.is_empty() {
-        bench_tables::timed(&rows(&timed), Target::Report).html(out);
+        tables::timed(&rows(&timed), Target::Report).html(out);
     }
     if !fixed.is_empty() {
         let _ = writeln!(
             out,
             "<h4>fixed work: every increment done, timed to the end</h4>"
         );
-        bench_tables::fixed_work(&rows(&fixed), Target::Report).html(out);
+        tables::fixed_work(&rows(&fixed), Target::Report).html(out);
     }
     if !pingpong.is_empty() {
-        bench_tables::round_trip(&rows(&pingpong), Target::Report).html(out);
+        tables::round_trip(&rows(&pingpong), Target::Report).html(out);
     }
     if !rate.is_empty() {
         let _ = writeln!(out, "<h4>fixed rate: the CPU an offered load needs</h4>");
-        bench_tables::fixed_rate(&rows(&rate)).html(out);
+        tables::fixed_rate(&rows(&rate)).html(out);
     }
     if !queue.is_empty() {
-        bench_tables::queue(&rows(&queue)).html(out);
+        tables::queue(&rows(&queue)).html(out);
     }
     flags_and_notes(out, runs, recs, multi);
     out.push_str("</section>\n");
@@ -322,13 +324,9 @@ fn axis_word(s: Shape) -> &'static str {
 
 /// The rows of a table of `recs`: each record, after its run's name when
 /// several runs share it.
-fn table_rows<'a>(
-    names: &'a [String],
-    recs: &[Rec<'a>],
-    multi: bool,
-) -> Vec<bench_tables::Row<'a>> {
+fn table_rows<'a>(names: &'a [String], recs: &[Rec<'a>], multi: bool) -> Vec<tables::Row<'a>> {
     recs.iter()
-        .map(|x| bench_tables::Row {
+        .map(|x| tables::Row {
             run: multi.then(|| names[x.run].as_str()),
             record: x.r,
         })
@@ -384,3 +382,10 @@ fn flags_and_notes(out: &mut String, runs: &[RunView], recs: &[Rec<'_>], multi: 
         out.push_str("</ul>\n");
     }
 }
+
+/// bench's entry in [`super::KINDS`].
+pub(crate) const KIND: super::Kind = super::Kind {
+    name: "bench",
+    terminal: |mut out, report| tables::write_terminal(&mut out, report),
+    section: Some(section),
+};

@@ -3,16 +3,16 @@
 //! chart of how often each final state was seen beside its histogram table
 //! (a column per model: allowed or FORBIDDEN), the models' verdicts and
 //! any forbidden outcome observed with its replay line. The tables are
-//! [`crate::run_view`]'s, the terminal's, in HTML.
+//! [`super::view`]'s, the terminal's, in HTML.
 
 use std::fmt::Write;
 
 use atomlab_core::Record;
 use serde_json::Value;
 
+use super::view::{self, EMULATED};
 use crate::charts::{self, Bar, Tone};
 use crate::html::{count, esc, slug};
-use crate::run_view::{self, EMULATED};
 use crate::Rec;
 use crate::{run_column, RunView};
 
@@ -98,7 +98,7 @@ pub(crate) fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
         if view.report.machine.emulated {
             let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(EMULATED));
         }
-        let mut summary = run_view::records_table(mine.iter().copied());
+        let mut summary = view::records_table(mine.iter().copied());
         summary.drop_blank_columns();
         summary.html(out);
         for r in mine {
@@ -171,7 +171,7 @@ fn test(out: &mut String, run: usize, r: &Record) {
         "",
         &esc(&caption),
     ));
-    run_view::histogram_table(r).html(out);
+    view::histogram_table(r).html(out);
     out.push_str("</div>\n");
     let mut lines: Vec<(String, &str)> = vec![(
         format!(

@@ -5,13 +5,13 @@ use std::io::{self, Write};
 
 use atomlab_core::{FlagKind, Record, Report, Verdict};
 
+use crate::kinds::check::check_cell;
 use crate::table::Table;
-use crate::verdicts::check_cell;
 
 /// The suite's detail (`atomlab suite --verbose`): every table of every
 /// capability, each from its own records.
 pub fn write_detail(out: &mut impl Write, report: &Report) -> io::Result<()> {
-    crate::machine_view::write_terminal(out, &report.machine)?;
+    crate::kinds::machine::write_terminal(out, &report.machine)?;
     // bench's tables read every record; give them only bench's.
     let bench_only = Report {
         records: report
@@ -22,21 +22,21 @@ pub fn write_detail(out: &mut impl Write, report: &Report) -> io::Result<()> {
             .collect(),
         ..report.clone()
     };
-    crate::bench_tables::write_terminal(out, &bench_only)?;
-    crate::stress_view::write_terminal(out, &report.records)?;
+    crate::kinds::bench::tables::write_terminal(out, &bench_only)?;
+    crate::kinds::stress::write_terminal(out, &report.records)?;
     let checks: Vec<&Record> = report
         .records
         .iter()
         .filter(|r| r.capability == "check")
         .collect();
-    crate::check_view::write_records_table(out, &checks)?;
+    crate::kinds::check::write_records_table(out, &checks)?;
     let runs: Vec<Record> = report
         .records
         .iter()
         .filter(|r| r.capability == "run")
         .cloned()
         .collect();
-    crate::run_view::write_records_table(out, &runs)
+    crate::kinds::run::view::write_records_table(out, &runs)
 }
 
 /// The suite's summary (`atomlab suite`, `atomlab show`): one screen, the
@@ -379,6 +379,14 @@ fn run_row(records: &[Record]) -> (String, String) {
     }
     (verdict, lines.join("\n"))
 }
+
+/// suite's entry in [`super::KINDS`]: no page section of its own (its
+/// records are the other kinds', each in its section).
+pub(crate) const KIND: super::Kind = super::Kind {
+    name: "suite",
+    terminal: |mut out, report| write_summary(&mut out, report),
+    section: None,
+};
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 //! of SIGILL on ARMv8.0 (LSE behind no CPU-feature test) and packages with
 //! LL/SC-only files that a rebuild with `-moutline-atomics` moves to LSE.
 //! The same answer as the terminal's per-package view
-//! ([`crate::audit_view::write_packages`]), read from the package records
+//! ([`super::view::write_packages`]), read from the package records
 //! `atomlab audit` saves ([`atomlab_core::audit::PackageRow::from_record`]),
 //! and every package in a folded table below it.
 
@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use atomlab_core::audit::{PackageRow, PackageVerdict};
 
-use crate::audit_view::{attention, package_table, verdict_class as class};
+use super::view::{attention, package_table, verdict_class as class};
 use crate::html::esc;
 use crate::table::{Cell, Table};
 use crate::Rec;

@@ -36,7 +36,7 @@ pub(crate) const PERCENTILES: [(&str, &str); 6] = [
 /// rates, the latency percentiles, the errors, each side's CPU and the
 /// verdict. A first column names the record's run where the rows mix
 /// runs.
-pub(crate) fn table(rows: &[crate::bench_tables::Row<'_>]) -> Table {
+pub(crate) fn table(rows: &[crate::kinds::bench::tables::Row<'_>]) -> Table {
     let runs = rows.iter().any(|x| x.run.is_some());
     let mut header: Vec<String> = Vec::new();
     if runs {

@@ -277,6 +277,13 @@ fn write_trace(
     Ok(())
 }
 
+/// verify's entry in [`super::KINDS`].
+pub(crate) const KIND: super::Kind = super::Kind {
+    name: "verify",
+    terminal: |mut out, report| write_terminal(&mut out, report),
+    section: None,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,16 +3,16 @@
 //! a line per run; coordinated omission corrected at a fixed rate, as
 //! wrk2 does), a chart of the requests completed in each second (where a
 //! stall or a dying server shows), then the table of every record
-//! ([`crate::load_view::table`]) and what went wrong.
+//! ([`super::view::table`]) and what went wrong.
 
 use std::fmt::Write;
 
 use atomlab_core::Record;
 
-use crate::bench_tables::Row;
+use super::view::{self, PERCENTILES};
 use crate::charts::{self, Point, Series};
 use crate::html::esc;
-use crate::load_view::{self, PERCENTILES};
+use crate::kinds::bench::tables::Row;
 use crate::Rec;
 use crate::{run_column, run_name, RunView};
 
@@ -194,7 +194,7 @@ pub(crate) fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
             record: x.r,
         })
         .collect();
-    let mut t = load_view::table(&rows);
+    let mut t = view::table(&rows);
     t.drop_blank_columns();
     t.html(out);
     let mut notes: Vec<String> = Vec::new();

@@ -19,3 +19,11 @@ pub fn write_terminal(out: &mut impl Write, m: &Machine) -> io::Result<()> {
     }
     writeln!(out, "{t}")
 }
+
+/// machine's entry in [`super::KINDS`]: the page shows every run's
+/// machine at its top, not in a section.
+pub(crate) const KIND: super::Kind = super::Kind {
+    name: "machine",
+    terminal: |mut out, report| write_terminal(&mut out, &report.machine),
+    section: None,
+};

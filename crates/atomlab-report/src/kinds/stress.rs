@@ -1,13 +1,15 @@
 //! The terminal's view of stress records: what `atomlab stress` prints and
 //! `atomlab show` prints again, from the records alone.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use atomlab_core::{Record, Verdict};
 
-use crate::html::num;
-use crate::table::{self, Table};
+use crate::html::{esc, num, param};
+use crate::table::{self, Cell, Table};
 use crate::units;
+use crate::{run_column, runs_differ, Rec, RunView};
 
 /// A metric's median.
 fn metric(r: &Record, name: &str) -> Option<f64> {
@@ -119,6 +121,66 @@ fn write_unfitted(out: &mut Vec<u8>, recs: &[Record]) -> io::Result<()> {
 /// terminal spells NOT OBSERVED with a space; JSON and the report's data
 /// with an underscore, NOT_OBSERVED, as every machine-read verdict).
 pub(crate) const STRESS_LEGEND: &str = "legend: expected: correct, or broken (built to fail, to show the detectors catch it); ops: critical sections, items or operations run; violations: what the detectors caught (mutual exclusion, lost updates, lost, duplicated or torn items, early frees); first after: time to the first violation; verdict: PASS (a correct variant, no violation), FAIL (a correct variant with violations, or a broken one caught), NOT OBSERVED (a broken variant whose bug did not show: the reason is under it), TIMEOUT (stopped undecided)";
+
+/// The page's section: the terminal's table ([`row`]), a run
+/// column when runs differ, each verdict coloured by whether it is what
+/// the variant's expectation asks, and what the terminal says under the
+/// table in a last column.
+pub(crate) fn section(out: &mut String, runs: &[RunView], recs: &[Rec<'_>]) {
+    let multi = runs_differ(recs);
+    let mut header = vec![];
+    if multi {
+        header.push("run");
+    }
+    header.extend(COLUMNS);
+    header.push("notes");
+    let verdict_at = COLUMNS.len() - 1;
+    let mut t = Table::with_header(&header);
+    for x in recs {
+        let r = x.r;
+        let class = match (param(r, "expected").as_str(), r.verdict) {
+            (_, Some(Verdict::Timeout | Verdict::Bound)) => "warn",
+            ("correct", Some(Verdict::Pass)) | ("broken", Some(Verdict::Fail)) => "ok",
+            ("broken", Some(Verdict::NotObserved)) => "warn",
+            (_, Some(Verdict::Fail)) => "bad",
+            _ => "",
+        };
+        let mut cells = Vec::new();
+        if multi {
+            cells.push(Cell::text(run_column(&runs[x.run])));
+        }
+        for (i, c) in row(r).into_iter().enumerate() {
+            cells.push(if i == verdict_at {
+                Cell::text(c).class(class)
+            } else {
+                Cell::text(c)
+            });
+        }
+        let lines = details(r);
+        let notes = match lines.split_first() {
+            None => String::new(),
+            Some((first, [])) => esc(first),
+            Some((first, rest)) => format!(
+                "{}<details><summary>more</summary><ul>{}</ul></details>",
+                esc(first),
+                rest.iter()
+                    .map(|n| format!("<li>{}</li>", esc(n)))
+                    .collect::<String>()
+            ),
+        };
+        cells.push(Cell::html(notes).class("wide"));
+        t.row(cells);
+    }
+    t.html(out);
+    let _ = writeln!(out, "<p class=\"notes\">{}</p>", esc(STRESS_LEGEND));
+}
+
+/// stress's entry in [`super::KINDS`].
+pub(crate) const KIND: super::Kind = super::Kind {
+    name: "stress",
+    terminal: |mut out, report| write_terminal(&mut out, &report.records),
+    section: Some(section),
+};
 
 #[cfg(test)]
 mod tests {

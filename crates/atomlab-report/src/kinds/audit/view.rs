@@ -1,6 +1,6 @@
 //! The terminal's view of an audit: what `atomlab audit` prints and
 //! `atomlab show` prints again, from what its records show
-//! ([`crate::audit_read::shown`]): a row per package, one file in detail,
+//! ([`super::read::shown`]): a row per package, one file in detail,
 //! or a row per file.
 //!
 //! Over `.deb` packages the answer is one row per package (issue 27): its
@@ -12,7 +12,7 @@ use std::io::{self, Write};
 
 use atomlab_core::audit::{Class, PackageRow, PackageVerdict};
 
-use crate::audit_read::{FileView, FunctionView, Shown};
+use super::read::{FileView, FunctionView, Shown};
 
 use crate::table::{write_wrapped, Cell, Table, WIDTH};
 
