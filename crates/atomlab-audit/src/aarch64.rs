@@ -1,6 +1,6 @@
 //! AArch64 classification, following the Arm Architecture Reference Manual
 //! for A-profile (Arm ARM, DDI 0487): C3.2.12 "Atomic memory operations"
-//! (FEAT_LSE: CAS, CASP, SWP, LD<op>, ST<op>), C3.2.11 "Load/Store exclusive"
+//! (FEAT_LSE: CAS, CASP, SWP, `LD<op>`, `ST<op>`), C3.2.11 "Load/Store exclusive"
 //! (LDXR/LDAXR/STXR/STLXR and their B/H/P forms), C3.2.10 "Load-Acquire /
 //! Store-Release" (LDAR, STLR, LDAPR of FEAT_LRCPC, LDAPUR/STLUR of
 //! FEAT_LRCPC2, LDLAR/STLLR of FEAT_LOR) and C6.2 DMB/DSB/ISB.

@@ -1,6 +1,6 @@
 //! `atomlab bench`: what a memory-ordering choice costs on this machine.
 //!
-//! The crate has two layers. [`harness`] runs one operation on N threads and
+//! The crate has two layers. `harness` runs one operation on N threads and
 //! measures it (see its docs for how, and for what it cannot see); the
 //! [`scenario`] modules turn the primitives of `atomlab-prims` into
 //! operations and the harness's samples into [`atomlab_core::Record`]s.

@@ -88,7 +88,7 @@ pub trait Scenario: Sync {
     }
     /// Why a run of `plan` is implausibly fast, if it is: `serial_ns` is
     /// the run's wall time per operation, `ns_per_op` one thread's time per
-    /// operation (see [`crate::plausible`]).
+    /// operation (see `crate::plausible`).
     fn implausible(&self, _plan: &Plan, _serial_ns: f64, _ns_per_op: f64) -> Option<String> {
         None
     }

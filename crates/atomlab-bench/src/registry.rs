@@ -1,11 +1,11 @@
 //! Every benchmark scenario in one slice and lookup by name. Adding a
 //! scenario is a file in [`crate::scenario`] that implements [`Scenario`],
-//! and its line in that folder's list ([`crate::scenario::ALL`]).
+//! and its line in that folder's list (`crate::scenario::ALL`).
 
 use crate::plan::{BenchError, Plan, Request, Scenario};
 
 /// Every scenario, in the order the command line lists them
-/// ([`crate::scenario::ALL`], beside their modules).
+/// (`crate::scenario::ALL`, beside their modules).
 pub fn all() -> &'static [&'static dyn Scenario] {
     crate::scenario::ALL
 }

@@ -13,7 +13,7 @@ use crate::{Metric, Record, Source, Unit};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
-    /// AArch64 LSE (ARMv8.1) atomic: CAS, CASP, SWP, LD<op>, ST<op>.
+    /// AArch64 LSE (ARMv8.1) atomic: CAS, CASP, SWP, `LD<op>`, `ST<op>`.
     Lse,
     /// Load-exclusive / load-reserved (LDXR, LDAXR, LDXP…, RISC-V LR).
     LoadExclusive,

@@ -2,7 +2,7 @@
 //! loop, flat out) and wrk2 (open loop at a fixed offered rate, latency from
 //! each request's intended send time: Gil Tene's coordinated-omission
 //! correction), with the server's CPU over the measured window read from
-//! /proc. See [`engine`] for the client and [`server`] for the server side.
+//! /proc. See `engine` for the client and `server` for the server side.
 //!
 //! A run is judged (verdict PASS or FAIL, see `failures`): it failed when
 //! no response in the measured window had a 2xx/3xx status, when the server

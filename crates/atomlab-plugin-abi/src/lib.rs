@@ -143,8 +143,8 @@ pub trait Op: Send + Sync + Sized + 'static {
 }
 
 /// The `extern "C"` functions [`export_plugin!`] puts in the description,
-/// one instance per type: a lock's here, the other kinds' in [`spsc`],
-/// [`refcount`] and [`op`]; [`free`] drops an object of any kind.
+/// one instance per type: a lock's here, the other kinds' in `spsc`,
+/// `refcount` and `op`; `free` drops an object of any kind.
 pub mod shims {
     use super::*;
     use std::ffi::c_int;
@@ -329,7 +329,7 @@ pub mod shims {
         /// `read`.
         ///
         /// # Safety
-        /// As [`op`].
+        /// As [`op()`].
         pub unsafe extern "C" fn read<O: Op>(p: *mut c_void) -> u64 {
             // SAFETY: as in `op`.
             unsafe { &*p.cast::<O>() }.read()

@@ -1,7 +1,7 @@
 //! The plugin file, before anything reads it whole: it must be a regular
 //! file (a FIFO would block, `/dev/zero` never ends) of at most
 //! [`MAX_PLUGIN_BYTES`], its ELF header and program headers within it
-//! ([`crate::elf`]: a truncated file would be mapped and raise SIGBUS), and
+//! (`crate::elf`: a truncated file would be mapped and raise SIGBUS), and
 //! its SHA-256 is streamed once; a child process is handed the digest
 //! ([`SHA256_ENV`]) instead of reading the file again.
 

@@ -5,16 +5,16 @@
 //! - [`abi`]: the `#[repr(C)]` mirror of `include/atomlab.h`, version
 //!   [`abi::ABI_VERSION`], defined in atomlab-plugin-abi (the crate Rust
 //!   plugins build against) and re-exported here;
-//! - [`elf`]: the file checks that need no loading (ELF magic, class, byte
+//! - `elf`: the file checks that need no loading (ELF magic, class, byte
 //!   order, object type and machine, as the System V gABI's ELF header
 //!   defines them), so that "not a shared object" and "built for another
 //!   architecture" are said plainly instead of as `dlerror` text;
-//! - [`library`]: `dlopen(3)` (`RTLD_NOW | RTLD_LOCAL`), `dlsym(3)` and
+//! - `library`: `dlopen(3)` (`RTLD_NOW | RTLD_LOCAL`), `dlsym(3)` and
 //!   `dlclose(3)` of a library that every variant holds open;
-//! - [`file`]: the plugin file before anything reads it whole (a regular
+//! - [`mod@file`]: the plugin file before anything reads it whole (a regular
 //!   file of bounded size, its ELF layout within it) and its SHA-256 for
 //!   records, handed down to child processes;
-//! - [`load`]: the entry point `atomlab_plugin` and the description's
+//! - `load`: the entry point `atomlab_plugin` and the description's
 //!   checks (ABI version, names, kinds, function pointers);
 //! - [`variant`]: what a variant of any kind is ([`PluginVariant`]), what
 //!   each kind's functions must provide ([`variant::KindFns`]), and a
@@ -22,7 +22,7 @@
 //!   bench's and stress's scenario registries);
 //! - [`lock`], [`spsc`], [`refcount`], [`op`]: each kind behind safe
 //!   handles;
-//! - [`audit`]: what the plugin's functions do with atomics
+//! - `audit`: what the plugin's functions do with atomics
 //!   (atomlab-audit's classification of exactly those functions), for
 //!   the line beside its figures;
 //! - [`isolate`]: a variant's run in a child process (this program
@@ -33,7 +33,7 @@
 //! (no dependencies), which owns [`abi`]: the loader and the plugins read
 //! one definition.
 //!
-//! - [`probe`]: loading a plugin in a child process first, so that a
+//! - `probe`: loading a plugin in a child process first, so that a
 //!   constructor or entry point that crashes, exits, hangs or prints is
 //!   that plugin's error and not atomlab's end; [`probe_answer`]: that
 //!   child's side.

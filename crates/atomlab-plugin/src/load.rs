@@ -74,7 +74,7 @@ fn good_name(name: &str) -> bool {
 impl Plugin {
     /// Loads and checks the plugin at `path`: the file first
     /// ([`check_file`]), then its constructors and entry point in a child
-    /// process ([`crate::probe`]; not again in a child that runs a variant,
+    /// process (`crate::probe`; not again in a child that runs a variant,
     /// whose parent did it), and only then in this process.
     pub fn load(path: &Path) -> Result<Plugin, PluginError> {
         let (abs, sha256) = check_file(path)?;

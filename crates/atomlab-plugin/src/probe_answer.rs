@@ -1,5 +1,5 @@
-//! The probe child's side ([`crate::probe`]): load the plugin that
-//! [`PROBE_ENV`] names in this process ([`Plugin::load_here`]), write what
+//! The probe child's side (`crate::probe`): load the plugin that
+//! `PROBE_ENV` names in this process (`Plugin::load_here`), write what
 //! was found to the file [`OUT_ENV`] names, and exit.
 
 use std::path::Path;
@@ -8,8 +8,8 @@ use crate::isolate::OUT_ENV;
 use crate::load::Plugin;
 use crate::probe::PROBE_ENV;
 
-/// In a probe child (started by [`crate::probe`]), loads the plugin named by
-/// [`PROBE_ENV`], writes the answer and exits; elsewhere returns at once.
+/// In a probe child (started by `crate::probe`), loads the plugin named by
+/// `PROBE_ENV`, writes the answer and exits; elsewhere returns at once.
 /// Call it first in `main`, before arguments are parsed.
 pub fn answer_if_asked() {
     let (Some(path), Some(out)) = (std::env::var_os(PROBE_ENV), std::env::var_os(OUT_ENV)) else {

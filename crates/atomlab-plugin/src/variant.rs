@@ -4,7 +4,7 @@
 //! kind), and the library they point into. The kinds' own modules
 //! ([`crate::lock`], [`crate::spsc`], [`crate::refcount`], [`crate::op`])
 //! say which functions their kind needs and wrap them in safe handles;
-//! [`crate::load`] checks a description against them.
+//! `crate::load` checks a description against them.
 
 use std::ffi::c_void;
 use std::path::PathBuf;

@@ -7,7 +7,7 @@
 //! `stress` to show its detectors work) are named `Broken…` and say exactly
 //! what they break.
 //!
-//! The atomics come through a private shim ([`sync`]) that swaps in loom's
+//! The atomics come through a private shim (`sync`) that swaps in loom's
 //! model-checked types under `RUSTFLAGS="--cfg loom"`, as crossbeam and rtrb
 //! do; `tests/loom_*.rs` explore every interleaving of the correct locks and
 //! refcounts under a preemption bound.

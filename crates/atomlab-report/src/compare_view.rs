@@ -1,6 +1,6 @@
 //! The terminal's view of an A/B comparison: what `atomlab compare A B`
 //! prints, from atomlab-stats' [`AbResult`] (the HTML report's section is
-//! [`crate::compare`]).
+//! `crate::compare`).
 
 use std::io::{self, Write};
 

@@ -3,7 +3,7 @@
 //! (<https://github.github.com/gfm/#tables-extension->), padded so they
 //! also read as aligned columns in a terminal, a log or a pipe
 //! ([`fmt::Display`]), and the HTML report's `<table>` ([`Table::html`]).
-//! A table is built once from records (e.g. [`crate::tables`]) and drawn in
+//! A table is built once from records (a kind's view, under [`crate::kinds`]) and drawn in
 //! either.
 //!
 //! ```text

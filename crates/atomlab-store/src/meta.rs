@@ -168,7 +168,7 @@ fn hostname() -> String {
 }
 
 /// `git rev-parse HEAD` in the current directory, or `None` if it fails,
-/// prints no commit hash, or takes longer than [`GIT_TIMEOUT`].
+/// prints no commit hash, or takes longer than `GIT_TIMEOUT`.
 /// The git commit of the current directory, or none when it is not in a git
 /// work tree. Read from the repository's files (HEAD, the ref it names,
 /// packed-refs; a worktree's `.git` file) in well under a millisecond; only

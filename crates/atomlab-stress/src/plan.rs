@@ -2,7 +2,7 @@
 //! ([`Plan`]), or a [`StressError`] that names what was wrong, in the terms
 //! of [`Request`]'s fields, and lists the valid choices.
 //!
-//! The scenarios themselves live in [`crate::scenario`] and are listed in
+//! The scenarios themselves live in `crate::scenario` and are listed in
 //! [`crate::registry`]; this file knows none of them.
 
 use std::fmt;

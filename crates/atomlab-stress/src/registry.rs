@@ -1,12 +1,12 @@
 //! Every stress scenario in one slice, and lookup by name. Adding a
-//! scenario is a file in [`crate::scenario`] that implements
+//! scenario is a file in `crate::scenario` that implements
 //! [`Scenario`], and its line in that folder's list
-//! ([`crate::scenario::ALL`]).
+//! (`crate::scenario::ALL`).
 
 use crate::plan::{Plan, Request, Scenario, StressError};
 
 /// Every scenario, in the order the command line lists them
-/// ([`crate::scenario::ALL`], beside their modules).
+/// (`crate::scenario::ALL`, beside their modules).
 pub fn all() -> &'static [&'static dyn Scenario] {
     crate::scenario::ALL
 }

@@ -52,12 +52,12 @@
 //! they cost no unrolling and lose no execution.
 //!
 //! Every client starts from the object as its `new_` leaves it
-//! ([`crate::initial`]). The clients pass arguments and take results in
+//! (`crate::initial`). The clients pass arguments and take results in
 //! the registers of the file's calling convention, as its lifter names
 //! them (AAPCS64: X0, X1 and X0; the RISC-V psABI: a0, a1 and a0; System
 //! V AMD64: rdi, rsi and rax). Every client serves every lifted
 //! architecture, from the object as `new_`, lifted in that architecture,
-//! leaves it ([`crate::initial`]).
+//! leaves it (`crate::initial`).
 
 use atomlab_audit::{PluginFile, Pointer};
 use atomlab_litmus::{

@@ -3,7 +3,7 @@
 //! that a second checker can judge it: herd7 (Alglave, Maranget and
 //! Tautschnig, "Herding Cats", TOPLAS 2014; the herdtools7 manual for the
 //! format) with its own aarch64.cat or riscv.cat, and `atomlab check`.
-//! The printing is atomlab-litmus's ([`atomlab_litmus::print`]); this
+//! The printing is atomlab-litmus's ([`atomlab_litmus::print()`]); this
 //! module makes the client a test that a litmus checker judges as verify
 //! does:
 //!

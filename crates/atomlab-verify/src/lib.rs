@@ -1,7 +1,7 @@
 //! `atomlab verify`: a plugin's variants checked under memory models,
 //! from the file alone. The plugin is never loaded or run (it may be built
 //! for another architecture): its description is read from the ELF file
-//! ([`descriptor`]), each variant's functions and everything they call in
+//! (`descriptor`), each variant's functions and everything they call in
 //! the file are lifted to the checker's instructions ([`lift`]), a client
 //! ([`client`]) calls them from several threads, and atomlab-model judges
 //! every execution of that test under each model, as GenMC does for C
@@ -25,7 +25,7 @@
 //! [`lift::riscv64`] and [`lift::x86_64`]), each judged by its own
 //! architecture's model (`aarch64`, `riscv`, `x86tso`) and by `sc`, each
 //! with the client [`client`] describes, from the object as its `new_`
-//! leaves it ([`initial`]). In all three
+//! leaves it (`initial`). In all three
 //! instruction sets, calls through the PLT to `malloc`, `calloc`,
 //! `aligned_alloc` and `free`, and thread-local storage (aarch64's
 //! TPIDR_EL0 and TLS descriptors, `__tls_get_addr` on x86-64 and riscv64)
@@ -117,7 +117,7 @@ pub struct Options {
     pub unroll: usize,
     /// Time allowed per (variant, model, CPU) check.
     pub timeout: Duration,
-    /// Try changes to the instructions and verify again ([`advise`]).
+    /// Try changes to the instructions and verify again (`advise`).
     pub advise: bool,
     /// How far the checks have gone (runs, combinations, executions),
     /// for progress lines on a long check (shared by the caller).

@@ -1,6 +1,6 @@
 //! The scenarios: each turns primitives into per-thread operations, runs them
 //! through the harness, and converts the samples into records. Each module
-//! implements [`crate::plan::Scenario`] and has its line in [`ALL`].
+//! implements [`crate::plan::Scenario`] and has its line in `ALL`.
 
 pub mod counter;
 pub mod fence;

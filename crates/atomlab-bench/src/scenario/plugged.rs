@@ -154,7 +154,7 @@ impl<S: Pluggable> Scenario for atomlab_plugin::WithPlugins<S, S::Fns> {
         self.base().implausible(plan, serial_ns, ns_per_op)
     }
 
-    /// A plugin's variant runs in a child process ([`isolated`]), except
+    /// A plugin's variant runs in a child process (`isolated`), except
     /// in that child.
     fn run(
         &self,

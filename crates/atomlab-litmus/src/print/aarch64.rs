@@ -1,7 +1,7 @@
 //! The AArch64 printer ([`crate::print`]): lowered code back to the A64
 //! subset that dialect/aarch64.rs parses and herd7 reads (Arm ARM, DDI 0487, C6.2 for
 //! each instruction): LDR/LDAR/LDAPR/LDXR/LDAXR, STR/STLR, STXR/STLXR,
-//! CAS, SWP and LD<op> with their A/L suffixes, DMB/DSB/ISB, MOV, ADD,
+//! CAS, SWP and `LD<op>` with their A/L suffixes, DMB/DSB/ISB, MOV, ADD,
 //! SUB, EOR, AND, ORR, BIC, LSL, LSR, CMP, CSEL, CBZ/CBNZ, B and B.cond.
 //!
 //! Registers: a thread register called `Xn` keeps its name; the others

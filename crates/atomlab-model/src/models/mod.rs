@@ -1,5 +1,5 @@
 //! The models, each a file that reads like its paper or cat file, over the
-//! engine's [`Execution`]s. A model names the axiom an execution breaks and,
+//! engine's `Execution`s. A model names the axiom an execution breaks and,
 //! when asked, a smallest cycle of events that breaks it.
 
 pub mod aarch64;

@@ -24,7 +24,7 @@
 //!   Anything else is refused, with the instruction's address.
 //! - Accesses are annotated as the litmus parser annotates the same
 //!   mnemonic (atomlab-litmus dialect/aarch64.rs `instr`): LDAR acquire, LDAPR
-//!   acquire-pc, LDXR exclusive, STLR release, CAS/SWP/LD<op> with A/L
+//!   acquire-pc, LDXR exclusive, STLR release, CAS/SWP/`LD<op>` with A/L
 //!   suffixes, a zero destination making the read NoRet without acquire.
 //! - W registers are 32 bits: a W write is masked to 32 bits, as is a W
 //!   read. Flags are the two operands of the last compare (the parser's
@@ -94,7 +94,7 @@ impl lifter::Lifter for Aarch64 {
         Some((Fence::Dmb(Barrier::Dmb, BarrierOpt::ISH), "dmb ish"))
     }
     /// The Arm ARM's acquire/release forms (C6.2): LDAR, LDAXR, STLR,
-    /// STLXR, and the A/L suffixes of CAS, SWP and LD<op>.
+    /// STLXR, and the A/L suffixes of CAS, SWP and `LD<op>`.
     fn ordered_form(&self, instruction: &str, acquire: bool) -> Option<String> {
         let m = instruction.split_whitespace().next()?;
         let (base, size) = match m.strip_suffix('b').or_else(|| m.strip_suffix('h')) {

@@ -21,7 +21,7 @@ pub struct Lifted {
 
 /// One lifter per architecture: the register that holds a function's
 /// first argument, the litmus dialect the lifted code is judged in, and
-/// the lift itself. The one list of lifted architectures is [`lifter`].
+/// the lift itself. The one list of lifted architectures is `lifter`.
 pub trait Lifter {
     /// The register name of the first integer argument (`X0`, `a0`, `rdi`).
     fn first_argument(&self) -> &'static str;

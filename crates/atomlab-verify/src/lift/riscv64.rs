@@ -11,7 +11,7 @@
 //! compressed ones.
 //!
 //! How a function becomes events (the scheme of the aarch64 lifter,
-//! through [`super::flow`]):
+//! through `super::flow`):
 //! - Followed from its entry along every path: `jal ra`/`call` into the
 //!   file is inlined (its `ret` returns to the call), `j`, `jal zero` and a
 //!   `jr` to a resolved address are jumps (a tail call included), `ret` of

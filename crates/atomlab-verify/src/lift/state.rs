@@ -166,7 +166,7 @@ pub struct Heap {
     pub selected: Vec<(i64, u8)>,
     /// Allocator calls are followed (the client's functions); when not,
     /// the lifter refuses them, as `new_`'s reading needs
-    /// ([`crate::initial`]).
+    /// (`crate::initial`).
     pub follow: bool,
     /// `free` may be given the client's object (its `free_`).
     pub object_freeable: bool,

@@ -9,7 +9,7 @@
 //! atomlab-audit.
 //!
 //! How a function becomes events (the scheme of the aarch64 lifter,
-//! through [`super::flow`]):
+//! through `super::flow`):
 //! - Followed from its entry along every path: `call rel32` into the file
 //!   is inlined (the return address takes its 8 bytes of stack; the
 //!   callee's `ret` returns to the call), `jmp` is a jump (a tail call

@@ -15,7 +15,7 @@ use crate::cmd::bench::parse_seconds;
 // them, instead of clap's "use -- -1" tip.
 #[command(allow_negative_numbers = true)]
 pub struct LoadArgs {
-    /// The URL to load: http://host[:port]/path.
+    /// The URL to load: `http://host[:port]/path`.
     pub url: String,
     /// Keep-alive connections, spread over the threads.
     #[arg(long, short = 'c', default_value_t = 16)]
