@@ -590,8 +590,11 @@ fn run(
     // and the combinations are many, they are found by growing graphs
     // (grow.rs).
     let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
-    let grow = opts.grow
-        && builtin
+    let grow = match opts.grow {
+        crate::Grow::Never => false,
+        crate::Grow::WhereFlagged => flagged,
+        crate::Grow::Always => true,
+    } && builtin
         && !opts.unpruned
         && (opts.grow_all || combinations(&traces, &groups) > crate::grow::ABOVE)
         && crate::grow::applies(&names, &traces);

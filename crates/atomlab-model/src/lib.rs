@@ -105,7 +105,7 @@ pub use check::{
 };
 pub use mapping::AcquireLoad;
 pub use models::MODEL_NAMES;
-pub use options::{CheckOptions, Engine, LoopRule, SearchProgress};
+pub use options::{CheckOptions, Engine, Grow, LoopRule, SearchProgress};
 
 /// Why a test could not be judged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

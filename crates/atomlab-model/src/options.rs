@@ -61,17 +61,38 @@ pub struct CheckOptions {
     /// events are (rel.rs): the same answers, more time; for tests that
     /// hold the wide path to the narrow one.
     pub wide_words: bool,
-    /// Find the combinations of the threads' runs by growing one execution
-    /// graph at a time (`grow.rs`, as GenMC does) where that finds them
-    /// all (no allowed execution with a `po ∪ rf` cycle) and they are many
-    /// (over `grow.rs`'s `ABOVE`), rather than by searching their product
-    /// (`combine.rs`): the same answers; fewer steps where the runs are
-    /// many and few of them combine (`atomlab verify`'s 3-thread locks).
-    pub grow: bool,
-    /// With `grow`: grow graphs wherever that finds every combination,
+    /// Where to find the combinations of the threads' runs by growing one
+    /// execution graph at a time (`grow.rs`, as GenMC does), where that
+    /// finds them all (no allowed execution with a `po ∪ rf` cycle) and
+    /// they are many (over `grow.rs`'s `ABOVE`), rather than by searching
+    /// their product (`combine.rs`): the same answers either way.
+    pub grow: Grow,
+    /// With `grow` other than [`Grow::Never`]: grow graphs wherever that
+    /// finds every combination,
     /// however few the combinations (`grow.rs`'s `ABOVE`); for tests that
     /// hold the growing to the product search.
     pub grow_all: bool,
+}
+
+/// Where growing graphs replaces the search over the product of the
+/// threads' runs ([`CheckOptions::grow`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Grow {
+    /// Never: the product is searched (the default; tests hold growing
+    /// to it).
+    #[default]
+    Never,
+    /// Where a model raises flags (the Linux-kernel model): the product
+    /// search judges no prefix there (combine.rs's probe), while grown
+    /// graphs are probed, which is what answers issue 37's seqlocks (SEQLOCK-4
+    /// 56-67 s to 0.4-0.6 s). Not elsewhere: on C11 tests growing was
+    /// slower (WWWR-5 16.3 s against 19.3 s, STORES4x3 0.31 against 0.45
+    /// s, 2026-12-07), and the ISA tests' product search probes already.
+    /// What `atomlab check` does.
+    WhereFlagged,
+    /// Wherever it applies: `atomlab verify`'s lifted code, whose runs are
+    /// many and few of them combine (its 3-thread locks).
+    Always,
 }
 
 /// Spin loops and the unroll bound, for code with loops (`atomlab verify`).

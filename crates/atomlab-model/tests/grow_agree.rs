@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use atomlab_litmus::Test;
-use atomlab_model::{check_test, CheckOptions, Engine, ModelOutcome};
+use atomlab_model::{check_test, CheckOptions, Engine, Grow, ModelOutcome};
 
 /// The models growing may apply to, but the Linux-kernel model's.
 const MODELS: &[&str] = &["sc", "x86tso", "aarch64", "riscv", "rc11"];
@@ -26,7 +26,7 @@ fn outcomes(test: &Test, models: &[&str], grow: bool) -> Option<Vec<(String, Vec
     let opts = CheckOptions {
         engine: Engine::Explore,
         deadline: Some(Instant::now() + Duration::from_secs(20)),
-        grow,
+        grow: if grow { Grow::Always } else { Grow::Never },
         // Wherever it applies, not only where the combinations are many.
         grow_all: grow,
         ..CheckOptions::default()

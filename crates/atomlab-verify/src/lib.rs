@@ -394,7 +394,7 @@ pub(crate) fn check_options(opts: &Options) -> CheckOptions {
         symmetry: true,
         // GenMC's way: one execution graph grown at a time, where that
         // finds every combination of the threads' runs (grow.rs).
-        grow: true,
+        grow: atomlab_model::Grow::Always,
         progress: opts.progress.clone(),
         ..CheckOptions::default()
     }
