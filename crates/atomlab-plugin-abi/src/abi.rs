@@ -32,8 +32,12 @@ pub struct KindDef {
     pub name: &'static str,
     /// What one variant is, for people ("a built-in lock").
     pub noun: &'static str,
-    /// Its struct's members, in order (`new_`, `lock`, …).
+    /// Its struct's members, in order (`new_`, `lock`, …): each a
+    /// nullable function pointer, one word.
     pub members: &'static [&'static str],
+    /// The members the header says may be NULL (`try_lock`, `read`);
+    /// the loader refuses a variant with any other member NULL.
+    pub optional: &'static [&'static str],
 }
 
 /// The one list of kinds: the loader's `Kind`, verify's reader of a
@@ -45,24 +49,28 @@ pub const KINDS: [KindDef; 4] = [
         name: "lock",
         noun: "lock",
         members: &["new_", "lock", "unlock", "try_lock", "free_"],
+        optional: &["try_lock"],
     },
     KindDef {
         value: KIND_SPSC,
         name: "spsc",
         noun: "queue",
         members: &["new_", "push", "pop", "free_"],
+        optional: &[],
     },
     KindDef {
         value: KIND_REFCOUNT,
         name: "refcount",
         noun: "reference count",
         members: &["new_", "get", "put", "free_"],
+        optional: &[],
     },
     KindDef {
         value: KIND_OP,
         name: "op",
         noun: "operation",
         members: &["new_", "op", "read", "free_"],
+        optional: &["read"],
     },
 ];
 
@@ -131,7 +139,9 @@ pub struct OpFns {
     pub free: ObjFn,
 }
 
-/// The union in `struct atomlab_variant`.
+/// The union in `struct atomlab_variant`: every member is a struct of
+/// nullable function pointers, one word each, at offset 0, so a kind's
+/// members are the union's first words ([`VariantFns::words`]).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union VariantFns {
@@ -143,6 +153,27 @@ pub union VariantFns {
     pub refcount: RefcountFns,
     /// `u.op`.
     pub op: OpFns,
+}
+
+/// The most members a kind has: the union's size in words.
+pub const MAX_MEMBERS: usize = 5;
+
+impl VariantFns {
+    /// The first `n` words of the union: the members of a kind with `n`
+    /// members, in order, each NULL or a function.
+    ///
+    /// # Safety
+    /// `n` is at most the member count of the kind whose member of the
+    /// union was written (those words are initialised); it is also at
+    /// most [`MAX_MEMBERS`] (checked).
+    pub unsafe fn words(&self, n: usize) -> &[*const c_void] {
+        assert!(n <= MAX_MEMBERS, "a kind has at most {MAX_MEMBERS} members");
+        // SAFETY: every member of the union is a `#[repr(C)]` struct of
+        // `Option<extern "C" fn>`s, each one pointer wide with None as
+        // NULL (the null-pointer optimisation), starting at offset 0; the
+        // caller vouches that the first `n` were written.
+        unsafe { std::slice::from_raw_parts((self as *const Self).cast::<*const c_void>(), n) }
+    }
 }
 
 /// `struct atomlab_variant`.
@@ -187,5 +218,27 @@ mod tests {
         assert_eq!(std::mem::size_of::<Variant>(), 56);
         assert_eq!(std::mem::offset_of!(Variant, u), 16);
         assert_eq!(std::mem::size_of::<Descriptor>(), 32);
+    }
+
+    /// [`VariantFns::words`] reads the union as words: it is
+    /// [`MAX_MEMBERS`] pointers, and every kind's optional members are
+    /// its members.
+    #[test]
+    fn the_union_is_its_largest_kinds_words() {
+        assert_eq!(
+            std::mem::size_of::<VariantFns>(),
+            MAX_MEMBERS * std::mem::size_of::<*const c_void>()
+        );
+        assert_eq!(
+            KINDS.iter().map(|k| k.members.len()).max(),
+            Some(MAX_MEMBERS)
+        );
+        for k in KINDS {
+            assert!(
+                k.optional.iter().all(|m| k.members.contains(m)),
+                "{}",
+                k.name
+            );
+        }
     }
 }

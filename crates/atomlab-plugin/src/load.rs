@@ -18,7 +18,7 @@ use std::ffi::{c_void, CStr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::abi::{self, Descriptor, LockFns, OpFns, RefcountFns, SpscFns};
+use crate::abi::{self, Descriptor};
 use crate::error::{err, PluginError};
 use crate::file::check_file;
 use crate::library::Library;
@@ -181,20 +181,15 @@ impl Plugin {
                 err(
                     path,
                     format!(
-                        "variant '{vname}' has kind {}, which ABI version {} does not define (1 lock, 2 spsc, 3 refcount, 4 op)",
-                        v.kind, d.abi_version
+                        "variant '{vname}' has kind {}, which ABI version {} does not define ({})",
+                        v.kind,
+                        d.abi_version,
+                        Kind::listed()
                     ),
                 )
             })?;
             // SAFETY: the kind says which member of `u` was written.
-            let missing = unsafe {
-                match kind {
-                    Kind::Lock => LockFns::from_union(&v.u).missing(),
-                    Kind::Spsc => SpscFns::from_union(&v.u).missing(),
-                    Kind::Refcount => RefcountFns::from_union(&v.u).missing(),
-                    Kind::Op => OpFns::from_union(&v.u).missing(),
-                }
-            };
+            let missing = unsafe { kind.missing(&v.u) };
             if !missing.is_empty() {
                 return Err(err(
                     path,

@@ -8,12 +8,18 @@ use std::sync::Arc;
 
 use crate::abi::{LockFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
+use crate::variant::{present, Kind, KindFns, PluginVariant};
 
 pub use crate::variant::{variant_names, NameClash};
 
 /// One lock variant of a loaded plugin.
 pub type LockVariant = PluginVariant<LockFns>;
+
+impl Kind {
+    /// `ATOMLAB_KIND_LOCK`, named as the enum's variant it once was.
+    #[allow(non_upper_case_globals)]
+    pub const Lock: Kind = Kind::of(crate::abi::KIND_LOCK);
+}
 
 impl KindFns for LockFns {
     const KIND: Kind = Kind::Lock;
@@ -21,15 +27,6 @@ impl KindFns for LockFns {
     unsafe fn from_union(u: &VariantFns) -> LockFns {
         // SAFETY: the caller checked that the kind is lock.
         unsafe { u.lock }
-    }
-
-    fn missing(&self) -> Vec<&'static str> {
-        nulls(&[
-            ("new_", self.new.is_some()),
-            ("lock", self.lock.is_some()),
-            ("unlock", self.unlock.is_some()),
-            ("free_", self.free.is_some()),
-        ])
     }
 
     fn audited(&self) -> Vec<(&'static str, *const c_void)> {

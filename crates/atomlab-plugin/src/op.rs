@@ -9,10 +9,16 @@ use std::sync::Arc;
 
 use crate::abi::{OpFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
+use crate::variant::{present, Kind, KindFns, PluginVariant};
 
 /// One operation variant of a loaded plugin.
 pub type OpVariant = PluginVariant<OpFns>;
+
+impl Kind {
+    /// `ATOMLAB_KIND_OP`, named as the enum's variant it once was.
+    #[allow(non_upper_case_globals)]
+    pub const Op: Kind = Kind::of(crate::abi::KIND_OP);
+}
 
 impl KindFns for OpFns {
     const KIND: Kind = Kind::Op;
@@ -20,14 +26,6 @@ impl KindFns for OpFns {
     unsafe fn from_union(u: &VariantFns) -> OpFns {
         // SAFETY: the caller checked that the kind is op.
         unsafe { u.op }
-    }
-
-    fn missing(&self) -> Vec<&'static str> {
-        nulls(&[
-            ("new_", self.new.is_some()),
-            ("op", self.op.is_some()),
-            ("free_", self.free.is_some()),
-        ])
     }
 
     /// The operation only: `read` runs once, after the threads stop.

@@ -12,10 +12,16 @@ use std::sync::Arc;
 
 use crate::abi::{RefcountFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
+use crate::variant::{present, Kind, KindFns, PluginVariant};
 
 /// One reference-count variant of a loaded plugin.
 pub type RefcountVariant = PluginVariant<RefcountFns>;
+
+impl Kind {
+    /// `ATOMLAB_KIND_REFCOUNT`, named as the enum's variant it once was.
+    #[allow(non_upper_case_globals)]
+    pub const Refcount: Kind = Kind::of(crate::abi::KIND_REFCOUNT);
+}
 
 impl KindFns for RefcountFns {
     const KIND: Kind = Kind::Refcount;
@@ -23,15 +29,6 @@ impl KindFns for RefcountFns {
     unsafe fn from_union(u: &VariantFns) -> RefcountFns {
         // SAFETY: the caller checked that the kind is refcount.
         unsafe { u.refcount }
-    }
-
-    fn missing(&self) -> Vec<&'static str> {
-        nulls(&[
-            ("new_", self.new.is_some()),
-            ("get", self.get.is_some()),
-            ("put", self.put.is_some()),
-            ("free_", self.free.is_some()),
-        ])
     }
 
     fn audited(&self) -> Vec<(&'static str, *const c_void)> {

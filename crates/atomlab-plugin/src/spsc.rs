@@ -10,10 +10,16 @@ use std::sync::Arc;
 
 use crate::abi::{SpscFns, VariantFns};
 use crate::library::Library;
-use crate::variant::{nulls, present, Kind, KindFns, PluginVariant};
+use crate::variant::{present, Kind, KindFns, PluginVariant};
 
 /// One queue variant of a loaded plugin.
 pub type SpscVariant = PluginVariant<SpscFns>;
+
+impl Kind {
+    /// `ATOMLAB_KIND_SPSC`, named as the enum's variant it once was.
+    #[allow(non_upper_case_globals)]
+    pub const Spsc: Kind = Kind::of(crate::abi::KIND_SPSC);
+}
 
 impl KindFns for SpscFns {
     const KIND: Kind = Kind::Spsc;
@@ -21,15 +27,6 @@ impl KindFns for SpscFns {
     unsafe fn from_union(u: &VariantFns) -> SpscFns {
         // SAFETY: the caller checked that the kind is spsc.
         unsafe { u.spsc }
-    }
-
-    fn missing(&self) -> Vec<&'static str> {
-        nulls(&[
-            ("new_", self.new.is_some()),
-            ("push", self.push.is_some()),
-            ("pop", self.pop.is_some()),
-            ("free_", self.free.is_some()),
-        ])
     }
 
     fn audited(&self) -> Vec<(&'static str, *const c_void)> {

@@ -15,47 +15,97 @@ use atomlab_core::Record;
 use crate::abi;
 use crate::library::Library;
 
-/// What a variant is (`enum atomlab_kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A mutual-exclusion lock.
-    Lock,
-    /// A single-producer single-consumer queue.
-    Spsc,
-    /// A reference count.
-    Refcount,
-    /// One operation on shared state.
-    Op,
+/// What a variant is (`enum atomlab_kind`): one entry of [`abi::KINDS`],
+/// the one list of kinds, so a new kind is its entry there and not a
+/// variant here too.
+#[derive(Clone, Copy)]
+pub struct Kind(&'static abi::KindDef);
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.0.value == other.0.value
+    }
+}
+
+impl Eq for Kind {}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
 }
 
 impl Kind {
-    /// Every kind, in the order of [`abi::KINDS`] (whose entry `k as
-    /// usize` describes `k`).
-    pub const ALL: [Kind; 4] = [Kind::Lock, Kind::Spsc, Kind::Refcount, Kind::Op];
+    /// The kind whose `enum atomlab_kind` value is `value`
+    /// (`abi::KIND_LOCK`, …); a value [`abi::KINDS`] does not list does
+    /// not compile where this is a constant, and panics elsewhere.
+    pub const fn of(value: u32) -> Kind {
+        let mut i = 0;
+        while i < abi::KINDS.len() {
+            if abi::KINDS[i].value == value {
+                return Kind(&abi::KINDS[i]);
+            }
+            i += 1;
+        }
+        panic!("not a kind of abi::KINDS")
+    }
+
+    /// Every kind, in the order of [`abi::KINDS`].
+    pub fn all() -> impl Iterator<Item = Kind> {
+        abi::KINDS.iter().map(Kind)
+    }
 
     /// The header's definition of the kind.
     pub fn def(self) -> &'static abi::KindDef {
-        &abi::KINDS[self as usize]
+        self.0
     }
 
     /// The kind's name in the header and on the command line.
     pub fn name(self) -> &'static str {
-        self.def().name
+        self.0.name
     }
 
     /// What one variant of the kind is, for people ("a built-in lock").
     pub fn noun(self) -> &'static str {
-        self.def().noun
+        self.0.noun
     }
 
     /// The members of the kind's struct of functions, in order.
     pub fn members(self) -> &'static [&'static str] {
-        self.def().members
+        self.0.members
     }
 
     /// The kind of `enum atomlab_kind`'s value `k`, if the ABI defines it.
     pub fn from_abi(k: u32) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|kind| kind.def().value == k)
+        Kind::all().find(|kind| kind.0.value == k)
+    }
+
+    /// The members of this kind's struct in `u` that are NULL and that
+    /// the header does not allow to be (`try_lock` and `read` may be), in
+    /// order: what the loader refuses a variant for.
+    ///
+    /// # Safety
+    /// `u`'s member written is this kind's.
+    pub unsafe fn missing(self, u: &abi::VariantFns) -> Vec<&'static str> {
+        // SAFETY: the caller vouches that this kind's member was written,
+        // so its `members.len()` words are initialised.
+        let words = unsafe { u.words(self.0.members.len()) };
+        self.0
+            .members
+            .iter()
+            .zip(words)
+            .filter(|(m, w)| w.is_null() && !self.0.optional.contains(m))
+            .map(|(m, _)| *m)
+            .collect()
+    }
+
+    /// Every kind's `enum atomlab_kind` value and name, as an error lists
+    /// them ("1 lock, 2 spsc, 3 refcount, 4 op").
+    pub fn listed() -> String {
+        Kind::all()
+            .map(|k| format!("{} {}", k.0.value, k.0.name))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -82,8 +132,6 @@ pub trait KindFns: Copy + Send + Sync + 'static {
     /// # Safety
     /// The variant's `kind` must be [`Self::KIND`] (the member written).
     unsafe fn from_union(u: &abi::VariantFns) -> Self;
-    /// The header's names of the functions the kind needs that are NULL.
-    fn missing(&self) -> Vec<&'static str>;
     /// The functions whose atomics the line beside a variant's figures
     /// describes, by role, those the plugin provides: a lock's `lock`,
     /// `unlock` and `try_lock`, a queue's `push` and `pop`, a count's
@@ -324,32 +372,52 @@ pub(crate) fn present<const N: usize>(
         .collect()
 }
 
-/// The names in `required` whose pointer is missing, in order.
-pub(crate) fn nulls(required: &[(&'static str, bool)]) -> Vec<&'static str> {
-    required
-        .iter()
-        .filter(|(_, present)| !present)
-        .map(|(n, _)| *n)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::{abi, Kind};
 
-    /// Each kind's entry of the table is its own: the enum and
-    /// [`abi::KINDS`] list the kinds in one order, every value of the
+    /// Each kind's entry of the table is its own: every value of the
     /// header maps back to its kind, and no other value does.
     #[test]
     fn the_kinds_are_the_headers_table() {
-        assert_eq!(Kind::ALL.len(), abi::KINDS.len());
-        for (i, k) in Kind::ALL.into_iter().enumerate() {
-            assert_eq!(k as usize, i);
+        assert_eq!(Kind::all().count(), abi::KINDS.len());
+        for k in Kind::all() {
             assert_eq!(Kind::from_abi(k.def().value), Some(k));
         }
-        assert_eq!(Kind::Spsc.name(), "spsc");
-        assert_eq!(Kind::Refcount.noun(), "reference count");
+        assert_eq!(Kind::of(abi::KIND_SPSC).name(), "spsc");
+        assert_eq!(Kind::of(abi::KIND_REFCOUNT).noun(), "reference count");
         assert_eq!(Kind::from_abi(0), None);
         assert_eq!(Kind::from_abi(5), None);
+        assert_eq!(Kind::listed(), "1 lock, 2 spsc, 3 refcount, 4 op");
+    }
+
+    /// A NULL member is missing unless the header allows it, whatever
+    /// the kind, read from the union's words.
+    #[test]
+    fn missing_members_are_read_from_the_union() {
+        extern "C" fn obj(_: *mut std::ffi::c_void) {}
+        let lock = abi::VariantFns {
+            lock: abi::LockFns {
+                new: None,
+                lock: Some(obj),
+                unlock: None,
+                try_lock: None,
+                free: Some(obj),
+            },
+        };
+        // SAFETY: the lock member was written.
+        let missing = unsafe { Kind::of(abi::KIND_LOCK).missing(&lock) };
+        assert_eq!(missing, ["new_", "unlock"]);
+        let op = abi::VariantFns {
+            op: abi::OpFns {
+                new: None,
+                op: Some(obj),
+                read: None,
+                free: None,
+            },
+        };
+        // SAFETY: the op member was written.
+        let missing = unsafe { Kind::of(abi::KIND_OP).missing(&op) };
+        assert_eq!(missing, ["new_", "free_"]);
     }
 }

@@ -12,7 +12,7 @@ use atomlab_audit::PluginFile;
 use atomlab_litmus::{Instr, Test};
 use atomlab_model::explain::{Witness, WitnessEvent};
 
-use crate::client::{Built, Property};
+use crate::client::Built;
 
 /// One event of the wrong execution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,9 +134,9 @@ pub(crate) fn explain(
     Counterexample {
         steps,
         coherence,
-        broken: match b.property {
-            Property::Lock { expected, .. } => broken_lock(b, expected, w, &who, reason),
-            _ => reason.to_string(),
+        broken: match b.property.data_expected() {
+            Some(expected) => broken_lock(b, expected, w, &who, reason),
+            None => reason.to_string(),
         },
         rf,
         co,

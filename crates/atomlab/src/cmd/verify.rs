@@ -209,7 +209,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<CommandOutput> {
             .param("plugin", path.clone())
             .param("plugin_sha256", sha.clone())
             .param("arch", plugin.arch().name());
-        if r.kind == atomlab_verify::Kind::Spsc {
+        if atomlab_verify::client::takes_items(r.kind) {
             rec.param("items", args.items as u64);
         }
         if let Some(lse) = r.lse {
