@@ -55,286 +55,25 @@
 use std::ffi::c_void;
 
 pub mod abi;
+pub mod lock;
+pub mod op;
+pub mod refcount;
+pub mod spsc;
 
-/// A mutual-exclusion lock, as `struct atomlab_lock` asks: atomlab makes
-/// one with [`Lock::new`], calls [`Lock::lock`] and [`Lock::unlock`] from
-/// many threads, and drops it when no thread uses it any more.
-pub trait Lock: Send + Sync + Sized + 'static {
-    /// Whether [`Lock::try_lock`] is implemented (otherwise the header's
-    /// `try_lock` is NULL).
-    const HAS_TRY_LOCK: bool = false;
-    /// An unlocked lock.
-    fn new() -> Self;
-    /// Returns when the calling thread holds the lock.
-    fn lock(&self);
-    /// Releases the lock; called only by the thread holding it.
-    fn unlock(&self);
-    /// Takes the lock if it is free; `true` when it did. Set
-    /// [`Lock::HAS_TRY_LOCK`] when implementing it.
-    fn try_lock(&self) -> bool {
-        false
-    }
-}
+pub use lock::Lock;
+pub use op::Op;
+pub use refcount::Refcount;
+pub use spsc::Spsc;
 
-/// A single-producer single-consumer queue of nonzero 64-bit items, as
-/// `struct atomlab_spsc` asks: atomlab makes one with [`Spsc::new`], then
-/// one thread (the producer) calls [`Spsc::push`] while one other thread
-/// (the consumer) calls [`Spsc::pop`], and drops it when neither does any
-/// more. Every item pushed must come out of `pop` once, in order, with
-/// its bits: `atomlab stress spsc` checks every one.
+/// `free_` of any kind: drops the box.
 ///
-/// `push` and `pop` are `unsafe` to call because a queue may rely on that
-/// contract (a Lamport ring's slots are written by the producer alone, so
-/// they need no atomic read-modify-write); an implementation is then
-/// `Sync` by an `unsafe impl` that says so.
-pub trait Spsc: Send + Sync + Sized + 'static {
-    /// An empty queue holding at least `capacity` items.
-    fn new(capacity: usize) -> Self;
-    /// Enqueues `item` (nonzero); `false` when the queue is full.
-    ///
-    /// # Safety
-    /// Called by one thread only (the producer), never at the same time
-    /// as another `push` on this queue.
-    unsafe fn push(&self, item: u64) -> bool;
-    /// The oldest item, or `None` when the queue is empty.
-    ///
-    /// # Safety
-    /// Called by one thread only (the consumer), never at the same time
-    /// as another `pop` on this queue.
-    unsafe fn pop(&self) -> Option<u64>;
-}
-
-/// A reference count, as `struct atomlab_refcount` asks: [`Refcount::new`]
-/// makes an object holding one reference; any thread that holds one calls
-/// [`Refcount::get`] and [`Refcount::put`], at the same time as others.
-/// atomlab owns the object: it drops it once, when no thread uses it any
-/// more, whether or not a `put` said "last" (so a count that says it too
-/// early is reported, not a crash on freed memory): `put` must not free
-/// anything.
-pub trait Refcount: Send + Sync + Sized + 'static {
-    /// An object holding one reference.
-    fn new() -> Self;
-    /// Takes one more reference; the caller holds one.
-    fn get(&self);
-    /// Drops the caller's reference; `true` exactly when it was the last.
-    fn put(&self) -> bool;
-}
-
-/// One operation on shared state, as `struct atomlab_op` asks: every
-/// thread of `atomlab bench counter` calls [`Op::op`] on one state made by
-/// [`Op::new`] (or each on its own with `--contention private`). With
-/// [`Op::HAS_READ`], [`Op::read`] says how many times `op` was called,
-/// which atomlab checks after every run. The operation fixes its own
-/// orderings: `--ordering` does not apply to it.
-pub trait Op: Send + Sync + Sized + 'static {
-    /// Whether [`Op::read`] is implemented (otherwise the header's `read`
-    /// is NULL and the count is not checked).
-    const HAS_READ: bool = false;
-    /// New state.
-    fn new() -> Self;
-    /// The operation under test.
-    fn op(&self);
-    /// How many times [`Op::op`] was called since [`Op::new`]; called
-    /// after every thread has stopped. Set [`Op::HAS_READ`] when
-    /// implementing it.
-    fn read(&self) -> u64 {
-        0
-    }
-}
-
-/// The `extern "C"` functions [`export_plugin!`] puts in the description,
-/// one instance per type: a lock's here, the other kinds' in `spsc`,
-/// `refcount` and `op`; `free` drops an object of any kind.
-pub mod shims {
-    use super::*;
-    use std::ffi::c_int;
-
-    /// `new_`: a boxed `L`.
-    pub extern "C" fn new<L: Lock>() -> *mut c_void {
-        Box::into_raw(Box::new(L::new())).cast()
-    }
-
-    /// `lock`.
-    ///
-    /// # Safety
-    /// `p` comes from [`new`] of the same `L` and is not freed yet.
-    pub unsafe extern "C" fn lock<L: Lock>(p: *mut c_void) {
-        // SAFETY: the caller's contract (the header's: a lock made by new_).
-        unsafe { &*p.cast::<L>() }.lock()
-    }
-
-    /// `unlock`.
-    ///
-    /// # Safety
-    /// As [`lock`]; the calling thread holds the lock.
-    pub unsafe extern "C" fn unlock<L: Lock>(p: *mut c_void) {
-        // SAFETY: as in `lock`.
-        unsafe { &*p.cast::<L>() }.unlock()
-    }
-
-    /// `try_lock`.
-    ///
-    /// # Safety
-    /// As [`lock`].
-    pub unsafe extern "C" fn try_lock<L: Lock>(p: *mut c_void) -> c_int {
-        // SAFETY: as in `lock`.
-        c_int::from(unsafe { &*p.cast::<L>() }.try_lock())
-    }
-
-    /// `free_` of any kind: drops the box.
-    ///
-    /// # Safety
-    /// `p` comes from the `new_` of the same `T` (a `Box<T>`), is freed
-    /// once, when no thread uses it any more.
-    pub unsafe extern "C" fn free<T>(p: *mut c_void) {
-        // SAFETY: made by Box::into_raw in a `new_` of T, freed once.
-        drop(unsafe { Box::from_raw(p.cast::<T>()) })
-    }
-
-    /// The `struct atomlab_lock` of `L`.
-    pub const fn lock_fns<L: Lock>() -> abi::LockFns {
-        abi::LockFns {
-            new: Some(new::<L>),
-            lock: Some(lock::<L>),
-            unlock: Some(unlock::<L>),
-            try_lock: if L::HAS_TRY_LOCK {
-                Some(try_lock::<L>)
-            } else {
-                None
-            },
-            free: Some(free::<L>),
-        }
-    }
-
-    /// The `struct atomlab_spsc` of `Q`.
-    pub const fn spsc_fns<Q: Spsc>() -> abi::SpscFns {
-        abi::SpscFns {
-            new: Some(spsc::new::<Q>),
-            push: Some(spsc::push::<Q>),
-            pop: Some(spsc::pop::<Q>),
-            free: Some(free::<Q>),
-        }
-    }
-
-    /// The `struct atomlab_refcount` of `R`.
-    pub const fn refcount_fns<R: Refcount>() -> abi::RefcountFns {
-        abi::RefcountFns {
-            new: Some(refcount::new::<R>),
-            get: Some(refcount::get::<R>),
-            put: Some(refcount::put::<R>),
-            free: Some(free::<R>),
-        }
-    }
-
-    /// The `struct atomlab_op` of `O`.
-    pub const fn op_fns<O: Op>() -> abi::OpFns {
-        abi::OpFns {
-            new: Some(op::new::<O>),
-            op: Some(op::op::<O>),
-            read: if O::HAS_READ {
-                Some(op::read::<O>)
-            } else {
-                None
-            },
-            free: Some(free::<O>),
-        }
-    }
-
-    /// A queue's functions.
-    pub mod spsc {
-        use super::*;
-
-        /// `new_(capacity)`: a boxed `Q`.
-        pub extern "C" fn new<Q: Spsc>(capacity: usize) -> *mut c_void {
-            Box::into_raw(Box::new(Q::new(capacity))).cast()
-        }
-
-        /// `push`.
-        ///
-        /// # Safety
-        /// `p` comes from [`new`] of the same `Q` and is not freed yet;
-        /// only one thread pushes.
-        pub unsafe extern "C" fn push<Q: Spsc>(p: *mut c_void, item: u64) -> c_int {
-            // SAFETY: the caller's contract (the header's: a queue made by
-            // new_, pushed to by one producer thread).
-            c_int::from(unsafe { (*p.cast::<Q>()).push(item) })
-        }
-
-        /// `pop`.
-        ///
-        /// # Safety
-        /// As [`push`], for the one consumer thread; `item` points to a
-        /// writable `u64`.
-        pub unsafe extern "C" fn pop<Q: Spsc>(p: *mut c_void, item: *mut u64) -> c_int {
-            // SAFETY: as in `push`, for the one consumer thread.
-            match unsafe { (*p.cast::<Q>()).pop() } {
-                Some(v) => {
-                    // SAFETY: the caller passes a writable u64.
-                    unsafe { item.write(v) };
-                    1
-                }
-                None => 0,
-            }
-        }
-    }
-
-    /// A reference count's functions.
-    pub mod refcount {
-        use super::*;
-
-        /// `new_`: a boxed `R` holding one reference.
-        pub extern "C" fn new<R: Refcount>() -> *mut c_void {
-            Box::into_raw(Box::new(R::new())).cast()
-        }
-
-        /// `get`.
-        ///
-        /// # Safety
-        /// `p` comes from [`new`] of the same `R` and is not freed yet.
-        pub unsafe extern "C" fn get<R: Refcount>(p: *mut c_void) {
-            // SAFETY: the caller's contract (the header's: an object made
-            // by new_, freed only after every thread is done with it).
-            unsafe { &*p.cast::<R>() }.get()
-        }
-
-        /// `put`.
-        ///
-        /// # Safety
-        /// As [`get`].
-        pub unsafe extern "C" fn put<R: Refcount>(p: *mut c_void) -> c_int {
-            // SAFETY: as in `get`.
-            c_int::from(unsafe { &*p.cast::<R>() }.put())
-        }
-    }
-
-    /// An operation's functions.
-    pub mod op {
-        use super::*;
-
-        /// `new_`: boxed state.
-        pub extern "C" fn new<O: Op>() -> *mut c_void {
-            Box::into_raw(Box::new(O::new())).cast()
-        }
-
-        /// `op`.
-        ///
-        /// # Safety
-        /// `p` comes from [`new`] of the same `O` and is not freed yet.
-        pub unsafe extern "C" fn op<O: Op>(p: *mut c_void) {
-            // SAFETY: the caller's contract (the header's: state made by
-            // new_, freed only after every thread is done with it).
-            unsafe { &*p.cast::<O>() }.op()
-        }
-
-        /// `read`.
-        ///
-        /// # Safety
-        /// As [`op()`].
-        pub unsafe extern "C" fn read<O: Op>(p: *mut c_void) -> u64 {
-            // SAFETY: as in `op`.
-            unsafe { &*p.cast::<O>() }.read()
-        }
-    }
+/// # Safety
+/// `p` comes from the `new_` of the same `T` (a `Box<T>`), is freed
+/// once, when no thread uses it any more.
+#[doc(hidden)]
+pub unsafe extern "C" fn free<T>(p: *mut c_void) {
+    // SAFETY: made by Box::into_raw in a `new_` of T, freed once.
+    drop(unsafe { Box::from_raw(p.cast::<T>()) })
 }
 
 /// For [`export_plugin!`] only: a value that may live in a `static`
@@ -361,7 +100,10 @@ unsafe impl<T> Sync for Shared<T> {}
 /// export_plugin!("my-plugin", spsc "my-ring" => Ring, refcount "my-count" => Count);
 /// ```
 ///
-/// A kind it does not know is a compile error that names the four:
+/// `KIND` is the name of one of this crate's kind modules ([`lock`],
+/// [`spsc`], [`refcount`], [`op`]: each holds its trait, its `KIND` and
+/// its `variant_fns`), so a kind it does not know is a compile error
+/// naming the module it looked for:
 ///
 /// ```compile_fail
 /// struct Q;
@@ -379,8 +121,8 @@ macro_rules! export_plugin {
             static VARIANTS: $crate::Shared<[__abi::Variant; [$($name),+].len()]> =
                 $crate::Shared([$(__abi::Variant {
                     name: concat!($name, "\0").as_ptr().cast(),
-                    kind: $crate::__atomlab_kind!($kind),
-                    u: $crate::__atomlab_fns!($kind, $ty),
+                    kind: $crate::$kind::KIND,
+                    u: $crate::$kind::variant_fns::<$ty>(),
                 }),+]);
             static PLUGIN: $crate::Shared<__abi::Descriptor> = $crate::Shared(__abi::Descriptor {
                 abi_version: __abi::ABI_VERSION,
@@ -425,69 +167,6 @@ macro_rules! export_plugin {
 macro_rules! export_locks {
     ($plugin:literal, $($name:literal => $ty:ty),+ $(,)?) => {
         $crate::export_plugin!($plugin, $(lock $name => $ty),+);
-    };
-}
-
-/// For [`export_plugin!`] only: `enum atomlab_kind` of a kind's keyword.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __atomlab_kind {
-    (lock) => {
-        $crate::abi::KIND_LOCK
-    };
-    (spsc) => {
-        $crate::abi::KIND_SPSC
-    };
-    (refcount) => {
-        $crate::abi::KIND_REFCOUNT
-    };
-    (op) => {
-        $crate::abi::KIND_OP
-    };
-    ($other:ident) => {
-        compile_error!(concat!(
-            "export_plugin!: unknown kind `",
-            stringify!($other),
-            "`; write lock, spsc, refcount or op before the variant's name"
-        ))
-    };
-}
-
-/// For [`export_plugin!`] only: the union member of a kind's keyword.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __atomlab_fns {
-    (lock, $ty:ty) => {
-        $crate::abi::VariantFns {
-            lock: $crate::shims::lock_fns::<$ty>(),
-        }
-    };
-    (spsc, $ty:ty) => {
-        $crate::abi::VariantFns {
-            spsc: $crate::shims::spsc_fns::<$ty>(),
-        }
-    };
-    (refcount, $ty:ty) => {
-        $crate::abi::VariantFns {
-            refcount: $crate::shims::refcount_fns::<$ty>(),
-        }
-    };
-    (op, $ty:ty) => {
-        $crate::abi::VariantFns {
-            op: $crate::shims::op_fns::<$ty>(),
-        }
-    };
-    // The unknown kind is reported once, by __atomlab_kind!.
-    ($other:ident, $ty:ty) => {
-        $crate::abi::VariantFns {
-            lock: $crate::abi::LockFns {
-                new: None,
-                lock: None,
-                unlock: None,
-                try_lock: None,
-                free: None,
-            },
-        }
     };
 }
 

@@ -6,16 +6,16 @@
 //! fixed number of threads, a few operations each, an assertion on what
 //! they saw):
 //!
-//! - [`lock`]: T threads, K critical sections each, a plain
+//! - `lock`: T threads, K critical sections each, a plain
 //!   read-increment-write of `data` (a lost update leaves it short);
-//! - [`spsc`]: a producer pushes 1..k through a ring of two, a consumer
+//! - `spsc`: a producer pushes 1..k through a ring of two, a consumer
 //!   pops k items (none lost, duplicated, reordered or torn);
-//! - [`refcount`]: holders take, use and drop references ("last" exactly
+//! - `refcount`: holders take, use and drop references ("last" exactly
 //!   once, never early, and seeing every use);
-//! - [`op`]: T threads, K `op`s each, then `read` after joining them.
+//! - `op`: T threads, K `op`s each, then `read` after joining them.
 //!
 //! Each kind's client is one file (its threads and its [`Contract`], the
-//! property its wrong final states break), listed in [`CLIENTS`]; a kind
+//! property its wrong final states break), listed in `CLIENTS`; a kind
 //! of `atomlab_plugin::abi::KINDS` without a client there is refused as
 //! not checked yet.
 //!
