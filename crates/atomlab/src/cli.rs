@@ -50,7 +50,7 @@ pub enum Command {
     Bench(Box<crate::cmd::bench::BenchArgs>),
     /// Torture a primitive for correctness (its scenarios from stress's registry: `command`).
     Stress(Box<crate::cmd::stress::StressArgs>),
-    /// Model-check a plugin's lock, spsc, refcount or op under its target CPU's model (aarch64, riscv64, x86-64 files; never run).
+    /// Model-check a plugin's variants under its target CPU's model (its kinds from include/atomlab.h's table: `command`).
     Verify(Box<crate::cmd::verify::VerifyArgs>),
     /// Load an HTTP server: closed loop (wrk) or a fixed rate (wrk2), with the server's CPU.
     Load(Box<crate::cmd::load::LoadArgs>),
@@ -135,6 +135,13 @@ pub fn command() -> clap::Command {
             sub.about(format!(
                 "Torture a primitive for correctness: {}",
                 listed(atomlab_stress::all().iter().map(|s| s.name()).collect())
+            ))
+        })
+        .mut_subcommand("verify", |sub| {
+            let kinds: Vec<&str> = atomlab_verify::Kind::all().map(|k| k.name()).collect();
+            sub.about(format!(
+                "Model-check a plugin's {} under its target CPU's model (aarch64, riscv64, x86-64 files; never run)",
+                atomlab_core::sentence::or_list(&kinds)
             ))
         });
     for (name, read) in GLOBALS_READ {

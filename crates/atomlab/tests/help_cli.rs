@@ -357,3 +357,43 @@ fn the_cpus_models_in_help_come_from_the_registry() {
         }
     }
 }
+
+/// Before: verify's help named the plugin kinds by hand in four places
+/// (its line in the root help, `--variant`, `--rounds`, `--items`), so a
+/// new kind of include/atomlab.h had to be added there too. Now they are
+/// written from the header's one table (`abi::KINDS`) and the clients of
+/// verify: no doc comment of the command names a kind, and its help
+/// names every kind.
+#[test]
+fn plugin_kinds_in_help_come_from_the_headers_table() {
+    let kinds: Vec<&str> = atomlab_verify::Kind::all().map(|k| k.name()).collect();
+    assert!(kinds.len() >= 4, "{kinds:?}");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd/verify.rs");
+    let src = std::fs::read_to_string(src).unwrap();
+    for (i, line) in src.lines().enumerate() {
+        if !line.trim_start().starts_with("///") {
+            continue;
+        }
+        for k in &kinds {
+            assert!(
+                !names_word(line, k),
+                "src/cmd/verify.rs:{}: a help text names the kind {k} by hand: {line}",
+                i + 1
+            );
+        }
+    }
+    let root = text(&atomlab(&["--help"]).stdout);
+    let about = line_of(&root, "verify");
+    let help = text(&atomlab(&["verify", "--help"]).stdout);
+    let variant = line_of(&help, "--variant");
+    for k in &kinds {
+        assert!(names_word(about, k), "{about} lacks {k}");
+        assert!(names_word(variant, k), "{variant} lacks {k}");
+    }
+    let items = line_of(&help, "--items");
+    let rounds = line_of(&help, "--rounds");
+    for (k, counts, takes_items) in atomlab_verify::client::sizes() {
+        assert_eq!(names_word(items, k.name()), takes_items, "{items}");
+        assert_eq!(names_word(rounds, k.name()), counts.is_some(), "{rounds}");
+    }
+}

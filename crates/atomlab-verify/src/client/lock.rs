@@ -19,6 +19,7 @@ pub(super) const CLIENT: KindClient = KindClient {
     object: "lock",
     new_arg: 0,
     takes_items: false,
+    rounds: Some("critical sections"),
     threads: |c, v, obj, size| c.lock(v, obj, size.threads, size.rounds),
 };
 

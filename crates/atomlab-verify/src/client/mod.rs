@@ -65,6 +65,9 @@ pub(crate) struct KindClient {
     new_arg: i64,
     /// Whether [`Size::items`] sizes it (else threads and rounds do).
     takes_items: bool,
+    /// What [`Size::rounds`] counts per thread, for help ("critical
+    /// sections"); `None` where rounds do not size it.
+    rounds: Option<&'static str>,
     /// Builds its threads on the object (location `obj`).
     threads: fn(&mut Client<'_, '_>, &Variant, usize, Size) -> Result<Property, NotBuilt>,
 }
@@ -83,6 +86,15 @@ fn client_of(kind: Kind) -> Result<&'static KindClient, NotBuilt> {
                 kind.name()
             ))
         })
+}
+
+/// Each kind with a client, what `--rounds` counts per thread of it
+/// (`None`: rounds do not size it) and whether `--items` sizes it: what
+/// the command's help says, written from the clients.
+pub fn sizes() -> impl Iterator<Item = (Kind, Option<&'static str>, bool)> {
+    CLIENTS
+        .iter()
+        .filter_map(|c| Some((Kind::from_abi(c.kind)?, c.rounds, c.takes_items)))
 }
 
 /// Whether the client of `kind` is sized by [`Size::items`] (spsc's

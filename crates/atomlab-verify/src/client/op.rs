@@ -19,6 +19,7 @@ pub(super) const CLIENT: KindClient = KindClient {
     object: "state",
     new_arg: 0,
     takes_items: false,
+    rounds: Some("ops"),
     threads: |c, v, obj, size| c.op(v, obj, size.threads, size.rounds),
 };
 

@@ -26,6 +26,7 @@ pub(super) const CLIENT: KindClient = KindClient {
     object: "obj",
     new_arg: 0,
     takes_items: false,
+    rounds: Some("its own reference's put plus K-1 extra get/put pairs before it"),
     threads: |c, v, obj, size| c.refcount(v, obj, size.threads, size.rounds),
 };
 

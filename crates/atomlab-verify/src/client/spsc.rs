@@ -25,6 +25,7 @@ pub(super) const CLIENT: KindClient = KindClient {
     object: "queue",
     new_arg: SPSC_CAPACITY as i64,
     takes_items: true,
+    rounds: None,
     threads: |c, v, obj, size| c.spsc(v, obj, size.items),
 };
 

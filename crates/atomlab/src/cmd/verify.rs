@@ -23,29 +23,57 @@ fn model_help() -> String {
     )
 }
 
+/// The kinds of include/atomlab.h, from its one table (`abi::KINDS`).
+fn kinds() -> Vec<&'static str> {
+    atomlab_verify::Kind::all().map(|k| k.name()).collect()
+}
+
+fn variant_help() -> String {
+    format!(
+        "Variants, comma-separated [default: every variant: {}]",
+        atomlab_core::sentence::and_list(&kinds())
+    )
+}
+
+/// `--rounds`' help, from what each kind's client counts.
+fn rounds_help() -> String {
+    let each: Vec<String> = atomlab_verify::client::sizes()
+        .filter_map(|(k, rounds, _)| Some(format!("{} ({})", rounds?, k.name())))
+        .collect();
+    format!(
+        "Per thread, 1 to 3: {}",
+        atomlab_core::sentence::or_list(&each)
+    )
+}
+
+/// `--items`' help, naming the kinds whose client it sizes.
+fn items_help() -> String {
+    let takers: Vec<&str> = atomlab_verify::client::sizes()
+        .filter(|(_, _, items)| *items)
+        .map(|(k, _, _)| k.name())
+        .collect();
+    format!(
+        "Items the {} client's producer pushes through a queue of 2, 1 to 3 (3: the last reuses the first slot; fewer make a --litmus export small enough for herd7)",
+        atomlab_core::sentence::and_list(&takers)
+    )
+}
+
 #[derive(Debug, clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct VerifyArgs {
     /// The plugin (include/atomlab.h), built for aarch64, riscv64 or x86-64; it is read, never loaded.
     #[arg(long, value_name = "PATH")]
     pub plugin: PathBuf,
-    /// Variants, comma-separated [default: every variant: lock, spsc, refcount and op].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help = variant_help())]
     pub variant: Vec<String>,
     #[arg(long, value_delimiter = ',', help = model_help())]
     pub model: Vec<String>,
     /// Threads of the client: 2 or 3.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// Per thread, 1 to 3: critical sections (lock), ops (op), or, for
-    /// refcount, its own reference's put plus K-1 extra get/put pairs
-    /// before it.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, help = rounds_help())]
     pub rounds: usize,
-    /// Items the spsc client's producer pushes through a queue of 2, 1 to
-    /// 3 (3: the last reuses the first slot; fewer make a --litmus export
-    /// small enough for herd7).
-    #[arg(long, default_value_t = atomlab_verify::client::SPSC_ITEMS)]
+    #[arg(long, default_value_t = atomlab_verify::client::SPSC_ITEMS, help = items_help())]
     pub items: usize,
     /// Iterations allowed of a loop that writes (spin loops that only
     /// read need none: spin-assume).
