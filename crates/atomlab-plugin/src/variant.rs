@@ -1,10 +1,11 @@
 //! What every plugin variant is, whatever its kind: a name, the file it
 //! came from and that file's SHA-256 (for records), the kind's function
 //! pointers ([`KindFns`], one `#[repr(C)]` struct of [`crate::abi`] per
-//! kind), and the library they point into. The kinds' own modules
+//! kind), and the library they point into. A variant's [`Kind`] is its
+//! entry of [`abi::KINDS`], which also says which of its functions may
+//! be NULL (`crate::load` refuses any other NULL); the kinds' own modules
 //! ([`crate::lock`], [`crate::spsc`], [`crate::refcount`], [`crate::op`])
-//! say which functions their kind needs and wrap them in safe handles;
-//! `crate::load` checks a description against them.
+//! wrap their functions in safe handles.
 
 use std::ffi::c_void;
 use std::path::PathBuf;
