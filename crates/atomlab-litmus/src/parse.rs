@@ -9,22 +9,15 @@
 use crate::ast::*;
 use crate::builder::{reg_of, Builder};
 use crate::dialect::c::TYPE_WORDS;
+use crate::dialect::{self, syntax::Threads};
 use crate::scan::{blank_comments, too_deep, Cursor, PResult, MAX_DEPTH};
 use crate::ParseError;
 
 /// The canonical name of a register as written in a condition or initial
-/// state, or `None` when it is not one of the architecture's registers.
+/// state, or `None` when it is not one of the architecture's registers
+/// (its dialect's `canonical_reg`).
 pub(crate) fn canonical_reg(arch: Arch, name: &str) -> Option<String> {
-    match arch {
-        Arch::C => Some(name.to_string()),
-        Arch::X86 => crate::dialect::x86::reg(name).map(str::to_string),
-        Arch::X86_64 => crate::dialect::x86_64::reg(name).map(|(r, _)| r.to_string()),
-        Arch::RiscV => crate::dialect::riscv::canonical(name),
-        Arch::AArch64 => match crate::dialect::aarch64::reg(name) {
-            Some(crate::dialect::aarch64::ArmReg::Gpr(n)) => Some(format!("X{n}")),
-            _ => None,
-        },
-    }
+    (dialect::of(arch).canonical_reg)(name)
 }
 
 /// Parses a litmus test. `file` is used in error messages only.
@@ -50,24 +43,24 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
     let mut c = Cursor::new(file, &text);
     c.ws();
     let arch_pos = c.pos;
-    let arch = match c.ident() {
-        Some("C") => Arch::C,
-        Some("X86") => Arch::X86,
-        Some("X86_64") => Arch::X86_64,
-        Some("RISCV") => Arch::RiscV,
-        Some("AArch64") => Arch::AArch64,
-        Some(other) => {
-            return Err(c.err_at(
+    let dialect = match c.ident() {
+        Some(name) => dialect::by_name(name).ok_or_else(|| {
+            c.err_at(
                 arch_pos,
-                format!("unsupported architecture '{other}' (supported: C, X86, X86_64, AArch64, RISCV)"),
-            ))
-        }
+                format!(
+                    "unsupported architecture '{name}' (supported: {})",
+                    dialect::names()
+                ),
+            )
+        })?,
         None => {
-            return Err(c.err(
-                "expected an architecture name (C, X86, X86_64, AArch64, RISCV) at the start of the test",
-            ))
+            return Err(c.err(format!(
+                "expected an architecture name ({}) at the start of the test",
+                dialect::names()
+            )))
         }
     };
+    let arch = dialect.arch;
     c.ws_inline();
     let line_end = c.rest().find('\n').map(|i| c.pos + i).unwrap_or(c.end);
     let name = c.src[c.pos..line_end].trim().to_string();
@@ -138,11 +131,9 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         .map(|(t, name, ..)| (*t, name.clone()))
         .collect();
     // Threads.
-    let tail_start = match arch {
-        Arch::C => crate::dialect::c::parse_threads(&mut c, &mut b)?,
-        Arch::X86 | Arch::X86_64 | Arch::AArch64 | Arch::RiscV => {
-            crate::dialect::table::parse_threads(&mut c, &mut b)?
-        }
+    let tail_start = match dialect.threads {
+        Threads::Own(read) => read(&mut c, &mut b)?,
+        Threads::Table(lower) => dialect::table::parse_threads(&mut c, &mut b, lower)?,
     };
     // After the threads, `(*` always opens a comment, as in herd7's
     // splitter (lib/splitter.mll, `inside_constr`): `(*Note: …*)` after the

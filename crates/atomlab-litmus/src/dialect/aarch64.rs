@@ -9,6 +9,17 @@ use crate::scan::{Cursor, PResult};
 
 use super::operand::{operands, parse_int, text};
 
+/// herd's AArch64 dialect, for [`super::DIALECTS`]: registers are named
+/// by their 64-bit name (`X0`).
+pub(crate) const DIALECT: super::syntax::Dialect = super::syntax::Dialect {
+    arch: Arch::AArch64,
+    canonical_reg: |name| match reg(name) {
+        Some(ArmReg::Gpr(n)) => Some(format!("X{n}")),
+        _ => None,
+    },
+    threads: super::syntax::Threads::Table(instr),
+};
+
 /// An AArch64 register operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ArmReg {

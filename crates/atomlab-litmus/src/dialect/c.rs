@@ -23,6 +23,14 @@ use crate::ast::*;
 use crate::builder::{reg_of, Builder};
 use crate::scan::{too_deep, Cursor, PResult, MAX_DEPTH};
 
+/// herd's C dialect, for [`super::DIALECTS`]: a register is any name (a
+/// thread's local), and threads are C functions.
+pub(crate) const DIALECT: super::syntax::Dialect = super::syntax::Dialect {
+    arch: Arch::C,
+    canonical_reg: |name| Some(name.to_string()),
+    threads: super::syntax::Threads::Own(parse_threads),
+};
+
 /// Integer type words accepted (and ignored) in declarations.
 pub(crate) const TYPE_WORDS: &[&str] = &[
     "int",

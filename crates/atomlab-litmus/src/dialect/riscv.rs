@@ -26,6 +26,13 @@ use crate::ast::*;
 use crate::builder::{reg_of, Builder};
 use crate::scan::{Cursor, PResult};
 
+/// herd's RISCV dialect, for [`super::DIALECTS`].
+pub(crate) const DIALECT: super::syntax::Dialect = super::syntax::Dialect {
+    arch: Arch::RiscV,
+    canonical_reg: canonical,
+    threads: super::syntax::Threads::Table(instr),
+};
+
 /// ABI names of x1–x31 (`x0` is `zero`).
 const ABI: &[&str] = &[
     "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",

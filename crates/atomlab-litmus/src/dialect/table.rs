@@ -1,14 +1,14 @@
 //! Assembly threads: the `P0 | P1 ;` table of herd's assembly dialects,
 //! its cells split into each thread's column, labels resolved, and each
-//! instruction handed to its dialect (AArch64, X86, X86_64, RISCV) to be
-//! lowered to [`Instr`]s.
+//! instruction handed to its dialect's lowering (`syntax::Threads::Table`)
+//! to become [`Instr`]s.
 
 use crate::ast::*;
 use crate::builder::Builder;
 use crate::scan::{Cursor, PResult};
 
 use super::operand::END_LABEL;
-use super::{aarch64, riscv, x86, x86_64};
+use super::syntax::{Fixup, LowerFn};
 
 /// One cell of the thread table.
 struct Cell {
@@ -17,7 +17,9 @@ struct Cell {
     end: usize,
 }
 
-pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usize> {
+/// Reads the thread table at `c`, each cell's instruction lowered by
+/// `lower` (its dialect's); returns where the table ends.
+pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder, lower: LowerFn) -> PResult<usize> {
     c.ws();
     // Header line: `P0 | P1 ;`
     let line_end = c
@@ -94,7 +96,7 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
     let tail = c.pos;
     // Lower each thread's cells in order.
     let mut labels: Vec<Vec<(String, usize)>> = vec![Vec::new(); n];
-    let mut fixups: Vec<Vec<(usize, String, usize)>> = vec![Vec::new(); n];
+    let mut fixups: Vec<Vec<Fixup>> = vec![Vec::new(); n];
     for cell in &cells {
         let mut cur = c.sub(cell.start, cell.end);
         cur.ws();
@@ -120,16 +122,7 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             continue;
         }
         let mut out = Vec::new();
-        match b.arch {
-            Arch::X86 => x86::instr(&mut cur, b, cell.thread, &mut out)?,
-            Arch::X86_64 => {
-                x86_64::instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?
-            }
-            Arch::RiscV => {
-                riscv::instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?
-            }
-            _ => aarch64::instr(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?,
-        }
+        lower(&mut cur, b, cell.thread, &mut out, &mut fixups[cell.thread])?;
         cur.ws();
         if !cur.at_end() {
             return Err(cur.err(format!("unexpected {} after the instruction", cur.found())));

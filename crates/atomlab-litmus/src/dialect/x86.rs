@@ -9,6 +9,13 @@ use crate::scan::{Cursor, PResult};
 
 use super::operand::{operands, parse_int, text};
 
+/// herd's X86 dialect, for [`super::DIALECTS`].
+pub(crate) const DIALECT: super::syntax::Dialect = super::syntax::Dialect {
+    arch: Arch::X86,
+    canonical_reg: |name| reg(name).map(str::to_string),
+    threads: super::syntax::Threads::Table(|cur, b, t, out, _| instr(cur, b, t, out)),
+};
+
 const X86_REGS: &[&str] = &["EAX", "EBX", "ECX", "EDX", "ESI", "EDI", "EBP"];
 
 pub(crate) fn reg(name: &str) -> Option<&'static str> {

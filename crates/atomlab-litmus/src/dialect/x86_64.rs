@@ -17,6 +17,13 @@ use crate::ast::*;
 use crate::builder::{reg_of, Builder};
 use crate::scan::{Cursor, PResult};
 
+/// herd's X86_64 dialect, for [`super::DIALECTS`].
+pub(crate) const DIALECT: super::syntax::Dialect = super::syntax::Dialect {
+    arch: Arch::X86_64,
+    canonical_reg: |name| reg(name).map(|(r, _)| r.to_string()),
+    threads: super::syntax::Threads::Table(instr),
+};
+
 /// The general-purpose registers: 64-bit name, 32-bit name.
 const GPRS: &[(&str, &str)] = &[
     ("rax", "eax"),
