@@ -119,11 +119,8 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
     for r in recs.iter().filter(|r| verdict(r) != "PASS") {
         writeln!(
             out,
-            "\n{} {} under {}{}: {}",
-            r.variant,
-            verdict(r),
-            param(r, "model").unwrap_or("-"),
-            param(r, "cpu").map_or(String::new(), |c| format!(" ({c})")),
+            "\n{}: {}",
+            heading(r),
             r.notes.first().map_or("", String::as_str)
         )?;
         if let Some(c) = r
@@ -157,6 +154,18 @@ fn write_unfitted(out: &mut Vec<u8>, report: &Report) -> io::Result<()> {
     Ok(())
 }
 
+/// A verdict's heading: "VARIANT VERDICT under MODEL (CPU)", the CPU
+/// where the record names one.
+fn heading(r: &atomlab_core::Record) -> String {
+    format!(
+        "{} {} under {}{}",
+        r.variant,
+        verdict(r),
+        param(r, "model").unwrap_or("-"),
+        param(r, "cpu").map_or(String::new(), |c| format!(" ({c})"))
+    )
+}
+
 /// `--advise`'s answer for one record: for a FAIL, the single changes
 /// that make it pass; for a PASS, what could be weakened with the PASS
 /// kept (for this client, model and CPU).
@@ -174,11 +183,8 @@ fn write_advice(
     };
     writeln!(
         out,
-        "\n{} {} under {}{}: {}",
-        r.variant,
-        verdict(r),
-        param(r, "model").unwrap_or("-"),
-        param(r, "cpu").map_or(String::new(), |c| format!(" ({c})")),
+        "\n{}: {}",
+        heading(r),
         if advice.is_empty()
             && r.detail
                 .as_ref()

@@ -69,12 +69,7 @@ impl Client<'_, '_> {
         let unlock_at = entry(self.file, v, "unlock")?;
         let free_at = free_entry(v)?;
         let data = self.locs.plain("data");
-        let done: Vec<LocId> = match free_at {
-            Some(_) => (1..threads)
-                .map(|t| self.locs.plain(&format!("done{t}")))
-                .collect(),
-            None => Vec::new(),
-        };
+        let done = self.done_flags(threads, free_at.is_some());
         for t in 0..threads {
             let done = &done;
             self.thread(obj, |call| {

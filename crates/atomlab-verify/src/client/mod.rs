@@ -458,6 +458,18 @@ fn acquire() -> Annot {
 }
 
 impl<'c, 'a> Client<'c, 'a> {
+    /// The `done` flag of each thread but 0 (`done1`, …), which
+    /// [`Call::join`] publishes and waits for; none when `wanted` is false
+    /// (the client joins no thread).
+    fn done_flags(&mut self, threads: usize, wanted: bool) -> Vec<LocId> {
+        if !wanted {
+            return Vec::new();
+        }
+        (1..threads)
+            .map(|t| self.locs.plain(&format!("done{t}")))
+            .collect()
+    }
+
     /// Builds thread `id` with `body`, which appends to a [`Call`].
     fn thread(
         &mut self,

@@ -7,7 +7,7 @@
 //! (no refusal, no bound), which is all a PASS then claims.
 
 use atomlab_audit::Pointer;
-use atomlab_litmus::{Expr, Instr, LocId, Prop, StateVar, Value};
+use atomlab_litmus::{Expr, Instr, Prop, StateVar, Value};
 
 use super::{entry, ne, value_of, Client, Contract, KindClient, Property};
 use crate::descriptor::Variant;
@@ -83,12 +83,7 @@ impl Client<'_, '_> {
             Some(Pointer::Null) | None => None,
             Some(_) => Some(entry(self.file, v, "read")?),
         };
-        let done: Vec<LocId> = match read_at {
-            Some(_) => (1..threads)
-                .map(|t| self.locs.plain(&format!("done{t}")))
-                .collect(),
-            None => Vec::new(),
-        };
+        let done = self.done_flags(threads, read_at.is_some());
         let mut total = None;
         for t in 0..threads {
             let done = &done;
