@@ -21,7 +21,7 @@ const WORK_STACK: usize = 16 << 20;
 
 fn main() -> ExitCode {
     tune_allocator();
-    atomlab_thread::on_stack(WORK_STACK, work)
+    atomlab_thread::on_stack_meanwhile(WORK_STACK, work, progress::watch)
 }
 
 /// glibc's allocator, set for a program that builds large short-lived

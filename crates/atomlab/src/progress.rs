@@ -81,8 +81,8 @@ impl Steps {
 /// The one reporter of the capabilities' progress events
 /// ([`atomlab_core::progress::Event`]): a [`Steps`] bar per batch, a line
 /// per part of a longer job, and the live counts of a long search
-/// ([`Event::Watch`](atomlab_core::progress::Event::Watch)) read by a
-/// thread of its own ([`Watched`]).
+/// ([`Event::Watch`](atomlab_core::progress::Event::Watch)) read by the
+/// main thread ([`watch`]).
 pub struct Reporter {
     steps: Option<Steps>,
     /// Whether stderr is a terminal (status lines are drawn only there).
@@ -107,7 +107,7 @@ impl Default for Reporter {
     }
 }
 
-/// What the watcher thread reads: the counts, the step under way and the
+/// What the watcher reads: the counts, the step under way and the
 /// steps done, written by the [`Reporter`] as events come.
 struct Watched {
     state: Mutex<WatchState>,
@@ -129,43 +129,68 @@ struct WatchState {
     bar: Option<ProgressBar>,
     /// When the batch began: the bar's message changes from a second on.
     begun: Instant,
-    /// The work is over: the watcher draws nothing more and ends.
+    /// When the watcher last wrote a line.
+    last_line: Instant,
+    /// The work is over: the watcher draws nothing more.
     over: bool,
 }
 
+/// The watcher the main thread draws ([`watch`]): the last one a
+/// [`Reporter`] was given counts for. A command has one reporter at a
+/// time.
+static WATCHED: Mutex<Option<Arc<Watched>>> = Mutex::new(None);
+
+/// How often the watcher looks at the counts.
+const TICK: Duration = Duration::from_millis(100);
+
+/// The watcher's loop, run by the main thread while the work runs on a
+/// thread of its own (`atomlab_thread::on_stack_meanwhile`), rather than on
+/// a third thread (a command of a few milliseconds would pay about 0.14 ms
+/// for it): every 100 ms it draws the counts of the search under way, once
+/// a capability has sent them ([`Event::Watch`](atomlab_core::progress::Event::Watch)).
+/// `ended` waits up to the time given and says whether the work is over;
+/// the loop returns as soon as it is. Without the work thread (the system
+/// refused it) nothing calls this, and there are no live counts.
+pub fn watch(ended: &mut dyn FnMut(Duration) -> bool) {
+    while !ended(TICK) {
+        let watched = WATCHED.lock().ok().and_then(|w| w.clone());
+        if let Some(w) = watched {
+            w.tick();
+        }
+    }
+}
+
 impl Watched {
-    /// Every 100 ms: the counts in the bar's message, or, where there is
-    /// no bar, a line every `every` while one step runs that long.
-    fn watch(&self) {
-        let mut last_line = Instant::now();
-        loop {
-            std::thread::sleep(Duration::from_millis(100));
-            let Ok(st) = self.state.lock() else { return };
-            if st.over {
-                return;
+    /// One look: the counts in the bar's message, or, where there is no
+    /// bar, a line every `every` while one step runs that long.
+    fn tick(&self) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        if st.over {
+            return;
+        }
+        match &st.bar {
+            Some(bar) if st.begun.elapsed() > Duration::from_secs(1) => {
+                bar.set_message(format!("{}: {}", st.step, st.live.so_far()));
             }
-            match &st.bar {
-                Some(bar) if st.begun.elapsed() > Duration::from_secs(1) => {
-                    bar.set_message(format!("{}: {}", st.step, st.live.so_far()));
-                }
-                Some(_) => {}
-                None if st.since.elapsed() > st.every && last_line.elapsed() > st.every => {
-                    let context = if st.context.is_empty() {
-                        format!("{}/{} {} done", st.done, st.total, st.what)
-                    } else {
-                        st.context.clone()
-                    };
-                    eprintln!(
-                        "atomlab {}: {}: running for {:.0} s: {} so far ({context})",
-                        st.command,
-                        st.step,
-                        st.since.elapsed().as_secs_f64(),
-                        st.live.so_far()
-                    );
-                    last_line = Instant::now();
-                }
-                None => {}
+            Some(_) => {}
+            None if st.since.elapsed() > st.every && st.last_line.elapsed() > st.every => {
+                let context = if st.context.is_empty() {
+                    format!("{}/{} {} done", st.done, st.total, st.what)
+                } else {
+                    st.context.clone()
+                };
+                eprintln!(
+                    "atomlab {}: {}: running for {:.0} s: {} so far ({context})",
+                    st.command,
+                    st.step,
+                    st.since.elapsed().as_secs_f64(),
+                    st.live.so_far()
+                );
+                st.last_line = Instant::now();
             }
+            None => {}
         }
     }
 }
@@ -270,17 +295,14 @@ impl Reporter {
                         what: self.steps.as_ref().map_or("steps", |s| s.what),
                         bar: self.steps.as_ref().and_then(|s| s.bar.clone()),
                         begun: Instant::now(),
+                        last_line: Instant::now(),
                         over: false,
                     }),
                 });
-                // The watcher is never joined: a command of a few
-                // milliseconds does not wait for it to wake up and end;
-                // it draws nothing once the work is over. Without a thread
-                // there are no live counts, nothing else.
-                let w = Arc::clone(&watched);
-                let _ = std::thread::Builder::new()
-                    .name("progress".into())
-                    .spawn(move || w.watch());
+                // The main thread draws it from now on (`watch`).
+                if let Ok(mut slot) = WATCHED.lock() {
+                    *slot = Some(Arc::clone(&watched));
+                }
                 self.watched = Some(watched);
             }
             Event::Part(words) => eprintln!("  {words}"),
