@@ -748,16 +748,13 @@ pub fn record(r: &Ran) -> Record {
     if let Some(t) = &r.tuning {
         let tried = t.trials.iter().filter(|x| x.runs > 0).count();
         rec.notes.push(format!(
-            "tuned: {} of {} runs tried {tried} settings for {}; the rest ran {} ({}){}",
-            t.trial_runs,
-            res.runs_done,
+            "tuned: {tried} settings tried for {}, runs shared by Thompson sampling: {} of {} ran {} ({}), {} the others",
             t.hunted,
+            res.runs_done - t.trial_runs.min(res.runs_done),
+            res.runs_done,
             t.chosen.name(),
             t.chosen.flags(),
-            match t.switches {
-                0 => String::new(),
-                n => format!(", chosen after {n} switch(es) at re-checks"),
-            }
+            t.trial_runs,
         ));
     }
     for e in &res.pin_errors {

@@ -58,8 +58,8 @@ C11->x86 mapping that `atomlab check` judges the x86tso column with; on AArch64,
 C tests through the C11->AArch64 mapping of the aarch64 column (--arm-acquire); on riscv64, RISCV tests as \
 written and C tests through the C11->RISC-V mapping (the spec's Table A.6) of the riscv column. Under emulation (qemu-user) \
 the output says so: its histogram says nothing about the hardware. Which synchronisation finds relaxed outcomes fastest \
-depends on the machine and the test (on one VM the best setting changed between boots), so by default the first tenth of each test's runs \
-tries the settings not given on the command line and the rest use the best, the runner-up re-checked every 25 runs; \
+depends on the machine and the test (on one VM the best setting changed between boots), so by default each test's runs \
+try the settings not given on the command line, one run each, then go to the setting Thompson sampling picks from the hits per second so far; \
 the note under each test and the record's `tuning` say what was tried and chosen, and the replay line pins it (--no-tune: no trials)."
 )]
 pub struct RunArgs {
@@ -111,7 +111,7 @@ pub struct RunArgs {
     /// Loads of each thread's own frame after each of its memory accesses, as a C compiler's stack traffic spaces them (0: back to back) [default: tuned per test, starting from 0].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=64))]
     pub spacing: Option<u32>,
-    /// Do not tune: run every test with the starting setting (timebase, blocks, none, rotate) or the one given. By default the first tenth of the runs tries the settings not given (--sync, --timebase-delay, --layout, --preload, --roles, --spacing) and the rest use the one that found the most relaxed outcomes per second; the record says what was chosen, and its replay line pins it.
+    /// Do not tune: run every test with the starting setting (timebase, blocks, none, rotate) or the one given. By default each setting not given (--sync, --timebase-delay, --layout, --preload, --roles, --spacing) gets a run and the rest go to the one Thompson sampling picks from the relaxed outcomes per second so far; the record says what ran most, and its replay line pins it.
     #[arg(long)]
     pub no_tune: bool,
     /// With --sync timebase: ticks of the time-stamp counter between the last thread's arrival and the common start, or `auto` to adapt it each run to the shortest that still aligns the threads [default: 500 on x86-64; the same time on the generic timer (AArch64) or the time CSR (RISC-V)].
