@@ -726,6 +726,7 @@ pub fn record(r: &Ran) -> Record {
             "preload": res.phases.preload.as_nanos() as u64,
             "instances": res.phases.instances.as_nanos() as u64,
             "collect": res.phases.collect.as_nanos() as u64,
+            "startup": res.phases.startup.as_nanos() as u64,
         },
         // What the tuner tried and chose (issue 38): every setting's runs,
         // hits and time, so the choice can be checked and repeated.

@@ -712,7 +712,12 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
             end.wait();
             let t4 = Instant::now();
             phases.init += t1 - t0;
-            phases.barriers += (t2 - t1) + (t4 - t3);
+            if r == 0 {
+                phases.startup += t2 - t1;
+            } else {
+                phases.barriers += t2 - t1;
+            }
+            phases.barriers += t4 - t3;
             phases.preload += prepared;
             phases.instances += (t3 - t2).saturating_sub(prepared);
             // ORDERING: Relaxed: set before the end barrier by the thread

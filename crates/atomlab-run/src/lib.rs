@@ -238,7 +238,8 @@ impl RunBarrier {
 pub struct Phases {
     /// Laying out the instances (the owner's part of it).
     pub init: Duration,
-    /// Waiting at the barriers before and after each run.
+    /// Waiting at the barriers before and after each run (but the first
+    /// run's start: [`Phases::startup`]).
     pub barriers: Duration,
     /// The owner's own frames and preload, and the wait for the others'.
     pub preload: Duration,
@@ -246,6 +247,19 @@ pub struct Phases {
     pub instances: Duration,
     /// Reading the final states into the histogram.
     pub collect: Duration,
+    /// The first run's start barrier: waiting for the threads just
+    /// started to reach it (a call of the harness pays it once, whatever
+    /// its setting).
+    pub startup: Duration,
+}
+
+impl Phases {
+    /// The runs' own time: every phase but the threads' startup. The
+    /// tuner compares settings by it, since a call of one run would
+    /// otherwise be charged a call's overhead that a call of 25 shares.
+    pub fn runs(&self) -> Duration {
+        self.init + self.barriers + self.preload + self.instances + self.collect
+    }
 }
 
 /// Where the test's threads run.

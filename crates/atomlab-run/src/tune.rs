@@ -31,17 +31,20 @@ use std::time::{Duration, Instant};
 
 use atomlab_litmus::Value;
 
-use crate::{Layout, Preload, Program, Roles, RunError, RunOptions, RunResult, SyncMode};
+use crate::{
+    Layout, Preload, Program, Roles, RunBarrier, RunError, RunOptions, RunResult, SyncMode,
+};
 
 /// The most runs one call of the harness takes once every setting has had
 /// one: a call starts the test's threads and lays out its memory again
-/// (a fraction of a millisecond), so calls grow with the runs done, an
-/// eighth of them, from 2 up to this.
+/// (0.7-1.2 ms on the 2-vCPU KVM guest, against 0.5-0.7 ms for a run of
+/// SB's 1,000 instances), so calls grow with the runs done, a quarter of
+/// them, from 2 up to this.
 pub const MOST_RUNS_A_CALL: usize = 25;
 
 /// Runs of the next call, `done` runs into the test.
 fn chunk_after(done: usize) -> usize {
-    (done / 8).clamp(2, MOST_RUNS_A_CALL)
+    (done / 4).clamp(2, MOST_RUNS_A_CALL)
 }
 
 /// How fast what a setting found is forgotten: its hits and seconds count
@@ -121,6 +124,8 @@ pub struct Pinned {
     pub roles: bool,
     /// `--spacing` given.
     pub spacing: bool,
+    /// `--run-barrier` given.
+    pub run_barrier: bool,
 }
 
 impl Pinned {
@@ -132,6 +137,7 @@ impl Pinned {
             && self.preload
             && self.roles
             && self.spacing
+            && self.run_barrier
     }
 }
 
@@ -151,6 +157,8 @@ pub struct Setting {
     /// Loads of the thread's own frame after each access (the program
     /// prepared with [`crate::PrepareOptions::spacing`]).
     pub spacing: u32,
+    /// How the threads meet between runs.
+    pub run_barrier: RunBarrier,
 }
 
 impl Setting {
@@ -163,6 +171,7 @@ impl Setting {
             preload: opts.preload,
             roles: opts.roles,
             spacing,
+            run_barrier: opts.run_barrier,
         }
     }
 
@@ -174,6 +183,7 @@ impl Setting {
             layout: self.layout,
             preload: self.preload,
             roles: self.roles,
+            run_barrier: self.run_barrier,
             ..opts.clone()
         }
     }
@@ -198,6 +208,9 @@ impl Setting {
         if self.spacing > 0 {
             s.push_str(&format!(" --spacing {}", self.spacing));
         }
+        if self.run_barrier != RunBarrier::Futex {
+            s.push_str(&format!(" --run-barrier {}", self.run_barrier.name()));
+        }
         s
     }
 
@@ -212,8 +225,12 @@ impl Setting {
             0 => String::new(),
             n => format!("/spacing {n}"),
         };
+        let barrier = match self.run_barrier {
+            RunBarrier::Futex => "",
+            RunBarrier::Spin => "/spin between runs",
+        };
         format!(
-            "{sync}/{}/{}/{}{spacing}",
+            "{sync}/{}/{}/{}{spacing}{barrier}",
             self.layout.name(),
             self.preload.name(),
             self.roles.name()
@@ -226,8 +243,9 @@ impl Setting {
 /// one or two dimensions that measured side by side with litmus7 helped
 /// some tests and hurt others (BENCHMARKS.md, issue 26): the sync modes,
 /// a longer timebase delay and an adapted one, the packed layout
-/// (litmus7's `-memory direct`), a random preload, fixed roles, and
-/// spacing between a thread's accesses (4 and 16 loads of its own frame).
+/// (litmus7's `-memory direct`), a random preload, fixed roles, spacing
+/// between a thread's accesses (4 and 16 loads of its own frame), and a
+/// spinning barrier between runs.
 pub fn candidates(base: &RunOptions, spacing: u32, pinned: Pinned) -> Vec<Setting> {
     let b = Setting::of(base, spacing);
     let d = crate::default_timebase_delay();
@@ -244,6 +262,11 @@ pub fn candidates(base: &RunOptions, spacing: u32, pinned: Pinned) -> Vec<Settin
             preload: if pinned.preload { b.preload } else { s.preload },
             roles: if pinned.roles { b.roles } else { s.roles },
             spacing: if pinned.spacing { b.spacing } else { s.spacing },
+            run_barrier: if pinned.run_barrier {
+                b.run_barrier
+            } else {
+                s.run_barrier
+            },
         };
         // The delay means something only with timebase: one setting.
         let s = Setting {
@@ -300,6 +323,14 @@ pub fn candidates(base: &RunOptions, spacing: u32, pinned: Pinned) -> Vec<Settin
     // C053-like tests than atomlab's back-to-back code).
     add(Setting { spacing: 4, ..b });
     add(Setting { spacing: 16, ..b });
+    // Threads that spin between runs rather than sleep: on a VM an idle
+    // vCPU's wake-up costs up to a millisecond (measured: SB 1.27M
+    // witnesses/s against 0.77M tuned with futex, 5 alternating rounds;
+    // R and C053 within noise).
+    add(Setting {
+        run_barrier: RunBarrier::Spin,
+        ..b
+    });
     out
 }
 
@@ -314,7 +345,8 @@ pub struct Trial {
     pub instances: u64,
     /// Instances that ended in a hunted state ([`Hunt`]).
     pub hits: u64,
-    /// Wall time of those runs.
+    /// Time of those runs ([`crate::Phases::runs`]: a call's start, the
+    /// same for every setting, left out).
     pub seconds: f64,
 }
 
@@ -388,6 +420,7 @@ fn merge(a: &mut RunResult, b: RunResult) {
     a.phases.preload += b.phases.preload;
     a.phases.instances += b.phases.instances;
     a.phases.collect += b.phases.collect;
+    a.phases.startup += b.phases.startup;
 }
 
 /// Runs `program` `opts.runs` times, choosing the setting as the module
@@ -467,7 +500,7 @@ pub fn run_tuned(
         t.runs += r.runs_done;
         t.instances += r.instances();
         t.hits += hits(&r, hunt);
-        t.seconds += r.elapsed.as_secs_f64();
+        t.seconds += r.phases.runs().as_secs_f64();
         let timed_out = r.timed_out;
         match total {
             Some(a) => merge(a, r),
@@ -615,6 +648,7 @@ mod tests {
                 preload: true,
                 roles: true,
                 spacing: true,
+                run_barrier: true,
             },
         );
         assert_eq!(none, vec![Setting::of(&base, 0)]);

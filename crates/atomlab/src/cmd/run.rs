@@ -117,9 +117,9 @@ pub struct RunArgs {
     /// With --sync timebase: ticks of the time-stamp counter between the last thread's arrival and the common start, or `auto` to adapt it each run to the shortest that still aligns the threads [default: 500 on x86-64; the same time on the generic timer (AArch64) or the time CSR (RISC-V)].
     #[arg(long, value_name = "auto|TICKS", value_parser = parse_delay)]
     pub timebase_delay: Option<TimebaseDelay>,
-    /// How threads meet between runs: `futex` (sleep) or `spin`.
-    #[arg(long, value_parser = ["futex", "spin"], default_value = "futex")]
-    pub run_barrier: String,
+    /// How threads meet between runs: `futex` (sleep) or `spin` [default: futex].
+    #[arg(long, value_parser = ["futex", "spin"])]
+    pub run_barrier: Option<String>,
     /// Stop a test after this long (runs done are kept; TIMEOUT, exit 1);
     /// 0 for no limit. The same default as check's.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::args::parse_seconds)]
@@ -238,8 +238,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
                 Some(TimebaseDelay(d)) => d,
                 None => Some(atomlab_run::default_timebase_delay()),
             },
-            run_barrier: match args.run_barrier.as_str() {
-                "spin" => RunBarrier::Spin,
+            run_barrier: match args.run_barrier.as_deref() {
+                Some("spin") => RunBarrier::Spin,
                 _ => RunBarrier::Futex,
             },
             ..RunOptions::default()
@@ -260,6 +260,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<CommandOutput> {
             preload: args.preload.is_some(),
             roles: args.roles.is_some(),
             spacing: args.spacing.is_some(),
+            run_barrier: args.run_barrier.is_some(),
         }),
     };
     let machine = Machine::detect();
