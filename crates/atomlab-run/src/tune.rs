@@ -10,7 +10,7 @@
 //! `-launch`). Here the runs themselves choose, as a bandit: each setting
 //! of [`candidates`] gets one run, then each call of the harness goes to
 //! the setting Thompson sampling picks from what the runs so far found
-//! (hunted outcomes per second, [`Bandit`]), with older figures fading so
+//! (hunted outcomes per second, as gamma beliefs), with older figures fading so
 //! that a long test follows a VM that changes under it. When one setting
 //! is clearly best it gets nearly every run after a few; when hits are
 //! rare, the settings share the runs until the evidence parts them. (The
@@ -59,7 +59,8 @@ const HALF_LIFE_SECONDS: f64 = 2.0;
 /// distribution of shape `hits + 1` and rate `seconds` (the Poisson
 /// rate's posterior from one prior hit, so that a setting that found
 /// nothing yet is still believed to find about one in the time it ran),
-/// over discounted figures ([`HALF_LIFE_SECONDS`]). Thompson sampling
+/// over discounted figures ([`HALF_LIFE_SECONDS`]), drawn by
+/// [`atomlab_stats::draw`] (Marsaglia and Tsang). Thompson sampling
 /// (Thompson, "On the likelihood that one unknown probability exceeds
 /// another in view of the evidence of two samples", Biometrika 1933;
 /// Chapelle and Li, "An empirical evaluation of Thompson sampling",
@@ -70,7 +71,7 @@ const HALF_LIFE_SECONDS: f64 = 2.0;
 struct Bandit {
     hits: Vec<f64>,
     seconds: Vec<f64>,
-    rng: crate::rng::Rng,
+    rng: atomlab_stats::draw::SplitMix64,
 }
 
 impl Bandit {
@@ -79,7 +80,7 @@ impl Bandit {
             hits: vec![0.0; settings],
             seconds: vec![0.0; settings],
             // Its own stream: the runs' shuffles keep theirs.
-            rng: crate::rng::Rng::new(seed ^ 0x5448_4f4d_5053_4f4e),
+            rng: atomlab_stats::draw::SplitMix64(seed ^ 0x5448_4f4d_5053_4f4e),
         }
     }
 

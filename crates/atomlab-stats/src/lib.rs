@@ -167,6 +167,8 @@
 mod mwu;
 mod shift;
 
+pub mod draw;
+
 pub use mwu::{exact_critical_u, mann_whitney_u, MannWhitney};
 pub mod ab;
 pub mod interleave;
