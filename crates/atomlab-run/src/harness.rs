@@ -471,14 +471,15 @@ impl Shared<'_> {
                 }
                 SyncMode::Leader => {
                     if k % n as usize == slot {
-                        // ORDERING: Relaxed store, then a SeqCst fence
-                        // (MFENCE; DMB ISH; FENCE RW,RW): the flag leaves
-                        // the store buffer before the leader runs the test,
-                        // as litmus7's userfence barrier does with mbar().
-                        // The flag carries no data: the run's memory was
-                        // published by the start barrier.
+                        // ORDERING: Relaxed store, then the host's full
+                        // fence (MFENCE; DMB ISH; FENCE RW,RW: host.rs):
+                        // the flag leaves the store buffer before the
+                        // leader runs the test, as litmus7's userfence
+                        // barrier does with mbar(). The flag carries no
+                        // data: the run's memory was published by the
+                        // start barrier.
                         self.arrive(k).store(1, Ordering::Relaxed);
-                        std::sync::atomic::fence(Ordering::SeqCst);
+                        host::full_fence();
                     } else if !self.spin(|| self.arrive(k).load(Ordering::Relaxed) != 0) {
                         // ORDERING: Relaxed: the flag only aligns start times.
                         return prepared;
@@ -504,10 +505,11 @@ impl Shared<'_> {
                 }
             }
             if self.opts.sync == SyncMode::UserFence {
-                // ORDERING: SeqCst fence (MFENCE on x86-64, DMB ISH on
-                // AArch64, FENCE RW,RW on RISC-V): drains this thread's store buffer (the
-                // counter's write) before the test runs.
-                std::sync::atomic::fence(Ordering::SeqCst);
+                // ORDERING: the host's full fence (MFENCE on x86-64, DMB
+                // ISH on AArch64, FENCE RW,RW on RISC-V: host.rs): drains
+                // this thread's store buffer (the counter's write) before
+                // the test runs.
+                host::full_fence();
             }
             let frame = self.frame(t, k).as_ptr() as *mut u64;
             f(frame);

@@ -2,7 +2,8 @@
 //! this atomlab was built for (`<isa>/host.rs`): its cycle or timer count
 //! ([`ticks`], [`timer_hz`]), how new code is made fetchable
 //! ([`sync_code`], [`before_new_code`]), a thread's function's type
-//! ([`ThreadFn`], entered by [`entry`]), and its CPU features ([`has`]).
+//! ([`ThreadFn`], entered by [`entry`]), its CPU features ([`has`]) and
+//! the full fence litmus7's harness writes ([`full_fence`]).
 //! The harness and the code pages use only these, so they hold no ISA's
 //! code themselves.
 //! On a host without a backend, stand-ins that `run` never reaches (it
@@ -67,6 +68,12 @@ mod stand_in {
 
     /// Nothing.
     pub(crate) fn before_new_code() {}
+
+    /// A full fence.
+    pub(crate) fn full_fence() {
+        // ORDERING: SeqCst fence: the strongest there is here.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
 
     /// No features.
     pub(crate) fn has(_hwcap: &str) -> bool {

@@ -68,6 +68,15 @@ pub(crate) fn before_new_code() {
     unsafe { core::arch::asm!("isb", options(nostack)) };
 }
 
+/// A full fence as litmus7's `mbar()` writes it on AArch64: DMB ISH (what
+/// Rust's `fence(SeqCst)` is too; written out beside x86-64's MFENCE).
+#[inline(always)]
+pub(crate) fn full_fence() {
+    // SAFETY: DMB ISH has no operands; the asm's default memory clobber
+    // keeps the compiler from moving accesses across it.
+    unsafe { core::arch::asm!("dmb ish", options(nostack, preserves_flags)) };
+}
+
 /// Whether this CPU has the feature Linux's hwcaps call `hwcap` (`lse`,
 /// `rcpc`).
 pub(crate) fn has(hwcap: &str) -> bool {

@@ -63,6 +63,15 @@ pub(crate) fn sync_code(p: *const u8, len: usize) -> io::Result<()> {
 #[inline(always)]
 pub(crate) fn before_new_code() {}
 
+/// A full fence: FENCE RW,RW (what Rust's `fence(SeqCst)` is too; written
+/// out beside x86-64's MFENCE).
+#[inline(always)]
+pub(crate) fn full_fence() {
+    // SAFETY: FENCE has no register operands; the asm's default memory
+    // clobber keeps the compiler from moving accesses across it.
+    unsafe { core::arch::asm!("fence rw,rw", options(nostack, preserves_flags)) };
+}
+
 /// Whether this CPU has the Linux hwcap `hwcap`: none of the AArch64
 /// features `run` asks about exists here.
 pub(crate) fn has(_hwcap: &str) -> bool {

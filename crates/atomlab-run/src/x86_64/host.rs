@@ -33,6 +33,18 @@ pub(crate) fn sync_code(_p: *const u8, _len: usize) -> io::Result<()> {
 #[inline(always)]
 pub(crate) fn before_new_code() {}
 
+/// A full fence as litmus7's `mbar()` writes it on x86-64: MFENCE (Intel
+/// SDM Vol. 2B). Rust's `fence(SeqCst)` is a locked OR to the stack
+/// there (`lock orl $0,-0x40(%rsp)`): as strong for ordinary memory, but
+/// not the same wait, and how long the thread that raised a start flag
+/// waits before its test decides how far ahead of the others it starts.
+#[inline(always)]
+pub(crate) fn full_fence() {
+    // SAFETY: MFENCE has no operands; the asm's default memory clobber
+    // keeps the compiler from moving accesses across it.
+    unsafe { core::arch::asm!("mfence", options(nostack, preserves_flags)) };
+}
+
 /// Whether this CPU has the Linux hwcap `hwcap`: none of the AArch64
 /// features `run` asks about exists here.
 pub(crate) fn has(_hwcap: &str) -> bool {
