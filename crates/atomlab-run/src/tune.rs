@@ -513,21 +513,20 @@ pub fn run_tuned(
     // setting whose draw from its belief about its hits per second is
     // highest.
     let mut bandit = Bandit::new(settings.len(), opts.seed);
-    let mut picks: Vec<usize> = (0..settings.len()).collect();
-    picks.reverse();
+    let mut warmed = 0;
     let mut last_pick = None;
     let mut switches = 0;
     while runs_left > 0 {
-        let (i, chunk) = match picks.pop() {
-            Some(i) => (i, 1),
-            None => {
-                let i = bandit.pick();
-                if last_pick.is_some_and(|p| p != i) {
-                    switches += 1;
-                }
-                last_pick = Some(i);
-                (i, chunk_after(opts.runs - runs_left).min(runs_left))
+        let (i, chunk) = if warmed < settings.len() {
+            warmed += 1;
+            (warmed - 1, 1)
+        } else {
+            let i = bandit.pick();
+            if last_pick.is_some_and(|p| p != i) {
+                switches += 1;
             }
+            last_pick = Some(i);
+            (i, chunk_after(opts.runs - runs_left).min(runs_left))
         };
         let before = (trials[i].hits, trials[i].seconds);
         let went_on = call(i, chunk, &mut trials, &mut total)?;
@@ -545,9 +544,8 @@ pub fn run_tuned(
     // often), the faster of two with as many runs.
     let best = (0..trials.len())
         .max_by(|&a, &b| {
-            (trials[a].runs, trials[a].score())
-                .partial_cmp(&(trials[b].runs, trials[b].score()))
-                .unwrap_or(std::cmp::Ordering::Equal)
+            let (x, y) = (&trials[a], &trials[b]);
+            x.runs.cmp(&y.runs).then(x.score().total_cmp(&y.score()))
         })
         .unwrap_or(0);
     let trial_runs = trials
