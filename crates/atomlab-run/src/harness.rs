@@ -3,6 +3,9 @@
 //! and register frames), releases the test's threads at a barrier, runs
 //! thread 0 itself, meets the others at a second barrier, and only then
 //! reads the final states, so that collecting never runs beside the test.
+//! The threads are started and pinned once per test and serve every call
+//! of [`run_calls`] (the tuner's calls, each in a setting of its own),
+//! as litmus7's threads serve all of its runs.
 //!
 //! Memory ([`Layout`]): with `blocks`, instance blocks of
 //! `round_up(locations × stride, 64)` bytes, 64-byte aligned; location `l`
@@ -136,6 +139,13 @@ enum RunSync {
 }
 
 impl RunSync {
+    fn new(kind: RunBarrier, n: usize, polite: bool) -> RunSync {
+        match kind {
+            RunBarrier::Futex => RunSync::Futex(Barrier::new(n)),
+            RunBarrier::Spin => RunSync::Spin(SpinBarrier::new(n, polite)),
+        }
+    }
+
     fn wait(&self) {
         match self {
             RunSync::Futex(b) => {
@@ -229,12 +239,23 @@ struct Shared<'p> {
     start_step: usize,
     /// Where the threads wait for each other's preload.
     ready: SpinBarrier,
-    /// The run under way (set by the owner before the start barrier).
+    /// The run under way, counted over every call of this setting (set
+    /// by the owner before the start barrier).
     run_no: AtomicUsize,
     abort: AtomicBool,
-    quit: AtomicBool,
-    deadline: Option<Instant>,
+    /// Set by the owner before the start barrier that ends a call: the
+    /// threads leave this setting's loop for the next call's.
+    call_over: AtomicBool,
+    /// The call's deadline, in nanoseconds after `epoch` (`u64::MAX`:
+    /// none); set by the owner while the threads wait between calls.
+    deadline_ns: AtomicU64,
+    epoch: Instant,
+    /// The barriers before and after each run ([`RunBarrier`]).
+    start: RunSync,
+    end: RunSync,
     oversubscribed: bool,
+    /// What its arrays take (what [`MEMORY_LIMIT`] bounds).
+    bytes: usize,
     /// The timebase delay of the run under way, in timer ticks (set by
     /// the owner before the start barrier; [`adapt_delay`]).
     tb_delay: AtomicU64,
@@ -243,6 +264,25 @@ struct Shared<'p> {
 }
 
 impl Shared<'_> {
+    /// Whether `now` is past the call's deadline.
+    fn past_deadline(&self, now: Instant) -> bool {
+        // ORDERING: Relaxed: set by the owner before the call's first
+        // start barrier, which publishes it.
+        let d = self.deadline_ns.load(Ordering::Relaxed);
+        d != u64::MAX && now.saturating_duration_since(self.epoch).as_nanos() > u128::from(d)
+    }
+
+    /// Sets the next call's deadline: `timeout` from now. Called by the
+    /// owner while the other threads wait between calls.
+    fn set_deadline(&self, timeout: Option<Duration>) {
+        let ns = timeout.map_or(u64::MAX, |t| {
+            let at = self.epoch.elapsed() + t;
+            u64::try_from(at.as_nanos()).unwrap_or(u64::MAX - 1)
+        });
+        // ORDERING: Relaxed: the call's first start barrier publishes it.
+        self.deadline_ns.store(ns, Ordering::Relaxed);
+    }
+
     fn word(&self, block: usize, l: usize) -> &AtomicU64 {
         let i = match self.opts.layout {
             Layout::Blocks => block * self.block_words + l * self.stride_words,
@@ -417,7 +457,7 @@ impl Shared<'_> {
                 if self.abort.load(Ordering::Relaxed) {
                     return false;
                 }
-                if self.deadline.is_some_and(|d| Instant::now() > d) {
+                if self.past_deadline(Instant::now()) {
                     // ORDERING: Relaxed: as above.
                     self.abort.store(true, Ordering::Relaxed);
                     return false;
@@ -586,6 +626,7 @@ impl<'p> Shared<'p> {
             Layout::Blocks => opts.size,
             Layout::Packed => nl,
         };
+        let bytes = opts.size * per_instance;
         let (mem, mem_base) = aligned_zeroed(arrays * block_words, 1, "the instance memory")?;
         let (arrive, arrive_base) = aligned_zeroed(opts.size, arrive_step, "the start counters")?;
         let (start_at, start_base) = aligned_zeroed(opts.size, start_step, "the start times")?;
@@ -619,9 +660,13 @@ impl<'p> Shared<'p> {
             ready: SpinBarrier::new(nthreads, oversubscribed),
             run_no: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
-            quit: AtomicBool::new(false),
-            deadline: opts.timeout.and_then(|d| Instant::now().checked_add(d)),
+            call_over: AtomicBool::new(false),
+            deadline_ns: AtomicU64::new(u64::MAX),
+            epoch: Instant::now(),
+            start: RunSync::new(opts.run_barrier, nthreads, oversubscribed),
+            end: RunSync::new(opts.run_barrier, nthreads, oversubscribed),
             oversubscribed,
+            bytes,
             tb_delay: AtomicU64::new(opts.timebase_delay.unwrap_or_else(timebase_delay).max(1)),
             tb_late: AtomicU64::new(0),
         })
@@ -640,28 +685,83 @@ fn not_started(e: atomlab_thread::SpawnError) -> RunError {
 
 /// Runs `program` as `opts` says and counts the final states.
 pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> {
-    opts.validate()?;
-    let nthreads = program.compiled.threads.len();
-    let shared = Shared::new(program, opts)?;
+    let plans = [Plan { program, opts }];
+    run_calls(&plans, |calls| {
+        calls.call(0, opts.runs, opts.seed, opts.timeout)
+    })
+}
+
+/// One setting a caller of [`run_calls`] may run: the test's code and the
+/// options its memory and its threads' start follow (`runs`, `seed` and
+/// `timeout` are given per call).
+pub struct Plan<'p> {
+    /// The test's code (every plan's has the same threads).
+    pub program: &'p Program,
+    /// The setting.
+    pub opts: &'p RunOptions,
+}
+
+/// What [`run_calls`] hands its caller: calls of runs of any of the
+/// plans, on one set of threads.
+pub struct Calls<'s, 'p> {
+    plans: &'p [Plan<'p>],
+    /// Each plan's memory and barriers, laid out at its first call.
+    shared: &'s [std::sync::OnceLock<Shared<'p>>],
+    /// Bytes of memory laid out so far, over every plan.
+    laid_out: usize,
+    /// The plan of the call under way, or [`NO_MORE_CALLS`]; set by the
+    /// owner before the call barrier.
+    current: &'s AtomicUsize,
+    /// Where the threads wait between calls.
+    between: &'s Barrier,
+    placement: &'s [Option<usize>],
+    pin_errors: &'s std::sync::Mutex<Vec<String>>,
+    /// Whether a call has run: the first pays for the threads' start.
+    started: bool,
+    /// When the threads began to start: the first call's time counts from
+    /// here, so that a test's seconds include its threads' start.
+    spawned_at: Instant,
+}
+
+/// [`Calls::current`] when the threads are to end.
+const NO_MORE_CALLS: usize = usize::MAX;
+
+/// Starts the test's threads once, pinned as the first plan says, and
+/// gives `body` the [`Calls`] that run any plan on them, as often as it
+/// likes: a call costs a meeting of the threads (tens of microseconds),
+/// not their start, their pinning and a new layout of the memory (0.7-1.2
+/// ms on the 2-vCPU KVM guest, as much as a run of SB's 1,000 instances),
+/// which the tuner would otherwise pay on each of its calls. The threads
+/// end when `body` returns (or panics).
+pub fn run_calls<'p, T>(
+    plans: &'p [Plan<'p>],
+    body: impl FnOnce(&mut Calls<'_, 'p>) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let first = plans
+        .first()
+        .ok_or_else(|| RunError::BadOption("no setting to run".into()))?;
+    let nthreads = first.program.compiled.threads.len();
+    for plan in plans {
+        plan.opts.validate()?;
+        assert_eq!(
+            plan.program.compiled.threads.len(),
+            nthreads,
+            "every plan runs the same test"
+        );
+    }
     let cpus = atomlab_thread::allowed_cpus();
     let placement: Vec<Option<usize>> = (0..nthreads)
-        .map(|i| match &opts.affinity {
+        .map(|i| match &first.opts.affinity {
             Affinity::Spread => cpus.get(i % cpus.len().max(1)).copied(),
             Affinity::None => None,
             Affinity::Cpus(list) => list.get(i % list.len().max(1)).copied(),
         })
         .collect();
-    let vars = program.test.state_vars();
-    let barrier = || match opts.run_barrier {
-        RunBarrier::Futex => RunSync::Futex(Barrier::new(nthreads)),
-        RunBarrier::Spin => RunSync::Spin(SpinBarrier::new(nthreads, shared.oversubscribed)),
-    };
-    let (start, end) = (barrier(), barrier());
-    let mut phases = Phases::default();
+    let shared: Vec<std::sync::OnceLock<Shared<'p>>> =
+        plans.iter().map(|_| std::sync::OnceLock::new()).collect();
+    let current = AtomicUsize::new(NO_MORE_CALLS);
+    let between = Barrier::new(nthreads);
     let pin_errors = std::sync::Mutex::new(Vec::new());
-    let mut hist = Histogram::default();
-    let (mut filtered, mut exhausted, mut runs_done, mut timed_out) = (0u64, 0u64, 0usize, false);
-    let began = Instant::now();
     let pin = |i: usize| {
         if let Some(c) = placement[i] {
             if let Err(e) = atomlab_thread::pin_current_thread(c) {
@@ -671,50 +771,146 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
             }
         }
     };
-    let spawned = std::thread::scope(|s| {
+    let spawned_at = Instant::now();
+    let outcome = std::thread::scope(|s| {
         // Nothing waits at the barriers until every thread exists: a thread
         // the system refuses would leave the others waiting there for ever.
         let mut group = atomlab_thread::Group::new(s, nthreads.saturating_sub(1), THREAD_STACK)
             .map_err(not_started)?;
         for i in 1..nthreads {
-            let (shared, start, end, pin) = (&shared, &start, &end, &pin);
+            let (shared, current, between, pin) = (&shared, &current, &between, &pin);
             group
                 .spawn(format!("P{i} of {nthreads}"), move || {
                     pin(i);
                     loop {
-                        start.wait();
-                        // ORDERING: Relaxed: written before the start barrier,
-                        // which orders it before this read.
-                        if shared.quit.load(Ordering::Relaxed) {
+                        between.wait();
+                        // ORDERING: Relaxed: written before the call
+                        // barrier, which orders it before this read.
+                        let k = current.load(Ordering::Relaxed);
+                        let Some(sh) = shared.get(k).and_then(|s| s.get()) else {
                             break;
+                        };
+                        loop {
+                            sh.start.wait();
+                            // ORDERING: Relaxed: written before the start
+                            // barrier, which orders it before this read.
+                            if sh.call_over.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            sh.batch(i);
+                            sh.end.wait();
                         }
-                        shared.batch(i);
-                        end.wait();
                     }
                 })
                 .map_err(not_started)?;
         }
         group.open();
         pin(0);
-        let mut rng = Rng::new(opts.seed);
-        for r in 0..opts.runs {
+        // The threads end however `body` leaves, a panic included: they
+        // wait between calls until told there are no more.
+        struct NoMoreCalls<'a>(&'a AtomicUsize, &'a Barrier);
+        impl Drop for NoMoreCalls<'_> {
+            fn drop(&mut self) {
+                // ORDERING: Relaxed: the call barrier publishes it.
+                self.0.store(NO_MORE_CALLS, Ordering::Relaxed);
+                self.1.wait();
+            }
+        }
+        let _end = NoMoreCalls(&current, &between);
+        let mut calls = Calls {
+            plans,
+            shared: &shared,
+            laid_out: 0,
+            current: &current,
+            between: &between,
+            placement: &placement,
+            pin_errors: &pin_errors,
+            started: false,
+            spawned_at,
+        };
+        body(&mut calls)
+    });
+    // The calling thread may run anywhere again.
+    let _ = atomlab_thread::set_current_thread_cpus(&cpus);
+    outcome
+}
+
+impl<'p> Calls<'_, 'p> {
+    /// Runs plan `k` `runs` times, its instances shuffled from `seed`,
+    /// stopping at `timeout` from now, and counts the final states.
+    pub fn call(
+        &mut self,
+        k: usize,
+        runs: usize,
+        seed: u64,
+        timeout: Option<Duration>,
+    ) -> Result<RunResult, RunError> {
+        let plan = self
+            .plans
+            .get(k)
+            .ok_or_else(|| RunError::BadOption(format!("no setting {k} to run")))?;
+        let (program, opts) = (plan.program, plan.opts);
+        // A call's seconds: its layout of the memory (at a setting's first
+        // call), the threads' meeting and its runs; the first call's also
+        // the threads' start.
+        let first = !self.started;
+        self.started = true;
+        let began = if first {
+            self.spawned_at
+        } else {
+            Instant::now()
+        };
+        let shared = match self.shared[k].get() {
+            Some(sh) => sh,
+            None => {
+                let sh = Shared::new(program, opts)?;
+                // Every plan's memory stays laid out until the threads end:
+                // together they keep to the one limit.
+                let bytes = sh.bytes;
+                if self.laid_out + bytes > MEMORY_LIMIT {
+                    return Err(RunError::BadOption(format!(
+                        "--size {}: the settings the tuner tries would need {} MiB of instance memory together, more than the limit of {} MiB; lower --size, or pin the setting (--no-tune)",
+                        opts.size,
+                        (self.laid_out + bytes) >> 20,
+                        MEMORY_LIMIT >> 20
+                    )));
+                }
+                self.laid_out += bytes;
+                self.shared[k].get_or_init(|| sh)
+            }
+        };
+        let vars = program.test.state_vars();
+        let mut phases = Phases::default();
+        let mut hist = Histogram::default();
+        let (mut filtered, mut exhausted, mut runs_done, mut timed_out) =
+            (0u64, 0u64, 0usize, false);
+        let met = Instant::now();
+        shared.set_deadline(timeout);
+        // ORDERING: Relaxed all three: the call barrier below publishes
+        // them to the threads.
+        shared.abort.store(false, Ordering::Relaxed);
+        shared.call_over.store(false, Ordering::Relaxed);
+        self.current.store(k, Ordering::Relaxed);
+        self.between.wait();
+        phases.startup += met.elapsed();
+        let mut rng = Rng::new(seed);
+        for _ in 0..runs {
             let t0 = Instant::now();
-            if shared.deadline.is_some_and(|d| t0 > d) {
+            if shared.past_deadline(t0) {
                 timed_out = true;
                 break;
             }
-            // ORDERING: Relaxed: the start barrier publishes it.
-            shared.run_no.store(r, Ordering::Relaxed);
             shared.init(&mut rng);
             let t1 = Instant::now();
-            start.wait();
+            shared.start.wait();
             let t2 = Instant::now();
             let prepared = shared.batch(0);
             let t3 = Instant::now();
-            end.wait();
+            shared.end.wait();
             let t4 = Instant::now();
             phases.init += t1 - t0;
-            if r == 0 {
+            if first && runs_done == 0 {
+                // The threads just started reach their first barrier.
                 phases.startup += t2 - t1;
             } else {
                 phases.barriers += t2 - t1;
@@ -730,60 +926,66 @@ pub fn run(program: &Program, opts: &RunOptions) -> Result<RunResult, RunError> 
                 break;
             }
             runs_done += 1;
+            // ORDERING: Relaxed both: only this thread writes the count,
+            // and the next start barrier publishes it.
+            shared
+                .run_no
+                .store(shared.run_no.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             if opts.sync == SyncMode::Timebase && opts.timebase_delay.is_none() {
                 // ORDERING: Relaxed both: the end barrier ordered the
                 // threads' counts before this read, and the start barrier
                 // publishes the new delay.
                 let late = shared.tb_late.swap(0, Ordering::Relaxed);
                 let delay = shared.tb_delay.load(Ordering::Relaxed);
-                let arrivals = (opts.size * nthreads) as u64;
+                let arrivals = (opts.size * program.threads.len()) as u64;
                 shared.tb_delay.store(
                     adapt_delay(delay, late, arrivals, timebase_delay()),
                     Ordering::Relaxed,
                 );
             }
-            collect(&shared, &vars, &mut hist, &mut filtered, &mut exhausted);
+            collect(shared, &vars, &mut hist, &mut filtered, &mut exhausted);
             phases.collect += t4.elapsed();
         }
-        // ORDERING: Relaxed: the start barrier publishes it.
-        shared.quit.store(true, Ordering::Relaxed);
-        start.wait();
-        Ok(())
-    });
-    spawned?;
-    let elapsed = began.elapsed();
-    // The calling thread may run anywhere again.
-    let _ = atomlab_thread::set_current_thread_cpus(&cpus);
-    let prop = &program.test.condition.prop;
-    let mut histogram: Vec<(Vec<Value>, u64, bool)> = hist
-        .into_iter()
-        .map(|(s, n)| {
-            let holds = prop.eval(&|v: &StateVar| {
-                vars.iter()
-                    .position(|x| x == v)
-                    .map(|i| s[i])
-                    .unwrap_or(Value::Int(0))
-            });
-            (s, n, holds)
+        // ORDERING: Relaxed: the start barrier publishes it; the threads
+        // then wait for the next call.
+        shared.call_over.store(true, Ordering::Relaxed);
+        shared.start.wait();
+        let elapsed = began.elapsed();
+        let prop = &program.test.condition.prop;
+        let mut histogram: Vec<(Vec<Value>, u64, bool)> = hist
+            .into_iter()
+            .map(|(s, n)| {
+                let holds = prop.eval(&|v: &StateVar| {
+                    vars.iter()
+                        .position(|x| x == v)
+                        .map(|i| s[i])
+                        .unwrap_or(Value::Int(0))
+                });
+                (s, n, holds)
+            })
+            .collect();
+        histogram.sort();
+        let positive = histogram.iter().filter(|h| h.2).map(|h| h.1).sum();
+        let negative = histogram.iter().filter(|h| !h.2).map(|h| h.1).sum();
+        Ok(RunResult {
+            vars,
+            histogram,
+            positive,
+            negative,
+            filtered,
+            budget_exhausted: exhausted,
+            runs_done,
+            elapsed,
+            timed_out,
+            cpus: self.placement.to_vec(),
+            pin_errors: self
+                .pin_errors
+                .lock()
+                .map(|v| v.clone())
+                .unwrap_or_default(),
+            phases,
         })
-        .collect();
-    histogram.sort();
-    let positive = histogram.iter().filter(|h| h.2).map(|h| h.1).sum();
-    let negative = histogram.iter().filter(|h| !h.2).map(|h| h.1).sum();
-    Ok(RunResult {
-        vars,
-        histogram,
-        positive,
-        negative,
-        filtered,
-        budget_exhausted: exhausted,
-        runs_done,
-        elapsed,
-        timed_out,
-        cpus: placement,
-        pin_errors: pin_errors.into_inner().unwrap_or_default(),
-        phases,
-    })
+    }
 }
 
 /// Reads every instance's final state into the histogram (after the end

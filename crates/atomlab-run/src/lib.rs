@@ -92,7 +92,7 @@ use std::time::Duration;
 
 use atomlab_litmus::{Arch, StateVar, Test, Value};
 
-pub use harness::run;
+pub use harness::{run, run_calls, Calls, Plan};
 
 /// How the threads start each instance together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,9 +247,9 @@ pub struct Phases {
     pub instances: Duration,
     /// Reading the final states into the histogram.
     pub collect: Duration,
-    /// The first run's start barrier: waiting for the threads just
-    /// started to reach it (a call of the harness pays it once, whatever
-    /// its setting).
+    /// The threads' meeting at each call of the harness, and the very
+    /// first run's start barrier: waiting for the threads just started to
+    /// reach it (paid once per test, whatever the setting).
     pub startup: Duration,
 }
 

@@ -36,10 +36,12 @@ use crate::{
 };
 
 /// The most runs one call of the harness takes once every setting has had
-/// one: a call starts the test's threads and lays out its memory again
-/// (0.7-1.2 ms on the 2-vCPU KVM guest, against 0.5-0.7 ms for a run of
-/// SB's 1,000 instances), so calls grow with the runs done, a quarter of
-/// them, from 2 up to this.
+/// one. The calls share one set of threads ([`crate::run_calls`]): a call
+/// costs the threads' meeting, not their start (which cost 0.7-1.2 ms a
+/// call on the 2-vCPU KVM guest when each call started its own, against
+/// 0.5-0.7 ms for a run of SB's 1,000 instances), but each call is a
+/// histogram to merge and a draw of the bandit, so calls still grow with
+/// the runs done, a quarter of them, from 2 up to this.
 pub const MOST_RUNS_A_CALL: usize = 25;
 
 /// Runs of the next call, `done` runs into the test.
@@ -451,6 +453,17 @@ pub fn run_tuned(
             .map(|(_, p)| *p)
             .unwrap_or(program)
     };
+    // Every setting's options and code, for one set of threads that runs
+    // them all (the harness lays a setting's memory out at its first call).
+    let setting_opts: Vec<RunOptions> = settings.iter().map(|s| s.apply(opts)).collect();
+    let plans: Vec<crate::Plan<'_>> = settings
+        .iter()
+        .zip(&setting_opts)
+        .map(|(&s, o)| crate::Plan {
+            program: program_of(s),
+            opts: o,
+        })
+        .collect();
     let start = Instant::now();
     let deadline = opts.timeout.map(|t| start + t);
     let mut seed = opts.seed;
@@ -469,7 +482,8 @@ pub fn run_tuned(
     // One call of the harness: `runs` runs of trial `i`'s setting, added
     // to its figures and to the total. Each call has a seed of its own
     // (the shuffles differ) and the time left of the test's timeout.
-    let mut call = |i: usize,
+    let mut call = |calls: &mut crate::Calls<'_, '_>,
+                    i: usize,
                     runs: usize,
                     trials: &mut Vec<Trial>,
                     total: &mut Option<RunResult>|
@@ -489,14 +503,8 @@ pub fn run_tuned(
             },
             None => None,
         };
-        let o = RunOptions {
-            runs,
-            seed,
-            timeout,
-            ..trials[i].setting.apply(opts)
-        };
+        let r = calls.call(i, runs, seed, timeout)?;
         seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let r = crate::run(program_of(trials[i].setting), &o)?;
         let t = &mut trials[i];
         t.runs += r.runs_done;
         t.instances += r.instances();
@@ -516,30 +524,33 @@ pub fn run_tuned(
     let mut warmed = 0;
     let mut last_pick = None;
     let mut switches = 0;
-    while runs_left > 0 {
-        let (i, chunk) = if warmed < settings.len() {
-            warmed += 1;
-            (warmed - 1, 1)
-        } else {
-            let i = bandit.pick();
-            if last_pick.is_some_and(|p| p != i) {
-                switches += 1;
+    crate::run_calls(&plans, |calls| {
+        while runs_left > 0 {
+            let (i, chunk) = if warmed < settings.len() {
+                warmed += 1;
+                (warmed - 1, 1)
+            } else {
+                let i = bandit.pick();
+                if last_pick.is_some_and(|p| p != i) {
+                    switches += 1;
+                }
+                last_pick = Some(i);
+                (i, chunk_after(opts.runs - runs_left).min(runs_left))
+            };
+            let before = (trials[i].hits, trials[i].seconds);
+            let went_on = call(calls, i, chunk, &mut trials, &mut total)?;
+            bandit.saw(
+                i,
+                (trials[i].hits - before.0) as f64,
+                trials[i].seconds - before.1,
+            );
+            runs_left -= chunk;
+            if !went_on {
+                break;
             }
-            last_pick = Some(i);
-            (i, chunk_after(opts.runs - runs_left).min(runs_left))
-        };
-        let before = (trials[i].hits, trials[i].seconds);
-        let went_on = call(i, chunk, &mut trials, &mut total)?;
-        bandit.saw(
-            i,
-            (trials[i].hits - before.0) as f64,
-            trials[i].seconds - before.1,
-        );
-        runs_left -= chunk;
-        if !went_on {
-            break;
         }
-    }
+        Ok(())
+    })?;
     // The setting the sampling ran most (the one it believed best most
     // often), the faster of two with as many runs.
     let best = (0..trials.len())

@@ -1,0 +1,88 @@
+//! `run_calls`: one set of threads runs every call of a test's runs,
+//! whatever setting each call asks for (the tuner's calls, issue 38). One
+//! test in this binary, so that the process's thread count is the
+//! harness's own.
+
+use std::path::Path;
+use std::time::Duration;
+
+use atomlab_run::{prepare, run_calls, Layout, Plan, RunBarrier, RunOptions, SyncMode};
+
+/// Threads of this process now.
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn one_set_of_threads_runs_every_call_in_any_setting() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus/SB.litmus");
+    let test = atomlab_litmus::parse_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    let program = prepare(&test).unwrap_or_else(|e| panic!("{e}"));
+    let base = RunOptions {
+        size: 200,
+        ..RunOptions::default()
+    };
+    let settings = [
+        base.clone(),
+        RunOptions {
+            layout: Layout::Packed,
+            run_barrier: RunBarrier::Spin,
+            ..base.clone()
+        },
+        RunOptions {
+            sync: SyncMode::Leader,
+            ..base.clone()
+        },
+        RunOptions {
+            sync: SyncMode::Timebase,
+            timebase_delay: None,
+            ..base.clone()
+        },
+    ];
+    let plans: Vec<Plan<'_>> = settings
+        .iter()
+        .map(|opts| Plan {
+            program: &program,
+            opts,
+        })
+        .collect();
+    let before = threads();
+    let during = run_calls(&plans, |calls| {
+        // The test's second thread exists for the whole body.
+        let during = threads();
+        for (n, k) in [0, 1, 2, 3, 1, 0, 3, 2].into_iter().enumerate() {
+            let runs = 3 + n;
+            let r = calls.call(k, runs, n as u64, None)?;
+            assert_eq!(r.runs_done, runs, "call {n} of setting {k}");
+            assert!(!r.timed_out);
+            assert_eq!(r.instances() + r.filtered, (runs * 200) as u64);
+            assert_eq!(threads(), during, "call {n} started threads of its own");
+        }
+        // A call whose time is up runs nothing; the next has its own.
+        let r = calls.call(1, 5, 9, Some(Duration::ZERO))?;
+        assert!(r.timed_out && r.runs_done == 0, "{r:?}");
+        let r = calls.call(1, 5, 9, None)?;
+        assert!(!r.timed_out && r.runs_done == 5, "{r:?}");
+        Ok(during)
+    })
+    .unwrap();
+    assert_eq!(during, before + 1, "SB's P1 on a thread of its own");
+    assert_eq!(threads(), before, "the thread ended with the body");
+
+    // A body that panics still ends the threads (nothing waits for ever),
+    // and the panic reaches the caller.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_calls(&plans, |calls| -> Result<(), atomlab_run::RunError> {
+            calls.call(2, 2, 1, None)?;
+            panic!("the body gave up");
+        })
+    }));
+    assert!(caught.is_err());
+    assert_eq!(threads(), before, "the thread ended after the panic");
+
+    // A setting the plans do not have is an error, not a panic.
+    let err = run_calls(&plans, |calls| calls.call(plans.len(), 1, 1, None)).unwrap_err();
+    assert!(err.to_string().contains("no setting"), "{err}");
+}
