@@ -243,9 +243,11 @@ struct Shared<'p> {
     /// by the owner before the start barrier).
     run_no: AtomicUsize,
     abort: AtomicBool,
-    /// Set by the owner before the start barrier that ends a call: the
-    /// threads leave this setting's loop for the next call's.
-    call_over: AtomicBool,
+    /// The number of the call that has ended, set by the owner before the
+    /// start barrier that ends it: the threads leave this setting's loop.
+    /// A number, not a flag: the next call may be of the same setting, and
+    /// its owner must not clear a flag a thread has yet to read.
+    ended_call: AtomicUsize,
     /// The call's deadline, in nanoseconds after `epoch` (`u64::MAX`:
     /// none); set by the owner while the threads wait between calls.
     deadline_ns: AtomicU64,
@@ -660,7 +662,7 @@ impl<'p> Shared<'p> {
             ready: SpinBarrier::new(nthreads, oversubscribed),
             run_no: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
-            call_over: AtomicBool::new(false),
+            ended_call: AtomicUsize::new(usize::MAX),
             deadline_ns: AtomicU64::new(u64::MAX),
             epoch: Instant::now(),
             start: RunSync::new(opts.run_barrier, nthreads, oversubscribed),
@@ -712,6 +714,10 @@ pub struct Calls<'s, 'p> {
     /// The plan of the call under way, or [`NO_MORE_CALLS`]; set by the
     /// owner before the call barrier.
     current: &'s AtomicUsize,
+    /// The number of the call under way; set with `current`.
+    call_no: &'s AtomicUsize,
+    /// Calls made so far.
+    calls_made: usize,
     /// Where the threads wait between calls.
     between: &'s Barrier,
     placement: &'s [Option<usize>],
@@ -760,6 +766,7 @@ pub fn run_calls<'p, T>(
     let shared: Vec<std::sync::OnceLock<Shared<'p>>> =
         plans.iter().map(|_| std::sync::OnceLock::new()).collect();
     let current = AtomicUsize::new(NO_MORE_CALLS);
+    let call_no = AtomicUsize::new(0);
     let between = Barrier::new(nthreads);
     let pin_errors = std::sync::Mutex::new(Vec::new());
     let pin = |i: usize| {
@@ -778,7 +785,8 @@ pub fn run_calls<'p, T>(
         let mut group = atomlab_thread::Group::new(s, nthreads.saturating_sub(1), THREAD_STACK)
             .map_err(not_started)?;
         for i in 1..nthreads {
-            let (shared, current, between, pin) = (&shared, &current, &between, &pin);
+            let (shared, current, call_no, between, pin) =
+                (&shared, &current, &call_no, &between, &pin);
             group
                 .spawn(format!("P{i} of {nthreads}"), move || {
                     pin(i);
@@ -787,6 +795,8 @@ pub fn run_calls<'p, T>(
                         // ORDERING: Relaxed: written before the call
                         // barrier, which orders it before this read.
                         let k = current.load(Ordering::Relaxed);
+                        // ORDERING: Relaxed: as `current`.
+                        let this_call = call_no.load(Ordering::Relaxed);
                         let Some(sh) = shared.get(k).and_then(|s| s.get()) else {
                             break;
                         };
@@ -794,7 +804,7 @@ pub fn run_calls<'p, T>(
                             sh.start.wait();
                             // ORDERING: Relaxed: written before the start
                             // barrier, which orders it before this read.
-                            if sh.call_over.load(Ordering::Relaxed) {
+                            if sh.ended_call.load(Ordering::Relaxed) == this_call {
                                 break;
                             }
                             sh.batch(i);
@@ -822,6 +832,8 @@ pub fn run_calls<'p, T>(
             shared: &shared,
             laid_out: 0,
             current: &current,
+            call_no: &call_no,
+            calls_made: 0,
             between: &between,
             placement: &placement,
             pin_errors: &pin_errors,
@@ -886,11 +898,13 @@ impl<'p> Calls<'_, 'p> {
             (0u64, 0u64, 0usize, false);
         let met = Instant::now();
         shared.set_deadline(timeout);
+        let this_call = self.calls_made;
+        self.calls_made += 1;
         // ORDERING: Relaxed all three: the call barrier below publishes
-        // them to the threads.
+        // them to the threads (which, between calls, read none of them).
         shared.abort.store(false, Ordering::Relaxed);
-        shared.call_over.store(false, Ordering::Relaxed);
         self.current.store(k, Ordering::Relaxed);
+        self.call_no.store(this_call, Ordering::Relaxed);
         self.between.wait();
         phases.startup += met.elapsed();
         let mut rng = Rng::new(seed);
@@ -948,7 +962,7 @@ impl<'p> Calls<'_, 'p> {
         }
         // ORDERING: Relaxed: the start barrier publishes it; the threads
         // then wait for the next call.
-        shared.call_over.store(true, Ordering::Relaxed);
+        shared.ended_call.store(this_call, Ordering::Relaxed);
         shared.start.wait();
         let elapsed = began.elapsed();
         let prop = &program.test.condition.prop;

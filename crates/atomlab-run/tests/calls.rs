@@ -15,6 +15,19 @@ fn threads() -> usize {
         .unwrap_or(0)
 }
 
+/// Threads of this process once those that have ended are gone: a scoped
+/// thread counts as done when its closure returns, a moment before the
+/// system removes it.
+fn threads_settled(want: usize) -> usize {
+    for _ in 0..200 {
+        if threads() == want {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    threads()
+}
+
 #[test]
 fn one_set_of_threads_runs_every_call_in_any_setting() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus/SB.litmus");
@@ -48,6 +61,16 @@ fn one_set_of_threads_runs_every_call_in_any_setting() {
             opts,
         })
         .collect();
+    // A hang is this test's failure: it says so and ends the process.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watched = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(120));
+        if !watched.load(std::sync::atomic::Ordering::SeqCst) {
+            eprintln!("run_calls hung: a call never ended");
+            std::process::abort();
+        }
+    });
     let before = threads();
     let during = run_calls(&plans, |calls| {
         // The test's second thread exists for the whole body.
@@ -60,6 +83,15 @@ fn one_set_of_threads_runs_every_call_in_any_setting() {
             assert_eq!(r.instances() + r.filtered, (runs * 200) as u64);
             assert_eq!(threads(), during, "call {n} started threads of its own");
         }
+        // The same setting many times in a row: each call ends where its
+        // threads can tell it from the next (a flag cleared by the next call
+        // was missed by a thread not yet woken, which then waited for ever
+        // for a run nobody started).
+        for n in 0..300 {
+            let k = if n < 200 { 0 } else { 1 };
+            let r = calls.call(k, 1, n, None)?;
+            assert_eq!(r.runs_done, 1, "call {n} in a row of setting {k}");
+        }
         // A call whose time is up runs nothing; the next has its own.
         let r = calls.call(1, 5, 9, Some(Duration::ZERO))?;
         assert!(r.timed_out && r.runs_done == 0, "{r:?}");
@@ -69,7 +101,11 @@ fn one_set_of_threads_runs_every_call_in_any_setting() {
     })
     .unwrap();
     assert_eq!(during, before + 1, "SB's P1 on a thread of its own");
-    assert_eq!(threads(), before, "the thread ended with the body");
+    assert_eq!(
+        threads_settled(before),
+        before,
+        "the thread ended with the body"
+    );
 
     // A body that panics still ends the threads (nothing waits for ever),
     // and the panic reaches the caller.
@@ -80,9 +116,14 @@ fn one_set_of_threads_runs_every_call_in_any_setting() {
         })
     }));
     assert!(caught.is_err());
-    assert_eq!(threads(), before, "the thread ended after the panic");
+    assert_eq!(
+        threads_settled(before),
+        before,
+        "the thread ended after the panic"
+    );
 
     // A setting the plans do not have is an error, not a panic.
     let err = run_calls(&plans, |calls| calls.call(plans.len(), 1, 1, None)).unwrap_err();
     assert!(err.to_string().contains("no setting"), "{err}");
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
 }
