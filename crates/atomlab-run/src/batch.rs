@@ -763,8 +763,7 @@ pub fn record(r: &Ran) -> Record {
     }
     // Relaxed outcomes need the threads running at once: on fewer CPUs
     // they take turns, and a test that "never" shows one says little.
-    let cpus = atomlab_thread::allowed_cpus().len().max(1);
-    if test.threads.len() > cpus {
+    if let Some(cpus) = res.shared_cpus {
         rec.notes.push(format!(
             "the test's {} threads share {cpus} CPUs: they take turns more than they run together, so relaxed outcomes become rare (an outcome not seen here may still happen on a machine with {} CPUs)",
             test.threads.len(),

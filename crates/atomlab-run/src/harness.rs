@@ -256,6 +256,8 @@ struct Shared<'p> {
     start: RunSync,
     end: RunSync,
     oversubscribed: bool,
+    /// The CPUs the threads shared, when fewer than the threads.
+    shared_cpus: Option<usize>,
     /// What its arrays take (what [`MEMORY_LIMIT`] bounds).
     bytes: usize,
     /// The timebase delay of the run under way, in timer ticks (set by
@@ -585,7 +587,13 @@ impl<'p> Shared<'p> {
     /// before anything is allocated, when they would need more than
     /// [`MEMORY_LIMIT`], and with an error (not an abort) when the system
     /// refuses an allocation.
-    fn new(program: &'p Program, opts: &'p RunOptions) -> Result<Shared<'p>, RunError> {
+    /// `cpus`: the CPUs the process may use, read before any thread was
+    /// pinned (a pinned caller's own set is its one CPU).
+    fn new(
+        program: &'p Program,
+        opts: &'p RunOptions,
+        cpus: &[usize],
+    ) -> Result<Shared<'p>, RunError> {
         let t = &program.compiled;
         let nthreads = t.threads.len();
         let nl = t.locations.len().max(1);
@@ -636,14 +644,19 @@ impl<'p> Shared<'p> {
         for c in &program.threads {
             frames.push(zeroed(opts.size * c.layout.words(), "the register frames")?);
         }
-        let cpus = atomlab_thread::allowed_cpus();
-        let oversubscribed = nthreads > cpus.len()
-            || matches!(&opts.affinity, Affinity::Cpus(l) if {
+        // The CPUs the threads may run on: those allowed, or those --pin
+        // lists; fewer than the threads and they take turns.
+        let usable = match &opts.affinity {
+            Affinity::Cpus(l) => {
                 let mut u = l.clone();
                 u.sort();
                 u.dedup();
-                u.len() < nthreads
-            });
+                u.len().min(cpus.len().max(1))
+            }
+            Affinity::Spread | Affinity::None => cpus.len().max(1),
+        };
+        let oversubscribed = nthreads > usable;
+        let shared_cpus = oversubscribed.then_some(usable);
         Ok(Shared {
             program,
             opts,
@@ -668,6 +681,7 @@ impl<'p> Shared<'p> {
             start: RunSync::new(opts.run_barrier, nthreads, oversubscribed),
             end: RunSync::new(opts.run_barrier, nthreads, oversubscribed),
             oversubscribed,
+            shared_cpus,
             bytes,
             tb_delay: AtomicU64::new(opts.timebase_delay.unwrap_or_else(timebase_delay).max(1)),
             tb_late: AtomicU64::new(0),
@@ -721,6 +735,8 @@ pub struct Calls<'s, 'p> {
     /// Where the threads wait between calls.
     between: &'s Barrier,
     placement: &'s [Option<usize>],
+    /// The CPUs the process may use, read before the threads were pinned.
+    cpus: &'s [usize],
     pin_errors: &'s std::sync::Mutex<Vec<String>>,
     /// Whether a call has run: the first pays for the threads' start.
     started: bool,
@@ -836,6 +852,7 @@ pub fn run_calls<'p, T>(
             calls_made: 0,
             between: &between,
             placement: &placement,
+            cpus: &cpus,
             pin_errors: &pin_errors,
             started: false,
             spawned_at,
@@ -875,7 +892,7 @@ impl<'p> Calls<'_, 'p> {
         let shared = match self.shared[k].get() {
             Some(sh) => sh,
             None => {
-                let sh = Shared::new(program, opts)?;
+                let sh = Shared::new(program, opts, self.cpus)?;
                 // Every plan's memory stays laid out until the threads end:
                 // together they keep to the one limit.
                 let bytes = sh.bytes;
@@ -998,6 +1015,7 @@ impl<'p> Calls<'_, 'p> {
                 .map(|v| v.clone())
                 .unwrap_or_default(),
             phases,
+            shared_cpus: shared.shared_cpus,
         })
     }
 }
@@ -1208,7 +1226,8 @@ mod tests {
             preload,
             ..RunOptions::default()
         };
-        let sh = Shared::new(program, &opts).expect("a few instances fit");
+        let sh = Shared::new(program, &opts, &atomlab_thread::allowed_cpus())
+            .expect("a few instances fit");
         sh.init(&mut Rng::new(7));
         if preload != Preload::None {
             for ti in 0..program.threads.len() {

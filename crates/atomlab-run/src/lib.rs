@@ -896,6 +896,10 @@ pub struct RunResult {
     pub pin_errors: Vec<String>,
     /// Where the time went.
     pub phases: Phases,
+    /// The CPUs the test's threads shared, when there were fewer than
+    /// threads (those the process may use, or those `--pin` lists): they
+    /// took turns, and waiting threads gave their CPU up.
+    pub shared_cpus: Option<usize>,
 }
 
 impl RunResult {

@@ -413,6 +413,7 @@ fn merge(a: &mut RunResult, b: RunResult) {
     a.elapsed += b.elapsed;
     a.timed_out |= b.timed_out;
     a.cpus = b.cpus;
+    a.shared_cpus = a.shared_cpus.or(b.shared_cpus);
     for e in b.pin_errors {
         if !a.pin_errors.contains(&e) {
             a.pin_errors.push(e);
@@ -707,6 +708,7 @@ mod tests {
             cpus: Vec::new(),
             pin_errors: Vec::new(),
             phases: Default::default(),
+            shared_cpus: None,
         };
         let v = |x: i64| vec![Value::Int(x)];
         let mut a = r(vec![(v(0), 5, true), (v(2), 1, false)]);

@@ -71,6 +71,8 @@ fn one_set_of_threads_runs_every_call_in_any_setting() {
             std::process::abort();
         }
     });
+    // Read here: inside the body this thread is pinned to one CPU.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let before = threads();
     let during = run_calls(&plans, |calls| {
         // The test's second thread exists for the whole body.
@@ -81,6 +83,11 @@ fn one_set_of_threads_runs_every_call_in_any_setting() {
             assert_eq!(r.runs_done, runs, "call {n} of setting {k}");
             assert!(!r.timed_out);
             assert_eq!(r.instances() + r.filtered, (runs * 200) as u64);
+            // Read before the threads were pinned: a pinned owner's own
+            // set is one CPU, and a setting laid out after it took two
+            // threads on two CPUs for threads sharing one (its spinners
+            // yielded the CPU, and SB's runs took 50-100 ms, not 1).
+            assert_eq!(r.shared_cpus.is_some(), cpus < 2, "call {n}: {cpus} CPUs");
             assert_eq!(threads(), during, "call {n} started threads of its own");
         }
         // The same setting many times in a row: each call ends where its
