@@ -359,9 +359,15 @@ impl RunOptions {
 impl Default for RunOptions {
     fn default() -> RunOptions {
         RunOptions {
-            // The CLI's defaults (`atomlab run --size 1000 --runs 200`).
+            // The CLI's defaults (`atomlab run --size 1000 --runs 1000`):
+            // a million instances, as litmus7's defaults (-s 5000 -r 200).
+            // With 200 runs the tuner's first run of each of its dozen
+            // settings, slow ones included, was a sixth of the test's
+            // time; measured side by side with litmus7 (issue 38), a
+            // million gave more witnesses per second on 7 of its 9 tests
+            // (docs/src/benchmarks-log.md).
             size: 1000,
-            runs: 200,
+            runs: 1000,
             // Measured side by side with litmus7 on a quiet machine
             // (issue 26, BENCHMARKS.md): the most witnesses per second and
             // the steadiest of the settings tried.

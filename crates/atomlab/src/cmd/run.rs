@@ -69,8 +69,8 @@ pub struct RunArgs {
     /// Instances of the test per run, laid out side by side in memory.
     #[arg(long, short = 's', value_name = "N", default_value_t = 1000)]
     pub size: usize,
-    /// Runs; each run executes every instance once.
-    #[arg(long, short = 'r', value_name = "R", default_value_t = 200)]
+    /// Runs; each run executes every instance once (by default a million instances in all, as litmus7's 5000 x 200).
+    #[arg(long, short = 'r', value_name = "R", default_value_t = 1000)]
     pub runs: usize,
     /// How the threads start each instance together [default: tuned per test, starting from timebase].
     #[arg(long, value_enum)]
