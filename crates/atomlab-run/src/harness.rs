@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use atomlab_litmus::{StateVar, Value};
@@ -582,6 +582,53 @@ fn zeroed<T: Default>(n: usize, what: &str) -> Result<Vec<T>, RunError> {
     Ok(v)
 }
 
+/// What one instance of a test takes in a layout.
+struct Sizes {
+    /// Blocks: words per instance; packed: words per location array.
+    block_words: usize,
+    memory_per_instance: usize,
+    arrive_step: usize,
+    start_step: usize,
+    frame_words: usize,
+    /// Bytes in all: memory, frames and counters.
+    per_instance: usize,
+}
+
+impl Sizes {
+    fn of(program: &Program, opts: &RunOptions) -> Sizes {
+        let nl = program.compiled.locations.len().max(1);
+        let stride_words = opts.stride / 8;
+        let (block_words, memory_per_instance, arrive_step, start_step) = match opts.layout {
+            Layout::Blocks => {
+                let w = (nl * stride_words).div_ceil(8) * 8;
+                (w, w * 8, 16, 8)
+            }
+            Layout::Packed => (opts.size.div_ceil(8) * 8, nl * 8, 1, 1),
+        };
+        let frame_words: usize = program.threads.iter().map(|c| c.layout.words()).sum();
+        let per_instance = memory_per_instance
+            + frame_words * 8
+            + std::mem::size_of::<AtomicU32>()
+            + std::mem::size_of::<AtomicU32>() * arrive_step
+            + std::mem::size_of::<AtomicU64>() * start_step;
+        Sizes {
+            block_words,
+            memory_per_instance,
+            arrive_step,
+            start_step,
+            frame_words,
+            per_instance,
+        }
+    }
+
+    /// Bytes of `size` instances (saturating: [`Shared::new`] refuses
+    /// what passes [`MEMORY_LIMIT`]).
+    fn total(program: &Program, opts: &RunOptions) -> usize {
+        opts.size
+            .saturating_mul(Sizes::of(program, opts).per_instance)
+    }
+}
+
 impl<'p> Shared<'p> {
     /// Lays out the instances of `program` for runs of `opts`: refused,
     /// before anything is allocated, when they would need more than
@@ -598,20 +645,14 @@ impl<'p> Shared<'p> {
         let nthreads = t.threads.len();
         let nl = t.locations.len().max(1);
         let stride_words = opts.stride / 8;
-        // Blocks: words per instance; packed: words per location array.
-        let (block_words, memory_per_instance, arrive_step, start_step) = match opts.layout {
-            Layout::Blocks => {
-                let w = (nl * stride_words).div_ceil(8) * 8;
-                (w, w * 8, 16, 8)
-            }
-            Layout::Packed => (opts.size.div_ceil(8) * 8, nl * 8, 1, 1),
-        };
-        let frame_words: usize = program.threads.iter().map(|c| c.layout.words()).sum();
-        let per_instance = memory_per_instance
-            + frame_words * 8
-            + std::mem::size_of::<AtomicU32>()
-            + std::mem::size_of::<AtomicU32>() * arrive_step
-            + std::mem::size_of::<AtomicU64>() * start_step;
+        let Sizes {
+            block_words,
+            memory_per_instance,
+            arrive_step,
+            start_step,
+            frame_words,
+            per_instance,
+        } = Sizes::of(program, opts);
         let or_stride = if opts.layout == Layout::Blocks {
             " or --stride"
         } else {
@@ -722,9 +763,11 @@ pub struct Plan<'p> {
 pub struct Calls<'s, 'p> {
     plans: &'p [Plan<'p>],
     /// Each plan's memory and barriers, laid out at its first call.
-    shared: &'s [std::sync::OnceLock<Shared<'p>>],
-    /// Bytes of memory laid out so far, over every plan.
+    shared: &'s [PlanMemory<'p>],
+    /// Bytes of memory laid out now, over every plan.
     laid_out: usize,
+    /// The most `laid_out` may be ([`MEMORY_LIMIT`]).
+    limit: usize,
     /// The plan of the call under way, or [`NO_MORE_CALLS`]; set by the
     /// owner before the call barrier.
     current: &'s AtomicUsize,
@@ -745,6 +788,10 @@ pub struct Calls<'s, 'p> {
     spawned_at: Instant,
 }
 
+/// A plan's memory and barriers once laid out: shared by the owner and,
+/// during a call, by the threads.
+type PlanMemory<'p> = Mutex<Option<Arc<Shared<'p>>>>;
+
 /// [`Calls::current`] when the threads are to end.
 const NO_MORE_CALLS: usize = usize::MAX;
 
@@ -757,6 +804,15 @@ const NO_MORE_CALLS: usize = usize::MAX;
 /// end when `body` returns (or panics).
 pub fn run_calls<'p, T>(
     plans: &'p [Plan<'p>],
+    body: impl FnOnce(&mut Calls<'_, 'p>) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    run_calls_within(plans, MEMORY_LIMIT, body)
+}
+
+/// [`run_calls`], the plans' memory together kept within `limit` bytes.
+fn run_calls_within<'p, T>(
+    plans: &'p [Plan<'p>],
+    limit: usize,
     body: impl FnOnce(&mut Calls<'_, 'p>) -> Result<T, RunError>,
 ) -> Result<T, RunError> {
     let first = plans
@@ -779,8 +835,7 @@ pub fn run_calls<'p, T>(
             Affinity::Cpus(list) => list.get(i % list.len().max(1)).copied(),
         })
         .collect();
-    let shared: Vec<std::sync::OnceLock<Shared<'p>>> =
-        plans.iter().map(|_| std::sync::OnceLock::new()).collect();
+    let shared: Vec<PlanMemory<'p>> = plans.iter().map(|_| Mutex::new(None)).collect();
     let current = AtomicUsize::new(NO_MORE_CALLS);
     let call_no = AtomicUsize::new(0);
     let between = Barrier::new(nthreads);
@@ -813,7 +868,12 @@ pub fn run_calls<'p, T>(
                         let k = current.load(Ordering::Relaxed);
                         // ORDERING: Relaxed: as `current`.
                         let this_call = call_no.load(Ordering::Relaxed);
-                        let Some(sh) = shared.get(k).and_then(|s| s.get()) else {
+                        // The call's layout, held until the call ends (the
+                        // owner may let it go between calls).
+                        let Some(sh) = shared
+                            .get(k)
+                            .and_then(|m| m.lock().ok().and_then(|s| s.clone()))
+                        else {
                             break;
                         };
                         loop {
@@ -847,6 +907,7 @@ pub fn run_calls<'p, T>(
             plans,
             shared: &shared,
             laid_out: 0,
+            limit,
             current: &current,
             call_no: &call_no,
             calls_made: 0,
@@ -889,25 +950,31 @@ impl<'p> Calls<'_, 'p> {
         } else {
             Instant::now()
         };
-        let shared = match self.shared[k].get() {
+        let laid = self.shared[k].lock().ok().and_then(|s| s.clone());
+        let shared = match laid {
             Some(sh) => sh,
             None => {
-                let sh = Shared::new(program, opts, self.cpus)?;
-                // Every plan's memory stays laid out until the threads end:
-                // together they keep to the one limit.
-                let bytes = sh.bytes;
-                if self.laid_out + bytes > MEMORY_LIMIT {
-                    return Err(RunError::BadOption(format!(
-                        "--size {}: the settings the tuner tries would need {} MiB of instance memory together, more than the limit of {} MiB; lower --size, or pin the setting (--no-tune)",
-                        opts.size,
-                        (self.laid_out + bytes) >> 20,
-                        MEMORY_LIMIT >> 20
-                    )));
+                // Each plan's memory stays laid out for its next call, the
+                // plans together within the one limit: when this one would
+                // pass it, the others are let go (and laid out again at
+                // their next call, as when every call laid out its own).
+                if self.laid_out + Sizes::total(program, opts) > self.limit {
+                    for slot in self.shared {
+                        if let Ok(mut s) = slot.lock() {
+                            s.take();
+                        }
+                    }
+                    self.laid_out = 0;
                 }
-                self.laid_out += bytes;
-                self.shared[k].get_or_init(|| sh)
+                let sh = Arc::new(Shared::new(program, opts, self.cpus)?);
+                self.laid_out += sh.bytes;
+                if let Ok(mut s) = self.shared[k].lock() {
+                    *s = Some(sh.clone());
+                }
+                sh
             }
         };
+        let shared = &*shared;
         let vars = program.test.state_vars();
         let mut phases = Phases::default();
         let mut hist = Histogram::default();
@@ -1082,6 +1149,64 @@ fn collect(
 #[cfg(test)]
 mod tests {
     use super::adapt_delay;
+
+    /// Plans whose memory together passes the limit take turns: each
+    /// call lays its plan out again once the others were let go, and every
+    /// call still runs all of its runs.
+    #[test]
+    fn plans_beyond_the_memory_limit_take_turns() {
+        use super::{run_calls_within, Plan, Sizes};
+        use crate::{Layout, RunOptions};
+        // A C test: every host runs it, through its C11 mapping.
+        let test = atomlab_litmus::parse(
+            "SB+rel-acq.litmus",
+            include_str!("../../atomlab-model/tests/litmus/c/SB+rel-acq.litmus"),
+        )
+        .expect("SB parses");
+        let program = crate::prepare(&test).expect("every host runs C tests");
+        let base = RunOptions {
+            size: 64,
+            ..RunOptions::default()
+        };
+        let packed = RunOptions {
+            layout: Layout::Packed,
+            ..base.clone()
+        };
+        let plans = [
+            Plan {
+                program: &program,
+                opts: &base,
+            },
+            Plan {
+                program: &program,
+                opts: &packed,
+            },
+        ];
+        let one = Sizes::total(&program, &base).max(Sizes::total(&program, &packed));
+        let limit = one + one / 2;
+        run_calls_within(&plans, limit, |calls| {
+            for n in 0..6 {
+                let r = calls.call(n % 2, 2, n as u64, None)?;
+                assert_eq!(r.runs_done, 2);
+                assert!(
+                    calls.laid_out <= limit,
+                    "call {n}: {} > {limit}",
+                    calls.laid_out
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+        // Within a limit that holds both, both stay laid out.
+        run_calls_within(&plans, 4 * one, |calls| {
+            for n in 0..4 {
+                calls.call(n % 2, 1, n as u64, None)?;
+            }
+            assert!(calls.laid_out > one, "both plans laid out");
+            Ok(())
+        })
+        .unwrap();
+    }
 
     #[test]
     fn the_timebase_delay_grows_when_threads_start_late_and_shrinks_when_none_do() {
