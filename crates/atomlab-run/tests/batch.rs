@@ -51,7 +51,11 @@ fn sb_on_x86_is_allowed_by_x86tso_and_flagged_against_sc() {
     let res = &r.result;
     let total: u64 = res.histogram.iter().map(|(_, n, _)| n).sum();
     assert_eq!(total, res.instances(), "{res:?}");
-    assert_eq!(res.instances(), 1000 * 1000, "the default: a million instances");
+    assert_eq!(
+        res.instances(),
+        1000 * 1000,
+        "the default: a million instances"
+    );
     // The relaxed state is the witness; default options show it on x86.
     let relaxed = "0:EAX=0; 1:EAX=0;";
     let witnessed: Vec<String> = res
