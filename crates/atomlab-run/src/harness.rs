@@ -645,14 +645,9 @@ impl<'p> Shared<'p> {
         let nthreads = t.threads.len();
         let nl = t.locations.len().max(1);
         let stride_words = opts.stride / 8;
-        let Sizes {
-            block_words,
-            memory_per_instance,
-            arrive_step,
-            start_step,
-            frame_words,
-            per_instance,
-        } = Sizes::of(program, opts);
+        let sizes = Sizes::of(program, opts);
+        let (block_words, per_instance) = (sizes.block_words, sizes.per_instance);
+        let (arrive_step, start_step) = (sizes.arrive_step, sizes.start_step);
         let or_stride = if opts.layout == Layout::Blocks {
             " or --stride"
         } else {
@@ -667,8 +662,8 @@ impl<'p> Shared<'p> {
                     opts.size,
                     (opts.size as u128 * per_instance as u128) >> 20,
                     per_instance,
-                    memory_per_instance,
-                    frame_words * 8,
+                    sizes.memory_per_instance,
+                    sizes.frame_words * 8,
                     MEMORY_LIMIT >> 20,
                     MEMORY_LIMIT / per_instance,
                 ))
