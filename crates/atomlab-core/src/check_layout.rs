@@ -41,6 +41,14 @@ impl Row {
     }
 }
 
+/// What tells one row from another: a record's test name and file (a
+/// record without a file is of the row without one), as [`Row::holds`]
+/// compares them. Tables of thousands of tests look rows up by it rather
+/// than comparing every record with every row.
+pub fn row_key(r: &Record) -> (&str, &str) {
+    (r.scenario.as_str(), param(r, "file").unwrap_or_default())
+}
+
 fn param<'r>(r: &'r Record, name: &str) -> Option<&'r str> {
     r.parameters.get(name).and_then(|v| v.as_str())
 }
@@ -55,6 +63,7 @@ impl Layout {
     pub fn of_records(recs: &[&Record]) -> Layout {
         let mut models: Vec<String> = Vec::new();
         let mut rows: Vec<Row> = Vec::new();
+        let mut seen: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
         for r in recs {
             let batch = r.parameters.get("models").and_then(|m| m.as_array());
             for m in batch.into_iter().flatten().filter_map(|m| m.as_str()) {
@@ -65,10 +74,10 @@ impl Layout {
             if !models.contains(&r.variant) {
                 models.push(r.variant.clone());
             }
-            if !rows.iter().any(|row| row.holds(r)) {
+            if seen.insert(row_key(r)) {
                 rows.push(Row {
                     test: r.scenario.clone(),
-                    file: param(r, "file").unwrap_or_default().to_string(),
+                    file: row_key(r).1.to_string(),
                     condition: param(r, "condition").unwrap_or("-").to_string(),
                 });
             }

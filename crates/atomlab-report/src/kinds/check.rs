@@ -3,10 +3,11 @@
 //! [`crate::table::Table`] with the lines under it; `atomlab check` prints
 //! it for a batch, `atomlab show` and `suite --verbose` for saved records.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use atomlab_core::check_layout::Layout;
+use atomlab_core::check_layout::{row_key, Layout};
 use atomlab_core::{Record, Verdict};
 use serde_json::Value;
 
@@ -113,17 +114,28 @@ pub fn table(layout: &Layout, recs: &[&Record]) -> Table {
     let mut header = vec!["test".to_string(), "condition".to_string()];
     header.extend(layout.models.iter().cloned());
     let mut words: Vec<String> = Vec::new();
+    // Each cell's record and error by its row and model, the first one
+    // as a search in order would find it: a table of thousands of tests
+    // is not a search of every record for every cell.
+    let mut by_cell: HashMap<((&str, &str), &str), &Record> = HashMap::new();
+    for r in recs {
+        by_cell.entry((row_key(r), r.variant.as_str())).or_insert(r);
+    }
+    let errors: HashSet<(&str, &str)> = layout
+        .errors
+        .iter()
+        .map(|(f, m)| (f.as_str(), m.as_str()))
+        .collect();
     let rows = layout
         .rows
         .iter()
         .map(|row| {
             let mut cells = vec![row.test.clone(), row.condition.clone()];
+            let key = (row.test.as_str(), row.file.as_str());
             for m in &layout.models {
-                let c = match recs.iter().find(|r| r.variant == *m && row.holds(r)) {
+                let c = match by_cell.get(&(key, m.as_str())) {
                     Some(r) => cell(r),
-                    None if layout.errors.iter().any(|(f, e)| *f == row.file && e == m) => {
-                        "ERROR".into()
-                    }
+                    None if errors.contains(&(row.file.as_str(), m.as_str())) => "ERROR".into(),
                     None => "-".into(),
                 };
                 if !words.contains(&c) {
