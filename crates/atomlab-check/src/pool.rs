@@ -39,8 +39,10 @@ pub(crate) fn judge(
         symmetry: false,
         // Prefixes are probed where many combinations of runs remain.
         probe_all: false,
-        // u64 words where an execution fits them.
+        // u64 words where an execution fits them, u32 where it fits those
+        // and every model takes them (atomlab-model's rel.rs).
         wide_words: false,
+        no_narrow_words: false,
         // Under LKMM, where the combinations of runs are many and every
         // allowed execution's po ∪ rf is acyclic, they are found by
         // growing graphs (atomlab-model's grow.rs), as verify's are: the

@@ -14,7 +14,7 @@ use crate::judge::{Acc, Recorder};
 use crate::mapping::{compile, mapping_name, Target};
 use crate::models::{by_name, Model};
 use crate::options::{CheckOptions, Engine};
-use crate::rel::{full_set, Rel, MAX_EVENTS};
+use crate::rel::{full_set, Rel, MAX_EVENTS, MAX_NARROW_EVENTS};
 use crate::width::Width;
 use crate::CheckError;
 
@@ -438,6 +438,34 @@ fn read_as_linux(test: &Test, name: &str) -> bool {
     test.is_linux() || (name == "lkmm" && test.is_plain_c())
 }
 
+/// The word an execution's sets and relations are built with (rel.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Word {
+    /// `u32`: at most 32 events, and every model takes them.
+    Narrow,
+    /// `u64`: at most 64 events.
+    Usual,
+    /// `u128`: more, or [`CheckOptions::wide_words`].
+    Wide,
+}
+
+impl Word {
+    /// The narrowest word that holds `events` events and every model of
+    /// `models` judges.
+    fn of(events: usize, models: &[&dyn Model], opts: &CheckOptions) -> Word {
+        if opts.wide_words || events > MAX_EVENTS {
+            Word::Wide
+        } else if events <= MAX_NARROW_EVENTS
+            && !opts.no_narrow_words
+            && models.iter().all(|m| m.judges_narrow())
+        {
+            Word::Narrow
+        } else {
+            Word::Usual
+        }
+    }
+}
+
 /// Enumerates the candidate executions of `t` (which is `orig` or its
 /// compilation) and judges each under `models`. `linux`: the test is read
 /// as Linux-kernel C ([`read_as_linux`]).
@@ -532,10 +560,10 @@ fn run(
                 rec: &rec,
             };
             // Words as wide as the execution needs (rel.rs).
-            let explored = if events_of(nl, chosen)? <= MAX_EVENTS && !opts.wide_words {
-                one.judge::<u64>(&mut accs, &mut candidates, &mut budget)?
-            } else {
-                one.judge::<u128>(&mut accs, &mut candidates, &mut budget)?
+            let explored = match Word::of(events_of(nl, chosen)?, models, opts) {
+                Word::Narrow => one.judge::<u32>(&mut accs, &mut candidates, &mut budget)?,
+                Word::Usual => one.judge::<u64>(&mut accs, &mut candidates, &mut budget)?,
+                Word::Wide => one.judge::<u128>(&mut accs, &mut candidates, &mut budget)?,
             };
             any_explored |= explored;
         }
@@ -567,11 +595,10 @@ fn run(
             .map(|p| Trace::prefix(p.events, &p.later))
             .collect();
         let refs: Vec<&Trace> = runs.iter().collect();
-        match events_of(nl, &refs) {
-            Ok(n) if n <= MAX_EVENTS => {
-                probe_prefixes::<u64>(t, &init, &refs, prefixes, observed, &rec)
-            }
-            Ok(_) => probe_prefixes::<u128>(t, &init, &refs, prefixes, observed, &rec),
+        match events_of(nl, &refs).map(|n| Word::of(n, models, opts)) {
+            Ok(Word::Narrow) => probe_prefixes::<u32>(t, &init, &refs, prefixes, observed, &rec),
+            Ok(Word::Usual) => probe_prefixes::<u64>(t, &init, &refs, prefixes, observed, &rec),
+            Ok(Word::Wide) => probe_prefixes::<u128>(t, &init, &refs, prefixes, observed, &rec),
             Err(_) => Ok(true),
         }
     };

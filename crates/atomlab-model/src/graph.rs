@@ -8,5 +8,6 @@
 pub use crate::exec::{Event, Execution, Memo, Sets, Skeleton};
 pub use crate::interp::Kind;
 pub use crate::rel::{
-    full_set, members, shortest_cycle, Bits, Rel, Set, MAX_EVENTS, MAX_WIDE_EVENTS,
+    full_set, members, shortest_cycle, Bits, Rel, Set, MAX_EVENTS, MAX_NARROW_EVENTS,
+    MAX_WIDE_EVENTS,
 };

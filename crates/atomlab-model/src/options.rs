@@ -61,6 +61,10 @@ pub struct CheckOptions {
     /// events are (rel.rs): the same answers, more time; for tests that
     /// hold the wide path to the narrow one.
     pub wide_words: bool,
+    /// Judge executions of at most 32 events with `u64` words rather than
+    /// `u32` ones (rel.rs): the same answers, more time; for tests that
+    /// hold the narrow path to the usual one.
+    pub no_narrow_words: bool,
     /// Where to find the combinations of the threads' runs by growing one
     /// execution graph at a time (`grow.rs`, as GenMC does), where that
     /// finds them all (no allowed execution with a `po ∪ rf` cycle) and

@@ -7,8 +7,14 @@
 //! more than [`MAX_EVENTS`] events: then the engines and the models that
 //! take them judge it with `u128` words ([`MAX_WIDE_EVENTS`]), the same
 //! code compiled for the wider word, at about twice the cost per
-//! relation operation. Everything defaults to `u64`, so code that never
-//! meets a wide execution names `Rel` and `Set` as before.
+//! relation operation. An execution of at most [`MAX_NARROW_EVENTS`]
+//! events, as most litmus tests' are, is judged with `u32` words where
+//! every model of the check takes them ([`crate::Model::judges_narrow`]):
+//! a relation is then 128 bytes instead of 512, and the models' relation
+//! algebra, which moves relations by value, copies a quarter as much (on
+//! the kernel's small tests, copying relations was a third of a test's
+//! instructions). Everything defaults to `u64`, so code that never meets
+//! another width names `Rel` and `Set` as before.
 
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -17,12 +23,15 @@ use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, Not, Shl, Shr, 
 /// The most events one candidate execution may have in `u64` words.
 pub const MAX_EVENTS: usize = 64;
 
+/// The most events of an execution judged with `u32` words.
+pub const MAX_NARROW_EVENTS: usize = 32;
+
 /// The most events one candidate execution may have at all (`u128`
 /// words).
 pub const MAX_WIDE_EVENTS: usize = 128;
 
-/// A machine word used as a set of events: `u64` (up to 64 events) or
-/// `u128` (up to 128).
+/// A machine word used as a set of events: `u32` (up to 32 events), `u64`
+/// (up to 64) or `u128` (up to 128).
 pub trait Bits:
     Copy
     + Eq
@@ -57,7 +66,9 @@ pub trait Bits:
     fn lowest(self) -> usize;
     /// How many members.
     fn len(self) -> usize;
-    /// The set whose members are the bits of `x`.
+    /// The set whose members are the bits of `x` (which has none past
+    /// [`Bits::EVENTS`]: the engines pick a word wide enough for every
+    /// event of the execution).
     fn from_u64(x: u64) -> Self;
     /// The set of event `i` alone.
     #[inline]
@@ -106,11 +117,18 @@ macro_rules! bits {
             }
             #[inline]
             fn from_u64(x: u64) -> Self {
-                Self::from(x)
+                debug_assert!(
+                    $events >= 64 || x >> ($events % 64) == 0,
+                    "{x:#x} has events past {}",
+                    $events
+                );
+                // Widening for u64 and u128; for u32, x has no bits past 32.
+                x as $word
             }
         }
     };
 }
+bits!(u32, MAX_NARROW_EVENTS);
 bits!(u64, MAX_EVENTS);
 bits!(u128, MAX_WIDE_EVENTS);
 
@@ -570,7 +588,8 @@ mod tests {
     }
 
     #[test]
-    fn closure_and_cycles_in_both_widths() {
+    fn closure_and_cycles_in_every_width() {
+        closure_and_cycles::<u32>();
         closure_and_cycles::<u64>();
         closure_and_cycles::<u128>();
     }

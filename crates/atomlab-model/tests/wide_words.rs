@@ -1,11 +1,13 @@
 //! Executions of more than 64 events are judged with `u128` words
-//! (src/rel.rs): the same engines and models compiled for the wider word.
-//! Here the wide path is held to the narrow one on every test of the
-//! repository's corpora (tests/litmus: AArch64, RISC-V, X86, X86_64, C,
-//! Linux; tests/lkmm-if), under both engines and every built-in model, with
+//! (src/rel.rs), and those of at most 32 with `u32` words: the same
+//! engines and models compiled for another word. Here the three paths are
+//! held to each other on every test of the repository's corpora
+//! (tests/litmus: AArch64, RISC-V, X86, X86_64, C, Linux; tests/lkmm-if),
+//! under both engines and every built-in model, with
 //! `CheckOptions::wide_words` forcing the wide words on tests that fit in
-//! 64; a test of 68 events is answered by every model that judges it, and
-//! one of 135 events is refused, naming the bound.
+//! 64 and `CheckOptions::no_narrow_words` the `u64` words on those that
+//! fit in 32; a test of 68 events is answered by every model that judges
+//! it, and one of 135 events is refused, naming the bound.
 
 use std::path::Path;
 
@@ -33,7 +35,7 @@ fn outcomes(test: &atomlab_litmus::Test, models: &[&str], opts: &CheckOptions) -
 }
 
 #[test]
-fn wide_words_give_the_narrow_answers_on_the_corpus() {
+fn every_word_gives_the_same_answers_on_the_corpus() {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let mut files = atomlab_litmus::inputs::litmus_files(&tests.join("litmus"));
     files.extend(atomlab_litmus::inputs::litmus_files(&tests.join("lkmm-if")));
@@ -51,11 +53,15 @@ fn wide_words_give_the_narrow_answers_on_the_corpus() {
                 wide_words: true,
                 ..narrow.clone()
             };
-            let (a, b) = (
-                outcomes(&test, MODEL_NAMES, &narrow),
-                outcomes(&test, MODEL_NAMES, &wide),
-            );
-            assert_eq!(a, b, "{} under {engine:?}", f.display());
+            let usual = CheckOptions {
+                no_narrow_words: true,
+                ..narrow.clone()
+            };
+            let a = outcomes(&test, MODEL_NAMES, &narrow);
+            let b = outcomes(&test, MODEL_NAMES, &wide);
+            let c = outcomes(&test, MODEL_NAMES, &usual);
+            assert_eq!(a, b, "{} under {engine:?}: u128 words", f.display());
+            assert_eq!(a, c, "{} under {engine:?}: u64 words", f.display());
         }
         compared += 1;
     }

@@ -82,6 +82,18 @@ impl Model for C11 {
     fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
         super::model::forbidden(self.judge_with(x, false, true))
     }
+
+    fn judges_narrow(&self) -> bool {
+        true
+    }
+
+    fn judge_narrow(&self, x: &Execution<'_, u32>, explain: bool) -> Judgement {
+        self.judge_with(x, explain, false)
+    }
+
+    fn judge_partial_narrow(&self, x: &Execution<'_, u32>) -> Option<Violation> {
+        super::model::forbidden(self.judge_with(x, false, true))
+    }
 }
 
 impl C11 {

@@ -872,6 +872,26 @@ impl Model for Lkmm {
         self.judge_partial_any(x)
     }
 
+    fn judges_narrow(&self) -> bool {
+        true
+    }
+
+    fn judge_narrow(&self, x: &Execution<'_, u32>, explain: bool) -> Judgement {
+        self.judge_all(x, explain).0
+    }
+
+    fn judge_flagged_narrow(
+        &self,
+        x: &Execution<'_, u32>,
+        explain: bool,
+    ) -> (Judgement, Vec<&'static str>) {
+        self.judge_all(x, explain)
+    }
+
+    fn judge_partial_narrow(&self, x: &Execution<'_, u32>) -> Option<Violation> {
+        self.judge_partial_any(x)
+    }
+
     /// herd7 with linux-kernel.cfg leaves a copy-only load-buffering
     /// cycle's value unsolved and prints its symbol (issue 37).
     fn symbolic_thin_air(&self) -> bool {

@@ -121,14 +121,52 @@ pub trait Model: Sync {
     fn judge_partial_wide(&self, _x: &Execution<'_, u128>) -> Option<Violation> {
         None
     }
+    /// Whether the model judges executions of at most
+    /// [`crate::graph::MAX_NARROW_EVENTS`] events in `u32` words
+    /// ([`Model::judge_narrow`] and its siblings): a check whose models
+    /// all do judges such executions so (`rel.rs`: a quarter of the
+    /// copying), and in `u64` words otherwise. The built-in models do; a
+    /// cat file's model does not.
+    fn judges_narrow(&self) -> bool {
+        false
+    }
+    /// [`Model::judge`] of an execution of at most 32 events in `u32`
+    /// words; called only when [`Model::judges_narrow`].
+    fn judge_narrow(&self, _x: &Execution<'_, u32>, _explain: bool) -> Judgement {
+        Judgement::Unjudged(NOT_NARROW)
+    }
+    /// [`Model::judge_flagged`] in `u32` words.
+    fn judge_flagged_narrow(
+        &self,
+        x: &Execution<'_, u32>,
+        explain: bool,
+    ) -> (Judgement, Vec<&'static str>) {
+        (self.judge_narrow(x, explain), Vec::new())
+    }
+    /// [`Model::judge_partial`] in `u32` words.
+    fn judge_partial_narrow(&self, _x: &Execution<'_, u32>) -> Option<Violation> {
+        None
+    }
 }
 
 /// The judging methods of a [`Model`] whose axioms are all monotone (see
 /// [`Model::judge_partial`]) and whose judgement is one function generic
 /// over the word, `$judge(x, explain)`: the same judgement for complete
-/// and partial executions, in both widths.
-macro_rules! judged_whole_in_both_widths {
+/// and partial executions, in every width.
+macro_rules! judged_whole_in_every_width {
     ($judge:path) => {
+        fn judges_narrow(&self) -> bool {
+            true
+        }
+
+        fn judge_narrow(&self, x: &Execution<'_, u32>, explain: bool) -> Judgement {
+            $judge(x, explain)
+        }
+
+        fn judge_partial_narrow(&self, x: &Execution<'_, u32>) -> Option<Violation> {
+            super::model::forbidden($judge(x, false))
+        }
+
         fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
             $judge(x, explain)
         }
@@ -146,7 +184,12 @@ macro_rules! judged_whole_in_both_widths {
         }
     };
 }
-pub(crate) use judged_whole_in_both_widths;
+pub(crate) use judged_whole_in_every_width;
+
+/// What [`Model::judge_narrow`] says of a model that does not take `u32`
+/// words (never seen: such a model is not given them).
+pub(crate) const NOT_NARROW: &str =
+    "an execution was given to this model in u32 words, which it does not take";
 
 /// Why a model without [`Model::judge_wide`] leaves an execution unjudged.
 pub(crate) const NOT_WIDE: &str =

@@ -92,6 +92,18 @@ impl Model for Rc11 {
     fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
         self.judge_any(x, explain)
     }
+
+    fn judges_narrow(&self) -> bool {
+        true
+    }
+
+    fn judge_partial_narrow(&self, x: &Execution<'_, u32>) -> Option<Violation> {
+        forbidden(self.judge_any(x, false))
+    }
+
+    fn judge_narrow(&self, x: &Execution<'_, u32>, explain: bool) -> Judgement {
+        self.judge_any(x, explain)
+    }
 }
 
 impl Rc11 {

@@ -50,7 +50,7 @@
 use atomlab_litmus::{Arch, Fence, Test};
 
 use super::model::{
-    judged_whole_in_both_widths, judges_isa, violation, Judgement, Model, Violation,
+    judged_whole_in_every_width, judges_isa, violation, Judgement, Model, Violation,
 };
 use crate::exec::{Execution, Skeleton};
 use crate::interp::Kind;
@@ -96,7 +96,7 @@ impl Model for RiscV {
         true
     }
 
-    judged_whole_in_both_widths!(judge_any);
+    judged_whole_in_every_width!(judge_any);
 }
 
 /// The model's judgement of `x`, in either width.

@@ -2,7 +2,7 @@
 //! `acyclic po | ((fr | rf | co); sm) as sc` with `sm` the identity, plus RMW atomicity
 //! (`empty rmw & (fre; coe)`, enforced by the engine).
 
-use super::model::{judged_whole_in_both_widths, violation, Judgement, Model, Violation};
+use super::model::{judged_whole_in_every_width, violation, Judgement, Model, Violation};
 use crate::exec::Execution;
 use crate::rel::Bits;
 
@@ -19,7 +19,7 @@ impl Model for Sc {
         true
     }
 
-    judged_whole_in_both_widths!(judge_any);
+    judged_whole_in_every_width!(judge_any);
 }
 
 /// The model's judgement of `x`, in either width.

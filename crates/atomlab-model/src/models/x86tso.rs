@@ -12,7 +12,7 @@
 use atomlab_litmus::{Arch, Test};
 
 use super::model::{
-    fencerel, judged_whole_in_both_widths, judges_isa, violation, Judgement, Model, Violation,
+    fencerel, judged_whole_in_every_width, judges_isa, violation, Judgement, Model, Violation,
 };
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
@@ -38,7 +38,7 @@ impl Model for X86Tso {
         true
     }
 
-    judged_whole_in_both_widths!(judge_any);
+    judged_whole_in_every_width!(judge_any);
 }
 
 /// The model's judgement of `x`, in either width.
