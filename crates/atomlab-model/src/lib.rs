@@ -30,9 +30,10 @@
 //!
 //! # Limitations
 //! - At most 128 events per execution ([`graph::MAX_WIDE_EVENTS`]; up to
-//!   64 the relations are `u64` words, past it `u128`, about twice the cost
-//!   per operation; a model given as a cat file judges up to 64) and 24
-//!   values per location.
+//!   32 the relations are `u32` words where every model of the check
+//!   takes them, up to 64 `u64`, past it `u128`, about twice the cost per
+//!   operation; a model given as a cat file judges up to 64, in `u64`) and
+//!   24 values per location.
 //! - No mixed-size semantics: a location accessed with two widths (RISC-V
 //!   `lw` and `sd`) is refused ([`CheckError::Semantics`]).
 //! - herd7 reports out-of-thin-air values of `c11` symbolically (`S13`); this
