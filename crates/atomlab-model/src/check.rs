@@ -449,16 +449,27 @@ enum Word {
     Wide,
 }
 
-impl Word {
-    /// The narrowest word that holds `events` events and every model of
-    /// `models` judges.
-    fn of(events: usize, models: &[&dyn Model], opts: &CheckOptions) -> Word {
-        if opts.wide_words || events > MAX_EVENTS {
+/// The words a check may use: whether every model of `models` takes `u32`
+/// words (and the options let them), and whether `u128` is forced.
+#[derive(Debug, Clone, Copy)]
+struct Words {
+    narrow: bool,
+    wide: bool,
+}
+
+impl Words {
+    fn of(models: &[&dyn Model], opts: &CheckOptions) -> Words {
+        Words {
+            narrow: !opts.no_narrow_words && models.iter().all(|m| m.judges_narrow()),
+            wide: opts.wide_words,
+        }
+    }
+
+    /// The narrowest word that holds `events` events.
+    fn word(self, events: usize) -> Word {
+        if self.wide || events > MAX_EVENTS {
             Word::Wide
-        } else if events <= MAX_NARROW_EVENTS
-            && !opts.no_narrow_words
-            && models.iter().all(|m| m.judges_narrow())
-        {
+        } else if self.narrow && events <= MAX_NARROW_EVENTS {
             Word::Narrow
         } else {
             Word::Usual
@@ -488,6 +499,8 @@ fn run(
         init[*l] = encode(*v);
     }
     let mut accs: Vec<Acc> = models.iter().map(|_| Acc::default()).collect();
+    // Words as wide as each execution needs (rel.rs), decided once.
+    let words = Words::of(models, opts);
     mixed_size(t, &traces)?;
     let observed = crate::exec::observed_locations(t);
     let mut candidates = 0usize;
@@ -560,7 +573,7 @@ fn run(
                 rec: &rec,
             };
             // Words as wide as the execution needs (rel.rs).
-            let explored = match Word::of(events_of(nl, chosen)?, models, opts) {
+            let explored = match words.word(events_of(nl, chosen)?) {
                 Word::Narrow => one.judge::<u32>(&mut accs, &mut candidates, &mut budget)?,
                 Word::Usual => one.judge::<u64>(&mut accs, &mut candidates, &mut budget)?,
                 Word::Wide => one.judge::<u128>(&mut accs, &mut candidates, &mut budget)?,
@@ -595,7 +608,7 @@ fn run(
             .map(|p| Trace::prefix(p.events, &p.later))
             .collect();
         let refs: Vec<&Trace> = runs.iter().collect();
-        match events_of(nl, &refs).map(|n| Word::of(n, models, opts)) {
+        match events_of(nl, &refs).map(|n| words.word(n)) {
             Ok(Word::Narrow) => probe_prefixes::<u32>(t, &init, &refs, prefixes, observed, &rec),
             Ok(Word::Usual) => probe_prefixes::<u64>(t, &init, &refs, prefixes, observed, &rec),
             Ok(Word::Wide) => probe_prefixes::<u128>(t, &init, &refs, prefixes, observed, &rec),

@@ -44,7 +44,9 @@
 
 use atomlab_litmus::{Arch, Test};
 
-use super::model::{judges_isa, violation, Judgement, Model, Violation};
+use super::model::{
+    judged_with_in_every_width, judges_isa, violation, Judgement, Model, Violation,
+};
 use crate::exec::{ArmFixed, Execution, Skeleton};
 use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{Bits, Rel};
@@ -68,37 +70,11 @@ impl Model for AArch64 {
         "aarch64"
     }
 
-    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
-        self.judge_with(x, explain, false)
-    }
+    judged_with_in_every_width!(judge_with);
 
     /// See the module documentation, "Partial executions".
     fn prunes(&self) -> bool {
         true
-    }
-
-    fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        super::model::forbidden(self.judge_with(x, false, true))
-    }
-
-    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
-        self.judge_with(x, explain, false)
-    }
-
-    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
-        super::model::forbidden(self.judge_with(x, false, true))
-    }
-
-    fn judges_narrow(&self) -> bool {
-        true
-    }
-
-    fn judge_narrow(&self, x: &Execution<'_, u32>, explain: bool) -> Judgement {
-        self.judge_with(x, explain, false)
-    }
-
-    fn judge_partial_narrow(&self, x: &Execution<'_, u32>) -> Option<Violation> {
-        super::model::forbidden(self.judge_with(x, false, true))
     }
 }
 

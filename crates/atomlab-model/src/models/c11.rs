@@ -42,7 +42,10 @@
 
 use atomlab_litmus::Test;
 
-use super::model::{judges_c11, violation, violation_path, Judgement, Model, Step, Violation};
+use super::model::{
+    judged_with_in_every_width, judges_c11, violation, violation_path, Judgement, Model, Step,
+    Violation,
+};
 use crate::exec::Execution;
 use crate::mapping::{AcquireLoad, Target};
 use crate::rel::{full_set, Bits, Rel};
@@ -58,41 +61,15 @@ impl Model for C11 {
         "c11"
     }
 
+    judged_with_in_every_width!(judge_with);
+
     fn allows_thin_air(&self) -> bool {
         true
-    }
-
-    fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
-        self.judge_with(x, explain, false)
     }
 
     /// See the module documentation, "Partial executions".
     fn prunes(&self) -> bool {
         true
-    }
-
-    fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
-        super::model::forbidden(self.judge_with(x, false, true))
-    }
-
-    fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
-        self.judge_with(x, explain, false)
-    }
-
-    fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
-        super::model::forbidden(self.judge_with(x, false, true))
-    }
-
-    fn judges_narrow(&self) -> bool {
-        true
-    }
-
-    fn judge_narrow(&self, x: &Execution<'_, u32>, explain: bool) -> Judgement {
-        self.judge_with(x, explain, false)
-    }
-
-    fn judge_partial_narrow(&self, x: &Execution<'_, u32>) -> Option<Violation> {
-        super::model::forbidden(self.judge_with(x, false, true))
     }
 }
 

@@ -186,6 +186,44 @@ macro_rules! judged_whole_in_every_width {
 }
 pub(crate) use judged_whole_in_every_width;
 
+/// The judging methods of a [`Model`] whose judgement is one method
+/// generic over the word, `self.$judge(x, explain, partial)`, where
+/// `partial` leaves out the axioms that are not monotone (see
+/// [`Model::judge_partial`]): complete and partial executions, in every
+/// width.
+macro_rules! judged_with_in_every_width {
+    ($judge:ident) => {
+        fn judge(&self, x: &Execution<'_>, explain: bool) -> Judgement {
+            self.$judge(x, explain, false)
+        }
+
+        fn judge_partial(&self, x: &Execution<'_>) -> Option<Violation> {
+            super::model::forbidden(self.$judge(x, false, true))
+        }
+
+        fn judge_wide(&self, x: &Execution<'_, u128>, explain: bool) -> Judgement {
+            self.$judge(x, explain, false)
+        }
+
+        fn judge_partial_wide(&self, x: &Execution<'_, u128>) -> Option<Violation> {
+            super::model::forbidden(self.$judge(x, false, true))
+        }
+
+        fn judges_narrow(&self) -> bool {
+            true
+        }
+
+        fn judge_narrow(&self, x: &Execution<'_, u32>, explain: bool) -> Judgement {
+            self.$judge(x, explain, false)
+        }
+
+        fn judge_partial_narrow(&self, x: &Execution<'_, u32>) -> Option<Violation> {
+            super::model::forbidden(self.$judge(x, false, true))
+        }
+    };
+}
+pub(crate) use judged_with_in_every_width;
+
 /// What [`Model::judge_narrow`] says of a model that does not take `u32`
 /// words (never seen: such a model is not given them).
 pub(crate) const NOT_NARROW: &str =
