@@ -852,7 +852,9 @@ impl Test {
     fn write_var(&self, out: &mut String, v: &StateVar) {
         match v {
             StateVar::Reg { thread, reg } => {
-                let _ = write!(out, "{}:{}", thread, self.threads[*thread].regs[*reg]);
+                push_decimal(out, *thread as i64);
+                out.push(':');
+                out.push_str(&self.threads[*thread].regs[*reg]);
             }
             StateVar::Loc(l) => {
                 out.push('[');
@@ -871,9 +873,7 @@ impl Test {
 
     fn write_value(&self, out: &mut String, v: Value) {
         match v {
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => push_decimal(out, i),
             Value::Loc(l) => out.push_str(&self.locations[l]),
             Value::Sym(n) => {
                 let _ = write!(out, "S{n}");
@@ -988,6 +988,42 @@ impl Test {
                 }
                 out.push(')');
             }
+        }
+    }
+}
+
+/// `n` in decimal at the end of `out`, without the formatting machinery
+/// (a check prints a test's condition three times: its record, its table
+/// row and its herd7 log).
+pub fn push_decimal(out: &mut String, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut m = n.unsigned_abs();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_decimal;
+
+    #[test]
+    fn decimals_are_written_as_format_writes_them() {
+        for n in [0, 7, -7, 10, 123_456, -1_000, i64::MAX, i64::MIN] {
+            let mut s = String::from("x=");
+            push_decimal(&mut s, n);
+            assert_eq!(s, format!("x={n}"));
         }
     }
 }

@@ -54,8 +54,20 @@ impl<'a> Cursor<'a> {
 
     /// Skips spaces, tabs and newlines (any Unicode white space).
     pub(crate) fn ws(&mut self) {
-        let rest = self.rest();
-        self.pos += rest.len() - rest.trim_start().len();
+        // ASCII white space byte by byte (every parser calls this before
+        // each token it tries, so it is the scanner's hottest loop); the
+        // rest of Unicode's white space only where a non-ASCII byte stops
+        // it.
+        let b = self.src.as_bytes();
+        let mut i = self.pos;
+        while i < self.end && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            i += 1;
+        }
+        if i < self.end && b[i] >= 0x80 {
+            let rest = &self.src[i..self.end];
+            i += rest.len() - rest.trim_start().len();
+        }
+        self.pos = i;
     }
 
     /// Skips spaces and tabs only.
@@ -80,7 +92,7 @@ impl<'a> Cursor<'a> {
         self.ws();
         let r = self.rest();
         if let Some(rest) = r.strip_prefix(s) {
-            if !rest.chars().next().is_some_and(is_ident_char) {
+            if !rest.bytes().next().is_some_and(|c| is_ident_char(c as char)) {
                 self.pos += s.len();
                 return true;
             }
@@ -115,16 +127,16 @@ impl<'a> Cursor<'a> {
     pub(crate) fn ident(&mut self) -> Option<&'a str> {
         self.ws();
         let r = self.rest();
-        let mut chars = r.char_indices();
-        match chars.next() {
-            Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
+        // Identifier characters are ASCII: bytes suffice.
+        let b = r.as_bytes();
+        match b.first() {
+            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
             _ => return None,
         }
-        let len = r
-            .char_indices()
-            .find(|&(_, c)| !is_ident_char(c))
-            .map(|(i, _)| i)
-            .unwrap_or(r.len());
+        let len = b
+            .iter()
+            .position(|&c| !is_ident_char(c as char))
+            .unwrap_or(b.len());
         self.pos += len;
         Some(&r[..len])
     }

@@ -235,7 +235,9 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
             if checked.is_empty() {
                 return Ok(()); // every input refused: no empty table
             }
-            let mut out = std::io::stdout().lock();
+            // Buffered: stdout is line-buffered, and a herd7 log of
+            // thousands of tests would otherwise be thousands of writes.
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             match format {
                 Format::Table | Format::Json => {
                     let recs: Vec<&Record> = report.records.iter().collect();
@@ -275,6 +277,7 @@ pub fn run(args: CheckArgs, detail: bool) -> anyhow::Result<CommandOutput> {
             // Not freed test by test: the process ends after this view (as
             // the dispatcher does with the report).
             std::mem::forget(checked);
+            out.flush()?;
             Ok(())
         }),
     })
