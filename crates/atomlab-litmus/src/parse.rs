@@ -139,13 +139,18 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
     // splitter (lib/splitter.mll, `inside_constr`): `(*Note: …*)` after the
     // final condition is a comment there, while inside C code `(*x` is a
     // dereference and stays (see `blank_comments`).
-    let tail = match crate::scan::blank_all_comments(&text[tail_start..]) {
-        Ok(t) => t,
-        Err(pos) => {
-            return Err(c.err_at(tail_start + pos, "unterminated comment '(*'"));
-        }
+    let text = if text[tail_start..].contains("(*") {
+        let tail = match crate::scan::blank_all_comments(&text[tail_start..]) {
+            Ok(t) => t,
+            Err(pos) => {
+                return Err(c.err_at(tail_start + pos, "unterminated comment '(*'"));
+            }
+        };
+        format!("{}{tail}", &text[..tail_start])
+    } else {
+        // No comment after the threads: the text as it is.
+        text
     };
-    let text = format!("{}{tail}", &text[..tail_start]);
     let mut c = Cursor::new(file, &text);
     c.pos = tail_start;
     if b.threads.is_empty() {
