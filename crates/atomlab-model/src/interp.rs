@@ -1337,6 +1337,25 @@ fn seed_path(
                     }
                 }
             }
+            // An exchange of a known value (`spin_lock`'s xchg of 1,
+            // `xchg(x, 2)`) writes it whatever it reads, as a store does:
+            // seeding it saves every lock test the round that would find it.
+            Instr::Rmw {
+                dst,
+                addr,
+                op: RmwOp::Xchg,
+                operand,
+                ..
+            } => {
+                if let (Some(a), Some(v)) = (eval(addr, &regs), eval(operand, &regs)) {
+                    if let Value::Loc(l) = decode(a, nlocs) {
+                        out.insert((l, v));
+                    }
+                }
+                if let Some(d) = dst {
+                    regs[*d] = None;
+                }
+            }
             Instr::Load { dst, .. } | Instr::Rmw { dst, .. } => {
                 if let Some(d) = dst {
                     regs[*d] = None;
@@ -1348,8 +1367,19 @@ fn seed_path(
                 }
             }
             Instr::Cas {
-                result, expected, ..
+                result,
+                expected,
+                addr,
+                desired,
+                ..
             } => {
+                // A successful compare-and-swap writes its desired value,
+                // known here when it is a constant (`spin_trylock`'s 1).
+                if let (Some(a), Some(v)) = (eval(addr, &regs), eval(desired, &regs)) {
+                    if let Value::Loc(l) = decode(a, nlocs) {
+                        out.insert((l, v));
+                    }
+                }
                 if let Some(d) = result {
                     regs[*d] = None;
                 }
@@ -1694,6 +1724,38 @@ pub(crate) fn explore(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exchanges_and_compare_and_swaps_of_constants_are_seeded() {
+        // What a Linux-kernel thread may write whatever it reads: the
+        // stores of constants, and (since they write the same value
+        // whatever they read) a lock's xchg of 1, an xchg of a constant
+        // and a trylock's or cmpxchg's new value; not an add's result.
+        let t = atomlab_litmus::parse(
+            "t.litmus",
+            "C t\n{}\nP0(int *x, int *y, int *z, int *w, spinlock_t *s)\n{\n\
+               int r0; int r1; int r2;\n\
+               spin_lock(s);\n\
+               r0 = xchg(y, 2);\n\
+               r1 = cmpxchg(z, 0, 3);\n\
+               r2 = atomic_fetch_add(5, w);\n\
+               spin_unlock(s);\n\
+               WRITE_ONCE(*x, 1);\n}\nexists (0:r0=0)\n",
+        )
+        .unwrap();
+        let loc = |n: &str| t.locations.iter().position(|l| l == n).unwrap();
+        let seeds = constant_writes(&t.threads[0], t.locations.len());
+        let want: BTreeSet<(usize, i64)> = [
+            (loc("s"), 1),
+            (loc("s"), 0),
+            (loc("y"), 2),
+            (loc("z"), 3),
+            (loc("x"), 1),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(seeds.into_iter().collect::<BTreeSet<_>>(), want);
+    }
 
     fn values(src: &str) -> (Test, Vec<BTreeSet<i64>>) {
         let t = atomlab_litmus::parse("t.litmus", src).unwrap();
