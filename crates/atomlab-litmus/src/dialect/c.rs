@@ -621,7 +621,8 @@ impl Body<'_, '_> {
     }
 
     fn comma(&mut self, f: &str) -> PResult<()> {
-        self.c.expect(",", &format!("between the arguments of {f}"))
+        self.c
+            .expect_with(",", || format!("between the arguments of {f}"))
     }
 
     /// An atomic_t read-modify-write of `addr` whose read goes to `t`, both
@@ -659,7 +660,7 @@ impl Body<'_, '_> {
             None
         } {
             self.c
-                .expect(")", &format!("to close the call of {name}"))?;
+                .expect_with(")", || format!("to close the call of {name}"))?;
             return Ok(e);
         }
         let (base, explicit) = match name.strip_suffix("_explicit") {
@@ -773,7 +774,7 @@ impl Body<'_, '_> {
             }
         };
         self.c
-            .expect(")", &format!("to close the call of {name}"))?;
+            .expect_with(")", || format!("to close the call of {name}"))?;
         Ok(result)
     }
 }
