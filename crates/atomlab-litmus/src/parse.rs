@@ -251,13 +251,20 @@ pub fn parse(file: &str, src: &str) -> Result<Test, ParseError> {
         )));
     }
     let init = init_mem;
+    // A judged test is kept until its batch is printed: its code without
+    // the room its vector grew into (a third of what a small kernel test
+    // kept, and each page the batch grows into is a page fault).
+    let mut threads = b.threads;
+    for t in &mut threads {
+        t.code.shrink_to_fit();
+    }
     Ok(Test {
         file: file.to_string(),
         arch,
         name,
         locations: b.locations,
         init,
-        threads: b.threads,
+        threads,
         observed,
         filter,
         condition,
