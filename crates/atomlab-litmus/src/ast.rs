@@ -995,7 +995,7 @@ impl Test {
 /// `n` in decimal at the end of `out`, without the formatting machinery
 /// (a check prints a test's condition three times: its record, its table
 /// row and its herd7 log).
-pub fn push_decimal(out: &mut String, n: i64) {
+pub(crate) fn push_decimal(out: &mut String, n: i64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut m = n.unsigned_abs();

@@ -238,7 +238,9 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             tid,
             params,
             declared,
-            code: Vec::new(),
+            // Room for a small thread's instructions (each is large: a
+            // vector grown from empty copied them three times).
+            code: Vec::with_capacity(16),
             temps: 0,
             linux,
             depth: 0,
@@ -268,8 +270,15 @@ impl Body<'_, '_> {
 
     fn temp(&mut self) -> Reg {
         self.temps += 1;
-        let name = format!("%t{}", self.temps);
-        reg_of(self.thread(), &name)
+        // A new name each time (`%` starts no C identifier): added without
+        // looking it up, and written without the formatting machinery.
+        let mut name = String::with_capacity(8);
+        name.push_str("%t");
+        crate::ast::push_decimal(&mut name, self.temps as i64);
+        let regs = &mut self.thread().regs;
+        debug_assert!(!regs.contains(&name), "{name} made twice");
+        regs.push(name);
+        regs.len() - 1
     }
 
     /// Statements up to and including the closing `}`.
