@@ -205,6 +205,27 @@ fn sync_modes_all_run() {
     );
 }
 
+/// A register holding a location's address ends with that location as its
+/// value (collection tells an address from an integer by the instance
+/// memory's range), and every instance is counted once (a run's latest
+/// few final states are counted beside the histogram until the run ends).
+#[test]
+fn addresses_read_back_as_locations_and_every_instance_counts() {
+    let test = atomlab_litmus::parse(
+        "PTR.litmus",
+        "X86 PTR\n{ x=0; y=0; 0:EAX=x; 1:EBX=y; }\n P0 | P1 ;\n MOV [y],$1 | MOV ECX,[y] ;\nexists (0:EAX=x /\\ 1:EBX=y)\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let witnesses = run_within_tso(&test, &opts(200, 30));
+    if std::env::consts::ARCH == "x86_64" {
+        assert_eq!(
+            witnesses,
+            200 * 30,
+            "every instance ends with 0:EAX=x and 1:EBX=y"
+        );
+    }
+}
+
 #[test]
 fn same_line_layout_runs() {
     let test = parse(&own("x86/LOCK-ops.litmus"));
