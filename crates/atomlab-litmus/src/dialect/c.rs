@@ -238,9 +238,7 @@ pub(crate) fn parse_threads(c: &mut Cursor<'_>, b: &mut Builder) -> PResult<usiz
             tid,
             params,
             declared,
-            // Room for a small thread's instructions (each is large: a
-            // vector grown from empty copied them three times).
-            code: Vec::with_capacity(16),
+            code: Vec::new(),
             temps: 0,
             linux,
             depth: 0,
