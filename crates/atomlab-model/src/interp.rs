@@ -1306,6 +1306,20 @@ fn seed_path(
             Expr::Bin(op, a, b) => Some(binop(*op, eval(a, regs)?, eval(b, regs)?)),
         }
     }
+    /// A write of `value` to `addr`, when both are known, as a seed.
+    fn seed_write(
+        addr: &Expr,
+        value: &Expr,
+        regs: &[Option<i64>],
+        nlocs: usize,
+        out: &mut BTreeSet<(usize, i64)>,
+    ) {
+        if let (Some(a), Some(v)) = (eval(addr, regs), eval(value, regs)) {
+            if let Value::Loc(l) = decode(a, nlocs) {
+                out.insert((l, v));
+            }
+        }
+    }
     while let Some(i) = t.code.get(pc) {
         if *budget == 0 {
             return;
@@ -1331,11 +1345,7 @@ fn seed_path(
                 }
             },
             Instr::Store { addr, value, .. } => {
-                if let (Some(a), Some(v)) = (eval(addr, &regs), eval(value, &regs)) {
-                    if let Value::Loc(l) = decode(a, nlocs) {
-                        out.insert((l, v));
-                    }
-                }
+                seed_write(addr, value, &regs, nlocs, out);
             }
             // An exchange of a known value (`spin_lock`'s xchg of 1,
             // `xchg(x, 2)`) writes it whatever it reads, as a store does:
@@ -1347,11 +1357,7 @@ fn seed_path(
                 operand,
                 ..
             } => {
-                if let (Some(a), Some(v)) = (eval(addr, &regs), eval(operand, &regs)) {
-                    if let Value::Loc(l) = decode(a, nlocs) {
-                        out.insert((l, v));
-                    }
-                }
+                seed_write(addr, operand, &regs, nlocs, out);
                 if let Some(d) = dst {
                     regs[*d] = None;
                 }
@@ -1375,11 +1381,7 @@ fn seed_path(
             } => {
                 // A successful compare-and-swap writes its desired value,
                 // known here when it is a constant (`spin_trylock`'s 1).
-                if let (Some(a), Some(v)) = (eval(addr, &regs), eval(desired, &regs)) {
-                    if let Value::Loc(l) = decode(a, nlocs) {
-                        out.insert((l, v));
-                    }
-                }
+                seed_write(addr, desired, &regs, nlocs, out);
                 if let Some(d) = result {
                     regs[*d] = None;
                 }
