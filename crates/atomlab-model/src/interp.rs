@@ -1394,6 +1394,10 @@ fn seed_path(
     }
 }
 
+/// What a thread was asked in a round of [`explore`] (the values the
+/// others may write, per location), its runs and what they wrote.
+type LastRuns = (Vec<Vec<i64>>, Vec<Trace>, Written);
+
 /// One thread's runs. Threads that are copies of one share its runs
 /// rather than a copy each: the 3-thread seqlock client's 7,125 runs per
 /// thread, copied for two twins, were a fifth of its time in page faults
@@ -1586,6 +1590,12 @@ pub(crate) fn explore(
             }
         }
     }
+    // The last round's runs of each thread that enumerated its own, with
+    // what it was asked and what its runs wrote: a thread asked the same
+    // values again has the same runs (they depend on its code, its initial
+    // values and the values the others may write only), so they are taken
+    // over rather than enumerated again.
+    let mut last: Vec<Option<LastRuns>> = Vec::new();
     for round in 0..64 {
         let mut all: Vec<Vec<Trace>> = Vec::new();
         // copy_of[t]: the earlier thread whose runs thread t shares (its
@@ -1636,22 +1646,35 @@ pub(crate) fn explore(
                 asked.push(others);
                 continue;
             }
-            let interp = Interp {
-                test,
-                init: init.clone(),
-                others: others.clone(),
-                max_traces: MAX_TRACES.saturating_sub(kept),
-                deadline,
-                ticks: std::cell::Cell::new(0),
-                progress: opts.progress.clone(),
-                forward: !linux,
-                structured,
-                loops,
-                writes: Default::default(),
-                room: std::cell::Cell::new(0),
+            // Asked as last round, within the bound left: last round's runs.
+            let reuse = last
+                .get_mut(ti)
+                .and_then(Option::take)
+                .filter(|(asked_then, runs, _)| {
+                    *asked_then == others && runs.len() <= MAX_TRACES.saturating_sub(kept)
+                })
+                .map(|(_, runs, wrote)| (runs, wrote));
+            let (traces, ds) = match reuse {
+                Some(taken) => taken,
+                None => {
+                    let interp = Interp {
+                        test,
+                        init: init.clone(),
+                        others: others.clone(),
+                        max_traces: MAX_TRACES.saturating_sub(kept),
+                        deadline,
+                        ticks: std::cell::Cell::new(0),
+                        progress: opts.progress.clone(),
+                        forward: !linux,
+                        structured,
+                        loops,
+                        writes: Default::default(),
+                        room: std::cell::Cell::new(0),
+                    };
+                    let traces = interp.traces(t)?;
+                    (traces, Written::from(interp.writes.take()))
+                }
             };
-            let traces = interp.traces(t)?;
-            let ds = Written::from(interp.writes.take());
             kept += traces.len();
             chains.paths(ti, &ds, &init);
             all.push(traces);
@@ -1717,6 +1740,15 @@ pub(crate) fn explore(
             }
             return Ok((values, shared));
         }
+        // What each thread that enumerated its runs was asked, for the
+        // next round (a twin's runs are its source's).
+        last = all
+            .into_iter()
+            .zip(derived)
+            .zip(asked)
+            .zip(&copy_of)
+            .map(|(((runs, wrote), asked), twin)| twin.is_none().then_some((asked, runs, wrote)))
+            .collect();
     }
     Err(CheckError::TooBig(
         "the values written do not reach a fixpoint in 64 rounds".into(),
