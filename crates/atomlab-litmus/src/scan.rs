@@ -109,11 +109,7 @@ impl<'a> Cursor<'a> {
     }
 
     pub(crate) fn expect(&mut self, s: &str, context: &str) -> PResult<()> {
-        if self.eat(s) {
-            Ok(())
-        } else {
-            Err(self.err(format!("expected '{s}' {context}, found {}", self.found())))
-        }
+        self.expect_with(s, || context.to_string())
     }
 
     /// [`Cursor::expect`] with a context written only when it is missing
