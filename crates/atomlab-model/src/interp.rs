@@ -1432,34 +1432,66 @@ pub(crate) type Explored = (Vec<BTreeSet<i64>>, Vec<Runs>);
 /// again each round (the search ends when neither the admitted values
 /// nor any depth change).
 struct ValueChains {
-    /// Least chain depth found per (location, value).
-    depth: std::collections::HashMap<(usize, i64), u32>,
-    /// Values each thread's paths write, per location.
-    produced: Vec<Vec<BTreeSet<i64>>>,
-    /// feeds[l]: locations whose reads taint a write to `l`.
-    feeds: Vec<BTreeSet<usize>>,
+    /// Least chain depth found per location: (value, depth), sorted by
+    /// value (a location holds at most 64 values: a sorted vector is
+    /// searched faster than a hash of the pair, and allocates once).
+    depth: Vec<Vec<(i64, u32)>>,
+    /// Values each thread's paths write, per location (sorted sets).
+    produced: Vec<Vec<Vec<i64>>>,
+    /// feeds[l]: locations whose reads taint a write to `l` (sorted).
+    feeds: Vec<Vec<usize>>,
     /// Per thread: the locations written by each path (sorted, once each
     /// list), for the most writes a path makes to a set of locations.
     paths: Vec<BTreeSet<Vec<usize>>>,
     changed: bool,
 }
 
+/// Adds `v` to the sorted set `set`.
+fn insert_sorted<T: Ord + Copy>(set: &mut Vec<T>, v: T) {
+    if let Err(i) = set.binary_search(&v) {
+        set.insert(i, v);
+    }
+}
+
 impl ValueChains {
     fn new(nl: usize, nt: usize) -> ValueChains {
         ValueChains {
-            depth: Default::default(),
-            produced: vec![vec![BTreeSet::new(); nl]; nt],
-            feeds: vec![BTreeSet::new(); nl],
+            depth: vec![Vec::new(); nl],
+            produced: vec![vec![Vec::new(); nl]; nt],
+            feeds: vec![Vec::new(); nl],
             paths: vec![BTreeSet::new(); nt],
             changed: false,
+        }
+    }
+
+    /// The least depth found for value `v` of location `l`.
+    fn depth_of(&self, l: usize, v: i64) -> Option<u32> {
+        let d = &self.depth[l];
+        d.binary_search_by_key(&v, |e| e.0).ok().map(|i| d[i].1)
+    }
+
+    /// Lowers the depth of `v` at `l` to `d` (a first depth counts as
+    /// lowered); true when it did.
+    fn lower(&mut self, l: usize, v: i64, d: u32) -> bool {
+        let ds = &mut self.depth[l];
+        match ds.binary_search_by_key(&v, |e| e.0) {
+            Ok(i) if ds[i].1 <= d => false,
+            Ok(i) => {
+                ds[i].1 = d;
+                true
+            }
+            Err(i) => {
+                ds.insert(i, (v, d));
+                true
+            }
         }
     }
 
     /// A value thread `t` may write whatever its reads return (a
     /// Linux-kernel test's constant stores): always admitted.
     fn seed(&mut self, t: usize, l: usize, v: i64) {
-        self.produced[t][l].insert(v);
-        self.depth.insert((l, v), 0);
+        insert_sorted(&mut self.produced[t][l], v);
+        self.lower(l, v, 0);
     }
 
     /// What thread `t`'s runs wrote: each write (its paths' writes in
@@ -1470,23 +1502,20 @@ impl ValueChains {
             let mut d = 0u32;
             for source in w[2..].chunks_exact(2) {
                 let (m, x) = (source[0] as usize, source[1]);
-                self.feeds[l].insert(m);
+                insert_sorted(&mut self.feeds[l], m);
                 // An initial value is at depth 0; an unknown one (never
                 // expected) counts as 0 too, which only admits more.
                 let dm = if x == init[m] {
                     0
                 } else {
-                    self.depth.get(&(m, x)).copied().unwrap_or(0)
+                    self.depth_of(m, x).unwrap_or(0)
                 };
                 d = d.max(dm);
             }
-            let d = d + 1;
-            let e = self.depth.entry((l, v)).or_insert(u32::MAX);
-            if d < *e {
-                *e = d;
+            if self.lower(l, v, d + 1) {
                 self.changed = true;
             }
-            self.produced[t][l].insert(v);
+            insert_sorted(&mut self.produced[t][l], v);
         }
         for locs in &written.locs {
             if !self.paths[t].contains(locs) {
@@ -1500,15 +1529,19 @@ impl ValueChains {
         std::mem::take(&mut self.changed)
     }
 
-    /// The values each thread may write that the chain bound admits.
-    fn admitted(&self) -> Vec<Vec<BTreeSet<i64>>> {
+    /// The values each thread may write that the chain bound admits
+    /// (sorted sets, per thread and location).
+    fn admitted(&self) -> Vec<Vec<Vec<i64>>> {
         let nl = self.feeds.len();
+        // One ancestor set and one stack for every location.
+        let mut anc = vec![false; nl];
+        let mut stack = Vec::with_capacity(nl);
         let bound: Vec<u32> = (0..nl)
             .map(|l| {
                 // l's ancestors through `feeds`, l included.
-                let mut anc = vec![false; nl];
-                let mut stack = vec![l];
+                anc.fill(false);
                 anc[l] = true;
+                stack.push(l);
                 while let Some(x) = stack.pop() {
                     for &m in &self.feeds[x] {
                         if !anc[m] {
@@ -1541,7 +1574,7 @@ impl ValueChains {
                     .map(|(l, vs)| {
                         vs.iter()
                             .copied()
-                            .filter(|v| self.depth.get(&(l, *v)).is_some_and(|d| *d <= bound[l]))
+                            .filter(|&v| self.depth_of(l, v).is_some_and(|d| d <= bound[l]))
                             .collect()
                     })
                     .collect()
@@ -1571,11 +1604,12 @@ pub(crate) fn explore(
         init[*l] = encode(*v);
     }
     // written[t][l]: values thread t may write to l.
-    let mut written: Vec<Vec<BTreeSet<i64>>> = vec![vec![BTreeSet::new(); nl]; nt];
+    // (Sorted sets: at most 64 values a location.)
+    let mut written: Vec<Vec<Vec<i64>>> = vec![vec![Vec::new(); nl]; nt];
     if linux {
         for (ti, t) in test.threads.iter().enumerate() {
             for (l, v) in constant_writes(t, nl) {
-                written[ti][l].insert(v);
+                insert_sorted(&mut written[ti][l], v);
             }
         }
     }
@@ -1697,12 +1731,16 @@ pub(crate) fn explore(
         let grown = next != written || chains.take_changed();
         written = next;
         // Distinct values, however many threads may write each.
+        // (No more than their sum, which is all a small test needs.)
         let distinct = |l: usize| {
-            written
-                .iter()
-                .flat_map(|w| w[l].iter())
-                .collect::<BTreeSet<_>>()
-                .len()
+            let sum: usize = written.iter().map(|w| w[l].len()).sum();
+            if sum <= 64 {
+                return sum;
+            }
+            let mut all: Vec<i64> = written.iter().flat_map(|w| w[l].iter().copied()).collect();
+            all.sort_unstable();
+            all.dedup();
+            all.len()
         };
         if let Some(l) = (0..nl).find(|&l| distinct(l) > 64) {
             let mut seen: Vec<i64> = written.iter().flat_map(|w| w[l].iter().copied()).collect();
