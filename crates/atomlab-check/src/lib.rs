@@ -166,7 +166,8 @@ pub enum Error {
 /// One test, judged.
 #[derive(Debug)]
 pub struct Checked {
-    /// The test.
+    /// The test; its threads' code is dropped once judged unless
+    /// explanations or graphs were asked for.
     pub test: Test,
     /// One outcome per model, in the batch's model order.
     pub outcomes: Vec<ModelOutcome>,

@@ -102,6 +102,16 @@ pub(crate) fn judge(
             let mut o = check.clone();
             o.deadline = opts.timeout.map(|t| start + t);
             let outcomes = atomlab_model::check_test_with(&test, choices, &o);
+            // The printers read a judged test's names, registers and
+            // condition, not its code (explanations and graphs aside): a
+            // batch keeps thousands, and their code was a third of the
+            // memory each kept (a page fault every few tests).
+            let mut test = test;
+            if !o.explain && !o.graphs {
+                for t in &mut test.threads {
+                    t.code = Vec::new();
+                }
+            }
             Checked {
                 test,
                 outcomes,
