@@ -72,8 +72,9 @@ pub(crate) fn records(checked: &[Checked], models: &[String], detail: bool) -> V
                 .param("arch", test.arch.name())
                 .param("condition", condition.clone())
                 .param("models", models.clone());
-            let count =
-                |name: &str, n: f64| Metric::new(name, Unit::Count, Source::Derived, vec![n]);
+            let count = |name: &'static str, n: f64| {
+                Metric::new(name, Unit::Count, Source::Derived, vec![n])
+            };
             // Its six metrics, without a vector grown to eight (records
             // are kept until the batch is printed).
             rec.metrics.reserve_exact(6);

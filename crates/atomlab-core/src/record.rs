@@ -224,8 +224,9 @@ pub struct Flag {
 /// One figure of a record: its samples over the runs and their summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
-    /// What it measures (`ops_per_sec`, `ns_per_op`, `event:r6e`…).
-    pub name: String,
+    /// What it measures (`ops_per_sec`, `ns_per_op`, `event:r6e`…): a
+    /// constant name is not copied (a check batch makes six per test).
+    pub name: std::borrow::Cow<'static, str>,
     /// Its unit.
     pub unit: Unit,
     /// Where it came from.
@@ -238,7 +239,12 @@ pub struct Metric {
 
 impl Metric {
     /// A metric from its samples, summarised.
-    pub fn new(name: impl Into<String>, unit: Unit, source: Source, samples: Vec<f64>) -> Metric {
+    pub fn new(
+        name: impl Into<std::borrow::Cow<'static, str>>,
+        unit: Unit,
+        source: Source,
+        samples: Vec<f64>,
+    ) -> Metric {
         let summary = Summary::of(&samples);
         Metric {
             name: name.into(),

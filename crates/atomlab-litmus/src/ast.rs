@@ -994,8 +994,8 @@ impl Test {
 
 /// `n` in decimal at the end of `out`, without the formatting machinery
 /// (a check prints a test's condition three times: its record, its table
-/// row and its herd7 log).
-pub(crate) fn push_decimal(out: &mut String, n: i64) {
+/// row and its herd7 log; and its counts in the log).
+pub fn push_decimal(out: &mut String, n: i64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut m = n.unsigned_abs();

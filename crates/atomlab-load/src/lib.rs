@@ -747,8 +747,9 @@ fn record(
         cfg.duration.as_secs_f64()
     };
     r.param("interrupted", cut_short);
-    let one =
-        |name: &str, unit: Unit, source: Source, v: f64| Metric::new(name, unit, source, vec![v]);
+    let one = |name: &'static str, unit: Unit, source: Source, v: f64| {
+        Metric::new(name, unit, source, vec![v])
+    };
     let rps = tally.requests as f64 / dur;
     r.metrics.push(one(
         "requests_per_sec",

@@ -68,14 +68,24 @@ impl<'t> StateLines<'t> {
 
 /// herd7's block for one test under one model.
 pub fn log(test: &Test, r: &ModelResult) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "Test {} {}", test.name, test.condition.quantifier.kind());
-    let _ = writeln!(s, "States {}", r.states.len());
+    // Pushed piece by piece rather than through `writeln!`: the formatting
+    // machinery was most of a small test's log (thousands in a batch).
+    use atomlab_litmus::push_decimal;
+    let count = |s: &mut String, n: usize| push_decimal(s, i64::try_from(n).unwrap_or(i64::MAX));
+    let mut s = String::with_capacity(256);
+    s.push_str("Test ");
+    s.push_str(&test.name);
+    s.push(' ');
+    s.push_str(test.condition.quantifier.kind());
+    s.push_str("\nStates ");
+    count(&mut s, r.states.len());
+    s.push('\n');
     let state_lines = StateLines::new(test, &r.vars);
     let mut lines: Vec<String> = r.states.iter().map(|(v, _)| state_lines.line(v)).collect();
     lines.sort();
     for l in lines {
-        let _ = writeln!(s, "{l}");
+        s.push_str(&l);
+        s.push('\n');
     }
     let verdict = if r.racy {
         "Undef"
@@ -84,23 +94,30 @@ pub fn log(test: &Test, r: &ModelResult) -> String {
     } else {
         "No"
     };
-    let _ = writeln!(s, "{verdict}");
-    let _ = writeln!(s, "Witnesses");
-    let _ = writeln!(s, "Positive: {} Negative: {}", r.positive, r.negative);
+    s.push_str(verdict);
+    s.push_str("\nWitnesses\nPositive: ");
+    count(&mut s, r.positive);
+    s.push_str(" Negative: ");
+    count(&mut s, r.negative);
+    s.push('\n');
     if r.racy {
-        let _ = writeln!(s, "Flag data-race");
+        s.push_str("Flag data-race\n");
     }
     for f in &r.flags {
-        let _ = writeln!(s, "Flag {f}");
+        s.push_str("Flag ");
+        s.push_str(f);
+        s.push('\n');
     }
-    let _ = writeln!(s, "Condition {}", test.condition_text());
-    let _ = writeln!(
-        s,
-        "Observation {} {} {} {}",
-        test.name,
-        r.observation.word(),
-        r.positive,
-        r.negative
-    );
+    s.push_str("Condition ");
+    s.push_str(&test.condition_text());
+    s.push_str("\nObservation ");
+    s.push_str(&test.name);
+    s.push(' ');
+    s.push_str(r.observation.word());
+    s.push(' ');
+    count(&mut s, r.positive);
+    s.push(' ');
+    count(&mut s, r.negative);
+    s.push('\n');
     s
 }

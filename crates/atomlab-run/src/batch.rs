@@ -614,7 +614,8 @@ pub fn record(r: &Ran) -> Record {
                 .map(|c| c.map(|c| c as i64).unwrap_or(-1))
                 .collect::<Vec<_>>(),
         );
-    let count = |name: &str, n: f64| Metric::new(name, Unit::Count, Source::Derived, vec![n]);
+    let count =
+        |name: &'static str, n: f64| Metric::new(name, Unit::Count, Source::Derived, vec![n]);
     rec.metrics.push(Metric::new(
         "seconds",
         Unit::Seconds,

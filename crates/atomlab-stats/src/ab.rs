@@ -400,7 +400,7 @@ impl AbResult {
             }
             if let Some(c) = &row.comparison {
                 rec.param("n_a", c.n_a).param("n_b", c.n_b);
-                let f = |name: &str, unit: Unit, v: f64| {
+                let f = |name: &'static str, unit: Unit, v: f64| {
                     Metric::new(name, unit, Source::Derived, vec![v])
                 };
                 rec.metrics.push(f("median_a", row.unit, c.median_a));
@@ -467,7 +467,7 @@ fn pool(records: &[&Record], key: &dyn Fn(&Record) -> Key) -> Pooled {
         for m in &r.metrics {
             match ms.iter_mut().find(|(n, _, _)| *n == m.name) {
                 Some((_, _, samples)) => samples.extend(&m.samples),
-                None => ms.push((m.name.clone(), m.unit, m.samples.clone())),
+                None => ms.push((m.name.to_string(), m.unit, m.samples.clone())),
             }
         }
         side.underneath
@@ -1130,8 +1130,9 @@ mod tests {
     fn load_run(p50: f64, tail: f64, requests: f64) -> Record {
         let mut r = Record::new("load", "http", "rate");
         r.param("connections", 32).param("rate", 10_000.0);
-        let one =
-            |name: &str, unit: Unit, v: f64| Metric::new(name, unit, Source::ClockGettime, vec![v]);
+        let one = |name: &'static str, unit: Unit, v: f64| {
+            Metric::new(name, unit, Source::ClockGettime, vec![v])
+        };
         r.metrics.push(one("requests", Unit::Count, requests));
         r.metrics
             .push(one("requests_per_sec", Unit::OpsPerSecond, 10_000.0));

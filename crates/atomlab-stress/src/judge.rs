@@ -100,16 +100,18 @@ impl VariantRun {
         if plan.scenario.takes_tasks() {
             r.param("tasks", plan.tasks);
         }
-        let count =
-            |name: &str, v: u64| Metric::new(name, Unit::Count, Source::Derived, vec![v as f64]);
-        r.metrics.push(count("operations", self.ops));
+        let count = |name: std::borrow::Cow<'static, str>, v: u64| {
+            Metric::new(name, Unit::Count, Source::Derived, vec![v as f64])
+        };
+        r.metrics.push(count("operations".into(), self.ops));
         r.metrics.push(Metric::new(
             "seconds",
             Unit::Seconds,
             Source::ClockGettime,
             vec![self.seconds],
         ));
-        r.metrics.push(count("violations", self.total_violations()));
+        r.metrics
+            .push(count("violations".into(), self.total_violations()));
         if let Some(p) = self.parallelism {
             r.metrics.push(Metric::new(
                 "parallelism",
@@ -120,7 +122,7 @@ impl VariantRun {
         }
         for (k, n) in &self.violations {
             r.metrics
-                .push(count(&format!("violations:{}", k.name()), *n));
+                .push(count(format!("violations:{}", k.name()).into(), *n));
         }
         if self.verdict == Verdict::NotObserved {
             // Why, in one word a summary can count by: the CPU's memory

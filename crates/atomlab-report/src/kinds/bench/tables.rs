@@ -163,7 +163,7 @@ pub(crate) fn timed(rows: &[Row<'_>], target: Target) -> Table {
     let mut events: Vec<&str> = Vec::new();
     for x in rows.iter().filter(|_| terminal) {
         for m in &x.record.metrics {
-            if m.name.starts_with("event:") && !events.contains(&m.name.as_str()) {
+            if m.name.starts_with("event:") && !events.contains(&m.name.as_ref()) {
                 events.push(&m.name);
             }
         }
@@ -295,7 +295,7 @@ pub(crate) fn queue(rows: &[Row<'_>]) -> Table {
             let counted = m.name.ends_with("_cycles_per_item")
                 || m.name.ends_with("_instructions_per_item")
                 || m.name.contains("_event:");
-            if counted && !pmu.contains(&m.name.as_str()) {
+            if counted && !pmu.contains(&m.name.as_ref()) {
                 pmu.push(&m.name);
             }
         }
