@@ -488,6 +488,14 @@ impl Body<'_, '_> {
                 ("*", 10, BinOp::Mul),
             ];
             let r = self.c.rest();
+            // Most operands end at `)`, `,` or `;`: no operator to look up.
+            if !r
+                .bytes()
+                .next()
+                .is_some_and(|b| b"|&=!<>^+-*/%".contains(&b))
+            {
+                return Ok(lhs);
+            }
             let found = ops.iter().find(|(s, _, _)| r.starts_with(s));
             let Some(&(s, prec, op)) = found else {
                 return Ok(lhs);
