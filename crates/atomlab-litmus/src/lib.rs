@@ -70,7 +70,8 @@ pub fn parse_file(path: &std::path::Path) -> Result<Test, ParseError> {
             // Sized from the file's length, so a test is read in one call
             // and not in a doubling series of small ones (six reads for a
             // 500-byte test, a tenth of a small test's time).
-            let len = f.metadata().map_or(0, |m| m.len()).min(MAX_FILE_BYTES);
+            // One byte past the most, so that a larger file is seen to be.
+            let len = f.metadata().map_or(0, |m| m.len()).min(MAX_FILE_BYTES + 1);
             bytes.reserve_exact(len as usize + 1);
             let mut f = f.take(MAX_FILE_BYTES + 1);
             if len == 0 {
