@@ -81,20 +81,18 @@ pub fn parse_file(path: &std::path::Path) -> Result<Test, ParseError> {
             // The length the metadata gives, without one more read to see
             // the end (a system call per test, 2 % of a small one's time):
             // a file written while it is read is a race either way.
-            while (bytes.len() as u64) < len {
-                let start = bytes.len();
-                bytes.resize(len as usize, 0);
-                match f.read(&mut bytes[start..]) {
-                    Ok(0) => {
-                        bytes.truncate(start);
-                        break;
-                    }
-                    Ok(n) => bytes.truncate(start + n),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => bytes.truncate(start),
+            bytes.resize(len as usize, 0);
+            let mut got = 0;
+            while got < bytes.len() {
+                match f.read(&mut bytes[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
             }
-            Ok(bytes.len())
+            bytes.truncate(got);
+            Ok(got)
         })
         .map_err(|e| fail(format!("cannot read: {e}")))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
